@@ -1,0 +1,135 @@
+// The `tile` dialect: Triton-style tile programs on ranked tensors.
+// Loaded at run time with mlirLoadIRDLDialects; `mlir-opt-22 --irdl-file=`
+// reads it too. Ops here are only the ones upstream dialects lack: values are
+// ranked tensors (or scalars), arithmetic is arith/math, control flow is scf.
+// Shapes and element types are checked by the builder (jit/builder.c), which
+// has the source locations; IRDL checks arity and the few fixed types.
+// Semantics of every op: docs/TILE_IR.md.
+irdl.dialect @tile {
+  // Pointer to global memory holding elements of `pointee`.
+  irdl.type @ptr {
+    %0 = irdl.any
+    irdl.parameters(pointee: %0)
+  }
+
+  irdl.operation @program_id {
+    %i32 = irdl.is i32
+    %a = irdl.any
+    irdl.attributes { "axis" = %a }
+    irdl.results(result: %i32)
+  }
+  irdl.operation @num_programs {
+    %i32 = irdl.is i32
+    %a = irdl.any
+    irdl.attributes { "axis" = %a }
+    irdl.results(result: %i32)
+  }
+  // [start, end) as a 1-D tensor of i32.
+  irdl.operation @make_range {
+    %a = irdl.any
+    %b = irdl.any
+    %r = irdl.any
+    irdl.attributes { "start" = %a, "end" = %b }
+    irdl.results(result: %r)
+  }
+  irdl.operation @splat {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  // Size-1 dimensions of src repeated up to the result shape (same rank).
+  irdl.operation @broadcast {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  irdl.operation @expand_dims {
+    %s = irdl.any
+    %r = irdl.any
+    %a = irdl.any
+    irdl.attributes { "axis" = %a }
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  // Row-major reinterpretation with the same number of elements.
+  irdl.operation @reshape {
+    %s = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  // Permutes dimensions: result dim i is src dim order[i].
+  irdl.operation @trans {
+    %s = irdl.any
+    %r = irdl.any
+    %a = irdl.any
+    irdl.attributes { "order" = %a }
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
+  // ptr + offset * sizeof(pointee), elementwise.
+  irdl.operation @addptr {
+    %p = irdl.any
+    %o = irdl.any
+    irdl.operands(ptr: %p, offset: %o)
+    irdl.results(result: %p)
+  }
+  irdl.operation @ptr_to_int {
+    %p = irdl.any
+    %r = irdl.any
+    irdl.operands(ptr: %p)
+    irdl.results(result: %r)
+  }
+  irdl.operation @int_to_ptr {
+    %p = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %p)
+    irdl.results(result: %r)
+  }
+  irdl.operation @ptr_cast {
+    %p = irdl.any
+    %r = irdl.any
+    irdl.operands(src: %p)
+    irdl.results(result: %r)
+  }
+  // Masked-off lanes yield `other` (or an undefined value when absent).
+  irdl.operation @load {
+    %p = irdl.any
+    %m = irdl.any
+    %o = irdl.any
+    %r = irdl.any
+    irdl.operands(ptr: %p, mask: optional %m, other: optional %o)
+    irdl.results(result: %r)
+  }
+  irdl.operation @store {
+    %p = irdl.any
+    %v = irdl.any
+    %m = irdl.any
+    irdl.operands(ptr: %p, value: %v, mask: optional %m)
+  }
+  // Reduces each operand along `axis` (a scalar result when the source is
+  // 1-D) with `combiner`, a func.func symbol taking (lhs..., rhs...) scalars
+  // and returning the combined scalars. IRDL ops cannot be terminators, so
+  // the combiner is a function rather than a region.
+  irdl.operation @reduce {
+    %v = irdl.any
+    %r = irdl.any
+    %a = irdl.any
+    %c = irdl.any
+    irdl.attributes { "axis" = %a, "combiner" = %c }
+    irdl.operands(srcs: variadic %v)
+    irdl.results(results: variadic %r)
+  }
+  // acc + a @ b on the last two dimensions.
+  irdl.operation @dot {
+    %a = irdl.any
+    %b = irdl.any
+    %c = irdl.any
+    %p = irdl.any
+    irdl.attributes { "input_precision" = %p }
+    irdl.operands(a: %a, b: %b, acc: %c)
+    irdl.results(result: %c)
+  }
+}

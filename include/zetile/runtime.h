@@ -1,0 +1,106 @@
+// zetile: devices, memory and kernel launches.
+//
+// Every device is a backend behind one vtable (runtime/backend.h): "cpu"
+// (the CPU target, always present), "level_zero:N" (Intel GPUs), and others
+// as they are added. The runtime never needs MLIR to launch a cached
+// Xe kernel; the CPU backend JIT-compiles through libzetile_compiler.
+#ifndef ZETILE_RUNTIME_H_
+#define ZETILE_RUNTIME_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zetile/api.h"
+#include "zetile/builder.h"
+#include "zetile/compiler.h"
+#include "zetile/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zt_device_s zt_device_t;
+typedef struct zt_buffer_s zt_buffer_t;
+typedef struct zt_executable_s zt_executable_t;
+
+typedef struct zt_device_info_s {
+  char name[64];          ///< "cpu", "level_zero:0", ...
+  char backend[32];       ///< "cpu", "level_zero", ...
+  char description[256];  ///< human-readable device name
+  char target[32];        ///< compile target: "cpu", "pvc", "bmg", "dg2"
+  char driver_version[64];
+  int32_t compute_units;  ///< cores / EUs
+  uint64_t memory_bytes;
+  bool host_memory;       ///< buffers are plain host memory (the CPU target)
+  bool compat;            ///< the driver lacks 2D block IO: compile with compat
+} zt_device_info_t;
+
+/// Lists every device that can be opened now (never crashes on machines
+/// without a GPU). Writes up to `capacity` entries; out_count gets the total.
+ZT_API zt_status_t zt_device_enumerate(zt_device_info_t* out_infos,
+                                       int32_t capacity, int32_t* out_count);
+/// Opens a device by name ("cpu", "level_zero", "level_zero:1"). NULL, ""
+/// or "default" opens $ZETILE_DEVICE if set, else the first Intel GPU, else
+/// the CPU. Devices are reference counted; release with zt_device_release.
+ZT_API zt_status_t zt_device_open(const char* name, zt_device_t** out_device);
+ZT_API void zt_device_retain(zt_device_t* device);
+ZT_API void zt_device_release(zt_device_t* device);
+/// Borrowed info, valid while the device lives.
+ZT_API const zt_device_info_t* zt_device_info(const zt_device_t* device);
+/// Waits for every launch on the device to finish.
+ZT_API zt_status_t zt_device_synchronize(zt_device_t* device);
+
+/// Device memory. On host-memory devices the address is a host pointer.
+ZT_API zt_status_t zt_buffer_alloc(zt_device_t* device, size_t size,
+                                   zt_buffer_t** out_buffer);
+ZT_API void zt_buffer_release(zt_buffer_t* buffer);
+/// Address to pass as a pointer argument.
+ZT_API uint64_t zt_buffer_address(const zt_buffer_t* buffer);
+ZT_API size_t zt_buffer_size(const zt_buffer_t* buffer);
+/// Blocking copies between host memory and the buffer.
+ZT_API zt_status_t zt_buffer_write(zt_buffer_t* buffer, size_t offset,
+                                   const void* src, size_t size);
+ZT_API zt_status_t zt_buffer_read(const zt_buffer_t* buffer, size_t offset,
+                                  void* dst, size_t size);
+
+/// A kernel argument: `kind` is the scalar kind from the kernel's signature
+/// (ZT_PTR for pointers, given as a device address).
+typedef struct zt_arg_s {
+  zt_scalar_kind_t kind;
+  union {
+    int64_t i;     ///< integer kinds (i1..i64), truncated to the kind
+    double f;      ///< f32, f64 (converted); f16/bf16 pass `bits`
+    uint64_t ptr;  ///< ZT_PTR
+    uint16_t bits; ///< f16 / bf16 raw bits
+  } value;
+} zt_arg_t;
+
+/// Loads an artifact (from zt_compile*) on a device. For Level Zero this
+/// builds the SPIR-V (or reuses a cached native binary). Errors carry the
+/// driver's build log.
+ZT_API zt_status_t zt_executable_create(zt_device_t* device,
+                                        const zt_artifact_t* artifact,
+                                        zt_executable_t** out_executable);
+ZT_API void zt_executable_release(zt_executable_t* executable);
+/// Launches grid[0] x grid[1] x grid[2] programs. Arguments must match the
+/// kernel's signature (count and kinds), else INVALID_ARGUMENT. May return
+/// before the kernel finishes on asynchronous devices.
+ZT_API zt_status_t zt_launch(zt_executable_t* executable, const uint32_t grid[3],
+                             int32_t num_args, const zt_arg_t* args);
+
+/// Per-kernel statistics reported by the device (-1 when unknown).
+typedef struct zt_kernel_stats_s {
+  int64_t spill_bytes;
+  int64_t private_bytes;
+  int64_t local_bytes;
+  int32_t max_subgroup_size;
+  int32_t num_grf;  ///< register file mode if known
+} zt_kernel_stats_t;
+ZT_API zt_status_t zt_executable_stats(const zt_executable_t* executable,
+                                       zt_kernel_stats_t* out_stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // ZETILE_RUNTIME_H_

@@ -1,0 +1,42 @@
+// The interface between libzetile and libzetile_compiler, which libzetile
+// loads with dlopen (jit/compiler_loader.c). One versioned table of function
+// pointers, in the manner of ggml's backend structs: a new entry goes at the
+// end and bumps ZT_COMPILER_API_VERSION.
+#ifndef ZETILE_JIT_COMPILER_API_H_
+#define ZETILE_JIT_COMPILER_API_H_
+
+#include <stddef.h>
+
+#include "zetile/compiler.h"
+#include "zetile/status.h"
+
+#define ZT_COMPILER_API_VERSION 1
+
+typedef struct zt_compiler_api_s {
+  int api_version;
+  /// Version of the compiler: zetile version + MLIR version + a hash of the
+  /// dialect and lowering sources; part of every cache key.
+  const char* (*version)(void);
+  /// Compiles tile IR into a new artifact (see zt_compile).
+  zt_status_t (*compile)(const char* tile_ir, size_t size,
+                         const zt_compile_options_t* options,
+                         zt_artifact_t** out_artifact);
+  /// CPU target: JIT-compiles an artifact's "llvm" section and returns the
+  /// kernel's function pointer. The kernel's C signature is its arguments
+  /// (pointers as uint64_t, scalars by kind) followed by six int32_t:
+  /// program id x, y, z and number of programs x, y, z.
+  /// *out_engine keeps the code alive until cpu_unload.
+  zt_status_t (*cpu_load)(const char* llvm_mlir, size_t size,
+                          const char* kernel_name, void** out_fn,
+                          void** out_engine);
+  void (*cpu_unload)(void* engine);
+} zt_compiler_api_t;
+
+/// Exported by libzetile_compiler.
+typedef const zt_compiler_api_t* (*zt_compiler_get_api_fn)(void);
+#define ZT_COMPILER_GET_API_SYMBOL "zt_compiler_get_api"
+
+/// In libzetile: the loaded compiler, loading it on first call.
+zt_status_t zt_compiler_load(const zt_compiler_api_t** out_api);
+
+#endif  // ZETILE_JIT_COMPILER_API_H_
