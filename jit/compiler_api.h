@@ -23,7 +23,8 @@ typedef struct zt_compiler_api_s {
                          zt_artifact_t** out_artifact);
   /// CPU target: JIT-compiles an artifact's "llvm" section and returns the
   /// kernel's function pointer. The kernel's C signature is its arguments
-  /// (pointers as uint64_t, scalars by kind) followed by six int32_t:
+  /// (pointers as uint64_t; i1/i8/i16/i32/i64 as int8_t..int64_t; f32 float;
+  /// f64 double; f16/bf16 as uint16_t bits) followed by six int32_t:
   /// program id x, y, z and number of programs x, y, z.
   /// *out_engine keeps the code alive until cpu_unload.
   zt_status_t (*cpu_load)(const char* llvm_mlir, size_t size,

@@ -1,0 +1,42 @@
+// Internal interface of libzetile_compiler: what jit/compiler.c hands each
+// lowering, and the shared MLIR helpers (parsing and pipelines with MLIR
+// diagnostics turned into statuses).
+#ifndef ZETILE_LOWERING_LOWERING_H_
+#define ZETILE_LOWERING_LOWERING_H_
+
+#include <mlir-c/IR.h>
+
+#include "base/kernel_meta.h"
+#include "base/strbuf.h"
+#include "zetile/compiler.h"
+#include "zetile/status.h"
+
+typedef struct zt_lower_ctx_s {
+  MlirContext ctx;              ///< every dialect loaded, tile dialect included
+  MlirModule tile;              ///< the parsed, verified tile module
+  MlirOperation kernel;         ///< its func.func marked zt.kernel
+  const zt_compile_options_t* options;  ///< target etc. (never NULL)
+  zt_artifact_t* artifact;      ///< the lowering adds its sections here
+} zt_lower_ctx_t;
+
+/// CPU target: adds "mlir" (zetile's lowering), "llvm" (LLVM dialect, what
+/// cpu_load JIT-compiles) and "meta".
+zt_status_t zt_lower_cpu(zt_lower_ctx_t* lc);
+/// Xe targets (pvc, bmg): adds "mlir" (subgroup-level XeGPU in a gpu.module),
+/// "spirv" (binary) and "meta" (local_size, subgroup_size=16).
+zt_status_t zt_lower_xe(zt_lower_ctx_t* lc);
+
+/// Parses `text` in ctx; errors carry MLIR's diagnostics (with locations).
+zt_status_t zt_mlir_parse(MlirContext ctx, const char* text, size_t size,
+                          const char* what, MlirModule* out_module);
+/// Runs a textual pass pipeline ("builtin.module(...)") on the module;
+/// errors carry the diagnostics that the passes emitted.
+zt_status_t zt_mlir_run_pipeline(MlirContext ctx, MlirModule module,
+                                 const char* pipeline, const char* what);
+/// Prints an operation (generic form off) into sb.
+void zt_mlir_print(MlirOperation op, zt_strbuf_t* sb);
+/// Fills the argument part of `meta` from the kernel's signature.
+zt_status_t zt_kernel_meta_from_func(MlirOperation kernel,
+                                     zt_kernel_meta_t* meta);
+
+#endif  // ZETILE_LOWERING_LOWERING_H_
