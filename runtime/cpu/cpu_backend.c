@@ -1,0 +1,307 @@
+// The CPU backend: buffers are aligned host memory; kernels are JIT-compiled
+// by libzetile_compiler (cpu_load) and called once per program id through
+// libffi, the grid spread over the thread pool in chunks handed out by an
+// atomic counter. Launches are synchronous.
+#include "cpu/cpu_backend.h"
+
+#include <ffi.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "compiler_api.h"
+#include "cpu/thread_pool.h"
+
+#define CPU_ALIGNMENT 64
+#define MAX_FFI_ARGS (ZT_MAX_KERNEL_ARGS + 6)
+
+typedef struct cpu_executable_s {
+  zt_executable_t base;
+  void* fn;
+  void* engine;                     // from cpu_load; NULL for test functions
+  const zt_compiler_api_t* api;     // to unload the engine
+  ffi_cif cif;
+  ffi_type* arg_types[MAX_FFI_ARGS];
+} cpu_executable_t;
+
+// --- device ------------------------------------------------------------------
+
+static void cpu_destroy(zt_device_t* device) { free(device); }
+
+static zt_status_t cpu_buffer_alloc(zt_device_t* device, size_t size, zt_buffer_t** out) {
+  zt_buffer_t* b = calloc(1, sizeof *b);
+  if (!b) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "buffer");
+  // Round up so that vector loads at the tail stay inside the allocation.
+  size_t padded = (size + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
+  void* p = aligned_alloc(CPU_ALIGNMENT, padded ? padded : CPU_ALIGNMENT);
+  if (!p) {
+    free(b);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu buffer of %zu bytes", size);
+  }
+  b->host_ptr = p;
+  b->address = (uint64_t)(uintptr_t)p;
+  *out = b;
+  return NULL;
+}
+
+static void cpu_buffer_free(zt_buffer_t* b) {
+  free(b->host_ptr);
+  free(b);
+}
+
+static zt_status_t cpu_buffer_write(zt_buffer_t* b, size_t offset, const void* src,
+                                    size_t size) {
+  memcpy((char*)b->host_ptr + offset, src, size);
+  return NULL;
+}
+
+static zt_status_t cpu_buffer_read(const zt_buffer_t* b, size_t offset, void* dst,
+                                   size_t size) {
+  memcpy(dst, (const char*)b->host_ptr + offset, size);
+  return NULL;
+}
+
+// --- executables -------------------------------------------------------------
+
+static ffi_type* ffi_type_of(zt_scalar_kind_t k) {
+  switch (k) {
+    case ZT_I1:
+    case ZT_I8: return &ffi_type_sint8;
+    case ZT_I16: return &ffi_type_sint16;
+    case ZT_I32: return &ffi_type_sint32;
+    case ZT_I64: return &ffi_type_sint64;
+    case ZT_F16:
+    case ZT_BF16: return &ffi_type_uint16;
+    case ZT_F32: return &ffi_type_float;
+    case ZT_F64: return &ffi_type_double;
+    case ZT_PTR: return &ffi_type_uint64;
+    default: return NULL;
+  }
+}
+
+static zt_status_t prep_cif(cpu_executable_t* e, const zt_kernel_meta_t* meta) {
+  int32_t n = meta->num_args;
+  for (int32_t i = 0; i < n; ++i) {
+    e->arg_types[i] = ffi_type_of(meta->arg_kinds[i]);
+    if (!e->arg_types[i])
+      return zt_make_status(ZT_STATUS_UNSUPPORTED, "argument %d has kind %s", i,
+                            zt_scalar_kind_name(meta->arg_kinds[i]));
+  }
+  for (int32_t i = 0; i < 6; ++i) e->arg_types[n + i] = &ffi_type_sint32;
+  ffi_status fs = ffi_prep_cif(&e->cif, FFI_DEFAULT_ABI, (unsigned)(n + 6),
+                               &ffi_type_void, e->arg_types);
+  if (fs != FFI_OK)
+    return zt_make_status(ZT_STATUS_INTERNAL, "ffi_prep_cif failed (%d)", (int)fs);
+  return NULL;
+}
+
+static zt_status_t cpu_executable_create(zt_device_t* device, const zt_artifact_t* artifact,
+                                         const zt_kernel_meta_t* meta,
+                                         zt_executable_t** out) {
+  const void* llvm = NULL;
+  size_t llvm_size = 0;
+  ZT_RETURN_IF_ERROR(zt_artifact_get(artifact, "llvm", &llvm, &llvm_size));
+  cpu_executable_t* e = calloc(1, sizeof *e);
+  if (!e) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu executable");
+  zt_status_t s = prep_cif(e, meta);
+  if (s) goto cleanup;
+  s = zt_compiler_load(&e->api);
+  if (s) {
+    s = zt_status_annotate(s, "the CPU backend JIT-compiles kernels with libzetile_compiler");
+    goto cleanup;
+  }
+  if (!e->api->cpu_load) {
+    s = zt_make_status(ZT_STATUS_UNSUPPORTED, "this compiler cannot load CPU kernels");
+    goto cleanup;
+  }
+  s = e->api->cpu_load(llvm, llvm_size, meta->kernel, &e->fn, &e->engine);
+  if (s) goto cleanup;
+  if (!e->fn) {
+    s = zt_make_status(ZT_STATUS_INTERNAL, "cpu_load returned no function");
+    goto cleanup;
+  }
+  *out = &e->base;
+  return NULL;
+cleanup:
+  if (e->engine && e->api && e->api->cpu_unload) e->api->cpu_unload(e->engine);
+  free(e);
+  return s;
+}
+
+static void cpu_executable_destroy(zt_executable_t* base) {
+  cpu_executable_t* e = (cpu_executable_t*)base;
+  if (e->engine && e->api && e->api->cpu_unload) e->api->cpu_unload(e->engine);
+  free(e);
+}
+
+// --- launch ------------------------------------------------------------------
+
+typedef union arg_value_u {
+  int8_t i8;
+  int16_t i16;
+  int32_t i32;
+  int64_t i64;
+  uint16_t u16;
+  float f32;
+  double f64;
+  uint64_t u64;
+} arg_value_t;
+
+typedef struct launch_s {
+  cpu_executable_t* exe;
+  const arg_value_t* values;
+  int32_t num_args;
+  uint32_t grid[3];
+  uint64_t total;
+  uint64_t chunk;
+  atomic_uint_fast64_t next;
+} launch_t;
+
+static void convert_arg(const zt_arg_t* a, arg_value_t* v) {
+  switch (a->kind) {
+    case ZT_I1: v->i8 = (int8_t)(a->value.i != 0); break;
+    case ZT_I8: v->i8 = (int8_t)a->value.i; break;
+    case ZT_I16: v->i16 = (int16_t)a->value.i; break;
+    case ZT_I32: v->i32 = (int32_t)a->value.i; break;
+    case ZT_I64: v->i64 = a->value.i; break;
+    case ZT_F16:
+    case ZT_BF16: v->u16 = a->value.bits; break;
+    case ZT_F32: v->f32 = (float)a->value.f; break;
+    case ZT_F64: v->f64 = a->value.f; break;
+    default: v->u64 = a->value.ptr; break;
+  }
+}
+
+static void run_programs(void* ctx, int32_t worker) {
+  launch_t* l = ctx;
+  int32_t n = l->num_args;
+  void* avalues[MAX_FFI_ARGS];
+  int32_t ids[6] = {0, 0, 0, (int32_t)l->grid[0], (int32_t)l->grid[1], (int32_t)l->grid[2]};
+  for (int32_t i = 0; i < n; ++i) avalues[i] = (void*)&l->values[i];
+  for (int32_t i = 0; i < 6; ++i) avalues[n + i] = &ids[i];
+  uint64_t gx = l->grid[0], gy = l->grid[1];
+  ffi_arg ret;
+  for (;;) {
+    uint64_t begin = atomic_fetch_add(&l->next, l->chunk);
+    if (begin >= l->total) break;
+    uint64_t end = begin + l->chunk < l->total ? begin + l->chunk : l->total;
+    for (uint64_t p = begin; p < end; ++p) {
+      ids[0] = (int32_t)(p % gx);
+      ids[1] = (int32_t)((p / gx) % gy);
+      ids[2] = (int32_t)(p / (gx * gy));
+      ffi_call(&l->exe->cif, FFI_FN(l->exe->fn), &ret, avalues);
+    }
+  }
+}
+
+static zt_status_t cpu_launch(zt_executable_t* base, const uint32_t grid[3],
+                              const zt_arg_t* args) {
+  cpu_executable_t* e = (cpu_executable_t*)base;
+  arg_value_t values[ZT_MAX_KERNEL_ARGS];
+  int32_t n = base->meta.num_args;
+  for (int32_t i = 0; i < n; ++i) convert_arg(&args[i], &values[i]);
+  launch_t l = {.exe = e, .values = values, .num_args = n};
+  memcpy(l.grid, grid, sizeof l.grid);
+  l.total = (uint64_t)grid[0] * grid[1] * grid[2];
+  int32_t threads = zt_pool_concurrency();
+  if ((uint64_t)threads > l.total) threads = (int32_t)l.total;
+  // ~8 chunks per thread balances uneven programs without much contention.
+  l.chunk = l.total / ((uint64_t)threads * 8);
+  if (l.chunk == 0) l.chunk = 1;
+  atomic_init(&l.next, 0);
+  return zt_pool_run(run_programs, &l, threads);
+}
+
+static const zt_backend_vtable_t cpu_vtable = {
+    /* .destroy            = */ cpu_destroy,
+    /* .synchronize        = */ NULL,  // launches are synchronous
+    /* .buffer_alloc       = */ cpu_buffer_alloc,
+    /* .buffer_free        = */ cpu_buffer_free,
+    /* .buffer_write       = */ cpu_buffer_write,
+    /* .buffer_read        = */ cpu_buffer_read,
+    /* .executable_create  = */ cpu_executable_create,
+    /* .executable_destroy = */ cpu_executable_destroy,
+    /* .executable_stats   = */ NULL,
+    /* .launch             = */ cpu_launch,
+};
+
+// --- discovery -----------------------------------------------------------------
+
+static void cpu_fill_info(zt_device_info_t* info) {
+  memset(info, 0, sizeof *info);
+  snprintf(info->name, sizeof info->name, "cpu");
+  snprintf(info->backend, sizeof info->backend, "cpu");
+  snprintf(info->target, sizeof info->target, "cpu");
+  snprintf(info->description, sizeof info->description, "host CPU");
+  FILE* f = fopen("/proc/cpuinfo", "r");
+  if (f) {
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "model name", 10) != 0) continue;
+      char* colon = strchr(line, ':');
+      if (!colon) break;
+      colon++;
+      while (*colon == ' ' || *colon == '\t') colon++;
+      colon[strcspn(colon, "\n")] = 0;
+      snprintf(info->description, sizeof info->description, "%s", colon);
+      break;
+    }
+    fclose(f);
+  }
+  snprintf(info->driver_version, sizeof info->driver_version, "zetile %s", ZT_VERSION_STRING);
+  info->compute_units = zt_pool_concurrency();
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  info->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+  info->host_memory = true;
+  info->compat = false;
+}
+
+static zt_status_t cpu_enumerate(zt_device_info_t* out, int32_t capacity, int32_t* count) {
+  *count = 1;
+  if (capacity >= 1) cpu_fill_info(&out[0]);
+  return NULL;
+}
+
+static zt_status_t cpu_open(int32_t index, zt_device_t** out) {
+  zt_device_t* d = calloc(1, sizeof *d);
+  if (!d) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu device");
+  zt_device_initialize(d, &cpu_vtable);
+  cpu_fill_info(&d->info);
+  *out = d;
+  return NULL;
+}
+
+const zt_backend_t zt_cpu_backend = {
+    /* .api_version = */ ZT_BACKEND_API_VERSION,
+    /* .name        = */ "cpu",
+    /* .enumerate   = */ cpu_enumerate,
+    /* .open        = */ cpu_open,
+};
+
+// --- test hook -----------------------------------------------------------------
+
+zt_status_t zt_cpu_executable_create_from_function(zt_device_t* device,
+                                                   const char* meta_text, void* fn,
+                                                   zt_executable_t** out) {
+  if (!device || !meta_text || !fn || !out)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "NULL argument");
+  if (device->vtable != &cpu_vtable)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "not a CPU device");
+  cpu_executable_t* e = calloc(1, sizeof *e);
+  if (!e) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu executable");
+  zt_status_t s = zt_kernel_meta_parse(meta_text, strlen(meta_text), &e->base.meta);
+  if (!s) s = prep_cif(e, &e->base.meta);
+  if (s) {
+    free(e);
+    return s;
+  }
+  e->fn = fn;
+  atomic_init(&e->base.ref_count, 1);
+  e->base.device = device;
+  zt_device_retain(device);
+  *out = &e->base;
+  return NULL;
+}

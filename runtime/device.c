@@ -1,0 +1,247 @@
+// The backend registry and the public device, buffer, executable and launch
+// calls. Everything a backend can take for granted (sizes within bounds,
+// arguments matching the kernel's signature) is checked here, once.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+// --- registry: adding a backend is one folder plus one line here -----------
+extern const zt_backend_t zt_level_zero_backend;
+extern const zt_backend_t zt_cpu_backend;
+
+// Order matters for the default device: the first GPU wins, the CPU is last.
+static const zt_backend_t* const backends[] = {
+    &zt_level_zero_backend,
+    &zt_cpu_backend,
+};
+#define NUM_BACKENDS ((int)(sizeof backends / sizeof backends[0]))
+
+void zt_device_initialize(zt_device_t* device, const zt_backend_vtable_t* vtable) {
+  atomic_init(&device->ref_count, 1);
+  device->vtable = vtable;
+}
+
+zt_status_t zt_device_enumerate(zt_device_info_t* out_infos, int32_t capacity,
+                                int32_t* out_count) {
+  if (!out_count || capacity < 0 || (capacity > 0 && !out_infos))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_device_enumerate: bad arguments");
+  int32_t total = 0;
+  for (int b = 0; b < NUM_BACKENDS; ++b) {
+    int32_t room = capacity > total ? capacity - total : 0;
+    int32_t n = 0;
+    ZT_RETURN_IF_ERROR(backends[b]->enumerate(room ? out_infos + total : NULL, room, &n));
+    total += n;
+  }
+  *out_count = total;
+  return NULL;
+}
+
+static zt_status_t open_named(const char* name, zt_device_t** out) {
+  const char* colon = strchr(name, ':');
+  size_t prefix = colon ? (size_t)(colon - name) : strlen(name);
+  int32_t index = 0;
+  if (colon) {
+    char* end = NULL;
+    long v = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || v < 0 || v > 1 << 20)
+      return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                            "bad device name '%s' (expected backend[:index])", name);
+    index = (int32_t)v;
+  }
+  for (int b = 0; b < NUM_BACKENDS; ++b) {
+    const zt_backend_t* be = backends[b];
+    if (strlen(be->name) != prefix || strncmp(be->name, name, prefix) != 0) continue;
+    int32_t n = 0;
+    ZT_RETURN_IF_ERROR(be->enumerate(NULL, 0, &n));
+    if (index >= n)
+      return zt_make_status(ZT_STATUS_NOT_FOUND,
+                            "no device '%s' (%s has %d device%s)", name, be->name,
+                            n, n == 1 ? "" : "s");
+    return be->open(index, out);
+  }
+  zt_strbuf_t known;
+  zt_strbuf_init(&known);
+  for (int b = 0; b < NUM_BACKENDS; ++b)
+    zt_strbuf_printf(&known, "%s%s", b ? ", " : "", backends[b]->name);
+  zt_status_t s = zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                                 "unknown device '%s' (backends: %s)", name,
+                                 known.data ? known.data : "");
+  zt_strbuf_deinit(&known);
+  return s;
+}
+
+zt_status_t zt_device_open(const char* name, zt_device_t** out_device) {
+  if (!out_device)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_device_open: out_device is NULL");
+  *out_device = NULL;
+  if (name && name[0] && strcmp(name, "default") != 0) return open_named(name, out_device);
+  const char* env = getenv("ZETILE_DEVICE");
+  if (env && env[0] && strcmp(env, "default") != 0)
+    return zt_status_annotate(open_named(env, out_device), "ZETILE_DEVICE");
+  // First device of the first backend that has one (GPUs come first).
+  for (int b = 0; b < NUM_BACKENDS; ++b) {
+    int32_t n = 0;
+    ZT_RETURN_IF_ERROR(backends[b]->enumerate(NULL, 0, &n));
+    if (n > 0) return backends[b]->open(0, out_device);
+  }
+  return zt_make_status(ZT_STATUS_NOT_FOUND, "no device available");
+}
+
+void zt_device_retain(zt_device_t* device) {
+  if (device) atomic_fetch_add(&device->ref_count, 1);
+}
+
+void zt_device_release(zt_device_t* device) {
+  if (device && atomic_fetch_sub(&device->ref_count, 1) == 1)
+    device->vtable->destroy(device);
+}
+
+const zt_device_info_t* zt_device_info(const zt_device_t* device) {
+  return device ? &device->info : NULL;
+}
+
+zt_status_t zt_device_synchronize(zt_device_t* device) {
+  if (!device)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_device_synchronize: NULL device");
+  return device->vtable->synchronize ? device->vtable->synchronize(device) : NULL;
+}
+
+// --- buffers -----------------------------------------------------------------
+
+zt_status_t zt_buffer_alloc(zt_device_t* device, size_t size, zt_buffer_t** out_buffer) {
+  if (!device || !out_buffer)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_buffer_alloc: NULL argument");
+  *out_buffer = NULL;
+  zt_buffer_t* b = NULL;
+  ZT_RETURN_IF_ERROR(device->vtable->buffer_alloc(device, size, &b));
+  b->device = device;
+  b->size = size;
+  zt_device_retain(device);
+  *out_buffer = b;
+  return NULL;
+}
+
+void zt_buffer_release(zt_buffer_t* buffer) {
+  if (!buffer) return;
+  zt_device_t* d = buffer->device;
+  d->vtable->buffer_free(buffer);
+  zt_device_release(d);
+}
+
+uint64_t zt_buffer_address(const zt_buffer_t* buffer) {
+  return buffer ? buffer->address : 0;
+}
+
+size_t zt_buffer_size(const zt_buffer_t* buffer) { return buffer ? buffer->size : 0; }
+
+static zt_status_t check_range(const char* what, const zt_buffer_t* b, size_t offset,
+                               const void* host, size_t size) {
+  if (!b) return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: NULL buffer", what);
+  if (size && !host)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: NULL host pointer", what);
+  if (offset > b->size || size > b->size - offset)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                          "%s: range [%zu, %zu) is outside the %zu-byte buffer", what,
+                          offset, offset + size, b->size);
+  return NULL;
+}
+
+zt_status_t zt_buffer_write(zt_buffer_t* buffer, size_t offset, const void* src,
+                            size_t size) {
+  ZT_RETURN_IF_ERROR(check_range("zt_buffer_write", buffer, offset, src, size));
+  if (!size) return NULL;
+  return buffer->device->vtable->buffer_write(buffer, offset, src, size);
+}
+
+zt_status_t zt_buffer_read(const zt_buffer_t* buffer, size_t offset, void* dst,
+                           size_t size) {
+  ZT_RETURN_IF_ERROR(check_range("zt_buffer_read", buffer, offset, dst, size));
+  if (!size) return NULL;
+  return buffer->device->vtable->buffer_read(buffer, offset, dst, size);
+}
+
+// --- executables -------------------------------------------------------------
+
+zt_status_t zt_executable_create(zt_device_t* device, const zt_artifact_t* artifact,
+                                 zt_executable_t** out_executable) {
+  if (!device || !artifact || !out_executable)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_executable_create: NULL argument");
+  *out_executable = NULL;
+  const void* text = NULL;
+  size_t size = 0;
+  ZT_RETURN_IF_ERROR(zt_artifact_get(artifact, "meta", &text, &size));
+  zt_kernel_meta_t* meta = malloc(sizeof *meta);
+  if (!meta) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "kernel meta");
+  zt_status_t s = zt_kernel_meta_parse(text, size, meta);
+  zt_executable_t* e = NULL;
+  // CPU artifacts need the CPU backend and Xe ones a GPU; an Xe artifact for
+  // another chip is left to the driver to accept or refuse.
+  if (!s && (strcmp(meta->target, "cpu") == 0) != device->info.host_memory)
+    s = zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                       "kernel '%s' was compiled for target '%s', which %s cannot run",
+                       meta->kernel, meta->target, device->info.name);
+  if (!s) s = device->vtable->executable_create(device, artifact, meta, &e);
+  if (!s) {
+    atomic_init(&e->ref_count, 1);
+    e->device = device;
+    e->meta = *meta;
+    zt_device_retain(device);
+    *out_executable = e;
+  } else {
+    s = zt_status_annotate(s, "kernel '%s' on %s", meta->kernel[0] ? meta->kernel : "?",
+                           device->info.name);
+  }
+  free(meta);
+  return s;
+}
+
+void zt_executable_release(zt_executable_t* e) {
+  if (!e || atomic_fetch_sub(&e->ref_count, 1) != 1) return;
+  zt_device_t* d = e->device;
+  d->vtable->executable_destroy(e);
+  zt_device_release(d);
+}
+
+zt_status_t zt_executable_stats(const zt_executable_t* e, zt_kernel_stats_t* out) {
+  if (!e || !out)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_executable_stats: NULL argument");
+  out->spill_bytes = out->private_bytes = out->local_bytes = -1;
+  out->max_subgroup_size = out->num_grf = -1;
+  if (!e->device->vtable->executable_stats) return NULL;
+  return e->device->vtable->executable_stats(e, out);
+}
+
+zt_status_t zt_launch(zt_executable_t* e, const uint32_t grid[3], int32_t num_args,
+                      const zt_arg_t* args) {
+  if (!e || !grid)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_launch: NULL executable or grid");
+  const zt_kernel_meta_t* m = &e->meta;
+  if (num_args != m->num_args)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                          "kernel '%s' takes %d argument%s, %d given", m->kernel,
+                          m->num_args, m->num_args == 1 ? "" : "s", num_args);
+  if (num_args && !args)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "kernel '%s': NULL argument array",
+                          m->kernel);
+  for (int32_t i = 0; i < num_args; ++i) {
+    if (args[i].kind == m->arg_kinds[i]) continue;
+    if (m->arg_kinds[i] == ZT_PTR)
+      return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                            "kernel '%s': argument %d is a pointer to %s, but %s was given",
+                            m->kernel, i, zt_scalar_kind_name(m->arg_pointees[i]),
+                            zt_scalar_kind_name(args[i].kind));
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                          "kernel '%s': argument %d is %s, but %s was given", m->kernel,
+                          i, zt_scalar_kind_name(m->arg_kinds[i]),
+                          zt_scalar_kind_name(args[i].kind));
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (grid[d] > INT32_MAX)
+      return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                            "kernel '%s': grid[%d] = %u is too large", m->kernel, d, grid[d]);
+  }
+  if (!grid[0] || !grid[1] || !grid[2]) return NULL;  // nothing to run
+  return e->device->vtable->launch(e, grid, args);
+}

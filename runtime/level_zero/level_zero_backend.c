@@ -1,0 +1,391 @@
+// The Level Zero backend: one context and one immediate command list per
+// opened device; device-memory buffers; executables built from the
+// artifact's SPIR-V (or from a cached native binary) with the build log on
+// failure. Launches are synchronous for now (immediate list in synchronous
+// mode), so synchronize has nothing to wait for.
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include "level_zero/level_zero.h"
+#include "zetile/cache.h"
+
+#define NATIVE_ENTRY "native"
+
+typedef struct ze_device_s {
+  zt_device_t base;
+  const zt_ze_syms_t* syms;
+  ze_driver_handle_t driver;
+  ze_device_handle_t device;
+  uint32_t device_id;
+  ze_context_handle_t context;
+  ze_command_list_handle_t list;
+  pthread_mutex_t list_mu;  // immediate command lists are not thread-safe
+} ze_device_t;
+
+typedef struct ze_buffer_s {
+  zt_buffer_t base;
+  void* ptr;
+} ze_buffer_t;
+
+typedef struct ze_executable_s {
+  zt_executable_t base;
+  ze_module_handle_t module;
+  ze_kernel_handle_t kernel;
+  ze_kernel_properties_t props;
+  pthread_mutex_t args_mu;  // argument setting + append is one critical section
+} ze_executable_t;
+
+static ze_device_t* as_ze(zt_device_t* d) { return (ze_device_t*)d; }
+
+// --- device ------------------------------------------------------------------
+
+static void ze_destroy(zt_device_t* base) {
+  ze_device_t* d = as_ze(base);
+  if (d->list) d->syms->zeCommandListDestroy(d->list);
+  if (d->context) d->syms->zeContextDestroy(d->context);
+  pthread_mutex_destroy(&d->list_mu);
+  free(d);
+}
+
+// --- buffers -----------------------------------------------------------------
+
+static zt_status_t ze_buffer_alloc(zt_device_t* base, size_t size, zt_buffer_t** out) {
+  ze_device_t* d = as_ze(base);
+  ze_buffer_t* b = calloc(1, sizeof *b);
+  if (!b) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "buffer");
+  ze_device_mem_alloc_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+  zt_status_t s = ZT_ZE_STATUS(d->syms, zeMemAllocDevice, d->context, &desc,
+                               size ? size : 1, 64, d->device, &b->ptr);
+  if (s) {
+    free(b);
+    return zt_status_annotate(s, "allocating %zu bytes", size);
+  }
+  b->base.address = (uint64_t)(uintptr_t)b->ptr;
+  *out = &b->base;
+  return NULL;
+}
+
+static void ze_buffer_free(zt_buffer_t* base) {
+  ze_buffer_t* b = (ze_buffer_t*)base;
+  ze_device_t* d = as_ze(base->device);
+  d->syms->zeMemFree(d->context, b->ptr);
+  free(b);
+}
+
+static zt_status_t copy(ze_device_t* d, void* dst, const void* src, size_t size) {
+  pthread_mutex_lock(&d->list_mu);
+  zt_status_t s = ZT_ZE_STATUS(d->syms, zeCommandListAppendMemoryCopy, d->list, dst, src,
+                               size, NULL, 0, NULL);
+  pthread_mutex_unlock(&d->list_mu);
+  return s;
+}
+
+static zt_status_t ze_buffer_write(zt_buffer_t* base, size_t offset, const void* src,
+                                   size_t size) {
+  ze_buffer_t* b = (ze_buffer_t*)base;
+  return copy(as_ze(base->device), (char*)b->ptr + offset, src, size);
+}
+
+static zt_status_t ze_buffer_read(const zt_buffer_t* base, size_t offset, void* dst,
+                                  size_t size) {
+  const ze_buffer_t* b = (const ze_buffer_t*)base;
+  return copy(as_ze(base->device), dst, (const char*)b->ptr + offset, size);
+}
+
+// --- executables -------------------------------------------------------------
+
+static void native_key(const ze_device_t* d, const void* spirv, size_t size,
+                       const char* flags, char out[33]) {
+  XXH3_state_t st;
+  XXH3_128bits_reset(&st);
+  const zt_device_info_t* info = &d->base.info;
+  const char* parts[] = {"zetile-native-1", flags, info->description, info->driver_version,
+                         info->target};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i)
+    XXH3_128bits_update(&st, parts[i], strlen(parts[i]) + 1);
+  XXH3_128bits_update(&st, &d->device_id, sizeof d->device_id);
+  uint64_t n = size;
+  XXH3_128bits_update(&st, &n, sizeof n);
+  XXH3_128bits_update(&st, spirv, size);
+  XXH128_hash_t h = XXH3_128bits_digest(&st);
+  snprintf(out, 33, "%016llx%016llx", (unsigned long long)h.high64,
+           (unsigned long long)h.low64);
+}
+
+static bool native_cache_enabled(void) {
+  const char* v = getenv("ZETILE_NATIVE_CACHE");
+  return !(v && strcmp(v, "0") == 0);
+}
+
+// Builds a module; on a build failure the status carries the driver's log.
+static zt_status_t create_module(ze_device_t* d, ze_module_format_t format,
+                                 const void* data, size_t size, const char* flags,
+                                 ze_module_handle_t* out) {
+  const zt_ze_syms_t* s = d->syms;
+  ze_module_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC};
+  desc.format = format;
+  desc.inputSize = size;
+  desc.pInputModule = data;
+  desc.pBuildFlags = flags;
+  ze_module_build_log_handle_t log = NULL;
+  ze_result_t r = s->zeModuleCreate(d->context, d->device, &desc, out, &log);
+  zt_status_t st = zt_ze_make_status(r, "zeModuleCreate");
+  if (st && log) {
+    size_t n = 0;
+    char* text = NULL;
+    if (s->zeModuleBuildLogGetString(log, &n, NULL) == ZE_RESULT_SUCCESS && n &&
+        (text = calloc(1, n + 1)) &&
+        s->zeModuleBuildLogGetString(log, &n, text) == ZE_RESULT_SUCCESS && text[0]) {
+      st = zt_status_annotate(st, "%s", "");
+      zt_status_t full = zt_make_status(zt_status_code(st), "%s\nbuild log:\n%s",
+                                        zt_status_message(st) + 2, text);
+      zt_status_free(st);
+      st = full;
+    }
+    free(text);
+  }
+  if (log) s->zeModuleBuildLogDestroy(log);
+  if (st) *out = NULL;
+  return st;
+}
+
+static void store_native(ze_device_t* d, ze_module_handle_t module, const char* key) {
+  size_t n = 0;
+  if (d->syms->zeModuleGetNativeBinary(module, &n, NULL) != ZE_RESULT_SUCCESS || !n) return;
+  uint8_t* bin = malloc(n);
+  if (bin && d->syms->zeModuleGetNativeBinary(module, &n, bin) == ZE_RESULT_SUCCESS)
+    zt_status_free(zt_cache_put(key, NATIVE_ENTRY, bin, n));  // best effort
+  free(bin);
+}
+
+static zt_status_t ze_executable_create(zt_device_t* base, const zt_artifact_t* artifact,
+                                        const zt_kernel_meta_t* meta,
+                                        zt_executable_t** out) {
+  ze_device_t* d = as_ze(base);
+  const zt_ze_syms_t* s = d->syms;
+  const void* spirv = NULL;
+  size_t spirv_size = 0;
+  ZT_RETURN_IF_ERROR(zt_artifact_get(artifact, "spirv", &spirv, &spirv_size));
+  ze_executable_t* e = calloc(1, sizeof *e);
+  if (!e) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "executable");
+  pthread_mutex_init(&e->args_mu, NULL);
+  zt_status_t st = NULL;
+  const char* flags = meta->igc_options;
+
+  // Native binary first: the driver's build of this exact SPIR-V and flags.
+  char key[33];
+  bool use_cache = native_cache_enabled();
+  native_key(d, spirv, spirv_size, flags, key);
+  if (use_cache) {
+    void* bin = NULL;
+    size_t bin_size = 0;
+    zt_status_t g = zt_cache_get(key, NATIVE_ENTRY, &bin, &bin_size);
+    if (!g) {
+      // A binary the driver refuses (e.g. stale) falls back to a rebuild.
+      zt_status_t m = create_module(d, ZE_MODULE_FORMAT_NATIVE, bin, bin_size, "",
+                                    &e->module);
+      if (!m) zt_cache_count(ZT_CACHE_NATIVE_HITS, 1);
+      zt_status_free(m);
+      free(bin);
+    }
+    zt_status_free(g);
+  }
+  if (!e->module) {
+    st = create_module(d, ZE_MODULE_FORMAT_IL_SPIRV, spirv, spirv_size, flags, &e->module);
+    if (st) goto cleanup;
+    zt_cache_count(ZT_CACHE_NATIVE_BUILDS, 1);
+    if (use_cache) store_native(d, e->module, key);
+  }
+
+  ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC};
+  kd.pKernelName = meta->kernel;
+  ze_result_t r = s->zeKernelCreate(e->module, &kd, &e->kernel);
+  if (r == ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED) {
+    st = zt_make_status(ZT_STATUS_DRIVER_ERROR,
+                        "zeKernelCreate failed: %s: the driver lacks a builtin this kernel "
+                        "imports (2D block IO?): use the compat path",
+                        zt_ze_result_name(r));
+    goto cleanup;
+  }
+  st = zt_ze_make_status(r, "zeKernelCreate");
+  if (st) goto cleanup;
+  st = ZT_ZE_STATUS(s, zeKernelSetGroupSize, e->kernel, (uint32_t)meta->local_size[0],
+                    (uint32_t)meta->local_size[1], (uint32_t)meta->local_size[2]);
+  if (st) {
+    st = zt_status_annotate(st, "local size %d,%d,%d", meta->local_size[0],
+                            meta->local_size[1], meta->local_size[2]);
+    goto cleanup;
+  }
+  e->props.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+  st = ZT_ZE_STATUS(s, zeKernelGetProperties, e->kernel, &e->props);
+  if (st) goto cleanup;
+  if (e->props.numKernelArgs != (uint32_t)meta->num_args) {
+    st = zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                        "the SPIR-V kernel takes %u arguments but its meta lists %d",
+                        e->props.numKernelArgs, meta->num_args);
+    goto cleanup;
+  }
+  *out = &e->base;
+  return NULL;
+
+cleanup:
+  if (e->kernel) s->zeKernelDestroy(e->kernel);
+  if (e->module) s->zeModuleDestroy(e->module);
+  pthread_mutex_destroy(&e->args_mu);
+  free(e);
+  return st;
+}
+
+static void ze_executable_destroy(zt_executable_t* base) {
+  ze_executable_t* e = (ze_executable_t*)base;
+  const zt_ze_syms_t* s = as_ze(base->device)->syms;
+  s->zeKernelDestroy(e->kernel);
+  s->zeModuleDestroy(e->module);
+  pthread_mutex_destroy(&e->args_mu);
+  free(e);
+}
+
+static zt_status_t ze_executable_stats(const zt_executable_t* base, zt_kernel_stats_t* out) {
+  const ze_executable_t* e = (const ze_executable_t*)base;
+  out->spill_bytes = e->props.spillMemSize;
+  out->private_bytes = e->props.privateMemSize;
+  out->local_bytes = e->props.localMemSize;
+  out->max_subgroup_size = (int32_t)e->props.maxSubgroupSize;
+  out->num_grf = strstr(base->meta.igc_options, "large-register-file") ? 256 : 128;
+  return NULL;
+}
+
+// --- launch ------------------------------------------------------------------
+
+static zt_status_t ze_launch(zt_executable_t* base, const uint32_t grid[3],
+                             const zt_arg_t* args) {
+  ze_executable_t* e = (ze_executable_t*)base;
+  ze_device_t* d = as_ze(base->device);
+  const zt_ze_syms_t* s = d->syms;
+  zt_status_t st = NULL;
+  pthread_mutex_lock(&e->args_mu);
+  for (int32_t i = 0; i < base->meta.num_args && !st; ++i) {
+    union {
+      int8_t i8;
+      int16_t i16;
+      int32_t i32;
+      int64_t i64;
+      uint16_t u16;
+      float f32;
+      double f64;
+      uint64_t u64;
+    } v;
+    size_t size;
+    const zt_arg_t* a = &args[i];
+    switch (a->kind) {
+      case ZT_I1: v.i8 = (int8_t)(a->value.i != 0); size = 1; break;
+      case ZT_I8: v.i8 = (int8_t)a->value.i; size = 1; break;
+      case ZT_I16: v.i16 = (int16_t)a->value.i; size = 2; break;
+      case ZT_I32: v.i32 = (int32_t)a->value.i; size = 4; break;
+      case ZT_I64: v.i64 = a->value.i; size = 8; break;
+      case ZT_F16:
+      case ZT_BF16: v.u16 = a->value.bits; size = 2; break;
+      case ZT_F32: v.f32 = (float)a->value.f; size = 4; break;
+      case ZT_F64: v.f64 = a->value.f; size = 8; break;
+      default: v.u64 = a->value.ptr; size = 8; break;  // pointers: device address
+    }
+    st = ZT_ZE_STATUS(s, zeKernelSetArgumentValue, e->kernel, (uint32_t)i, size, &v);
+    if (st) st = zt_status_annotate(st, "argument %d (%s)", i, zt_scalar_kind_name(a->kind));
+  }
+  if (!st) {
+    ze_group_count_t groups = {grid[0], grid[1], grid[2]};
+    pthread_mutex_lock(&d->list_mu);
+    st = ZT_ZE_STATUS(s, zeCommandListAppendLaunchKernel, d->list, e->kernel, &groups,
+                      NULL, 0, NULL);
+    pthread_mutex_unlock(&d->list_mu);
+  }
+  pthread_mutex_unlock(&e->args_mu);
+  return st;
+}
+
+static const zt_backend_vtable_t ze_vtable = {
+    /* .destroy            = */ ze_destroy,
+    /* .synchronize        = */ NULL,  // the immediate list is synchronous
+    /* .buffer_alloc       = */ ze_buffer_alloc,
+    /* .buffer_free        = */ ze_buffer_free,
+    /* .buffer_write       = */ ze_buffer_write,
+    /* .buffer_read        = */ ze_buffer_read,
+    /* .executable_create  = */ ze_executable_create,
+    /* .executable_destroy = */ ze_executable_destroy,
+    /* .executable_stats   = */ ze_executable_stats,
+    /* .launch             = */ ze_launch,
+};
+
+// --- discovery -----------------------------------------------------------------
+
+static zt_status_t ze_enumerate(zt_device_info_t* out, int32_t capacity, int32_t* count) {
+  const zt_ze_state_t* g = zt_ze_state();
+  *count = g->available ? g->num_devices : 0;
+  for (int32_t i = 0; i < *count && i < capacity; ++i) out[i] = g->infos[i];
+  return NULL;
+}
+
+static zt_status_t ze_open(int32_t index, zt_device_t** out) {
+  const zt_ze_state_t* g = zt_ze_state();
+  if (!g->available || index >= g->num_devices)
+    return zt_make_status(ZT_STATUS_NOT_FOUND, "no level_zero:%d (%s)", index,
+                          g->available ? "index out of range" : g->why_not);
+  const zt_ze_syms_t* s = &g->syms;
+  ze_device_t* d = calloc(1, sizeof *d);
+  if (!d) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "device");
+  zt_device_initialize(&d->base, &ze_vtable);
+  d->base.info = g->infos[index];
+  d->syms = s;
+  d->driver = g->drivers[index];
+  d->device = g->devices[index];
+  d->device_id = g->device_ids[index];
+  pthread_mutex_init(&d->list_mu, NULL);
+  zt_status_t st = NULL;
+
+  ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+  st = ZT_ZE_STATUS(s, zeContextCreate, d->driver, &cd, &d->context);
+  if (st) goto cleanup;
+
+  // The first queue group that takes compute work.
+  uint32_t ngroups = 0, ordinal = 0;
+  st = ZT_ZE_STATUS(s, zeDeviceGetCommandQueueGroupProperties, d->device, &ngroups, NULL);
+  if (st) goto cleanup;
+  ze_command_queue_group_properties_t groups[16];
+  if (ngroups > 16) ngroups = 16;
+  for (uint32_t i = 0; i < ngroups; ++i) {
+    memset(&groups[i], 0, sizeof groups[i]);
+    groups[i].stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+  }
+  st = ZT_ZE_STATUS(s, zeDeviceGetCommandQueueGroupProperties, d->device, &ngroups, groups);
+  if (st) goto cleanup;
+  for (uint32_t i = 0; i < ngroups; ++i) {
+    if (groups[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE) {
+      ordinal = i;
+      break;
+    }
+  }
+  ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC};
+  qd.ordinal = ordinal;
+  qd.index = 0;
+  qd.mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+  qd.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
+  st = ZT_ZE_STATUS(s, zeCommandListCreateImmediate, d->context, d->device, &qd, &d->list);
+  if (st) goto cleanup;
+  *out = &d->base;
+  return NULL;
+
+cleanup:
+  ze_destroy(&d->base);
+  return zt_status_annotate(st, "opening level_zero:%d", index);
+}
+
+const zt_backend_t zt_level_zero_backend = {
+    /* .api_version = */ ZT_BACKEND_API_VERSION,
+    /* .name        = */ "level_zero",
+    /* .enumerate   = */ ze_enumerate,
+    /* .open        = */ ze_open,
+};

@@ -1,0 +1,174 @@
+// Loading Level Zero, deciding whether it is safe to initialize, and
+// enumerating Intel GPUs. Runs once per process.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "level_zero/level_zero.h"
+
+static zt_ze_state_t state;
+static pthread_once_t state_once = PTHREAD_ONCE_INIT;
+
+static bool env_set(const char* name) {
+  const char* v = getenv(name);
+  return v && v[0];
+}
+
+// A DRM render node whose PCI vendor is Intel.
+static bool intel_render_node_present(void) {
+  DIR* d = opendir("/sys/class/drm");
+  if (!d) return false;
+  bool found = false;
+  struct dirent* e;
+  while (!found && (e = readdir(d))) {
+    if (strncmp(e->d_name, "renderD", 7) != 0) continue;
+    char path[512], buf[32] = {0};
+    snprintf(path, sizeof path, "/sys/class/drm/%s/device/vendor", e->d_name);
+    FILE* f = fopen(path, "r");
+    if (!f) continue;
+    if (fgets(buf, sizeof buf, f) && strtoul(buf, NULL, 16) == 0x8086) found = true;
+    fclose(f);
+  }
+  closedir(d);
+  return found;
+}
+
+// NEO's simulation modes (AUB file / TBX): a device without hardware. They
+// only take effect with NEOReadDebugKeys=1.
+static bool neo_simulation_requested(void) {
+  const char* keys = getenv("NEOReadDebugKeys");
+  return keys && strcmp(keys, "1") == 0 && env_set("SetCommandStreamReceiver") &&
+         strcmp(getenv("SetCommandStreamReceiver"), "0") != 0;
+}
+
+const char* zt_ze_target_for(uint32_t id, const char* name) {
+  // PCI ids: PVC 0x0BD0-0x0BDB and 0x0B69/0x0B6E; BMG 0xE20x/0xE21x;
+  // DG2 (Alchemist, ACM) 0x4F8x, 0x56xx.
+  if ((id & 0xfff0) == 0x0bd0 || id == 0x0b69 || id == 0x0b6e) return "pvc";
+  if ((id & 0xffe0) == 0xe200) return "bmg";
+  if ((id & 0xfff0) == 0x4f80 || (id & 0xff00) == 0x5600) return "dg2";
+  if (name) {
+    if (strstr(name, "Max") || strstr(name, "PVC")) return "pvc";
+    if (strstr(name, "Arc(TM) B") || strstr(name, "BMG") || strstr(name, "Battlemage"))
+      return "bmg";
+    if (strstr(name, "Arc(TM) A") || strstr(name, "DG2") || strstr(name, "Alchemist"))
+      return "dg2";
+  }
+  return "";
+}
+
+static void fill_info(int32_t index, ze_driver_handle_t driver, ze_device_handle_t dev,
+                      const ze_device_properties_t* p, zt_device_info_t* info) {
+  const zt_ze_syms_t* s = &state.syms;
+  memset(info, 0, sizeof *info);
+  snprintf(info->name, sizeof info->name, "level_zero:%d", index);
+  snprintf(info->backend, sizeof info->backend, "level_zero");
+  snprintf(info->description, sizeof info->description, "%s", p->name);
+  const char* target = zt_ze_target_for(p->deviceId, p->name);
+  // Unknown Intel GPUs get the newest target; ZETILE_TARGET overrides.
+  const char* forced = getenv("ZETILE_TARGET");
+  snprintf(info->target, sizeof info->target, "%s",
+           forced && forced[0] ? forced : (target[0] ? target : "pvc"));
+  ze_driver_properties_t dp = {.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES};
+  if (s->zeDriverGetProperties(driver, &dp) == ZE_RESULT_SUCCESS) {
+    uint32_t v = dp.driverVersion;
+    // NEO packs its version as major << 24 | minor << 16 | build.
+    snprintf(info->driver_version, sizeof info->driver_version, "%u.%u.%u", v >> 24,
+             (v >> 16) & 0xff, v & 0xffff);
+  }
+  info->compute_units =
+      (int32_t)(p->numSlices * p->numSubslicesPerSlice * p->numEUsPerSubslice);
+  uint32_t n = 0;
+  if (s->zeDeviceGetMemoryProperties(dev, &n, NULL) == ZE_RESULT_SUCCESS && n) {
+    ze_device_memory_properties_t mp[8];
+    if (n > 8) n = 8;
+    for (uint32_t i = 0; i < n; ++i) {
+      memset(&mp[i], 0, sizeof mp[i]);
+      mp[i].stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES;
+    }
+    if (s->zeDeviceGetMemoryProperties(dev, &n, mp) == ZE_RESULT_SUCCESS)
+      for (uint32_t i = 0; i < n; ++i) info->memory_bytes += mp[i].totalSize;
+  }
+  info->host_memory = false;
+  // DG2 has no SIMD16 DPAS; ZETILE_COMPAT=1 forces the compat path anywhere
+  // (e.g. drivers without the 2D block IO builtins).
+  const char* compat = getenv("ZETILE_COMPAT");
+  info->compat = strcmp(info->target, "dg2") == 0 || (compat && strcmp(compat, "1") == 0);
+}
+
+static void initialize(void) {
+  zt_ze_syms_t* s = &state.syms;
+  const char* force = getenv("ZETILE_LEVEL_ZERO");
+  if (force && strcmp(force, "0") == 0) {
+    snprintf(state.why_not, sizeof state.why_not, "disabled by ZETILE_LEVEL_ZERO=0");
+    return;
+  }
+  bool forced = force && strcmp(force, "1") == 0;
+  if (!forced && !neo_simulation_requested() && !intel_render_node_present()) {
+    snprintf(state.why_not, sizeof state.why_not,
+             "no Intel render node (set ZETILE_LEVEL_ZERO=1 to try anyway)");
+    return;
+  }
+  const char* lib = getenv("ZETILE_ZE_LOADER");
+  s->library = dlopen(lib && lib[0] ? lib : "libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!s->library) {
+    snprintf(state.why_not, sizeof state.why_not, "cannot load the Level Zero loader: %s",
+             dlerror());
+    return;
+  }
+#define ZT_REQUIRED_(name)                                                        \
+  s->name = (__typeof__(name)*)dlsym(s->library, #name);                          \
+  if (!s->name) {                                                                 \
+    snprintf(state.why_not, sizeof state.why_not, "the loader lacks %s", #name); \
+    goto fail;                                                                    \
+  }
+#define ZT_OPTIONAL_(name) s->name = (__typeof__(name)*)dlsym(s->library, #name);
+  ZT_ZE_SYMBOLS(ZT_REQUIRED_, ZT_OPTIONAL_)
+#undef ZT_REQUIRED_
+#undef ZT_OPTIONAL_
+
+  ze_result_t r = s->zeInit(ZE_INIT_FLAG_GPU_ONLY);
+  if (r != ZE_RESULT_SUCCESS) {
+    snprintf(state.why_not, sizeof state.why_not, "zeInit failed: %s", zt_ze_result_name(r));
+    goto fail;
+  }
+  uint32_t num_drivers = 0;
+  if (s->zeDriverGet(&num_drivers, NULL) != ZE_RESULT_SUCCESS || !num_drivers) {
+    snprintf(state.why_not, sizeof state.why_not, "no Level Zero driver");
+    goto fail;
+  }
+  ze_driver_handle_t drivers[8];
+  if (num_drivers > 8) num_drivers = 8;
+  if (s->zeDriverGet(&num_drivers, drivers) != ZE_RESULT_SUCCESS) goto fail;
+  for (uint32_t d = 0; d < num_drivers; ++d) {
+    uint32_t n = 0;
+    if (s->zeDeviceGet(drivers[d], &n, NULL) != ZE_RESULT_SUCCESS || !n) continue;
+    ze_device_handle_t devs[ZT_ZE_MAX_DEVICES];
+    if (n > ZT_ZE_MAX_DEVICES) n = ZT_ZE_MAX_DEVICES;
+    if (s->zeDeviceGet(drivers[d], &n, devs) != ZE_RESULT_SUCCESS) continue;
+    for (uint32_t i = 0; i < n && state.num_devices < ZT_ZE_MAX_DEVICES; ++i) {
+      ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+      if (s->zeDeviceGetProperties(devs[i], &p) != ZE_RESULT_SUCCESS) continue;
+      if (p.type != ZE_DEVICE_TYPE_GPU || p.vendorId != 0x8086) continue;
+      int32_t k = state.num_devices++;
+      state.drivers[k] = drivers[d];
+      state.devices[k] = devs[i];
+      state.device_ids[k] = p.deviceId;
+      fill_info(k, drivers[d], devs[i], &p, &state.infos[k]);
+    }
+  }
+  state.available = true;
+  return;
+fail:
+  // Keep the library loaded once zeInit may have run: the driver may have
+  // registered handlers that point into it.
+  state.num_devices = 0;
+}
+
+const zt_ze_state_t* zt_ze_state(void) {
+  pthread_once(&state_once, initialize);
+  return &state;
+}
