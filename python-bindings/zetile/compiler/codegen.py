@@ -1,0 +1,717 @@
+"""From a @jit function's Python AST to tile IR, through the C builder.
+
+Structured like Triton's code generator: an ast.NodeVisitor keeps a scope of
+names bound to kernel values (`tensor`) or compile-time Python values;
+`if`/`for`/`while` on run-time values become scf ops whose carried values are
+the names the body reassigns; calls to other @jit functions are inlined.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import numbers
+import textwrap
+
+from .. import _C
+from ..language import core, dtypes as T
+from ..language.semantic import Semantic, tensor
+from .errors import CompilationError, UnsupportedError
+
+_BINOPS = {
+    ast.Add: ("add", lambda a, b: a + b), ast.Sub: ("sub", lambda a, b: a - b),
+    ast.Mult: ("mul", lambda a, b: a * b), ast.Div: ("truediv", lambda a, b: a / b),
+    ast.FloorDiv: ("floordiv", lambda a, b: a // b), ast.Mod: ("mod", lambda a, b: a % b),
+    ast.BitAnd: ("and_", lambda a, b: a & b), ast.BitOr: ("or_", lambda a, b: a | b),
+    ast.BitXor: ("xor_", lambda a, b: a ^ b), ast.LShift: ("shl", lambda a, b: a << b),
+    ast.RShift: ("shr", lambda a, b: a >> b), ast.Pow: (None, lambda a, b: a ** b),
+}
+_CMPOPS = {
+    ast.Lt: ("lt", lambda a, b: a < b), ast.LtE: ("le", lambda a, b: a <= b),
+    ast.Gt: ("gt", lambda a, b: a > b), ast.GtE: ("ge", lambda a, b: a >= b),
+    ast.Eq: ("eq", lambda a, b: a == b), ast.NotEq: ("ne", lambda a, b: a != b),
+    ast.Is: (None, lambda a, b: a is b), ast.IsNot: (None, lambda a, b: a is not b),
+    ast.In: (None, lambda a, b: a in b), ast.NotIn: (None, lambda a, b: a not in b),
+}
+_RETURN = "$return"
+
+# Python builtins a kernel may call on compile-time values.
+_PY_BUILTINS = {"min": builtins.min, "max": builtins.max, "len": builtins.len, "int": builtins.int,
+                "float": builtins.float, "bool": builtins.bool, "abs": builtins.abs,
+                "isinstance": builtins.isinstance, "getattr": builtins.getattr,
+                "tuple": builtins.tuple, "list": builtins.list, "print": builtins.print,
+                "range": builtins.range, "enumerate": builtins.enumerate, "zip": builtins.zip,
+                "hasattr": builtins.hasattr, "str": builtins.str, "round": builtins.round,
+                "True": True, "False": False, "None": None, "type": builtins.type,
+                "ValueError": ValueError, "TypeError": TypeError, "AssertionError": AssertionError}
+
+
+class FunctionSource:
+    """Parsed source of a Python function with its file and first line."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = fn.__name__
+        try:
+            lines, self.first_line = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise UnsupportedError(getattr(fn, "__code__", None) and fn.__code__.co_filename or "?",
+                                   0, 0, "", fn.__name__,
+                                   f"cannot read the source of {fn.__name__}: {e}") from e
+        self.file = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        self.lines = lines
+        src = textwrap.dedent("".join(lines))
+        self.indent = len(lines[0]) - len(lines[0].lstrip())
+        tree = ast.parse(src)
+        fdef = tree.body[0]
+        if not isinstance(fdef, ast.FunctionDef):
+            raise UnsupportedError(self.file, self.first_line, 1, lines[0], self.name,
+                                   "only plain functions can be @zetile.jit kernels")
+        fdef.decorator_list = []
+        self.tree = fdef
+        self.globals = fn.__globals__
+        # Closure variables are compile-time values too.
+        if fn.__closure__:
+            self.closure = {n: c.cell_contents for n, c in zip(fn.__code__.co_freevars, fn.__closure__)}
+        else:
+            self.closure = {}
+
+    def location(self, node):
+        line = self.first_line + getattr(node, "lineno", 1) - 1
+        col = getattr(node, "col_offset", 0) + 1 + self.indent
+        return line, col
+
+    def source_line(self, node):
+        i = getattr(node, "lineno", 1) - 1
+        return self.lines[i] if 0 <= i < len(self.lines) else ""
+
+
+def _is_jit(obj):
+    from ..jit import JITFunction
+    return isinstance(obj, JITFunction)
+
+
+def _is_constexpr_annotation(ann, src: FunctionSource):
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        return "constexpr" in ann.value
+    if isinstance(ann, ast.Attribute):
+        return ann.attr == "constexpr"
+    if isinstance(ann, ast.Name):
+        obj = src.globals.get(ann.id)
+        return ann.id == "constexpr" or obj is core.constexpr
+    return False
+
+
+def _unwrap(x):
+    while isinstance(x, core.constexpr):
+        x = x.value
+    return x
+
+
+def _assigned_names(stmts):
+    """Names stored anywhere in `stmts` (not in nested function bodies)."""
+    out = []
+
+    class V(ast.NodeVisitor):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, ast.Store) and node.id not in out:
+                out.append(node.id)
+
+        def visit_FunctionDef(self, node):
+            pass
+
+        visit_Lambda = visit_FunctionDef
+
+    for s in stmts:
+        V().visit(s)
+    return out
+
+
+def _ends_with_return(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return _ends_with_return(last.body) and _ends_with_return(last.orelse)
+    return False
+
+
+def _contains_return(stmts):
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Return):
+                return True
+    return False
+
+
+class CodeGenerator(ast.NodeVisitor):
+    def __init__(self, builder, src: FunctionSource, kernel_name: str):
+        self.b = builder
+        self.sem = Semantic(builder)
+        self.src = src
+        self.kernel_name = kernel_name
+        self.scope = {}
+        self.call_depth = 0
+        self._last_node = None
+
+    # -------------------------------------------------------------- helpers
+    def error(self, node, message, cls=CompilationError, error_type=None):
+        line, col = self.src.location(node)
+        return cls(self.src.file, line, col, self.src.source_line(node), self.src.name, message,
+                   error_type)
+
+    def set_loc(self, node):
+        if hasattr(node, "lineno"):
+            line, col = self.src.location(node)
+            self.b.set_loc(self.src.file, line, col)
+
+    def visit(self, node):
+        if hasattr(node, "lineno"):
+            self.set_loc(node)
+        try:
+            return super().visit(node)
+        except CompilationError:
+            raise
+        except Exception as e:  # noqa: BLE001 - every error gets the kernel's line
+            if hasattr(node, "lineno"):
+                raise self.error(node, str(e), error_type=type(e).__name__) from e
+            raise
+
+    def generic_visit(self, node):
+        raise self.error(node, f"{type(node).__name__} is not supported in zetile kernels",
+                         UnsupportedError)
+
+    def lookup(self, name, node):
+        if name in self.scope:
+            return self.scope[name]
+        if name in self.src.closure:
+            return self.src.closure[name]
+        if name in self.src.globals:
+            return self.src.globals[name]
+        if name in _PY_BUILTINS:
+            return _PY_BUILTINS[name]
+        raise self.error(node, f"name '{name}' is not defined", error_type="NameError")
+
+    def sanitize(self, value):
+        """What an assignment stores: Python numbers become kernel scalars
+        (Triton's rule); other compile-time objects stay as they are."""
+        value = _unwrap(value)
+        if isinstance(value, (bool, int, float)) and not isinstance(value, T.dtype):
+            return self.sem.to_tensor(value)
+        if isinstance(value, tuple):
+            return tuple(self.sanitize(v) for v in value)
+        return value
+
+    # ------------------------------------------------------------- kernel
+    def generate_kernel(self, params, arg_types, constexprs, divisibility):
+        """params: list of parameter names; arg_types: name -> dtype for the
+        run-time arguments (in order); constexprs: name -> Python value."""
+        fdef = self.src.tree
+        names = [n for n in params if n in arg_types]
+        types = [(arg_types[n].zt_kind, arg_types[n].element_ty.zt_kind if arg_types[n].is_ptr() else 0, ())
+                 for n in names]
+        self.set_loc(fdef)
+        handles = self.b.begin_kernel(self.kernel_name, types, [divisibility.get(n, 0) for n in names])
+        for n, h in zip(names, handles):
+            self.scope[n] = tensor(h, arg_types[n])
+        for n, v in constexprs.items():
+            self.scope[n] = v
+        with core._SemanticScope(self.sem):
+            ret = self.visit_body(fdef.body)
+        if ret is not None and _RETURN in self.scope and self.scope[_RETURN] is not None:
+            raise self.error(fdef, "a kernel cannot return a value")
+        self.b.end_kernel()
+
+    # ------------------------------------------------------------ statements
+    def visit_body(self, stmts):
+        """Visits statements; returns True if the block ended in a return."""
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Return):
+                self.visit(stmt)
+                return True
+            if isinstance(stmt, ast.If) and _contains_return(stmt.body + stmt.orelse):
+                # `if c: return` -> everything after the if runs in the else branch.
+                rest = stmts[i + 1:]
+                return self.visit_if_with_return(stmt, rest)
+            self.visit(stmt)
+        return False
+
+    def visit_Return(self, node):
+        value = None if node.value is None else self.visit(node.value)
+        self.scope[_RETURN] = value
+
+    def visit_Pass(self, node):
+        pass
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.visit(node.value)
+
+    def visit_Assign(self, node):
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value, node)
+
+    def visit_AnnAssign(self, node):
+        if node.value is None:
+            return
+        value = self.visit(node.value)
+        if _is_constexpr_annotation(node.annotation, self.src):
+            v = _unwrap(value)
+            if isinstance(v, tensor):
+                raise self.error(node, f"'{ast.unparse(node.target)}' is annotated constexpr but its "
+                                 "value is only known at run time")
+            self.scope[node.target.id] = v
+            return
+        self.assign(node.target, value, node)
+
+    def visit_AugAssign(self, node):
+        target = node.target
+        if not isinstance(target, ast.Name):
+            raise self.error(node, "only names can be targets of augmented assignments", UnsupportedError)
+        lhs = self.lookup(target.id, node)
+        value = self.binop(node.op, lhs, self.visit(node.value), node)
+        self.assign(target, value, node)
+
+    def assign(self, target, value, node):
+        if isinstance(target, ast.Name):
+            self.scope[target.id] = self.sanitize(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            value = _unwrap(value)
+            if not isinstance(value, (tuple, list)):
+                raise self.error(node, "cannot unpack a non-tuple value")
+            if len(value) != len(target.elts):
+                raise self.error(node, f"expected {len(target.elts)} values to unpack, got {len(value)}")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v, node)
+        else:
+            raise self.error(node, f"assignment to {type(target).__name__} is not supported "
+                             "(kernels write memory with tl.store)", UnsupportedError)
+
+    def visit_Assert(self, node):
+        cond = _unwrap(self.visit(node.test))
+        if isinstance(cond, tensor):
+            return  # run-time asserts need device_assert (debug builds); not yet compiled in
+        if not cond:
+            msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
+            raise self.error(node, f"assertion failed: {msg}", error_type="AssertionError")
+
+    # ------------------------------------------------------------------ if
+    def _cond_scalar(self, cond, node, what):
+        cond = self.sem.to_bool(cond)
+        if cond.shape:
+            raise self.error(node, f"{what} condition must be a scalar, got a tensor of shape "
+                             f"{list(cond.shape)} (use tl.where for elementwise choice)")
+        return cond
+
+    def visit_If(self, node):
+        cond = _unwrap(self.visit(node.test))
+        if not isinstance(cond, tensor):
+            self.visit_body(node.body if cond else node.orelse)
+            return
+        self.dynamic_if(node, cond, node.body, node.orelse)
+
+    def visit_if_with_return(self, node, rest):
+        cond = _unwrap(self.visit(node.test))
+        if not isinstance(cond, tensor):
+            if self.visit_body(node.body if cond else node.orelse):
+                return True
+            return self.visit_body(rest)
+        # A branch that surely returns ends there; the other one continues
+        # with the statements after the if (a nested conditional return in
+        # it pushes them further down the same way).
+        then_body = node.body if _ends_with_return(node.body) else node.body + rest
+        else_body = node.orelse if _ends_with_return(node.orelse) else node.orelse + rest
+        self.dynamic_if(node, cond, then_body, else_body)
+        return True
+
+    def dynamic_if(self, node, cond, then_body, else_body):
+        cond = self._cond_scalar(cond, node, "if")
+        live = dict(self.scope)
+        self.b.if_begin(cond.handle)
+        self.scope = dict(live)
+        self.visit_body(then_body)
+        then_scope = self.scope
+        self.b.if_else()
+        self.scope = dict(live)
+        self.visit_body(else_body)
+        else_scope = self.scope
+        names = []
+        for n in list(then_scope) + [k for k in else_scope if k not in then_scope]:
+            in_then, in_else = n in then_scope, n in else_scope
+            if n == _RETURN and in_then != in_else:
+                v = then_scope.get(n) if in_then else else_scope.get(n)
+                if v is not None:
+                    raise self.error(node, "both branches must return a value, or neither")
+                continue
+            if not (in_then and in_else) and n not in live:
+                continue  # defined on one side only: not visible after the if
+            tv = then_scope.get(n, live.get(n))
+            ev = else_scope.get(n, live.get(n))
+            if tv is live.get(n) and ev is live.get(n):
+                continue
+            if n == _RETURN and tv is None and ev is None:
+                continue
+            names.append((n, tv, ev))
+        then_y, else_y, kept = [], [], []
+        for n, tv, ev in names:
+            if isinstance(tv, tensor) and isinstance(ev, tensor):
+                if tv.dtype != ev.dtype or tv.shape != ev.shape or tv.dtype.is_ptr() != ev.dtype.is_ptr():
+                    raise self.error(node, f"'{n}' has type {tv} in the then branch but {ev} in the "
+                                     "else branch; both branches must give it the same type")
+                then_y.append(tv.handle)
+                else_y.append(ev.handle)
+                kept.append((n, tv))
+            elif n == _RETURN:
+                raise self.error(node, "both branches must return a value, or neither")
+            elif tv is not ev:
+                raise self.error(node, f"'{n}' is a compile-time value that differs between the "
+                                 "branches of a run-time if")
+        results = self.b.if_end(then_y, else_y)
+        self.scope = dict(live)
+        for (n, tv), h in zip(kept, results):
+            self.scope[n] = tensor(h, tv.dtype, tv.shape)
+
+    def visit_IfExp(self, node):
+        cond = _unwrap(self.visit(node.test))
+        if not isinstance(cond, tensor):
+            return self.visit(node.body if cond else node.orelse)
+        a, b_ = self.visit(node.body), self.visit(node.orelse)
+        return self.sem.where(cond, _unwrap(a), _unwrap(b_))
+
+    # ----------------------------------------------------------------- loops
+    def _carried(self, body, extra_exclude=()):
+        names = []
+        for n in _assigned_names(body):
+            if n in extra_exclude or n not in self.scope:
+                continue
+            v = self.scope[n]
+            if isinstance(v, tensor):
+                names.append(n)
+        return names
+
+    def visit_For(self, node):
+        if node.orelse:
+            raise self.error(node, "for ... else is not supported", UnsupportedError)
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "the loop variable must be a single name", UnsupportedError)
+        it = node.iter
+        if not isinstance(it, ast.Call):
+            raise self.error(node, "kernels can only loop over range(), tl.range() or tl.static_range()",
+                             UnsupportedError)
+        fn = _unwrap(self.visit(it.func))
+        args = [self.visit(a) for a in it.args]
+        kwargs = {k.arg: self.visit(k.value) for k in it.keywords}
+        if fn is core.static_range:
+            r = core.static_range(*args, **kwargs)
+            for i in builtins.range(r.start, r.end, r.step):
+                self.scope[node.target.id] = i
+                if self.visit_body(node.body):
+                    raise self.error(node, "return inside a loop is not supported", UnsupportedError)
+            return
+        if fn is core.range:
+            r = core.range(*args, **kwargs)
+            lb, ub, step = r.start, r.end, r.step
+        elif fn is builtins.range:
+            if kwargs or not 1 <= len(args) <= 3:
+                raise self.error(node, "range() takes 1 to 3 positional arguments")
+            if len(args) == 1:
+                lb, ub, step = 0, args[0], 1
+            else:
+                lb, ub = args[0], args[1]
+                step = args[2] if len(args) == 3 else 1
+        else:
+            raise self.error(node, "kernels can only loop over range(), tl.range() or tl.static_range()",
+                             UnsupportedError)
+        lb, ub, step = _unwrap(lb), _unwrap(ub), _unwrap(step)
+        if _contains_return(node.body):
+            raise self.error(node, "return inside a loop is not supported", UnsupportedError)
+        negative = isinstance(step, int) and step < 0
+        if isinstance(step, int) and step == 0:
+            raise self.error(node, "range() step must not be zero")
+        s = self.sem
+        lb_t, ub_t, step_t = s.to_tensor(lb), s.to_tensor(ub), s.to_tensor(abs(step) if negative else step)
+        for v, what in ((lb_t, "start"), (ub_t, "end"), (step_t, "step")):
+            if not v.dtype.is_int() or v.shape:
+                raise self.error(node, f"range {what} must be an integer scalar, got {v}")
+        iv_t = s.integer_promote(s.integer_promote(lb_t.dtype, ub_t.dtype), step_t.dtype)
+        lb_t, ub_t, step_t = s.cast(lb_t, iv_t), s.cast(ub_t, iv_t), s.cast(step_t, iv_t)
+        if negative:
+            # range(a, b, -k): run i = a - j*k for j in [0, ceil((a - b) / k)).
+            start, stop = lb_t, ub_t
+            span = s.maximum(s.sub(start, stop), 0)
+            count = s.floordiv(s.sub(s.add(span, step_t), 1), step_t)
+            lb_t, ub_t, step_t = s.cast(s.to_tensor(0), iv_t), count, s.cast(s.to_tensor(1), iv_t)
+        carried = self._carried(node.body, extra_exclude=(node.target.id,))
+        inits = [self.scope[n] for n in carried]
+        live = dict(self.scope)
+        iv, iter_args = self.b.for_begin(lb_t.handle, ub_t.handle, step_t.handle, [v.handle for v in inits])
+        for n, v, h in zip(carried, inits, iter_args):
+            self.scope[n] = tensor(h, v.dtype, v.shape)
+        ivt = tensor(iv, iv_t)
+        if negative:
+            ivt = s.sub(start, s.mul(ivt, s.cast(s.to_tensor(abs(step)), iv_t)))
+        self.scope[node.target.id] = ivt
+        self.visit_body(node.body)
+        yields = self._loop_yields(node, carried, inits)
+        results = self.b.for_end([y.handle for y in yields])
+        self.scope = live
+        for n, v, h in zip(carried, inits, results):
+            self.scope[n] = tensor(h, v.dtype, v.shape)
+
+    def _loop_yields(self, node, carried, inits):
+        yields = []
+        for n, init in zip(carried, inits):
+            v = self.scope.get(n)
+            if not isinstance(v, tensor):
+                v = self.sanitize(v)
+            if not isinstance(v, tensor) or v.dtype != init.dtype or v.shape != init.shape or \
+                    v.dtype.is_ptr() != init.dtype.is_ptr():
+                raise self.error(node, f"loop-carried variable '{n}' has initial type {init} but is "
+                                 f"re-assigned to {v} in the loop; make sure its type stays the same")
+            yields.append(v)
+        return yields
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise self.error(node, "while ... else is not supported", UnsupportedError)
+        if _contains_return(node.body):
+            raise self.error(node, "return inside a loop is not supported", UnsupportedError)
+        carried = self._carried(node.body)
+        inits = [self.scope[n] for n in carried]
+        live = dict(self.scope)
+        before = self.b.while_begin([v.handle for v in inits])
+        for n, v, h in zip(carried, inits, before):
+            self.scope[n] = tensor(h, v.dtype, v.shape)
+        cond = _unwrap(self.visit(node.test))
+        if not isinstance(cond, tensor):
+            cond = self.sem.to_tensor(bool(cond))
+        cond = self._cond_scalar(cond, node, "while")
+        after = self.b.while_cond(cond.handle)
+        for n, v, h in zip(carried, inits, after):
+            self.scope[n] = tensor(h, v.dtype, v.shape)
+        self.visit_body(node.body)
+        yields = self._loop_yields(node, carried, inits)
+        results = self.b.while_end([y.handle for y in yields])
+        self.scope = live
+        for n, v, h in zip(carried, inits, results):
+            self.scope[n] = tensor(h, v.dtype, v.shape)
+
+    def visit_Break(self, node):
+        raise self.error(node, "break is not supported in kernels yet", UnsupportedError)
+
+    def visit_Continue(self, node):
+        raise self.error(node, "continue is not supported in kernels yet", UnsupportedError)
+
+    # ----------------------------------------------------------- expressions
+    def visit_Constant(self, node):
+        return node.value
+
+    def visit_Name(self, node):
+        return self.lookup(node.id, node)
+
+    def visit_Tuple(self, node):
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_List(self, node):
+        return [self.visit(e) for e in node.elts]
+
+    def visit_JoinedStr(self, node):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            else:
+                parts.append(str(_unwrap(self.visit(v.value))))
+        return "".join(parts)
+
+    def binop(self, op, lhs, rhs, node):
+        name, pyfn = _BINOPS.get(type(op), (None, None))
+        if pyfn is None:
+            raise self.error(node, f"operator {type(op).__name__} is not supported", UnsupportedError)
+        lhs, rhs = _unwrap(lhs), _unwrap(rhs)
+        if not isinstance(lhs, tensor) and not isinstance(rhs, tensor):
+            return pyfn(lhs, rhs)
+        if isinstance(op, ast.MatMult):
+            return core.dot(lhs, rhs)
+        if name is None:
+            raise self.error(node, f"operator {type(op).__name__} is not supported on tensors",
+                             UnsupportedError)
+        return getattr(self.sem, name)(lhs, rhs)
+
+    def visit_BinOp(self, node):
+        if isinstance(node.op, ast.MatMult):
+            return core.dot(_unwrap(self.visit(node.left)), _unwrap(self.visit(node.right)))
+        return self.binop(node.op, self.visit(node.left), self.visit(node.right), node)
+
+    def visit_UnaryOp(self, node):
+        v = _unwrap(self.visit(node.operand))
+        if not isinstance(v, tensor):
+            return {ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x,
+                    ast.Invert: lambda x: ~x}[type(node.op)](v)
+        if isinstance(node.op, ast.USub):
+            return self.sem.minus(v)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.Not):
+            return self.sem.not_(v)
+        return self.sem.invert(v)
+
+    def visit_Compare(self, node):
+        result = None
+        lhs = self.visit(node.left)
+        for op, comp in zip(node.ops, node.comparators):
+            rhs = self.visit(comp)
+            name, pyfn = _CMPOPS[type(op)]
+            a, b_ = _unwrap(lhs), _unwrap(rhs)
+            if isinstance(a, tensor) or isinstance(b_, tensor):
+                if name is None:
+                    raise self.error(node, f"'{type(op).__name__}' cannot compare tensors", UnsupportedError)
+                r = self.sem.compare(name, a, b_)
+            else:
+                r = pyfn(a, b_)
+            result = r if result is None else self._and(result, r)
+            lhs = rhs
+        return result
+
+    def _and(self, a, b_):
+        a, b_ = _unwrap(a), _unwrap(b_)
+        if not isinstance(a, tensor) and not isinstance(b_, tensor):
+            return a and b_
+        return self.sem.logical_and(a, b_)
+
+    def visit_BoolOp(self, node):
+        # Compile-time operands short-circuit as in Python; run-time ones are
+        # combined elementwise (both sides are evaluated), as in Triton.
+        is_and = isinstance(node.op, ast.And)
+        acc = None
+        for v in node.values:
+            x = _unwrap(self.visit(v))
+            if acc is None:
+                acc = x
+            elif not isinstance(acc, tensor) and not isinstance(x, tensor):
+                acc = (acc and x) if is_and else (acc or x)
+            elif not isinstance(acc, tensor):
+                if is_and and not acc:
+                    return acc
+                if not is_and and acc:
+                    return acc
+                acc = x
+            else:
+                acc = self.sem.logical_and(acc, x) if is_and else self.sem.logical_or(acc, x)
+            if not isinstance(acc, tensor) and ((is_and and not acc) or (not is_and and acc)):
+                return acc
+        return acc
+
+    def visit_Attribute(self, node):
+        obj = _unwrap(self.visit(node.value))
+        if isinstance(obj, tensor):
+            if node.attr == "dtype":
+                return obj.dtype
+            if node.attr == "shape":
+                return tuple(obj.shape)
+            if node.attr == "numel":
+                return obj.numel
+        try:
+            return getattr(obj, node.attr)
+        except AttributeError:
+            raise self.error(node, f"'{type(obj).__name__}' object has no attribute '{node.attr}'",
+                             error_type="AttributeError") from None
+
+    def visit_Subscript(self, node):
+        obj = _unwrap(self.visit(node.value))
+        idx = self.visit(node.slice)
+        if isinstance(obj, tensor):
+            return obj[idx]
+        return obj[_unwrap(idx)]
+
+    def visit_Slice(self, node):
+        lo = None if node.lower is None else _unwrap(self.visit(node.lower))
+        hi = None if node.upper is None else _unwrap(self.visit(node.upper))
+        st = None if node.step is None else _unwrap(self.visit(node.step))
+        return slice(lo, hi, st)
+
+    def visit_Call(self, node):
+        fn = _unwrap(self.visit(node.func))
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(_unwrap(self.visit(a.value)))
+            else:
+                args.append(self.visit(a))
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                kwargs.update(_unwrap(self.visit(k.value)))
+            else:
+                kwargs[k.arg] = self.visit(k.value)
+        if _is_jit(fn):
+            return self.inline_call(fn, args, kwargs, node)
+        if getattr(fn, "__zetile_builtin__", False) or isinstance(fn, T.dtype):
+            return fn(*args, **kwargs)
+        if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, tensor):
+            return fn(*args, **kwargs)  # tensor methods (x.to(...), x.sum(...))
+        if fn in (core.range, core.static_range):
+            raise self.error(node, f"{fn.__name__} can only be used as a for-loop iterator")
+        if isinstance(fn, type) and issubclass(fn, core.constexpr):
+            return _unwrap(args[0]) if args else None
+        flat = [_unwrap(a) for a in args] + [_unwrap(v) for v in kwargs.values()]
+        if any(isinstance(a, tensor) for a in flat):
+            name = getattr(fn, "__name__", repr(fn))
+            if fn in (builtins.min, builtins.max) and len(args) == 2:
+                op = self.sem.minimum if fn is builtins.min else self.sem.maximum
+                return op(_unwrap(args[0]), _unwrap(args[1]))
+            raise self.error(node, f"cannot call {name}() with run-time values inside a kernel "
+                             "(only @zetile.jit functions and zetile.language builtins can be)",
+                             UnsupportedError)
+        if callable(fn):
+            return fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+        raise self.error(node, f"'{type(fn).__name__}' object is not callable", error_type="TypeError")
+
+    def inline_call(self, jitfn, args, kwargs, node):
+        if self.call_depth > 64:
+            raise self.error(node, "recursion is not supported in kernels", UnsupportedError)
+        callee = jitfn.source
+        sig = inspect.signature(jitfn.fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, f"{jitfn.fn.__name__}(): {e}", error_type="TypeError") from None
+        bound.apply_defaults()
+        new_scope = {}
+        for p in callee.tree.args.args:
+            v = bound.arguments[p.arg]
+            if _is_constexpr_annotation(p.annotation, callee):
+                v = _unwrap(v)
+                if isinstance(v, tensor):
+                    raise self.error(node, f"argument '{p.arg}' of {callee.name} is a constexpr but "
+                                     "was given a run-time value")
+                new_scope[p.arg] = v
+            else:
+                new_scope[p.arg] = self.sanitize(v) if isinstance(_unwrap(v), numbers.Number) else _unwrap(v)
+        saved = (self.scope, self.src)
+        self.scope, self.src = new_scope, callee
+        self.call_depth += 1
+        try:
+            self.visit_body(callee.tree.body)
+            ret = self.scope.get(_RETURN)
+        finally:
+            self.call_depth -= 1
+            self.scope, self.src = saved
+        return ret
+
+    def visit_Lambda(self, node):
+        raise self.error(node, "lambdas are not supported in kernels; define a @zetile.jit function",
+                         UnsupportedError)
+
+
+def generate(builder, jitfn, kernel_name, arg_types, constexprs, divisibility):
+    """Builds the tile IR of one specialization of `jitfn` into `builder`."""
+    gen = CodeGenerator(builder, jitfn.source, kernel_name)
+    gen.generate_kernel(jitfn.arg_names, arg_types, constexprs, divisibility)
+    return gen

@@ -1,0 +1,358 @@
+"""@zetile.jit: specialization, compilation and launches, as in Triton.
+
+`kernel[grid](*args, CONST=...)` specializes on the argument types (dtype of
+each pointer, i32/i64 for ints), Triton's hints (integers and addresses
+divisible by 16; integers equal to 1 become constants) and the constexpr
+values; each specialization is compiled once per device (tile IR -> the
+on-disk cache -> the device) and kept in memory.
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+
+import numpy as np
+
+from . import _C, runtime
+from .compiler import codegen
+from .compiler.errors import CompilationError
+from .language import core, dtypes as T
+
+
+class KernelArgumentError(TypeError):
+    """A launch whose arguments do not fit the kernel."""
+
+
+def _is_constexpr_annotation(ann):
+    if ann is core.constexpr:
+        return True
+    if isinstance(ann, str):
+        return "constexpr" in ann
+    return False
+
+
+class CompiledKernel:
+    """One specialization compiled for one target (and loaded on a device
+    when `executable` is set). `asm` maps section names to their contents:
+    "tile" (tile IR), "mlir" (zetile's lowering), "llvm" (cpu) or "spirv"
+    (Xe, bytes), "meta"."""
+
+    def __init__(self, name, artifact, executable=None, arg_names=(), arg_types=None, constexprs=None):
+        self.name = name
+        self.artifact = artifact
+        self.executable = executable
+        self.arg_names = tuple(arg_names)
+        self.arg_types = dict(arg_types or {})
+        self.constexprs = dict(constexprs or {})
+        self._asm = None
+
+    @property
+    def asm(self):
+        if self._asm is None:
+            asm = {}
+            for k, v in self.artifact.sections().items():
+                asm[k] = v if k == "spirv" else v.decode("utf-8", "replace")
+            self._asm = asm
+        return self._asm
+
+    @property
+    def metadata(self):
+        meta = {}
+        for line in self.asm.get("meta", "").splitlines():
+            if "=" in line:
+                k, v = line.split("=", 1)
+                meta[k] = v
+        return meta
+
+
+def _specialize_int(v):
+    if -2**31 <= v < 2**31:
+        return T.int32
+    if 2**31 <= v < 2**32:
+        return T.uint32
+    if -2**63 <= v < 2**63:
+        return T.int64
+    if 2**63 <= v < 2**64:
+        return T.uint64
+    raise KernelArgumentError(f"integer argument {v} does not fit in 64 bits")
+
+
+class JITFunction:
+    def __init__(self, fn, do_not_specialize=(), debug=None, noinline=None, repr=None,
+                 launch_metadata=None):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        sig = inspect.signature(fn)
+        self.signature = sig
+        self.arg_names = list(sig.parameters)
+        self.constexpr_names = {n for n, p in sig.parameters.items()
+                                if _is_constexpr_annotation(p.annotation)}
+        self.defaults = {n: p.default for n, p in sig.parameters.items()
+                         if p.default is not inspect.Parameter.empty}
+        self.do_not_specialize = {self.arg_names[d] if isinstance(d, int) else d
+                                  for d in do_not_specialize}
+        self.debug = debug
+        self._source = None
+        self._cache = {}
+        self._lock = threading.Lock()
+
+    @property
+    def source(self):
+        if self._source is None:
+            self._source = codegen.FunctionSource(self.fn)
+        return self._source
+
+    def __repr__(self):
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"{self.__name__} is a @zetile.jit kernel: launch it as "
+                           f"{self.__name__}[grid](...), or call it from another kernel")
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    # ------------------------------------------------------------ binding
+    def _bind(self, args, kwargs):
+        if len(args) > len(self.arg_names):
+            raise KernelArgumentError(f"{self.__name__}() takes {len(self.arg_names)} arguments but "
+                                      f"{len(args)} were given")
+        bound = dict(zip(self.arg_names, args))
+        for k, v in kwargs.items():
+            if k not in self.signature.parameters:
+                raise KernelArgumentError(f"{self.__name__}() got an unexpected argument '{k}'")
+            if k in bound:
+                raise KernelArgumentError(f"{self.__name__}() got multiple values for argument '{k}'")
+            bound[k] = v
+        for n in self.arg_names:
+            if n not in bound:
+                if n in self.defaults:
+                    bound[n] = self.defaults[n]
+                else:
+                    kind = "constexpr " if n in self.constexpr_names else ""
+                    raise KernelArgumentError(f"{self.__name__}() missing {kind}argument '{n}'")
+        return bound
+
+    def specialize(self, bound, device):
+        """Splits bound arguments into run-time arguments (types, hints,
+        values) and constexprs; returns (key, arg_types, divisibility,
+        constexprs, runtime_values)."""
+        arg_types, divisibility, constexprs, values = {}, {}, {}, []
+        key = []
+        for n in self.arg_names:
+            v = bound[n]
+            if isinstance(v, core.constexpr):
+                v = v.value
+            if n in self.constexpr_names:
+                if isinstance(v, (np.ndarray, runtime.Tensor)):
+                    raise KernelArgumentError(f"{self.__name__}: constexpr argument '{n}' must be a "
+                                              "compile-time value, got an array")
+                constexprs[n] = v
+                key.append((n, "c", _hashable(v)))
+                continue
+            if v is None:
+                constexprs[n] = None
+                key.append((n, "none"))
+                continue
+            if isinstance(v, (bool, np.bool_)):
+                arg_types[n] = T.int1
+                values.append((n, T.int1, bool(v)))
+                key.append((n, "i1"))
+                continue
+            if isinstance(v, (int, np.integer)):
+                v = int(v)
+                if v == 1 and n not in self.do_not_specialize:
+                    constexprs[n] = 1
+                    key.append((n, "1"))
+                    continue
+                dt = _specialize_int(v)
+                arg_types[n] = dt
+                d16 = n not in self.do_not_specialize and v % 16 == 0
+                if d16:
+                    divisibility[n] = 16
+                values.append((n, dt, v))
+                key.append((n, dt.name, d16))
+                continue
+            if isinstance(v, (float, np.floating)):
+                arg_types[n] = T.float32
+                values.append((n, T.float32, float(v)))
+                key.append((n, "fp32"))
+                continue
+            p = runtime.pointer_arg(v, device)
+            if p is None:
+                raise KernelArgumentError(
+                    f"{self.__name__}: argument '{n}' of type {type(v).__name__} cannot be passed to a "
+                    "kernel (expected an array, a tensor, an int, a float or a bool; annotate "
+                    "compile-time parameters with tl.constexpr)")
+            pt = T.pointer_type(p.dtype)
+            arg_types[n] = pt
+            d16 = n not in self.do_not_specialize and p.address % 16 == 0
+            if d16:
+                divisibility[n] = 16
+            values.append((n, pt, p))
+            key.append((n, str(pt), d16))
+        return tuple(key), arg_types, divisibility, constexprs, values
+
+    # ------------------------------------------------------------ compiling
+    def build_tile_ir(self, arg_types, constexprs, divisibility):
+        b = _C.Builder()
+        codegen.generate(b, self, self.__name__, arg_types, constexprs, divisibility)
+        return b.module_text()
+
+    def _compile_for(self, device, key, arg_types, divisibility, constexprs, num_warps):
+        text = self.build_tile_ir(arg_types, constexprs, divisibility)
+        info = device.info
+        try:
+            artifact = _C.compile(text, target=info["target"], num_warps=num_warps or 0,
+                                  compat=bool(info.get("compat")), cached=True)
+        except _C.Error as e:
+            raise _as_compilation_error(self, e) from e
+        exe = device.load(artifact)
+        return CompiledKernel(self.__name__, artifact, exe, [n for n in self.arg_names if n in arg_types],
+                              arg_types, constexprs)
+
+    def warmup(self, *args, grid=None, num_warps=None, num_stages=None, device=None, **kwargs):
+        dev = runtime.get_device(device)
+        bound = self._bind(args, kwargs)
+        key, arg_types, div, constexprs, _ = self.specialize(bound, dev)
+        return self._get_compiled(dev, key, arg_types, div, constexprs, num_warps)
+
+    def _get_compiled(self, dev, key, arg_types, div, constexprs, num_warps):
+        ckey = (dev.info["name"], key, num_warps)
+        ck = self._cache.get(ckey)
+        if ck is None:
+            with self._lock:
+                ck = self._cache.get(ckey)
+                if ck is None:
+                    ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps)
+                    self._cache[ckey] = ck
+        return ck
+
+    # ------------------------------------------------------------- launching
+    def run(self, *args, grid, num_warps=None, num_stages=None, num_ctas=None, device=None,
+            **kwargs):
+        dev = runtime.get_device(device)
+        bound = self._bind(args, kwargs)
+        key, arg_types, div, constexprs, values = self.specialize(bound, dev)
+        ck = self._get_compiled(dev, key, arg_types, div, constexprs, num_warps)
+        if callable(grid):
+            grid = grid(dict(bound))
+        grid = tuple(int(g.value if isinstance(g, core.constexpr) else g) for g in
+                     (grid if isinstance(grid, (tuple, list)) else (grid,)))
+        if not 1 <= len(grid) <= 3:
+            raise KernelArgumentError(f"grid must have 1 to 3 dimensions, got {grid}")
+        if any(g < 0 for g in grid):
+            raise KernelArgumentError(f"grid dimensions must not be negative, got {grid}")
+        grid = grid + (1,) * (3 - len(grid))
+        if 0 in grid:
+            return ck
+        cargs = []
+        writebacks = []
+        for n, dt, v in values:
+            if dt.is_ptr():
+                cargs.append((_C.PTR, v.address))
+                if v.writeback is not None:
+                    writebacks.append(v.writeback)
+            elif dt.is_floating():
+                if dt.primitive_bitwidth == 16:
+                    bits = np.array([v], dtype=dt.to_numpy()).view(np.uint16)[0]
+                    cargs.append((dt.zt_kind, int(bits)))
+                else:
+                    cargs.append((dt.zt_kind, v))
+            else:
+                cargs.append((dt.zt_kind, v))
+        ck.executable.launch(grid, cargs)
+        if writebacks:
+            dev.synchronize()
+            for w in writebacks:
+                w()
+        return ck
+
+
+def _hashable(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, T.dtype):
+        return ("dtype", str(v))
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return repr(v)
+
+
+def _as_compilation_error(jitfn, e):
+    """Wraps a compiler (MLIR) error, which names file:line in its text."""
+    msg = str(e)
+    src = jitfn.source
+    import re
+    m = re.search(re.escape(src.file) + r":(\d+):(\d+)", msg)
+    line = int(m.group(1)) if m else src.first_line
+    col = int(m.group(2)) if m else 1
+    idx = line - src.first_line
+    src_line = src.lines[idx] if 0 <= idx < len(src.lines) else ""
+    return CompilationError(src.file, line, col, src_line, jitfn.__name__, msg, type(e).__name__)
+
+
+def jit(fn=None, *, do_not_specialize=(), debug=None, noinline=None, repr=None,
+        launch_metadata=None, **kwargs):
+    """Decorator: compile `fn` as a kernel (Triton's @triton.jit)."""
+    def wrap(f):
+        return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline)
+    return wrap(fn) if fn is not None else wrap
+
+
+def compile(fn, signature, constexprs=None, constants=None, target="cpu", num_warps=0,
+            compat=False, igc_options=None, cached=True):
+    """Compiles one specialization without launching it (no device needed).
+
+    signature: {"x_ptr": "*fp32", "n": "i32"} (Triton's type strings) or a
+    comma-separated string in parameter order; constexprs: {"BLOCK": 1024}.
+    Returns a CompiledKernel whose .asm holds "tile", "mlir", "spirv"/"llvm".
+    """
+    if not isinstance(fn, JITFunction):
+        fn = JITFunction(fn)
+    constexprs = dict(constexprs or {})
+    constexprs.update(constants or {})
+    if isinstance(signature, str):
+        runtime_names = [n for n in fn.arg_names if n not in fn.constexpr_names and n not in constexprs]
+        parts = [s.strip() for s in signature.split(",") if s.strip()]
+        if len(parts) != len(runtime_names):
+            raise KernelArgumentError(f"signature has {len(parts)} types for {len(runtime_names)} "
+                                      f"arguments ({', '.join(runtime_names)})")
+        signature = dict(zip(runtime_names, parts))
+    arg_types, div = {}, {}
+    for n in fn.arg_names:
+        if n in constexprs:
+            continue
+        if n in fn.constexpr_names:
+            if n in fn.defaults:
+                constexprs[n] = fn.defaults[n]
+                continue
+            raise KernelArgumentError(f"constexpr '{n}' needs a value in constexprs=")
+        if n not in signature:
+            if n in fn.defaults:
+                constexprs[n] = fn.defaults[n]
+                continue
+            raise KernelArgumentError(f"argument '{n}' needs a type in signature=")
+        s = signature[n]
+        if isinstance(s, str) and s.endswith(":16"):
+            s = s[:-3]
+            div[n] = 16
+        arg_types[n] = T.parse_signature_type(s) if isinstance(s, str) else s
+        if arg_types[n].is_ptr():
+            div.setdefault(n, 16)
+    unknown = set(signature) - set(fn.arg_names)
+    if unknown:
+        raise KernelArgumentError(f"signature names unknown arguments: {', '.join(sorted(unknown))}")
+    text = fn.build_tile_ir(arg_types, constexprs, div)
+    try:
+        artifact = _C.compile(text, target=target, num_warps=num_warps, compat=compat,
+                              igc_options=igc_options, cached=cached)
+    except _C.Error as e:
+        raise _as_compilation_error(fn, e) from e
+    return CompiledKernel(fn.__name__, artifact, None, [n for n in fn.arg_names if n in arg_types],
+                          arg_types, constexprs)

@@ -1,0 +1,14 @@
+"""zetile.language: write kernels as in Triton (`import zetile.language as tl`)."""
+from .core import *  # noqa: F401,F403
+from .core import (constexpr, tensor, dtype, pointer_type, builtin, PropagateNan, range,  # noqa: F401
+                   static_range, program_id, num_programs, arange, full, zeros, zeros_like,
+                   full_like, cast, load, store, exp, exp2, log, log2, sqrt, sqrt_rn, rsqrt, sin,
+                   cos, erf, floor, ceil, abs, fma, maximum, minimum, clamp, where, fdiv, div_rn,
+                   umulhi, sigmoid, cdiv, broadcast_to, broadcast, expand_dims, reshape, view,
+                   ravel, permute, trans, sum, max, min, xor_sum, dot, multiple_of, max_contiguous,
+                   max_constancy, debug_barrier, static_assert, static_print,
+                   int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16,
+                   bfloat16, float32, float64)
+from . import math  # noqa: F401
+
+tensor_descriptor = None  # arrives with issue 3 (tl.make_tensor_descriptor)

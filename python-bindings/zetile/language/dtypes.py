@@ -1,0 +1,187 @@
+"""Element types of zetile.language, with Triton's names and rules."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _C
+
+# Kind order used by Triton's promotion of Python scalars: bool < uint < int < float.
+KIND_BOOL, KIND_UINT, KIND_INT, KIND_FLOAT = 0, 1, 2, 3
+
+
+class dtype:
+    """A scalar element type (tl.float32, tl.int32, ...)."""
+
+    SINT = ("int8", "int16", "int32", "int64")
+    UINT = ("int1", "uint8", "uint16", "uint32", "uint64")
+    FP = ("fp16", "bf16", "fp32", "fp64")
+
+    def __init__(self, name: str):
+        self.name = name
+        if name == "int1":
+            self._bits, self._kind = 1, KIND_BOOL
+        elif name in self.SINT:
+            self._bits, self._kind = int(name[3:]), KIND_INT
+        elif name in self.UINT:
+            self._bits, self._kind = int(name[4:]), KIND_UINT
+        elif name in self.FP:
+            self._bits, self._kind = int(name[2:]) if name != "bf16" else 16, KIND_FLOAT
+        else:
+            raise ValueError(f"unknown dtype {name!r}")
+
+    # Predicates, spelled as in triton.language.
+    def is_floating(self): return self._kind == KIND_FLOAT
+    def is_int(self): return self._kind in (KIND_BOOL, KIND_UINT, KIND_INT)
+    def is_bool(self): return self._kind == KIND_BOOL
+    def is_int_signed(self): return self._kind == KIND_INT
+    def is_int_unsigned(self): return self._kind in (KIND_UINT, KIND_BOOL)
+    def is_fp16(self): return self.name == "fp16"
+    def is_bf16(self): return self.name == "bf16"
+    def is_fp32(self): return self.name == "fp32"
+    def is_fp64(self): return self.name == "fp64"
+    def is_ptr(self): return False
+    def is_standard_floating(self): return self.is_floating()
+
+    def kind(self): return self._kind
+
+    @property
+    def primitive_bitwidth(self): return self._bits
+
+    @property
+    def int_bitwidth(self): return self._bits if self.is_int() else 0
+
+    @property
+    def int_signedness(self): return "signed" if self.is_int_signed() else "unsigned"
+
+    @property
+    def fp_mantissa_width(self):
+        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}[self.name]
+
+    def get_int_min_value(self):
+        if self.is_bool(): return 0
+        return -(1 << (self._bits - 1)) if self.is_int_signed() else 0
+
+    def get_int_max_value(self):
+        if self.is_bool(): return 1
+        return (1 << (self._bits - 1)) - 1 if self.is_int_signed() else (1 << self._bits) - 1
+
+    @property
+    def zt_kind(self) -> int:
+        """The builder's scalar kind (signless)."""
+        if self.is_floating():
+            return {"fp16": _C.F16, "bf16": _C.BF16, "fp32": _C.F32, "fp64": _C.F64}[self.name]
+        return {1: _C.I1, 8: _C.I8, 16: _C.I16, 32: _C.I32, 64: _C.I64}[self._bits]
+
+    def to_numpy(self):
+        if self.name == "bf16":
+            import ml_dtypes
+            return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype({"int1": np.bool_, "fp16": np.float16, "fp32": np.float32,
+                         "fp64": np.float64}.get(self.name, self.name))
+
+    def __eq__(self, other):
+        return isinstance(other, dtype) and not other.is_ptr() and self.name == other.name
+
+    def __hash__(self): return hash(self.name)
+    def __repr__(self): return f"zetile.language.{_PUBLIC_NAMES.get(self.name, self.name)}"
+    def __str__(self): return self.name
+
+    # Used as a function: tl.float32(x) casts, as in Triton.
+    def __call__(self, x):
+        from . import core
+        return core.cast(x, self)
+
+
+class pointer_type(dtype):
+    """Pointer to elements of `element_ty` in global memory."""
+
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
+        self.element_ty = element_ty
+        self.address_space = address_space
+        self.const = const
+        self.name = f"pointer<{element_ty}>"
+        self._bits, self._kind = 64, -1
+
+    def is_ptr(self): return True
+    def is_floating(self): return False
+    def is_int(self): return False
+    def is_bool(self): return False
+    def is_int_signed(self): return False
+    def is_int_unsigned(self): return False
+
+    @property
+    def zt_kind(self): return _C.PTR
+
+    def __eq__(self, other):
+        return isinstance(other, pointer_type) and other.element_ty == self.element_ty
+
+    def __hash__(self): return hash(("ptr", self.element_ty.name))
+    def __repr__(self): return f"pointer_type({self.element_ty!r})"
+    def __str__(self): return "*" + signature_name(self.element_ty)
+
+
+int1 = dtype("int1")
+int8, int16, int32, int64 = (dtype(n) for n in dtype.SINT)
+uint8, uint16, uint32, uint64 = (dtype(n) for n in dtype.UINT[1:])
+float16, bfloat16, float32, float64 = (dtype(n) for n in dtype.FP)
+_PUBLIC_NAMES = {"int1": "int1", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
+                 "fp64": "float64"}
+
+ALL_DTYPES = [int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+              float16, bfloat16, float32, float64]
+
+# Triton's signature spellings ("*fp32", "i32", "u8", "fp16", "i1").
+_SIG = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+        "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+        "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64"}
+_SIG_REV = {v: k for k, v in _SIG.items()}
+_SIG_REV.update({"f16": "fp16", "f32": "fp32", "f64": "fp64", "u1": "int1", "bool": "int1"})
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+
+
+def signature_name(d: dtype) -> str:
+    if d.is_ptr():
+        return "*" + signature_name(d.element_ty)
+    return _SIG[d.name]
+
+
+def parse_signature_type(s: str) -> dtype:
+    """'*fp32' -> pointer_type(float32), 'i32' -> int32 (Triton's strings)."""
+    s = s.strip()
+    if s.startswith("*"):
+        s2 = s[1:]
+        if s2.startswith("k"):  # Triton's const pointers "*kfp32"
+            s2 = s2[1:]
+        return pointer_type(parse_signature_type(s2))
+    if s in _SIG_REV:
+        return _BY_NAME[_SIG_REV[s]]
+    if s in _BY_NAME:
+        return _BY_NAME[s]
+    raise ValueError(f"unknown type {s!r} in signature (use Triton's spellings: *fp32, i32, fp16, ...)")
+
+
+_NUMPY_TO_DTYPE = {
+    "bool": int1, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
+    "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
+    "float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64,
+}
+
+
+def from_numpy_dtype(npd) -> dtype:
+    name = np.dtype(npd).name
+    if name not in _NUMPY_TO_DTYPE:
+        raise TypeError(f"no zetile dtype for numpy dtype {name}")
+    return _NUMPY_TO_DTYPE[name]
+
+
+_TORCH_NAMES = {"torch.bool": int1, "torch.int8": int8, "torch.int16": int16, "torch.int32": int32,
+                "torch.int64": int64, "torch.uint8": uint8, "torch.uint16": uint16,
+                "torch.uint32": uint32, "torch.uint64": uint64, "torch.float16": float16,
+                "torch.bfloat16": bfloat16, "torch.float32": float32, "torch.float64": float64}
+
+
+def from_torch_dtype(tdt) -> dtype:
+    key = str(tdt)
+    if key not in _TORCH_NAMES:
+        raise TypeError(f"no zetile dtype for torch dtype {key}")
+    return _TORCH_NAMES[key]

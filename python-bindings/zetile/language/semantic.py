@@ -1,0 +1,670 @@
+"""Triton's semantics (type promotion, casts, broadcasting) over zetile's C builder.
+
+The rules follow triton/language/semantic.py (Triton 3.x): Python scalars are
+weakly typed, `/` promotes to float, `//` and `%` round toward zero, half
+types compute `/` and `%` in fp32, and so on. Every op ends in a call to the
+C builder (`_zetile.Builder`), which checks shapes again and records the
+source location.
+"""
+from __future__ import annotations
+
+import numbers
+
+from .. import _C
+from . import dtypes as T
+from .dtypes import dtype, pointer_type
+
+
+class tensor:
+    """A value in a kernel: a scalar (shape ()) or a block of elements."""
+
+    def __init__(self, handle: int, dtype_: dtype, shape=()):
+        self.handle = handle
+        self.dtype = dtype_
+        self.shape = tuple(int(s) for s in shape)
+
+    @property
+    def type(self):
+        return self
+
+    @property
+    def scalar(self):
+        return self.dtype
+
+    def is_block(self):
+        return len(self.shape) > 0
+
+    @property
+    def numel(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def __repr__(self):
+        shape = "x".join(map(str, self.shape))
+        return f"tensor<{shape + 'x' if shape else ''}{self.dtype}>"
+
+    def __bool__(self):
+        raise TypeError("a tensor's truth value is only known when the kernel runs; "
+                        "use it in an `if`/`while` of the kernel (which zetile compiles), "
+                        "or tl.where for elementwise choice")
+
+
+def _zt_type(dt: dtype, shape=()):
+    pointee = dt.element_ty.zt_kind if dt.is_ptr() else 0
+    return (dt.zt_kind, pointee, tuple(shape))
+
+
+class Semantic:
+    def __init__(self, builder):
+        self.b = builder
+
+    # ------------------------------------------------------------------ basics
+    def make(self, handle, dt, shape=()):
+        return tensor(handle, dt, shape)
+
+    def to_tensor_type(self, x):
+        return _to_tensor_type(x)
+
+    def scalar_constant(self, value, dt: dtype) -> tensor:
+        if dt.is_floating():
+            h = self.b.const_float(dt.zt_kind, float(value))
+        elif dt.is_int():
+            v = int(value)
+            bits = dt.int_bitwidth
+            if dt.is_bool():
+                v = 1 if v else 0
+            elif v >= (1 << (bits - 1)):  # unsigned values above the signed range
+                v -= 1 << bits
+            h = self.b.const_int(dt.zt_kind, v)
+        else:
+            raise TypeError(f"cannot make a constant of type {dt}")
+        return tensor(h, dt)
+
+    def to_tensor(self, x) -> tensor:
+        if isinstance(x, tensor):
+            return x
+        from .core import constexpr
+        if isinstance(x, constexpr):
+            x = x.value
+        if isinstance(x, (bool, int, float)):
+            return self.scalar_constant(x, _to_tensor_type(x))
+        raise TypeError(f"cannot use {x!r} (of type {type(x).__name__}) as a kernel value")
+
+    def full(self, shape, value, dt: dtype) -> tensor:
+        shape = tuple(int(s) for s in shape)
+        if isinstance(value, tensor):
+            if value.shape:
+                raise ValueError("tl.full's value must be a scalar")
+            s = self.cast(value, dt)
+        else:
+            s = self.scalar_constant(value, dt)
+        if not shape:
+            return s
+        return tensor(self.b.splat(s.handle, shape), dt, shape)
+
+    def splat(self, t: tensor, shape) -> tensor:
+        if t.shape == tuple(shape):
+            return t
+        return tensor(self.b.splat(t.handle, tuple(shape)), t.dtype, shape)
+
+    # ------------------------------------------------------------- broadcasts
+    def broadcast_to(self, t: tensor, shape) -> tensor:
+        shape = tuple(int(s) for s in shape)
+        if t.shape == shape:
+            return t
+        if not t.shape:
+            return self.splat(t, shape)
+        if len(t.shape) < len(shape):
+            t = self.reshape(t, (1,) * (len(shape) - len(t.shape)) + t.shape)
+        for a, b_ in zip(t.shape, shape):
+            if a != b_ and a != 1:
+                raise ValueError(f"cannot broadcast shape {list(t.shape)} to {list(shape)}")
+        if t.shape == shape:
+            return t
+        return tensor(self.b.broadcast(t.handle, shape), t.dtype, shape)
+
+    def broadcast_shapes(self, a, b_):
+        if not a:
+            return tuple(b_)
+        if not b_:
+            return tuple(a)
+        n = max(len(a), len(b_))
+        a = (1,) * (n - len(a)) + tuple(a)
+        b_ = (1,) * (n - len(b_)) + tuple(b_)
+        out = []
+        for x, y in zip(a, b_):
+            if x == y or y == 1:
+                out.append(x)
+            elif x == 1:
+                out.append(y)
+            else:
+                raise ValueError(f"incompatible dimensions at index {len(out)}: {x} and {y}")
+        return tuple(out)
+
+    def broadcast_pair(self, a: tensor, b_: tensor):
+        shape = self.broadcast_shapes(a.shape, b_.shape)
+        return self.broadcast_to(a, shape), self.broadcast_to(b_, shape)
+
+    # ----------------------------------------------------------------- casts
+    def cast(self, t, dst: dtype) -> tensor:
+        t = self.to_tensor(t)
+        src = t.dtype
+        if src == dst and src.is_ptr() == dst.is_ptr():
+            return t
+        b = self.b
+        if src.is_ptr() and dst.is_ptr():
+            return tensor(b.ptr_cast(t.handle, dst.element_ty.zt_kind), dst, t.shape)
+        if src.is_ptr() and dst.is_int():
+            if dst.int_bitwidth == 64:
+                return tensor(b.ptr_to_int(t.handle), dst, t.shape)
+            if dst.is_bool():
+                i = self.cast(t, T.int64)
+                return self.not_equal(i, 0)
+            raise TypeError(f"cannot cast a pointer to {dst}")
+        if src.is_int() and dst.is_ptr():
+            t64 = self.cast(t, T.int64)
+            return tensor(b.int_to_ptr(t64.handle, dst.element_ty.zt_kind), dst, t.shape)
+        if src.is_floating() and dst.is_floating():
+            sb, db = src.primitive_bitwidth, dst.primitive_bitwidth
+            if sb == db:  # fp16 <-> bf16 goes through fp32
+                return self.cast(self.cast(t, T.float32), dst)
+            op = _C.CAST_TRUNCF if db < sb else _C.CAST_EXTF
+            return tensor(b.cast(op, t.handle, dst.zt_kind), dst, t.shape)
+        if src.is_int() and dst.is_int():
+            if dst.is_bool():
+                return self.not_equal(t, 0)
+            sb, db = src.int_bitwidth, dst.int_bitwidth
+            if sb == db:
+                return tensor(t.handle, dst, t.shape)  # signless: same bits
+            if db < sb:
+                return tensor(b.cast(_C.CAST_TRUNCI, t.handle, dst.zt_kind), dst, t.shape)
+            op = _C.CAST_EXTSI if src.is_int_signed() else _C.CAST_EXTUI
+            return tensor(b.cast(op, t.handle, dst.zt_kind), dst, t.shape)
+        if src.is_floating() and dst.is_int():
+            if dst.is_bool():
+                return self.not_equal(t, 0)
+            op = _C.CAST_FPTOSI if dst.is_int_signed() else _C.CAST_FPTOUI
+            return tensor(b.cast(op, t.handle, dst.zt_kind), dst, t.shape)
+        if src.is_int() and dst.is_floating():
+            op = _C.CAST_SITOFP if src.is_int_signed() else _C.CAST_UITOFP
+            return tensor(b.cast(op, t.handle, dst.zt_kind), dst, t.shape)
+        raise TypeError(f"cannot cast {src} to {dst}")
+
+    def bitcast(self, t, dst: dtype) -> tensor:
+        t = self.to_tensor(t)
+        src = t.dtype
+        if src.is_ptr() or dst.is_ptr():
+            return self.cast(t, dst)
+        if src.primitive_bitwidth != dst.primitive_bitwidth:
+            raise ValueError(f"cannot bitcast {src} ({src.primitive_bitwidth} bits) to "
+                             f"{dst} ({dst.primitive_bitwidth} bits)")
+        if src == dst:
+            return t
+        if src.is_int() and dst.is_int():
+            return tensor(t.handle, dst, t.shape)
+        return tensor(self.b.cast(_C.CAST_BITCAST, t.handle, dst.zt_kind), dst, t.shape)
+
+    # ------------------------------------------------------- type promotion
+    def integer_promote(self, a: dtype, b_: dtype) -> dtype:
+        if a.is_int_signed() == b_.is_int_signed():
+            return a if a.int_bitwidth > b_.int_bitwidth else b_
+        if a.is_int_unsigned():
+            return a if a.int_bitwidth >= b_.int_bitwidth else b_
+        return b_ if b_.int_bitwidth >= a.int_bitwidth else a
+
+    def computation_type(self, a: dtype, a_scalar: bool, b_: dtype, b_scalar: bool,
+                         div_or_mod: bool) -> dtype:
+        if a_scalar != b_scalar:
+            s, t = (a, b_) if a_scalar else (b_, a)
+            if s.kind() <= t.kind():
+                a, b_ = t, t
+        if a.is_fp64() or b_.is_fp64():
+            return T.float64
+        if div_or_mod and (a.is_floating() or b_.is_floating()):
+            return T.float32
+        if a.is_fp32() or b_.is_fp32():
+            return T.float32
+        if a.is_fp16() or b_.is_fp16():
+            return T.float16
+        if a.is_bf16() and b_.is_bf16():
+            return T.bfloat16
+        if a.is_bf16() or b_.is_bf16():
+            return T.float32
+        if not a.is_int() or not b_.is_int():
+            raise TypeError(f"unexpected types {a} and {b_}")
+        if div_or_mod and a.is_int_signed() != b_.is_int_signed():
+            raise TypeError(f"cannot use /, // or % with {a} and {b_} because they have different "
+                            "signedness; cast them to the same signedness")
+        return self.integer_promote(a, b_)
+
+    def _to_computation_type(self, v, dt: dtype) -> tensor:
+        if not isinstance(v, numbers.Number):
+            return self.cast(v, dt)
+        if v < 0 and dt.is_int_unsigned():
+            raise ValueError("cannot combine an unsigned tensor with a negative scalar; cast one "
+                             "of them explicitly")
+        if dt.is_int() and not (dt.get_int_min_value() <= v <= dt.get_int_max_value()):
+            raise ValueError(f"scalar {v} is out of range for type {dt}")
+        return self.scalar_constant(v, dt)
+
+    def _unwrap(self, x):
+        from .core import constexpr
+        while isinstance(x, constexpr):
+            x = x.value
+        return x
+
+    def binary_operands(self, lhs, rhs, allow_lhs_ptr=False, allow_rhs_ptr=False,
+                        arithmetic=True, div_or_mod=False):
+        lhs, rhs = self._unwrap(lhs), self._unwrap(rhs)
+        ls, rs = isinstance(lhs, numbers.Number), isinstance(rhs, numbers.Number)
+        if not ls and not isinstance(lhs, tensor):
+            raise TypeError(f"unsupported operand {lhs!r}")
+        if not rs and not isinstance(rhs, tensor):
+            raise TypeError(f"unsupported operand {rhs!r}")
+        lt = _to_tensor_type(lhs) if ls else lhs.dtype
+        rt = _to_tensor_type(rhs) if rs else rhs.dtype
+        _check_ptr(lt, rt, allow_lhs_ptr)
+        _check_ptr(rt, lt, allow_rhs_ptr)
+        if arithmetic and not lt.is_ptr() and not rt.is_ptr():
+            ct = self.computation_type(lt, ls, rt, rs, div_or_mod)
+            lhs = self._to_computation_type(lhs, ct)
+            rhs = self._to_computation_type(rhs, ct)
+        else:
+            lhs, rhs = self.to_tensor(lhs), self.to_tensor(rhs)
+        return self.broadcast_pair(lhs, rhs)
+
+    def _bin(self, op, a: tensor, b_: tensor, dt=None) -> tensor:
+        return tensor(self.b.binary(op, a.handle, b_.handle), dt or a.dtype, a.shape)
+
+    # ------------------------------------------------------------ arithmetic
+    def add(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, True, True)
+        if x.dtype.is_ptr() and y.dtype.is_ptr():
+            raise TypeError("cannot add pointers together")
+        if y.dtype.is_ptr():
+            x, y = y, x
+        if x.dtype.is_ptr():
+            off = y
+            if off.dtype.is_int_unsigned() and off.dtype.int_bitwidth < 64:
+                # addptr sign-extends offsets: zero-extend unsigned ones first.
+                off = tensor(self.b.cast(_C.CAST_EXTUI, y.handle, _C.I64), T.int64, y.shape)
+            if not off.dtype.is_int():
+                raise TypeError(f"pointer offset must be an integer, got {off.dtype}")
+            return tensor(self.b.addptr(x.handle, off.handle), x.dtype, x.shape)
+        if x.dtype.is_floating():
+            return self._bin(_C.BINARY_ADDF, x, y)
+        return self._bin(_C.BINARY_ADDI, x, y)
+
+    def sub(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, True, False)
+        if x.dtype.is_ptr():
+            return self.add(x, self.minus(y))
+        if x.dtype.is_floating():
+            return self._bin(_C.BINARY_SUBF, x, y)
+        return self._bin(_C.BINARY_SUBI, x, y)
+
+    def mul(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y)
+        if x.dtype.is_floating():
+            return self._bin(_C.BINARY_MULF, x, y)
+        return self._bin(_C.BINARY_MULI, x, y)
+
+    def truediv(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, div_or_mod=True)
+        xs, ys = x.dtype, y.dtype
+        if xs.is_floating() and ys.is_int():
+            y = self.cast(y, xs)
+        elif xs.is_int() and ys.is_floating():
+            x = self.cast(x, ys)
+        elif xs.is_int() and ys.is_int():
+            x, y = self.cast(x, T.float32), self.cast(y, T.float32)
+        elif xs.fp_mantissa_width > ys.fp_mantissa_width:
+            y = self.cast(y, xs)
+        else:
+            x = self.cast(x, ys)
+        return self._bin(_C.BINARY_DIVF, x, y)
+
+    def floordiv(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, div_or_mod=True)
+        if not (x.dtype.is_int() and y.dtype.is_int()):
+            raise TypeError(f"// needs integer operands, got {x.dtype} and {y.dtype}")
+        rt = self.integer_promote(x.dtype, y.dtype)
+        x, y = self.cast(x, rt), self.cast(y, rt)
+        return self._bin(_C.BINARY_DIVSI if rt.is_int_signed() else _C.BINARY_DIVUI, x, y)
+
+    def fdiv(self, x, y, ieee_rounding=False) -> tensor:
+        x, y = self.binary_operands(x, y, div_or_mod=True)
+        if not x.dtype.is_floating():
+            raise TypeError("fdiv needs floating-point operands")
+        return self._bin(_C.BINARY_DIVF, x, y)
+
+    def mod(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, div_or_mod=True)
+        if x.dtype.is_floating():
+            return self._bin(_C.BINARY_REMF, x, y)
+        if x.dtype.is_int_signed() != y.dtype.is_int_signed():
+            raise TypeError(f"cannot take {x.dtype} modulo {y.dtype}: different signedness")
+        return self._bin(_C.BINARY_REMSI if x.dtype.is_int_signed() else _C.BINARY_REMUI, x, y)
+
+    def minus(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if x.dtype.is_ptr():
+            raise TypeError("cannot negate a pointer")
+        if x.dtype.is_floating():
+            return tensor(self.b.unary(_C.UNARY_NEGF, x.handle), x.dtype, x.shape)
+        return self.sub(self.full(x.shape, 0, x.dtype), x)
+
+    def invert(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if not x.dtype.is_int():
+            raise TypeError(f"~ needs an integer operand, got {x.dtype}")
+        ones = self.full(x.shape, x.dtype.get_int_max_value() if x.dtype.is_int_unsigned() else -1,
+                         x.dtype)
+        return self._bin(_C.BINARY_XORI, x, ones)
+
+    def _bitwise(self, op, x, y) -> tensor:
+        x, y = self.binary_operands(x, y)
+        if not (x.dtype.is_int() and y.dtype.is_int()):
+            raise TypeError(f"bitwise operation needs integer operands, got {x.dtype} and {y.dtype}")
+        rt = self.integer_promote(x.dtype, y.dtype)
+        x, y = self.cast(x, rt), self.cast(y, rt)
+        return self._bin(op, x, y)
+
+    def and_(self, x, y): return self._bitwise(_C.BINARY_ANDI, x, y)
+    def or_(self, x, y): return self._bitwise(_C.BINARY_ORI, x, y)
+    def xor_(self, x, y): return self._bitwise(_C.BINARY_XORI, x, y)
+    def shl(self, x, y): return self._bitwise(_C.BINARY_SHLI, x, y)
+
+    def shr(self, x, y):
+        x, y = self.binary_operands(x, y)
+        if not (x.dtype.is_int() and y.dtype.is_int()):
+            raise TypeError(f">> needs integer operands, got {x.dtype} and {y.dtype}")
+        rt = self.integer_promote(x.dtype, y.dtype)
+        x, y = self.cast(x, rt), self.cast(y, rt)
+        return self._bin(_C.BINARY_SHRSI if rt.is_int_signed() else _C.BINARY_SHRUI, x, y)
+
+    def logical_and(self, x, y):
+        x, y = self.to_bool(x), self.to_bool(y)
+        return self.and_(x, y)
+
+    def logical_or(self, x, y):
+        x, y = self.to_bool(x), self.to_bool(y)
+        return self.or_(x, y)
+
+    def not_(self, x):
+        x = self.to_bool(x)
+        return self.xor_(x, self.full(x.shape, True, T.int1))
+
+    def to_bool(self, x) -> tensor:
+        x = self.to_tensor(self._unwrap(x))
+        return x if x.dtype.is_bool() else self.cast(x, T.int1)
+
+    # ------------------------------------------------------------ comparisons
+    _FCMP = {"lt": _C.CMP_OLT, "le": _C.CMP_OLE, "gt": _C.CMP_OGT, "ge": _C.CMP_OGE,
+             "eq": _C.CMP_OEQ, "ne": _C.CMP_UNE}
+    _SCMP = {"lt": _C.CMP_SLT, "le": _C.CMP_SLE, "gt": _C.CMP_SGT, "ge": _C.CMP_SGE,
+             "eq": _C.CMP_EQ, "ne": _C.CMP_NE}
+    _UCMP = {"lt": _C.CMP_ULT, "le": _C.CMP_ULE, "gt": _C.CMP_UGT, "ge": _C.CMP_UGE,
+             "eq": _C.CMP_EQ, "ne": _C.CMP_NE}
+
+    def compare(self, pred: str, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, True, True)
+        if x.dtype.is_ptr() or y.dtype.is_ptr():
+            x, y = self.cast(x, T.int64), self.cast(y, T.int64)
+            table = self._UCMP
+        elif x.dtype.is_floating():
+            table = self._FCMP
+        elif x.dtype.is_int_signed():
+            table = self._SCMP
+        else:
+            table = self._UCMP
+        return tensor(self.b.cmp(table[pred], x.handle, y.handle), T.int1, x.shape)
+
+    def less_than(self, x, y): return self.compare("lt", x, y)
+    def less_equal(self, x, y): return self.compare("le", x, y)
+    def greater_than(self, x, y): return self.compare("gt", x, y)
+    def greater_equal(self, x, y): return self.compare("ge", x, y)
+    def equal(self, x, y): return self.compare("eq", x, y)
+    def not_equal(self, x, y): return self.compare("ne", x, y)
+
+    # --------------------------------------------------------- other math
+    def where(self, cond, x, y) -> tensor:
+        cond = self.to_bool(cond)
+        x, y = self._unwrap(x), self._unwrap(y)
+        # Triton: resolve the value type from the tensor operands first and only
+        # then let Python scalars join (so they never round through a narrow type).
+        tensor_dt = scalar_dt = None
+        for v in (x, y):
+            if isinstance(v, numbers.Number):
+                d = _to_tensor_type(v)
+                scalar_dt = d if scalar_dt is None else self.computation_type(scalar_dt, True, d, True,
+                                                                              False)
+            else:
+                v = self.to_tensor(v)
+                tensor_dt = v.dtype if tensor_dt is None else (
+                    v.dtype if v.dtype == tensor_dt else
+                    self.computation_type(tensor_dt, False, v.dtype, False, False))
+        if tensor_dt is None:
+            dt = scalar_dt
+        elif scalar_dt is None:
+            dt = tensor_dt
+        elif tensor_dt.is_ptr():
+            dt = tensor_dt
+        else:
+            dt = self.computation_type(tensor_dt, False, scalar_dt, True, False)
+        x = self._to_computation_type(x, dt) if not dt.is_ptr() else self.to_tensor(x)
+        y = self._to_computation_type(y, dt) if not dt.is_ptr() else self.to_tensor(y)
+        shape = self.broadcast_shapes(self.broadcast_shapes(cond.shape, x.shape), y.shape)
+        cond, x, y = (self.broadcast_to(v, shape) for v in (cond, x, y))
+        return tensor(self.b.select(cond.handle, x.handle, y.handle), x.dtype, shape)
+
+    def maximum(self, x, y, propagate_nan_all=False) -> tensor:
+        x, y = self.binary_operands(x, y)
+        if x.dtype.is_floating():
+            op = _C.BINARY_MAXIMUMF if propagate_nan_all else _C.BINARY_MAXNUMF
+        else:
+            op = _C.BINARY_MAXSI if x.dtype.is_int_signed() else _C.BINARY_MAXUI
+        return self._bin(op, x, y)
+
+    def minimum(self, x, y, propagate_nan_all=False) -> tensor:
+        x, y = self.binary_operands(x, y)
+        if x.dtype.is_floating():
+            op = _C.BINARY_MINIMUMF if propagate_nan_all else _C.BINARY_MINNUMF
+        else:
+            op = _C.BINARY_MINSI if x.dtype.is_int_signed() else _C.BINARY_MINUI
+        return self._bin(op, x, y)
+
+    def unary_float(self, op, x, name) -> tensor:
+        x = self.to_tensor(self._unwrap(x))
+        if not x.dtype.is_floating():
+            raise TypeError(f"{name} needs a floating-point operand, got {x.dtype}")
+        return tensor(self.b.unary(op, x.handle), x.dtype, x.shape)
+
+    def abs(self, x) -> tensor:
+        x = self.to_tensor(self._unwrap(x))
+        if x.dtype.is_floating():
+            return tensor(self.b.unary(_C.UNARY_ABSF, x.handle), x.dtype, x.shape)
+        if x.dtype.is_int_signed():
+            return tensor(self.b.unary(_C.UNARY_ABSI, x.handle), x.dtype, x.shape)
+        if x.dtype.is_int():
+            return x
+        raise TypeError(f"abs of {x.dtype}")
+
+    def fma(self, x, y, z) -> tensor:
+        x, y = self.binary_operands(x, y)
+        x, z = self.binary_operands(x, z)
+        x, y = self.binary_operands(x, y)
+        return tensor(self.b.fma(x.handle, y.handle, z.handle), x.dtype, x.shape)
+
+    def umulhi(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y)
+        return self._bin(_C.BINARY_MULHIUI, x, y)
+
+    # ------------------------------------------------------------- creation
+    def arange(self, start: int, end: int) -> tensor:
+        if not isinstance(start, int) or not isinstance(end, int):
+            raise TypeError("arange's arguments must be constexpr integers")
+        if end <= start:
+            raise ValueError("arange's end must be greater than its start")
+        n = end - start
+        if n & (n - 1):
+            raise ValueError(f"arange's range must be a power of 2, got {n}")
+        return tensor(self.b.make_range(start, end), T.int32, (n,))
+
+    def program_id(self, axis: int) -> tensor:
+        return tensor(self.b.program_id(axis), T.int32)
+
+    def num_programs(self, axis: int) -> tensor:
+        return tensor(self.b.num_programs(axis), T.int32)
+
+    # ---------------------------------------------------------------- shape
+    def reshape(self, t: tensor, shape) -> tensor:
+        shape = tuple(int(s) for s in shape)
+        if not t.shape:
+            return self.splat(t, shape)
+        n = 1
+        for s in shape:
+            n *= s
+        if n != t.numel:
+            raise ValueError(f"cannot reshape {list(t.shape)} to {list(shape)}")
+        if shape == t.shape:
+            return t
+        if not shape:
+            raise ValueError("reshape to a scalar is not supported")
+        return tensor(self.b.reshape(t.handle, shape), t.dtype, shape)
+
+    def expand_dims(self, t: tensor, axis: int) -> tensor:
+        t = self.to_tensor(t)
+        if not t.shape:
+            return self.splat(t, (1,))
+        rank = len(t.shape) + 1
+        if axis < 0:
+            axis += rank
+        if not 0 <= axis < rank:
+            raise ValueError(f"expand_dims axis {axis} out of range for rank {rank - 1}")
+        shape = t.shape[:axis] + (1,) + t.shape[axis:]
+        return tensor(self.b.expand_dims(t.handle, axis), t.dtype, shape)
+
+    def permute(self, t: tensor, order) -> tensor:
+        order = tuple(int(o) for o in order)
+        if sorted(order) != list(range(len(t.shape))):
+            raise ValueError(f"permute order {order} is not a permutation of the dims of {list(t.shape)}")
+        if order == tuple(range(len(order))):
+            return t
+        shape = tuple(t.shape[o] for o in order)
+        return tensor(self.b.trans(t.handle, order), t.dtype, shape)
+
+    # --------------------------------------------------------------- memory
+    def load(self, ptr, mask=None, other=None) -> tensor:
+        ptr = self.to_tensor(self._unwrap(ptr))
+        if not ptr.dtype.is_ptr():
+            raise TypeError(f"tl.load needs a pointer, got {ptr.dtype}")
+        elt = ptr.dtype.element_ty
+        mask, other = self._unwrap(mask), self._unwrap(other)
+        if other is not None and mask is None:
+            raise ValueError("tl.load: `other` needs a `mask`")
+        if mask is not None:
+            mask = self.to_bool(mask)
+            if mask.shape != ptr.shape:
+                shape = self.broadcast_shapes(ptr.shape, mask.shape)
+                ptr, mask = self.broadcast_to(ptr, shape), self.broadcast_to(mask, shape)
+        if other is not None:
+            other = self.cast(self.to_tensor(other), elt)
+            other = self.broadcast_to(other, ptr.shape)
+        h = self.b.load(ptr.handle, None if mask is None else mask.handle,
+                        None if other is None else other.handle)
+        return tensor(h, elt, ptr.shape)
+
+    def store(self, ptr, value, mask=None):
+        ptr = self.to_tensor(self._unwrap(ptr))
+        if not ptr.dtype.is_ptr():
+            raise TypeError(f"tl.store needs a pointer, got {ptr.dtype}")
+        elt = ptr.dtype.element_ty
+        value = self.to_tensor(self._unwrap(value))
+        mask = self._unwrap(mask)
+        shape = self.broadcast_shapes(ptr.shape, value.shape)
+        if mask is not None:
+            mask = self.to_bool(mask)
+            shape = self.broadcast_shapes(shape, mask.shape)
+            mask = self.broadcast_to(mask, shape)
+        ptr = self.broadcast_to(ptr, shape)
+        value = self.broadcast_to(self.cast(value, elt), shape)
+        self.b.store(ptr.handle, value.handle, None if mask is None else mask.handle)
+
+    # ----------------------------------------------------------- reductions
+    def reduce_builtin(self, t: tensor, axis, kind, keep_dims=False) -> tensor:
+        t = self.to_tensor(t)
+        if axis is None:
+            # Whole-tensor reduction: flatten first (row-major), as Triton does.
+            if len(t.shape) > 1:
+                t = self.reshape(t, (t.numel,))
+            axis = 0
+        if not t.shape:
+            return t
+        rank = len(t.shape)
+        if axis < 0:
+            axis += rank
+        if not 0 <= axis < rank:
+            raise ValueError(f"reduction axis {axis} out of range for rank {rank}")
+        h = self.b.reduce(kind, t.handle, axis)
+        shape = t.shape[:axis] + t.shape[axis + 1:]
+        r = tensor(h, t.dtype, shape)
+        if keep_dims:
+            r = self.expand_dims(r, axis) if shape else self.reshape(r, (1,) * rank)
+        return r
+
+    def dot(self, a: tensor, b_: tensor, acc, input_precision, out_dtype) -> tensor:
+        if len(a.shape) != 2 or len(b_.shape) != 2:
+            raise ValueError(f"tl.dot needs 2-D operands, got {list(a.shape)} and {list(b_.shape)}")
+        if a.shape[1] != b_.shape[0]:
+            raise ValueError(f"tl.dot: inner dimensions differ: {list(a.shape)} @ {list(b_.shape)}")
+        if a.dtype != b_.dtype:
+            raise TypeError(f"tl.dot operands must have one dtype, got {a.dtype} and {b_.dtype}")
+        if a.dtype.is_int():
+            out = T.int32
+        else:
+            out = out_dtype if out_dtype is not None else T.float32
+        shape = (a.shape[0], b_.shape[1])
+        if acc is None:
+            acc = self.full(shape, 0, out)
+        else:
+            acc = self.to_tensor(acc)
+            if acc.shape != shape:
+                raise ValueError(f"tl.dot accumulator shape {list(acc.shape)} != {list(shape)}")
+            out = acc.dtype
+        prec = input_precision or ("tf32" if a.dtype.is_fp32() else "ieee")
+        h = self.b.dot(a.handle, b_.handle, acc.handle, prec)
+        return tensor(h, out, shape)
+
+
+def _check_ptr(a: dtype, b_: dtype, allow_ptr_a: bool):
+    if a.is_ptr():
+        if not allow_ptr_a:
+            raise TypeError(f"invalid operands of type {a} and {b_}")
+        if b_.is_ptr() and a != b_:
+            raise TypeError(f"invalid operands of type {a} and {b_}")
+        if b_.is_floating():
+            raise TypeError(f"invalid operands of type {a} and {b_}")
+
+
+def _to_tensor_type(x) -> dtype:
+    if isinstance(x, bool):
+        return T.int1
+    if isinstance(x, int):
+        if -2**31 <= x < 2**31:
+            return T.int32
+        if 2**31 <= x < 2**32:
+            return T.uint32
+        if -2**63 <= x < 2**63:
+            return T.int64
+        if 2**63 <= x < 2**64:
+            return T.uint64
+        raise ValueError(f"integer {x} does not fit in 64 bits")
+    if isinstance(x, float):
+        a = abs(x)
+        if a == float("inf") or a == 0.0 or x != x or 2**-126 <= a <= (2 - 2**-23) * 2**127:
+            return T.float32
+        return T.float64
+    raise TypeError(f"cannot convert {x!r} to a kernel value")

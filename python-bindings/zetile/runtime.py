@@ -1,0 +1,175 @@
+"""Devices, device memory and how Python objects become kernel arguments."""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from . import _C
+from .language import dtypes as T
+
+_lock = threading.Lock()
+_devices = {}          # name -> _C.Device
+_current = None        # name chosen by set_device (None: $ZETILE_DEVICE / default)
+
+
+def devices():
+    """Every device zetile can use now: a list of dicts (name, backend, target, ...)."""
+    return _C.devices()
+
+
+def _open(name):
+    with _lock:
+        dev = _devices.get(name)
+        if dev is None:
+            dev = _C.Device(name)
+            _devices[name] = dev
+            _devices[dev.info["name"]] = dev
+        return dev
+
+
+def set_device(name):
+    """Selects the device used by kernel launches ("cpu", "level_zero", "level_zero:1", ...)."""
+    global _current
+    dev = _open(name)  # fail now, with the driver's message, if it cannot be opened
+    _current = dev.info["name"]
+    return dev
+
+
+def get_device(name=None):
+    """The device named `name`, else the one chosen by set_device, else
+    $ZETILE_DEVICE, else the first Intel GPU, else the CPU."""
+    if name is not None:
+        return _open(name)
+    if _current is not None:
+        return _open(_current)
+    return _open(os.environ.get("ZETILE_DEVICE") or "default")
+
+
+class Tensor:
+    """An n-dimensional array in device memory (`zetile.empty`, `zetile.from_numpy`)."""
+
+    def __init__(self, shape, dtype, device=None):
+        self.device = get_device(device) if not hasattr(device, "alloc") else device
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = dtype if isinstance(dtype, T.dtype) else T.from_numpy_dtype(dtype)
+        n = 1
+        for s in self.shape:
+            n *= s
+        self._np_dtype = self.dtype.to_numpy()
+        self.nbytes = n * self._np_dtype.itemsize
+        self.buffer = self.device.alloc(max(self.nbytes, 1))
+
+    def data_ptr(self):
+        return self.buffer.address
+
+    def numel(self):
+        return self.nbytes // self._np_dtype.itemsize
+
+    def numpy(self):
+        """A host copy (waits for pending launches first)."""
+        self.device.synchronize()
+        out = np.empty(self.shape, dtype=self._np_dtype)
+        if self.nbytes:
+            self.buffer.read_into(out.reshape(-1).view(np.uint8))
+        return out
+
+    def copy_(self, array):
+        a = np.ascontiguousarray(array, dtype=self._np_dtype)
+        if a.shape != self.shape:
+            raise ValueError(f"shape {a.shape} does not match {self.shape}")
+        self.device.synchronize()
+        if self.nbytes:
+            self.buffer.write(a.reshape(-1).view(np.uint8))
+        return self
+
+    def __repr__(self):
+        return f"zetile.Tensor(shape={self.shape}, dtype={self.dtype}, device={self.device.info['name']!r})"
+
+
+def empty(shape, dtype=T.float32, device=None):
+    if isinstance(shape, int):
+        shape = (shape,)
+    return Tensor(shape, dtype, device)
+
+
+def zeros(shape, dtype=T.float32, device=None):
+    t = empty(shape, dtype, device)
+    return t.copy_(np.zeros(t.shape, dtype=t._np_dtype))
+
+
+def from_numpy(array, device=None):
+    a = np.ascontiguousarray(array)
+    t = Tensor(a.shape, T.from_numpy_dtype(a.dtype), device)
+    return t.copy_(a)
+
+
+# ----------------------------------------------------------------- arguments
+class PointerArg:
+    """How an array-like argument reaches a kernel on `device`: its address,
+    plus what to copy back after the launch when the device cannot read host
+    memory (numpy arrays given to a GPU are staged through device memory)."""
+
+    __slots__ = ("dtype", "address", "writeback", "keepalive")
+
+    def __init__(self, dtype, address, writeback=None, keepalive=None):
+        self.dtype = dtype
+        self.address = address
+        self.writeback = writeback
+        self.keepalive = keepalive
+
+
+def _numpy_pointer(a: np.ndarray, device):
+    if not a.flags.c_contiguous and a.size > 1:
+        raise ValueError("array arguments must be contiguous (use np.ascontiguousarray)")
+    dt = T.from_numpy_dtype(a.dtype)
+    if device.info["host_memory"]:
+        return PointerArg(dt, a.ctypes.data, keepalive=a)
+    # Stage through device memory and copy back after the launch.
+    buf = device.alloc(max(a.nbytes, 1))
+    if a.nbytes:
+        buf.write(a.reshape(-1).view(np.uint8))
+
+    def back():
+        if a.nbytes and a.flags.writeable:
+            buf.read_into(a.reshape(-1).view(np.uint8))
+    return PointerArg(dt, buf.address, writeback=back, keepalive=buf)
+
+
+def pointer_arg(obj, device):
+    """PointerArg for a numpy array, torch tensor, zetile.Tensor or any
+    object with __dlpack__; None if obj is not array-like."""
+    if isinstance(obj, Tensor):
+        if obj.device is not device and obj.device.info["name"] != device.info["name"]:
+            raise ValueError(f"tensor is on {obj.device.info['name']} but the kernel runs on "
+                             f"{device.info['name']}")
+        return PointerArg(obj.dtype, obj.data_ptr(), keepalive=obj)
+    if isinstance(obj, np.ndarray):
+        return _numpy_pointer(obj, device)
+    mod = type(obj).__module__
+    if mod.startswith("torch") and hasattr(obj, "data_ptr"):
+        dev_type = obj.device.type
+        dt = T.from_torch_dtype(obj.dtype)
+        if dev_type == "cpu":
+            if device.info["host_memory"]:
+                return PointerArg(dt, obj.data_ptr(), keepalive=obj)
+            return _torch_staged(obj, dt, device)
+        if dev_type == "xpu":
+            if device.info["backend"] != "level_zero":
+                raise ValueError("an xpu tensor can only be used by a level_zero device")
+            return PointerArg(dt, obj.data_ptr(), keepalive=obj)
+        raise ValueError(f"torch tensors on {dev_type} are not supported (cpu or xpu only)")
+    if hasattr(obj, "__dlpack__"):
+        try:
+            a = np.from_dlpack(obj)
+        except (TypeError, RuntimeError, BufferError) as e:
+            raise ValueError(f"cannot use {type(obj).__name__} through DLPack: {e}") from e
+        return _numpy_pointer(a, device)
+    return None
+
+
+def _torch_staged(t, dt, device):
+    import torch  # noqa: F401 - only reached with torch tensors
+    a = t.detach().numpy() if t.dtype.is_floating_point or True else None
+    return _numpy_pointer(a, device)
