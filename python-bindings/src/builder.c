@@ -137,9 +137,11 @@ static PyObject* value_type(PyObject* self, PyObject* arg) {
 // ---------------------------------------------------------------------------
 // Ops with one result
 
-static PyObject* value_result(zt_status_t s, zt_value_t v) {
+// Takes a pointer: the call that fills *v is another argument of the same
+// call expression, and C leaves the order of argument evaluation unspecified.
+static PyObject* value_result(zt_status_t s, const zt_value_t* v) {
   if (s) return zpy_raise(s);
-  return PyLong_FromLong(v);
+  return PyLong_FromLong(*v);
 }
 
 static PyObject* const_int(PyObject* self, PyObject* args) {
@@ -164,7 +166,7 @@ static PyObject* const_int(PyObject* self, PyObject* args) {
   if (PyErr_Occurred()) return NULL;
   zt_value_t out;
   return value_result(
-      zt_builder_const_int(B(self), (zt_scalar_kind_t)kind, value, &out), out);
+      zt_builder_const_int(B(self), (zt_scalar_kind_t)kind, value, &out), &out);
 }
 
 static PyObject* const_float(PyObject* self, PyObject* args) {
@@ -176,28 +178,28 @@ static PyObject* const_float(PyObject* self, PyObject* args) {
     return NULL;
   zt_value_t out;
   return value_result(
-      zt_builder_const_float(B(self), (zt_scalar_kind_t)kind, value, &out), out);
+      zt_builder_const_float(B(self), (zt_scalar_kind_t)kind, value, &out), &out);
 }
 
 static PyObject* program_id(PyObject* self, PyObject* arg) {
   int32_t axis;
   zt_value_t out;
   if (zpy_int32(arg, "axis", &axis) < 0) return NULL;
-  return value_result(zt_builder_program_id(B(self), axis, &out), out);
+  return value_result(zt_builder_program_id(B(self), axis, &out), &out);
 }
 
 static PyObject* num_programs(PyObject* self, PyObject* arg) {
   int32_t axis;
   zt_value_t out;
   if (zpy_int32(arg, "axis", &axis) < 0) return NULL;
-  return value_result(zt_builder_num_programs(B(self), axis, &out), out);
+  return value_result(zt_builder_num_programs(B(self), axis, &out), &out);
 }
 
 static PyObject* make_range(PyObject* self, PyObject* args) {
   int32_t start, end;
   zt_value_t out;
   if (!PyArg_ParseTuple(args, "ii:make_range", &start, &end)) return NULL;
-  return value_result(zt_builder_make_range(B(self), start, end, &out), out);
+  return value_result(zt_builder_make_range(B(self), start, end, &out), &out);
 }
 
 typedef zt_status_t (*shape_fn)(zt_builder_t*, zt_value_t, int32_t,
@@ -213,7 +215,7 @@ static PyObject* shape_op(PyObject* self, PyObject* args, const char* fmt,
       zpy_value(v_obj, "value", false, &v) < 0 ||
       zpy_shape(shape_obj, "shape", &rank, shape) < 0)
     return NULL;
-  return value_result(fn(B(self), v, rank, shape, &out), out);
+  return value_result(fn(B(self), v, rank, shape, &out), &out);
 }
 
 static PyObject* splat(PyObject* self, PyObject* args) {
@@ -233,7 +235,7 @@ static PyObject* expand_dims(PyObject* self, PyObject* args) {
   if (!PyArg_ParseTuple(args, "Oi:expand_dims", &v_obj, &axis) ||
       zpy_value(v_obj, "value", false, &v) < 0)
     return NULL;
-  return value_result(zt_builder_expand_dims(B(self), v, axis, &out), out);
+  return value_result(zt_builder_expand_dims(B(self), v, axis, &out), &out);
 }
 
 static PyObject* trans(PyObject* self, PyObject* args) {
@@ -253,7 +255,7 @@ static PyObject* trans(PyObject* self, PyObject* args) {
                         (int)rank, (int)t.rank);
   int32_t order[ZT_MAX_RANK] = {0};
   for (int i = 0; i < rank; ++i) order[i] = (int32_t)order64[i];
-  return value_result(zt_builder_trans(B(self), v, order, &out), out);
+  return value_result(zt_builder_trans(B(self), v, order, &out), &out);
 }
 
 static PyObject* binary(PyObject* self, PyObject* args) {
@@ -266,7 +268,7 @@ static PyObject* binary(PyObject* self, PyObject* args) {
       zpy_value(b_obj, "rhs", false, &b) < 0)
     return NULL;
   return value_result(
-      zt_builder_binary(B(self), (zt_binary_op_t)op, a, b, &out), out);
+      zt_builder_binary(B(self), (zt_binary_op_t)op, a, b, &out), &out);
 }
 
 static PyObject* unary(PyObject* self, PyObject* args) {
@@ -278,7 +280,7 @@ static PyObject* unary(PyObject* self, PyObject* args) {
       zpy_value(v_obj, "value", false, &v) < 0)
     return NULL;
   return value_result(zt_builder_unary(B(self), (zt_unary_op_t)op, v, &out),
-                      out);
+                      &out);
 }
 
 typedef zt_status_t (*ternary_fn)(zt_builder_t*, zt_value_t, zt_value_t,
@@ -293,7 +295,7 @@ static PyObject* ternary_op(PyObject* self, PyObject* args, const char* fmt,
       zpy_value(o0, n0, false, &v0) < 0 || zpy_value(o1, n1, false, &v1) < 0 ||
       zpy_value(o2, n2, false, &v2) < 0)
     return NULL;
-  return value_result(fn(B(self), v0, v1, v2, &out), out);
+  return value_result(fn(B(self), v0, v1, v2, &out), &out);
 }
 
 static PyObject* fma_op(PyObject* self, PyObject* args) {
@@ -314,7 +316,7 @@ static PyObject* cmp(PyObject* self, PyObject* args) {
       zpy_value(b_obj, "rhs", false, &b) < 0)
     return NULL;
   return value_result(
-      zt_builder_cmp(B(self), (zt_cmp_predicate_t)pred, a, b, &out), out);
+      zt_builder_cmp(B(self), (zt_cmp_predicate_t)pred, a, b, &out), &out);
 }
 
 static PyObject* cast(PyObject* self, PyObject* args) {
@@ -328,7 +330,7 @@ static PyObject* cast(PyObject* self, PyObject* args) {
     return NULL;
   return value_result(zt_builder_cast(B(self), (zt_cast_op_t)op, v,
                                       (zt_scalar_kind_t)to, &out),
-                      out);
+                      &out);
 }
 
 static PyObject* addptr(PyObject* self, PyObject* args) {
@@ -338,13 +340,13 @@ static PyObject* addptr(PyObject* self, PyObject* args) {
       zpy_value(p_obj, "ptr", false, &p) < 0 ||
       zpy_value(o_obj, "offset", false, &off) < 0)
     return NULL;
-  return value_result(zt_builder_addptr(B(self), p, off, &out), out);
+  return value_result(zt_builder_addptr(B(self), p, off, &out), &out);
 }
 
 static PyObject* ptr_to_int(PyObject* self, PyObject* arg) {
   zt_value_t p, out;
   if (zpy_value(arg, "ptr", false, &p) < 0) return NULL;
-  return value_result(zt_builder_ptr_to_int(B(self), p, &out), out);
+  return value_result(zt_builder_ptr_to_int(B(self), p, &out), &out);
 }
 
 typedef zt_status_t (*pointee_fn)(zt_builder_t*, zt_value_t, zt_scalar_kind_t,
@@ -359,7 +361,7 @@ static PyObject* pointee_op(PyObject* self, PyObject* args, const char* fmt,
       zpy_value(v_obj, "value", false, &v) < 0 ||
       zpy_enum(k_obj, ZT_SCALAR_KIND_COUNT, "pointee", &kind) < 0)
     return NULL;
-  return value_result(fn(B(self), v, (zt_scalar_kind_t)kind, &out), out);
+  return value_result(fn(B(self), v, (zt_scalar_kind_t)kind, &out), &out);
 }
 
 static PyObject* int_to_ptr(PyObject* self, PyObject* args) {
@@ -379,7 +381,7 @@ static PyObject* load(PyObject* self, PyObject* args, PyObject* kw) {
       zpy_value(m_obj, "mask", true, &mask) < 0 ||
       zpy_value(o_obj, "other", true, &other) < 0)
     return NULL;
-  return value_result(zt_builder_load(B(self), p, mask, other, &out), out);
+  return value_result(zt_builder_load(B(self), p, mask, other, &out), &out);
 }
 
 static PyObject* store(PyObject* self, PyObject* args, PyObject* kw) {
@@ -405,7 +407,7 @@ static PyObject* reduce(PyObject* self, PyObject* args) {
       zpy_value(v_obj, "value", false, &v) < 0)
     return NULL;
   return value_result(
-      zt_builder_reduce(B(self), (zt_reduce_kind_t)kind, v, axis, &out), out);
+      zt_builder_reduce(B(self), (zt_reduce_kind_t)kind, v, axis, &out), &out);
 }
 
 static PyObject* dot(PyObject* self, PyObject* args, PyObject* kw) {
@@ -419,7 +421,7 @@ static PyObject* dot(PyObject* self, PyObject* args, PyObject* kw) {
       zpy_value(b_obj, "b", false, &b) < 0 ||
       zpy_value(c_obj, "acc", false, &c) < 0)
     return NULL;
-  return value_result(zt_builder_dot(B(self), a, b, c, prec, &out), out);
+  return value_result(zt_builder_dot(B(self), a, b, c, prec, &out), &out);
 }
 
 // ---------------------------------------------------------------------------
