@@ -13,23 +13,29 @@ static char* compile_kwlist[] = {"tile_ir",     "target", "num_warps", "compat",
                                  "igc_options", "cached", NULL};
 
 // Parses (tile_ir, target="cpu", num_warps=0, compat=False, igc_options=None
-// [, cached=True]). The strings stay valid while `args`/`kw` live.
+// [, cached=True]); None is accepted for target ("cpu") and num_warps (0).
+// The strings stay valid while `args`/`kw` live.
 static int parse_compile_args(PyObject* args, PyObject* kw, bool with_cached,
                               compile_args_t* out, int* cached) {
   const char* target = "cpu";
-  int num_warps = 0, compat = 0;
+  PyObject* warps_obj = Py_None;  // None means 0: let zetile pick
+  int32_t num_warps = 0;
+  int compat = 0;
   const char* igc = NULL;
   *cached = 1;
   char* kwlist[7];
   for (int i = 0; i < 7; ++i) kwlist[i] = compile_kwlist[i];
   if (!with_cached) kwlist[5] = NULL;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kw, with_cached ? "s#|zipzp:compile" : "s#|zipz:compile_cache_key",
-          kwlist, &out->ir, &out->size, &target, &num_warps, &compat, &igc,
+          args, kw, with_cached ? "s#|zOpzp:compile" : "s#|zOpz:compile_cache_key",
+          kwlist, &out->ir, &out->size, &target, &warps_obj, &compat, &igc,
           cached))
     return -1;
+  if (warps_obj != Py_None && zpy_int32(warps_obj, "num_warps", &num_warps) < 0)
+    return -1;
   if (num_warps < 0) {
-    PyErr_Format(PyExc_ValueError, "num_warps must be >= 0, got %d", num_warps);
+    PyErr_Format(PyExc_ValueError, "num_warps must be >= 0, got %d",
+                 (int)num_warps);
     return -1;
   }
   out->options.target = target;

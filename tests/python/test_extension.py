@@ -223,6 +223,10 @@ def test_hash_and_cache_key():
     assert k1 == z.compile_cache_key(text, target="cpu")
     assert k1 != z.compile_cache_key(text, target="pvc")
     assert z.compile_cache_key(text, "pvc", 8) != z.compile_cache_key(text, "pvc", 4)
+    assert z.compile_cache_key(text, "pvc", None) == z.compile_cache_key(text, "pvc", 0)
+    assert z.compile_cache_key(text, None) == k1
+    with pytest.raises(ValueError, match="num_warps"):
+        z.compile_cache_key(text, "pvc", -1)
     stats = z.cache_stats()
     assert set(stats) >= {"hits", "misses", "writes", "compiles"}
     assert isinstance(z.cache_dir(), str)
