@@ -16,6 +16,7 @@ typedef struct {
   PyObject_HEAD
   zt_buffer_t* buf;  // NULL after release()
   PyObject* device;
+  int busy;  // copies running without the GIL; release() must wait for 0
 } BufferObject;
 
 typedef struct {
@@ -223,6 +224,11 @@ static void buffer_dealloc(PyObject* self) {
 
 static PyObject* buffer_release(PyObject* self, PyObject* unused) {
   BufferObject* o = (BufferObject*)self;
+  if (o->busy) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "the buffer is being copied by another thread");
+    return NULL;
+  }
   zt_buffer_release(o->buf);
   o->buf = NULL;
   Py_RETURN_NONE;
@@ -274,9 +280,11 @@ static PyObject* buffer_write(PyObject* self, PyObject* args, PyObject* kw) {
   }
   zt_status_t s = NULL;
   if (span.size) {
+    ((BufferObject*)self)->busy++;
     Py_BEGIN_ALLOW_THREADS
     s = zt_buffer_write(b, (size_t)offset, span.data, (size_t)span.size);
     Py_END_ALLOW_THREADS
+    ((BufferObject*)self)->busy--;
   }
   zpy_span_release(&span);
   if (s) return zpy_raise(s);
@@ -305,9 +313,11 @@ static PyObject* buffer_read(PyObject* self, PyObject* args, PyObject* kw) {
   char* dst = PyBytes_AsString(out);
   zt_status_t s = NULL;
   if (n) {
+    ((BufferObject*)self)->busy++;
     Py_BEGIN_ALLOW_THREADS
     s = zt_buffer_read(b, (size_t)offset, dst, (size_t)n);
     Py_END_ALLOW_THREADS
+    ((BufferObject*)self)->busy--;
   }
   if (s) {
     Py_DECREF(out);
@@ -333,9 +343,11 @@ static PyObject* buffer_read_into(PyObject* self, PyObject* args, PyObject* kw) 
   }
   zt_status_t s = NULL;
   if (span.size) {
+    ((BufferObject*)self)->busy++;
     Py_BEGIN_ALLOW_THREADS
     s = zt_buffer_read(b, (size_t)offset, span.data, (size_t)span.size);
     Py_END_ALLOW_THREADS
+    ((BufferObject*)self)->busy--;
   }
   zpy_span_release(&span);
   if (s) return zpy_raise(s);
