@@ -10,6 +10,7 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
+#include "base/spirv_check.h"
 #include "level_zero/level_zero.h"
 #include "zetile/cache.h"
 
@@ -140,9 +141,8 @@ static zt_status_t create_module(ze_device_t* d, ze_module_format_t format,
     if (s->zeModuleBuildLogGetString(log, &n, NULL) == ZE_RESULT_SUCCESS && n &&
         (text = calloc(1, n + 1)) &&
         s->zeModuleBuildLogGetString(log, &n, text) == ZE_RESULT_SUCCESS && text[0]) {
-      st = zt_status_annotate(st, "%s", "");
       zt_status_t full = zt_make_status(zt_status_code(st), "%s\nbuild log:\n%s",
-                                        zt_status_message(st) + 2, text);
+                                        zt_status_message(st), text);
       zt_status_free(st);
       st = full;
     }
@@ -170,6 +170,8 @@ static zt_status_t ze_executable_create(zt_device_t* base, const zt_artifact_t* 
   const void* spirv = NULL;
   size_t spirv_size = 0;
   ZT_RETURN_IF_ERROR(zt_artifact_get(artifact, "spirv", &spirv, &spirv_size));
+  // IGC exits the process on some malformed modules: check before building.
+  ZT_RETURN_IF_ERROR(zt_spirv_check(spirv, spirv_size, meta->kernel));
   ze_executable_t* e = calloc(1, sizeof *e);
   if (!e) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "executable");
   pthread_mutex_init(&e->args_mu, NULL);
