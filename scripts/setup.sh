@@ -45,6 +45,12 @@ fi
 # The package is used in place: python-bindings/ and the build folder.
 SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 printf '%s\n' "$ROOT/python-bindings" > "$SITE/zetile-dev.pth"
+# The `zetile` command line.
+cat > .venv/bin/zetile <<WRAP
+#!/usr/bin/env bash
+exec "$ROOT/.venv/bin/python" -m zetile "\$@"
+WRAP
+chmod +x .venv/bin/zetile
 
 if [ "${ZT_SKIP_BUILD:-0}" != 1 ]; then
   export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"

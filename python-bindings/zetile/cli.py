@@ -1,0 +1,166 @@
+"""The `zetile` command line.
+
+    zetile info                                    devices, drivers, targets, cache
+    zetile compile FILE.py:KERNEL --signature "x_ptr=*fp32,n=i32" \
+        --constexpr BLOCK=1024 --target pvc -o out.spv
+    zetile demo                                    the demo (examples/demo.py)
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+
+
+def _load_kernel(spec):
+    if ":" not in spec:
+        raise SystemExit(f"zetile: expected FILE.py:KERNEL, got {spec!r}")
+    path, name = spec.rsplit(":", 1)
+    if not os.path.exists(path):
+        raise SystemExit(f"zetile: no such file: {path}")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    mod_name = "_zetile_cli_" + os.path.splitext(os.path.basename(path))[0]
+    s = importlib.util.spec_from_file_location(mod_name, path)
+    mod = importlib.util.module_from_spec(s)
+    s.loader.exec_module(mod)
+    if not hasattr(mod, name):
+        raise SystemExit(f"zetile: {path} has no kernel named {name!r}")
+    return getattr(mod, name)
+
+
+def _parse_value(v):
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    if v in ("True", "False"):
+        return v == "True"
+    if v == "None":
+        return None
+    if v.startswith("tl.") or v in ("float16", "float32", "bfloat16", "int32"):
+        from .language import core
+        return getattr(core, v.split(".")[-1])
+    return v
+
+
+def _parse_pairs(text, what):
+    out = {}
+    if not text:
+        return out
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" not in part:
+            raise SystemExit(f"zetile: {what} entries are NAME=VALUE, got {part!r}")
+        k, v = part.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def cmd_info(args):
+    from . import _C
+    devs = _C.devices()
+    ok, msg = _C.compiler_available()
+    info = {
+        "version": getattr(_C, "__version__", "?"),
+        "devices": devs,
+        "default_device": os.environ.get("ZETILE_DEVICE") or (devs[0]["name"] if devs else None),
+        "targets": ["cpu", "pvc", "bmg"],
+        "compiler": {"available": bool(ok), "version": _C.compiler_version() if ok else None,
+                     "message": msg},
+        "cache": {"dir": _C.cache_dir(), **_C.cache_stats()},
+    }
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"zetile {info['version']}")
+    print("devices:")
+    for d in devs:
+        extra = f", driver {d['driver_version']}" if d.get("driver_version") else ""
+        compat = " (compat path: no 2D block IO)" if d.get("compat") else ""
+        print(f"  {d['name']:<16} target={d['target']:<5} {d['description']}{extra}{compat}")
+    print(f"default device: {info['default_device']}")
+    print(f"compile targets: {', '.join(info['targets'])}")
+    c = info["compiler"]
+    print(f"compiler: {c['version'] if c['available'] else 'not available: ' + str(c['message'])}")
+    print(f"cache: {info['cache']['dir']}")
+    return 0
+
+
+def cmd_compile(args):
+    from . import jit as zjit
+    kernel = _load_kernel(args.kernel)
+    if not isinstance(kernel, zjit.JITFunction):
+        raise SystemExit(f"zetile: {args.kernel} is not a @zetile.jit function")
+    sig = _parse_pairs(args.signature, "--signature")
+    if not sig and args.signature:
+        sig = args.signature
+    consts = {k: _parse_value(v) for k, v in _parse_pairs(args.constexpr, "--constexpr").items()}
+    try:
+        ck = zjit.compile(kernel, signature=sig, constexprs=consts, target=args.target,
+                          num_warps=args.num_warps, compat=args.compat)
+    except Exception as e:  # noqa: BLE001 - shown to the user as it is
+        print(f"zetile: {e}", file=sys.stderr)
+        return 1
+    asm = ck.asm
+    out_key = args.emit or ("spirv" if args.target != "cpu" else "llvm")
+    if out_key not in asm:
+        print(f"zetile: no '{out_key}' output for target {args.target} (have: {', '.join(asm)})",
+              file=sys.stderr)
+        return 1
+    data = asm[out_key]
+    if args.output and args.output != "-":
+        mode = "wb" if isinstance(data, bytes) else "w"
+        with open(args.output, mode) as f:
+            f.write(data)
+        print(f"wrote {args.output} ({len(data)} {'bytes' if isinstance(data, bytes) else 'chars'}, "
+              f"{out_key})")
+    else:
+        if isinstance(data, bytes):
+            print("zetile: binary output needs -o FILE", file=sys.stderr)
+            return 1
+        sys.stdout.write(data)
+    return 0
+
+
+def cmd_demo(args):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    demo = os.path.join(root, "examples", "demo.py")
+    if not os.path.exists(demo):
+        raise SystemExit("zetile: examples/demo.py not found next to the package")
+    sys.argv = [demo] + list(args.rest)
+    import runpy
+    runpy.run_path(demo, run_name="__main__")
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="zetile", description="Triton-style kernels for Intel GPUs")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pi = sub.add_parser("info", help="devices, drivers, targets and the cache")
+    pi.add_argument("--json", action="store_true")
+    pi.set_defaults(fn=cmd_info)
+    pc = sub.add_parser("compile", help="compile one kernel specialization (no device needed)")
+    pc.add_argument("kernel", help="FILE.py:KERNEL")
+    pc.add_argument("--signature", "-s", default="",
+                    help='types of the run-time arguments: "x_ptr=*fp32,n=i32" (or "*fp32,i32" in order)')
+    pc.add_argument("--constexpr", "-c", default="", help='"BLOCK=1024,ACT=relu"')
+    pc.add_argument("--target", "-t", default="pvc", help="cpu, pvc or bmg")
+    pc.add_argument("--num-warps", type=int, default=0)
+    pc.add_argument("--compat", action="store_true", help="Xe: no 2D block IO (old drivers)")
+    pc.add_argument("--emit", help="section to write: tile, mlir, spirv, llvm, meta")
+    pc.add_argument("-o", "--output", help="output file (default: stdout for text)")
+    pc.set_defaults(fn=cmd_compile)
+    pd = sub.add_parser("demo", help="run the demo")
+    pd.add_argument("rest", nargs=argparse.REMAINDER)
+    pd.set_defaults(fn=cmd_demo)
+    args = p.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole test suite: sets up (idempotent), builds, runs the C tests (Check,
+# through ctest), the C tests again under ASan/UBSan, then the Python tests.
+#   scripts/test.sh            everything
+#   scripts/test.sh -k softmax extra arguments go to pytest
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+scripts/setup.sh
+export ZETILE_CACHE_DIR="${ZETILE_CACHE_DIR:-$(mktemp -d)}"
+JOBS=$(nproc)
+
+echo "== C tests (Check) =="
+ctest --test-dir build --output-on-failure -j"$JOBS"
+
+echo "== C tests under AddressSanitizer + UBSan =="
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZT_SANITIZE=ON -DZT_BUILD_PYTHON=OFF >/dev/null
+cmake --build build-asan
+# MLIR/LLVM keep process-lifetime singletons: only leaks in zetile count.
+export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+ZETILE_COMPILER_LIB="$ROOT/build-asan/libzetile_compiler.so" \
+  ctest --test-dir build-asan --output-on-failure -j"$JOBS"
+
+echo "== Python tests (pytest) =="
+.venv/bin/python -m pytest tests/python -q -p no:cacheprovider "$@"
