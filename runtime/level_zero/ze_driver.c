@@ -8,6 +8,10 @@
 #include <string.h>
 
 #include "level_zero/level_zero.h"
+#include "zetile/cache.h"
+
+extern const unsigned char zt_ze_block_io_probe_spv[];
+extern const size_t zt_ze_block_io_probe_spv_size;
 
 static zt_ze_state_t state;
 static pthread_once_t state_once = PTHREAD_ONCE_INIT;
@@ -93,10 +97,72 @@ static void fill_info(int32_t index, ze_driver_handle_t driver, ze_device_handle
       for (uint32_t i = 0; i < n; ++i) info->memory_bytes += mp[i].totalSize;
   }
   info->host_memory = false;
-  // DG2 has no SIMD16 DPAS; ZETILE_COMPAT=1 forces the compat path anywhere
-  // (e.g. drivers without the 2D block IO builtins).
+}
+
+// Whether the driver resolves the 2D block IO builtins XeVM emits: build a
+// kernel that imports them and see whether zeKernelCreate links it. Costs one
+// IGC build (~0.1 s), so the answer is cached per device and driver version.
+// Returns 1 if the builtins are missing, 0 if present, -1 if unknown.
+static int probe_lacks_block_io(ze_driver_handle_t driver, ze_device_handle_t dev,
+                                uint32_t device_id, const zt_device_info_t* info) {
+  const zt_ze_syms_t* s = &state.syms;
+  char id[512], key[33];
+  snprintf(id, sizeof id, "zetile-block-io-probe-1|%s|%s|%u", info->description,
+           info->driver_version, device_id);
+  zt_hash_hex(id, strlen(id), key);
+  void* data = NULL;
+  size_t size = 0;
+  zt_status_t st = zt_cache_get(key, "block_io_probe", &data, &size);
+  if (!st && size == 1 && (((char*)data)[0] == '0' || ((char*)data)[0] == '1')) {
+    int r = ((char*)data)[0] == '1';
+    free(data);
+    return r;
+  }
+  free(data);
+  zt_status_free(st);
+
+  int result = -1;
+  ze_context_handle_t ctx = NULL;
+  ze_module_handle_t module = NULL;
+  ze_kernel_handle_t kernel = NULL;
+  ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+  if (s->zeContextCreate(driver, &cd, &ctx) != ZE_RESULT_SUCCESS) return -1;
+  ze_module_desc_t md = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC};
+  md.format = ZE_MODULE_FORMAT_IL_SPIRV;
+  md.inputSize = zt_ze_block_io_probe_spv_size;
+  md.pInputModule = zt_ze_block_io_probe_spv;
+  md.pBuildFlags = "";
+  if (s->zeModuleCreate(ctx, dev, &md, &module, NULL) == ZE_RESULT_SUCCESS) {
+    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC};
+    kd.pKernelName = "eltwise";
+    ze_result_t r = s->zeKernelCreate(module, &kd, &kernel);
+    if (r == ZE_RESULT_SUCCESS) result = 0;
+    else if (r == ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED) result = 1;
+  }
+  if (kernel) s->zeKernelDestroy(kernel);
+  if (module) s->zeModuleDestroy(module);
+  s->zeContextDestroy(ctx);
+  if (result >= 0) zt_status_free(zt_cache_put(key, "block_io_probe", result ? "1" : "0", 1));
+  return result;
+}
+
+// compat: DG2 has no SIMD16 DPAS, and drivers without the 2D block IO
+// builtins (Debian 12's NEO 22.43) cannot link XeVM's kernels.
+// ZETILE_COMPAT=0/1 overrides; ZETILE_BLOCK_IO_PROBE=0 skips the probe.
+static void decide_compat(ze_driver_handle_t driver, ze_device_handle_t dev,
+                          uint32_t device_id, zt_device_info_t* info) {
   const char* compat = getenv("ZETILE_COMPAT");
-  info->compat = strcmp(info->target, "dg2") == 0 || (compat && strcmp(compat, "1") == 0);
+  if (compat && compat[0]) {
+    info->compat = strcmp(compat, "0") != 0;
+    return;
+  }
+  if (strcmp(info->target, "dg2") == 0) {
+    info->compat = true;
+    return;
+  }
+  const char* probe = getenv("ZETILE_BLOCK_IO_PROBE");
+  if (probe && strcmp(probe, "0") == 0) return;
+  info->compat = probe_lacks_block_io(driver, dev, device_id, info) == 1;
 }
 
 static void initialize(void) {
@@ -158,6 +224,7 @@ static void initialize(void) {
       state.devices[k] = devs[i];
       state.device_ids[k] = p.deviceId;
       fill_info(k, drivers[d], devs[i], &p, &state.infos[k]);
+      decide_compat(drivers[d], devs[i], p.deviceId, &state.infos[k]);
     }
   }
   state.available = true;
