@@ -1,8 +1,14 @@
-// The Level Zero backend: one context and one immediate command list per
-// opened device; device-memory buffers; executables built from the
+// The Level Zero backend: one context and one in-order immediate command
+// list per opened device; device-memory buffers; executables built from the
 // artifact's SPIR-V (or from a cached native binary) with the build log on
-// failure. Launches are synchronous for now (immediate list in synchronous
-// mode), so synchronize has nothing to wait for.
+// failure.
+//
+// Launches are asynchronous: they are appended without events, and
+// synchronize appends a barrier that signals the device's one host-visible
+// event and waits for it (the list is in order, so that covers everything
+// before it; zeCommandListHostSynchronize is newer than this driver).
+// Blocking copies signal and wait the same event. ZETILE_ZE_SYNC=1 makes the
+// list synchronous instead.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +30,11 @@ typedef struct ze_device_s {
   uint32_t device_id;
   ze_context_handle_t context;
   ze_command_list_handle_t list;
-  pthread_mutex_t list_mu;  // immediate command lists are not thread-safe
+  ze_event_pool_handle_t event_pool;
+  ze_event_handle_t event;  // host-visible; signalled by barriers and copies
+  bool synchronous;         // the list itself blocks: no event needed
+  bool pending;             // launches appended since the last wait
+  pthread_mutex_t list_mu;  // guards list, event and pending
 } ze_device_t;
 
 typedef struct ze_buffer_s {
@@ -44,8 +54,41 @@ static ze_device_t* as_ze(zt_device_t* d) { return (ze_device_t*)d; }
 
 // --- device ------------------------------------------------------------------
 
+// Appends a barrier signalling the event and waits for it. list_mu held.
+static zt_status_t wait_locked(ze_device_t* d, ze_event_handle_t signalled) {
+  const zt_ze_syms_t* s = d->syms;
+  zt_status_t st = NULL;
+  if (!d->synchronous) {
+    if (!signalled) {
+      st = ZT_ZE_STATUS(s, zeCommandListAppendBarrier, d->list, d->event, 0, NULL);
+      if (st) return st;
+    }
+    st = ZT_ZE_STATUS(s, zeEventHostSynchronize, d->event, UINT64_MAX);
+    zt_status_t r = ZT_ZE_STATUS(s, zeEventHostReset, d->event);
+    if (!st) st = r;
+    else zt_status_free(r);
+  }
+  if (!st) d->pending = false;
+  return st;
+}
+
+static zt_status_t ze_synchronize(zt_device_t* base) {
+  ze_device_t* d = as_ze(base);
+  pthread_mutex_lock(&d->list_mu);
+  zt_status_t st = d->pending ? wait_locked(d, NULL) : NULL;
+  pthread_mutex_unlock(&d->list_mu);
+  return st;
+}
+
+// Freeing memory or a kernel that a queued launch may still use is undefined:
+// wait first (cheap when nothing is pending).
+static void drain(ze_device_t* d) { zt_status_free(ze_synchronize(&d->base)); }
+
 static void ze_destroy(zt_device_t* base) {
   ze_device_t* d = as_ze(base);
+  if (d->list && d->pending) drain(d);
+  if (d->event) d->syms->zeEventDestroy(d->event);
+  if (d->event_pool) d->syms->zeEventPoolDestroy(d->event_pool);
   if (d->list) d->syms->zeCommandListDestroy(d->list);
   if (d->context) d->syms->zeContextDestroy(d->context);
   pthread_mutex_destroy(&d->list_mu);
@@ -73,14 +116,18 @@ static zt_status_t ze_buffer_alloc(zt_device_t* base, size_t size, zt_buffer_t**
 static void ze_buffer_free(zt_buffer_t* base) {
   ze_buffer_t* b = (ze_buffer_t*)base;
   ze_device_t* d = as_ze(base->device);
+  drain(d);
   d->syms->zeMemFree(d->context, b->ptr);
   free(b);
 }
 
+// A blocking copy: it follows every queued launch (in-order list) and
+// returns once the data has moved, so host memory can be reused at once.
 static zt_status_t copy(ze_device_t* d, void* dst, const void* src, size_t size) {
   pthread_mutex_lock(&d->list_mu);
   zt_status_t s = ZT_ZE_STATUS(d->syms, zeCommandListAppendMemoryCopy, d->list, dst, src,
-                               size, NULL, 0, NULL);
+                               size, d->synchronous ? NULL : d->event, 0, NULL);
+  if (!s) s = wait_locked(d, d->event);
   pthread_mutex_unlock(&d->list_mu);
   return s;
 }
@@ -244,6 +291,7 @@ cleanup:
 
 static void ze_executable_destroy(zt_executable_t* base) {
   ze_executable_t* e = (ze_executable_t*)base;
+  drain(as_ze(base->device));
   const zt_ze_syms_t* s = as_ze(base->device)->syms;
   s->zeKernelDestroy(e->kernel);
   s->zeModuleDestroy(e->module);
@@ -303,6 +351,7 @@ static zt_status_t ze_launch(zt_executable_t* base, const uint32_t grid[3],
     pthread_mutex_lock(&d->list_mu);
     st = ZT_ZE_STATUS(s, zeCommandListAppendLaunchKernel, d->list, e->kernel, &groups,
                       NULL, 0, NULL);
+    if (!st) d->pending = !d->synchronous;
     pthread_mutex_unlock(&d->list_mu);
   }
   pthread_mutex_unlock(&e->args_mu);
@@ -311,7 +360,7 @@ static zt_status_t ze_launch(zt_executable_t* base, const uint32_t grid[3],
 
 static const zt_backend_vtable_t ze_vtable = {
     /* .destroy            = */ ze_destroy,
-    /* .synchronize        = */ NULL,  // the immediate list is synchronous
+    /* .synchronize        = */ ze_synchronize,
     /* .buffer_alloc       = */ ze_buffer_alloc,
     /* .buffer_free        = */ ze_buffer_free,
     /* .buffer_write       = */ ze_buffer_write,
@@ -373,10 +422,26 @@ static zt_status_t ze_open(int32_t index, zt_device_t** out) {
   ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC};
   qd.ordinal = ordinal;
   qd.index = 0;
-  qd.mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+  const char* sync = getenv("ZETILE_ZE_SYNC");
+  d->synchronous = sync && strcmp(sync, "1") == 0;
+  qd.mode = d->synchronous ? ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS
+                           : ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
   qd.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
   st = ZT_ZE_STATUS(s, zeCommandListCreateImmediate, d->context, d->device, &qd, &d->list);
   if (st) goto cleanup;
+  if (!d->synchronous) {
+    ze_event_pool_desc_t pd = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
+    pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
+    pd.count = 1;
+    st = ZT_ZE_STATUS(s, zeEventPoolCreate, d->context, &pd, 1, &d->device, &d->event_pool);
+    if (st) goto cleanup;
+    ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC};
+    ed.index = 0;
+    ed.signal = ZE_EVENT_SCOPE_FLAG_HOST;
+    ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
+    st = ZT_ZE_STATUS(s, zeEventCreate, d->event_pool, &ed, &d->event);
+    if (st) goto cleanup;
+  }
   *out = &d->base;
   return NULL;
 

@@ -34,6 +34,13 @@
   REQUIRED(zeKernelSetGroupSize)                \
   REQUIRED(zeKernelSetArgumentValue)            \
   REQUIRED(zeKernelGetProperties)               \
+  REQUIRED(zeCommandListAppendBarrier)          \
+  REQUIRED(zeEventPoolCreate)                   \
+  REQUIRED(zeEventPoolDestroy)                  \
+  REQUIRED(zeEventCreate)                       \
+  REQUIRED(zeEventDestroy)                      \
+  REQUIRED(zeEventHostSynchronize)              \
+  REQUIRED(zeEventHostReset)                    \
   OPTIONAL(zeDriverGetApiVersion)
 
 typedef struct zt_ze_syms_s {

@@ -55,6 +55,7 @@ static void setup(void) {
   unsetenv("ZETILE_DEVICE");
   unsetenv("ZETILE_TARGET");
   unsetenv("ZETILE_COMPAT");
+  unsetenv("ZETILE_ZE_SYNC");
 }
 
 static void teardown(void) {
@@ -208,6 +209,52 @@ START_TEST(test_build_launch_stats_native_cache) {
   zt_buffer_release(x);
   zt_buffer_release(y);
   zt_device_release(d);
+}
+END_TEST
+
+// Many queued launches, buffers and executables released while launches may
+// still be queued (the backend drains first), in both list modes.
+static void queued_launches(void) {
+  zt_device_t* d = NULL;
+  OK(zt_device_open("level_zero:0", &d));
+  zt_buffer_t *x = NULL, *y = NULL;
+  OK(zt_buffer_alloc(d, 4096, &x));
+  OK(zt_buffer_alloc(d, 4096, &y));
+  zt_artifact_t* a = make_artifact("e1_gather_scatter_1d_mask.pvc.spv", E1_META);
+  zt_executable_t* e = NULL;
+  OK(zt_executable_create(d, a, &e));
+  uint64_t px = zt_buffer_address(x), py = zt_buffer_address(y);
+  zt_arg_t args[11] = {
+      {ZT_PTR, {.ptr = px}}, {ZT_PTR, {.ptr = px}}, {ZT_I64, {.i = 0}},
+      {ZT_I64, {.i = 1024}}, {ZT_I64, {.i = 1}},    {ZT_PTR, {.ptr = py}},
+      {ZT_PTR, {.ptr = py}}, {ZT_I64, {.i = 0}},    {ZT_I64, {.i = 1024}},
+      {ZT_I64, {.i = 1}},    {ZT_I64, {.i = 1024}},
+  };
+  uint32_t grid[3] = {64, 1, 1};
+  for (int i = 0; i < 50; ++i) OK(zt_launch(e, grid, 11, args));
+  OK(zt_device_synchronize(d));
+  OK(zt_device_synchronize(d));  // nothing pending: a no-op
+  for (int i = 0; i < 20; ++i) OK(zt_launch(e, grid, 11, args));
+  float host[16];
+  OK(zt_buffer_read(y, 0, host, sizeof host));  // ordered after the launches
+  OK(zt_launch(e, grid, 11, args));
+  zt_buffer_release(x);  // drains the queued launch first
+  zt_executable_release(e);
+  zt_buffer_release(y);
+  zt_artifact_release(a);
+  zt_device_release(d);
+}
+
+START_TEST(test_queued_launches_async) {
+  REQUIRE_NEO();
+  queued_launches();
+}
+END_TEST
+
+START_TEST(test_queued_launches_sync_list) {
+  REQUIRE_NEO();
+  setenv("ZETILE_ZE_SYNC", "1", 1);
+  queued_launches();
 }
 END_TEST
 
@@ -456,6 +503,8 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_enumerate_finds_pvc);
   tcase_add_test(tc, test_build_launch_stats_native_cache);
+  tcase_add_test(tc, test_queued_launches_async);
+  tcase_add_test(tc, test_queued_launches_sync_list);
   tcase_add_test(tc, test_damaged_native_entry_rebuilds);
   tcase_add_test(tc, test_build_failure_carries_log);
   tcase_add_test(tc, test_malformed_spirv_never_reaches_igc);
