@@ -1,0 +1,315 @@
+// scf.for / scf.if / scf.while in the Xe lowering. Every carried tile value
+// becomes its flat list of SSA values (chunks; base + offsets for pointer
+// tensors), and every vector result carries its layout attribute.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xe/xe_internal.h"
+
+static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
+
+// A flattened list of values: names, types, which are vectors.
+typedef struct flat_s {
+  zt_strbuf_t names, types;
+  int count;
+  int cap;
+  bool* is_vec;
+} flat_t;
+
+static void flat_init(flat_t* f) {
+  memset(f, 0, sizeof *f);
+  zt_strbuf_init(&f->names);
+  zt_strbuf_init(&f->types);
+}
+
+static void flat_deinit(flat_t* f) {
+  zt_strbuf_deinit(&f->names);
+  zt_strbuf_deinit(&f->types);
+  free(f->is_vec);
+}
+
+static bool flat_add(flat_t* f, const xe_val_t* v) {
+  int n = xe_flat_count(v);
+  if (f->count + n > f->cap) {
+    int nc = (f->count + n) * 2;
+    bool* nv = realloc(f->is_vec, (size_t)nc * sizeof *nv);
+    if (!nv) return false;
+    f->is_vec = nv;
+    f->cap = nc;
+  }
+  for (int i = 0; i < n; ++i) {
+    const char* nm;
+    if (f->count) {
+      zt_strbuf_puts(&f->names, ", ");
+      zt_strbuf_puts(&f->types, ", ");
+    }
+    xe_flat_entry(v, i, &nm, &f->types, &f->is_vec[f->count]);
+    zt_strbuf_puts(&f->names, nm);
+    ++f->count;
+  }
+  return !f->names.failed && !f->types.failed;
+}
+
+static const char* s_or_empty(const zt_strbuf_t* sb) { return sb->data ? sb->data : ""; }
+
+static void layout_attrs(zt_strbuf_t* sb, const flat_t* f) {
+  int n = 0;
+  for (int i = 0; i < f->count; ++i) {
+    if (!f->is_vec[i]) continue;
+    zt_strbuf_printf(sb, "%slayout_result_%d = " XE_LAYOUT_ATTR, n++ ? ", " : "{", i);
+  }
+  if (n) zt_strbuf_puts(sb, "}");
+}
+
+// Binds the results of a region op to names "<prefix>#<i>".
+static zt_status_t bind_results(xe_emitter_t* e, MlirOperation op, const char* base) {
+  char prefix[XE_NAME_MAX];
+  snprintf(prefix, sizeof prefix, "%s#", base);
+  int idx = 0;
+  for (intptr_t j = 0; j < mlirOperationGetNumResults(op); ++j) {
+    MlirValue res = mlirOperationGetResult(op, j);
+    zt_type_t t;
+    ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+    xe_val_t* r = xe_alloc(e, t);
+    if (!r) return NULL;
+    xe_flat_assign(r, prefix, idx);
+    idx += xe_flat_count(r);
+    xe_bind(e, res, r);
+  }
+  return NULL;
+}
+
+// Binds block arguments [first, n) of `b` to names "<prefix><i>" and appends
+// "name: type" pairs (for ^bb headers) when decl is given.
+static zt_status_t bind_args(xe_emitter_t* e, MlirBlock b, intptr_t first,
+                             const char* prefix, flat_t* out) {
+  int idx = 0;
+  for (intptr_t j = first; j < mlirBlockGetNumArguments(b); ++j) {
+    MlirValue a = mlirBlockGetArgument(b, j);
+    zt_type_t t;
+    ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(a), &t));
+    xe_val_t* r = xe_alloc(e, t);
+    if (!r) return NULL;
+    xe_flat_assign(r, prefix, idx);
+    idx += xe_flat_count(r);
+    if (out && !flat_add(out, r)) {
+      xe_free_val(r);
+      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    }
+    xe_bind(e, a, r);
+  }
+  return NULL;
+}
+
+static zt_status_t operands_flat(xe_emitter_t* e, MlirOperation op, intptr_t first,
+                                 flat_t* f) {
+  for (intptr_t i = first; i < mlirOperationGetNumOperands(op); ++i) {
+    xe_val_t* v = xe_lookup(e, mlirOperationGetOperand(op, i));
+    if (!v) return NULL;
+    if (!flat_add(f, v)) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+  }
+  return NULL;
+}
+
+zt_status_t xe_emit_terminator(xe_emitter_t* e, MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  bool cond = n.length == 13 && memcmp(n.data, "scf.condition", 13) == 0;
+  flat_t f;
+  flat_init(&f);
+  zt_status_t s = operands_flat(e, op, cond ? 1 : 0, &f);
+  if (!s && !e->error) {
+    xe_line(e);
+    if (cond) {
+      xe_val_t* c = xe_lookup(e, mlirOperationGetOperand(op, 0));
+      if (c) zt_strbuf_printf(&e->body, "scf.condition(%s)", c->names[0]);
+    } else {
+      zt_strbuf_puts(&e->body, "scf.yield");
+    }
+    if (f.count)
+      zt_strbuf_printf(&e->body, " %s : %s", s_or_empty(&f.names), s_or_empty(&f.types));
+    zt_strbuf_printf(&e->body, "%s\n", loc(e));
+  }
+  flat_deinit(&f);
+  return s;
+}
+
+zt_status_t xe_emit_for(xe_emitter_t* e, MlirOperation op) {
+  xe_val_t* lb = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  xe_val_t* ub = xe_lookup(e, mlirOperationGetOperand(op, 1));
+  xe_val_t* st = xe_lookup(e, mlirOperationGetOperand(op, 2));
+  if (e->error) return NULL;
+  int id = e->next_id++;
+  char prefix[XE_NAME_MAX], iv[XE_NAME_MAX], args[XE_NAME_MAX];
+  snprintf(prefix, sizeof prefix, "%%f%d", id);
+  snprintf(iv, sizeof iv, "%%f%d_iv", id);
+  snprintf(args, sizeof args, "%%f%d_a", id);
+  flat_t init, bargs;
+  flat_init(&init);
+  flat_init(&bargs);
+  zt_strbuf_t head;
+  zt_strbuf_init(&head);
+  zt_status_t s = operands_flat(e, op, 3, &init);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+  if (!s && !e->error) s = bind_args(e, body, 1, args, &bargs);
+  if (!s && !e->error) {
+    xe_val_t* ivr = xe_alloc(e, lb->type);
+    if (ivr) {
+      snprintf(ivr->names[0], XE_NAME_MAX, "%s", iv);
+      xe_bind(e, mlirBlockGetArgument(body, 0), ivr);
+    }
+  }
+  if (!s && !e->error) {
+    xe_line(e);
+    if (init.count) zt_strbuf_printf(&e->body, "%s:%d = ", prefix, init.count);
+    zt_strbuf_printf(&e->body, "scf.for %s = %s to %s step %s", iv, lb->names[0],
+                     ub->names[0], st->names[0]);
+    if (init.count) {
+      zt_strbuf_puts(&e->body, " iter_args(");
+      // "%f_a<i> = init<i>" pairs: split both flat name lists.
+      const char* p = s_or_empty(&init.names);
+      for (int i = 0; i < init.count; ++i) {
+        const char* q = strstr(p, ", ");
+        size_t l = q ? (size_t)(q - p) : strlen(p);
+        zt_strbuf_printf(&e->body, "%s%s%d = %.*s", i ? ", " : "", args, i, (int)l, p);
+        p = q ? q + 2 : p + l;
+      }
+      zt_strbuf_printf(&e->body, ") -> (%s)", s_or_empty(&init.types));
+    }
+    zt_strbuf_printf(&e->body, " : %s {\n", xe_elem(lb->type.kind));
+    ++e->indent;
+    s = xe_emit_block(e, body);
+    --e->indent;
+    if (!s) {
+      xe_set_cur(e, op);
+      xe_line(e);
+      zt_strbuf_puts(&e->body, "} ");
+      layout_attrs(&e->body, &init);
+      zt_strbuf_printf(&e->body, "%s\n", loc(e));
+      s = bind_results(e, op, prefix);
+    }
+  }
+  zt_strbuf_deinit(&head);
+  flat_deinit(&init);
+  flat_deinit(&bargs);
+  return s;
+}
+
+zt_status_t xe_emit_if(xe_emitter_t* e, MlirOperation op) {
+  xe_val_t* c = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  if (!c) return NULL;
+  int id = e->next_id++;
+  char prefix[XE_NAME_MAX];
+  snprintf(prefix, sizeof prefix, "%%i%d", id);
+  // Result layout: flatten records built from the result types.
+  flat_t res;
+  flat_init(&res);
+  zt_status_t s = NULL;
+  for (intptr_t j = 0; j < mlirOperationGetNumResults(op) && !s; ++j) {
+    zt_type_t t;
+    s = xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, j)), &t);
+    if (s) break;
+    xe_val_t* r = xe_alloc(e, t);
+    if (!r) break;
+    if (!flat_add(&res, r)) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    xe_free_val(r);
+  }
+  if (!s && !e->error) {
+    xe_line(e);
+    if (res.count) zt_strbuf_printf(&e->body, "%s:%d = ", prefix, res.count);
+    zt_strbuf_printf(&e->body, "scf.if %s", c->names[0]);
+    if (res.count) zt_strbuf_printf(&e->body, " -> (%s)", s_or_empty(&res.types));
+    zt_strbuf_puts(&e->body, " {\n");
+    ++e->indent;
+    s = xe_emit_block(e, mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0)));
+    --e->indent;
+    MlirBlock eb = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 1));
+    if (!s && !mlirBlockIsNull(eb)) {
+      xe_line(e);
+      zt_strbuf_puts(&e->body, "} else {\n");
+      ++e->indent;
+      s = xe_emit_block(e, eb);
+      --e->indent;
+    }
+    if (!s) {
+      xe_set_cur(e, op);
+      xe_line(e);
+      zt_strbuf_puts(&e->body, "} ");
+      layout_attrs(&e->body, &res);
+      zt_strbuf_printf(&e->body, "%s\n", loc(e));
+      s = bind_results(e, op, prefix);
+    }
+  }
+  flat_deinit(&res);
+  return s;
+}
+
+zt_status_t xe_emit_while(xe_emitter_t* e, MlirOperation op) {
+  int id = e->next_id++;
+  char prefix[XE_NAME_MAX], bpre[XE_NAME_MAX], apre[XE_NAME_MAX];
+  snprintf(prefix, sizeof prefix, "%%w%d", id);
+  snprintf(bpre, sizeof bpre, "%%w%d_b", id);
+  snprintf(apre, sizeof apre, "%%w%d_c", id);
+  flat_t init, bargs, aargs;
+  flat_init(&init);
+  flat_init(&bargs);
+  flat_init(&aargs);
+  MlirBlock before = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+  MlirBlock after = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 1));
+  zt_status_t s = operands_flat(e, op, 0, &init);
+  if (!s && !e->error) s = bind_args(e, before, 0, bpre, &bargs);
+  if (!s && !e->error) s = bind_args(e, after, 0, apre, &aargs);
+  if (!s && !e->error) {
+    xe_line(e);
+    if (aargs.count) zt_strbuf_printf(&e->body, "%s:%d = ", prefix, aargs.count);
+    zt_strbuf_puts(&e->body, "scf.while (");
+    const char* p = s_or_empty(&init.names);
+    for (int i = 0; i < init.count; ++i) {
+      const char* q = strstr(p, ", ");
+      size_t l = q ? (size_t)(q - p) : strlen(p);
+      zt_strbuf_printf(&e->body, "%s%s%d = %.*s", i ? ", " : "", bpre, i, (int)l, p);
+      p = q ? q + 2 : p + l;
+    }
+    zt_strbuf_printf(&e->body, ") : (%s) -> (%s) {\n", s_or_empty(&init.types),
+                     s_or_empty(&aargs.types));
+    ++e->indent;
+    s = xe_emit_block(e, before);
+    --e->indent;
+    if (!s) {
+      xe_line(e);
+      zt_strbuf_puts(&e->body, "} do {\n");
+      if (aargs.count) {
+        xe_line(e);
+        zt_strbuf_puts(&e->body, "^bb0(");
+        const char* t = s_or_empty(&aargs.types);
+        for (int i = 0; i < aargs.count; ++i) {
+          // Types may contain ", " only inside <...>: ours never do.
+          const char* q = strstr(t, ", ");
+          size_t l = q ? (size_t)(q - t) : strlen(t);
+          zt_strbuf_printf(&e->body, "%s%s%d: %.*s", i ? ", " : "", apre, i, (int)l, t);
+          t = q ? q + 2 : t + l;
+        }
+        zt_strbuf_puts(&e->body, "):\n");
+      }
+      ++e->indent;
+      s = xe_emit_block(e, after);
+      --e->indent;
+    }
+    if (!s) {
+      xe_set_cur(e, op);
+      xe_line(e);
+      zt_strbuf_puts(&e->body, "}");
+      zt_strbuf_t attrs;
+      zt_strbuf_init(&attrs);
+      layout_attrs(&attrs, &aargs);
+      if (attrs.size) zt_strbuf_printf(&e->body, " attributes %s", attrs.data);
+      zt_strbuf_deinit(&attrs);
+      zt_strbuf_printf(&e->body, "%s\n", loc(e));
+      s = bind_results(e, op, prefix);
+    }
+  }
+  flat_deinit(&init);
+  flat_deinit(&bargs);
+  flat_deinit(&aargs);
+  return s;
+}

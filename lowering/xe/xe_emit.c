@@ -1,0 +1,330 @@
+// Op dispatch of the Xe lowering and the ops that need no memory or control
+// flow: constants, program ids, ranges, splats, elementwise arith/math.
+#include <stdio.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+
+#include "xe/xe_internal.h"
+
+static void append_cb(MlirStringRef s, void* user) {
+  zt_strbuf_append((zt_strbuf_t*)user, s.data, s.length);
+}
+
+static bool name_is(MlirStringRef n, const char* s) {
+  size_t l = strlen(s);
+  return n.length == l && memcmp(n.data, s, l) == 0;
+}
+
+static bool name_has_prefix(MlirStringRef n, const char* s) {
+  size_t l = strlen(s);
+  return n.length >= l && memcmp(n.data, s, l) == 0;
+}
+
+static int64_t int_attr(MlirOperation op, const char* name, int64_t dflt) {
+  MlirAttribute a =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a)) return dflt;
+  return mlirIntegerAttrGetValueInt(a);
+}
+
+// Inherent attributes of arith/math ops that change their meaning; copied
+// into the generic form we emit.
+static void op_props(MlirOperation op, zt_strbuf_t* sb) {
+  static const char* const names[] = {"predicate", "fastmath", "overflowFlags",
+                                      "roundingmode", "exact"};
+  int n = 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+    MlirAttribute a = mlirOperationGetAttributeByName(
+        op, mlirStringRefCreateFromCString(names[i]));
+    if (mlirAttributeIsNull(a)) continue;
+    zt_strbuf_puts(sb, n++ ? ", " : "<{");
+    zt_strbuf_printf(sb, "%s = ", names[i]);
+    mlirAttributePrint(a, append_cb, sb);
+  }
+  if (n) zt_strbuf_puts(sb, "}>");
+}
+
+// Broadcasts a scalar record to one vector<16xT> name.
+static void splat_scalar(xe_emitter_t* e, const xe_val_t* s, xe_name_t out) {
+  xe_fresh(e, out);
+  const char* t = xe_elem(s->type.kind);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : %s to vector<16x%s>%s\n",
+                   out, s->names[0], t, t, e->loc.data ? e->loc.data : "");
+}
+
+zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
+                                const char* props, xe_val_t** ops, int nops,
+                                zt_type_t rt, xe_val_t** out) {
+  *out = NULL;
+  xe_val_t* r = xe_alloc(e, rt);
+  if (!r) return NULL;
+  bool vec = rt.rank == 1;
+  // Scalar operands of a tensor op (select's condition) become vectors.
+  xe_name_t bcast[4];
+  if (nops > 4) return xe_fail(e, ZT_STATUS_INTERNAL, "too many operands");
+  for (int i = 0; i < nops; ++i)
+    if (vec && ops[i]->layout == XE_LAYOUT_SCALAR) splat_scalar(e, ops[i], bcast[i]);
+  for (int32_t k = 0; k < r->nchunks; ++k) {
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = \"%s\"(", r->names[k], opname);
+    for (int i = 0; i < nops; ++i) {
+      const char* nm = vec && ops[i]->layout == XE_LAYOUT_SCALAR
+                           ? bcast[i]
+                           : ops[i]->names[ops[i]->nchunks == 1 ? 0 : k];
+      zt_strbuf_printf(&e->body, "%s%s", i ? ", " : "", nm);
+    }
+    zt_strbuf_printf(&e->body, ") %s", props ? props : "");
+    if (vec) zt_strbuf_puts(&e->body, " {layout_result_0 = " XE_LAYOUT_ATTR "}");
+    zt_strbuf_puts(&e->body, " : (");
+    for (int i = 0; i < nops; ++i) {
+      if (i) zt_strbuf_puts(&e->body, ", ");
+      if (vec)
+        zt_strbuf_printf(&e->body, "vector<16x%s>", xe_elem(ops[i]->type.kind));
+      else
+        zt_strbuf_puts(&e->body, xe_elem(ops[i]->type.kind));
+    }
+    if (vec)
+      zt_strbuf_printf(&e->body, ") -> vector<16x%s>", xe_elem(rt.kind));
+    else
+      zt_strbuf_printf(&e->body, ") -> %s", xe_elem(rt.kind));
+    zt_strbuf_printf(&e->body, "%s\n", e->loc.data ? e->loc.data : "");
+  }
+  *out = r;
+  return NULL;
+}
+
+// Operand and result records of an op whose values are all lowered.
+static zt_status_t operands(xe_emitter_t* e, MlirOperation op, xe_val_t** ops,
+                            int max, int* n) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  if (no > max) return xe_fail(e, ZT_STATUS_UNSUPPORTED, "%d operands", (int)no);
+  for (intptr_t i = 0; i < no; ++i) {
+    ops[i] = xe_lookup(e, mlirOperationGetOperand(op, i));
+    if (!ops[i]) return e->error ? NULL : xe_fail(e, ZT_STATUS_INTERNAL, "operand");
+  }
+  *n = (int)no;
+  return NULL;
+}
+
+static zt_status_t result_type(xe_emitter_t* e, MlirOperation op, intptr_t i,
+                               zt_type_t* t) {
+  return xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, i)), t);
+}
+
+// Generic elementwise arith/math op (one result).
+static zt_status_t emit_arith(xe_emitter_t* e, MlirOperation op,
+                              const char* opname) {
+  xe_val_t* ops[4];
+  int n;
+  ZT_RETURN_IF_ERROR(operands(e, op, ops, 4, &n));
+  if (e->error) return NULL;
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &rt));
+  zt_strbuf_t props;
+  zt_strbuf_init(&props);
+  op_props(op, &props);
+  xe_val_t* r;
+  zt_status_t s = xe_emit_elementwise(e, opname, props.data, ops, n, rt, &r);
+  zt_strbuf_deinit(&props);
+  ZT_RETURN_IF_ERROR(s);
+  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return NULL;
+}
+
+// maximumf/minimumf propagate NaN; OpenCL's fmax/fmin (what IGC gives for
+// them) return the other operand. maxnumf plus a NaN select keeps
+// the tile IR's meaning: x + y is NaN when either is.
+static zt_status_t emit_nan_minmax(xe_emitter_t* e, MlirOperation op, bool is_max) {
+  xe_val_t* ops[2];
+  int n;
+  ZT_RETURN_IF_ERROR(operands(e, op, ops, 2, &n));
+  if (e->error) return NULL;
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &rt));
+  xe_val_t *m, *u, *sum, *r;
+  ZT_RETURN_IF_ERROR(xe_emit_elementwise(
+      e, is_max ? "arith.maxnumf" : "arith.minnumf", NULL, ops, 2, rt, &m));
+  zt_type_t bt = rt;
+  bt.kind = ZT_I1;
+  ZT_RETURN_IF_ERROR(xe_emit_elementwise(e, "arith.cmpf", "<{predicate = 14 : i64}>",
+                                         ops, 2, bt, &u));
+  ZT_RETURN_IF_ERROR(xe_emit_elementwise(e, "arith.addf", NULL, ops, 2, rt, &sum));
+  xe_val_t* sel[3] = {u, sum, m};
+  zt_status_t s = xe_emit_elementwise(e, "arith.select", NULL, sel, 3, rt, &r);
+  xe_free_val(m);
+  xe_free_val(u);
+  xe_free_val(sum);
+  ZT_RETURN_IF_ERROR(s);
+  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return NULL;
+}
+
+static zt_status_t emit_constant(xe_emitter_t* e, MlirOperation op) {
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &t));
+  if (t.rank != 0)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "tensor constants (use tile.splat)");
+  MlirAttribute a =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("value"));
+  if (mlirAttributeIsNull(a)) return xe_fail(e, ZT_STATUS_INTERNAL, "constant without value");
+  xe_val_t* r = xe_define(e, mlirOperationGetResult(op, 0), t);
+  if (!r) return NULL;
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.constant ", r->names[0]);
+  mlirAttributePrint(a, append_cb, &e->body);
+  zt_strbuf_printf(&e->body, "%s\n", e->loc.data);
+  return NULL;
+}
+
+static zt_status_t emit_grid_query(xe_emitter_t* e, MlirOperation op,
+                                   const char* gpu_op) {
+  int64_t axis = int_attr(op, "axis", -1);
+  if (axis < 0 || axis > 2) return xe_fail(e, ZT_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axis);
+  char text[96];
+  xe_name_t idx;
+  snprintf(text, sizeof text, "%s %c", gpu_op, "xyz"[axis]);
+  xe_hoist(e, text, false, idx);
+  snprintf(text, sizeof text, "arith.index_cast %s : index to i32", idx);
+  zt_type_t t = zt_type_scalar(ZT_I32);
+  xe_val_t* r = xe_alloc(e, t);
+  if (!r) return NULL;
+  xe_hoist(e, text, false, r->names[0]);
+  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return NULL;
+}
+
+static zt_status_t emit_make_range(xe_emitter_t* e, MlirOperation op) {
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &t));
+  int64_t start = int_attr(op, "start", 0);
+  xe_val_t* r = xe_alloc(e, t);
+  if (!r) return NULL;
+  xe_name_t lane;
+  xe_lane_i32(e, lane);
+  for (int32_t k = 0; k < r->nchunks; ++k) {
+    int64_t off = start + (int64_t)k * XE_SUBGROUP;
+    if (off == 0) {
+      memcpy(r->names[k], lane, sizeof lane);
+      continue;
+    }
+    char text[192];
+    xe_name_t c;
+    snprintf(text, sizeof text,
+             "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR
+             "} dense<%lld> : vector<16xi32>",
+             (long long)off);
+    xe_hoist(e, text, true, c);
+    snprintf(text, sizeof text,
+             "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+             "} : vector<16xi32>",
+             lane, c);
+    xe_hoist(e, text, true, r->names[k]);
+  }
+  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return NULL;
+}
+
+static zt_status_t emit_splat(xe_emitter_t* e, MlirOperation op) {
+  xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  if (!s) return NULL;
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &t));
+  if (t.rank == 0) {
+    xe_alias(e, mlirOperationGetResult(op, 0), s);
+    return NULL;
+  }
+  xe_val_t* r = xe_alloc(e, t);
+  if (!r) return NULL;
+  xe_name_t v;
+  if (t.kind == ZT_PTR) {
+    // A pointer tensor: the scalar address and zero offsets.
+    memcpy(r->base, s->names[0], sizeof r->base);
+    xe_zero_offsets(e, v);
+  } else {
+    splat_scalar(e, s, v);
+  }
+  for (int32_t k = 0; k < r->nchunks; ++k) memcpy(r->names[k], v, sizeof v);
+  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return NULL;
+}
+
+// broadcast / reshape between equal 1-D shapes change nothing.
+static zt_status_t emit_same_shape(xe_emitter_t* e, MlirOperation op) {
+  xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  if (!s) return NULL;
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &t));
+  if (!zt_type_equal(t, s->type))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "shape change of a 1-D tensor (%lld -> %lld elements)",
+                   (long long)s->numel, (long long)(t.rank ? t.shape[0] : 1));
+  xe_alias(e, mlirOperationGetResult(op, 0), s);
+  return NULL;
+}
+
+zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
+  xe_set_cur(e, op);
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  // Every result must have a type this milestone handles (1-D, no bf16).
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
+    zt_type_t t;
+    ZT_RETURN_IF_ERROR(result_type(e, op, i, &t));
+  }
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    zt_type_t t;
+    ZT_RETURN_IF_ERROR(
+        xe_tile_type(e, mlirValueGetType(mlirOperationGetOperand(op, i)), &t));
+  }
+  zt_status_t s = NULL;
+  if (name_is(n, "arith.constant")) s = emit_constant(e, op);
+  else if (name_is(n, "tile.program_id")) s = emit_grid_query(e, op, "gpu.block_id");
+  else if (name_is(n, "tile.num_programs")) s = emit_grid_query(e, op, "gpu.grid_dim");
+  else if (name_is(n, "tile.make_range")) s = emit_make_range(e, op);
+  else if (name_is(n, "tile.splat")) s = emit_splat(e, op);
+  else if (name_is(n, "tile.broadcast") || name_is(n, "tile.reshape"))
+    s = emit_same_shape(e, op);
+  else if (name_is(n, "tile.addptr")) s = xe_emit_addptr(e, op);
+  else if (name_is(n, "tile.ptr_to_int")) s = xe_emit_ptr_conv(e, op, "ptr_to_int");
+  else if (name_is(n, "tile.int_to_ptr")) s = xe_emit_ptr_conv(e, op, "int_to_ptr");
+  else if (name_is(n, "tile.ptr_cast")) s = xe_emit_ptr_conv(e, op, "ptr_cast");
+  else if (name_is(n, "tile.load")) s = xe_emit_load(e, op);
+  else if (name_is(n, "tile.store")) s = xe_emit_store(e, op);
+  else if (name_is(n, "tile.reduce")) s = xe_emit_reduce(e, op);
+  else if (name_is(n, "scf.for")) s = xe_emit_for(e, op);
+  else if (name_is(n, "scf.if")) s = xe_emit_if(e, op);
+  else if (name_is(n, "scf.while")) s = xe_emit_while(e, op);
+  else if (name_is(n, "scf.yield") || name_is(n, "scf.condition"))
+    s = xe_emit_terminator(e, op);
+  else if (name_is(n, "func.return")) {
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "gpu.return%s\n", e->loc.data);
+  } else if (name_is(n, "arith.maximumf")) s = emit_nan_minmax(e, op, true);
+  else if (name_is(n, "arith.minimumf")) s = emit_nan_minmax(e, op, false);
+  else if (name_is(n, "arith.mului_extended")) {
+    s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "umulhi is not supported on Xe yet");
+  } else if ((name_has_prefix(n, "arith.") || name_has_prefix(n, "math.")) &&
+             mlirOperationGetNumResults(op) == 1 &&
+             mlirOperationGetNumRegions(op) == 0) {
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
+    s = emit_arith(e, op, name);
+  } else {
+    s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "operation not supported on Xe yet");
+  }
+  if (!s && e->error) {
+    s = e->error;
+    e->error = NULL;
+  }
+  return s;
+}
+
+zt_status_t xe_emit_block(xe_emitter_t* e, MlirBlock block) {
+  for (MlirOperation op = mlirBlockGetFirstOperation(block);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    ZT_RETURN_IF_ERROR(xe_emit_op(e, op));
+  return NULL;
+}

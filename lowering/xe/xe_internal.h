@@ -1,0 +1,159 @@
+// Internal to the Xe lowering (lowering/xe): how tile values are represented
+// in the subgroup-level XeGPU text we emit, and the emitter state.
+//
+// The lowering writes MLIR text (a gpu.module with one gpu.func) from a walk
+// of the parsed tile module; jit/compiler.c's helpers parse it and run
+// upstream's passes on it. One program = one workgroup = one subgroup of 16
+// lanes. Every value has a *layout*, the record of how its elements sit in
+// that subgroup:
+//   XE_LAYOUT_SCALAR  one SSA value, uniform across the lanes;
+//   XE_LAYOUT_ROW16   a 1-D tensor of N elements as ceil(N/16) chunks of
+//                     vector<16xT> (element i in chunk i/16, lane i%16; when
+//                     N < 16 lanes N..15 are padding);
+//   (next milestone: XE_LAYOUT_BLOCK2D for 2-D tensors in DPAS-sized tiles.)
+// Tensors of pointers keep a scalar i64 base address plus, per chunk, the
+// element offsets as vector<16xindex> (what xegpu.load/store take).
+#ifndef ZETILE_LOWERING_XE_INTERNAL_H_
+#define ZETILE_LOWERING_XE_INTERNAL_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mlir-c/IR.h>
+
+#include "lowering.h"
+
+#define XE_SUBGROUP 16
+// SSA names we make are short: "%v123_45", "%f12#300".
+#define XE_NAME_MAX 24
+
+typedef enum xe_layout_kind_e {
+  XE_LAYOUT_SCALAR,
+  XE_LAYOUT_ROW16,
+} xe_layout_kind_t;
+
+typedef char xe_name_t[XE_NAME_MAX];
+
+/// How one tile value is held in the emitted code.
+typedef struct xe_val_s {
+  xe_layout_kind_t layout;
+  zt_type_t type;    ///< its tile type (rank 0 or 1)
+  int64_t numel;     ///< logical elements (1 for scalars)
+  int32_t nchunks;   ///< 1 for scalars
+  xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)
+  xe_name_t base;    ///< pointer tensors: the i64 base address
+} xe_val_t;
+
+/// Emitter state for one kernel.
+typedef struct xe_emitter_s {
+  zt_lower_ctx_t* lc;
+  MlirOperation cur;     ///< the tile op being lowered (error locations)
+  zt_strbuf_t pre;       ///< constants hoisted to the kernel entry
+  zt_strbuf_t body;      ///< the kernel body
+  zt_strbuf_t loc;       ///< " loc(...)" of the current tile op
+  int indent;
+  int next_id;
+  // Value map: open addressing on MlirValue.ptr.
+  const void** keys;
+  xe_val_t** vals;
+  size_t cap, count;
+  // Hoisted constants, deduplicated by their text.
+  char** const_text;
+  xe_name_t* const_name;
+  int num_consts, cap_consts;
+  zt_status_t error;     ///< first error (sticky)
+} xe_emitter_t;
+
+// --- xe_values.c ------------------------------------------------------------
+void xe_emitter_init(xe_emitter_t* e, zt_lower_ctx_t* lc);
+void xe_emitter_deinit(xe_emitter_t* e);
+/// UNSUPPORTED/INTERNAL status naming the current op and its source location.
+zt_status_t xe_fail(xe_emitter_t* e, zt_status_code_t code, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/// `file:line:col` of an op's location into sb ("?" if it has none).
+void xe_format_loc(MlirLocation loc, zt_strbuf_t* sb);
+/// Reads the tile type of an MLIR type (rank 0 or 1 only; 2-D and bf16 are
+/// UNSUPPORTED here for this milestone).
+zt_status_t xe_tile_type(xe_emitter_t* e, MlirType t, zt_type_t* out);
+/// A new record for type t with fresh names ("%v<id>_<k>"), not bound.
+xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t);
+void xe_free_val(xe_val_t* v);
+/// Binds a tile value to a record (the map takes ownership; records never
+/// move, so pointers stay valid). NULL on out-of-memory (e->error set).
+xe_val_t* xe_bind(xe_emitter_t* e, MlirValue v, xe_val_t* rec);
+/// xe_alloc + xe_bind.
+xe_val_t* xe_define(xe_emitter_t* e, MlirValue v, zt_type_t t);
+/// Binds v to the same SSA names as src (ops that change nothing here).
+xe_val_t* xe_alias(xe_emitter_t* e, MlirValue v, const xe_val_t* src);
+/// The record of a tile value, or NULL (sets e->error) if it has none.
+xe_val_t* xe_lookup(xe_emitter_t* e, MlirValue v);
+/// A fresh SSA name.
+void xe_fresh(xe_emitter_t* e, xe_name_t out);
+/// MLIR spelling of the element type a chunk holds ("f32", "i64" for ptrs).
+const char* xe_elem(zt_scalar_kind_t k);
+/// Type of chunk k: "vector<16xT>" or the scalar type; pointer tensors'
+/// chunks are "vector<16xindex>", scalar pointers "i64".
+void xe_chunk_type(const xe_val_t* v, zt_strbuf_t* sb);
+/// Number of flat SSA values (loop-carried etc.) a record takes, and entry i
+/// (name and type) of that flattening: pointer tensors are (base, offsets).
+int xe_flat_count(const xe_val_t* v);
+void xe_flat_entry(const xe_val_t* v, int i, const char** name, zt_strbuf_t* ty,
+                   bool* is_vector);
+/// Names a record's flat values "<prefix><first>", "<prefix><first+1>", ...
+void xe_flat_assign(xe_val_t* v, const char* prefix, int first);
+/// Makes op the current op (error locations, the loc() of emitted ops).
+void xe_set_cur(xe_emitter_t* e, MlirOperation op);
+/// Emits `text` at the entry (once per distinct text) and writes its name:
+/// `text` is the right-hand side, e.g. "arith.constant dense<0> : vector<16xindex>".
+void xe_hoist(xe_emitter_t* e, const char* text, bool vector, xe_name_t out);
+/// Writes the current indentation.
+void xe_line(xe_emitter_t* e);
+
+// Common hoisted values.
+void xe_lane_index(xe_emitter_t* e, xe_name_t out);      // vector<16xindex> 0..15
+void xe_lane_i32(xe_emitter_t* e, xe_name_t out);        // vector<16xi32> 0..15
+void xe_zero_offsets(xe_emitter_t* e, xe_name_t out);    // vector<16xindex> 0
+void xe_all_true(xe_emitter_t* e, xe_name_t out);        // vector<16xi1> true
+/// Mask of the lanes that hold elements of a tensor of n < 16 elements.
+void xe_pad_mask(xe_emitter_t* e, int64_t n, xe_name_t out);
+void xe_lane0_mask(xe_emitter_t* e, xe_name_t out);
+
+// --- xe_emit.c --------------------------------------------------------------
+/// Lowers the ops of a block in order (the terminator is handled by the
+/// caller through `on_terminator`).
+zt_status_t xe_emit_block(xe_emitter_t* e, MlirBlock block);
+/// Lowers one op (dispatch on its name).
+zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op);
+/// Emits an elementwise op chunk by chunk in generic form: operands are
+/// records (a scalar operand of a tensor op is broadcast), result type `rt`.
+zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
+                                const char* props, xe_val_t** ops, int nops,
+                                zt_type_t rt, xe_val_t** out);
+
+// --- xe_control.c -----------------------------------------------------------
+zt_status_t xe_emit_for(xe_emitter_t* e, MlirOperation op);
+zt_status_t xe_emit_if(xe_emitter_t* e, MlirOperation op);
+zt_status_t xe_emit_while(xe_emitter_t* e, MlirOperation op);
+/// scf.yield / scf.condition of the region being lowered.
+zt_status_t xe_emit_terminator(xe_emitter_t* e, MlirOperation op);
+
+// --- xe_memory.c ------------------------------------------------------------
+zt_status_t xe_emit_load(xe_emitter_t* e, MlirOperation op);
+zt_status_t xe_emit_store(xe_emitter_t* e, MlirOperation op);
+zt_status_t xe_emit_addptr(xe_emitter_t* e, MlirOperation op);
+zt_status_t xe_emit_ptr_conv(xe_emitter_t* e, MlirOperation op, const char* name);
+
+// --- xe_reduce.c ------------------------------------------------------------
+zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op);
+
+/// The layout attribute alias every vector value carries (declared once at
+/// the top of the module): upstream's layout propagation in 22.1.8 does not
+/// reach values whose only users are reductions or loop-carried values, so
+/// we state every layout ourselves and leave that pass out of the pipeline.
+#define XE_LAYOUT_ATTR "#zt_l"
+
+// --- xe_lower.c -------------------------------------------------------------
+/// The lowered module text for the kernel (used by zt_lower_xe and tests).
+zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out);
+
+#endif  // ZETILE_LOWERING_XE_INTERNAL_H_

@@ -1,0 +1,322 @@
+// Pointers and memory in the Xe lowering. A pointer tensor is an i64 base
+// address plus per-chunk element offsets (vector<16xindex>), which is what
+// xegpu.load/xegpu.store gather and scatter with (offsets count elements).
+// Scalar loads and stores are subgroup ops too: upstream's subgroup
+// distribution cannot move ops it does not know (llvm.load/llvm.store) out
+// of the region it builds, so a scalar load is a gather of one address by
+// every lane, made uniform by a reduction, and a scalar store is lane 0's
+// scatter.
+#include <stdio.h>
+#include <string.h>
+
+#include "xe/xe_internal.h"
+
+static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
+
+static void const_i64(xe_emitter_t* e, int64_t v, xe_name_t out) {
+  char text[64];
+  snprintf(text, sizeof text, "arith.constant %lld : i64", (long long)v);
+  xe_hoist(e, text, false, out);
+}
+
+// Element offsets of an int tensor chunk as vector<16xindex> (sign-extended,
+// as tile.addptr defines them).
+static void to_index(xe_emitter_t* e, const xe_val_t* o, int32_t k, xe_name_t out) {
+  if (o->layout == XE_LAYOUT_SCALAR) {
+    xe_name_t ix;
+    xe_fresh(e, ix);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.index_cast %s : %s to index%s\n", ix,
+                     o->names[0], xe_elem(o->type.kind), loc(e));
+    xe_fresh(e, out);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : index to vector<16xindex>%s\n",
+                     out, ix, loc(e));
+    return;
+  }
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16x%s> to vector<16xindex>%s\n",
+                   out, o->names[k], xe_elem(o->type.kind), loc(e));
+}
+
+zt_status_t xe_emit_addptr(xe_emitter_t* e, MlirOperation op) {
+  xe_val_t* p = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  xe_val_t* o = xe_lookup(e, mlirOperationGetOperand(op, 1));
+  if (!p || !o) return NULL;
+  int64_t size = zt_scalar_kind_bits(p->type.pointee) / 8;
+  if (size < 1) size = 1;  // i1 is stored in a byte
+  xe_val_t* r = xe_alloc(e, p->type);
+  if (!r) return NULL;
+  if (p->layout == XE_LAYOUT_SCALAR) {
+    xe_name_t o64, bytes, sz;
+    if (o->type.kind == ZT_I64) {
+      memcpy(o64, o->names[0], sizeof o64);
+    } else {
+      xe_fresh(e, o64);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", o64,
+                       o->names[0], xe_elem(o->type.kind), loc(e));
+    }
+    const_i64(e, size, sz);
+    xe_fresh(e, bytes);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.muli %s, %s : i64%s\n", bytes, o64, sz,
+                     loc(e));
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.addi %s, %s : i64%s\n", r->names[0],
+                     p->names[0], bytes, loc(e));
+  } else {
+    memcpy(r->base, p->base, sizeof r->base);
+    xe_name_t zero;
+    xe_zero_offsets(e, zero);
+    for (int32_t k = 0; k < r->nchunks; ++k) {
+      xe_name_t ix;
+      to_index(e, o, k, ix);
+      if (strcmp(p->names[k], zero) == 0) {
+        memcpy(r->names[k], ix, sizeof ix);
+        continue;
+      }
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16xindex>%s\n",
+                       r->names[k], p->names[k], ix, loc(e));
+    }
+  }
+  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return NULL;
+}
+
+zt_status_t xe_emit_ptr_conv(xe_emitter_t* e, MlirOperation op, const char* name) {
+  xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  if (!s) return NULL;
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(
+      xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, 0)), &t));
+  MlirValue res = mlirOperationGetResult(op, 0);
+  if (s->layout == XE_LAYOUT_SCALAR) {
+    // Scalar pointers already are i64 addresses.
+    xe_val_t* r = xe_alloc(e, t);
+    if (!r) return NULL;
+    memcpy(r->names[0], s->names[0], sizeof r->names[0]);
+    xe_bind(e, res, r);
+    return NULL;
+  }
+  if (strcmp(name, "ptr_cast") == 0 &&
+      zt_scalar_kind_bits(s->type.pointee) == zt_scalar_kind_bits(t.pointee)) {
+    xe_val_t* r = xe_alloc(e, t);
+    if (!r) return NULL;
+    memcpy(r->base, s->base, sizeof r->base);
+    memcpy(r->names, s->names, (size_t)s->nchunks * sizeof(xe_name_t));
+    xe_bind(e, res, r);
+    return NULL;
+  }
+  if (strcmp(name, "ptr_to_int") == 0) {
+    xe_val_t* r = xe_alloc(e, t);
+    if (!r) return NULL;
+    xe_name_t b, sz;
+    xe_fresh(e, b);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : i64 to vector<16xi64>%s\n",
+                     b, s->base, loc(e));
+    char text[160];
+    snprintf(text, sizeof text,
+             "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR
+             "} dense<%d> : vector<16xi64>",
+             zt_scalar_kind_bits(s->type.pointee) < 8
+                 ? 1
+                 : zt_scalar_kind_bits(s->type.pointee) / 8);
+    xe_hoist(e, text, true, sz);
+    for (int32_t k = 0; k < r->nchunks; ++k) {
+      xe_name_t o, m;
+      xe_fresh(e, o);
+      xe_fresh(e, m);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16xindex> to vector<16xi64>%s\n",
+                       o, s->names[k], loc(e));
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = arith.muli %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16xi64>%s\n",
+                       m, o, sz, loc(e));
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16xi64>%s\n",
+                       r->names[k], b, m, loc(e));
+    }
+    xe_bind(e, res, r);
+    return NULL;
+  }
+  return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                 "tile.%s on pointer tensors (only pointers of the form "
+                 "base + offsets are supported on Xe)",
+                 name);
+}
+
+static zt_status_t check_elem(xe_emitter_t* e, zt_scalar_kind_t k) {
+  if (k == ZT_I1 || k == ZT_PTR)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "loads and stores of %s elements", zt_scalar_kind_name(k));
+  return NULL;
+}
+
+// The mask of chunk k: the tile mask (if any) and the padding lanes.
+static void chunk_mask(xe_emitter_t* e, const xe_val_t* shape, const xe_val_t* m,
+                       int32_t k, xe_name_t out) {
+  bool padded = shape->numel < XE_SUBGROUP;
+  xe_name_t pad;
+  if (padded) xe_pad_mask(e, shape->numel, pad);
+  if (!m) {
+    if (padded) memcpy(out, pad, XE_NAME_MAX);
+    else xe_all_true(e, out);
+    return;
+  }
+  if (!padded) {
+    memcpy(out, m->names[k], XE_NAME_MAX);
+    return;
+  }
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi1>%s\n",
+                   out, m->names[k], pad, loc(e));
+}
+
+static void broadcast(xe_emitter_t* e, const char* s, const char* ty, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : %s to vector<16x%s>%s\n",
+                   out, s, ty, ty, loc(e));
+}
+
+zt_status_t xe_emit_load(xe_emitter_t* e, MlirOperation op) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  xe_val_t* p = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  xe_val_t* m = no > 1 ? xe_lookup(e, mlirOperationGetOperand(op, 1)) : NULL;
+  xe_val_t* o = no > 2 ? xe_lookup(e, mlirOperationGetOperand(op, 2)) : NULL;
+  if (e->error) return NULL;
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(
+      xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, 0)), &t));
+  ZT_RETURN_IF_ERROR(check_elem(e, t.kind));
+  const char* et = xe_elem(t.kind);
+  xe_val_t* r = xe_alloc(e, t);
+  if (!r) return NULL;
+  if (p->layout == XE_LAYOUT_SCALAR) {
+    xe_name_t zero, mask, v, raw;
+    xe_zero_offsets(e, zero);
+    if (m) broadcast(e, m->names[0], "i1", mask);
+    else xe_all_true(e, mask);
+    xe_fresh(e, v);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> : i64, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
+                     v, p->names[0], zero, mask, et, loc(e));
+    // Every lane read the same address: any lane's value will do, and a
+    // reduction is the one cross-lane op upstream distributes for us
+    // (vector.extract of lane 0 crashes xegpu-subgroup-distribute in 22.1).
+    xe_name_t* dst = o ? &raw : &r->names[0];
+    if (o) xe_fresh(e, raw);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n",
+                     *dst, zt_scalar_kind_is_float(t.kind) ? "maxnumf" : "or", v,
+                     et, et, loc(e));
+    if (o) {
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.select %s, %s, %s : %s%s\n",
+                       r->names[0], m->names[0], raw, o->names[0], et, loc(e));
+    }
+    xe_bind(e, mlirOperationGetResult(op, 0), r);
+    return NULL;
+  }
+  xe_name_t other_b;
+  if (o && o->layout == XE_LAYOUT_SCALAR) broadcast(e, o->names[0], et, other_b);
+  for (int32_t k = 0; k < r->nchunks; ++k) {
+    xe_name_t mask;
+    chunk_mask(e, p, m, k, mask);
+    xe_name_t* dst = &r->names[k];
+    xe_name_t raw;
+    if (o) {
+      xe_fresh(e, raw);
+      dst = &raw;
+    }
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> : i64, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
+                     *dst, p->base, p->names[k], mask, et, loc(e));
+    if (o) {
+      // Masked-off lanes read nothing; `other` fills them.
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16xi1>, vector<16x%s>%s\n",
+                       r->names[k], m->names[k], raw,
+                       o->layout == XE_LAYOUT_SCALAR ? other_b : o->names[k], et,
+                       loc(e));
+    }
+  }
+  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return NULL;
+}
+
+zt_status_t xe_emit_store(xe_emitter_t* e, MlirOperation op) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  xe_val_t* p = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  xe_val_t* v = xe_lookup(e, mlirOperationGetOperand(op, 1));
+  xe_val_t* m = no > 2 ? xe_lookup(e, mlirOperationGetOperand(op, 2)) : NULL;
+  if (e->error) return NULL;
+  ZT_RETURN_IF_ERROR(check_elem(e, v->type.kind));
+  const char* et = xe_elem(v->type.kind);
+  if (p->layout == XE_LAYOUT_SCALAR) {
+    xe_name_t zero, lane0, val, mask;
+    xe_zero_offsets(e, zero);
+    xe_lane0_mask(e, lane0);
+    broadcast(e, v->names[0], et, val);
+    if (m) {
+      xe_name_t mb;
+      broadcast(e, m->names[0], "i1", mb);
+      xe_fresh(e, mask);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16xi1>%s\n",
+                       mask, mb, lane0, loc(e));
+    } else {
+      memcpy(mask, lane0, sizeof mask);
+    }
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> : vector<16x%s>, i64, vector<16xindex>, vector<16xi1>%s\n",
+                     val, p->names[0], zero, mask, et, loc(e));
+    return NULL;
+  }
+  xe_name_t vb;
+  if (v->layout == XE_LAYOUT_SCALAR) broadcast(e, v->names[0], et, vb);
+  for (int32_t k = 0; k < p->nchunks; ++k) {
+    xe_name_t mask;
+    chunk_mask(e, p, m, k, mask);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> : vector<16x%s>, i64, vector<16xindex>, vector<16xi1>%s\n",
+                     v->layout == XE_LAYOUT_SCALAR ? vb : v->names[k], p->base,
+                     p->names[k], mask, et, loc(e));
+  }
+  return NULL;
+}

@@ -1,0 +1,244 @@
+// tile.reduce of 1-D tensors to scalars on Xe: the combiner must be one of
+// the built-in kinds (a function holding a single arith op on its two
+// arguments); chunks are combined elementwise, then one vector.reduction
+// (upstream lowers it to 4 butterfly shuffles across the 16 lanes).
+#include <stdio.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+
+#include "xe/xe_internal.h"
+
+typedef struct reduce_kind_s {
+  const char* op;         // combiner op in the tile IR
+  const char* kind;       // vector.reduction kind
+  const char* combine;    // elementwise op combining chunks
+  int identity;           // see identity_text
+  bool nan_propagating;   // maximumf/minimumf
+} reduce_kind_t;
+
+enum { ID_ZERO, ID_ONE, ID_NEG_INF, ID_POS_INF, ID_INT_MIN, ID_INT_MAX, ID_ONES };
+
+static const reduce_kind_t kKinds[] = {
+    {"arith.addf", "add", "arith.addf", ID_ZERO, false},
+    {"arith.addi", "add", "arith.addi", ID_ZERO, false},
+    {"arith.mulf", "mul", "arith.mulf", ID_ONE, false},
+    {"arith.muli", "mul", "arith.muli", ID_ONE, false},
+    // OpenCL fmax/fmin ignore NaN: maximumf/minimumf add a NaN check.
+    {"arith.maximumf", "maxnumf", "arith.maxnumf", ID_NEG_INF, true},
+    {"arith.minimumf", "minnumf", "arith.minnumf", ID_POS_INF, true},
+    {"arith.maxnumf", "maxnumf", "arith.maxnumf", ID_NEG_INF, false},
+    {"arith.minnumf", "minnumf", "arith.minnumf", ID_POS_INF, false},
+    {"arith.maxsi", "maxsi", "arith.maxsi", ID_INT_MIN, false},
+    {"arith.minsi", "minsi", "arith.minsi", ID_INT_MAX, false},
+    {"arith.maxui", "maxui", "arith.maxui", ID_ZERO, false},
+    {"arith.minui", "minui", "arith.minui", ID_ONES, false},
+    {"arith.andi", "and", "arith.andi", ID_ONES, false},
+    {"arith.ori", "or", "arith.ori", ID_ZERO, false},
+    {"arith.xori", "xor", "arith.xori", ID_ZERO, false},
+};
+
+static const char* float_bits(zt_scalar_kind_t k, int which) {
+  // which: 0 = -inf, 1 = +inf, 2 = NaN
+  static const char* const f16[] = {"0xFC00", "0x7C00", "0x7E00"};
+  static const char* const f32[] = {"0xFF800000", "0x7F800000", "0x7FC00000"};
+  static const char* const f64[] = {"0xFFF0000000000000", "0x7FF0000000000000",
+                                    "0x7FF8000000000000"};
+  return k == ZT_F16 ? f16[which] : k == ZT_F64 ? f64[which] : f32[which];
+}
+
+static void identity_text(int id, zt_scalar_kind_t k, char* buf, size_t n) {
+  bool f = zt_scalar_kind_is_float(k);
+  int bits = zt_scalar_kind_bits(k);
+  switch (id) {
+    case ID_ZERO: snprintf(buf, n, f ? "0.0" : "0"); break;
+    case ID_ONE: snprintf(buf, n, f ? "1.0" : "1"); break;
+    case ID_NEG_INF: snprintf(buf, n, "%s", float_bits(k, 0)); break;
+    case ID_POS_INF: snprintf(buf, n, "%s", float_bits(k, 1)); break;
+    case ID_INT_MIN:
+      if (bits == 1) snprintf(buf, n, "true");
+      else snprintf(buf, n, "%lld", bits >= 64 ? (long long)INT64_MIN
+                                               : -(1LL << (bits - 1)));
+      break;
+    case ID_INT_MAX:
+      if (bits == 1) snprintf(buf, n, "false");
+      else snprintf(buf, n, "%lld", bits >= 64 ? (long long)INT64_MAX
+                                               : (1LL << (bits - 1)) - 1);
+      break;
+    default: snprintf(buf, n, bits == 1 ? "true" : "-1"); break;
+  }
+}
+
+static bool str_is(MlirStringRef s, const char* c) {
+  return s.length == strlen(c) && memcmp(s.data, c, s.length) == 0;
+}
+
+// Finds the built-in kind of the combiner function `name`, or NULL.
+static const reduce_kind_t* combiner_kind(xe_emitter_t* e, MlirStringRef name) {
+  MlirOperation mod = mlirModuleGetOperation(e->lc->tile);
+  MlirBlock top = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
+  for (MlirOperation f = mlirBlockGetFirstOperation(top); !mlirOperationIsNull(f);
+       f = mlirOperationGetNextInBlock(f)) {
+    if (!str_is(mlirIdentifierStr(mlirOperationGetName(f)), "func.func")) continue;
+    MlirAttribute sym = mlirOperationGetAttributeByName(
+        f, mlirStringRefCreateFromCString("sym_name"));
+    if (mlirAttributeIsNull(sym) || !mlirAttributeIsAString(sym)) continue;
+    MlirStringRef s = mlirStringAttrGetValue(sym);
+    if (s.length != name.length || memcmp(s.data, name.data, s.length)) continue;
+    MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
+    if (mlirBlockIsNull(b) || mlirBlockGetNumArguments(b) != 2) return NULL;
+    MlirOperation op = mlirBlockGetFirstOperation(b);
+    if (mlirOperationIsNull(op)) return NULL;
+    MlirOperation ret = mlirOperationGetNextInBlock(op);
+    if (mlirOperationIsNull(ret) ||
+        !str_is(mlirIdentifierStr(mlirOperationGetName(ret)), "func.return") ||
+        mlirOperationGetNumOperands(ret) != 1 ||
+        !mlirValueEqual(mlirOperationGetOperand(ret, 0), mlirOperationGetResult(op, 0)) ||
+        mlirOperationGetNumOperands(op) != 2)
+      return NULL;
+    MlirValue a0 = mlirBlockGetArgument(b, 0), a1 = mlirBlockGetArgument(b, 1);
+    MlirValue x = mlirOperationGetOperand(op, 0), y = mlirOperationGetOperand(op, 1);
+    if (!((mlirValueEqual(x, a0) && mlirValueEqual(y, a1)) ||
+          (mlirValueEqual(x, a1) && mlirValueEqual(y, a0))))
+      return NULL;
+    MlirStringRef on = mlirIdentifierStr(mlirOperationGetName(op));
+    for (size_t i = 0; i < sizeof kKinds / sizeof kKinds[0]; ++i)
+      if (str_is(on, kKinds[i].op)) return &kKinds[i];
+    return NULL;
+  }
+  return NULL;
+}
+
+static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
+
+static void vconst(xe_emitter_t* e, const char* value, const char* et, xe_name_t out) {
+  char text[192];
+  snprintf(text, sizeof text,
+           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%s> : vector<16x%s>",
+           value, et);
+  xe_hoist(e, text, true, out);
+}
+
+static void vbinary(xe_emitter_t* e, const char* op, const char* a, const char* b,
+                    const char* et, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = %s %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16x%s>%s\n",
+                   out, op, a, b, et, loc(e));
+}
+
+zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op) {
+  MlirAttribute comb = mlirOperationGetAttributeByName(
+      op, mlirStringRefCreateFromCString("combiner"));
+  if (mlirAttributeIsNull(comb) || !mlirAttributeIsAFlatSymbolRef(comb))
+    return xe_fail(e, ZT_STATUS_INVALID_ARGUMENT, "tile.reduce without a combiner");
+  MlirStringRef cname = mlirFlatSymbolRefAttrGetValue(comb);
+  if (mlirOperationGetNumOperands(op) != 1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "reductions of %d tensors at once (argmin/argmax-style "
+                   "combiners) are not supported on Xe yet",
+                   (int)mlirOperationGetNumOperands(op));
+  const reduce_kind_t* rk = combiner_kind(e, cname);
+  if (!rk)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "user-defined reduction combiner @%.*s (only single-op "
+                   "built-in combiners such as sum/max/min are supported on Xe yet)",
+                   (int)cname.length, cname.data);
+  xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  if (!s) return NULL;
+  if (s->layout != XE_LAYOUT_ROW16)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reduction of a scalar");
+  zt_scalar_kind_t k = s->type.kind;
+  bool f = zt_scalar_kind_is_float(k);
+  bool nan_check = rk->nan_propagating && f;
+  const char* et = xe_elem(k);
+  char idt[48];
+  identity_text(rk->identity, k, idt, sizeof idt);
+
+  // Padding lanes (tensors of fewer than 16 elements) hold the identity.
+  xe_name_t acc;
+  memcpy(acc, s->names[0], sizeof acc);
+  if (s->numel < XE_SUBGROUP) {
+    xe_name_t pad, id;
+    xe_pad_mask(e, s->numel, pad);
+    vconst(e, idt, et, id);
+    xe_fresh(e, acc);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16xi1>, vector<16x%s>%s\n",
+                     acc, pad, s->names[0], id, et, loc(e));
+  }
+  xe_name_t first;
+  memcpy(first, acc, sizeof first);
+  for (int32_t c = 1; c < s->nchunks; ++c) {
+    xe_name_t n;
+    vbinary(e, rk->combine, acc, s->names[c], et, n);
+    memcpy(acc, n, sizeof acc);
+  }
+  xe_val_t* r = xe_alloc(e, zt_type_scalar(k));
+  if (!r) return NULL;
+  xe_name_t red;
+  if (nan_check) xe_fresh(e, red);
+  else memcpy(red, r->names[0], sizeof red);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n",
+                   red, rk->kind, acc, et, et, loc(e));
+  if (nan_check) {
+    // Any NaN in the source makes the result NaN (tile IR's maximumf).
+    xe_name_t any;
+    for (int32_t c = 0; c < s->nchunks; ++c) {
+      xe_name_t u;
+      const char* src = c == 0 ? first : s->names[c];
+      xe_fresh(e, u);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = arith.cmpf uno, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16x%s>%s\n",
+                       u, src, src, et, loc(e));
+      if (c == 0) {
+        memcpy(any, u, sizeof any);
+      } else {
+        xe_name_t o;
+        xe_fresh(e, o);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.ori %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : vector<16xi1>%s\n",
+                         o, any, u, loc(e));
+        memcpy(any, o, sizeof any);
+      }
+    }
+    xe_name_t one, zero, flags, cnt, nan, isnan;
+    vconst(e, "1.0", et, one);
+    vconst(e, "0.0", et, zero);
+    xe_fresh(e, flags);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16xi1>, vector<16x%s>%s\n",
+                     flags, any, one, zero, et, loc(e));
+    xe_fresh(e, cnt);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = vector.reduction <maxnumf>, %s : vector<16x%s> into %s%s\n",
+                     cnt, flags, et, et, loc(e));
+    char text[96];
+    xe_name_t zs;
+    snprintf(text, sizeof text, "arith.constant 0.0 : %s", et);
+    xe_hoist(e, text, false, zs);
+    snprintf(text, sizeof text, "arith.constant %s : %s", float_bits(k, 2), et);
+    xe_hoist(e, text, false, nan);
+    xe_fresh(e, isnan);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.cmpf ogt, %s, %s : %s%s\n", isnan, cnt, zs,
+                     et, loc(e));
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.select %s, %s, %s : %s%s\n", r->names[0],
+                     isnan, nan, red, et, loc(e));
+  }
+  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return NULL;
+}
