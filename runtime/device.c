@@ -8,13 +8,21 @@
 #include "backend.h"
 
 // --- registry: adding a backend is one folder plus one line here -----------
-extern const zt_backend_t zt_level_zero_backend;
-extern const zt_backend_t zt_cpu_backend;
+// Each X(name) refers to `const zt_backend_t zt_<name>_backend` in
+// runtime/<name>/. Order matters for the default device: the first GPU wins,
+// the CPU is last.
+#define ZT_BACKENDS(X) \
+  X(level_zero)        \
+  X(cpu)
 
-// Order matters for the default device: the first GPU wins, the CPU is last.
+#define ZT_X_(name) extern const zt_backend_t zt_##name##_backend;
+ZT_BACKENDS(ZT_X_)
+#undef ZT_X_
+
 static const zt_backend_t* const backends[] = {
-    &zt_level_zero_backend,
-    &zt_cpu_backend,
+#define ZT_X_(name) &zt_##name##_backend,
+    ZT_BACKENDS(ZT_X_)
+#undef ZT_X_
 };
 #define NUM_BACKENDS ((int)(sizeof backends / sizeof backends[0]))
 

@@ -84,8 +84,17 @@ static zt_status_t ze_synchronize(zt_device_t* base) {
 // wait first (cheap when nothing is pending).
 static void drain(ze_device_t* d) { zt_status_free(ze_synchronize(&d->base)); }
 
+// Opened devices, one per index: opening "level_zero:0" twice gives the same
+// object, so buffers and kernels from either share one context.
+static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
+static ze_device_t* opened[ZT_ZE_MAX_DEVICES];
+
 static void ze_destroy(zt_device_t* base) {
   ze_device_t* d = as_ze(base);
+  pthread_mutex_lock(&open_mu);
+  for (int i = 0; i < ZT_ZE_MAX_DEVICES; ++i)
+    if (opened[i] == d) opened[i] = NULL;
+  pthread_mutex_unlock(&open_mu);
   if (d->list && d->pending) drain(d);
   if (d->event) d->syms->zeEventDestroy(d->event);
   if (d->event_pool) d->syms->zeEventPoolDestroy(d->event_pool);
@@ -386,6 +395,20 @@ static zt_status_t ze_open(int32_t index, zt_device_t** out) {
     return zt_make_status(ZT_STATUS_NOT_FOUND, "no level_zero:%d (%s)", index,
                           g->available ? "index out of range" : g->why_not);
   const zt_ze_syms_t* s = &g->syms;
+  pthread_mutex_lock(&open_mu);
+  ze_device_t* live = opened[index];
+  if (live) {
+    // Retain unless its last reference is already gone (being destroyed).
+    int n = atomic_load(&live->base.ref_count);
+    while (n > 0 && !atomic_compare_exchange_weak(&live->base.ref_count, &n, n + 1)) {
+    }
+    if (n > 0) {
+      pthread_mutex_unlock(&open_mu);
+      *out = &live->base;
+      return NULL;
+    }
+  }
+  pthread_mutex_unlock(&open_mu);
   ze_device_t* d = calloc(1, sizeof *d);
   if (!d) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "device");
   zt_device_initialize(&d->base, &ze_vtable);
@@ -442,6 +465,9 @@ static zt_status_t ze_open(int32_t index, zt_device_t** out) {
     st = ZT_ZE_STATUS(s, zeEventCreate, d->event_pool, &ed, &d->event);
     if (st) goto cleanup;
   }
+  pthread_mutex_lock(&open_mu);
+  if (!opened[index]) opened[index] = d;  // a racing open may have won: keep both
+  pthread_mutex_unlock(&open_mu);
   *out = &d->base;
   return NULL;
 

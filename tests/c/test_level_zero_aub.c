@@ -138,6 +138,13 @@ START_TEST(test_enumerate_finds_pvc) {
   ck_assert_str_eq(zt_device_info(d)->name, "level_zero:0");
   zt_device_release(d);
   OK(zt_device_open("level_zero", &d));
+  // Opening the same GPU again shares the device (one context).
+  zt_device_t* d2 = NULL;
+  OK(zt_device_open("level_zero:0", &d2));
+  ck_assert_ptr_eq(d, d2);
+  zt_device_release(d2);
+  zt_device_release(d);
+  OK(zt_device_open("level_zero:0", &d));  // after the last release: a new one
   zt_device_release(d);
   expect_code(zt_device_open("level_zero:9", &d), ZT_STATUS_NOT_FOUND, "level_zero:9");
 }
