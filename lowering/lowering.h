@@ -39,4 +39,15 @@ void zt_mlir_print(MlirOperation op, zt_strbuf_t* sb);
 zt_status_t zt_kernel_meta_from_func(MlirOperation kernel,
                                      zt_kernel_meta_t* meta);
 
+/// The tile type of an MLIR type: scalars (i1..i64, f16, bf16, f32, f64,
+/// !tile.ptr<T>) and ranked tensors of them (rank <= ZT_MAX_RANK). Rank 0
+/// for scalars. UNSUPPORTED for anything else (the message names the type).
+zt_status_t zt_tile_type_from_mlir(MlirType type, zt_type_t* out_type);
+/// MLIR spelling of a scalar kind ("f32"; "ptr" for ZT_PTR).
+const char* zt_tile_kind_spelling(zt_scalar_kind_t kind);
+/// Size in bytes of one element in memory (i1 is one byte, pointers 8).
+int zt_tile_kind_bytes(zt_scalar_kind_t kind);
+/// The kernel op's symbol name (borrowed from the context).
+MlirStringRef zt_kernel_name(MlirOperation kernel);
+
 #endif  // ZETILE_LOWERING_LOWERING_H_

@@ -1,0 +1,160 @@
+// libzetile_compiler: the entry table libzetile loads with dlopen, the
+// process-wide MLIR context, and the compile driver that hands a parsed tile
+// module to the lowering of the requested target.
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include <llvm/Config/llvm-config.h>
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/Dialect/IRDL.h>
+#include <mlir-c/RegisterEverything.h>
+
+#include "compiler_internal.h"
+#include "lowering.h"
+
+// The Xe lowering lives in lowering/xe/ and may be absent from a build.
+extern zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) __attribute__((weak));
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static MlirContext g_ctx;
+static MlirModule g_dialect_module;  // kept: the loaded dialect refers to it
+
+void zt_compiler_lock(void) { pthread_mutex_lock(&g_lock); }
+void zt_compiler_unlock(void) { pthread_mutex_unlock(&g_lock); }
+
+zt_status_t zt_compiler_context(MlirContext* out_ctx) {
+  if (!mlirContextIsNull(g_ctx)) {
+    *out_ctx = g_ctx;
+    return NULL;
+  }
+  MlirDialectRegistry reg = mlirDialectRegistryCreate();
+  mlirRegisterAllDialects(reg);
+  // Compiles are serialized and small; MLIR's thread pool would only add
+  // threads competing with the runtime's.
+  MlirContext ctx = mlirContextCreateWithRegistry(reg, false);
+  mlirDialectRegistryDestroy(reg);
+  mlirRegisterAllPasses();
+  mlirRegisterAllLLVMTranslations(ctx);
+  zt_mlir_diag_attach(ctx);
+  MlirModule m;
+  zt_status_t s = zt_mlir_parse(ctx, (const char*)zt_tile_dialect_text,
+                                (size_t)zt_tile_dialect_size,
+                                "tile.irdl.mlir", &m);
+  if (s) {
+    mlirContextDestroy(ctx);
+    return zt_status_annotate(s, "embedded tile dialect");
+  }
+  if (mlirLogicalResultIsFailure(mlirLoadIRDLDialects(m))) {
+    s = zt_mlir_diag_status(ZT_STATUS_INTERNAL, "loading the tile dialect");
+    mlirModuleDestroy(m);
+    mlirContextDestroy(ctx);
+    return s;
+  }
+  g_dialect_module = m;
+  g_ctx = ctx;
+  *out_ctx = ctx;
+  return NULL;
+}
+
+static char g_version[256];
+static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
+
+static void version_init(void) {
+  XXH64_hash_t h = XXH3_64bits(zt_tile_dialect_text, zt_tile_dialect_size);
+  snprintf(g_version, sizeof g_version,
+           "zetile %s mlir %s dialect %016llx src %s api %d", ZT_VERSION_STRING,
+           LLVM_VERSION_STRING, (unsigned long long)h, zt_compiler_source_hash,
+           ZT_COMPILER_API_VERSION);
+}
+
+static const char* compiler_version(void) {
+  pthread_once(&g_version_once, version_init);
+  return g_version;
+}
+
+// The func.func carrying the zt.kernel attribute.
+static zt_status_t find_kernel(MlirModule m, MlirOperation* out) {
+  MlirBlock body = mlirModuleGetBody(m);
+  MlirStringRef kattr = mlirStringRefCreateFromCString("zt.kernel");
+  int found = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+    if (n.length == 9 && memcmp(n.data, "func.func", 9) == 0 &&
+        !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, kattr))) {
+      *out = op;
+      ++found;
+    }
+  }
+  if (found != 1)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                          "tile module must hold exactly one func.func with "
+                          "the zt.kernel attribute (found %d)",
+                          found);
+  return NULL;
+}
+
+static zt_status_t compile_locked(const char* tile_ir, size_t size,
+                                  const zt_compile_options_t* options,
+                                  zt_artifact_t* artifact) {
+  const char* target = options->target ? options->target : "cpu";
+  zt_status_t (*lower)(zt_lower_ctx_t*) = NULL;
+  if (strcmp(target, "cpu") == 0) {
+    lower = zt_lower_cpu;
+  } else if (strcmp(target, "pvc") == 0 || strcmp(target, "bmg") == 0) {
+    if (!zt_lower_xe)
+      return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                            "target '%s': this compiler was built without the "
+                            "Xe lowering",
+                            target);
+    lower = zt_lower_xe;
+  } else {
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                          "unknown target '%s' (valid targets: cpu, pvc, bmg)",
+                          target);
+  }
+  MlirContext ctx;
+  ZT_RETURN_IF_ERROR(zt_compiler_context(&ctx));
+  ZT_RETURN_IF_ERROR(zt_artifact_set(artifact, "tile", tile_ir, size));
+  MlirModule m;
+  ZT_RETURN_IF_ERROR(zt_mlir_parse(ctx, tile_ir, size, "tile IR", &m));
+  zt_lower_ctx_t lc = {.ctx = ctx, .tile = m, .options = options,
+                       .artifact = artifact};
+  zt_status_t s = find_kernel(m, &lc.kernel);
+  if (!s) s = lower(&lc);
+  mlirModuleDestroy(m);
+  return s;
+}
+
+static zt_status_t compiler_compile(const char* tile_ir, size_t size,
+                                    const zt_compile_options_t* options,
+                                    zt_artifact_t** out_artifact) {
+  *out_artifact = NULL;
+  if (!tile_ir)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "tile IR is NULL");
+  zt_compile_options_t defaults = {0};
+  if (!options) options = &defaults;
+  zt_artifact_t* a;
+  ZT_RETURN_IF_ERROR(zt_artifact_create(&a));
+  zt_compiler_lock();
+  zt_status_t s = compile_locked(tile_ir, size, options, a);
+  zt_compiler_unlock();
+  if (s) {
+    zt_artifact_release(a);
+    return s;
+  }
+  *out_artifact = a;
+  return NULL;
+}
+
+static const zt_compiler_api_t g_api = {
+    /* .api_version = */ ZT_COMPILER_API_VERSION,
+    /* .version = */ compiler_version,
+    /* .compile = */ compiler_compile,
+    /* .cpu_load = */ zt_cpu_jit_load,
+    /* .cpu_unload = */ zt_cpu_jit_unload,
+};
+
+ZT_API const zt_compiler_api_t* zt_compiler_get_api(void) { return &g_api; }

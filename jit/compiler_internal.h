@@ -1,0 +1,39 @@
+// Internal to libzetile_compiler: the process-wide MLIR context, the lock
+// that serializes every use of it, and the diagnostics it collects.
+#ifndef ZETILE_JIT_COMPILER_INTERNAL_H_
+#define ZETILE_JIT_COMPILER_INTERNAL_H_
+
+#include <mlir-c/IR.h>
+
+#include "compiler_api.h"
+#include "zetile/status.h"
+
+// Generated at configure time (CMakeLists.txt, libzetile_compiler section).
+extern const unsigned char zt_tile_dialect_text[];
+extern const unsigned long zt_tile_dialect_size;
+extern const char zt_compiler_source_hash[];
+
+/// Every compile and JIT load holds this lock: MLIR contexts are not
+/// thread-safe for our use (diagnostics are collected in one place).
+void zt_compiler_lock(void);
+void zt_compiler_unlock(void);
+
+/// The process's context (created on first use, with all dialects, passes,
+/// LLVM translations and the tile dialect). Call with the lock held.
+zt_status_t zt_compiler_context(MlirContext* out_ctx);
+
+/// Diagnostics: the handler attached to the context appends every message
+/// (as `file:line:col: error: msg`) to one buffer; zt_mlir_diag_clear starts
+/// a new collection and zt_mlir_diag_status makes a status of `code` whose
+/// message is `what` followed by the collected text.
+void zt_mlir_diag_attach(MlirContext ctx);
+void zt_mlir_diag_clear(void);
+zt_status_t zt_mlir_diag_status(zt_status_code_t code, const char* what);
+
+/// CPU JIT (jit/compiler_cpu_jit.c).
+zt_status_t zt_cpu_jit_load(const char* llvm_mlir, size_t size,
+                            const char* kernel_name, void** out_fn,
+                            void** out_engine);
+void zt_cpu_jit_unload(void* engine);
+
+#endif  // ZETILE_JIT_COMPILER_INTERNAL_H_

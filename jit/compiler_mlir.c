@@ -1,0 +1,189 @@
+// MLIR helpers shared by the lowerings (lowering/lowering.h): parsing,
+// pass pipelines and printing, with MLIR's diagnostics turned into statuses.
+#include <stdio.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/Diagnostics.h>
+#include <mlir-c/Pass.h>
+
+#include "compiler_internal.h"
+#include "lowering.h"
+
+// One buffer: all MLIR use is serialized by zt_compiler_lock.
+static zt_strbuf_t g_diags;
+static int g_num_diags;
+
+static void append_cb(MlirStringRef s, void* user) {
+  zt_strbuf_append((zt_strbuf_t*)user, s.data, s.length);
+}
+
+// `file:line:col` of the innermost file location in loc, if any.
+static bool format_loc(MlirLocation loc, zt_strbuf_t* sb, int depth) {
+  if (mlirLocationIsNull(loc) || depth > 8) return false;
+  if (mlirLocationIsAFileLineColRange(loc)) {
+    MlirIdentifier f = mlirLocationFileLineColRangeGetFilename(loc);
+    MlirStringRef fs = mlirIdentifierStr(f);
+    zt_strbuf_append(sb, fs.data, fs.length);
+    zt_strbuf_printf(sb, ":%d:%d", mlirLocationFileLineColRangeGetStartLine(loc),
+                     mlirLocationFileLineColRangeGetStartColumn(loc));
+    return true;
+  }
+  if (mlirLocationIsAName(loc))
+    return format_loc(mlirLocationNameGetChildLoc(loc), sb, depth + 1);
+  if (mlirLocationIsACallSite(loc))
+    return format_loc(mlirLocationCallSiteGetCallee(loc), sb, depth + 1);
+  if (mlirLocationIsAFused(loc)) {
+    intptr_t n = mlirLocationFusedGetNumLocations(loc);
+    if (n > 0 && n < 64) {
+      MlirLocation locs[64];
+      mlirLocationFusedGetLocations(loc, locs);
+      for (intptr_t i = 0; i < n; ++i)
+        if (format_loc(locs[i], sb, depth + 1)) return true;
+    }
+  }
+  return false;
+}
+
+static void format_diag(MlirDiagnostic d, int depth) {
+  static const char* const sev[] = {"error", "warning", "note", "remark"};
+  MlirDiagnosticSeverity s = mlirDiagnosticGetSeverity(d);
+  if (g_diags.size) zt_strbuf_puts(&g_diags, "\n");
+  for (int i = 0; i < depth; ++i) zt_strbuf_puts(&g_diags, "  ");
+  if (format_loc(mlirDiagnosticGetLocation(d), &g_diags, 0))
+    zt_strbuf_puts(&g_diags, ": ");
+  zt_strbuf_printf(&g_diags, "%s: ", (unsigned)s < 4 ? sev[s] : "diagnostic");
+  mlirDiagnosticPrint(d, append_cb, &g_diags);
+  intptr_t n = mlirDiagnosticGetNumNotes(d);
+  for (intptr_t i = 0; i < n && depth < 4; ++i)
+    format_diag(mlirDiagnosticGetNote(d, i), depth + 1);
+}
+
+static MlirLogicalResult diag_handler(MlirDiagnostic d, void* user) {
+  (void)user;
+  // Remarks and warnings are not failures; keep the status readable.
+  if (mlirDiagnosticGetSeverity(d) == MlirDiagnosticError ||
+      g_num_diags < 32) {
+    ++g_num_diags;
+    format_diag(d, 0);
+  }
+  return mlirLogicalResultSuccess();
+}
+
+void zt_mlir_diag_attach(MlirContext ctx) {
+  zt_strbuf_init(&g_diags);
+  mlirContextAttachDiagnosticHandler(ctx, diag_handler, NULL, NULL);
+}
+
+void zt_mlir_diag_clear(void) {
+  zt_strbuf_clear(&g_diags);
+  g_num_diags = 0;
+}
+
+zt_status_t zt_mlir_diag_status(zt_status_code_t code, const char* what) {
+  zt_status_t s;
+  if (g_diags.size && !g_diags.failed)
+    s = zt_make_status(code, "%s:\n%s", what, g_diags.data);
+  else
+    s = zt_make_status(code, "%s (no diagnostic)", what);
+  zt_mlir_diag_clear();
+  return s;
+}
+
+zt_status_t zt_mlir_parse(MlirContext ctx, const char* text, size_t size,
+                          const char* what, MlirModule* out_module) {
+  *out_module = (MlirModule){NULL};
+  zt_mlir_diag_clear();
+  MlirOperation op = mlirOperationCreateParse(
+      ctx, mlirStringRefCreate(text, size), mlirStringRefCreateFromCString(what));
+  char msg[256];
+  if (mlirOperationIsNull(op)) {
+    snprintf(msg, sizeof msg, "%s does not parse", what);
+    return zt_mlir_diag_status(ZT_STATUS_COMPILE_ERROR, msg);
+  }
+  MlirIdentifier name = mlirOperationGetName(op);
+  MlirStringRef ns = mlirIdentifierStr(name);
+  if (ns.length != 14 || strncmp(ns.data, "builtin.module", 14) != 0) {
+    // A single top-level op (e.g. irdl.dialect) goes into an implicit module,
+    // as mlir-opt does.
+    MlirModule m = mlirModuleCreateEmpty(mlirOperationGetLocation(op));
+    mlirBlockAppendOwnedOperation(mlirModuleGetBody(m), op);
+    op = mlirModuleGetOperation(m);
+  }
+  if (!mlirOperationVerify(op)) {
+    mlirOperationDestroy(op);
+    snprintf(msg, sizeof msg, "%s does not verify", what);
+    return zt_mlir_diag_status(ZT_STATUS_COMPILE_ERROR, msg);
+  }
+  zt_mlir_diag_clear();
+  *out_module = mlirModuleFromOperation(op);
+  return NULL;
+}
+
+zt_status_t zt_mlir_run_pipeline(MlirContext ctx, MlirModule module,
+                                 const char* pipeline, const char* what) {
+  zt_mlir_diag_clear();
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  zt_strbuf_t err;
+  zt_strbuf_init(&err);
+  MlirLogicalResult r = mlirParsePassPipeline(
+      mlirPassManagerGetAsOpPassManager(pm),
+      mlirStringRefCreateFromCString(pipeline), append_cb, &err);
+  if (mlirLogicalResultIsFailure(r)) {
+    zt_status_t s = zt_make_status(ZT_STATUS_INTERNAL, "%s: bad pipeline %s: %s",
+                                   what, pipeline, err.data ? err.data : "");
+    zt_strbuf_deinit(&err);
+    mlirPassManagerDestroy(pm);
+    return s;
+  }
+  zt_strbuf_deinit(&err);
+  r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+  mlirPassManagerDestroy(pm);
+  if (mlirLogicalResultIsFailure(r)) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s failed", what);
+    return zt_mlir_diag_status(ZT_STATUS_COMPILE_ERROR, msg);
+  }
+  zt_mlir_diag_clear();
+  return NULL;
+}
+
+void zt_mlir_print(MlirOperation op, zt_strbuf_t* sb) {
+  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+  mlirOpPrintingFlagsEnableDebugInfo(flags, false, false);
+  mlirOperationPrintWithFlags(op, flags, append_cb, sb);
+  mlirOpPrintingFlagsDestroy(flags);
+}
+
+zt_status_t zt_kernel_meta_from_func(MlirOperation kernel,
+                                     zt_kernel_meta_t* meta) {
+  MlirStringRef name = zt_kernel_name(kernel);
+  if (name.length == 0 || name.length >= sizeof meta->kernel)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "kernel has no usable name");
+  memcpy(meta->kernel, name.data, name.length);
+  meta->kernel[name.length] = 0;
+  MlirAttribute ft = mlirOperationGetAttributeByName(
+      kernel, mlirStringRefCreateFromCString("function_type"));
+  if (mlirAttributeIsNull(ft) || !mlirAttributeIsAType(ft))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "kernel has no function type");
+  MlirType t = mlirTypeAttrGetValue(ft);
+  intptr_t n = mlirFunctionTypeGetNumInputs(t);
+  if (n > ZT_MAX_KERNEL_ARGS)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: %d arguments (max %d)",
+                          meta->kernel, (int)n, ZT_MAX_KERNEL_ARGS);
+  meta->num_args = (int32_t)n;
+  for (intptr_t i = 0; i < n; ++i) {
+    zt_type_t at;
+    zt_status_t s = zt_tile_type_from_mlir(mlirFunctionTypeGetInput(t, i), &at);
+    if (s) return zt_status_annotate(s, "%s: argument %d", meta->kernel, (int)i);
+    if (at.rank != 0)
+      return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                            "%s: argument %d is a tensor; kernel arguments are "
+                            "scalars or pointers",
+                            meta->kernel, (int)i);
+    meta->arg_kinds[i] = at.kind;
+    meta->arg_pointees[i] = at.kind == ZT_PTR ? at.pointee : ZT_I8;
+  }
+  return NULL;
+}

@@ -1,0 +1,97 @@
+// Reading tile types back from parsed MLIR, shared by the lowerings.
+#include <stdio.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "lowering.h"
+
+static void append_cb(MlirStringRef s, void* user) {
+  zt_strbuf_append((zt_strbuf_t*)user, s.data, s.length);
+}
+
+static zt_status_t scalar_kind(MlirType t, zt_scalar_kind_t* kind,
+                               zt_scalar_kind_t* pointee) {
+  *pointee = ZT_I8;
+  if (mlirTypeIsAInteger(t)) {
+    switch (mlirIntegerTypeGetWidth(t)) {
+      case 1: *kind = ZT_I1; return NULL;
+      case 8: *kind = ZT_I8; return NULL;
+      case 16: *kind = ZT_I16; return NULL;
+      case 32: *kind = ZT_I32; return NULL;
+      case 64: *kind = ZT_I64; return NULL;
+      default: break;
+    }
+  } else if (mlirTypeIsAF16(t)) {
+    *kind = ZT_F16;
+    return NULL;
+  } else if (mlirTypeIsABF16(t)) {
+    *kind = ZT_BF16;
+    return NULL;
+  } else if (mlirTypeIsAF32(t)) {
+    *kind = ZT_F32;
+    return NULL;
+  } else if (mlirTypeIsAF64(t)) {
+    *kind = ZT_F64;
+    return NULL;
+  }
+  // IRDL types have no C accessors: read the pointee from the spelling.
+  zt_strbuf_t sb;
+  zt_strbuf_init(&sb);
+  mlirTypePrint(t, append_cb, &sb);
+  zt_status_t s = NULL;
+  const char* pfx = "!tile.ptr<";
+  size_t pl = strlen(pfx);
+  if (sb.data && sb.size > pl + 1 && strncmp(sb.data, pfx, pl) == 0 &&
+      sb.data[sb.size - 1] == '>' &&
+      zt_scalar_kind_parse(sb.data + pl, sb.size - pl - 1, pointee) &&
+      *pointee != ZT_PTR) {
+    *kind = ZT_PTR;
+  } else {
+    s = zt_make_status(ZT_STATUS_UNSUPPORTED, "unsupported element type %s",
+                       sb.data ? sb.data : "?");
+  }
+  zt_strbuf_deinit(&sb);
+  return s;
+}
+
+zt_status_t zt_tile_type_from_mlir(MlirType type, zt_type_t* out) {
+  memset(out, 0, sizeof *out);
+  MlirType elem = type;
+  if (mlirTypeIsARankedTensor(type)) {
+    int64_t rank = mlirShapedTypeGetRank(type);
+    if (rank < 1 || rank > ZT_MAX_RANK)
+      return zt_make_status(ZT_STATUS_UNSUPPORTED, "tensor rank %lld",
+                            (long long)rank);
+    out->rank = (int32_t)rank;
+    for (int64_t i = 0; i < rank; ++i) {
+      out->shape[i] = mlirShapedTypeGetDimSize(type, (intptr_t)i);
+      if (out->shape[i] <= 0)
+        return zt_make_status(ZT_STATUS_UNSUPPORTED, "dynamic tensor shape");
+    }
+    elem = mlirShapedTypeGetElementType(type);
+  }
+  return scalar_kind(elem, &out->kind, &out->pointee);
+}
+
+const char* zt_tile_kind_spelling(zt_scalar_kind_t kind) {
+  return zt_scalar_kind_name(kind);
+}
+
+int zt_tile_kind_bytes(zt_scalar_kind_t kind) {
+  switch (kind) {
+    case ZT_I1: case ZT_I8: return 1;
+    case ZT_I16: case ZT_F16: case ZT_BF16: return 2;
+    case ZT_I32: case ZT_F32: return 4;
+    default: return 8;
+  }
+}
+
+MlirStringRef zt_kernel_name(MlirOperation kernel) {
+  MlirAttribute a =
+      mlirOperationGetAttributeByName(kernel, mlirStringRefCreateFromCString("sym_name"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
+    return mlirStringRefCreate("", 0);
+  return mlirStringAttrGetValue(a);
+}

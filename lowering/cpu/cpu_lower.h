@@ -1,0 +1,122 @@
+// Internal to the CPU lowering (tile IR -> scf/memref/arith/math/llvm text).
+//
+// Every tensor value lives in a flat row-major stack buffer
+// (`memref<N x T>`, allocated at function entry) or is a splat (a scalar
+// that stands for every element, never materialized unless a loop carries
+// it). Scalars stay SSA values. Each tile op becomes a loop (nest) over
+// elements; pointers are i64 addresses.
+#ifndef ZETILE_LOWERING_CPU_CPU_LOWER_H_
+#define ZETILE_LOWERING_CPU_CPU_LOWER_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lowering.h"
+
+#define ZT_CPU_NAME 40
+
+typedef enum cpu_val_kind_e {
+  CPU_SCALAR,  // name is an SSA value
+  CPU_SPLAT,   // tensor whose elements all equal the SSA value `name`
+  CPU_BUFFER,  // tensor in buffer `buf`
+} cpu_val_kind_t;
+
+typedef struct cpu_val_s {
+  cpu_val_kind_t kind;
+  zt_type_t type;
+  char name[ZT_CPU_NAME];
+  int32_t buf;
+} cpu_val_t;
+
+typedef struct cpu_buf_s {
+  zt_scalar_kind_t kind;
+  int64_t numel;
+} cpu_buf_t;
+
+typedef struct cpu_map_entry_s {
+  uintptr_t key;  // MlirValue.ptr; 0 = empty
+  cpu_val_t val;
+} cpu_map_entry_t;
+
+typedef struct cpu_s {
+  zt_lower_ctx_t* lc;
+  zt_strbuf_t entry;  // allocas and constants, at function entry
+  zt_strbuf_t body;
+  int indent;
+  int32_t next_id;
+  cpu_map_entry_t* map;
+  size_t map_cap, map_count;
+  cpu_buf_t* bufs;
+  int32_t num_bufs, cap_bufs;
+  // Constants already emitted in the entry block.
+  int64_t* index_consts;
+  int32_t num_index_consts, cap_index_consts;
+  uint32_t zero_consts;  // bit per zt_scalar_kind_t
+  MlirSymbolTable symbols;  // of the tile module (combiners)
+} cpu_t;
+
+// --- values (cpu_values.c) ------------------------------------------------
+zt_status_t cpu_map_put(cpu_t* c, MlirValue v, const cpu_val_t* val);
+const cpu_val_t* cpu_map_get(cpu_t* c, MlirValue v);
+/// The lowered value of an operand, or an INTERNAL status.
+zt_status_t cpu_get(cpu_t* c, MlirValue v, const cpu_val_t** out);
+/// A fresh SSA name "%tN".
+void cpu_fresh(cpu_t* c, char out[ZT_CPU_NAME]);
+/// A new buffer for elements of `t` (its element kind and count).
+zt_status_t cpu_new_buf(cpu_t* c, zt_type_t t, int32_t* out_buf);
+/// A buffer value of type t (new buffer).
+zt_status_t cpu_new_buf_val(cpu_t* c, zt_type_t t, cpu_val_t* out);
+/// "memref<1024xf32>" for a buffer.
+const char* cpu_buf_type(cpu_t* c, int32_t buf, char* tmp, size_t n);
+/// MLIR spelling of an element of kind k in registers ("i64" for pointers).
+const char* cpu_elem(zt_scalar_kind_t k);
+/// Name of an index constant, emitted at entry on first use.
+const char* cpu_index(cpu_t* c, int64_t v, char out[ZT_CPU_NAME]);
+/// Name of a zero of kind k, emitted at entry on first use.
+const char* cpu_zero(cpu_t* c, zt_scalar_kind_t k, char out[ZT_CPU_NAME]);
+/// Appends one indented line to the body.
+void cpu_line(cpu_t* c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+/// Element `idx` (an index SSA name) of v: the scalar itself for scalars and
+/// splats, else a memref.load. Writes the SSA name to out.
+void cpu_read(cpu_t* c, const cpu_val_t* v, const char* idx, char out[ZT_CPU_NAME]);
+/// memref.store of SSA value `x` into buffer element idx.
+void cpu_write(cpu_t* c, int32_t buf, const char* idx, const char* x);
+/// Opens `scf.for` over [0, n) (index); writes the induction variable name.
+void cpu_loop_begin(cpu_t* c, int64_t n, char iv[ZT_CPU_NAME]);
+void cpu_loop_end(cpu_t* c);
+/// Opens a loop nest over shape (rank >= 1); ivs[d] get the names.
+void cpu_nest_begin(cpu_t* c, int32_t rank, const int64_t* shape,
+                    char ivs[][ZT_CPU_NAME]);
+void cpu_nest_end(cpu_t* c, int32_t rank);
+/// sum ivs[d] * strides[d] as an index value (strides of 0 are skipped).
+void cpu_linear(cpu_t* c, int32_t rank, char ivs[][ZT_CPU_NAME],
+                const int64_t* strides, char out[ZT_CPU_NAME]);
+/// Row-major strides of a shape.
+void cpu_strides(int32_t rank, const int64_t* shape, int64_t* strides);
+/// Copies the elements of v into buffer dst (no-op when v already is dst).
+void cpu_copy_to(cpu_t* c, const cpu_val_t* v, int32_t dst);
+/// Copies srcs[i] into bufs dsts[i] as one parallel assignment (staging
+/// through temporaries when a source is another copy's destination).
+zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* srcs,
+                              const int32_t* dsts);
+
+// --- ops (cpu_ops.c, cpu_control.c) ----------------------------------------
+/// Lowers every op of a block (stopping at its terminator, which the caller
+/// handles) .
+zt_status_t cpu_emit_block(cpu_t* c, MlirBlock block);
+zt_status_t cpu_emit_op(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_for(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_if(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_while(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_reduce(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op);
+
+/// Op name helpers.
+bool cpu_op_is(MlirOperation op, const char* name);
+/// Status naming the op and its source location.
+zt_status_t cpu_op_error(MlirOperation op, zt_status_code_t code,
+                         const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+/// Tile type of an MLIR value.
+zt_status_t cpu_value_type(MlirValue v, zt_type_t* out);
+
+#endif  // ZETILE_LOWERING_CPU_CPU_LOWER_H_

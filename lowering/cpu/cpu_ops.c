@@ -1,0 +1,443 @@
+// Elementwise, shape and memory ops of the CPU lowering.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+
+#include "cpu_lower.h"
+
+#define MAX_OPERANDS 8
+
+bool cpu_op_is(MlirOperation op, const char* name) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  size_t l = strlen(name);
+  return n.length == l && memcmp(n.data, name, l) == 0;
+}
+
+static void append_cb(MlirStringRef s, void* user) {
+  zt_strbuf_append((zt_strbuf_t*)user, s.data, s.length);
+}
+
+zt_status_t cpu_op_error(MlirOperation op, zt_status_code_t code,
+                         const char* fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  zt_strbuf_t loc;
+  zt_strbuf_init(&loc);
+  mlirLocationPrint(mlirOperationGetLocation(op), append_cb, &loc);
+  // loc("file":line:col) -> file:line:col
+  char where[512] = "";
+  if (loc.data && strncmp(loc.data, "loc(\"", 5) == 0) {
+    size_t j = 0;
+    for (const char* p = loc.data + 5; *p && j + 1 < sizeof where; ++p)
+      if (*p != '"') where[j++] = *p;
+    where[j] = 0;
+    char* close = strrchr(where, ')');
+    if (close) *close = 0;
+  }
+  zt_strbuf_deinit(&loc);
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (where[0])
+    return zt_make_status(code, "%s: %.*s: %s", where, (int)n.length, n.data, msg);
+  return zt_make_status(code, "%.*s: %s", (int)n.length, n.data, msg);
+}
+
+zt_status_t cpu_value_type(MlirValue v, zt_type_t* out) {
+  return zt_tile_type_from_mlir(mlirValueGetType(v), out);
+}
+
+// ---------------------------------------------------------------------------
+// Elementwise driver: runs `fn` once on scalars (when no operand lives in a
+// buffer, the results are splats) or once per element in a loop.
+
+typedef zt_status_t (*elem_fn)(cpu_t* c, MlirOperation op,
+                               char ins[][ZT_CPU_NAME], char outs[][ZT_CPU_NAME]);
+
+static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn) {
+  intptr_t nin = mlirOperationGetNumOperands(op);
+  intptr_t nout = mlirOperationGetNumResults(op);
+  if (nin > MAX_OPERANDS || nout > MAX_OPERANDS)
+    return cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "too many operands");
+  const cpu_val_t* in[MAX_OPERANDS];
+  zt_type_t out_types[MAX_OPERANDS];
+  bool any_buffer = false;
+  int64_t numel = 1;
+  zt_type_t shape_type = {0};
+  for (intptr_t i = 0; i < nin; ++i) {
+    ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, i), &in[i]));
+    if (in[i]->kind == CPU_BUFFER) {
+      any_buffer = true;
+      shape_type = in[i]->type;
+    }
+    if (in[i]->type.rank > 0 && shape_type.rank == 0) shape_type = in[i]->type;
+  }
+  for (intptr_t i = 0; i < nout; ++i) {
+    zt_status_t s = cpu_value_type(mlirOperationGetResult(op, i), &out_types[i]);
+    if (s) return cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "%s", zt_status_message(s));
+    if (out_types[i].rank > 0) shape_type = out_types[i];
+  }
+  for (int d = 0; d < shape_type.rank; ++d) numel *= shape_type.shape[d];
+  char ins[MAX_OPERANDS][ZT_CPU_NAME], outs[MAX_OPERANDS][ZT_CPU_NAME];
+  cpu_val_t res[MAX_OPERANDS];
+  if (!any_buffer) {
+    for (intptr_t i = 0; i < nin; ++i) snprintf(ins[i], ZT_CPU_NAME, "%s", in[i]->name);
+    ZT_RETURN_IF_ERROR(fn(c, op, ins, outs));
+    for (intptr_t i = 0; i < nout; ++i) {
+      memset(&res[i], 0, sizeof res[i]);
+      res[i].kind = out_types[i].rank ? CPU_SPLAT : CPU_SCALAR;
+      res[i].type = out_types[i];
+      snprintf(res[i].name, ZT_CPU_NAME, "%s", outs[i]);
+      ZT_RETURN_IF_ERROR(cpu_map_put(c, mlirOperationGetResult(op, i), &res[i]));
+    }
+    return NULL;
+  }
+  for (intptr_t i = 0; i < nout; ++i)
+    ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, out_types[i], &res[i]));
+  char iv[ZT_CPU_NAME];
+  cpu_loop_begin(c, numel, iv);
+  for (intptr_t i = 0; i < nin; ++i) cpu_read(c, in[i], iv, ins[i]);
+  zt_status_t s = fn(c, op, ins, outs);
+  if (!s)
+    for (intptr_t i = 0; i < nout; ++i) cpu_write(c, res[i].buf, iv, outs[i]);
+  cpu_loop_end(c);
+  ZT_RETURN_IF_ERROR(s);
+  for (intptr_t i = 0; i < nout; ++i)
+    ZT_RETURN_IF_ERROR(cpu_map_put(c, mlirOperationGetResult(op, i), &res[i]));
+  return NULL;
+}
+
+// The op itself on scalars, in generic form with its attributes.
+static zt_status_t generic_fn(cpu_t* c, MlirOperation op,
+                              char ins[][ZT_CPU_NAME], char outs[][ZT_CPU_NAME]) {
+  intptr_t nin = mlirOperationGetNumOperands(op);
+  intptr_t nout = mlirOperationGetNumResults(op);
+  zt_strbuf_t* b = &c->body;
+  char base[ZT_CPU_NAME];
+  cpu_fresh(c, base);
+  for (int i = 0; i < c->indent; ++i) zt_strbuf_append(b, "  ", 2);
+  if (nout == 1) zt_strbuf_printf(b, "%s = ", base);
+  if (nout > 1) zt_strbuf_printf(b, "%s:%d = ", base, (int)nout);
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  zt_strbuf_printf(b, "\"%.*s\"(", (int)n.length, n.data);
+  for (intptr_t i = 0; i < nin; ++i) zt_strbuf_printf(b, "%s%s", i ? ", " : "", ins[i]);
+  zt_strbuf_puts(b, ")");
+  intptr_t na = mlirOperationGetNumAttributes(op);
+  for (intptr_t i = 0; i < na; ++i) {
+    MlirNamedAttribute a = mlirOperationGetAttribute(op, i);
+    MlirStringRef an = mlirIdentifierStr(a.name);
+    zt_strbuf_printf(b, "%s%.*s = ", i ? ", " : " {", (int)an.length, an.data);
+    mlirAttributePrint(a.attribute, append_cb, b);
+    if (i == na - 1) zt_strbuf_puts(b, "}");
+  }
+  zt_strbuf_puts(b, " : (");
+  for (intptr_t i = 0; i < nin; ++i) {
+    zt_type_t t;
+    ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetOperand(op, i), &t));
+    zt_strbuf_printf(b, "%s%s", i ? ", " : "", cpu_elem(t.kind));
+  }
+  zt_strbuf_puts(b, ") -> (");
+  for (intptr_t i = 0; i < nout; ++i) {
+    zt_type_t t;
+    ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetResult(op, i), &t));
+    zt_strbuf_printf(b, "%s%s", i ? ", " : "", cpu_elem(t.kind));
+    if (nout == 1)
+      snprintf(outs[i], ZT_CPU_NAME, "%s", base);
+    else
+      snprintf(outs[i], ZT_CPU_NAME, "%s#%d", base, (int)i);
+  }
+  zt_strbuf_puts(b, ")\n");
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Pointers and memory
+
+static zt_status_t addptr_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                             char outs[][ZT_CPU_NAME]) {
+  zt_type_t pt, ot;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetOperand(op, 0), &pt));
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetOperand(op, 1), &ot));
+  char off[ZT_CPU_NAME], bytes[ZT_CPU_NAME], size[ZT_CPU_NAME];
+  if (ot.kind == ZT_I64) {
+    snprintf(off, sizeof off, "%s", ins[1]);
+  } else {
+    cpu_fresh(c, off);
+    cpu_line(c, "%s = arith.extsi %s : %s to i64", off, ins[1], cpu_elem(ot.kind));
+  }
+  cpu_fresh(c, size);
+  cpu_line(c, "%s = arith.constant %d : i64", size, zt_tile_kind_bytes(pt.pointee));
+  cpu_fresh(c, bytes);
+  cpu_line(c, "%s = arith.muli %s, %s : i64", bytes, off, size);
+  cpu_fresh(c, outs[0]);
+  cpu_line(c, "%s = arith.addi %s, %s : i64", outs[0], ins[0], bytes);
+  return NULL;
+}
+
+// Segment sizes of tile.load / tile.store: which optional operands exist.
+static void segments(MlirOperation op, int32_t seg[3]) {
+  seg[0] = 1;
+  seg[1] = 0;
+  seg[2] = 0;
+  MlirAttribute a = mlirOperationGetAttributeByName(
+      op, mlirStringRefCreateFromCString("operandSegmentSizes"));
+  if (!mlirAttributeIsNull(a) && mlirAttributeIsADenseI32Array(a) &&
+      mlirDenseArrayGetNumElements(a) == 3) {
+    for (int i = 0; i < 3; ++i) seg[i] = mlirDenseI32ArrayGetElement(a, i);
+    return;
+  }
+  // Without the attribute, operand count tells (the mask comes first).
+  intptr_t n = mlirOperationGetNumOperands(op);
+  if (cpu_op_is(op, "tile.store")) {
+    seg[1] = 1;
+    seg[2] = n > 2;
+  } else {
+    seg[1] = n > 1;
+    seg[2] = n > 2;
+  }
+}
+
+static void emit_raw_load(cpu_t* c, zt_scalar_kind_t k, const char* addr,
+                          char out[ZT_CPU_NAME]) {
+  char p[ZT_CPU_NAME];
+  cpu_fresh(c, p);
+  cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", p, addr);
+  cpu_fresh(c, out);
+  if (k == ZT_I1) {  // booleans are bytes in memory
+    char byte[ZT_CPU_NAME], z[ZT_CPU_NAME];
+    snprintf(byte, sizeof byte, "%s", out);
+    cpu_line(c, "%s = llvm.load %s {alignment = 1 : i64} : !llvm.ptr -> i8", byte, p);
+    cpu_zero(c, ZT_I8, z);
+    cpu_fresh(c, out);
+    cpu_line(c, "%s = arith.cmpi ne, %s, %s : i8", out, byte, z);
+    return;
+  }
+  cpu_line(c, "%s = llvm.load %s {alignment = %d : i64} : !llvm.ptr -> %s", out, p,
+           zt_tile_kind_bytes(k), cpu_elem(k));
+}
+
+static void emit_raw_store(cpu_t* c, zt_scalar_kind_t k, const char* addr,
+                           const char* v) {
+  char p[ZT_CPU_NAME];
+  cpu_fresh(c, p);
+  cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", p, addr);
+  if (k == ZT_I1) {
+    char byte[ZT_CPU_NAME];
+    cpu_fresh(c, byte);
+    cpu_line(c, "%s = arith.extui %s : i1 to i8", byte, v);
+    cpu_line(c, "llvm.store %s, %s {alignment = 1 : i64} : i8, !llvm.ptr", byte, p);
+    return;
+  }
+  cpu_line(c, "llvm.store %s, %s {alignment = %d : i64} : %s, !llvm.ptr", v, p,
+           zt_tile_kind_bytes(k), cpu_elem(k));
+}
+
+static zt_status_t load_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                           char outs[][ZT_CPU_NAME]) {
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetResult(op, 0), &rt));
+  int32_t seg[3];
+  segments(op, seg);
+  if (!seg[1]) {
+    emit_raw_load(c, rt.kind, ins[0], outs[0]);
+    return NULL;
+  }
+  // Masked-off addresses are never touched.
+  const char* ty = cpu_elem(rt.kind);
+  cpu_fresh(c, outs[0]);
+  cpu_line(c, "%s = scf.if %s -> (%s) {", outs[0], ins[1], ty);
+  ++c->indent;
+  char x[ZT_CPU_NAME];
+  emit_raw_load(c, rt.kind, ins[0], x);
+  cpu_line(c, "scf.yield %s : %s", x, ty);
+  --c->indent;
+  cpu_line(c, "} else {");
+  ++c->indent;
+  char z[ZT_CPU_NAME];
+  cpu_line(c, "scf.yield %s : %s", seg[2] ? ins[2] : cpu_zero(c, rt.kind, z), ty);
+  --c->indent;
+  cpu_line(c, "}");
+  return NULL;
+}
+
+static zt_status_t store_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                            char outs[][ZT_CPU_NAME]) {
+  zt_type_t vt;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetOperand(op, 1), &vt));
+  int32_t seg[3];
+  segments(op, seg);
+  if (seg[2]) {
+    cpu_line(c, "scf.if %s {", ins[2]);
+    ++c->indent;
+  }
+  emit_raw_store(c, vt.kind, ins[0], ins[1]);
+  if (seg[2]) {
+    --c->indent;
+    cpu_line(c, "}");
+  }
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Shape ops
+
+static int64_t int_attr(MlirOperation op, const char* name, int64_t dflt) {
+  MlirAttribute a =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a)) return dflt;
+  return mlirIntegerAttrGetValueInt(a);
+}
+
+static zt_status_t result_type(MlirOperation op, intptr_t i, zt_type_t* t) {
+  zt_status_t s = cpu_value_type(mlirOperationGetResult(op, i), t);
+  if (s) {
+    zt_status_t e = cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "%s", zt_status_message(s));
+    zt_status_free(s);
+    return e;
+  }
+  return NULL;
+}
+
+// The result is the operand seen with another type (same elements).
+static zt_status_t emit_alias(cpu_t* c, MlirOperation op) {
+  const cpu_val_t* src;
+  ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 0), &src));
+  cpu_val_t v = *src;
+  ZT_RETURN_IF_ERROR(result_type(op, 0, &v.type));
+  return cpu_map_put(c, mlirOperationGetResult(op, 0), &v);
+}
+
+static zt_status_t emit_make_range(cpu_t* c, MlirOperation op) {
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(result_type(op, 0, &t));
+  int64_t start = int_attr(op, "start", 0);
+  cpu_val_t r;
+  ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, t, &r));
+  char iv[ZT_CPU_NAME], x[ZT_CPU_NAME], k[ZT_CPU_NAME], y[ZT_CPU_NAME];
+  cpu_loop_begin(c, t.shape[0], iv);
+  cpu_fresh(c, x);
+  cpu_line(c, "%s = arith.index_cast %s : index to i32", x, iv);
+  if (start) {
+    cpu_fresh(c, k);
+    cpu_line(c, "%s = arith.constant %lld : i32", k, (long long)start);
+    cpu_fresh(c, y);
+    cpu_line(c, "%s = arith.addi %s, %s : i32", y, x, k);
+    cpu_write(c, r.buf, iv, y);
+  } else {
+    cpu_write(c, r.buf, iv, x);
+  }
+  cpu_loop_end(c);
+  return cpu_map_put(c, mlirOperationGetResult(op, 0), &r);
+}
+
+// broadcast and trans: result element at ivs reads source element
+// sum(ivs[d] * src_stride[d]).
+static zt_status_t emit_gather(cpu_t* c, MlirOperation op, bool trans) {
+  const cpu_val_t* src;
+  ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 0), &src));
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(result_type(op, 0, &t));
+  if (src->kind != CPU_BUFFER) {
+    cpu_val_t v = *src;
+    v.type = t;
+    return cpu_map_put(c, mlirOperationGetResult(op, 0), &v);
+  }
+  int64_t sstr[ZT_MAX_RANK], rstr[ZT_MAX_RANK];
+  cpu_strides(src->type.rank, src->type.shape, sstr);
+  if (trans) {
+    MlirAttribute a = mlirOperationGetAttributeByName(
+        op, mlirStringRefCreateFromCString("order"));
+    if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI32Array(a) ||
+        mlirDenseArrayGetNumElements(a) != t.rank)
+      return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "bad order attribute");
+    for (int d = 0; d < t.rank; ++d) {
+      int32_t o = mlirDenseI32ArrayGetElement(a, d);
+      if (o < 0 || o >= t.rank)
+        return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "bad order attribute");
+      rstr[d] = sstr[o];
+    }
+  } else {
+    if (src->type.rank != t.rank)
+      return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "broadcast changes rank");
+    for (int d = 0; d < t.rank; ++d)
+      rstr[d] = src->type.shape[d] == 1 && t.shape[d] != 1 ? 0 : sstr[d];
+  }
+  cpu_val_t r;
+  ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, t, &r));
+  int64_t dstr[ZT_MAX_RANK];
+  cpu_strides(t.rank, t.shape, dstr);
+  char ivs[ZT_MAX_RANK][ZT_CPU_NAME], si[ZT_CPU_NAME], di[ZT_CPU_NAME],
+      x[ZT_CPU_NAME];
+  cpu_nest_begin(c, t.rank, t.shape, ivs);
+  cpu_linear(c, t.rank, ivs, rstr, si);
+  cpu_linear(c, t.rank, ivs, dstr, di);
+  cpu_read(c, src, si, x);
+  cpu_write(c, r.buf, di, x);
+  cpu_nest_end(c, t.rank);
+  return cpu_map_put(c, mlirOperationGetResult(op, 0), &r);
+}
+
+static zt_status_t emit_axis_value(cpu_t* c, MlirOperation op, const char* what) {
+  int64_t axis = int_attr(op, "axis", -1);
+  if (axis < 0 || axis > 2)
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "axis must be 0, 1 or 2");
+  cpu_val_t v = {.kind = CPU_SCALAR};
+  v.type.kind = ZT_I32;
+  snprintf(v.name, ZT_CPU_NAME, "%%%s%c", what, (int)('x' + axis));
+  return cpu_map_put(c, mlirOperationGetResult(op, 0), &v);
+}
+
+// ---------------------------------------------------------------------------
+
+zt_status_t cpu_emit_block(cpu_t* c, MlirBlock block) {
+  for (MlirOperation op = mlirBlockGetFirstOperation(block);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    if (cpu_op_is(op, "scf.yield") || cpu_op_is(op, "scf.condition") ||
+        cpu_op_is(op, "func.return"))
+      break;
+    ZT_RETURN_IF_ERROR(cpu_emit_op(c, op));
+  }
+  return NULL;
+}
+
+zt_status_t cpu_emit_op(cpu_t* c, MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (n.length > 5 && memcmp(n.data, "tile.", 5) == 0) {
+    if (cpu_op_is(op, "tile.program_id")) return emit_axis_value(c, op, "pid");
+    if (cpu_op_is(op, "tile.num_programs")) return emit_axis_value(c, op, "np");
+    if (cpu_op_is(op, "tile.make_range")) return emit_make_range(c, op);
+    if (cpu_op_is(op, "tile.splat")) return emit_alias(c, op);
+    if (cpu_op_is(op, "tile.broadcast")) return emit_gather(c, op, false);
+    if (cpu_op_is(op, "tile.trans")) return emit_gather(c, op, true);
+    if (cpu_op_is(op, "tile.expand_dims") || cpu_op_is(op, "tile.reshape") ||
+        cpu_op_is(op, "tile.ptr_to_int") || cpu_op_is(op, "tile.int_to_ptr") ||
+        cpu_op_is(op, "tile.ptr_cast"))
+      return emit_alias(c, op);
+    if (cpu_op_is(op, "tile.addptr")) return emit_elementwise(c, op, addptr_fn);
+    if (cpu_op_is(op, "tile.load")) return emit_elementwise(c, op, load_fn);
+    if (cpu_op_is(op, "tile.store")) return emit_elementwise(c, op, store_fn);
+    if (cpu_op_is(op, "tile.reduce")) return cpu_emit_reduce(c, op);
+    if (cpu_op_is(op, "tile.dot")) return cpu_emit_dot(c, op);
+  } else if (cpu_op_is(op, "scf.for")) {
+    return cpu_emit_for(c, op);
+  } else if (cpu_op_is(op, "scf.if")) {
+    return cpu_emit_if(c, op);
+  } else if (cpu_op_is(op, "scf.while")) {
+    return cpu_emit_while(c, op);
+  } else if ((n.length > 6 && memcmp(n.data, "arith.", 6) == 0) ||
+             (n.length > 5 && memcmp(n.data, "math.", 5) == 0)) {
+    if (cpu_op_is(op, "arith.constant") && mlirOperationGetNumResults(op) == 1) {
+      zt_type_t t;
+      ZT_RETURN_IF_ERROR(result_type(op, 0, &t));
+      if (t.rank)
+        return cpu_op_error(op, ZT_STATUS_UNSUPPORTED,
+                            "tensor constants are not tile IR (use tile.splat)");
+    }
+    return emit_elementwise(c, op, generic_fn);
+  }
+  return cpu_op_error(op, ZT_STATUS_UNSUPPORTED,
+                      "operation not supported by the CPU lowering");
+}

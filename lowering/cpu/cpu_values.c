@@ -1,0 +1,255 @@
+// Value map, buffers, constants and loop helpers of the CPU lowering.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_lower.h"
+
+static size_t hash_ptr(uintptr_t p) {
+  uint64_t x = (uint64_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x;
+}
+
+static zt_status_t map_grow(cpu_t* c) {
+  size_t cap = c->map_cap ? c->map_cap * 2 : 256;
+  cpu_map_entry_t* m = calloc(cap, sizeof *m);
+  if (!m) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu lowering map");
+  for (size_t i = 0; i < c->map_cap; ++i) {
+    if (!c->map[i].key) continue;
+    size_t j = hash_ptr(c->map[i].key) & (cap - 1);
+    while (m[j].key) j = (j + 1) & (cap - 1);
+    m[j] = c->map[i];
+  }
+  free(c->map);
+  c->map = m;
+  c->map_cap = cap;
+  return NULL;
+}
+
+zt_status_t cpu_map_put(cpu_t* c, MlirValue v, const cpu_val_t* val) {
+  if ((c->map_count + 1) * 2 > c->map_cap) ZT_RETURN_IF_ERROR(map_grow(c));
+  uintptr_t key = (uintptr_t)v.ptr;
+  size_t j = hash_ptr(key) & (c->map_cap - 1);
+  while (c->map[j].key && c->map[j].key != key) j = (j + 1) & (c->map_cap - 1);
+  if (!c->map[j].key) ++c->map_count;
+  c->map[j].key = key;
+  c->map[j].val = *val;
+  return NULL;
+}
+
+const cpu_val_t* cpu_map_get(cpu_t* c, MlirValue v) {
+  if (!c->map_cap) return NULL;
+  uintptr_t key = (uintptr_t)v.ptr;
+  size_t j = hash_ptr(key) & (c->map_cap - 1);
+  while (c->map[j].key) {
+    if (c->map[j].key == key) return &c->map[j].val;
+    j = (j + 1) & (c->map_cap - 1);
+  }
+  return NULL;
+}
+
+zt_status_t cpu_get(cpu_t* c, MlirValue v, const cpu_val_t** out) {
+  *out = cpu_map_get(c, v);
+  if (!*out)
+    return zt_make_status(ZT_STATUS_INTERNAL,
+                          "cpu lowering: use of a value that was not lowered");
+  return NULL;
+}
+
+void cpu_fresh(cpu_t* c, char out[ZT_CPU_NAME]) {
+  snprintf(out, ZT_CPU_NAME, "%%t%d", c->next_id++);
+}
+
+const char* cpu_elem(zt_scalar_kind_t k) {
+  return k == ZT_PTR ? "i64" : zt_tile_kind_spelling(k);
+}
+
+zt_status_t cpu_new_buf(cpu_t* c, zt_type_t t, int32_t* out_buf) {
+  if (c->num_bufs == c->cap_bufs) {
+    int32_t cap = c->cap_bufs ? c->cap_bufs * 2 : 32;
+    cpu_buf_t* b = realloc(c->bufs, (size_t)cap * sizeof *b);
+    if (!b) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu buffers");
+    c->bufs = b;
+    c->cap_bufs = cap;
+  }
+  int64_t n = 1;
+  for (int i = 0; i < t.rank; ++i) n *= t.shape[i];
+  c->bufs[c->num_bufs].kind = t.kind;
+  c->bufs[c->num_bufs].numel = n;
+  *out_buf = c->num_bufs++;
+  return NULL;
+}
+
+zt_status_t cpu_new_buf_val(cpu_t* c, zt_type_t t, cpu_val_t* out) {
+  memset(out, 0, sizeof *out);
+  out->kind = CPU_BUFFER;
+  out->type = t;
+  ZT_RETURN_IF_ERROR(cpu_new_buf(c, t, &out->buf));
+  snprintf(out->name, ZT_CPU_NAME, "%%b%d", out->buf);
+  return NULL;
+}
+
+const char* cpu_buf_type(cpu_t* c, int32_t buf, char* tmp, size_t n) {
+  snprintf(tmp, n, "memref<%lldx%s>", (long long)c->bufs[buf].numel,
+           cpu_elem(c->bufs[buf].kind));
+  return tmp;
+}
+
+const char* cpu_index(cpu_t* c, int64_t v, char out[ZT_CPU_NAME]) {
+  if (v < 0)
+    snprintf(out, ZT_CPU_NAME, "%%cm%lld", (long long)-v);
+  else
+    snprintf(out, ZT_CPU_NAME, "%%c%lld", (long long)v);
+  for (int32_t i = 0; i < c->num_index_consts; ++i)
+    if (c->index_consts[i] == v) return out;
+  if (c->num_index_consts == c->cap_index_consts) {
+    int32_t cap = c->cap_index_consts ? c->cap_index_consts * 2 : 32;
+    int64_t* p = realloc(c->index_consts, (size_t)cap * sizeof *p);
+    if (!p) {
+      c->entry.failed = true;
+      return out;
+    }
+    c->index_consts = p;
+    c->cap_index_consts = cap;
+  }
+  c->index_consts[c->num_index_consts++] = v;
+  zt_strbuf_printf(&c->entry, "    %s = arith.constant %lld : index\n", out,
+                   (long long)v);
+  return out;
+}
+
+const char* cpu_zero(cpu_t* c, zt_scalar_kind_t k, char out[ZT_CPU_NAME]) {
+  snprintf(out, ZT_CPU_NAME, "%%zero_%s", zt_tile_kind_spelling(k));
+  if (!(c->zero_consts & (1u << k))) {
+    c->zero_consts |= 1u << k;
+    bool f = k == ZT_F16 || k == ZT_BF16 || k == ZT_F32 || k == ZT_F64;
+    zt_strbuf_printf(&c->entry, "    %s = arith.constant %s : %s\n", out,
+                     k == ZT_I1 ? "false" : f ? "0.0" : "0", cpu_elem(k));
+  }
+  return out;
+}
+
+void cpu_line(cpu_t* c, const char* fmt, ...) {
+  for (int i = 0; i < c->indent; ++i) zt_strbuf_append(&c->body, "  ", 2);
+  va_list ap;
+  va_start(ap, fmt);
+  zt_strbuf_vprintf(&c->body, fmt, ap);
+  va_end(ap);
+  zt_strbuf_append(&c->body, "\n", 1);
+}
+
+void cpu_read(cpu_t* c, const cpu_val_t* v, const char* idx,
+              char out[ZT_CPU_NAME]) {
+  if (v->kind != CPU_BUFFER) {
+    snprintf(out, ZT_CPU_NAME, "%s", v->name);
+    return;
+  }
+  char ty[96];
+  cpu_fresh(c, out);
+  cpu_line(c, "%s = memref.load %s[%s] : %s", out, v->name, idx,
+           cpu_buf_type(c, v->buf, ty, sizeof ty));
+}
+
+void cpu_write(cpu_t* c, int32_t buf, const char* idx, const char* x) {
+  char ty[96];
+  cpu_line(c, "memref.store %s, %%b%d[%s] : %s", x, buf, idx,
+           cpu_buf_type(c, buf, ty, sizeof ty));
+}
+
+void cpu_loop_begin(cpu_t* c, int64_t n, char iv[ZT_CPU_NAME]) {
+  char c0[ZT_CPU_NAME], cn[ZT_CPU_NAME], c1[ZT_CPU_NAME];
+  cpu_index(c, 0, c0);
+  cpu_index(c, n, cn);
+  cpu_index(c, 1, c1);
+  snprintf(iv, ZT_CPU_NAME, "%%i%d", c->next_id++);
+  cpu_line(c, "scf.for %s = %s to %s step %s {", iv, c0, cn, c1);
+  ++c->indent;
+}
+
+void cpu_loop_end(cpu_t* c) {
+  --c->indent;
+  cpu_line(c, "}");
+}
+
+void cpu_nest_begin(cpu_t* c, int32_t rank, const int64_t* shape,
+                    char ivs[][ZT_CPU_NAME]) {
+  for (int32_t d = 0; d < rank; ++d) cpu_loop_begin(c, shape[d], ivs[d]);
+}
+
+void cpu_nest_end(cpu_t* c, int32_t rank) {
+  for (int32_t d = 0; d < rank; ++d) cpu_loop_end(c);
+}
+
+void cpu_strides(int32_t rank, const int64_t* shape, int64_t* strides) {
+  int64_t s = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+}
+
+void cpu_linear(cpu_t* c, int32_t rank, char ivs[][ZT_CPU_NAME],
+                const int64_t* strides, char out[ZT_CPU_NAME]) {
+  char acc[ZT_CPU_NAME] = "";
+  for (int32_t d = 0; d < rank; ++d) {
+    if (strides[d] == 0) continue;
+    char term[ZT_CPU_NAME];
+    if (strides[d] == 1) {
+      snprintf(term, sizeof term, "%s", ivs[d]);
+    } else {
+      char k[ZT_CPU_NAME];
+      cpu_index(c, strides[d], k);
+      cpu_fresh(c, term);
+      cpu_line(c, "%s = arith.muli %s, %s : index", term, ivs[d], k);
+    }
+    if (!acc[0]) {
+      snprintf(acc, sizeof acc, "%s", term);
+    } else {
+      char sum[ZT_CPU_NAME];
+      cpu_fresh(c, sum);
+      cpu_line(c, "%s = arith.addi %s, %s : index", sum, acc, term);
+      snprintf(acc, sizeof acc, "%s", sum);
+    }
+  }
+  if (!acc[0]) cpu_index(c, 0, acc);
+  snprintf(out, ZT_CPU_NAME, "%s", acc);
+}
+
+void cpu_copy_to(cpu_t* c, const cpu_val_t* v, int32_t dst) {
+  if (v->kind == CPU_BUFFER && v->buf == dst) return;
+  char iv[ZT_CPU_NAME], x[ZT_CPU_NAME];
+  cpu_loop_begin(c, c->bufs[dst].numel, iv);
+  cpu_read(c, v, iv, x);
+  cpu_write(c, dst, iv, x);
+  cpu_loop_end(c);
+}
+
+zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* srcs,
+                              const int32_t* dsts) {
+  bool clash = false;
+  for (int32_t i = 0; i < n && !clash; ++i) {
+    if (srcs[i]->kind != CPU_BUFFER) continue;
+    for (int32_t j = 0; j < n; ++j)
+      if (j != i && srcs[i]->buf == dsts[j] &&
+          !(srcs[j]->kind == CPU_BUFFER && srcs[j]->buf == dsts[j]))
+        clash = true;
+  }
+  if (!clash) {
+    for (int32_t i = 0; i < n; ++i) cpu_copy_to(c, srcs[i], dsts[i]);
+    return NULL;
+  }
+  // A permutation of carried buffers (e.g. yielding (b, a) for (a, b)).
+  cpu_val_t* tmp = calloc((size_t)n, sizeof *tmp);
+  if (!tmp) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu copy");
+  zt_status_t s = NULL;
+  for (int32_t i = 0; i < n && !s; ++i) {
+    s = cpu_new_buf_val(c, srcs[i]->type, &tmp[i]);
+    if (!s) cpu_copy_to(c, srcs[i], tmp[i].buf);
+  }
+  for (int32_t i = 0; i < n && !s; ++i) cpu_copy_to(c, &tmp[i], dsts[i]);
+  free(tmp);
+  return s;
+}
