@@ -1,0 +1,210 @@
+// End to end on the CPU device: builder → zt_compile_cached → executable →
+// parallel launch → results, then the same program from the cache without
+// a compile. Skips (loudly) when libzetile_compiler is not built.
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "zetile/zetile.h"
+
+#define OK(expr)                                                                   \
+  do {                                                                             \
+    zt_status_t s_ = (expr);                                                       \
+    ck_assert_msg(s_ == NULL, "%s: %s", #expr, zt_status_message(s_));             \
+  } while (0)
+
+static char dir[256];
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/zt-rt-compile-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  setenv("ZETILE_CACHE_DIR", dir, 1);
+}
+
+static void teardown(void) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+#define TRY(expr)                  \
+  do {                             \
+    zt_status_t t_ = (expr);       \
+    if (t_) {                      \
+      zt_builder_release(b);       \
+      return t_;                   \
+    }                              \
+  } while (0)
+
+// Triton's tutorial 01: out[i] = x[i] + y[i] for i < n, BLOCK per program.
+static zt_status_t vector_add(int64_t block, char** out_text) {
+  zt_builder_t* b = NULL;
+  ZT_RETURN_IF_ERROR(zt_builder_create(&b));
+  zt_type_t types[4] = {zt_type_ptr(ZT_F32), zt_type_ptr(ZT_F32), zt_type_ptr(ZT_F32),
+                        zt_type_scalar(ZT_I32)};
+  zt_value_t a[4], pid, c, start, r, offs, n, mask, px, x, py, y, sum, pz;
+  int64_t shape[1] = {block};
+  TRY(zt_builder_begin_kernel(b, "add_kernel", 4, types, NULL, a));
+  TRY(zt_builder_program_id(b, 0, &pid));
+  TRY(zt_builder_const_int(b, ZT_I32, block, &c));
+  TRY(zt_builder_binary(b, ZT_BINARY_MULI, pid, c, &start));
+  TRY(zt_builder_make_range(b, 0, (int32_t)block, &r));
+  TRY(zt_builder_splat(b, start, 1, shape, &offs));
+  TRY(zt_builder_binary(b, ZT_BINARY_ADDI, offs, r, &offs));
+  TRY(zt_builder_splat(b, a[3], 1, shape, &n));
+  TRY(zt_builder_cmp(b, ZT_CMP_SLT, offs, n, &mask));
+  TRY(zt_builder_splat(b, a[0], 1, shape, &px));
+  TRY(zt_builder_addptr(b, px, offs, &px));
+  TRY(zt_builder_load(b, px, mask, ZT_NO_VALUE, &x));
+  TRY(zt_builder_splat(b, a[1], 1, shape, &py));
+  TRY(zt_builder_addptr(b, py, offs, &py));
+  TRY(zt_builder_load(b, py, mask, ZT_NO_VALUE, &y));
+  TRY(zt_builder_binary(b, ZT_BINARY_ADDF, x, y, &sum));
+  TRY(zt_builder_splat(b, a[2], 1, shape, &pz));
+  TRY(zt_builder_addptr(b, pz, offs, &pz));
+  TRY(zt_builder_store(b, pz, sum, mask));
+  TRY(zt_builder_end_kernel(b));
+  const char* text = NULL;
+  size_t size = 0;
+  TRY(zt_builder_module_text(b, &text, &size));
+  *out_text = strndup(text, size);
+  zt_builder_release(b);
+  return NULL;
+}
+
+static bool compiler_missing(const char* test) {
+  zt_status_t s = zt_compiler_available();
+  if (!s) return false;
+  fprintf(stderr, "SKIP %s: %s\n", test, zt_status_message(s));
+  zt_status_free(s);
+  return true;
+}
+
+// Runs the vector add of n elements on the CPU device and checks it.
+static void run_vector_add(const zt_artifact_t* artifact, int32_t n, int64_t block) {
+  zt_device_t* d = NULL;
+  OK(zt_device_open("cpu", &d));
+  zt_executable_t* e = NULL;
+  OK(zt_executable_create(d, artifact, &e));
+  size_t bytes = (size_t)n * sizeof(float);
+  float* hx = malloc(bytes);
+  float* hy = malloc(bytes);
+  float* ho = malloc(bytes);
+  for (int32_t i = 0; i < n; ++i) {
+    hx[i] = (float)i * 0.5f;
+    hy[i] = 1000.0f - (float)i;
+  }
+  zt_buffer_t *x = NULL, *y = NULL, *o = NULL;
+  OK(zt_buffer_alloc(d, bytes, &x));
+  OK(zt_buffer_alloc(d, bytes, &y));
+  OK(zt_buffer_alloc(d, bytes + 4096, &o));  // room to see that the mask holds
+  OK(zt_buffer_write(x, 0, hx, bytes));
+  OK(zt_buffer_write(y, 0, hy, bytes));
+  float sentinel[1024];
+  for (int i = 0; i < 1024; ++i) sentinel[i] = -7.0f;
+  OK(zt_buffer_write(o, bytes, sentinel, 4096));
+  zt_arg_t args[4] = {{ZT_PTR, {.ptr = zt_buffer_address(x)}},
+                      {ZT_PTR, {.ptr = zt_buffer_address(y)}},
+                      {ZT_PTR, {.ptr = zt_buffer_address(o)}},
+                      {ZT_I32, {.i = n}}};
+  uint32_t grid[3] = {(uint32_t)((n + block - 1) / block), 1, 1};
+  OK(zt_launch(e, grid, 4, args));
+  OK(zt_device_synchronize(d));
+  OK(zt_buffer_read(o, 0, ho, bytes));
+  for (int32_t i = 0; i < n; ++i)
+    ck_assert_msg(ho[i] == hx[i] + hy[i], "out[%d] = %g, expected %g", i, ho[i],
+                  hx[i] + hy[i]);
+  OK(zt_buffer_read(o, bytes, sentinel, 4096));
+  for (int i = 0; i < 1024; ++i) ck_assert(sentinel[i] == -7.0f);
+  free(hx);
+  free(hy);
+  free(ho);
+  zt_buffer_release(x);
+  zt_buffer_release(y);
+  zt_buffer_release(o);
+  zt_executable_release(e);
+  zt_device_release(d);
+}
+
+START_TEST(test_vector_add_compiled_and_cached) {
+  if (compiler_missing(__func__)) return;
+  char* ir = NULL;
+  OK(vector_add(64, &ir));
+  zt_compile_options_t o = {.target = "cpu"};
+  zt_artifact_t* a = NULL;
+  bool hit = true;
+  OK(zt_compile_cached(ir, strlen(ir), &o, &a, &hit));
+  ck_assert(!hit);
+  run_vector_add(a, 10000, 64);  // 157 programs, masked tail
+  run_vector_add(a, 64, 64);     // one program
+  zt_artifact_release(a);
+
+  // Another process: from the cache, no compile.
+  pid_t pid = fork();
+  if (pid == 0) {
+    zt_artifact_t* b = NULL;
+    bool h = false;
+    zt_cache_stats_t before, after;
+    zt_cache_get_stats(&before);
+    zt_status_t s = zt_compile_cached(ir, strlen(ir), &o, &b, &h);
+    zt_cache_get_stats(&after);
+    int ok = !s && h && after.compiles == before.compiles;
+    if (ok) run_vector_add(b, 777, 64);
+    zt_artifact_release(b);
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  zt_cache_stats_t st;
+  zt_cache_get_stats(&st);
+  ck_assert_int_eq(st.compiles, 1);
+  free(ir);
+}
+END_TEST
+
+START_TEST(test_wrong_arguments_name_the_kernel) {
+  if (compiler_missing(__func__)) return;
+  char* ir = NULL;
+  OK(vector_add(32, &ir));
+  zt_compile_options_t o = {.target = "cpu"};
+  zt_artifact_t* a = NULL;
+  OK(zt_compile_cached(ir, strlen(ir), &o, &a, NULL));
+  zt_device_t* d = NULL;
+  OK(zt_device_open("cpu", &d));
+  zt_executable_t* e = NULL;
+  OK(zt_executable_create(d, a, &e));
+  zt_arg_t args[4] = {{ZT_PTR, {.ptr = 0}}, {ZT_PTR, {.ptr = 0}}, {ZT_PTR, {.ptr = 0}},
+                      {ZT_F32, {.f = 1.0}}};
+  uint32_t grid[3] = {1, 1, 1};
+  zt_status_t s = zt_launch(e, grid, 4, args);
+  ck_assert_int_eq(zt_status_code(s), ZT_STATUS_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(zt_status_message(s), "add_kernel") &&
+                    strstr(zt_status_message(s), "argument 3"),
+                "%s", zt_status_message(s));
+  zt_status_free(s);
+  zt_executable_release(e);
+  zt_device_release(d);
+  zt_artifact_release(a);
+  free(ir);
+}
+END_TEST
+
+int main(void) {
+  Suite* suite = suite_create("runtime_compile_cpu");
+  TCase* tc = tcase_create("compile_cpu");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_vector_add_compiled_and_cached);
+  tcase_add_test(tc, test_wrong_arguments_name_the_kernel);
+  suite_add_tcase(suite, tc);
+  SRunner* runner = srunner_create(suite);
+  srunner_run_all(runner, CK_NORMAL);
+  int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
