@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "xe_kernels.h"
 #include "zetile/zetile.h"
 
 #define OK(expr)                                                                   \
@@ -508,7 +510,172 @@ START_TEST(test_disabled_by_env) {
 }
 END_TEST
 
-int main(void) {
+// --- with the compiler: tile program → SPIR-V → driver -----------------------
+
+static bool maps_mention(const char* needle) {
+  FILE* f = fopen("/proc/self/maps", "r");
+  if (!f) return false;
+  char line[1024];
+  bool found = false;
+  while (!found && fgets(line, sizeof line, f)) found = strstr(line, needle) != NULL;
+  fclose(f);
+  return found;
+}
+
+// Launches an executable with plausible arguments made from its meta (the
+// AUB device does not compute, so the values only need to be well-formed).
+static const char* launch_from_meta(zt_device_t* d, const zt_artifact_t* a,
+                                    zt_executable_t* e) {
+  static char why[512];
+  const void* meta = NULL;
+  size_t n = 0;
+  if (zt_artifact_get(a, "meta", &meta, &n)) return "no meta";
+  const char* args_line = strstr(meta, "args=");
+  if (!args_line) return "meta without args";
+  args_line += 5;
+  zt_arg_t args[64];
+  zt_buffer_t* bufs[64];
+  int32_t count = 0, nbufs = 0;
+  static const struct {
+    const char* name;
+    zt_scalar_kind_t kind;
+  } kinds[] = {{"ptr", ZT_PTR}, {"i1", ZT_I1},   {"i8", ZT_I8},   {"i16", ZT_I16},
+               {"i32", ZT_I32}, {"i64", ZT_I64}, {"f16", ZT_F16}, {"bf16", ZT_BF16},
+               {"f32", ZT_F32}, {"f64", ZT_F64}};
+  for (const char* p = args_line; *p && *p != '\n' && count < 64;) {
+    size_t len = strcspn(p, ",:\n");
+    zt_arg_t arg = {0};
+    bool known = false;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
+      if (strlen(kinds[k].name) == len && strncmp(p, kinds[k].name, len) == 0) {
+        arg.kind = kinds[k].kind;
+        known = true;
+      }
+    if (!known) return "unknown argument kind in meta";
+    if (arg.kind == ZT_PTR) {
+      zt_status_t s = zt_buffer_alloc(d, 1 << 20, &bufs[nbufs]);
+      if (s) {
+        snprintf(why, sizeof why, "%s", zt_status_message(s));
+        zt_status_free(s);
+        return why;
+      }
+      arg.value.ptr = zt_buffer_address(bufs[nbufs++]);
+    } else if (arg.kind == ZT_F32 || arg.kind == ZT_F64) {
+      arg.value.f = 1.0;
+    } else if (arg.kind == ZT_F16 || arg.kind == ZT_BF16) {
+      arg.value.bits = 0x3c00;
+    } else {
+      arg.value.i = 256;
+    }
+    args[count++] = arg;
+    p += strcspn(p, ",\n");
+    if (*p == ',') p++;
+  }
+  uint32_t grid[3] = {4, 1, 1};
+  zt_status_t s = zt_launch(e, grid, count, args);
+  if (!s) s = zt_device_synchronize(d);
+  for (int32_t i = 0; i < nbufs; ++i) zt_buffer_release(bufs[i]);
+  if (s) {
+    snprintf(why, sizeof why, "%s", zt_status_message(s));
+    zt_status_free(s);
+    return why;
+  }
+  return NULL;
+}
+
+typedef zt_status_t (*kernel_fn)(char** out_text);
+static zt_status_t k_vector_add(char** t) { return xk_vector_add(256, t); }
+static zt_status_t k_softmax(char** t) { return xk_softmax(128, false, t); }
+static zt_status_t k_layer_norm(char** t) { return xk_layer_norm(128, t); }
+static const struct {
+  const char* name;
+  kernel_fn build;
+} xe_programs[] = {
+    {"vector_add", k_vector_add}, {"softmax", k_softmax}, {"layer_norm", k_layer_norm}};
+
+// Compiles (through the cache) and launches every program; returns NULL or
+// the first failure. `warm` also requires cache hits and no compiler loaded.
+static const char* run_xe_programs(bool warm) {
+  static char why[2048];
+  zt_device_t* d = NULL;
+  zt_status_t s = zt_device_open("level_zero:0", &d);
+  const char* fail = NULL;
+  for (size_t k = 0; !s && !fail && k < sizeof xe_programs / sizeof xe_programs[0]; ++k) {
+    char* ir = NULL;
+    s = xe_programs[k].build(&ir);
+    if (s) break;
+    zt_compile_options_t o = {.target = zt_device_info(d)->target,
+                              .compat = zt_device_info(d)->compat};
+    zt_artifact_t* a = NULL;
+    bool hit = false;
+    s = zt_compile_cached(ir, strlen(ir), &o, &a, &hit);
+    free(ir);
+    if (s) {
+      s = zt_status_annotate(s, "%s", xe_programs[k].name);
+      break;
+    }
+    if (warm && !hit) fail = "warm process: compile cache miss";
+    zt_executable_t* e = NULL;
+    if (!fail) s = zt_executable_create(d, a, &e);
+    if (!fail && !s) {
+      const char* w = launch_from_meta(d, a, e);
+      if (w) {
+        snprintf(why, sizeof why, "%s: %s", xe_programs[k].name, w);
+        fail = why;
+      }
+    }
+    zt_executable_release(e);
+    zt_artifact_release(a);
+  }
+  if (s) {
+    snprintf(why, sizeof why, "%s", zt_status_message(s));
+    zt_status_free(s);
+    fail = why;
+  }
+  zt_device_release(d);
+  if (!fail && warm) {
+    zt_cache_stats_t st;
+    zt_cache_get_stats(&st);
+    if (st.compiles || st.native_builds) fail = "warm process compiled something";
+    else if (maps_mention("libzetile_compiler") || maps_mention("libMLIR"))
+      fail = "warm process loaded the compiler";
+  }
+  return fail;
+}
+
+START_TEST(test_xe_programs_cold_then_warm_process) {
+  REQUIRE_NEO();
+  zt_status_t avail = zt_compiler_available();
+  if (avail) {
+    fprintf(stderr, "SKIP %s: %s\n", __func__, zt_status_message(avail));
+    zt_status_free(avail);
+    return;
+  }
+  const char* why = run_xe_programs(false);
+  ck_assert_msg(why == NULL, "%s", why);
+  zt_cache_stats_t st;
+  zt_cache_get_stats(&st);
+  ck_assert_int_eq(st.compiles, 3);
+  // A new process (exec'd): both caches hit, MLIR never loads.
+  pid_t pid = fork();
+  if (pid == 0) {
+    char* argv[] = {"test_level_zero_aub", "--warm-child", NULL};
+    execv("/proc/self/exe", argv);
+    _exit(3);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "warm child: status %d",
+                status);
+}
+END_TEST
+
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "--warm-child") == 0) {
+    const char* why = run_xe_programs(true);
+    if (why) fprintf(stderr, "warm child: %s\n", why);
+    return why ? 1 : 0;
+  }
   Suite* suite = suite_create("level_zero_aub");
   TCase* tc = tcase_create("aub");
   tcase_add_checked_fixture(tc, setup, teardown);
@@ -526,6 +693,7 @@ int main(void) {
   tcase_add_test(tc, test_compat_probe);
   tcase_add_test(tc, test_compat_override);
   tcase_add_test(tc, test_disabled_by_env);
+  tcase_add_test(tc, test_xe_programs_cold_then_warm_process);
   suite_add_tcase(suite, tc);
   SRunner* runner = srunner_create(suite);
   srunner_run_all(runner, CK_NORMAL);
