@@ -221,9 +221,8 @@ zt_status_t zt_cache_put(const char* key, const char* name, const void* data,
   entry_header_t h = {ENTRY_MAGIC, ENTRY_VERSION, size, XXH3_64bits(data, size)};
   zt_status_t s = write_all(fd, &h, sizeof h, tmp);
   if (!s) s = write_all(fd, data, size, tmp);
-  if (!s && fchmod(fd, 0644) != 0) {
-    // mkstemp makes 0600 files; sharing the cache between users is optional.
-  }
+  // mkstemp makes 0600 files; entries are readable like other cache files.
+  if (!s) (void)fchmod(fd, 0644);
   if (!s && fsync(fd) != 0)
     s = zt_make_status(ZT_STATUS_IO_ERROR, "cache: fsync %s: %s", tmp, strerror(errno));
   if (close(fd) != 0 && !s)
