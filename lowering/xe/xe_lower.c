@@ -168,7 +168,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
     s = zt_mlir_run_pipeline(lc->ctx, m, pipeline, "Xe pipeline (XeGPU -> XeVM -> SPIR-V)");
   }
   if (!s) {
-    MlirStringRef spv;
+    MlirStringRef spv = {NULL, 0};
     s = find_spirv(m, &spv);
     if (!s) s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
   }
