@@ -2,7 +2,7 @@
 from .core import *  # noqa: F401,F403
 from .core import (constexpr, tensor, dtype, pointer_type, builtin, PropagateNan, range,  # noqa: F401
                    static_range, program_id, num_programs, arange, full, zeros, zeros_like,
-                   full_like, cast, load, store, exp, exp2, log, log2, sqrt, sqrt_rn, rsqrt, sin,
+                   cast, load, store, exp, exp2, log, log2, sqrt, sqrt_rn, rsqrt, sin,
                    cos, erf, floor, ceil, abs, fma, maximum, minimum, clamp, where, fdiv, div_rn,
                    umulhi, sigmoid, cdiv, broadcast_to, broadcast, expand_dims, reshape, view,
                    ravel, permute, trans, sum, max, min, xor_sum, dot, multiple_of, max_contiguous,

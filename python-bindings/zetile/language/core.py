@@ -136,12 +136,6 @@ def zeros_like(input, dtype=None):
 
 
 @builtin
-def full_like(input, value, dtype=None):
-    input = _sem().to_tensor(_unwrap(input))
-    return _sem().full(input.shape, _unwrap(value), _unwrap(dtype) or input.dtype)
-
-
-@builtin
 def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
     s = _sem()
     dtype = _unwrap(dtype)
@@ -167,20 +161,17 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
 
 
 # -------------------------------------------------------------------- math
-def _float_unary(op, name):
+def _float_unary(op, name, dtypes=("fp32", "fp64")):
     def fn(x):
-        return _sem().unary_float(op, _promote_int_to_float(x), name)
+        s = _sem()
+        t = s.to_tensor(_unwrap(x))
+        # Triton checks these dtypes (its math.py): fp16/bf16 must be upcast explicitly.
+        if t.dtype.name not in dtypes:
+            raise ValueError(f"Expected dtype {list(dtypes)} but got {t.dtype.name}")
+        return s.unary_float(op, t, name)
     fn.__name__ = name
-    fn.__doc__ = f"Elementwise {name} (floating-point)."
+    fn.__doc__ = f"Elementwise {name} ({' or '.join(dtypes)})."
     return builtin(fn)
-
-
-def _promote_int_to_float(x):
-    s = _sem()
-    x = s.to_tensor(_unwrap(x))
-    if x.dtype.is_int():
-        return s.cast(x, float32)
-    return x
 
 
 exp = _float_unary(_C.UNARY_EXP, "exp")
@@ -188,7 +179,7 @@ exp2 = _float_unary(_C.UNARY_EXP2, "exp2")
 log = _float_unary(_C.UNARY_LOG, "log")
 log2 = _float_unary(_C.UNARY_LOG2, "log2")
 sqrt = _float_unary(_C.UNARY_SQRT, "sqrt")
-sqrt_rn = _float_unary(_C.UNARY_SQRT, "sqrt_rn")
+sqrt_rn = _float_unary(_C.UNARY_SQRT, "sqrt_rn", ("fp32",))
 rsqrt = _float_unary(_C.UNARY_RSQRT, "rsqrt")
 sin = _float_unary(_C.UNARY_SIN, "sin")
 cos = _float_unary(_C.UNARY_COS, "cos")
@@ -236,19 +227,26 @@ def fdiv(x, y, ieee_rounding=False):
 
 @builtin
 def div_rn(x, y):
-    return _sem().fdiv(_unwrap(x), _unwrap(y), True)
+    s = _sem()
+    x, y = s.to_tensor(_unwrap(x)), s.to_tensor(_unwrap(y))
+    if not (x.dtype.is_fp32() and y.dtype.is_fp32()):
+        raise ValueError(f"Expected dtype ['fp32'] but got {x.dtype.name}")
+    return s.fdiv(x, y, True)
 
 
 @builtin
 def umulhi(x, y):
-    return _sem().umulhi(_unwrap(x), _unwrap(y))
+    s = _sem()
+    x = s.to_tensor(_unwrap(x))
+    if x.dtype.name not in ("int32", "int64", "uint32", "uint64"):
+        raise ValueError(f"Expected dtype ['int32', 'int64', 'uint32', 'uint64'] but got {x.dtype.name}")
+    return s.umulhi(x, _unwrap(y))
 
 
 @builtin
 def sigmoid(x):
     s = _sem()
-    x = _promote_int_to_float(x)
-    return s.truediv(1.0, s.add(1.0, s.unary_float(_C.UNARY_EXP, s.minus(x), "exp")))
+    return s.truediv(1, s.add(1, exp(s.minus(s.to_tensor(_unwrap(x))))))
 
 
 @builtin

@@ -42,7 +42,10 @@ class dtype:
     def is_ptr(self): return False
     def is_standard_floating(self): return self.is_floating()
 
-    def kind(self): return self._kind
+    def kind(self):
+        # Triton orders kinds bool < integer < float for weak Python scalars;
+        # signed and unsigned integers are one kind there.
+        return {KIND_BOOL: 0, KIND_UINT: 1, KIND_INT: 1, KIND_FLOAT: 2}[self._kind]
 
     @property
     def primitive_bitwidth(self): return self._bits

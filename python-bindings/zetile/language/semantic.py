@@ -378,12 +378,17 @@ class Semantic:
     def shl(self, x, y): return self._bitwise(_C.BINARY_SHLI, x, y)
 
     def shr(self, x, y):
+        # Triton picks the shift by the left operand's own signedness (before
+        # promotion): int8 >> uint8 is arithmetic, on the promoted uint8 bits.
+        # (`3 >> t` follows t's signedness, as tensor.__rrshift__ does.)
+        ref = self._unwrap(x) if isinstance(self._unwrap(x), tensor) else self._unwrap(y)
+        lhs_signed = isinstance(ref, tensor) and ref.dtype.is_int_signed()
         x, y = self.binary_operands(x, y)
         if not (x.dtype.is_int() and y.dtype.is_int()):
             raise TypeError(f">> needs integer operands, got {x.dtype} and {y.dtype}")
         rt = self.integer_promote(x.dtype, y.dtype)
         x, y = self.cast(x, rt), self.cast(y, rt)
-        return self._bin(_C.BINARY_SHRSI if rt.is_int_signed() else _C.BINARY_SHRUI, x, y)
+        return self._bin(_C.BINARY_SHRSI if lhs_signed else _C.BINARY_SHRUI, x, y)
 
     def logical_and(self, x, y):
         x, y = self.to_bool(x), self.to_bool(y)

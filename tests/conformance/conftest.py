@@ -1,0 +1,47 @@
+import collections
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+class _Results:
+    def __init__(self):
+        self.counts = collections.defaultdict(collections.Counter)
+
+    def record(self, category, outcome):
+        self.counts[category][outcome] += 1
+
+
+_results = _Results()
+
+
+@pytest.fixture
+def conformance_results():
+    return _results
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _results.counts:
+        return
+    tr = terminalreporter
+    tr.section("zetile conformance against Triton's interpreter")
+    total = collections.Counter()
+    for cat in sorted(_results.counts):
+        c = _results.counts[cat]
+        total.update(c)
+        tr.write_line(f"  {cat:<10} {c['passed']:>4} passed, {c['failed']:>3} failed, "
+                      f"{c['skipped'] + c['oracle-skip']:>3} skipped")
+    tr.write_line(f"  {'total':<10} {total['passed']:>4} passed, {total['failed']:>3} failed, "
+                  f"{total['skipped'] + total['oracle-skip']:>3} skipped")
+    if total["skipped"]:
+        tr.write_line("  NOTE: cases were skipped because triton is not installed")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _zetile_on_cpu():
+    import zetile
+    zetile.set_device("cpu")

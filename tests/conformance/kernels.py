@@ -1,0 +1,292 @@
+"""Conformance kernels, written once in Triton's language.
+
+The suite loads this file twice: as it is (Triton's interpreter runs it) and
+with the two import lines below changed to zetile's (zetile runs it on the
+CPU target). Nothing else differs. Each kernel reads inputs X, Y, Z and
+writes OUT (and OUT2 where needed), all flat contiguous arrays.
+"""
+import triton
+import triton.language as tl
+
+
+# ---------------------------------------------------------------- elementwise
+@triton.jit
+def binary_op(X, Y, OUT, N, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m)
+    y = tl.load(Y + offs, mask=m)
+    if OP == "add":
+        r = x + y
+    elif OP == "sub":
+        r = x - y
+    elif OP == "mul":
+        r = x * y
+    elif OP == "truediv":
+        r = x / y
+    elif OP == "floordiv":
+        r = x // y
+    elif OP == "mod":
+        r = x % y
+    elif OP == "and":
+        r = x & y
+    elif OP == "or":
+        r = x | y
+    elif OP == "xor":
+        r = x ^ y
+    elif OP == "lt":
+        r = x < y
+    elif OP == "le":
+        r = x <= y
+    elif OP == "gt":
+        r = x > y
+    elif OP == "ge":
+        r = x >= y
+    elif OP == "eq":
+        r = x == y
+    elif OP == "ne":
+        r = x != y
+    elif OP == "maximum":
+        r = tl.maximum(x, y)
+    elif OP == "minimum":
+        r = tl.minimum(x, y)
+    elif OP == "shl":
+        r = x << (y & 7)
+    elif OP == "shr":
+        r = x >> (y & 7)
+    else:
+        tl.static_assert(False, "unknown op")
+    tl.store(OUT + offs, r, mask=m)
+
+
+@triton.jit
+def scalar_op(X, OUT, N, S, OP: tl.constexpr, BLOCK: tl.constexpr):
+    # A run-time scalar and Python literals against a tensor (weak typing).
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m)
+    if OP == "add_lit":
+        r = x + 3
+    elif OP == "mul_flit":
+        r = x * 1.5
+    elif OP == "sub_scalar":
+        r = x - S
+    elif OP == "rsub_lit":
+        r = 7 - x
+    elif OP == "div_lit":
+        r = x / 2
+    elif OP == "neg":
+        r = -x
+    else:
+        tl.static_assert(False, "unknown op")
+    tl.store(OUT + offs, r, mask=m)
+
+
+@triton.jit
+def unary_math(X, OUT, N, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m, other=1.0)
+    if OP == "exp":
+        r = tl.exp(x)
+    elif OP == "exp2":
+        r = tl.exp2(x)
+    elif OP == "log":
+        r = tl.log(tl.abs(x) + 0.5)
+    elif OP == "log2":
+        r = tl.log2(tl.abs(x) + 0.5)
+    elif OP == "sqrt":
+        r = tl.sqrt(tl.abs(x))
+    elif OP == "rsqrt":
+        r = tl.rsqrt(tl.abs(x) + 0.25)
+    elif OP == "sin":
+        r = tl.sin(x)
+    elif OP == "cos":
+        r = tl.cos(x)
+    elif OP == "abs":
+        r = tl.abs(x)
+    elif OP == "floor":
+        r = tl.floor(x)
+    elif OP == "ceil":
+        r = tl.ceil(x)
+    elif OP == "sigmoid":
+        r = tl.sigmoid(x)
+    elif OP == "erf":
+        r = tl.erf(x)
+    elif OP == "fma":
+        r = tl.fma(x, x, 1.0)
+    elif OP == "where":
+        r = tl.where(x > 0, x, 0.5 * x)
+    elif OP == "clamp":
+        r = tl.clamp(x, -0.5, 0.75)
+    else:
+        tl.static_assert(False, "unknown op")
+    tl.store(OUT + offs, r, mask=m)
+
+
+@triton.jit
+def cast_kernel(X, OUT, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m)
+    tl.store(OUT + offs, x.to(OUT.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def bitcast_kernel(X, OUT, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m)
+    tl.store(OUT + offs, x.to(OUT.dtype.element_ty, bitcast=True), mask=m)
+
+
+# ------------------------------------------------------------------- reductions
+@triton.jit
+def reduce_2d(X, OUT, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, OP: tl.constexpr,
+              KEEP: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    if OP == "sum":
+        r = tl.sum(x, axis=AXIS, keep_dims=KEEP)
+    elif OP == "max":
+        r = tl.max(x, axis=AXIS, keep_dims=KEEP)
+    elif OP == "min":
+        r = tl.min(x, axis=AXIS, keep_dims=KEEP)
+    else:
+        r = tl.xor_sum(x, axis=AXIS, keep_dims=KEEP)
+    if AXIS == 0:
+        if KEEP:
+            tl.store(OUT + rn[None, :], r)
+        else:
+            tl.store(OUT + rn, r)
+    else:
+        if KEEP:
+            tl.store(OUT + rm[:, None], r)
+        else:
+            tl.store(OUT + rm, r)
+
+
+@triton.jit
+def reduce_all(X, OUT, N, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < N, other=0)
+    if OP == "sum":
+        r = tl.sum(x)
+    elif OP == "max":
+        r = tl.max(x, axis=0)
+    else:
+        r = tl.min(x, axis=0)
+    tl.store(OUT, r)
+
+
+# ------------------------------------------------------------------ shapes
+@triton.jit
+def shapes_kernel(X, OUT, M: tl.constexpr, N: tl.constexpr, OP: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    if OP == "trans":
+        y = tl.trans(x)
+        tl.store(OUT + rn[:, None] * M + rm[None, :], y)
+    elif OP == "permute":
+        y = tl.permute(x, (1, 0))
+        tl.store(OUT + rn[:, None] * M + rm[None, :], y)
+    elif OP == "reshape":
+        y = tl.reshape(x, (N, M))
+        tl.store(OUT + rn[:, None] * M + rm[None, :], y)
+    elif OP == "ravel":
+        y = tl.ravel(x)
+        tl.store(OUT + tl.arange(0, M * N), y)
+    elif OP == "broadcast_to":
+        col = tl.load(X + rm)
+        y = tl.broadcast_to(col[:, None], (M, N))
+        tl.store(OUT + rm[:, None] * N + rn[None, :], y)
+    elif OP == "expand_dims":
+        row = tl.load(X + rn)
+        y = tl.expand_dims(row, 0) + tl.expand_dims(rm.to(row.dtype), 1)
+        tl.store(OUT + rm[:, None] * N + rn[None, :], y)
+    else:
+        tl.static_assert(False, "unknown op")
+
+
+@triton.jit
+def creation_kernel(OUT, N, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    if OP == "zeros":
+        r = tl.zeros([BLOCK], dtype=OUT.dtype.element_ty) + offs.to(OUT.dtype.element_ty)
+    elif OP == "full":
+        r = tl.full([BLOCK], 3, dtype=OUT.dtype.element_ty)
+    elif OP == "zeros_like":
+        r = tl.zeros_like(offs).to(OUT.dtype.element_ty) + 2
+    else:
+        r = tl.arange(0, BLOCK).to(OUT.dtype.element_ty) * 2 + 1
+    tl.store(OUT + offs, r, mask=m)
+
+
+# --------------------------------------------------------------- control flow
+@triton.jit
+def control_flow(X, OUT, N, MODE: tl.constexpr):
+    pid = tl.program_id(0)
+    x = tl.load(X + pid)
+    acc = x * 0
+    if MODE == "for":
+        for i in range(0, N):
+            acc += x + i
+    elif MODE == "for_step":
+        for i in range(1, N, 3):
+            acc += i
+    elif MODE == "while":
+        i = 0
+        while i < N:
+            acc += i * x
+            i += 2
+    elif MODE == "if":
+        if x > 0:
+            acc = x * 2
+        else:
+            acc = x - 1
+    elif MODE == "if_elif":
+        if x > 1:
+            acc = x
+        elif x > -1:
+            acc = x * 10
+        else:
+            acc = -x
+    elif MODE == "nested":
+        for i in range(N):
+            if i % 2 == 0:
+                acc += x
+            else:
+                for j in range(i):
+                    acc -= 1
+    elif MODE == "static_range":
+        for i in tl.static_range(4):
+            acc += x * i
+    tl.store(OUT + pid, acc)
+
+
+@triton.jit
+def _helper_pair(a, b):
+    return a + b, a * b
+
+
+@triton.jit
+def _helper_scale(x, k: tl.constexpr):
+    return x * k
+
+
+@triton.jit
+def calls_kernel(X, OUT, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m)
+    s, p = _helper_pair(x, _helper_scale(x, 3))
+    tl.store(OUT + offs, s - p, mask=m)
+
+
+@triton.jit
+def grid3d_kernel(OUT):
+    pid = tl.program_id(0) + tl.num_programs(0) * (tl.program_id(1) + tl.num_programs(1) * tl.program_id(2))
+    tl.store(OUT + pid, pid * 7 + tl.num_programs(0) + tl.num_programs(1) * 100 + tl.num_programs(2) * 10000)

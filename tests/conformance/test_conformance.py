@@ -1,0 +1,133 @@
+"""zetile against Triton's own interpreter, kernel by kernel.
+
+Every kernel of kernels.py runs twice on the same random inputs: through
+Triton's interpreter (TRITON_INTERPRET=1, triton from PyPI) and through
+zetile on the CPU target, loaded from the same file with only its two import
+lines changed. Integers must match exactly, floats to a tolerance; a program
+both reject (e.g. `//` between int8 and uint8) counts as agreement.
+Without triton installed, every case is skipped, loudly.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from conformance_support import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Case, load_kernels,
+                                 run_case)
+
+triton_mod = load_kernels("triton")
+zetile_mod = load_kernels("zetile")
+
+N = 203  # not a multiple of any block
+BLOCK = 64
+
+BINARY_OPS = ["add", "sub", "mul", "truediv", "floordiv", "mod", "and", "or", "xor", "lt", "le",
+              "gt", "ge", "eq", "ne", "maximum", "minimum", "shl", "shr"]
+MIXED_PAIRS = [("int8", "int32"), ("int16", "uint8"), ("int8", "uint8"), ("uint32", "int32"),
+               ("int32", "int64"), ("int8", "float16"), ("int32", "float32"), ("float16", "float32"),
+               ("bfloat16", "float16"), ("bfloat16", "float32"), ("float32", "float64"),
+               ("uint8", "float16")]
+
+
+def _binary_cases():
+    for op in BINARY_OPS:
+        for dt in ALL_DTYPES:
+            yield Case("binary", f"{op}-{dt}", "binary_op", ["X", "Y"], [dt, dt], op=op,
+                       scalars={"N": N}, constexprs={"OP": op, "BLOCK": BLOCK},
+                       grid=(-(-N // BLOCK),), out_dtype=None)
+        for a, b in MIXED_PAIRS:
+            yield Case("promotion", f"{op}-{a}-{b}", "binary_op", ["X", "Y"], [a, b], op=op,
+                       scalars={"N": N}, constexprs={"OP": op, "BLOCK": BLOCK},
+                       grid=(-(-N // BLOCK),), out_dtype=None)
+
+
+def _scalar_cases():
+    for op in ["add_lit", "mul_flit", "sub_scalar", "rsub_lit", "div_lit", "neg"]:
+        for dt in ["int8", "int32", "int64", "uint8", "float16", "bfloat16", "float32", "float64"]:
+            yield Case("scalar", f"{op}-{dt}", "scalar_op", ["X"], [dt], op=op,
+                       scalars={"N": N, "S": 5}, constexprs={"OP": op, "BLOCK": BLOCK},
+                       grid=(-(-N // BLOCK),), out_dtype=None)
+
+
+def _unary_cases():
+    for op in ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "floor", "ceil",
+               "sigmoid", "erf", "fma", "where", "clamp"]:
+        for dt in FLOAT_DTYPES:
+            yield Case("math", f"{op}-{dt}", "unary_math", ["X"], [dt], op=op,
+                       scalars={"N": N}, constexprs={"OP": op, "BLOCK": BLOCK},
+                       grid=(-(-N // BLOCK),), out_dtype=None)
+
+
+def _cast_cases():
+    for src in ALL_DTYPES:
+        for dst in ALL_DTYPES:
+            if src != dst:
+                yield Case("cast", f"{src}-to-{dst}", "cast_kernel", ["X"], [src], op="cast",
+                           scalars={"N": N}, constexprs={"BLOCK": BLOCK},
+                           grid=(-(-N // BLOCK),), out_dtype=dst)
+    for src, dst in [("float32", "int32"), ("int32", "float32"), ("float16", "int16"),
+                     ("int16", "bfloat16"), ("float64", "int64"), ("uint32", "float32")]:
+        yield Case("bitcast", f"{src}-to-{dst}", "bitcast_kernel", ["X"], [src], op="bitcast",
+                   scalars={"N": N}, constexprs={"BLOCK": BLOCK},
+                   grid=(-(-N // BLOCK),), out_dtype=dst)
+
+
+def _reduce_cases():
+    for op in ["sum", "max", "min", "xor_sum"]:
+        for dt in (["int8", "int32", "int64", "uint8", "float16", "float32", "bfloat16"]
+                   if op != "xor_sum" else ["int8", "int32", "uint32", "int64"]):
+            for axis in (0, 1):
+                for keep in (False, True):
+                    yield Case("reduce", f"{op}-{dt}-axis{axis}{'-keep' if keep else ''}",
+                               "reduce_2d", ["X"], [dt], op=op, scalars={},
+                               constexprs={"M": 8, "N": 32, "AXIS": axis, "OP": op, "KEEP": keep},
+                               grid=(1,), out_dtype=None, in_sizes=[8 * 32],
+                               out_size=32 if axis == 0 else 8)
+        if op != "xor_sum":
+            for dt in ["int32", "float32", "float16"]:
+                yield Case("reduce", f"{op}-{dt}-all", "reduce_all", ["X"], [dt], op=op,
+                           scalars={"N": 100}, constexprs={"OP": op, "BLOCK": 128}, grid=(1,),
+                           out_dtype=None, in_sizes=[128], out_size=1)
+
+
+def _shape_cases():
+    for op in ["trans", "permute", "reshape", "ravel", "broadcast_to", "expand_dims"]:
+        for dt in ["int32", "float32", "float16"]:
+            yield Case("shape", f"{op}-{dt}", "shapes_kernel", ["X"], [dt], op=op, scalars={},
+                       constexprs={"M": 8, "N": 16, "OP": op}, grid=(1,), out_dtype=dt,
+                       in_sizes=[128], out_size=128)
+    for op in ["zeros", "full", "zeros_like", "arange"]:
+        for dt in ["int32", "float32", "float16", "int8"]:
+            yield Case("creation", f"{op}-{dt}", "creation_kernel", [], [], op=op,
+                       scalars={"N": 50}, constexprs={"OP": op, "BLOCK": 64}, grid=(1,),
+                       out_dtype=dt, out_size=64)
+
+
+def _control_cases():
+    for mode in ["for", "for_step", "while", "if", "if_elif", "nested", "static_range"]:
+        for dt in ["int32", "float32"]:
+            yield Case("control", f"{mode}-{dt}", "control_flow", ["X"], [dt], op=mode,
+                       scalars={"N": 7}, constexprs={"MODE": mode}, grid=(16,), out_dtype=dt,
+                       in_sizes=[16], out_size=16)
+    for dt in ["int32", "float32", "float16"]:
+        yield Case("control", f"calls-{dt}", "calls_kernel", ["X"], [dt], op="calls",
+                   scalars={"N": 50}, constexprs={"BLOCK": 64}, grid=(1,), out_dtype=None,
+                   in_sizes=[64], out_size=64)
+    yield Case("control", "grid3d", "grid3d_kernel", [], [], op="grid", scalars={}, constexprs={},
+               grid=(3, 4, 5), out_dtype="int32", out_size=60)
+
+
+CASES = [*_binary_cases(), *_scalar_cases(), *_unary_cases(), *_cast_cases(), *_reduce_cases(),
+         *_shape_cases(), *_control_cases()]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.category}-{c.name}" for c in CASES])
+def test_conformance(case, conformance_results):
+    if triton_mod is None:
+        conformance_results.record(case.category, "skipped")
+        pytest.skip("triton is not installed: the conformance oracle is missing (pip install triton)")
+    outcome, detail = run_case(case, triton_mod, zetile_mod)
+    conformance_results.record(case.category, outcome)
+    if outcome == "oracle-skip":
+        pytest.skip(detail)
+    assert outcome == "passed", detail
