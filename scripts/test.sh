@@ -23,4 +23,4 @@ ZETILE_COMPILER_LIB="$ROOT/build-asan/libzetile_compiler.so" \
   ctest --test-dir build-asan --output-on-failure -j"$JOBS"
 
 echo "== Python tests (pytest) =="
-.venv/bin/python -m pytest tests/python -q -p no:cacheprovider "$@"
+.venv/bin/python -m pytest tests/python tests/conformance -q -p no:cacheprovider "$@"
