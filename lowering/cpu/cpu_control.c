@@ -546,6 +546,9 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
   ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 0), &a));
   ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 1), &b));
   ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 2), &acc));
+  // Operands are read many times: compute lazy ones once.
+  ZT_RETURN_IF_ERROR(cpu_materialize(c, a, &a));
+  ZT_RETURN_IF_ERROR(cpu_materialize(c, b, &b));
   if (a->type.rank != 2 || b->type.rank != 2 || acc->type.rank != 2)
     return cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "dot of rank != 2");
   int64_t M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];

@@ -23,6 +23,7 @@ static void cpu_deinit(cpu_t* c) {
   zt_strbuf_deinit(&c->entry);
   zt_strbuf_deinit(&c->body);
   free(c->map);
+  cpu_values_free(c);
   free(c->bufs);
   free(c->index_consts);
   if (!mlirSymbolTableIsNull(c->symbols)) mlirSymbolTableDestroy(c->symbols);

@@ -19,6 +19,7 @@ typedef enum cpu_val_kind_e {
   CPU_SCALAR,  // name is an SSA value
   CPU_SPLAT,   // tensor whose elements all equal the SSA value `name`
   CPU_BUFFER,  // tensor in buffer `buf`
+  CPU_LAZY,    // tensor recomputed per element from `op` where it is read
 } cpu_val_kind_t;
 
 typedef struct cpu_val_s {
@@ -26,6 +27,8 @@ typedef struct cpu_val_s {
   zt_type_t type;
   char name[ZT_CPU_NAME];
   int32_t buf;
+  MlirOperation op;  // CPU_LAZY: the elementwise op (result 0)
+  int32_t cost;      // CPU_LAZY: ops re-emitted per element read
 } cpu_val_t;
 
 typedef struct cpu_buf_s {
@@ -35,8 +38,10 @@ typedef struct cpu_buf_s {
 
 typedef struct cpu_map_entry_s {
   uintptr_t key;  // MlirValue.ptr; 0 = empty
-  cpu_val_t val;
+  int32_t index;  // into the value chunks (stable addresses)
 } cpu_map_entry_t;
+
+#define CPU_VAL_CHUNK 256
 
 typedef struct cpu_s {
   zt_lower_ctx_t* lc;
@@ -46,6 +51,8 @@ typedef struct cpu_s {
   int32_t next_id;
   cpu_map_entry_t* map;
   size_t map_cap, map_count;
+  cpu_val_t** chunks;
+  int32_t num_vals, cap_chunks;
   cpu_buf_t* bufs;
   int32_t num_bufs, cap_bufs;
   // Constants already emitted in the entry block.
@@ -53,12 +60,15 @@ typedef struct cpu_s {
   int32_t num_index_consts, cap_index_consts;
   uint32_t zero_consts;  // bit per zt_scalar_kind_t
   MlirSymbolTable symbols;  // of the tile module (combiners)
+  bool addr_is_ptr;  // the load/store being emitted got an !llvm.ptr, not i64
 } cpu_t;
 
 // --- values (cpu_values.c) ------------------------------------------------
 zt_status_t cpu_map_put(cpu_t* c, MlirValue v, const cpu_val_t* val);
+void cpu_values_free(cpu_t* c);
 const cpu_val_t* cpu_map_get(cpu_t* c, MlirValue v);
-/// The lowered value of an operand, or an INTERNAL status.
+/// The lowered value of an operand, or an INTERNAL status. The pointer stays
+/// valid for the whole lowering (later puts of the same key overwrite it).
 zt_status_t cpu_get(cpu_t* c, MlirValue v, const cpu_val_t** out);
 /// A fresh SSA name "%tN".
 void cpu_fresh(cpu_t* c, char out[ZT_CPU_NAME]);
@@ -93,6 +103,11 @@ void cpu_linear(cpu_t* c, int32_t rank, char ivs[][ZT_CPU_NAME],
                 const int64_t* strides, char out[ZT_CPU_NAME]);
 /// Row-major strides of a shape.
 void cpu_strides(int32_t rank, const int64_t* shape, int64_t* strides);
+/// Element idx of a CPU_LAZY value (cpu_ops.c).
+void cpu_read_lazy(cpu_t* c, const cpu_val_t* v, const char* idx,
+                   char out[ZT_CPU_NAME]);
+/// A buffer holding v's elements (v itself unless v is lazy).
+zt_status_t cpu_materialize(cpu_t* c, const cpu_val_t* v, const cpu_val_t** out);
 /// Copies the elements of v into buffer dst (no-op when v already is dst).
 void cpu_copy_to(cpu_t* c, const cpu_val_t* v, int32_t dst);
 /// Copies srcs[i] into bufs dsts[i] as one parallel assignment (staging

@@ -51,13 +51,106 @@ zt_status_t cpu_value_type(MlirValue v, zt_type_t* out) {
 }
 
 // ---------------------------------------------------------------------------
+// Fusion: a pure elementwise tensor op whose few users sit in the same block
+// and read each element once is not computed into a buffer; each reader
+// re-emits it on the element it needs (CPU_LAZY), so chains of elementwise
+// ops become one loop and address arithmetic moves into the load's loop.
+
+#define LAZY_MAX_COST 12
+#define LAZY_MAX_WORK 16  // cost times number of users
+
+static bool lazy_user_ok(MlirOperation user) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(user));
+  if ((n.length > 6 && memcmp(n.data, "arith.", 6) == 0) ||
+      (n.length > 5 && memcmp(n.data, "math.", 5) == 0))
+    return true;
+  static const char* const ok[] = {
+      "tile.addptr",   "tile.load",        "tile.store",   "tile.reduce",
+      "tile.trans",    "tile.broadcast",   "tile.reshape", "tile.expand_dims",
+      "tile.ptr_cast", "tile.ptr_to_int",  "tile.int_to_ptr"};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i)
+    if (cpu_op_is(user, ok[i])) return true;
+  return false;
+}
+
+static bool lazy_ok(MlirOperation def, MlirValue v, int32_t cost) {
+  if (cost > LAZY_MAX_COST) return false;
+  MlirBlock block = mlirOperationGetBlock(def);
+  int32_t uses = 0;
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    if (!mlirBlockEqual(mlirOperationGetBlock(user), block) || !lazy_user_ok(user))
+      return false;
+    ++uses;
+  }
+  return uses > 0 && uses * cost <= LAZY_MAX_WORK;
+}
+
+static zt_status_t generic_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                              char outs[][ZT_CPU_NAME]);
+static zt_status_t addptr_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                             char outs[][ZT_CPU_NAME]);
+static void make_range_elem(cpu_t* c, MlirOperation op, const char* idx,
+                            char out[ZT_CPU_NAME]);
+
+void cpu_read_lazy(cpu_t* c, const cpu_val_t* v, const char* idx,
+                   char out[ZT_CPU_NAME]) {
+  MlirOperation op = v->op;
+  if (cpu_op_is(op, "tile.make_range")) {
+    make_range_elem(c, op, idx, out);
+    return;
+  }
+  intptr_t nin = mlirOperationGetNumOperands(op);
+  char ins[MAX_OPERANDS][ZT_CPU_NAME], outs[MAX_OPERANDS][ZT_CPU_NAME];
+  for (intptr_t i = 0; i < nin && i < MAX_OPERANDS; ++i) {
+    const cpu_val_t* in = cpu_map_get(c, mlirOperationGetOperand(op, i));
+    if (in) cpu_read(c, in, idx, ins[i]);
+  }
+  // Both succeeded when the op was first seen; statuses cannot happen here.
+  zt_status_t s = cpu_op_is(op, "tile.addptr") ? addptr_fn(c, op, ins, outs)
+                                              : generic_fn(c, op, ins, outs);
+  zt_status_free(s);
+  snprintf(out, ZT_CPU_NAME, "%s", outs[0]);
+}
+
+// A lazy `addptr(base, offsets)` with a uniform base becomes a getelementptr
+// from the base, so LLVM sees consecutive addresses (vector and masked
+// loads) instead of integers turned into pointers.
+static bool gep_address(cpu_t* c, const cpu_val_t* p, const char* idx,
+                        char out[ZT_CPU_NAME]) {
+  if (p->kind != CPU_LAZY || !cpu_op_is(p->op, "tile.addptr")) return false;
+  const cpu_val_t* base = cpu_map_get(c, mlirOperationGetOperand(p->op, 0));
+  const cpu_val_t* off = cpu_map_get(c, mlirOperationGetOperand(p->op, 1));
+  if (!base || !off || base->kind == CPU_BUFFER || base->kind == CPU_LAZY)
+    return false;
+  char o[ZT_CPU_NAME], o64[ZT_CPU_NAME], bp[ZT_CPU_NAME];
+  cpu_read(c, off, idx, o);
+  if (off->type.kind == ZT_I64) {
+    snprintf(o64, sizeof o64, "%s", o);
+  } else {
+    cpu_fresh(c, o64);
+    cpu_line(c, "%s = arith.extsi %s : %s to i64", o64, o, cpu_elem(off->type.kind));
+  }
+  zt_scalar_kind_t pk = p->type.pointee;
+  cpu_fresh(c, bp);
+  cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", bp, base->name);
+  cpu_fresh(c, out);
+  cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, %s",
+           out, bp, o64, pk == ZT_I1 ? "i8" : cpu_elem(pk));
+  c->addr_is_ptr = true;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
 // Elementwise driver: runs `fn` once on scalars (when no operand lives in a
 // buffer, the results are splats) or once per element in a loop.
 
 typedef zt_status_t (*elem_fn)(cpu_t* c, MlirOperation op,
                                char ins[][ZT_CPU_NAME], char outs[][ZT_CPU_NAME]);
 
-static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn) {
+static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
+                                    bool pure) {
   intptr_t nin = mlirOperationGetNumOperands(op);
   intptr_t nout = mlirOperationGetNumResults(op);
   if (nin > MAX_OPERANDS || nout > MAX_OPERANDS)
@@ -69,7 +162,7 @@ static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn) {
   zt_type_t shape_type = {0};
   for (intptr_t i = 0; i < nin; ++i) {
     ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, i), &in[i]));
-    if (in[i]->kind == CPU_BUFFER) {
+    if (in[i]->kind == CPU_BUFFER || in[i]->kind == CPU_LAZY) {
       any_buffer = true;
       shape_type = in[i]->type;
     }
@@ -95,12 +188,28 @@ static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn) {
     }
     return NULL;
   }
+  if (pure && nout == 1) {
+    int32_t cost = 1;
+    for (intptr_t i = 0; i < nin; ++i)
+      if (in[i]->kind == CPU_LAZY) cost += in[i]->cost;
+    MlirValue r = mlirOperationGetResult(op, 0);
+    if (lazy_ok(op, r, cost)) {
+      cpu_val_t v = {.kind = CPU_LAZY, .type = out_types[0], .op = op, .cost = cost};
+      snprintf(v.name, ZT_CPU_NAME, "<lazy>");
+      return cpu_map_put(c, r, &v);
+    }
+  }
   for (intptr_t i = 0; i < nout; ++i)
     ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, out_types[i], &res[i]));
   char iv[ZT_CPU_NAME];
   cpu_loop_begin(c, numel, iv);
-  for (intptr_t i = 0; i < nin; ++i) cpu_read(c, in[i], iv, ins[i]);
+  bool mem = cpu_op_is(op, "tile.load") || cpu_op_is(op, "tile.store");
+  for (intptr_t i = 0; i < nin; ++i) {
+    if (i == 0 && mem && gep_address(c, in[0], iv, ins[0])) continue;
+    cpu_read(c, in[i], iv, ins[i]);
+  }
   zt_status_t s = fn(c, op, ins, outs);
+  c->addr_is_ptr = false;
   if (!s)
     for (intptr_t i = 0; i < nout; ++i) cpu_write(c, res[i].buf, iv, outs[i]);
   cpu_loop_end(c);
@@ -200,11 +309,19 @@ static void segments(MlirOperation op, int32_t seg[3]) {
   }
 }
 
+static void to_ptr(cpu_t* c, const char* addr, char p[ZT_CPU_NAME]) {
+  if (c->addr_is_ptr) {
+    snprintf(p, ZT_CPU_NAME, "%s", addr);
+    return;
+  }
+  cpu_fresh(c, p);
+  cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", p, addr);
+}
+
 static void emit_raw_load(cpu_t* c, zt_scalar_kind_t k, const char* addr,
                           char out[ZT_CPU_NAME]) {
   char p[ZT_CPU_NAME];
-  cpu_fresh(c, p);
-  cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", p, addr);
+  to_ptr(c, addr, p);
   cpu_fresh(c, out);
   if (k == ZT_I1) {  // booleans are bytes in memory
     char byte[ZT_CPU_NAME], z[ZT_CPU_NAME];
@@ -222,8 +339,7 @@ static void emit_raw_load(cpu_t* c, zt_scalar_kind_t k, const char* addr,
 static void emit_raw_store(cpu_t* c, zt_scalar_kind_t k, const char* addr,
                            const char* v) {
   char p[ZT_CPU_NAME];
-  cpu_fresh(c, p);
-  cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", p, addr);
+  to_ptr(c, addr, p);
   if (k == ZT_I1) {
     char byte[ZT_CPU_NAME];
     cpu_fresh(c, byte);
@@ -305,32 +421,47 @@ static zt_status_t result_type(MlirOperation op, intptr_t i, zt_type_t* t) {
 static zt_status_t emit_alias(cpu_t* c, MlirOperation op) {
   const cpu_val_t* src;
   ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 0), &src));
+  if (src->kind == CPU_LAZY &&
+      !lazy_ok(op, mlirOperationGetResult(op, 0), src->cost))
+    ZT_RETURN_IF_ERROR(cpu_materialize(c, src, &src));
   cpu_val_t v = *src;
   ZT_RETURN_IF_ERROR(result_type(op, 0, &v.type));
   return cpu_map_put(c, mlirOperationGetResult(op, 0), &v);
 }
 
+static void make_range_elem(cpu_t* c, MlirOperation op, const char* idx,
+                            char out[ZT_CPU_NAME]) {
+  int64_t start = int_attr(op, "start", 0);
+  char x[ZT_CPU_NAME], k[ZT_CPU_NAME];
+  cpu_fresh(c, x);
+  cpu_line(c, "%s = arith.index_cast %s : index to i32", x, idx);
+  if (!start) {
+    snprintf(out, ZT_CPU_NAME, "%s", x);
+    return;
+  }
+  cpu_fresh(c, k);
+  cpu_line(c, "%s = arith.constant %lld : i32", k, (long long)start);
+  cpu_fresh(c, out);
+  cpu_line(c, "%s = arith.addi %s, %s : i32", out, x, k);
+}
+
 static zt_status_t emit_make_range(cpu_t* c, MlirOperation op) {
   zt_type_t t;
   ZT_RETURN_IF_ERROR(result_type(op, 0, &t));
-  int64_t start = int_attr(op, "start", 0);
+  MlirValue res = mlirOperationGetResult(op, 0);
+  if (lazy_ok(op, res, 1)) {
+    cpu_val_t v = {.kind = CPU_LAZY, .type = t, .op = op, .cost = 1};
+    snprintf(v.name, ZT_CPU_NAME, "<lazy>");
+    return cpu_map_put(c, res, &v);
+  }
   cpu_val_t r;
   ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, t, &r));
-  char iv[ZT_CPU_NAME], x[ZT_CPU_NAME], k[ZT_CPU_NAME], y[ZT_CPU_NAME];
+  char iv[ZT_CPU_NAME], x[ZT_CPU_NAME];
   cpu_loop_begin(c, t.shape[0], iv);
-  cpu_fresh(c, x);
-  cpu_line(c, "%s = arith.index_cast %s : index to i32", x, iv);
-  if (start) {
-    cpu_fresh(c, k);
-    cpu_line(c, "%s = arith.constant %lld : i32", k, (long long)start);
-    cpu_fresh(c, y);
-    cpu_line(c, "%s = arith.addi %s, %s : i32", y, x, k);
-    cpu_write(c, r.buf, iv, y);
-  } else {
-    cpu_write(c, r.buf, iv, x);
-  }
+  make_range_elem(c, op, iv, x);
+  cpu_write(c, r.buf, iv, x);
   cpu_loop_end(c);
-  return cpu_map_put(c, mlirOperationGetResult(op, 0), &r);
+  return cpu_map_put(c, res, &r);
 }
 
 // broadcast and trans: result element at ivs reads source element
@@ -340,7 +471,7 @@ static zt_status_t emit_gather(cpu_t* c, MlirOperation op, bool trans) {
   ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 0), &src));
   zt_type_t t;
   ZT_RETURN_IF_ERROR(result_type(op, 0, &t));
-  if (src->kind != CPU_BUFFER) {
+  if (src->kind == CPU_SCALAR || src->kind == CPU_SPLAT) {
     cpu_val_t v = *src;
     v.type = t;
     return cpu_map_put(c, mlirOperationGetResult(op, 0), &v);
@@ -416,9 +547,9 @@ zt_status_t cpu_emit_op(cpu_t* c, MlirOperation op) {
         cpu_op_is(op, "tile.ptr_to_int") || cpu_op_is(op, "tile.int_to_ptr") ||
         cpu_op_is(op, "tile.ptr_cast"))
       return emit_alias(c, op);
-    if (cpu_op_is(op, "tile.addptr")) return emit_elementwise(c, op, addptr_fn);
-    if (cpu_op_is(op, "tile.load")) return emit_elementwise(c, op, load_fn);
-    if (cpu_op_is(op, "tile.store")) return emit_elementwise(c, op, store_fn);
+    if (cpu_op_is(op, "tile.addptr")) return emit_elementwise(c, op, addptr_fn, true);
+    if (cpu_op_is(op, "tile.load")) return emit_elementwise(c, op, load_fn, false);
+    if (cpu_op_is(op, "tile.store")) return emit_elementwise(c, op, store_fn, false);
     if (cpu_op_is(op, "tile.reduce")) return cpu_emit_reduce(c, op);
     if (cpu_op_is(op, "tile.dot")) return cpu_emit_dot(c, op);
   } else if (cpu_op_is(op, "scf.for")) {
@@ -436,7 +567,7 @@ zt_status_t cpu_emit_op(cpu_t* c, MlirOperation op) {
         return cpu_op_error(op, ZT_STATUS_UNSUPPORTED,
                             "tensor constants are not tile IR (use tile.splat)");
     }
-    return emit_elementwise(c, op, generic_fn);
+    return emit_elementwise(c, op, generic_fn, true);
   }
   return cpu_op_error(op, ZT_STATUS_UNSUPPORTED,
                       "operation not supported by the CPU lowering");

@@ -29,14 +29,43 @@ static zt_status_t map_grow(cpu_t* c) {
   return NULL;
 }
 
+static cpu_val_t* val_at(cpu_t* c, int32_t i) {
+  return &c->chunks[i / CPU_VAL_CHUNK][i % CPU_VAL_CHUNK];
+}
+
+static zt_status_t new_val(cpu_t* c, int32_t* out) {
+  if (c->num_vals % CPU_VAL_CHUNK == 0) {
+    int32_t k = c->num_vals / CPU_VAL_CHUNK;
+    if (k == c->cap_chunks) {
+      int32_t cap = c->cap_chunks ? c->cap_chunks * 2 : 16;
+      cpu_val_t** p = realloc(c->chunks, (size_t)cap * sizeof *p);
+      if (!p) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu values");
+      c->chunks = p;
+      c->cap_chunks = cap;
+    }
+    c->chunks[k] = malloc(CPU_VAL_CHUNK * sizeof(cpu_val_t));
+    if (!c->chunks[k]) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu values");
+  }
+  *out = c->num_vals++;
+  return NULL;
+}
+
+void cpu_values_free(cpu_t* c) {
+  for (int32_t k = 0; k * CPU_VAL_CHUNK < c->num_vals; ++k) free(c->chunks[k]);
+  free(c->chunks);
+}
+
 zt_status_t cpu_map_put(cpu_t* c, MlirValue v, const cpu_val_t* val) {
   if ((c->map_count + 1) * 2 > c->map_cap) ZT_RETURN_IF_ERROR(map_grow(c));
   uintptr_t key = (uintptr_t)v.ptr;
   size_t j = hash_ptr(key) & (c->map_cap - 1);
   while (c->map[j].key && c->map[j].key != key) j = (j + 1) & (c->map_cap - 1);
-  if (!c->map[j].key) ++c->map_count;
-  c->map[j].key = key;
-  c->map[j].val = *val;
+  if (!c->map[j].key) {
+    ZT_RETURN_IF_ERROR(new_val(c, &c->map[j].index));
+    ++c->map_count;
+    c->map[j].key = key;
+  }
+  *val_at(c, c->map[j].index) = *val;
   return NULL;
 }
 
@@ -45,7 +74,7 @@ const cpu_val_t* cpu_map_get(cpu_t* c, MlirValue v) {
   uintptr_t key = (uintptr_t)v.ptr;
   size_t j = hash_ptr(key) & (c->map_cap - 1);
   while (c->map[j].key) {
-    if (c->map[j].key == key) return &c->map[j].val;
+    if (c->map[j].key == key) return val_at(c, c->map[j].index);
     j = (j + 1) & (c->map_cap - 1);
   }
   return NULL;
@@ -143,6 +172,10 @@ void cpu_line(cpu_t* c, const char* fmt, ...) {
 
 void cpu_read(cpu_t* c, const cpu_val_t* v, const char* idx,
               char out[ZT_CPU_NAME]) {
+  if (v->kind == CPU_LAZY) {
+    cpu_read_lazy(c, v, idx, out);
+    return;
+  }
   if (v->kind != CPU_BUFFER) {
     snprintf(out, ZT_CPU_NAME, "%s", v->name);
     return;
@@ -227,8 +260,26 @@ void cpu_copy_to(cpu_t* c, const cpu_val_t* v, int32_t dst) {
   cpu_loop_end(c);
 }
 
-zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* srcs,
+zt_status_t cpu_materialize(cpu_t* c, const cpu_val_t* v, const cpu_val_t** out) {
+  *out = v;
+  if (v->kind != CPU_LAZY) return NULL;
+  // Kept in a value slot of its own so the pointer stays valid.
+  int32_t slot;
+  ZT_RETURN_IF_ERROR(new_val(c, &slot));
+  cpu_val_t* m = val_at(c, slot);
+  ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, v->type, m));
+  cpu_copy_to(c, v, m->buf);
+  *out = m;
+  return NULL;
+}
+
+zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* in_srcs,
                               const int32_t* dsts) {
+  // Lazy sources read other buffers, which the copies may overwrite:
+  // evaluate them all first.
+  const cpu_val_t* srcs[64];
+  if (n > 64) return zt_make_status(ZT_STATUS_UNSUPPORTED, "more than 64 carried values");
+  for (int32_t i = 0; i < n; ++i) ZT_RETURN_IF_ERROR(cpu_materialize(c, in_srcs[i], &srcs[i]));
   bool clash = false;
   for (int32_t i = 0; i < n && !clash; ++i) {
     if (srcs[i]->kind != CPU_BUFFER) continue;
