@@ -54,7 +54,8 @@ chmod +x .venv/bin/zetile
 
 if [ "${ZT_SKIP_BUILD:-0}" != 1 ]; then
   export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZT_SANITIZE=OFF \
+    -DZT_BUILD_COMPILER=ON -DZT_BUILD_PYTHON=ON -DZT_BUILD_TESTS=ON \
     -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" >/dev/null
   cmake --build build
 fi

@@ -14,7 +14,7 @@ echo "== C tests (Check) =="
 ctest --test-dir build --output-on-failure -j"$JOBS"
 
 echo "== C tests under AddressSanitizer + UBSan =="
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZT_SANITIZE=ON -DZT_BUILD_PYTHON=OFF >/dev/null
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZT_SANITIZE=ON -DZT_BUILD_COMPILER=ON -DZT_BUILD_PYTHON=OFF -DZT_BUILD_TESTS=ON >/dev/null
 cmake --build build-asan
 # MLIR/LLVM keep process-lifetime singletons: only leaks in zetile count.
 export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
