@@ -499,6 +499,38 @@ START_TEST(test_while_trans_reduce2) {
 }
 END_TEST
 
+// A while carrying only a tensor (no scalar), with a reduction in its
+// condition region: v = r; while (max(v) < n) v = v * 3 + 1.
+START_TEST(test_while_tensor_only) {
+  enum { B = 8 };
+  zt_type_t t[2] = {zt_type_ptr(ZT_I32), zt_type_scalar(ZT_I32)};
+  zt_value_t a[2];
+  zt_builder_t* b = begin("wt", 2, t, a);
+  zt_value_t r = range(b, B), bv, av, res, mx, cond;
+  OK(zt_builder_while_begin(b, 1, &r, &bv));
+  OK(zt_builder_reduce(b, ZT_REDUCE_MAX, bv, 0, &mx));
+  OK(zt_builder_cmp(b, ZT_CMP_SLT, mx, a[1], &cond));
+  OK(zt_builder_while_cond(b, cond, &av));
+  zt_value_t y = bin(b, ZT_BINARY_ADDI, bin(b, ZT_BINARY_MULI, av, splat1(b, cint(b, ZT_I32, 3), B)),
+                     splat1(b, cint(b, ZT_I32, 1), B));
+  OK(zt_builder_while_end(b, 1, &y, &res));
+  OK(zt_builder_store(b, addptr(b, splat1(b, a[0], B), r), res, ZT_NO_VALUE));
+  OK(zt_builder_end_kernel(b));
+  kernel_t k = build(b, "wt");
+  int32_t out[B], v[B];
+  ((while_fn_t)k.fn)((uint64_t)out, 1000, 0, 0, 0, 1, 1, 1);
+  for (int j = 0; j < B; ++j) v[j] = j;
+  for (;;) {
+    int m = v[0];
+    for (int j = 1; j < B; ++j) m = v[j] > m ? v[j] : m;
+    if (!(m < 1000)) break;
+    for (int j = 0; j < B; ++j) v[j] = v[j] * 3 + 1;
+  }
+  for (int j = 0; j < B; ++j) ck_assert_int_eq(out[j], v[j]);
+  release(&k);
+}
+END_TEST
+
 START_TEST(test_bad_module_reports_location) {
   const char* text =
       "module {\n"
@@ -585,6 +617,7 @@ int main(void) {
   tcase_add_test(tc, test_f16_bf16);
   tcase_add_test(tc, test_dot_f16_f32_i8);
   tcase_add_test(tc, test_while_trans_reduce2);
+  tcase_add_test(tc, test_while_tensor_only);
   tcase_add_test(tc, test_bad_module_reports_location);
   tcase_add_test(tc, test_unknown_target_and_meta);
   suite_add_tcase(s, tc);
