@@ -132,4 +132,67 @@ irdl.dialect @tile {
     irdl.operands(a: %a, b: %b, acc: %c)
     irdl.results(result: %c)
   }
+  // A block of a strided view (docs/TILE_IR.md): operands are the base
+  // pointer, then rank shape values (i64), rank strides (i64) and rank
+  // offsets (i32); block_store appends the value.
+  irdl.operation @block_load {
+    %v = irdl.any
+    %r = irdl.any
+    %a = irdl.any
+    %p = irdl.any
+    irdl.attributes { "boundary_check" = %a, "padding" = %p }
+    irdl.operands(operands: variadic %v)
+    irdl.results(result: %r)
+  }
+  irdl.operation @block_store {
+    %v = irdl.any
+    %a = irdl.any
+    irdl.attributes { "boundary_check" = %a }
+    irdl.operands(operands: variadic %v)
+  }
+  // Returns the old values; masked-off lanes do nothing.
+  irdl.operation @atomic_rmw {
+    %p = irdl.any
+    %v = irdl.any
+    %m = irdl.any
+    %k = irdl.any
+    %s = irdl.any
+    %c = irdl.any
+    irdl.attributes { "kind" = %k, "sem" = %s, "scope" = %c }
+    irdl.operands(ptr: %p, value: %v, mask: optional %m)
+    irdl.results(result: %v)
+  }
+  irdl.operation @atomic_cas {
+    %p = irdl.any
+    %v = irdl.any
+    %s = irdl.any
+    %c = irdl.any
+    irdl.attributes { "sem" = %s, "scope" = %c }
+    irdl.operands(ptr: %p, cmp: %v, value: %v)
+    irdl.results(result: %v)
+  }
+  // Inclusive scan along axis with a combiner function (as tile.reduce).
+  irdl.operation @scan {
+    %v = irdl.any
+    %r = irdl.any
+    %a = irdl.any
+    %c = irdl.any
+    %rev = irdl.any
+    irdl.attributes { "axis" = %a, "combiner" = %c, "reverse" = %rev }
+    irdl.operands(srcs: variadic %v)
+    irdl.results(results: variadic %r)
+  }
+  irdl.operation @print {
+    %v = irdl.any
+    %p = irdl.any
+    %h = irdl.any
+    irdl.attributes { "prefix" = %p, "hex" = %h }
+    irdl.operands(values: variadic %v)
+  }
+  irdl.operation @assert {
+    %v = irdl.any
+    %m = irdl.any
+    irdl.attributes { "message" = %m }
+    irdl.operands(cond: %v)
+  }
 }

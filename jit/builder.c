@@ -1005,7 +1005,7 @@ zt_status_t zt_builder_reduce_end(zt_builder_t* b, int32_t n,
                                   const zt_value_t* combined,
                                   zt_value_t* out_results) {
   region_t* r = cur(b);
-  if (!r || r->kind != REGION_COMBINER || r->n != n)
+  if (!r || r->kind != REGION_COMBINER || r->iv == 1 || r->n != n)
     return err(b, ZT_STATUS_INVALID_ARGUMENT,
                "reduce_end without a matching reduce_begin of %d values", n);
   for (int32_t i = 0; i < n; ++i) {
@@ -1485,4 +1485,282 @@ zt_status_t zt_builder_while_end(zt_builder_t* b, int32_t n,
   zt_status_t s = op_results(b, base, n, rr.inits, out_results);
   region_free(&rr);
   return s;
+}
+
+// ---------------------------------------------------------------------------
+// Block IO, atomics, scans, debugging
+
+static zt_status_t check_block_view(zt_builder_t* b, const char* what,
+                                    zt_value_t base, int32_t rank,
+                                    const zt_value_t* shape,
+                                    const zt_value_t* strides,
+                                    const zt_value_t* offsets) {
+  ZT_RETURN_IF_ERROR(check(b, base, what));
+  zt_type_t bt = T(b, base);
+  if (bt.kind != ZT_PTR || bt.rank != 0)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "%s: base must be a scalar pointer, got %s",
+               what, tstr(bt).s);
+  if (rank < 1 || rank > ZT_MAX_RANK)
+    return err(b, ZT_STATUS_UNSUPPORTED, "%s: rank %d (supported: 1..%d)", what, rank,
+               ZT_MAX_RANK);
+  for (int32_t d = 0; d < rank; ++d) {
+    ZT_RETURN_IF_ERROR(check(b, shape[d], what));
+    ZT_RETURN_IF_ERROR(check(b, strides[d], what));
+    ZT_RETURN_IF_ERROR(check(b, offsets[d], what));
+    zt_type_t st = T(b, shape[d]), tt = T(b, strides[d]), ot = T(b, offsets[d]);
+    if (st.rank || st.kind != ZT_I64 || tt.rank || tt.kind != ZT_I64)
+      return err(b, ZT_STATUS_INVALID_ARGUMENT,
+                 "%s: shape and strides must be i64 scalars (dim %d: %s, %s)", what, d,
+                 tstr(st).s, tstr(tt).s);
+    if (ot.rank || ot.kind != ZT_I32)
+      return err(b, ZT_STATUS_INVALID_ARGUMENT,
+                 "%s: offsets must be i32 scalars (dim %d: %s)", what, d, tstr(ot).s);
+  }
+  return NULL;
+}
+
+static void view_operands(zt_builder_t* b, zt_strbuf_t* ops, zt_strbuf_t* types,
+                          zt_value_t base, int32_t rank, const zt_value_t* shape,
+                          const zt_value_t* strides, const zt_value_t* offsets) {
+  zt_strbuf_printf(ops, "%s", N(b, base));
+  zt_strbuf_printf(types, "%s", tstr(T(b, base)).s);
+  const zt_value_t* groups[3] = {shape, strides, offsets};
+  for (int g = 0; g < 3; ++g)
+    for (int32_t d = 0; d < rank; ++d) {
+      zt_strbuf_printf(ops, ", %s", N(b, groups[g][d]));
+      zt_strbuf_printf(types, ", %s", tstr(T(b, groups[g][d])).s);
+    }
+}
+
+zt_status_t zt_builder_block_load(zt_builder_t* b, zt_value_t base, int32_t rank,
+                                  const zt_value_t* shape, const zt_value_t* strides,
+                                  const zt_value_t* offsets, const int64_t* block_shape,
+                                  uint32_t boundary_mask, zt_padding_t padding,
+                                  zt_value_t* out) {
+  ZT_RETURN_IF_ERROR(
+      check_block_view(b, "block_load", base, rank, shape, strides, offsets));
+  ZT_RETURN_IF_ERROR(check_shape(b, rank, block_shape, "block_load"));
+  zt_type_t rt = zt_type_tensor(zt_type_scalar(T(b, base).pointee), rank, block_shape);
+  if (padding == ZT_PADDING_NAN && !zt_scalar_kind_is_float(rt.kind))
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "NaN padding of integer elements");
+  ZT_RETURN_IF_ERROR(fresh(b, rt, out));
+  zt_strbuf_t ops, types;
+  zt_strbuf_init(&ops);
+  zt_strbuf_init(&types);
+  view_operands(b, &ops, &types, base, rank, shape, strides, offsets);
+  line(b,
+       "%s = \"tile.block_load\"(%s) {boundary_check = %u : i32, padding = \"%s\"} : "
+       "(%s) -> %s",
+       N(b, *out), ops.data, boundary_mask & ((1u << rank) - 1),
+       padding == ZT_PADDING_NAN ? "nan" : "zero", types.data, tstr(rt).s);
+  zt_strbuf_deinit(&ops);
+  zt_strbuf_deinit(&types);
+  return NULL;
+}
+
+zt_status_t zt_builder_block_store(zt_builder_t* b, zt_value_t base, int32_t rank,
+                                   const zt_value_t* shape, const zt_value_t* strides,
+                                   const zt_value_t* offsets, zt_value_t value,
+                                   uint32_t boundary_mask) {
+  ZT_RETURN_IF_ERROR(
+      check_block_view(b, "block_store", base, rank, shape, strides, offsets));
+  ZT_RETURN_IF_ERROR(check(b, value, "block_store"));
+  zt_type_t vt = T(b, value);
+  if (vt.rank != rank || vt.kind != T(b, base).pointee)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT,
+               "block_store of %s through a rank-%d view of %s", tstr(vt).s, rank,
+               tstr(T(b, base)).s);
+  zt_strbuf_t ops, types;
+  zt_strbuf_init(&ops);
+  zt_strbuf_init(&types);
+  view_operands(b, &ops, &types, base, rank, shape, strides, offsets);
+  line(b, "\"tile.block_store\"(%s, %s) {boundary_check = %u : i32} : (%s, %s) -> ()",
+       ops.data, N(b, value), boundary_mask & ((1u << rank) - 1), types.data,
+       tstr(vt).s);
+  zt_strbuf_deinit(&ops);
+  zt_strbuf_deinit(&types);
+  return NULL;
+}
+
+static zt_status_t check_sem_scope(zt_builder_t* b, const char** sem,
+                                   const char** scope) {
+  if (!*sem) *sem = "acq_rel";
+  if (!*scope) *scope = "gpu";
+  if (strcmp(*sem, "relaxed") && strcmp(*sem, "acquire") && strcmp(*sem, "release") &&
+      strcmp(*sem, "acq_rel"))
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "unknown atomic sem '%s'", *sem);
+  if (strcmp(*scope, "gpu") && strcmp(*scope, "cta") && strcmp(*scope, "sys"))
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "unknown atomic scope '%s'", *scope);
+  return NULL;
+}
+
+zt_status_t zt_builder_atomic_rmw(zt_builder_t* b, zt_atomic_kind_t kind,
+                                  zt_value_t ptr, zt_value_t value, zt_value_t mask,
+                                  const char* sem, const char* scope, zt_value_t* out) {
+  static const char* const names[] = {
+#define ZT_X_(name, s) s,
+      ZT_ATOMIC_KINDS(ZT_X_)
+#undef ZT_X_
+  };
+  if ((int)kind < 0 || kind >= ZT_ATOMIC_KIND_COUNT)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "bad atomic kind %d", kind);
+  ZT_RETURN_IF_ERROR(check(b, ptr, "atomic"));
+  ZT_RETURN_IF_ERROR(check(b, value, "atomic"));
+  ZT_RETURN_IF_ERROR(check_sem_scope(b, &sem, &scope));
+  zt_type_t pt = T(b, ptr), vt = T(b, value);
+  zt_type_t want = pt;
+  want.kind = pt.pointee;
+  if (pt.kind != ZT_PTR || !zt_type_equal(vt, want))
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "atomic_%s of %s through %s", names[kind],
+               tstr(vt).s, tstr(pt).s);
+  bool f = zt_scalar_kind_is_float(vt.kind);
+  if (f && kind != ZT_ATOMIC_ADD && kind != ZT_ATOMIC_MAX && kind != ZT_ATOMIC_MIN &&
+      kind != ZT_ATOMIC_XCHG)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "atomic_%s needs integers, got %s",
+               names[kind], tstr(vt).s);
+  int nm = mask != ZT_NO_VALUE;
+  if (nm) {
+    ZT_RETURN_IF_ERROR(check(b, mask, "atomic mask"));
+    if (T(b, mask).kind != ZT_I1 || !same_shape(T(b, mask), pt))
+      return err(b, ZT_STATUS_INVALID_ARGUMENT, "atomic mask %s does not match %s",
+                 tstr(T(b, mask)).s, tstr(pt).s);
+  }
+  ZT_RETURN_IF_ERROR(fresh(b, vt, out));
+  line(b,
+       "%s = \"tile.atomic_rmw\"(%s, %s%s%s) {kind = \"%s\", operandSegmentSizes = "
+       "array<i32: 1, 1, %d>, scope = \"%s\", sem = \"%s\"} : (%s, %s%s%s) -> %s",
+       N(b, *out), N(b, ptr), N(b, value), nm ? ", " : "", nm ? N(b, mask) : "",
+       names[kind], nm, scope, sem, tstr(pt).s, tstr(vt).s, nm ? ", " : "",
+       nm ? tstr(T(b, mask)).s : "", tstr(vt).s);
+  return NULL;
+}
+
+zt_status_t zt_builder_atomic_cas(zt_builder_t* b, zt_value_t ptr, zt_value_t cmp,
+                                  zt_value_t value, const char* sem, const char* scope,
+                                  zt_value_t* out) {
+  ZT_RETURN_IF_ERROR(check(b, ptr, "atomic_cas"));
+  ZT_RETURN_IF_ERROR(check(b, cmp, "atomic_cas"));
+  ZT_RETURN_IF_ERROR(check(b, value, "atomic_cas"));
+  ZT_RETURN_IF_ERROR(check_sem_scope(b, &sem, &scope));
+  zt_type_t pt = T(b, ptr), vt = T(b, value);
+  zt_type_t want = pt;
+  want.kind = pt.pointee;
+  if (pt.kind != ZT_PTR || !zt_type_equal(vt, want) || !zt_type_equal(T(b, cmp), vt))
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "atomic_cas of %s/%s through %s",
+               tstr(T(b, cmp)).s, tstr(vt).s, tstr(pt).s);
+  ZT_RETURN_IF_ERROR(fresh(b, vt, out));
+  line(b,
+       "%s = \"tile.atomic_cas\"(%s, %s, %s) {scope = \"%s\", sem = \"%s\"} : (%s, %s, "
+       "%s) -> %s",
+       N(b, *out), N(b, ptr), N(b, cmp), N(b, value), scope, sem, tstr(pt).s,
+       tstr(vt).s, tstr(vt).s, tstr(vt).s);
+  return NULL;
+}
+
+zt_status_t zt_builder_scan_begin(zt_builder_t* b, int32_t n, const zt_value_t* srcs,
+                                  int axis, bool reverse, zt_value_t* out_args) {
+  ZT_RETURN_IF_ERROR(zt_builder_reduce_begin(b, n, srcs, axis, out_args));
+  region_t* r = cur(b);
+  r->cond = reverse ? 1 : 0;  // the combiner region remembers reverse
+  r->iv = 1;                  // ... and that it belongs to a scan
+  return NULL;
+}
+
+// Escapes s as the body of an MLIR string literal.
+static void mlir_string(zt_strbuf_t* sb, const char* s) {
+  for (const unsigned char* p = (const unsigned char*)s; *p; ++p) {
+    if (*p == '"' || *p == '\\')
+      zt_strbuf_printf(sb, "\\%c", *p);
+    else if (*p < 0x20 || *p >= 0x7f)
+      zt_strbuf_printf(sb, "\\%02X", *p);
+    else
+      zt_strbuf_append(sb, (const char*)p, 1);
+  }
+}
+
+zt_status_t zt_builder_scan_end(zt_builder_t* b, int32_t n, const zt_value_t* combined,
+                                zt_value_t* out_results) {
+  region_t* r = cur(b);
+  if (!r || r->kind != REGION_COMBINER || r->iv != 1 || r->n != n)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT,
+               "scan_end without a matching scan_begin of %d values", n);
+  for (int32_t i = 0; i < n; ++i) {
+    ZT_RETURN_IF_ERROR(check(b, combined[i], "scan combiner result"));
+    if (!zt_type_equal(T(b, combined[i]), T(b, r->args[i])))
+      return err(b, ZT_STATUS_INVALID_ARGUMENT, "combiner result %d is %s, expected %s", i,
+                 tstr(T(b, combined[i])).s, tstr(T(b, r->args[i])).s);
+  }
+  if (n > 16) return err(b, ZT_STATUS_UNSUPPORTED, "scan of more than 16 values");
+  int id = b->next_combiner++;
+  zt_strbuf_t* f = &b->funcs;
+  zt_strbuf_printf(f, "  func.func private @zt_combine_%d(", id);
+  for (int32_t i = 0; i < 2 * n; ++i)
+    zt_strbuf_printf(f, "%s%s: %s", i ? ", " : "", N(b, r->args[i]),
+                     tstr(T(b, r->args[i])).s);
+  zt_strbuf_puts(f, ") -> (");
+  for (int32_t i = 0; i < n; ++i)
+    zt_strbuf_printf(f, "%s%s", i ? ", " : "", tstr(T(b, r->args[i])).s);
+  zt_strbuf_puts(f, ") {\n");
+  zt_strbuf_append(f, r->text.data ? r->text.data : "", r->text.size);
+  zt_strbuf_puts(f, "    return ");
+  names_list(b, f, n, combined);
+  zt_strbuf_puts(f, " : ");
+  types_list(b, f, n, combined);
+  zt_strbuf_puts(f, "\n  }\n");
+  int axis = r->axis;
+  bool reverse = r->cond == 1;
+  zt_value_t srcs[16];
+  memcpy(srcs, r->srcs, (size_t)n * sizeof(zt_value_t));
+  region_free(r);
+  b->depth--;
+  char base[24];
+  snprintf(base, sizeof base, "%%v%d", b->next_ssa++);
+  zt_strbuf_t ln;
+  zt_strbuf_init(&ln);
+  result_prefix(&ln, base, n);
+  zt_strbuf_puts(&ln, "\"tile.scan\"(");
+  names_list(b, &ln, n, srcs);
+  zt_strbuf_printf(&ln, ") {axis = %d : i32, combiner = @zt_combine_%d, reverse = %s} : (",
+                   axis, id, reverse ? "true" : "false");
+  types_list(b, &ln, n, srcs);
+  zt_strbuf_puts(&ln, ") -> (");
+  types_list(b, &ln, n, srcs);
+  zt_strbuf_puts(&ln, ")");
+  line(b, "%s", ln.data);
+  zt_strbuf_deinit(&ln);
+  return op_results(b, base, n, srcs, out_results);
+}
+
+zt_status_t zt_builder_print(zt_builder_t* b, const char* prefix, int32_t n,
+                             const zt_value_t* values, bool hex) {
+  if (!b->in_kernel || b->finished)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "no kernel is open");
+  for (int32_t i = 0; i < n; ++i) ZT_RETURN_IF_ERROR(check(b, values[i], "print"));
+  zt_strbuf_t ln;
+  zt_strbuf_init(&ln);
+  zt_strbuf_puts(&ln, "\"tile.print\"(");
+  names_list(b, &ln, n, values);
+  zt_strbuf_printf(&ln, ") {hex = %s, prefix = \"", hex ? "true" : "false");
+  mlir_string(&ln, prefix ? prefix : "");
+  zt_strbuf_puts(&ln, "\"} : (");
+  types_list(b, &ln, n, values);
+  zt_strbuf_puts(&ln, ") -> ()");
+  line(b, "%s", ln.data);
+  zt_strbuf_deinit(&ln);
+  return NULL;
+}
+
+zt_status_t zt_builder_assert(zt_builder_t* b, zt_value_t cond, const char* message) {
+  ZT_RETURN_IF_ERROR(check(b, cond, "assert"));
+  if (T(b, cond).kind != ZT_I1)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "assert condition must be i1, got %s",
+               tstr(T(b, cond)).s);
+  zt_strbuf_t ln;
+  zt_strbuf_init(&ln);
+  zt_strbuf_printf(&ln, "\"tile.assert\"(%s) {message = \"", N(b, cond));
+  mlir_string(&ln, message ? message : "");
+  zt_strbuf_printf(&ln, "\"} : (%s) -> ()", tstr(T(b, cond)).s);
+  line(b, "%s", ln.data);
+  zt_strbuf_deinit(&ln);
+  return NULL;
 }

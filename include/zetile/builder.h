@@ -333,6 +333,88 @@ ZT_API zt_status_t zt_builder_dot(zt_builder_t* b, zt_value_t a, zt_value_t x,
                                   zt_value_t acc, const char* input_precision,
                                   zt_value_t* out);
 
+/// Out-of-bounds value of a block load.
+typedef enum zt_padding_e {
+  ZT_PADDING_ZERO,
+  ZT_PADDING_NAN,
+} zt_padding_t;
+
+/// A block of `rank` dims (block_shape) of a strided view of memory: element
+/// i = (i_0, ..., i_{rank-1}) lives at base + sum_d (offsets[d] + i_d) *
+/// strides[d] elements. Dims whose bit is set in `boundary_mask` are checked
+/// (0 <= offsets[d] + i_d < shape[d]); out-of-bounds elements read `padding`
+/// and are not written by block_store. shape and strides are i64 scalars,
+/// offsets i32 scalars. This is what Triton's tensor descriptors and block
+/// pointers are, and what Intel's 2D block loads do in hardware.
+ZT_API zt_status_t zt_builder_block_load(zt_builder_t* b, zt_value_t base,
+                                         int32_t rank, const zt_value_t* shape,
+                                         const zt_value_t* strides,
+                                         const zt_value_t* offsets,
+                                         const int64_t* block_shape,
+                                         uint32_t boundary_mask,
+                                         zt_padding_t padding,
+                                         zt_value_t* out);
+ZT_API zt_status_t zt_builder_block_store(zt_builder_t* b, zt_value_t base,
+                                          int32_t rank, const zt_value_t* shape,
+                                          const zt_value_t* strides,
+                                          const zt_value_t* offsets,
+                                          zt_value_t value,
+                                          uint32_t boundary_mask);
+
+/// Atomic read-modify-write kinds. X(NAME, spelling).
+#define ZT_ATOMIC_KINDS(X) \
+  X(ADD, "add")            \
+  X(MAX, "max")            \
+  X(MIN, "min")            \
+  X(UMAX, "umax")          \
+  X(UMIN, "umin")          \
+  X(AND, "and")            \
+  X(OR, "or")              \
+  X(XOR, "xor")            \
+  X(XCHG, "xchg")
+
+typedef enum zt_atomic_kind_e {
+#define ZT_X_(name, s) ZT_ATOMIC_##name,
+  ZT_ATOMIC_KINDS(ZT_X_)
+#undef ZT_X_
+  ZT_ATOMIC_KIND_COUNT
+} zt_atomic_kind_t;
+
+/// Atomically combines `value` into *ptr where mask is true (mask may be
+/// ZT_NO_VALUE) and returns the old values (unspecified where masked off).
+/// sem: "relaxed", "acquire", "release", "acq_rel"; scope: "gpu", "cta",
+/// "sys" (NULL picks Triton's defaults acq_rel / gpu). max/min on floats
+/// compare as floats.
+ZT_API zt_status_t zt_builder_atomic_rmw(zt_builder_t* b, zt_atomic_kind_t kind,
+                                         zt_value_t ptr, zt_value_t value,
+                                         zt_value_t mask, const char* sem,
+                                         const char* scope, zt_value_t* out);
+/// Atomic compare-and-swap: where *ptr == cmp, stores value; returns the
+/// old values.
+ZT_API zt_status_t zt_builder_atomic_cas(zt_builder_t* b, zt_value_t ptr,
+                                         zt_value_t cmp, zt_value_t value,
+                                         const char* sem, const char* scope,
+                                         zt_value_t* out);
+
+/// Inclusive scan along `axis` with a user combiner (like reduce_begin/_end;
+/// results keep the sources' shapes). `reverse` scans from the end.
+ZT_API zt_status_t zt_builder_scan_begin(zt_builder_t* b, int32_t n,
+                                         const zt_value_t* srcs, int axis,
+                                         bool reverse, zt_value_t* out_args);
+ZT_API zt_status_t zt_builder_scan_end(zt_builder_t* b, int32_t n,
+                                       const zt_value_t* combined,
+                                       zt_value_t* out_results);
+
+/// Debug output: prints `prefix` and the values (per element for tensors)
+/// from every program; `hex` prints integers in hexadecimal.
+ZT_API zt_status_t zt_builder_print(zt_builder_t* b, const char* prefix,
+                                    int32_t n, const zt_value_t* values,
+                                    bool hex);
+/// Device assertion: where cond is false, reports `message` with the
+/// current source location and stops the launch with an error.
+ZT_API zt_status_t zt_builder_assert(zt_builder_t* b, zt_value_t cond,
+                                     const char* message);
+
 // ---------------------------------------------------------------------------
 // Structured control flow (scf). Regions nest; values defined inside a
 // region are visible only there.

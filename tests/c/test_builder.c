@@ -161,6 +161,51 @@ START_TEST(test_float_constants_exact) {
 }
 END_TEST
 
+START_TEST(test_block_atomic_scan_debug_ops_parse) {
+  zt_builder_t* b;
+  OK(zt_builder_create(&b));
+  zt_type_t types[3] = {zt_type_ptr(ZT_F16), zt_type_ptr(ZT_I32), zt_type_scalar(ZT_I64)};
+  zt_value_t a[3];
+  OK(zt_builder_begin_kernel(b, "k", 3, types, NULL, a));
+  zt_value_t one, zero, shape[2], strides[2], offs[2], tile, one32;
+  OK(zt_builder_const_int(b, ZT_I64, 1, &one));
+  OK(zt_builder_const_int(b, ZT_I32, 0, &zero));
+  OK(zt_builder_const_int(b, ZT_I32, 1, &one32));
+  shape[0] = shape[1] = a[2];
+  strides[0] = a[2];
+  strides[1] = one;
+  offs[0] = offs[1] = zero;
+  int64_t bs[2] = {8, 16};
+  OK(zt_builder_block_load(b, a[0], 2, shape, strides, offs, bs, 3, ZT_PADDING_ZERO, &tile));
+  OK(zt_builder_block_store(b, a[0], 2, shape, strides, offs, tile, 1));
+  zt_value_t r, ri, old, cas, sargs[2], comb, scanned;
+  OK(zt_builder_make_range(b, 0, 16, &r));
+  int64_t s16 = 16;
+  zt_value_t p;
+  OK(zt_builder_splat(b, a[1], 1, &s16, &p));
+  OK(zt_builder_addptr(b, p, r, &p));
+  OK(zt_builder_atomic_rmw(b, ZT_ATOMIC_ADD, p, r, ZT_NO_VALUE, NULL, NULL, &old));
+  OK(zt_builder_atomic_cas(b, a[1], zero, one32, "relaxed", "gpu", &cas));
+  OK(zt_builder_scan_begin(b, 1, &old, 0, true, sargs));
+  OK(zt_builder_binary(b, ZT_BINARY_ADDI, sargs[0], sargs[1], &comb));
+  zt_status_t wrong = zt_builder_reduce_end(b, 1, &comb, &ri);  // wrong closer
+  ck_assert_ptr_nonnull(wrong);
+  zt_status_free(wrong);
+  OK(zt_builder_scan_end(b, 1, &comb, &scanned));
+  OK(zt_builder_print(b, "x = \"quoted\"\n", 1, &scanned, false));
+  zt_value_t c;
+  OK(zt_builder_cmp(b, ZT_CMP_SGE, scanned, scanned, &c));
+  OK(zt_builder_assert(b, c, "scan went backwards"));
+  OK(zt_builder_end_kernel(b));
+  const char* text;
+  OK(zt_builder_module_text(b, &text, NULL));
+  ck_assert_ptr_nonnull(strstr(text, "\"tile.block_load\""));
+  ck_assert_ptr_nonnull(strstr(text, "reverse = true"));
+  ck_assert_int_eq(mlir_opt_accepts(text), 0);
+  zt_builder_release(b);
+}
+END_TEST
+
 int main(void) {
   Suite* s = suite_create("builder");
   TCase* tc = tcase_create("core");
@@ -169,6 +214,7 @@ int main(void) {
   tcase_add_test(tc, test_control_flow_and_reduce_parse);
   tcase_add_test(tc, test_type_error_names_location);
   tcase_add_test(tc, test_float_constants_exact);
+  tcase_add_test(tc, test_block_atomic_scan_debug_ops_parse);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
