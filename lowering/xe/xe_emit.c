@@ -243,7 +243,7 @@ static zt_status_t emit_splat(xe_emitter_t* e, MlirOperation op) {
   if (t.kind == ZT_PTR) {
     // A pointer tensor: the scalar address and zero offsets.
     memcpy(r->base, s->names[0], sizeof r->base);
-    xe_zero_offsets(e, v);
+    xe_zero_offsets64(e, v);
   } else {
     splat_scalar(e, s, v);
   }

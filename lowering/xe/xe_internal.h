@@ -12,7 +12,9 @@
 //                     N < 16 lanes N..15 are padding);
 //   (next milestone: XE_LAYOUT_BLOCK2D for 2-D tensors in DPAS-sized tiles.)
 // Tensors of pointers keep a scalar i64 base address plus, per chunk, the
-// element offsets as vector<16xindex> (what xegpu.load/store take).
+// element offsets as vector<16xi64>, cast to the vector<16xindex> that
+// xegpu.load/store take at each access (loops carrying index vectors break
+// xegpu-subgroup-distribute in 22.1).
 #ifndef ZETILE_LOWERING_XE_INTERNAL_H_
 #define ZETILE_LOWERING_XE_INTERNAL_H_
 
@@ -62,6 +64,11 @@ typedef struct xe_emitter_s {
   xe_name_t* const_name;
   int num_consts, cap_consts;
   zt_status_t error;     ///< first error (sticky)
+  /// While lowering an scf.for body: which yield operands are not carried
+  /// (loop-invariant) and the init records whose pointer bases stay put.
+  const bool* yield_skip;
+  xe_val_t** yield_init;
+  int yield_n;
 } xe_emitter_t;
 
 // --- xe_values.c ------------------------------------------------------------
@@ -92,7 +99,7 @@ void xe_fresh(xe_emitter_t* e, xe_name_t out);
 /// MLIR spelling of the element type a chunk holds ("f32", "i64" for ptrs).
 const char* xe_elem(zt_scalar_kind_t k);
 /// Type of chunk k: "vector<16xT>" or the scalar type; pointer tensors'
-/// chunks are "vector<16xindex>", scalar pointers "i64".
+/// chunks are "vector<16xi64>", scalar pointers "i64".
 void xe_chunk_type(const xe_val_t* v, zt_strbuf_t* sb);
 /// Number of flat SSA values (loop-carried etc.) a record takes, and entry i
 /// (name and type) of that flattening: pointer tensors are (base, offsets).
@@ -113,6 +120,7 @@ void xe_line(xe_emitter_t* e);
 void xe_lane_index(xe_emitter_t* e, xe_name_t out);      // vector<16xindex> 0..15
 void xe_lane_i32(xe_emitter_t* e, xe_name_t out);        // vector<16xi32> 0..15
 void xe_zero_offsets(xe_emitter_t* e, xe_name_t out);    // vector<16xindex> 0
+void xe_zero_offsets64(xe_emitter_t* e, xe_name_t out);  // vector<16xi64> 0
 void xe_all_true(xe_emitter_t* e, xe_name_t out);        // vector<16xi1> true
 /// Mask of the lanes that hold elements of a tensor of n < 16 elements.
 void xe_pad_mask(xe_emitter_t* e, int64_t n, xe_name_t out);

@@ -19,29 +19,48 @@ static void const_i64(xe_emitter_t* e, int64_t v, xe_name_t out) {
   xe_hoist(e, text, false, out);
 }
 
-// Element offsets of an int tensor chunk as vector<16xindex> (sign-extended,
+// Element offsets of an int tensor chunk as vector<16xi64> (sign-extended,
 // as tile.addptr defines them).
-static void to_index(xe_emitter_t* e, const xe_val_t* o, int32_t k, xe_name_t out) {
+static void to_i64(xe_emitter_t* e, const xe_val_t* o, int32_t k, xe_name_t out) {
+  bool wide = o->type.kind == ZT_I64;
   if (o->layout == XE_LAYOUT_SCALAR) {
-    xe_name_t ix;
-    xe_fresh(e, ix);
-    xe_line(e);
-    zt_strbuf_printf(&e->body, "%s = arith.index_cast %s : %s to index%s\n", ix,
-                     o->names[0], xe_elem(o->type.kind), loc(e));
+    xe_name_t x;
+    if (wide) {
+      memcpy(x, o->names[0], sizeof x);
+    } else {
+      xe_fresh(e, x);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", x,
+                       o->names[0], xe_elem(o->type.kind), loc(e));
+    }
     xe_fresh(e, out);
     xe_line(e);
     zt_strbuf_printf(&e->body,
                      "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                     "} : index to vector<16xindex>%s\n",
-                     out, ix, loc(e));
+                     "} : i64 to vector<16xi64>%s\n",
+                     out, x, loc(e));
+    return;
+  }
+  if (wide) {
+    memcpy(out, o->names[k], XE_NAME_MAX);
     return;
   }
   xe_fresh(e, out);
   xe_line(e);
   zt_strbuf_printf(&e->body,
-                   "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : vector<16x%s> to vector<16xindex>%s\n",
+                   "%s = arith.extsi %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16x%s> to vector<16xi64>%s\n",
                    out, o->names[k], xe_elem(o->type.kind), loc(e));
+}
+
+// The vector<16xindex> offsets xegpu.load/store take.
+static void to_index(xe_emitter_t* e, const char* off64, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi64> to vector<16xindex>%s\n",
+                   out, off64, loc(e));
 }
 
 zt_status_t xe_emit_addptr(xe_emitter_t* e, MlirOperation op) {
@@ -73,10 +92,11 @@ zt_status_t xe_emit_addptr(xe_emitter_t* e, MlirOperation op) {
   } else {
     memcpy(r->base, p->base, sizeof r->base);
     xe_name_t zero;
-    xe_zero_offsets(e, zero);
+    xe_zero_offsets64(e, zero);
+    xe_name_t ix;
     for (int32_t k = 0; k < r->nchunks; ++k) {
-      xe_name_t ix;
-      to_index(e, o, k, ix);
+      // A scalar offset is broadcast once for all chunks.
+      if (k == 0 || o->layout != XE_LAYOUT_SCALAR) to_i64(e, o, k, ix);
       if (strcmp(p->names[k], zero) == 0) {
         memcpy(r->names[k], ix, sizeof ix);
         continue;
@@ -84,7 +104,7 @@ zt_status_t xe_emit_addptr(xe_emitter_t* e, MlirOperation op) {
       xe_line(e);
       zt_strbuf_printf(&e->body,
                        "%s = arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                       "} : vector<16xindex>%s\n",
+                       "} : vector<16xi64>%s\n",
                        r->names[k], p->names[k], ix, loc(e));
     }
   }
@@ -135,14 +155,9 @@ zt_status_t xe_emit_ptr_conv(xe_emitter_t* e, MlirOperation op, const char* name
                  : zt_scalar_kind_bits(s->type.pointee) / 8);
     xe_hoist(e, text, true, sz);
     for (int32_t k = 0; k < r->nchunks; ++k) {
-      xe_name_t o, m;
-      xe_fresh(e, o);
+      xe_name_t m;
+      const char* o = s->names[k];
       xe_fresh(e, m);
-      xe_line(e);
-      zt_strbuf_printf(&e->body,
-                       "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                       "} : vector<16xindex> to vector<16xi64>%s\n",
-                       o, s->names[k], loc(e));
       xe_line(e);
       zt_strbuf_printf(&e->body,
                        "%s = arith.muli %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
@@ -254,11 +269,13 @@ zt_status_t xe_emit_load(xe_emitter_t* e, MlirOperation op) {
       xe_fresh(e, raw);
       dst = &raw;
     }
+    xe_name_t ix;
+    to_index(e, p->names[k], ix);
     xe_line(e);
     zt_strbuf_printf(&e->body,
                      "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
                      "}> : i64, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
-                     *dst, p->base, p->names[k], mask, et, loc(e));
+                     *dst, p->base, ix, mask, et, loc(e));
     if (o) {
       // Masked-off lanes read nothing; `other` fills them.
       xe_line(e);
@@ -311,12 +328,14 @@ zt_status_t xe_emit_store(xe_emitter_t* e, MlirOperation op) {
   for (int32_t k = 0; k < p->nchunks; ++k) {
     xe_name_t mask;
     chunk_mask(e, p, m, k, mask);
+    xe_name_t ix;
+    to_index(e, p->names[k], ix);
     xe_line(e);
     zt_strbuf_printf(&e->body,
                      "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
                      "}> : vector<16x%s>, i64, vector<16xindex>, vector<16xi1>%s\n",
                      v->layout == XE_LAYOUT_SCALAR ? vb : v->names[k], p->base,
-                     p->names[k], mask, et, loc(e));
+                     ix, mask, et, loc(e));
   }
   return NULL;
 }

@@ -271,7 +271,7 @@ void xe_chunk_type(const xe_val_t* v, zt_strbuf_t* sb) {
   if (v->layout == XE_LAYOUT_SCALAR)
     zt_strbuf_puts(sb, xe_elem(v->type.kind));
   else if (v->type.kind == ZT_PTR)
-    zt_strbuf_puts(sb, "vector<16xindex>");
+    zt_strbuf_puts(sb, "vector<16xi64>");
   else
     zt_strbuf_printf(sb, "vector<16x%s>", xe_elem(v->type.kind));
 }
@@ -362,6 +362,12 @@ void xe_lane_i32(xe_emitter_t* e, xe_name_t out) {
 void xe_zero_offsets(xe_emitter_t* e, xe_name_t out) {
   xe_hoist(e, "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR
               "} dense<0> : vector<16xindex>",
+           true, out);
+}
+
+void xe_zero_offsets64(xe_emitter_t* e, xe_name_t out) {
+  xe_hoist(e, "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR
+              "} dense<0> : vector<16xi64>",
            true, out);
 }
 
