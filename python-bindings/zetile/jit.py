@@ -17,6 +17,7 @@ from . import _C, runtime
 from .compiler import codegen
 from .compiler.errors import CompilationError
 from .language import core, dtypes as T
+from .tools.tensor_descriptor import TensorDescriptor
 
 
 class KernelArgumentError(TypeError):
@@ -141,6 +142,7 @@ class JITFunction:
         values) and constexprs; returns (key, arg_types, divisibility,
         constexprs, runtime_values)."""
         arg_types, divisibility, constexprs, values = {}, {}, {}, []
+        descriptors = {}
         key = []
         for n in self.arg_names:
             v = bound[n]
@@ -181,6 +183,10 @@ class JITFunction:
                 values.append((n, T.float32, float(v)))
                 key.append((n, "fp32"))
                 continue
+            if isinstance(v, TensorDescriptor):
+                key.append(self._specialize_descriptor(n, v, device, arg_types, divisibility,
+                                                       values, descriptors))
+                continue
             p = runtime.pointer_arg(v, device)
             if p is None:
                 raise KernelArgumentError(
@@ -194,16 +200,47 @@ class JITFunction:
                 divisibility[n] = 16
             values.append((n, pt, p))
             key.append((n, str(pt), d16))
-        return tuple(key), arg_types, divisibility, constexprs, values
+        return tuple(key), arg_types, divisibility, constexprs, values, descriptors
+
+    def _specialize_descriptor(self, n, v, device, arg_types, divisibility, values, descriptors):
+        """A host TensorDescriptor becomes run-time arguments (base, shape,
+        strides); its block shape, padding and unit strides are compile-time."""
+        p = runtime.pointer_arg(v.base, device, strided=True)
+        if p is None:
+            raise KernelArgumentError(f"{self.__name__}: descriptor '{n}' has a base of type "
+                                      f"{type(v.base).__name__}, not an array")
+        pt = T.pointer_type(p.dtype)
+        arg_types[f"{n}.base"] = pt
+        d16 = p.address % 16 == 0
+        if d16:
+            divisibility[f"{n}.base"] = 16
+        values.append((f"{n}.base", pt, p))
+        for d, x in enumerate(v.shape):
+            arg_types[f"{n}.shape{d}"] = T.int64
+            values.append((f"{n}.shape{d}", T.int64, int(x)))
+        unit = []
+        for d, x in enumerate(v.strides):
+            if int(x) == 1:
+                unit.append(d)
+                continue
+            arg_types[f"{n}.stride{d}"] = T.int64
+            if int(x) % 16 == 0:
+                divisibility[f"{n}.stride{d}"] = 16
+            values.append((f"{n}.stride{d}", T.int64, int(x)))
+        descriptors[n] = (len(v.shape), tuple(int(b) for b in v.block_shape), v.padding, tuple(unit))
+        return (n, "desc", str(pt), descriptors[n], d16,
+                tuple(int(x) % 16 == 0 for x in v.strides))
 
     # ------------------------------------------------------------ compiling
-    def build_tile_ir(self, arg_types, constexprs, divisibility):
+    def build_tile_ir(self, arg_types, constexprs, divisibility, descriptors=None):
         b = _C.Builder()
-        codegen.generate(b, self, self.__name__, arg_types, constexprs, divisibility)
+        codegen.generate(b, self, self.__name__, arg_types, constexprs, divisibility,
+                         descriptors or {})
         return b.module_text()
 
-    def _compile_for(self, device, key, arg_types, divisibility, constexprs, num_warps):
-        text = self.build_tile_ir(arg_types, constexprs, divisibility)
+    def _compile_for(self, device, key, arg_types, divisibility, constexprs, num_warps,
+                     descriptors):
+        text = self.build_tile_ir(arg_types, constexprs, divisibility, descriptors)
         info = device.info
         try:
             artifact = _C.compile(text, target=info["target"], num_warps=num_warps or 0,
@@ -211,23 +248,22 @@ class JITFunction:
         except _C.Error as e:
             raise _as_compilation_error(self, e) from e
         exe = device.load(artifact)
-        return CompiledKernel(self.__name__, artifact, exe, [n for n in self.arg_names if n in arg_types],
-                              arg_types, constexprs)
+        return CompiledKernel(self.__name__, artifact, exe, list(arg_types), arg_types, constexprs)
 
     def warmup(self, *args, grid=None, num_warps=None, num_stages=None, device=None, **kwargs):
         dev = runtime.get_device(device)
         bound = self._bind(args, kwargs)
-        key, arg_types, div, constexprs, _ = self.specialize(bound, dev)
-        return self._get_compiled(dev, key, arg_types, div, constexprs, num_warps)
+        key, arg_types, div, constexprs, _, descs = self.specialize(bound, dev)
+        return self._get_compiled(dev, key, arg_types, div, constexprs, num_warps, descs)
 
-    def _get_compiled(self, dev, key, arg_types, div, constexprs, num_warps):
+    def _get_compiled(self, dev, key, arg_types, div, constexprs, num_warps, descs):
         ckey = (dev.info["name"], key, num_warps)
         ck = self._cache.get(ckey)
         if ck is None:
             with self._lock:
                 ck = self._cache.get(ckey)
                 if ck is None:
-                    ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps)
+                    ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps, descs)
                     self._cache[ckey] = ck
         return ck
 
@@ -236,8 +272,8 @@ class JITFunction:
             **kwargs):
         dev = runtime.get_device(device)
         bound = self._bind(args, kwargs)
-        key, arg_types, div, constexprs, values = self.specialize(bound, dev)
-        ck = self._get_compiled(dev, key, arg_types, div, constexprs, num_warps)
+        key, arg_types, div, constexprs, values, descs = self.specialize(bound, dev)
+        ck = self._get_compiled(dev, key, arg_types, div, constexprs, num_warps, descs)
         if callable(grid):
             grid = grid(dict(bound))
         grid = tuple(int(g.value if isinstance(g, core.constexpr) else g) for g in

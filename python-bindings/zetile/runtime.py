@@ -120,10 +120,13 @@ class PointerArg:
         self.keepalive = keepalive
 
 
-def _numpy_pointer(a: np.ndarray, device):
+def _numpy_pointer(a: np.ndarray, device, strided=False):
+    dt = T.from_numpy_dtype(a.dtype)
+    if strided and device.info["host_memory"]:
+        # A strided view (descriptor base): the kernel gets its strides separately.
+        return PointerArg(dt, a.ctypes.data, keepalive=a)
     if not a.flags.c_contiguous and a.size > 1:
         raise ValueError("array arguments must be contiguous (use np.ascontiguousarray)")
-    dt = T.from_numpy_dtype(a.dtype)
     if device.info["host_memory"]:
         return PointerArg(dt, a.ctypes.data, keepalive=a)
     # Stage through device memory and copy back after the launch.
@@ -137,7 +140,7 @@ def _numpy_pointer(a: np.ndarray, device):
     return PointerArg(dt, buf.address, writeback=back, keepalive=buf)
 
 
-def pointer_arg(obj, device):
+def pointer_arg(obj, device, strided=False):
     """PointerArg for a numpy array, torch tensor, zetile.Tensor or any
     object with __dlpack__; None if obj is not array-like."""
     if isinstance(obj, Tensor):
@@ -146,7 +149,7 @@ def pointer_arg(obj, device):
                              f"{device.info['name']}")
         return PointerArg(obj.dtype, obj.data_ptr(), keepalive=obj)
     if isinstance(obj, np.ndarray):
-        return _numpy_pointer(obj, device)
+        return _numpy_pointer(obj, device, strided)
     mod = type(obj).__module__
     if mod.startswith("torch") and hasattr(obj, "data_ptr"):
         dev_type = obj.device.type

@@ -15,7 +15,7 @@ import textwrap
 
 from .. import _C
 from ..language import core, dtypes as T
-from ..language.semantic import Semantic, tensor
+from ..language.semantic import Semantic, flatten_value, same_structure, tensor
 from .errors import CompilationError, UnsupportedError
 
 _BINOPS = {
@@ -207,20 +207,32 @@ class CodeGenerator(ast.NodeVisitor):
         return value
 
     # ------------------------------------------------------------- kernel
-    def generate_kernel(self, params, arg_types, constexprs, divisibility):
-        """params: list of parameter names; arg_types: name -> dtype for the
-        run-time arguments (in order); constexprs: name -> Python value."""
+    def generate_kernel(self, params, arg_types, constexprs, divisibility, descriptors):
+        """params: the parameter names; arg_types: the run-time arguments in
+        order (name -> dtype; a descriptor parameter d expands to d.base,
+        d.shape<i>, d.stride<i>); constexprs: name -> Python value;
+        descriptors: name -> (rank, block_shape, padding, unit_stride_dims)."""
         fdef = self.src.tree
-        names = [n for n in params if n in arg_types]
+        names = list(arg_types)
         types = [(arg_types[n].zt_kind, arg_types[n].element_ty.zt_kind if arg_types[n].is_ptr() else 0, ())
                  for n in names]
         self.set_loc(fdef)
         handles = self.b.begin_kernel(self.kernel_name, types, [divisibility.get(n, 0) for n in names])
-        for n, h in zip(names, handles):
-            self.scope[n] = tensor(h, arg_types[n])
-        for n, v in constexprs.items():
-            self.scope[n] = v
+        flat = {n: tensor(h, arg_types[n]) for n, h in zip(names, handles)}
         with core._SemanticScope(self.sem):
+            for n in params:
+                if n in descriptors:
+                    from ..language.blocks import tensor_descriptor
+                    rank, block_shape, padding, unit = descriptors[n]
+                    one = self.sem.scalar_constant(1, T.int64)
+                    self.scope[n] = tensor_descriptor(
+                        flat[f"{n}.base"], [flat[f"{n}.shape{d}"] for d in range(rank)],
+                        [one if d in unit else flat[f"{n}.stride{d}"] for d in range(rank)],
+                        block_shape, padding)
+                elif n in flat:
+                    self.scope[n] = flat[n]
+            for n, v in constexprs.items():
+                self.scope[n] = v
             ret = self.visit_body(fdef.body)
         if ret is not None and _RETURN in self.scope and self.scope[_RETURN] is not None:
             raise self.error(fdef, "a kernel cannot return a value")
@@ -360,22 +372,32 @@ class CodeGenerator(ast.NodeVisitor):
             names.append((n, tv, ev))
         then_y, else_y, kept = [], [], []
         for n, tv, ev in names:
-            if isinstance(tv, tensor) and isinstance(ev, tensor):
-                if tv.dtype != ev.dtype or tv.shape != ev.shape or tv.dtype.is_ptr() != ev.dtype.is_ptr():
-                    raise self.error(node, f"'{n}' has type {tv} in the then branch but {ev} in the "
-                                     "else branch; both branches must give it the same type")
-                then_y.append(tv.handle)
-                else_y.append(ev.handle)
-                kept.append((n, tv))
-            elif n == _RETURN:
-                raise self.error(node, "both branches must return a value, or neither")
-            elif tv is not ev:
-                raise self.error(node, f"'{n}' is a compile-time value that differs between the "
-                                 "branches of a run-time if")
+            tts, rebuild = flatten_value(tv)
+            ets, _ = flatten_value(ev)
+            if not tts and not ets:
+                if n == _RETURN:
+                    raise self.error(node, "both branches must return a value, or neither")
+                try:
+                    same = tv is ev or bool(tv == ev)
+                except Exception:  # noqa: BLE001 - incomparable objects differ
+                    same = False
+                if not same:
+                    raise self.error(node, f"'{n}' is a compile-time value that differs between the "
+                                     "branches of a run-time if")
+                continue
+            if not same_structure(tts, ets):
+                raise self.error(node, f"'{n}' has type {self._describe(tts) if tts else repr(tv)} in "
+                                 f"the then branch but {self._describe(ets) if ets else repr(ev)} in the "
+                                 "else branch; both branches must give it the same type")
+            then_y.extend(t.handle for t in tts)
+            else_y.extend(t.handle for t in ets)
+            kept.append((n, tts, rebuild))
         results = self.b.if_end(then_y, else_y)
         self.scope = dict(live)
-        for (n, tv), h in zip(kept, results):
-            self.scope[n] = tensor(h, tv.dtype, tv.shape)
+        for n, tv, ev in names:
+            if not flatten_value(tv)[0] and not flatten_value(ev)[0]:
+                self.scope[n] = tv
+        self._bind(kept, results)
 
     def visit_IfExp(self, node):
         cond = _unwrap(self.visit(node.test))
@@ -386,14 +408,28 @@ class CodeGenerator(ast.NodeVisitor):
 
     # ----------------------------------------------------------------- loops
     def _carried(self, body, extra_exclude=()):
-        names = []
+        """Names the body reassigns whose values hold kernel values, with
+        their flattened tensors and rebuild functions."""
+        out = []
         for n in _assigned_names(body):
             if n in extra_exclude or n not in self.scope:
                 continue
-            v = self.scope[n]
-            if isinstance(v, tensor):
-                names.append(n)
-        return names
+            ts, rebuild = flatten_value(self.scope[n])
+            if ts:
+                out.append((n, ts, rebuild))
+        return out
+
+    @staticmethod
+    def _handles(carried):
+        return [t.handle for _, ts, _ in carried for t in ts]
+
+    def _bind(self, carried, handles):
+        """Rebinds each carried name to a value rebuilt from `handles`."""
+        i = 0
+        for n, ts, rebuild in carried:
+            new = [tensor(h, t.dtype, t.shape) for h, t in zip(handles[i:i + len(ts)], ts)]
+            self.scope[n] = rebuild(new)
+            i += len(ts)
 
     def visit_For(self, node):
         if node.orelse:
@@ -448,34 +484,37 @@ class CodeGenerator(ast.NodeVisitor):
             count = s.floordiv(s.sub(s.add(span, step_t), 1), step_t)
             lb_t, ub_t, step_t = s.cast(s.to_tensor(0), iv_t), count, s.cast(s.to_tensor(1), iv_t)
         carried = self._carried(node.body, extra_exclude=(node.target.id,))
-        inits = [self.scope[n] for n in carried]
         live = dict(self.scope)
-        iv, iter_args = self.b.for_begin(lb_t.handle, ub_t.handle, step_t.handle, [v.handle for v in inits])
-        for n, v, h in zip(carried, inits, iter_args):
-            self.scope[n] = tensor(h, v.dtype, v.shape)
+        iv, iter_args = self.b.for_begin(lb_t.handle, ub_t.handle, step_t.handle, self._handles(carried))
+        self._bind(carried, iter_args)
         ivt = tensor(iv, iv_t)
         if negative:
             ivt = s.sub(start, s.mul(ivt, s.cast(s.to_tensor(abs(step)), iv_t)))
         self.scope[node.target.id] = ivt
         self.visit_body(node.body)
-        yields = self._loop_yields(node, carried, inits)
-        results = self.b.for_end([y.handle for y in yields])
+        yields = self._loop_yields(node, carried)
+        results = self.b.for_end(yields)
         self.scope = live
-        for n, v, h in zip(carried, inits, results):
-            self.scope[n] = tensor(h, v.dtype, v.shape)
+        self._bind(carried, results)
 
-    def _loop_yields(self, node, carried, inits):
+    def _loop_yields(self, node, carried):
         yields = []
-        for n, init in zip(carried, inits):
+        for n, init_ts, _ in carried:
             v = self.scope.get(n)
-            if not isinstance(v, tensor):
+            if isinstance(_unwrap(v), (bool, int, float)):
                 v = self.sanitize(v)
-            if not isinstance(v, tensor) or v.dtype != init.dtype or v.shape != init.shape or \
-                    v.dtype.is_ptr() != init.dtype.is_ptr():
+            ts, _ = flatten_value(v)
+            if not same_structure(ts, init_ts):
+                init = self._describe(init_ts)
                 raise self.error(node, f"loop-carried variable '{n}' has initial type {init} but is "
-                                 f"re-assigned to {v} in the loop; make sure its type stays the same")
-            yields.append(v)
+                                 f"re-assigned to {self._describe(ts) if ts else repr(v)} in the loop; "
+                                 "make sure its type stays the same")
+            yields.extend(t.handle for t in ts)
         return yields
+
+    @staticmethod
+    def _describe(ts):
+        return ts[0] if len(ts) == 1 else "(" + ", ".join(map(str, ts)) + ")"
 
     def visit_While(self, node):
         if node.orelse:
@@ -483,24 +522,20 @@ class CodeGenerator(ast.NodeVisitor):
         if _contains_return(node.body):
             raise self.error(node, "return inside a loop is not supported", UnsupportedError)
         carried = self._carried(node.body)
-        inits = [self.scope[n] for n in carried]
         live = dict(self.scope)
-        before = self.b.while_begin([v.handle for v in inits])
-        for n, v, h in zip(carried, inits, before):
-            self.scope[n] = tensor(h, v.dtype, v.shape)
+        before = self.b.while_begin(self._handles(carried))
+        self._bind(carried, before)
         cond = _unwrap(self.visit(node.test))
         if not isinstance(cond, tensor):
             cond = self.sem.to_tensor(bool(cond))
         cond = self._cond_scalar(cond, node, "while")
         after = self.b.while_cond(cond.handle)
-        for n, v, h in zip(carried, inits, after):
-            self.scope[n] = tensor(h, v.dtype, v.shape)
+        self._bind(carried, after)
         self.visit_body(node.body)
-        yields = self._loop_yields(node, carried, inits)
-        results = self.b.while_end([y.handle for y in yields])
+        yields = self._loop_yields(node, carried)
+        results = self.b.while_end(yields)
         self.scope = live
-        for n, v, h in zip(carried, inits, results):
-            self.scope[n] = tensor(h, v.dtype, v.shape)
+        self._bind(carried, results)
 
     def visit_Break(self, node):
         raise self.error(node, "break is not supported in kernels yet", UnsupportedError)
@@ -710,8 +745,8 @@ class CodeGenerator(ast.NodeVisitor):
                          UnsupportedError)
 
 
-def generate(builder, jitfn, kernel_name, arg_types, constexprs, divisibility):
+def generate(builder, jitfn, kernel_name, arg_types, constexprs, divisibility, descriptors=None):
     """Builds the tile IR of one specialization of `jitfn` into `builder`."""
     gen = CodeGenerator(builder, jitfn.source, kernel_name)
-    gen.generate_kernel(jitfn.arg_names, arg_types, constexprs, divisibility)
+    gen.generate_kernel(jitfn.arg_names, arg_types, constexprs, divisibility, descriptors or {})
     return gen

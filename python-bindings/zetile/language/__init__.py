@@ -11,4 +11,5 @@ from .core import (constexpr, tensor, dtype, pointer_type, builtin, PropagateNan
                    bfloat16, float32, float64)
 from . import math  # noqa: F401
 
-tensor_descriptor = None  # arrives with issue 3 (tl.make_tensor_descriptor)
+from .blocks import (make_block_ptr, advance, make_tensor_descriptor, load_tensor_descriptor,  # noqa: F401
+                     store_tensor_descriptor, block_ptr, tensor_descriptor)

@@ -148,16 +148,29 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
 @builtin
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False):
-    if _unwrap(boundary_check) or _unwrap(padding_option):
-        raise NotImplementedError("block pointers (boundary_check/padding_option) are not supported yet")
-    return _sem().load(_unwrap(pointer), _unwrap(mask), _unwrap(other))
+    from . import blocks
+    p = _unwrap(pointer)
+    if isinstance(p, blocks.block_ptr):
+        if _unwrap(mask) is not None or _unwrap(other) is not None:
+            raise ValueError("tl.load of a block pointer takes boundary_check/padding_option, "
+                             "not mask/other")
+        return blocks.load_block(p, boundary_check, _unwrap(padding_option))
+    if _unwrap(boundary_check):
+        raise ValueError("boundary_check only applies to block pointers (tl.make_block_ptr)")
+    return _sem().load(p, _unwrap(mask), _unwrap(other))
 
 
 @builtin
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    from . import blocks
+    p = _unwrap(pointer)
+    if isinstance(p, blocks.block_ptr):
+        if _unwrap(mask) is not None:
+            raise ValueError("tl.store of a block pointer takes boundary_check, not mask")
+        return blocks.store_block(p, _unwrap(value), boundary_check)
     if _unwrap(boundary_check):
-        raise NotImplementedError("block pointers (boundary_check) are not supported yet")
-    _sem().store(_unwrap(pointer), _unwrap(value), _unwrap(mask))
+        raise ValueError("boundary_check only applies to block pointers (tl.make_block_ptr)")
+    _sem().store(p, _unwrap(value), _unwrap(mask))
 
 
 # -------------------------------------------------------------------- math

@@ -673,3 +673,34 @@ def _to_tensor_type(x) -> dtype:
             return T.float32
         return T.float64
     raise TypeError(f"cannot convert {x!r} to a kernel value")
+
+
+def flatten_value(v):
+    """(tensors, rebuild): the kernel values inside `v` and a function that
+    rebuilds a like value from new tensors of the same types. Compound values
+    (block pointers, tensor descriptors, tuples) carry through loops and ifs
+    this way; compile-time values flatten to nothing."""
+    if isinstance(v, tensor):
+        return [v], lambda ts: ts[0]
+    if hasattr(v, "_flatten"):
+        return v._flatten()
+    if isinstance(v, (tuple, list)):
+        parts = [flatten_value(x) for x in v]
+        flat = [t for ts, _ in parts for t in ts]
+        kind = type(v)
+
+        def rebuild(ts):
+            out, i = [], 0
+            for pts, rb in parts:
+                out.append(rb(ts[i:i + len(pts)]))
+                i += len(pts)
+            return kind(out)
+        return flat, rebuild
+    return [], lambda ts: v
+
+
+def same_structure(a, b):
+    """Whether two flattened lists can stand for one another in scf ops."""
+    return len(a) == len(b) and all(
+        x.dtype == y.dtype and x.dtype.is_ptr() == y.dtype.is_ptr() and x.shape == y.shape
+        for x, y in zip(a, b))
