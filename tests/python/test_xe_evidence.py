@@ -21,7 +21,10 @@ KERNELS = {
     "softmax": ("softmax", "softmax_kernel",
                 {"output_ptr": P32, "input_ptr": P32, "input_row_stride": "i32",
                  "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
-                {"BLOCK_SIZE": 1024}),
+                # Upstream's xegpu-subgroup-distribute slows down sharply with the
+                # number of 16-lane chunks in one subgroup (BLOCK 256: minutes) until
+                # zetile splits rows across subgroups: keep this one at 128.
+                {"BLOCK_SIZE": 128}),
     "layer_norm": ("layer_norm", "_layer_norm_fwd_fused",
                    {"X": P32, "Y": P32, "W": P32, "B": P32, "Mean": P32, "Rstd": P32,
                     "stride": "i32", "N": "i32", "eps": "fp32"},
