@@ -112,15 +112,22 @@ irdl.dialect @tile {
   // Reduces each operand along `axis` (a scalar result when the source is
   // 1-D) with `combiner`, a func.func symbol taking (lhs..., rhs...) scalars
   // and returning the combined scalars. IRDL ops cannot be terminators, so
-  // the combiner is a function rather than a region.
+  // the combiner is a function rather than a region. Up to 4 operands, each
+  // its own optional slot: IRDL unifies the types of a variadic's operands.
   irdl.operation @reduce {
-    %v = irdl.any
-    %r = irdl.any
     %a = irdl.any
     %c = irdl.any
+    %v0 = irdl.any
+    %v1 = irdl.any
+    %v2 = irdl.any
+    %v3 = irdl.any
+    %r0 = irdl.any
+    %r1 = irdl.any
+    %r2 = irdl.any
+    %r3 = irdl.any
     irdl.attributes { "axis" = %a, "combiner" = %c }
-    irdl.operands(srcs: variadic %v)
-    irdl.results(results: variadic %r)
+    irdl.operands(src0: %v0, src1: optional %v1, src2: optional %v2, src3: optional %v3)
+    irdl.results(res0: %r0, res1: optional %r1, res2: optional %r2, res3: optional %r3)
   }
   // acc + a @ b on the last two dimensions.
   irdl.operation @dot {
@@ -136,19 +143,26 @@ irdl.dialect @tile {
   // pointer, then rank shape values (i64), rank strides (i64) and rank
   // offsets (i32); block_store appends the value.
   irdl.operation @block_load {
-    %v = irdl.any
+    %p = irdl.any
+    %s = irdl.any
+    %t = irdl.any
+    %o = irdl.any
     %r = irdl.any
     %a = irdl.any
-    %p = irdl.any
-    irdl.attributes { "boundary_check" = %a, "padding" = %p }
-    irdl.operands(operands: variadic %v)
+    %pad = irdl.any
+    irdl.attributes { "boundary_check" = %a, "padding" = %pad }
+    irdl.operands(base: %p, shape: variadic %s, strides: variadic %t, offsets: variadic %o)
     irdl.results(result: %r)
   }
   irdl.operation @block_store {
+    %p = irdl.any
+    %s = irdl.any
+    %t = irdl.any
+    %o = irdl.any
     %v = irdl.any
     %a = irdl.any
     irdl.attributes { "boundary_check" = %a }
-    irdl.operands(operands: variadic %v)
+    irdl.operands(base: %p, shape: variadic %s, strides: variadic %t, offsets: variadic %o, value: %v)
   }
   // Returns the old values; masked-off lanes do nothing.
   irdl.operation @atomic_rmw {
@@ -173,21 +187,28 @@ irdl.dialect @tile {
   }
   // Inclusive scan along axis with a combiner function (as tile.reduce).
   irdl.operation @scan {
-    %v = irdl.any
-    %r = irdl.any
     %a = irdl.any
     %c = irdl.any
     %rev = irdl.any
+    %v0 = irdl.any
+    %v1 = irdl.any
+    %v2 = irdl.any
+    %v3 = irdl.any
+    %r0 = irdl.any
+    %r1 = irdl.any
+    %r2 = irdl.any
+    %r3 = irdl.any
     irdl.attributes { "axis" = %a, "combiner" = %c, "reverse" = %rev }
-    irdl.operands(srcs: variadic %v)
-    irdl.results(results: variadic %r)
+    irdl.operands(src0: %v0, src1: optional %v1, src2: optional %v2, src3: optional %v3)
+    irdl.results(res0: %r0, res1: optional %r1, res2: optional %r2, res3: optional %r3)
   }
+  // One value (or none) per op: the builder writes one op per value.
   irdl.operation @print {
     %v = irdl.any
     %p = irdl.any
     %h = irdl.any
     irdl.attributes { "prefix" = %p, "hex" = %h }
-    irdl.operands(values: variadic %v)
+    irdl.operands(value: optional %v)
   }
   irdl.operation @assert {
     %v = irdl.any

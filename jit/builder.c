@@ -957,6 +957,19 @@ zt_status_t zt_builder_store(zt_builder_t* b, zt_value_t ptr, zt_value_t value,
 // ---------------------------------------------------------------------------
 // Reductions
 
+// tile.reduce/tile.scan have up to 4 operand and result slots, each its own
+// optional (IRDL unifies the types of one variadic's operands).
+#define ZT_MAX_REDUCE_OPERANDS 4
+static void segment_sizes(zt_strbuf_t* sb, int32_t n) {
+  zt_strbuf_puts(sb, ", operandSegmentSizes = array<i32");
+  for (int i = 0; i < ZT_MAX_REDUCE_OPERANDS; ++i)
+    zt_strbuf_printf(sb, "%s %d", i ? "," : ":", i < n ? 1 : 0);
+  zt_strbuf_puts(sb, ">, resultSegmentSizes = array<i32");
+  for (int i = 0; i < ZT_MAX_REDUCE_OPERANDS; ++i)
+    zt_strbuf_printf(sb, "%s %d", i ? "," : ":", i < n ? 1 : 0);
+  zt_strbuf_puts(sb, ">");
+}
+
 static zt_status_t reduce_result_type(zt_builder_t* b, zt_type_t t, int axis,
                                       zt_type_t* out) {
   if (t.rank < 1)
@@ -975,6 +988,9 @@ zt_status_t zt_builder_reduce_begin(zt_builder_t* b, int32_t n,
                                     const zt_value_t* srcs, int axis,
                                     zt_value_t* out_args) {
   if (n < 1) return err(b, ZT_STATUS_INVALID_ARGUMENT, "reduce of 0 values");
+  if (n > ZT_MAX_REDUCE_OPERANDS)
+    return err(b, ZT_STATUS_UNSUPPORTED, "reductions and scans of more than %d values",
+               ZT_MAX_REDUCE_OPERANDS);
   for (int32_t i = 0; i < n; ++i) ZT_RETURN_IF_ERROR(check(b, srcs[i], "reduce"));
   zt_type_t t0 = T(b, srcs[0]);
   if (axis < 0) axis += t0.rank;
@@ -1055,8 +1071,9 @@ zt_status_t zt_builder_reduce_end(zt_builder_t* b, int32_t n,
   zt_strbuf_puts(&ln, "\"tile.reduce\"(");
   for (int32_t i = 0; i < n; ++i)
     zt_strbuf_printf(&ln, "%s%s", i ? ", " : "", N(b, srcs[i]));
-  zt_strbuf_printf(&ln, ") {axis = %d : i32, combiner = @zt_combine_%d} : (",
-                   axis, id);
+  zt_strbuf_printf(&ln, ") {axis = %d : i32, combiner = @zt_combine_%d", axis, id);
+  segment_sizes(&ln, n);
+  zt_strbuf_puts(&ln, "} : (");
   for (int32_t i = 0; i < n; ++i)
     zt_strbuf_printf(&ln, "%s%s", i ? ", " : "", tstr(T(b, srcs[i])).s);
   zt_strbuf_puts(&ln, ") -> (");
@@ -1549,9 +1566,9 @@ zt_status_t zt_builder_block_load(zt_builder_t* b, zt_value_t base, int32_t rank
   zt_strbuf_init(&types);
   view_operands(b, &ops, &types, base, rank, shape, strides, offsets);
   line(b,
-       "%s = \"tile.block_load\"(%s) {boundary_check = %u : i32, padding = \"%s\"} : "
-       "(%s) -> %s",
-       N(b, *out), ops.data, boundary_mask & ((1u << rank) - 1),
+       "%s = \"tile.block_load\"(%s) {boundary_check = %u : i32, operandSegmentSizes = "
+       "array<i32: 1, %d, %d, %d>, padding = \"%s\"} : (%s) -> %s",
+       N(b, *out), ops.data, boundary_mask & ((1u << rank) - 1), rank, rank, rank,
        padding == ZT_PADDING_NAN ? "nan" : "zero", types.data, tstr(rt).s);
   zt_strbuf_deinit(&ops);
   zt_strbuf_deinit(&types);
@@ -1574,9 +1591,11 @@ zt_status_t zt_builder_block_store(zt_builder_t* b, zt_value_t base, int32_t ran
   zt_strbuf_init(&ops);
   zt_strbuf_init(&types);
   view_operands(b, &ops, &types, base, rank, shape, strides, offsets);
-  line(b, "\"tile.block_store\"(%s, %s) {boundary_check = %u : i32} : (%s, %s) -> ()",
-       ops.data, N(b, value), boundary_mask & ((1u << rank) - 1), types.data,
-       tstr(vt).s);
+  line(b,
+       "\"tile.block_store\"(%s, %s) {boundary_check = %u : i32, operandSegmentSizes = "
+       "array<i32: 1, %d, %d, %d, 1>} : (%s, %s) -> ()",
+       ops.data, N(b, value), boundary_mask & ((1u << rank) - 1), rank, rank, rank,
+       types.data, tstr(vt).s);
   zt_strbuf_deinit(&ops);
   zt_strbuf_deinit(&types);
   return NULL;
@@ -1720,8 +1739,10 @@ zt_status_t zt_builder_scan_end(zt_builder_t* b, int32_t n, const zt_value_t* co
   result_prefix(&ln, base, n);
   zt_strbuf_puts(&ln, "\"tile.scan\"(");
   names_list(b, &ln, n, srcs);
-  zt_strbuf_printf(&ln, ") {axis = %d : i32, combiner = @zt_combine_%d, reverse = %s} : (",
-                   axis, id, reverse ? "true" : "false");
+  zt_strbuf_printf(&ln, ") {axis = %d : i32, combiner = @zt_combine_%d, reverse = %s", axis,
+                   id, reverse ? "true" : "false");
+  segment_sizes(&ln, n);
+  zt_strbuf_puts(&ln, "} : (");
   types_list(b, &ln, n, srcs);
   zt_strbuf_puts(&ln, ") -> (");
   types_list(b, &ln, n, srcs);
@@ -1736,17 +1757,18 @@ zt_status_t zt_builder_print(zt_builder_t* b, const char* prefix, int32_t n,
   if (!b->in_kernel || b->finished)
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "no kernel is open");
   for (int32_t i = 0; i < n; ++i) ZT_RETURN_IF_ERROR(check(b, values[i], "print"));
-  zt_strbuf_t ln;
-  zt_strbuf_init(&ln);
-  zt_strbuf_puts(&ln, "\"tile.print\"(");
-  names_list(b, &ln, n, values);
-  zt_strbuf_printf(&ln, ") {hex = %s, prefix = \"", hex ? "true" : "false");
-  mlir_string(&ln, prefix ? prefix : "");
-  zt_strbuf_puts(&ln, "\"} : (");
-  types_list(b, &ln, n, values);
-  zt_strbuf_puts(&ln, ") -> ()");
-  line(b, "%s", ln.data);
-  zt_strbuf_deinit(&ln);
+  // One op per value (IRDL would unify the types of a variadic operand); the
+  // prefix goes with the first, the others print as continuations.
+  for (int32_t i = 0; i < (n ? n : 1); ++i) {
+    zt_strbuf_t ln;
+    zt_strbuf_init(&ln);
+    zt_strbuf_printf(&ln, "\"tile.print\"(%s) {hex = %s, prefix = \"", n ? N(b, values[i]) : "",
+                     hex ? "true" : "false");
+    mlir_string(&ln, i == 0 && prefix ? prefix : "");
+    zt_strbuf_printf(&ln, "\"} : (%s) -> ()", n ? tstr(T(b, values[i])).s : "");
+    line(b, "%s", ln.data);
+    zt_strbuf_deinit(&ln);
+  }
   return NULL;
 }
 

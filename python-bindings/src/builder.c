@@ -424,6 +424,168 @@ static PyObject* dot(PyObject* self, PyObject* args, PyObject* kw) {
   return value_result(zt_builder_dot(B(self), a, b, c, prec, &out), &out);
 }
 
+// Block IO, atomics, scans, debugging (docs/TILE_IR.md)
+
+// The shape/strides/offsets lists of a block view, all of length `rank`.
+static int view_lists(PyObject* sh, PyObject* st, PyObject* of, zt_value_t** shape,
+                      zt_value_t** strides, zt_value_t** offsets, int32_t* rank) {
+  int32_t n1 = 0, n2 = 0, n3 = 0;
+  *shape = *strides = *offsets = NULL;
+  if (zpy_values(sh, "shape", shape, &n1) < 0 || zpy_values(st, "strides", strides, &n2) < 0 ||
+      zpy_values(of, "offsets", offsets, &n3) < 0)
+    return -1;
+  if (n1 != n2 || n1 != n3) {
+    PyErr_SetString(PyExc_ValueError, "shape, strides and offsets need one length");
+    return -1;
+  }
+  *rank = n1;
+  return 0;
+}
+
+static PyObject* block_load(PyObject* self, PyObject* args) {
+  PyObject *b_obj, *sh, *st, *of, *bs_obj;
+  unsigned int mask;
+  int padding;
+  zt_value_t base, out;
+  zt_value_t *shape = NULL, *strides = NULL, *offsets = NULL;
+  int32_t rank = 0, brank = 0;
+  int64_t bs[ZT_MAX_RANK];
+  PyObject* r = NULL;
+  if (!PyArg_ParseTuple(args, "OOOOOIi:block_load", &b_obj, &sh, &st, &of, &bs_obj, &mask,
+                        &padding) ||
+      zpy_value(b_obj, "base", false, &base) < 0 ||
+      view_lists(sh, st, of, &shape, &strides, &offsets, &rank) < 0 ||
+      zpy_shape(bs_obj, "block_shape", &brank, bs) < 0)
+    goto done;
+  if (brank != rank) {
+    PyErr_SetString(PyExc_ValueError, "block_shape has another rank than the view");
+    goto done;
+  }
+  r = value_result(zt_builder_block_load(B(self), base, rank, shape, strides, offsets, bs,
+                                         mask, (zt_padding_t)padding, &out),
+                   &out);
+done:
+  PyMem_Free(shape);
+  PyMem_Free(strides);
+  PyMem_Free(offsets);
+  return r;
+}
+
+static PyObject* block_store(PyObject* self, PyObject* args) {
+  PyObject *b_obj, *sh, *st, *of, *v_obj;
+  unsigned int mask;
+  zt_value_t base, value;
+  zt_value_t *shape = NULL, *strides = NULL, *offsets = NULL;
+  int32_t rank = 0;
+  PyObject* r = NULL;
+  if (!PyArg_ParseTuple(args, "OOOOOI:block_store", &b_obj, &sh, &st, &of, &v_obj, &mask) ||
+      zpy_value(b_obj, "base", false, &base) < 0 ||
+      zpy_value(v_obj, "value", false, &value) < 0 ||
+      view_lists(sh, st, of, &shape, &strides, &offsets, &rank) < 0)
+    goto done;
+  zt_status_t s = zt_builder_block_store(B(self), base, rank, shape, strides, offsets, value, mask);
+  if (s)
+    zpy_raise(s);
+  else
+    r = Py_NewRef(Py_None);
+done:
+  PyMem_Free(shape);
+  PyMem_Free(strides);
+  PyMem_Free(offsets);
+  return r;
+}
+
+static PyObject* atomic_rmw(PyObject* self, PyObject* args) {
+  PyObject *k_obj, *p_obj, *v_obj, *m_obj = Py_None;
+  const char *sem = NULL, *scope = NULL;
+  int kind;
+  zt_value_t p, v, mask, out;
+  if (!PyArg_ParseTuple(args, "OOO|Ozz:atomic_rmw", &k_obj, &p_obj, &v_obj, &m_obj, &sem,
+                        &scope) ||
+      zpy_enum(k_obj, ZT_ATOMIC_KIND_COUNT, "atomic kind", &kind) < 0 ||
+      zpy_value(p_obj, "ptr", false, &p) < 0 || zpy_value(v_obj, "value", false, &v) < 0 ||
+      zpy_value(m_obj, "mask", true, &mask) < 0)
+    return NULL;
+  return value_result(
+      zt_builder_atomic_rmw(B(self), (zt_atomic_kind_t)kind, p, v, mask, sem, scope, &out),
+      &out);
+}
+
+static PyObject* atomic_cas(PyObject* self, PyObject* args) {
+  PyObject *p_obj, *c_obj, *v_obj;
+  const char *sem = NULL, *scope = NULL;
+  zt_value_t p, c, v, out;
+  if (!PyArg_ParseTuple(args, "OOO|zz:atomic_cas", &p_obj, &c_obj, &v_obj, &sem, &scope) ||
+      zpy_value(p_obj, "ptr", false, &p) < 0 || zpy_value(c_obj, "cmp", false, &c) < 0 ||
+      zpy_value(v_obj, "value", false, &v) < 0)
+    return NULL;
+  return value_result(zt_builder_atomic_cas(B(self), p, c, v, sem, scope, &out), &out);
+}
+
+static PyObject* scan_begin(PyObject* self, PyObject* args) {
+  PyObject* srcs_obj;
+  int axis, reverse = 0;
+  zt_value_t* srcs;
+  int32_t n;
+  if (!PyArg_ParseTuple(args, "Oi|p:scan_begin", &srcs_obj, &axis, &reverse) ||
+      zpy_values(srcs_obj, "srcs", &srcs, &n) < 0)
+    return NULL;
+  zt_value_t* out = PyMem_Calloc((size_t)(2 * n > 0 ? 2 * n : 1), sizeof *out);
+  PyObject* r = NULL;
+  if (!out) {
+    PyErr_NoMemory();
+  } else {
+    zt_status_t s = zt_builder_scan_begin(B(self), n, srcs, axis, reverse != 0, out);
+    r = s ? zpy_raise(s) : zpy_values_to_list(out, 2 * n);
+  }
+  PyMem_Free(srcs);
+  PyMem_Free(out);
+  return r;
+}
+
+static PyObject* scan_end(PyObject* self, PyObject* arg) {
+  zt_value_t* vals;
+  int32_t n;
+  if (zpy_values(arg, "values", &vals, &n) < 0) return NULL;
+  zt_value_t* out = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *out);
+  PyObject* r = NULL;
+  if (!out) {
+    PyErr_NoMemory();
+  } else {
+    zt_status_t s = zt_builder_scan_end(B(self), n, vals, out);
+    r = s ? zpy_raise(s) : zpy_values_to_list(out, n);
+  }
+  PyMem_Free(vals);
+  PyMem_Free(out);
+  return r;
+}
+
+static PyObject* print_op(PyObject* self, PyObject* args) {
+  const char* prefix;
+  PyObject* vals_obj;
+  int hex = 0;
+  zt_value_t* vals;
+  int32_t n;
+  if (!PyArg_ParseTuple(args, "sO|p:print_", &prefix, &vals_obj, &hex) ||
+      zpy_values(vals_obj, "values", &vals, &n) < 0)
+    return NULL;
+  zt_status_t s = zt_builder_print(B(self), prefix, n, vals, hex != 0);
+  PyMem_Free(vals);
+  if (s) return zpy_raise(s);
+  Py_RETURN_NONE;
+}
+
+static PyObject* assert_op(PyObject* self, PyObject* args) {
+  PyObject* c_obj;
+  const char* msg;
+  zt_value_t c;
+  if (!PyArg_ParseTuple(args, "Os:assert_", &c_obj, &msg) ||
+      zpy_value(c_obj, "cond", false, &c) < 0)
+    return NULL;
+  ZPY_TRY(zt_builder_assert(B(self), c, msg));
+  Py_RETURN_NONE;
+}
+
 // ---------------------------------------------------------------------------
 // Ops with several results and regions
 
@@ -683,6 +845,19 @@ static PyMethodDef builder_methods[] = {
       "body's arguments."),
     M("while_end", while_end, METH_VARARGS,
       "while_end(yields=()) -> list[int]"),
+    M("block_load", block_load, METH_VARARGS,
+      "block_load(base, shape, strides, offsets, block_shape, boundary_mask, padding) -> int"),
+    M("block_store", block_store, METH_VARARGS,
+      "block_store(base, shape, strides, offsets, value, boundary_mask)"),
+    M("atomic_rmw", atomic_rmw, METH_VARARGS,
+      "atomic_rmw(kind, ptr, value, mask=None, sem=None, scope=None) -> int"),
+    M("atomic_cas", atomic_cas, METH_VARARGS,
+      "atomic_cas(ptr, cmp, value, sem=None, scope=None) -> int"),
+    M("scan_begin", scan_begin, METH_VARARGS,
+      "scan_begin(srcs, axis, reverse=False) -> list[int] (lhs..., rhs...)"),
+    M("scan_end", scan_end, METH_O, "scan_end(values) -> list[int]"),
+    M("print_", print_op, METH_VARARGS, "print_(prefix, values, hex=False)"),
+    M("assert_", assert_op, METH_VARARGS, "assert_(cond, message)"),
     {NULL, NULL, 0, NULL},
 };
 

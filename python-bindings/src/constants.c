@@ -95,6 +95,17 @@ int zpy_constants_init(PyObject* m) {
   ZPY_ADD("REDUCE_", "XOR", ZT_REDUCE_XOR)
   ZPY_END();
 
+  ZPY_BEGIN("ATOMIC_KINDS");
+#define ZT_X_(name, sp) ZPY_ADD("ATOMIC_", #name, ZT_ATOMIC_##name)
+  ZT_ATOMIC_KINDS(ZT_X_)
+#undef ZT_X_
+  ZPY_END();
+
+  ZPY_BEGIN("PADDINGS");
+  ZPY_ADD("PADDING_", "ZERO", ZT_PADDING_ZERO)
+  ZPY_ADD("PADDING_", "NAN", ZT_PADDING_NAN)
+  ZPY_END();
+
   // Per-kind facts the front end needs for promotion rules and messages.
   PyObject* bits = PyDict_New();
   PyObject* spell = PyDict_New();

@@ -88,12 +88,14 @@ class tensor_descriptor:
                                      self.padding)
         return ts, rebuild
 
+    @builtin
     def load(self, offsets):
         s = _sem()
         offs = _scalars(offsets, T.int32, "descriptor offsets")
         return block_load(s, self.base, self.shape, self.strides, offs, self.block_shape,
                           (1 << len(self.block_shape)) - 1, self.padding)
 
+    @builtin
     def store(self, offsets, value):
         s = _sem()
         offs = _scalars(offsets, T.int32, "descriptor offsets")
