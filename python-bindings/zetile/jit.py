@@ -101,6 +101,15 @@ class JITFunction:
         self._lock = threading.Lock()
 
     @property
+    def debug_enabled(self):
+        """device_assert / assert on run-time values are compiled in only for
+        debug kernels: @jit(debug=True), ZETILE_DEBUG=assert or TRITON_DEBUG=1."""
+        if self.debug is not None:
+            return bool(self.debug)
+        import os
+        return "assert" in os.environ.get("ZETILE_DEBUG", "") or os.environ.get("TRITON_DEBUG") == "1"
+
+    @property
     def source(self):
         if self._source is None:
             self._source = codegen.FunctionSource(self.fn)
@@ -235,7 +244,7 @@ class JITFunction:
     def build_tile_ir(self, arg_types, constexprs, divisibility, descriptors=None):
         b = _C.Builder()
         codegen.generate(b, self, self.__name__, arg_types, constexprs, divisibility,
-                         descriptors or {})
+                         descriptors or {}, debug=self.debug_enabled)
         return b.module_text()
 
     def _compile_for(self, device, key, arg_types, divisibility, constexprs, num_warps,
@@ -257,7 +266,7 @@ class JITFunction:
         return self._get_compiled(dev, key, arg_types, div, constexprs, num_warps, descs)
 
     def _get_compiled(self, dev, key, arg_types, div, constexprs, num_warps, descs):
-        ckey = (dev.info["name"], key, num_warps)
+        ckey = (dev.info["name"], key, num_warps, self.debug_enabled)
         ck = self._cache.get(ckey)
         if ck is None:
             with self._lock:

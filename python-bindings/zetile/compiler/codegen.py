@@ -16,6 +16,7 @@ import textwrap
 from .. import _C
 from ..language import core, dtypes as T
 from ..language.semantic import Semantic, flatten_value, same_structure, tensor
+from ..language import standard as core_std
 from .errors import CompilationError, UnsupportedError
 
 _BINOPS = {
@@ -156,7 +157,10 @@ class CodeGenerator(ast.NodeVisitor):
         self.kernel_name = kernel_name
         self.scope = {}
         self.call_depth = 0
-        self._last_node = None
+        self.cur_node = None
+        # Builtins that inline @jit functions (reduce/scan combiners) reach us here.
+        self.sem.codegen = self
+        self.sem.debug = False
 
     # -------------------------------------------------------------- helpers
     def error(self, node, message, cls=CompilationError, error_type=None):
@@ -172,6 +176,7 @@ class CodeGenerator(ast.NodeVisitor):
     def visit(self, node):
         if hasattr(node, "lineno"):
             self.set_loc(node)
+            self.cur_node = node
         try:
             return super().visit(node)
         except CompilationError:
@@ -308,7 +313,9 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_Assert(self, node):
         cond = _unwrap(self.visit(node.test))
         if isinstance(cond, tensor):
-            return  # run-time asserts need device_assert (debug builds); not yet compiled in
+            msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ast.unparse(node.test)
+            core_std.device_assert(cond, str(msg))  # a no-op unless the kernel is built for debug
+            return
         if not cond:
             msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
             raise self.error(node, f"assertion failed: {msg}", error_type="AssertionError")
@@ -745,8 +752,10 @@ class CodeGenerator(ast.NodeVisitor):
                          UnsupportedError)
 
 
-def generate(builder, jitfn, kernel_name, arg_types, constexprs, divisibility, descriptors=None):
+def generate(builder, jitfn, kernel_name, arg_types, constexprs, divisibility, descriptors=None,
+             debug=False):
     """Builds the tile IR of one specialization of `jitfn` into `builder`."""
     gen = CodeGenerator(builder, jitfn.source, kernel_name)
+    gen.sem.debug = debug
     gen.generate_kernel(jitfn.arg_names, arg_types, constexprs, divisibility, descriptors or {})
     return gen

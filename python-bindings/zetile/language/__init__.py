@@ -13,3 +13,6 @@ from . import math  # noqa: F401
 
 from .blocks import (make_block_ptr, advance, make_tensor_descriptor, load_tensor_descriptor,  # noqa: F401
                      store_tensor_descriptor, block_ptr, tensor_descriptor)
+from .standard import (reduce, associative_scan, cumsum, cumprod, argmax, argmin,  # noqa: F401
+                       atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor,
+                       atomic_xchg, atomic_cas, device_print, device_assert)

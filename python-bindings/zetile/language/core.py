@@ -369,7 +369,8 @@ def _minmax_input(t):
 @builtin
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
     if _unwrap(return_indices):
-        raise NotImplementedError("tl.max(return_indices=True) is not supported yet (use tl.argmax later)")
+        from .standard import max_with_indices
+        return max_with_indices(input, axis, return_indices_tie_break_left, keep_dims)
     s = _sem()
     t = _minmax_input(input)
     kind = _C.REDUCE_MAXNUM if t.dtype.is_floating() else (
@@ -380,7 +381,8 @@ def max(input, axis=None, return_indices=False, return_indices_tie_break_left=Tr
 @builtin
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
     if _unwrap(return_indices):
-        raise NotImplementedError("tl.min(return_indices=True) is not supported yet")
+        from .standard import min_with_indices
+        return min_with_indices(input, axis, return_indices_tie_break_left, keep_dims)
     s = _sem()
     t = _minmax_input(input)
     kind = _C.REDUCE_MINNUM if t.dtype.is_floating() else (
@@ -529,3 +531,11 @@ for _m in ("sum", "max", "min", "xor_sum"):
 for _m in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "floor", "ceil",
            "erf", "sigmoid"):
     setattr(tensor, _m, (lambda f: lambda self: f(self))(globals()[_m]))
+
+for _m in ("argmax", "argmin", "cumsum", "cumprod", "reduce", "associative_scan"):
+    def _method(name):
+        def m(self, *a, **k):
+            from . import standard
+            return getattr(standard, name)(self, *a, **k)
+        return m
+    setattr(tensor, _m, _method(_m))

@@ -1,0 +1,251 @@
+"""Reductions with combiners, scans, argmax/argmin, atomics and debugging ops
+(Triton's names and semantics; see triton/language/standard.py for the model)."""
+from __future__ import annotations
+
+from .. import _C
+from . import dtypes as T
+from .core import _sem, _unwrap, builtin, cast, constexpr
+from .semantic import tensor
+
+
+def _as_tuple(x):
+    x = _unwrap(x)
+    return (tuple(_unwrap(v) for v in x), True) if isinstance(x, (tuple, list)) else ((x,), False)
+
+
+def _normalize_axis(axis, rank):
+    axis = _unwrap(axis)
+    if axis is None:
+        return None
+    axis = int(axis)
+    if axis < 0:
+        axis += rank
+    if not 0 <= axis < rank:
+        raise ValueError(f"axis {axis} out of range for rank {rank}")
+    return axis
+
+
+def _combine(combine_fn, lhs, rhs):
+    """Runs a combiner on scalars: a @jit function (inlined by the code
+    generator) or a Python function of builtins."""
+    s = _sem()
+    from ..jit import JITFunction
+    if isinstance(combine_fn, JITFunction):
+        gen = getattr(s, "codegen", None)
+        if gen is None:
+            raise RuntimeError("combiners can only run while a kernel is compiled")
+        out = gen.inline_call(combine_fn, list(lhs) + list(rhs), {}, gen.cur_node)
+    else:
+        out = combine_fn(*lhs, *rhs)
+    out, _ = _as_tuple(out)
+    return out
+
+
+def _reduce_impl(srcs, axis, combine_fn, keep_dims, scan=False, reverse=False):
+    s = _sem()
+    srcs = [s.to_tensor(x) for x in srcs]
+    shape = srcs[0].shape
+    for x in srcs[1:]:
+        if x.shape != shape:
+            raise ValueError("reduce/scan operands must have one shape")
+    if not shape:
+        return tuple(srcs)
+    rank = len(shape)
+    axis = _normalize_axis(axis, rank)
+    if axis is None:
+        if scan:
+            raise ValueError("scans need an axis")
+        srcs = [s.reshape(x, (x.numel,)) for x in srcs]
+        axis, rank, shape = 0, 1, (srcs[0].numel,)
+    b = s.b
+    n = len(srcs)
+    if scan:
+        args = b.scan_begin([x.handle for x in srcs], axis, bool(reverse))
+    else:
+        args = b.reduce_begin([x.handle for x in srcs], axis)
+    lhs = [tensor(h, x.dtype) for h, x in zip(args[:n], srcs)]
+    rhs = [tensor(h, x.dtype) for h, x in zip(args[n:], srcs)]
+    out = _combine(combine_fn, lhs, rhs)
+    if len(out) != n:
+        raise ValueError(f"the combine function returned {len(out)} values for {n} operands")
+    out = [s.cast(s.to_tensor(_unwrap(o)), x.dtype) for o, x in zip(out, srcs)]
+    for o in out:
+        if o.shape:
+            raise ValueError("the combine function must return scalars")
+    if scan:
+        res = b.scan_end([o.handle for o in out])
+        return tuple(tensor(h, x.dtype, shape) for h, x in zip(res, srcs))
+    res = b.reduce_end([o.handle for o in out])
+    rshape = shape[:axis] + shape[axis + 1:]
+    results = [tensor(h, x.dtype, rshape) for h, x in zip(res, srcs)]
+    if _unwrap(keep_dims):
+        results = [s.expand_dims(r, axis) if r.shape else s.reshape(r, (1,) * rank) for r in results]
+    return tuple(results)
+
+
+@builtin
+def reduce(input, axis, combine_fn, keep_dims=False):
+    srcs, is_tuple = _as_tuple(input)
+    out = _reduce_impl(srcs, axis, _unwrap(combine_fn), keep_dims)
+    return out if is_tuple else out[0]
+
+
+@builtin
+def associative_scan(input, axis, combine_fn, reverse=False):
+    srcs, is_tuple = _as_tuple(input)
+    out = _reduce_impl(srcs, axis, _unwrap(combine_fn), False, scan=True, reverse=_unwrap(reverse))
+    return out if is_tuple else out[0]
+
+
+def _sum_dtype(dt, dtype):
+    if dtype is not None:
+        return dtype
+    if dt.is_int_signed() and dt.int_bitwidth < 32:
+        return T.int32
+    if dt.is_int_unsigned() and dt.int_bitwidth < 32:
+        return T.uint32
+    return None
+
+
+@builtin
+def cumsum(input, axis=0, reverse=False, dtype=None):
+    s = _sem()
+    t = s.to_tensor(_unwrap(input))
+    dt = _sum_dtype(t.dtype, _unwrap(dtype))
+    if dt is not None:
+        t = s.cast(t, dt)
+    return _reduce_impl([t], axis, lambda a, b: s.add(a, b), False, scan=True,
+                        reverse=_unwrap(reverse))[0]
+
+
+@builtin
+def cumprod(input, axis=0, reverse=False):
+    s = _sem()
+    t = s.to_tensor(_unwrap(input))
+    return _reduce_impl([t], axis, lambda a, b: s.mul(a, b), False, scan=True,
+                        reverse=_unwrap(reverse))[0]
+
+
+def _with_indices(input, axis, better, tie_break_left, keep_dims):
+    """(values, indices) of the best element along axis: `better(a, b)` is the
+    strict order; ties keep the lower index when tie_break_left (Triton)."""
+    s = _sem()
+    t = s.to_tensor(_unwrap(input))
+    if not t.shape:
+        return t, s.scalar_constant(0, T.int32)
+    rank = len(t.shape)
+    axis = _normalize_axis(axis, rank)
+    if axis is None:
+        t = s.reshape(t, (t.numel,))
+        axis, rank = 0, 1
+    idx = s.arange(0, t.shape[axis])
+    shape = [1] * rank
+    shape[axis] = t.shape[axis]
+    idx = s.broadcast_to(s.reshape(idx, tuple(shape)), t.shape)
+
+    def combine(v1, i1, v2, i2):
+        gt = better(v1, v2)
+        if _unwrap(tie_break_left):
+            gt = s.logical_or(gt, s.logical_and(s.equal(v1, v2), s.less_than(i1, i2)))
+        return s.where(gt, v1, v2), s.where(gt, i1, i2)
+    v, i = _reduce_impl([t, idx], axis, combine, keep_dims)
+    return v, i
+
+
+@builtin
+def argmax(input, axis, tie_break_left=True, keep_dims=False):
+    s = _sem()
+    return _with_indices(input, axis, s.greater_than, tie_break_left, keep_dims)[1]
+
+
+@builtin
+def argmin(input, axis, tie_break_left=True, keep_dims=False):
+    s = _sem()
+    return _with_indices(input, axis, s.less_than, tie_break_left, keep_dims)[1]
+
+
+def max_with_indices(input, axis, tie_break_left, keep_dims):
+    return _with_indices(input, axis, _sem().greater_than, tie_break_left, keep_dims)
+
+
+def min_with_indices(input, axis, tie_break_left, keep_dims):
+    return _with_indices(input, axis, _sem().less_than, tie_break_left, keep_dims)
+
+
+# ------------------------------------------------------------------ atomics
+def _atomic(kind, pointer, val, mask, sem, scope):
+    s = _sem()
+    ptr = s.to_tensor(_unwrap(pointer))
+    if not ptr.dtype.is_ptr():
+        raise TypeError(f"atomics need a pointer, got {ptr.dtype}")
+    elt = ptr.dtype.element_ty
+    val = s.to_tensor(_unwrap(val))
+    mask = _unwrap(mask)
+    shape = s.broadcast_shapes(ptr.shape, val.shape)
+    if mask is not None:
+        mask = s.to_bool(mask)
+        shape = s.broadcast_shapes(shape, mask.shape)
+        mask = s.broadcast_to(mask, shape)
+    ptr = s.broadcast_to(ptr, shape)
+    val = s.broadcast_to(s.cast(val, elt), shape)
+    if kind in (_C.ATOMIC_MAX, _C.ATOMIC_MIN) and elt.is_int_unsigned():
+        kind = _C.ATOMIC_UMAX if kind == _C.ATOMIC_MAX else _C.ATOMIC_UMIN
+    if elt.is_floating() and kind not in (_C.ATOMIC_ADD, _C.ATOMIC_MAX, _C.ATOMIC_MIN,
+                                          _C.ATOMIC_XCHG):
+        raise TypeError(f"this atomic needs integers, got {elt}")
+    h = s.b.atomic_rmw(kind, ptr.handle, val.handle, None if mask is None else mask.handle,
+                       _unwrap(sem), _unwrap(scope))
+    return tensor(h, elt, shape)
+
+
+def _make_atomic(kind, name):
+    def fn(pointer, val, mask=None, sem=None, scope=None):
+        return _atomic(getattr(_C, "ATOMIC_" + kind), pointer, val, mask, sem, scope)
+    fn.__name__ = name
+    fn.__doc__ = f"Atomic {kind.lower()}; returns the old values."
+    return builtin(fn)
+
+
+atomic_add = _make_atomic("ADD", "atomic_add")
+atomic_max = _make_atomic("MAX", "atomic_max")
+atomic_min = _make_atomic("MIN", "atomic_min")
+atomic_and = _make_atomic("AND", "atomic_and")
+atomic_or = _make_atomic("OR", "atomic_or")
+atomic_xor = _make_atomic("XOR", "atomic_xor")
+atomic_xchg = _make_atomic("XCHG", "atomic_xchg")
+
+
+@builtin
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    s = _sem()
+    ptr = s.to_tensor(_unwrap(pointer))
+    if not ptr.dtype.is_ptr():
+        raise TypeError(f"atomic_cas needs a pointer, got {ptr.dtype}")
+    elt = ptr.dtype.element_ty
+    cmp = s.broadcast_to(s.cast(s.to_tensor(_unwrap(cmp)), elt), ptr.shape)
+    val = s.broadcast_to(s.cast(s.to_tensor(_unwrap(val)), elt), ptr.shape)
+    h = s.b.atomic_cas(ptr.handle, cmp.handle, val.handle, _unwrap(sem), _unwrap(scope))
+    return tensor(h, elt, ptr.shape)
+
+
+# ---------------------------------------------------------------- debugging
+@builtin
+def device_print(prefix, *args, hex=False):
+    s = _sem()
+    vals = [s.to_tensor(_unwrap(a)) for a in args]
+    prefix = str(_unwrap(prefix))
+    if prefix and not prefix.endswith(" ") and vals:
+        prefix += " "
+    s.b.print_(prefix, [v.handle for v in vals], bool(_unwrap(hex)))
+
+
+@builtin
+def device_assert(cond, msg="", mask=None):
+    s = _sem()
+    if not getattr(s, "debug", False):
+        return  # as in Triton: device asserts only exist in debug builds
+    c = s.to_bool(_unwrap(cond))
+    m = _unwrap(mask)
+    if m is not None:
+        c = s.logical_or(c, s.not_(m))
+    s.b.assert_(c.handle, str(_unwrap(msg)))
