@@ -89,6 +89,9 @@ static bool lazy_ok(MlirOperation def, MlirValue v, int32_t cost) {
 
 static zt_status_t generic_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
                               char outs[][ZT_CPU_NAME]);
+typedef zt_status_t (*elem_fn)(cpu_t* c, MlirOperation op,
+                               char ins[][ZT_CPU_NAME], char outs[][ZT_CPU_NAME]);
+static elem_fn arith_fn(MlirOperation op);
 static zt_status_t addptr_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
                              char outs[][ZT_CPU_NAME]);
 static void make_range_elem(cpu_t* c, MlirOperation op, const char* idx,
@@ -109,7 +112,7 @@ void cpu_read_lazy(cpu_t* c, const cpu_val_t* v, const char* idx,
   }
   // Both succeeded when the op was first seen; statuses cannot happen here.
   zt_status_t s = cpu_op_is(op, "tile.addptr") ? addptr_fn(c, op, ins, outs)
-                                              : generic_fn(c, op, ins, outs);
+                                              : arith_fn(op)(c, op, ins, outs);
   zt_status_free(s);
   snprintf(out, ZT_CPU_NAME, "%s", outs[0]);
 }
@@ -145,9 +148,6 @@ static bool gep_address(cpu_t* c, const cpu_val_t* p, const char* idx,
 // ---------------------------------------------------------------------------
 // Elementwise driver: runs `fn` once on scalars (when no operand lives in a
 // buffer, the results are splats) or once per element in a loop.
-
-typedef zt_status_t (*elem_fn)(cpu_t* c, MlirOperation op,
-                               char ins[][ZT_CPU_NAME], char outs[][ZT_CPU_NAME]);
 
 static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
                                     bool pure) {
@@ -260,6 +260,74 @@ static zt_status_t generic_fn(cpu_t* c, MlirOperation op,
   }
   zt_strbuf_puts(b, ")\n");
   return NULL;
+}
+
+// Integer division and remainder never trap. x86 raises SIGFPE for a zero
+// divisor and for INT_MIN / -1, which would kill the user's process; GPUs
+// return some value instead, and Triton kernels do divide in masked-off lanes
+// (whose loaded values are unspecified: zero here). So the divisor becomes 1
+// where it is 0 or, for signed ops, where the quotient overflows: x / 0 = x,
+// x % 0 = 0, INT_MIN / -1 = INT_MIN (= -INT_MIN, wrapped), INT_MIN % -1 = 0,
+// which are also what those ops return on the GPU backends we compare with.
+static bool is_int_division(MlirOperation op, bool* is_signed) {
+  static const char* const sdiv[] = {"arith.divsi", "arith.remsi", "arith.floordivsi",
+                                     "arith.ceildivsi"};
+  static const char* const udiv[] = {"arith.divui", "arith.remui", "arith.ceildivui"};
+  for (size_t i = 0; i < sizeof sdiv / sizeof sdiv[0]; ++i)
+    if (cpu_op_is(op, sdiv[i])) return *is_signed = true;
+  for (size_t i = 0; i < sizeof udiv / sizeof udiv[0]; ++i)
+    if (cpu_op_is(op, udiv[i])) {
+      *is_signed = false;
+      return true;
+    }
+  return false;
+}
+
+static zt_status_t safe_div_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                               char outs[][ZT_CPU_NAME]) {
+  bool is_signed = false;
+  is_int_division(op, &is_signed);
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetResult(op, 0), &t));
+  const char* ty = cpu_elem(t.kind);
+  int bits = zt_tile_kind_bytes(t.kind) * 8;
+  char z[ZT_CPU_NAME], one[ZT_CPU_NAME], bad[ZT_CPU_NAME];
+  cpu_zero(c, t.kind, z);
+  cpu_fresh(c, bad);
+  cpu_line(c, "%s = arith.cmpi eq, %s, %s : %s", bad, ins[1], z, ty);
+  if (is_signed && t.kind != ZT_I1) {
+    char mn[ZT_CPU_NAME], m1[ZT_CPU_NAME], amin[ZT_CPU_NAME], bm1[ZT_CPU_NAME],
+        ovf[ZT_CPU_NAME], any[ZT_CPU_NAME];
+    cpu_fresh(c, mn);
+    if (bits == 64)
+      cpu_line(c, "%s = arith.constant -9223372036854775808 : i64", mn);
+    else
+      cpu_line(c, "%s = arith.constant %lld : %s", mn, -(1LL << (bits - 1)), ty);
+    cpu_fresh(c, m1);
+    cpu_line(c, "%s = arith.constant -1 : %s", m1, ty);
+    cpu_fresh(c, amin);
+    cpu_line(c, "%s = arith.cmpi eq, %s, %s : %s", amin, ins[0], mn, ty);
+    cpu_fresh(c, bm1);
+    cpu_line(c, "%s = arith.cmpi eq, %s, %s : %s", bm1, ins[1], m1, ty);
+    cpu_fresh(c, ovf);
+    cpu_line(c, "%s = arith.andi %s, %s : i1", ovf, amin, bm1);
+    cpu_fresh(c, any);
+    cpu_line(c, "%s = arith.ori %s, %s : i1", any, bad, ovf);
+    snprintf(bad, sizeof bad, "%s", any);
+  }
+  cpu_fresh(c, one);
+  cpu_line(c, "%s = arith.constant %s : %s", one, t.kind == ZT_I1 ? "true" : "1", ty);
+  char safe[2][ZT_CPU_NAME];
+  snprintf(safe[0], ZT_CPU_NAME, "%s", ins[0]);
+  cpu_fresh(c, safe[1]);
+  cpu_line(c, "%s = arith.select %s, %s, %s : %s", safe[1], bad, one, ins[1], ty);
+  return generic_fn(c, op, safe, outs);
+}
+
+// The scalar emitter of an arith/math op.
+static elem_fn arith_fn(MlirOperation op) {
+  bool is_signed;
+  return is_int_division(op, &is_signed) ? safe_div_fn : generic_fn;
 }
 
 // ---------------------------------------------------------------------------
@@ -567,7 +635,7 @@ zt_status_t cpu_emit_op(cpu_t* c, MlirOperation op) {
         return cpu_op_error(op, ZT_STATUS_UNSUPPORTED,
                             "tensor constants are not tile IR (use tile.splat)");
     }
-    return emit_elementwise(c, op, generic_fn, true);
+    return emit_elementwise(c, op, arith_fn(op), true);
   }
   return cpu_op_error(op, ZT_STATUS_UNSUPPORTED,
                       "operation not supported by the CPU lowering");
