@@ -75,6 +75,10 @@ def _inputs(case, rng):
         if dt in FLOAT_DTYPES:
             if case.op in ("cast", "bitcast") and case.op != "bitcast":
                 v = rng.uniform(0, 100, size)
+            elif case.op == "argmax_fast":
+                v = rng.permutation(size).astype(np.float64) - size // 2  # which tie wins is unspecified
+            elif case.category in ("argreduce", "scan"):
+                v = rng.integers(-4, 5, size).astype(np.float64)  # ties, exactly summable
             else:
                 v = rng.standard_normal(size) * 3
             if divisor:
@@ -86,9 +90,13 @@ def _inputs(case, rng):
             lo, hi = (0, 40) if dt.startswith("uint") else (-40, 40)
             if case.op in ("cast",):
                 lo, hi = 0, 100
-            if case.category == "reduce":
+            if case.category in ("reduce", "argreduce", "scan"):
                 lo, hi = (0, 5) if dt.startswith("uint") else (-5, 5)
+            if case.category == "atomic" and case.op in ("atomic_or", "atomic_xor", "atomic_and"):
+                lo, hi = 0, 1 << 20
             arr = rng.integers(lo, hi, size)
+            if case.op == "argmax_fast":
+                arr = rng.permutation(size) - size // 2  # which tie wins is unspecified
             if divisor:
                 arr = np.where(arr == 0, 3, arr)
         out.append((arr, dt))

@@ -290,3 +290,116 @@ def calls_kernel(X, OUT, N, BLOCK: tl.constexpr):
 def grid3d_kernel(OUT):
     pid = tl.program_id(0) + tl.num_programs(0) * (tl.program_id(1) + tl.num_programs(1) * tl.program_id(2))
     tl.store(OUT + pid, pid * 7 + tl.num_programs(0) + tl.num_programs(1) * 100 + tl.num_programs(2) * 10000)
+
+
+# ------------------------------------------------ reductions with combiners
+@triton.jit
+def _max_combine_user(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def _sum_pair(a0, a1, b0, b1):
+    return a0 + b0, a1 * b1
+
+
+@triton.jit
+def index_reduce_kernel(X, OUT, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr,
+                        OP: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    if OP == "argmax":
+        r = tl.argmax(x, axis=AXIS)
+    elif OP == "argmin":
+        r = tl.argmin(x, axis=AXIS)
+    elif OP == "argmax_fast":
+        r = tl.argmax(x, axis=AXIS, tie_break_left=False)
+    elif OP == "max_idx":
+        v, i = tl.max(x, axis=AXIS, return_indices=True)
+        r = i * 1000 + v.to(tl.int32)
+    elif OP == "user_max":
+        r = tl.reduce(x, AXIS, _max_combine_user)
+    else:
+        s, p = tl.reduce((x, x.to(tl.int32) % 3 + 1), AXIS, _sum_pair)
+        r = s.to(tl.int32) + p
+    if AXIS == 0:
+        tl.store(OUT + rn, r)
+    else:
+        tl.store(OUT + rm, r)
+
+
+# -------------------------------------------------------------------- random
+@triton.jit
+def random_kernel(OUT, N, seed, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < N
+    if OP == "randint":
+        r = tl.randint(seed, offs)
+    elif OP == "rand":
+        r = tl.rand(seed, offs)
+    elif OP == "randn":
+        r = tl.randn(seed, offs)
+    else:
+        a, b, c, d = tl.randint4x(seed, offs)
+        r = a ^ b ^ c ^ d
+    tl.store(OUT + offs, r, mask=m)
+
+
+# ------------------------------------------------------------ scans, atomics
+@triton.jit
+def scan_kernel(X, OUT, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, OP: tl.constexpr,
+                REVERSE: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    if OP == "cumsum":
+        r = tl.cumsum(x, axis=AXIS, reverse=REVERSE)
+    elif OP == "cumprod":
+        r = tl.cumprod(x % 3 + 1, axis=AXIS, reverse=REVERSE)
+    else:
+        r = tl.associative_scan(x, AXIS, _max_combine_user, reverse=REVERSE)
+    tl.store(OUT + rm[:, None] * N + rn[None, :], r)
+
+
+@triton.jit
+def atomic_kernel(X, OUT, N, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m, other=0)
+    slot = OUT + (offs % 8)
+    if OP == "add":
+        tl.atomic_add(slot, x, mask=m)
+    elif OP == "max":
+        tl.atomic_max(slot, x, mask=m)
+    elif OP == "min":
+        tl.atomic_min(slot, x, mask=m)
+    elif OP == "or":
+        tl.atomic_or(slot, x, mask=m)
+    elif OP == "xor":
+        tl.atomic_xor(slot, x, mask=m)
+    else:
+        tl.atomic_and(slot, x, mask=m)
+
+
+# ---------------------------------------------------- block pointers / descriptors
+@triton.jit
+def block_ptr_copy(X, OUT, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    src = tl.make_block_ptr(X, shape=(M, N), strides=(N, 1), offsets=(pm * BM, pn * BN),
+                            block_shape=(BM, BN), order=(1, 0))
+    dst = tl.make_block_ptr(OUT, shape=(M, N), strides=(N, 1), offsets=(pm * BM, pn * BN),
+                            block_shape=(BM, BN), order=(1, 0))
+    x = tl.load(src, boundary_check=(0, 1), padding_option="zero")
+    tl.store(dst, x * 2 + 1, boundary_check=(0, 1))
+
+
+@triton.jit
+def descriptor_copy(X, OUT, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    src = tl.make_tensor_descriptor(X, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    dst = tl.make_tensor_descriptor(OUT, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    x = src.load([pm * BM, pn * BN])
+    dst.store([pm * BM, pn * BN], x + 3)

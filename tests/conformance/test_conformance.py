@@ -117,8 +117,49 @@ def _control_cases():
                grid=(3, 4, 5), out_dtype="int32", out_size=60)
 
 
+def _index_reduce_cases():
+    for op in ["argmax", "argmin", "argmax_fast", "max_idx", "user_max", "user_pair"]:
+        for dt in ["int32", "float32", "int8", "float16"]:
+            for axis in (0, 1):
+                yield Case("argreduce", f"{op}-{dt}-axis{axis}", "index_reduce_kernel", ["X"], [dt],
+                           op=op, scalars={}, constexprs={"M": 8, "N": 16, "AXIS": axis, "OP": op},
+                           grid=(1,), out_dtype="int32" if op != "user_max" else dt,
+                           in_sizes=[128], out_size=16 if axis == 0 else 8)
+
+
+def _random_cases():
+    for op, dt in [("randint", "int32"), ("rand", "float32"), ("randn", "float32"),
+                   ("randint4x", "int32")]:
+        for seed in (0, 1234, 2**31 + 5):
+            yield Case("random", f"{op}-seed{seed}", "random_kernel", [], [], op=op,
+                       scalars={"N": N, "seed": seed}, constexprs={"OP": op, "BLOCK": BLOCK},
+                       grid=(-(-N // BLOCK),), out_dtype=dt, out_size=N)
+
+
+def _scan_atomic_block_cases():
+    for op in ["cumsum", "cumprod", "user_scan"]:
+        for dt in ["int32", "float32"]:
+            for axis in (0, 1):
+                for rev in (False, True):
+                    yield Case("scan", f"{op}-{dt}-axis{axis}{'-rev' if rev else ''}", "scan_kernel",
+                               ["X"], [dt], op=op, scalars={},
+                               constexprs={"M": 4, "N": 16, "AXIS": axis, "OP": op, "REVERSE": rev},
+                               grid=(1,), out_dtype=dt, in_sizes=[64], out_size=64)
+    for op in ["add", "max", "min", "or", "xor", "and"]:
+        for dt in ["int32", "uint32", "int64"] + (["float32"] if op in ("add", "max", "min") else []):
+            yield Case("atomic", f"{op}-{dt}", "atomic_kernel", ["X"], [dt], op="atomic_" + op,
+                       scalars={"N": N}, constexprs={"OP": op, "BLOCK": BLOCK},
+                       grid=(-(-N // BLOCK),), out_dtype=dt, out_size=8)
+    for kern in ["block_ptr_copy", "descriptor_copy"]:
+        for dt in ["float32", "int32", "float16"]:
+            yield Case("block", f"{kern}-{dt}", kern, ["X"], [dt], op="copy",
+                       scalars={"M": 37, "N": 45}, constexprs={"BM": 16, "BN": 16},
+                       grid=(3, 3), out_dtype=dt, in_sizes=[37 * 45], out_size=37 * 45)
+
+
 CASES = [*_binary_cases(), *_scalar_cases(), *_unary_cases(), *_cast_cases(), *_reduce_cases(),
-         *_shape_cases(), *_control_cases()]
+         *_shape_cases(), *_control_cases(), *_index_reduce_cases(), *_random_cases(),
+         *_scan_atomic_block_cases()]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.category}-{c.name}" for c in CASES])
