@@ -403,3 +403,27 @@ def descriptor_copy(X, OUT, M, N, BM: tl.constexpr, BN: tl.constexpr):
     dst = tl.make_tensor_descriptor(OUT, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
     x = src.load([pm * BM, pn * BN])
     dst.store([pm * BM, pn * BN], x + 3)
+
+
+@triton.jit
+def compose_kernel(X, Y, OUT, N: tl.constexpr, OP: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    y = tl.load(Y + offs)
+    if OP == "join_split":
+        a, b = tl.split(tl.join(x, y))
+        r = a * 3 + b
+    elif OP == "interleave":
+        r2 = tl.interleave(x, y)
+        a, b = tl.split(tl.reshape(r2, (N, 2)))
+        r = a - b
+    elif OP == "swizzle":
+        i, j = tl.swizzle2d(offs // 4, offs % 4, N // 4, 4, 3)
+        r = (i * 100 + j).to(x.dtype)
+    elif OP == "softmax":
+        r = tl.softmax(x.to(tl.float32)).to(x.dtype)
+    elif OP == "add_sub_mul":
+        r = tl.mul(tl.add(x, y), tl.sub(x, y))
+    else:
+        r = tl.squeeze(tl.unsqueeze(x, 0), 0)
+    tl.store(OUT + offs, r)

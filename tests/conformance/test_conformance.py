@@ -157,7 +157,15 @@ def _scan_atomic_block_cases():
                        grid=(3, 3), out_dtype=dt, in_sizes=[37 * 45], out_size=37 * 45)
 
 
-CASES = [*_binary_cases(), *_scalar_cases(), *_unary_cases(), *_cast_cases(), *_reduce_cases(),
+def _compose_cases():
+    for op in ["join_split", "interleave", "swizzle", "softmax", "add_sub_mul", "squeeze"]:
+        for dt in ["int32", "float32"]:
+            yield Case("shape", f"{op}-{dt}", "compose_kernel", ["X", "Y"], [dt, dt], op=op,
+                       scalars={}, constexprs={"N": 32, "OP": op}, grid=(1,), out_dtype=dt,
+                       in_sizes=[32, 32], out_size=32)
+
+
+CASES = [*_compose_cases(), *_binary_cases(), *_scalar_cases(), *_unary_cases(), *_cast_cases(), *_reduce_cases(),
          *_shape_cases(), *_control_cases(), *_index_reduce_cases(), *_random_cases(),
          *_scan_atomic_block_cases()]
 

@@ -18,3 +18,6 @@ from .standard import (reduce, associative_scan, cumsum, cumprod, argmax, argmin
                        atomic_xchg, atomic_cas, device_print, device_assert)
 from .random import (randint, randint4x, rand, rand4x, randn, randn4x, philox,  # noqa: F401,E402
                      philox_impl, uint_to_uniform_float, pair_uniform_to_normal)
+from .standard import (add, sub, mul, to_tensor, assume, reduce_or, unsqueeze, squeeze, join,  # noqa: F401,E402
+                       split, interleave, swizzle2d, softmax)
+TRITON_MAX_TENSOR_NUMEL = 1048576

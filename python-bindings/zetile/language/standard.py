@@ -249,3 +249,126 @@ def device_assert(cond, msg="", mask=None):
     if m is not None:
         c = s.logical_or(c, s.not_(m))
     s.b.assert_(c.handle, str(_unwrap(msg)))
+
+
+# ------------------------------------------------------- small compositions
+@builtin
+def add(x, y, sanitize_overflow=True):
+    return _sem().add(_unwrap(x), _unwrap(y))
+
+
+@builtin
+def sub(x, y, sanitize_overflow=True):
+    return _sem().sub(_unwrap(x), _unwrap(y))
+
+
+@builtin
+def mul(x, y, sanitize_overflow=True):
+    return _sem().mul(_unwrap(x), _unwrap(y))
+
+
+@builtin
+def to_tensor(x):
+    return _sem().to_tensor(_unwrap(x))
+
+
+@builtin
+def assume(cond):
+    return None  # a hint; nothing to check at run time
+
+
+@builtin
+def reduce_or(input, axis, keep_dims=False):
+    s = _sem()
+    t = s.to_tensor(_unwrap(input))
+    if not t.dtype.is_int():
+        raise TypeError("reduce_or needs an integer tensor")
+    return s.reduce_builtin(t, None if _unwrap(axis) is None else int(_unwrap(axis)), _C.REDUCE_OR,
+                            _unwrap(keep_dims))
+
+
+@builtin
+def unsqueeze(x, dim):
+    return _sem().expand_dims(_sem().to_tensor(_unwrap(x)), int(_unwrap(dim)))
+
+
+@builtin
+def squeeze(x, dim):
+    s = _sem()
+    t = s.to_tensor(_unwrap(x))
+    dim = _normalize_axis(dim, len(t.shape))
+    if t.shape[dim] != 1:
+        raise ValueError(f"cannot squeeze dimension {dim} of size {t.shape[dim]}")
+    shape = t.shape[:dim] + t.shape[dim + 1:]
+    if not shape:
+        return s.reduce_builtin(t, 0, _C.REDUCE_ADD)
+    return s.reshape(t, shape)
+
+
+@builtin
+def join(a, b):
+    """Stacks a and b along a new minor dimension of size 2."""
+    s = _sem()
+    a, b = s.broadcast_pair(s.to_tensor(_unwrap(a)), s.to_tensor(_unwrap(b)))
+    if a.dtype != b.dtype:
+        raise TypeError(f"join needs one dtype, got {a.dtype} and {b.dtype}")
+    shape = a.shape + (2,)
+    which = s.broadcast_to(s.reshape(s.arange(0, 2), (1,) * len(a.shape) + (2,)), shape)
+    ea = s.broadcast_to(s.expand_dims(a, len(a.shape)), shape)
+    eb = s.broadcast_to(s.expand_dims(b, len(b.shape)), shape)
+    return s.where(s.equal(which, 0), ea, eb)
+
+
+@builtin
+def split(a):
+    """The two halves of a tensor whose minor dimension has size 2."""
+    s = _sem()
+    t = s.to_tensor(_unwrap(a))
+    if not t.shape or t.shape[-1] != 2:
+        raise ValueError(f"split needs a minor dimension of size 2, got {list(t.shape)}")
+    rank = len(t.shape)
+    idx = s.broadcast_to(s.reshape(s.arange(0, 2), (1,) * (rank - 1) + (2,)), t.shape)
+
+    def pick(first):
+        def combine(x, ix, y, iy):
+            keep_x = s.equal(ix, 0 if first else 1)
+            return s.where(keep_x, x, y), s.where(keep_x, ix, iy)
+        return combine
+    lo = _reduce_impl([t, idx], rank - 1, pick(True), False)[0]
+    hi = _reduce_impl([t, idx], rank - 1, pick(False), False)[0]
+    return lo, hi
+
+
+@builtin
+def interleave(a, b):
+    t = join(a, b)
+    return _sem().reshape(t, t.shape[:-2] + (t.shape[-2] * 2,))
+
+
+@builtin
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Grouped ordering of a 2-D grid (as Triton's tl.swizzle2d)."""
+    s = _sem()
+    i, j = _unwrap(i), _unwrap(j)
+    size_i, size_j, size_g = _unwrap(size_i), _unwrap(size_j), _unwrap(size_g)
+    ij = s.add(s.mul(i, size_j), j)
+    size_gj = s.mul(size_g, size_j)
+    group_id = s.floordiv(ij, size_gj)
+    off_i = s.mul(group_id, size_g)
+    size_g = s.minimum(s.sub(size_i, off_i), size_g)
+    ij = s.mod(ij, size_gj)
+    new_i = s.add(off_i, s.mod(ij, size_g))
+    new_j = s.floordiv(ij, size_g)
+    return new_i, new_j
+
+
+@builtin
+def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
+    s = _sem()
+    from .core import exp, max as tmax, sum as tsum
+    t = s.to_tensor(_unwrap(x))
+    d = len(t.shape) - 1 if _unwrap(dim) is None else int(_unwrap(dim))
+    z = s.sub(t, tmax(t, d, keep_dims=True))
+    num = exp(z)
+    den = tsum(num, d, keep_dims=True)
+    return s.fdiv(num, den)
