@@ -115,16 +115,27 @@ static zt_status_t compile_locked(const char* tile_ir, size_t size,
                           "unknown target '%s' (valid targets: cpu, pvc, bmg)",
                           target);
   }
+  zt_timing_reset();
+  double t0 = zt_timing_now_ms();
   MlirContext ctx;
   ZT_RETURN_IF_ERROR(zt_compiler_context(&ctx));
+  zt_timing_record("context", zt_timing_now_ms() - t0);
   ZT_RETURN_IF_ERROR(zt_artifact_set(artifact, "tile", tile_ir, size));
   MlirModule m;
   ZT_RETURN_IF_ERROR(zt_mlir_parse(ctx, tile_ir, size, "tile IR", &m));
   zt_lower_ctx_t lc = {.ctx = ctx, .tile = m, .options = options,
                        .artifact = artifact};
   zt_status_t s = find_kernel(m, &lc.kernel);
+  double t1 = zt_timing_now_ms();
   if (!s) s = lower(&lc);
+  zt_timing_record("lower (total)", zt_timing_now_ms() - t1);
+  zt_timing_record("compile (total)", zt_timing_now_ms() - t0);
   mlirModuleDestroy(m);
+  if (!s) {
+    size_t n;
+    const char* log = zt_timing_log(&n);
+    s = zt_artifact_set(artifact, "timings", log, n);
+  }
   return s;
 }
 

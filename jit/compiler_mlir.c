@@ -2,6 +2,7 @@
 // pass pipelines and printing, with MLIR's diagnostics turned into statuses.
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
@@ -91,8 +92,42 @@ zt_status_t zt_mlir_diag_status(zt_status_code_t code, const char* what) {
   return s;
 }
 
+// Stage timings of the compile in progress (compiles are serialized by the
+// compiler lock): every parse and pipeline records "what=milliseconds", and
+// compiler.c stores the log as the artifact's "timings" section.
+static zt_strbuf_t g_timings;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void zt_timing_reset(void) { zt_strbuf_clear(&g_timings); }
+
+void zt_timing_record(const char* what, double ms) {
+  zt_strbuf_printf(&g_timings, "%s=%.3f\n", what, ms);
+}
+
+const char* zt_timing_log(size_t* out_size) {
+  *out_size = g_timings.size;
+  return g_timings.data ? g_timings.data : "";
+}
+
+double zt_timing_now_ms(void) { return now_ms(); }
+
 zt_status_t zt_mlir_parse(MlirContext ctx, const char* text, size_t size,
                           const char* what, MlirModule* out_module) {
+  double t0 = now_ms();
+  zt_status_t s = zt_mlir_parse_untimed(ctx, text, size, what, out_module);
+  char label[160];
+  snprintf(label, sizeof label, "parse %s", what);
+  zt_timing_record(label, now_ms() - t0);
+  return s;
+}
+
+zt_status_t zt_mlir_parse_untimed(MlirContext ctx, const char* text, size_t size,
+                                  const char* what, MlirModule* out_module) {
   *out_module = (MlirModule){NULL};
   zt_mlir_diag_clear();
   MlirOperation op = mlirOperationCreateParse(
@@ -123,6 +158,16 @@ zt_status_t zt_mlir_parse(MlirContext ctx, const char* text, size_t size,
 
 zt_status_t zt_mlir_run_pipeline(MlirContext ctx, MlirModule module,
                                  const char* pipeline, const char* what) {
+  double t0 = now_ms();
+  zt_status_t s = zt_mlir_run_pipeline_untimed(ctx, module, pipeline, what);
+  char label[160];
+  snprintf(label, sizeof label, "pipeline %s", what);
+  zt_timing_record(label, now_ms() - t0);
+  return s;
+}
+
+zt_status_t zt_mlir_run_pipeline_untimed(MlirContext ctx, MlirModule module,
+                                         const char* pipeline, const char* what) {
   zt_mlir_diag_clear();
   MlirPassManager pm = mlirPassManagerCreate(ctx);
   zt_strbuf_t err;

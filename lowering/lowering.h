@@ -33,6 +33,16 @@ zt_status_t zt_mlir_parse(MlirContext ctx, const char* text, size_t size,
 /// errors carry the diagnostics that the passes emitted.
 zt_status_t zt_mlir_run_pipeline(MlirContext ctx, MlirModule module,
                                  const char* pipeline, const char* what);
+zt_status_t zt_mlir_parse_untimed(MlirContext ctx, const char* text, size_t size,
+                                  const char* what, MlirModule* out_module);
+zt_status_t zt_mlir_run_pipeline_untimed(MlirContext ctx, MlirModule module,
+                                         const char* pipeline, const char* what);
+/// Stage timings of the current compile (see jit/compiler_mlir.c): parses
+/// and pipelines record themselves; lowerings may add their own stages.
+void zt_timing_reset(void);
+void zt_timing_record(const char* what, double ms);
+const char* zt_timing_log(size_t* out_size);
+double zt_timing_now_ms(void);
 /// Prints an operation (generic form off) into sb.
 void zt_mlir_print(MlirOperation op, zt_strbuf_t* sb);
 /// Fills the argument part of `meta` from the kernel's signature.
