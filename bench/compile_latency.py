@@ -1,0 +1,175 @@
+"""Cold-compile latency: zetile (tile IR -> SPIR-V for pvc, and the CPU target)
+against Triton from PyPI compiling the same kernels offline for a CUDA target
+(triton.compile with a GPUTarget; no GPU needed), measured in the same run.
+
+Each measurement runs in a fresh process with an empty cache ("cold process,
+cold cache"), then compiles a second specialization in that process ("warm
+process, cold cache"). zetile's stage times come from the compiler's
+"timings" section; the front end is the Python AST -> tile IR step.
+
+    .venv/bin/python bench/compile_latency.py [--reps 3] [--json out.json]
+
+These are CPU timings of compilers on this machine, not GPU speed.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples")
+
+KERNELS = {
+    "matmul 128x128x32 fp16": dict(
+        file="matmul.py", fn="matmul_kernel",
+        sig={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+             "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
+             "stride_cm": "i32", "stride_cn": "i32"},
+        consts=[{"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8},
+                {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8}]),
+    "fused softmax": dict(
+        file="softmax.py", fn="softmax_kernel",
+        sig={"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32",
+             "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
+        consts=[{"BLOCK_SIZE": 1024}, {"BLOCK_SIZE": 512}]),
+}
+
+ZETILE = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import zetile
+from zetile.language import dtypes as D
+t1 = time.perf_counter()
+sys.path.insert(0, {examples!r})
+mod = __import__({file!r}[:-3])
+fn = getattr(mod, {fn!r})
+out = {{"import_ms": (t1 - t0) * 1e3, "runs": []}}
+for consts in {consts!r}:
+    sig = {sig!r}
+    types = {{n: D.parse_signature_type(t) for n, t in sig.items()}}
+    div = {{n: 16 for n, t in sig.items() if t.startswith("*")}}
+    t2 = time.perf_counter()
+    try:
+        text = fn.build_tile_ir(types, consts, div)
+        t3 = time.perf_counter()
+        art = zetile._C.compile(text, target={target!r}, cached=False)
+        t4 = time.perf_counter()
+        timings = {{}}
+        for line in art.get("timings").decode().splitlines():
+            k, v = line.rsplit("=", 1)
+            timings[k] = timings.get(k, 0.0) + float(v)
+        out["runs"].append({{"front_end_ms": (t3 - t2) * 1e3, "compile_ms": (t4 - t3) * 1e3,
+                            "total_ms": (t4 - t2) * 1e3, "stages": timings}})
+    except Exception as e:
+        out["runs"].append({{"error": str(e).splitlines()[0][:200]}})
+print("RESULT " + json.dumps(out))
+"""
+
+TRITON = r"""
+import json, os, sys, time, warnings
+warnings.filterwarnings("ignore")
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+src = open(os.path.join({examples!r}, {file!r})).read()
+src = src.replace("import zetile as triton\n", "import triton\n").replace(
+    "import zetile.language as tl\n", "import triton.language as tl\n").replace(
+    "from zetile.tools.tensor_descriptor import TensorDescriptor\n", "")
+path = os.path.join({tmp!r}, "triton_" + {file!r})
+open(path, "w").write(src)
+sys.path.insert(0, {tmp!r})
+t0 = time.perf_counter()
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+t1 = time.perf_counter()
+mod = __import__("triton_" + {file!r}[:-3])
+fn = getattr(mod, {fn!r})
+out = {{"import_ms": (t1 - t0) * 1e3, "runs": []}}
+for consts in {consts!r}:
+    sig = dict({sig!r})
+    sig.update({{k: "constexpr" for k in consts}})
+    t2 = time.perf_counter()
+    k = triton.compile(ASTSource(fn, signature=sig, constexprs=consts), target=GPUTarget("cuda", 90, 32))
+    t3 = time.perf_counter()
+    out["runs"].append({{"total_ms": (t3 - t2) * 1e3}})
+print("RESULT " + json.dumps(out))
+"""
+
+
+def run(template, env_extra, **kw):
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ)
+        env.update(env_extra(tmp))
+        env["PYTHONPATH"] = os.path.join(ROOT, "python-bindings")
+        code = textwrap.dedent(template.format(examples=EXAMPLES, tmp=tmp, **kw))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                           timeout=900)
+        for line in r.stdout.splitlines():
+            if line.startswith("RESULT "):
+                return json.loads(line[7:])
+        return {"error": (r.stderr or r.stdout).strip().splitlines()[-1][:200] if (r.stderr or r.stdout)
+                else f"exit {r.returncode}"}
+
+
+def best(results, key, idx):
+    vals = [r["runs"][idx].get(key) for r in results if "runs" in r and len(r["runs"]) > idx]
+    vals = [v for v in vals if v is not None]
+    return min(vals) if vals else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    have_triton = subprocess.run([sys.executable, "-c", "import triton"], capture_output=True).returncode == 0
+    report = {}
+    for name, k in KERNELS.items():
+        entry = report[name] = {}
+        for target in ("pvc", "cpu"):
+            entry[f"zetile {target}"] = [run(ZETILE, lambda t: {"ZETILE_CACHE_DIR": t}, target=target,
+                                             **k) for _ in range(args.reps)]
+        if have_triton:
+            entry["triton cuda"] = [run(TRITON, lambda t: {"TRITON_CACHE_DIR": t}, **k)
+                                    for _ in range(args.reps)]
+    print(f"{'kernel':<26}{'compiler':<14}{'cold process':>14}{'warm process':>14}"
+          f"{'front end':>11}{'lowering':>10}{'upstream':>10}{'SPIR-V/LLVM':>12}")
+    for name, entry in report.items():
+        tri = entry.get("triton cuda")
+        tri_cold = best(tri, "total_ms", 0) if tri else None
+        for comp, results in entry.items():
+            runs = [r for r in results if "runs" in r]
+            errs = [r.get("error") or (r["runs"][0].get("error") if r.get("runs") else None)
+                    for r in results]
+            errs = [e for e in errs if e]
+            cold, warm = best(runs, "total_ms", 0), best(runs, "total_ms", 1)
+            if cold is None:
+                print(f"{name:<26}{comp:<14}{'n/a: ' + (errs[0] if errs else '?')}")
+                continue
+            fe = best(runs, "front_end_ms", 0)
+            st = runs[0]["runs"][0].get("stages", {})
+            upstream = sum(v for s, v in st.items() if s.startswith("pipeline"))
+            lower_total = st.get("lower (total)")
+            ours = (lower_total - upstream - sum(v for s, v in st.items()
+                                                 if s.startswith("parse") and s != "parse tile IR")) \
+                if lower_total is not None else None
+            emit = sum(v for s, v in st.items() if "spirv" in s.lower() or "binary" in s.lower())
+            cell = lambda v: f"{v:>9.0f}ms" if v is not None else f"{'-':>11}"  # noqa: E731
+            print(f"{name:<26}{comp:<14}{cold:>12.0f}ms{(warm or 0):>12.0f}ms"
+                  f"{cell(fe)}{cell(ours)}{cell(upstream or None)}{cell(emit or None)}")
+        if tri_cold:
+            z = best([r for r in entry.get("zetile pvc", []) if "runs" in r], "total_ms", 0)
+            if z:
+                print(f"{'':<26}ratio zetile pvc / triton cuda (cold process): {z / tri_cold:.2f} "
+                      f"(aim: <= 0.10)")
+    if not have_triton:
+        print("triton is not installed: no peer figures (pip install triton)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
