@@ -92,16 +92,16 @@ def cmd_info(args):
 
 
 def cmd_compile(args):
-    from . import jit as zjit
+    # zetile.jit is the decorator; the module is reached through import.
+    from .jit import JITFunction, compile as zcompile
     kernel = _load_kernel(args.kernel)
-    if not isinstance(kernel, zjit.JITFunction):
+    if not isinstance(kernel, JITFunction):
         raise SystemExit(f"zetile: {args.kernel} is not a @zetile.jit function")
-    sig = _parse_pairs(args.signature, "--signature")
-    if not sig and args.signature:
-        sig = args.signature
+    # "x_ptr=*fp32,n=i32", or Triton's positional "*fp32,i32".
+    sig = args.signature if "=" not in args.signature else _parse_pairs(args.signature, "--signature")
     consts = {k: _parse_value(v) for k, v in _parse_pairs(args.constexpr, "--constexpr").items()}
     try:
-        ck = zjit.compile(kernel, signature=sig, constexprs=consts, target=args.target,
+        ck = zcompile(kernel, signature=sig, constexprs=consts, target=args.target,
                           num_warps=args.num_warps, compat=args.compat)
     except Exception as e:  # noqa: BLE001 - shown to the user as it is
         print(f"zetile: {e}", file=sys.stderr)
