@@ -5,6 +5,8 @@
 #ifndef ZETILE_JIT_COMPILER_API_H_
 #define ZETILE_JIT_COMPILER_API_H_
 
+#include <setjmp.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "zetile/compiler.h"
@@ -25,13 +27,34 @@ typedef struct zt_compiler_api_s {
   /// kernel's function pointer. The kernel's C signature is its arguments
   /// (pointers as uint64_t; i1/i8/i16/i32/i64 as int8_t..int64_t; f32 float;
   /// f64 double; f16/bf16 as uint16_t bits) followed by six int32_t:
-  /// program id x, y, z and number of programs x, y, z.
+  /// program id x, y, z and number of programs x, y, z, and one hidden
+  /// `zt_cpu_program_ctx_t*` (below; NULL allowed, see there).
   /// *out_engine keeps the code alive until cpu_unload.
   zt_status_t (*cpu_load)(const char* llvm_mlir, size_t size,
                           const char* kernel_name, void** out_fn,
                           void** out_engine);
   void (*cpu_unload)(void* engine);
 } zt_compiler_api_t;
+
+/// The error slot of one CPU launch, shared by the threads running it.
+typedef struct zt_cpu_launch_error_s {
+  atomic_int failed;  ///< 0; the first failing assertion sets 1 and fills message
+  char message[1024];  ///< "file:line:col: program (x, y, z) ...: Assertion `m` failed"
+} zt_cpu_launch_error_t;
+
+/// The CPU kernels' hidden last argument: per calling thread, set up by the
+/// runtime (runtime/cpu/cpu_backend.c) around each program. A kernel uses
+/// it only when a tile.assert fails: the helper (lowering/cpu/cpu_helpers.c)
+/// records the failure in *error (first one wins) and longjmps to `exit`,
+/// ending that program; the runtime then starts no more programs and the
+/// launch returns ZT_STATUS_DEVICE_ASSERT with the message. Kernels leave
+/// no state behind but heap-allocated tensor buffers (kernels with more
+/// than 256 KiB of them), which leak on that path. With a NULL context (a
+/// kernel called directly, as tests do) failed assertions are ignored.
+typedef struct zt_cpu_program_ctx_s {
+  zt_cpu_launch_error_t* error;
+  jmp_buf exit;  ///< setjmp'ed by the caller before each program
+} zt_cpu_program_ctx_t;
 
 /// Exported by libzetile_compiler.
 typedef const zt_compiler_api_t* (*zt_compiler_get_api_fn)(void);

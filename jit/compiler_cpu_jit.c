@@ -6,6 +6,7 @@
 #include <mlir-c/ExecutionEngine.h>
 
 #include "compiler_internal.h"
+#include "cpu/cpu_helpers.h"
 #include "lowering.h"
 
 // LLVM lowers f16/bf16 conversions to these runtime calls on hosts without
@@ -98,6 +99,9 @@ static const struct {
     {"__truncdfhf2", (void*)zt_truncdfhf2}, {"__extendhfsf2", (void*)zt_extendhfsf2},
     {"__gnu_h2f_ieee", (void*)zt_extendhfsf2}, {"__truncsfbf2", (void*)zt_truncsfbf2},
     {"__truncdfbf2", (void*)zt_truncdfbf2}, {"__extendbfsf2", (void*)zt_extendbfsf2},
+    // What tile.print and tile.assert call (lowering/cpu/cpu_debug.c).
+    {ZT_CPU_PRINT_SYMBOL, (void*)zt_cpu_print},
+    {ZT_CPU_ASSERT_SYMBOL, (void*)zt_cpu_assert_fail},
 };
 
 static zt_status_t load_locked(const char* text, size_t size, const char* name,

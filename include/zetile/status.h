@@ -23,7 +23,8 @@ extern "C" {
   X(OUT_OF_MEMORY, 6, "out of memory")                                        \
   X(IO_ERROR, 7, "i/o error")                                                 \
   X(UNAVAILABLE, 8, "unavailable")                                            \
-  X(INTERNAL, 9, "internal error")
+  X(INTERNAL, 9, "internal error")                                            \
+  X(DEVICE_ASSERT, 10, "device assertion failed")
 
 typedef enum zt_status_code_e {
 #define ZT_X_(name, value, desc) ZT_STATUS_##name = value,

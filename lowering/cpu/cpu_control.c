@@ -608,3 +608,118 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
   }
   return cpu_map_put(c, mlirOperationGetResult(op, 0), &res);
 }
+
+// ---------------------------------------------------------------------------
+// tile.scan (inclusive): for every position of the other dims, a loop along
+// the axis carrying the running value, writing each prefix. A reverse scan
+// walks from the last element; in both directions the combiner gets
+// (running value, next element), as Triton's flip-scan-flip does.
+
+zt_status_t cpu_emit_scan(cpu_t* c, MlirOperation op) {
+  int32_t n = (int32_t)mlirOperationGetNumOperands(op);
+  if (n < 1 || n > 16 || mlirOperationGetNumResults(op) != n)
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "scan of %d values", n);
+  MlirAttribute ca = mlirOperationGetAttributeByName(
+      op, mlirStringRefCreateFromCString("combiner"));
+  MlirAttribute aa = mlirOperationGetAttributeByName(
+      op, mlirStringRefCreateFromCString("axis"));
+  MlirAttribute ra = mlirOperationGetAttributeByName(
+      op, mlirStringRefCreateFromCString("reverse"));
+  if (mlirAttributeIsNull(ca) || !mlirAttributeIsAFlatSymbolRef(ca) ||
+      mlirAttributeIsNull(aa) || !mlirAttributeIsAInteger(aa))
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT,
+                        "scan needs axis and combiner attributes");
+  bool reverse = !mlirAttributeIsNull(ra) && mlirAttributeIsABool(ra) &&
+                 mlirBoolAttrGetValue(ra);
+  MlirOperation fn =
+      mlirSymbolTableLookup(c->symbols, mlirFlatSymbolRefAttrGetValue(ca));
+  if (mlirOperationIsNull(fn))
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "combiner not found");
+  const cpu_val_t* src[16];
+  for (int32_t i = 0; i < n; ++i)
+    ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, i), &src[i]));
+  zt_type_t st;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetResult(op, 0), &st));
+  int32_t axis = (int32_t)mlirIntegerAttrGetValueInt(aa);
+  if (axis < 0 || axis >= st.rank)
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "bad scan axis");
+  int64_t sstr[ZT_MAX_RANK], kept_shape[ZT_MAX_RANK], kept_sstr[ZT_MAX_RANK];
+  cpu_strides(st.rank, st.shape, sstr);
+  int32_t kr = 0;
+  for (int32_t d = 0; d < st.rank; ++d)
+    if (d != axis) {
+      kept_shape[kr] = st.shape[d];
+      kept_sstr[kr++] = sstr[d];
+    }
+  int64_t len = st.shape[axis], astr = sstr[axis];
+  cpu_val_t res[16];
+  const char* tys[16];
+  for (int32_t i = 0; i < n; ++i) {
+    zt_type_t rt;
+    ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetResult(op, i), &rt));
+    ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, rt, &res[i]));
+    tys[i] = cpu_elem(rt.kind);
+  }
+  char ivs[ZT_MAX_RANK][ZT_CPU_NAME], base[ZT_CPU_NAME], first[ZT_CPU_NAME];
+  cpu_nest_begin(c, kr, kept_shape, ivs);
+  cpu_linear(c, kr, ivs, kept_sstr, base);
+  if (reverse && len > 1) {
+    char k[ZT_CPU_NAME];
+    cpu_fresh(c, first);
+    cpu_line(c, "%s = arith.addi %s, %s : index", first, base,
+             cpu_index(c, (len - 1) * astr, k));
+  } else {
+    snprintf(first, sizeof first, "%s", base);
+  }
+  char acc[16][ZT_CPU_NAME];
+  for (int32_t i = 0; i < n; ++i) {
+    cpu_read(c, src[i], first, acc[i]);
+    cpu_write(c, res[i].buf, first, acc[i]);
+  }
+  if (len > 1) {
+    char loop[ZT_CPU_NAME], k[ZT_CPU_NAME], c1[ZT_CPU_NAME], cl[ZT_CPU_NAME],
+        cs[ZT_CPU_NAME], args[16][ZT_CPU_NAME];
+    cpu_fresh(c, loop);
+    cpu_fresh(c, k);
+    cpu_index(c, 1, c1);
+    cpu_index(c, len, cl);
+    zt_strbuf_t line;
+    zt_strbuf_init(&line);
+    zt_strbuf_printf(&line, n == 1 ? "%s = " : "%s:%d = ", loop, n);
+    zt_strbuf_printf(&line, "scf.for %s = %s to %s step %s iter_args(", k, c1, cl, c1);
+    for (int32_t i = 0; i < n; ++i) {
+      cpu_fresh(c, args[i]);
+      zt_strbuf_printf(&line, "%s%s = %s", i ? ", " : "", args[i], acc[i]);
+    }
+    zt_strbuf_puts(&line, ") -> (");
+    for (int32_t i = 0; i < n; ++i) zt_strbuf_printf(&line, "%s%s", i ? ", " : "", tys[i]);
+    zt_strbuf_puts(&line, ") {");
+    ZT_RETURN_IF_ERROR(finish_line(c, &line));
+    ++c->indent;
+    // Position along the axis: k, or len-1-k in reverse.
+    char off[ZT_CPU_NAME], idx[ZT_CPU_NAME], rhs[16][ZT_CPU_NAME], out[16][ZT_CPU_NAME];
+    snprintf(off, sizeof off, "%s", k);
+    if (astr != 1) {
+      cpu_index(c, astr, cs);
+      cpu_fresh(c, off);
+      cpu_line(c, "%s = arith.muli %s, %s : index", off, k, cs);
+    }
+    cpu_fresh(c, idx);
+    cpu_line(c, "%s = arith.%s %s, %s : index", idx, reverse ? "subi" : "addi", first, off);
+    for (int32_t i = 0; i < n; ++i) cpu_read(c, src[i], idx, rhs[i]);
+    ZT_RETURN_IF_ERROR(inline_combiner(c, fn, n, args, rhs, out));
+    for (int32_t i = 0; i < n; ++i) cpu_write(c, res[i].buf, idx, out[i]);
+    zt_strbuf_init(&line);
+    zt_strbuf_puts(&line, "scf.yield ");
+    for (int32_t i = 0; i < n; ++i) zt_strbuf_printf(&line, "%s%s", i ? ", " : "", out[i]);
+    zt_strbuf_puts(&line, " : ");
+    for (int32_t i = 0; i < n; ++i) zt_strbuf_printf(&line, "%s%s", i ? ", " : "", tys[i]);
+    ZT_RETURN_IF_ERROR(finish_line(c, &line));
+    --c->indent;
+    cpu_line(c, "}");
+  }
+  cpu_nest_end(c, kr);
+  for (int32_t i = 0; i < n; ++i)
+    ZT_RETURN_IF_ERROR(cpu_map_put(c, mlirOperationGetResult(op, i), &res[i]));
+  return NULL;
+}

@@ -2,7 +2,9 @@
 // (scf/memref/arith/math/llvm) -> upstream passes -> LLVM dialect, which
 // cpu_load JIT-compiles. Kernel ABI: the tile arguments (pointers as i64,
 // i1 as i8, f16/bf16 as i16 bits) then six i32: program id x, y, z and
-// number of programs x, y, z.
+// number of programs x, y, z; then a hidden pointer to the calling thread's
+// zt_cpu_program_ctx_t (jit/compiler_api.h), which only failing tile.assert
+// ops use.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@ static const char* k_pipeline =
 static void cpu_deinit(cpu_t* c) {
   zt_strbuf_deinit(&c->entry);
   zt_strbuf_deinit(&c->body);
+  zt_strbuf_deinit(&c->globals);
   free(c->map);
   cpu_values_free(c);
   free(c->bufs);
@@ -59,7 +62,7 @@ static zt_status_t emit_signature(cpu_t* c, const zt_kernel_meta_t* meta,
   }
   zt_strbuf_puts(out,
                  "%pidx: i32, %pidy: i32, %pidz: i32, %npx: i32, %npy: i32, "
-                 "%npz: i32) {\n");
+                 "%npz: i32, %zt_ctx: !llvm.ptr) {\n");
   return NULL;
 }
 
@@ -80,6 +83,7 @@ static zt_status_t lower_text(cpu_t* c, const zt_kernel_meta_t* meta,
     bytes += c->bufs[i].numel * zt_tile_kind_bytes(c->bufs[i].kind);
   bool heap = bytes > CPU_STACK_LIMIT;
   zt_strbuf_puts(out, "module {\n");
+  if (c->globals.size) zt_strbuf_append(out, c->globals.data, c->globals.size);
   zt_strbuf_append(out, sig.data, sig.size);
   zt_strbuf_deinit(&sig);
   for (int32_t i = 0; i < c->num_bufs; ++i) {
@@ -96,7 +100,7 @@ static zt_status_t lower_text(cpu_t* c, const zt_kernel_meta_t* meta,
                        cpu_buf_type(c, i, ty, sizeof ty));
     }
   zt_strbuf_puts(out, "    return\n  }\n}\n");
-  if (out->failed || c->entry.failed || c->body.failed)
+  if (out->failed || c->entry.failed || c->body.failed || c->globals.failed)
     return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu lowering text");
   return NULL;
 }
@@ -111,6 +115,7 @@ zt_status_t zt_lower_cpu(zt_lower_ctx_t* lc) {
   c.lc = lc;
   zt_strbuf_init(&c.entry);
   zt_strbuf_init(&c.body);
+  zt_strbuf_init(&c.globals);
   c.symbols = mlirSymbolTableCreate(mlirModuleGetOperation(lc->tile));
   zt_strbuf_t text;
   zt_strbuf_init(&text);

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stddef.h>
+
 #include "lowering.h"
 
 #define ZT_CPU_NAME 40
@@ -59,6 +61,9 @@ typedef struct cpu_s {
   int64_t* index_consts;
   int32_t num_index_consts, cap_index_consts;
   uint32_t zero_consts;  // bit per zt_scalar_kind_t
+  zt_strbuf_t globals;  // module-level declarations (strings, helper functions)
+  int32_t num_globals;
+  uint32_t declared;  // bit per CPU_HELPER_* already declared in `globals`
   MlirSymbolTable symbols;  // of the tile module (combiners)
   bool addr_is_ptr;  // the load/store being emitted got an !llvm.ptr, not i64
 } cpu_t;
@@ -115,7 +120,24 @@ void cpu_copy_to(cpu_t* c, const cpu_val_t* v, int32_t dst);
 zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* srcs,
                               const int32_t* dsts);
 
-// --- ops (cpu_ops.c, cpu_control.c) ----------------------------------------
+/// A load of one element of kind k from `addr` (i64, or an !llvm.ptr when
+/// c->addr_is_ptr); i1 is a byte in memory.
+void cpu_raw_load(cpu_t* c, zt_scalar_kind_t k, const char* addr, char out[ZT_CPU_NAME]);
+void cpu_raw_store(cpu_t* c, zt_scalar_kind_t k, const char* addr, const char* v);
+/// Integer attribute `name` of op, or dflt.
+int64_t cpu_int_attr(MlirOperation op, const char* name, int64_t dflt);
+/// "file:line:col" of an op's location ("" when it has none).
+void cpu_op_where(MlirOperation op, char* out, size_t n);
+/// An i8 array global holding s and a NUL; writes an !llvm.ptr to it (an
+/// llvm.mlir.addressof in the body) to out.
+void cpu_global_string(cpu_t* c, const char* s, char out[ZT_CPU_NAME]);
+
+/// Helper functions that kernels call (lowering/cpu/cpu_helpers.c; the JIT
+/// registers them). cpu_declare adds the llvm.func declaration once.
+typedef enum cpu_helper_e { CPU_HELPER_PRINT, CPU_HELPER_ASSERT } cpu_helper_t;
+const char* cpu_declare(cpu_t* c, cpu_helper_t h);
+
+// --- ops (cpu_ops.c, cpu_control.c, cpu_block.c, cpu_debug.c) ---------------
 /// Lowers every op of a block (stopping at its terminator, which the caller
 /// handles) .
 zt_status_t cpu_emit_block(cpu_t* c, MlirBlock block);
@@ -125,6 +147,11 @@ zt_status_t cpu_emit_if(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_while(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_reduce(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_scan(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_block_load(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_block_store(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_print(cpu_t* c, MlirOperation op);
+zt_status_t cpu_emit_assert(cpu_t* c, MlirOperation op);
 
 /// Op name helpers.
 bool cpu_op_is(MlirOperation op, const char* name);

@@ -19,6 +19,23 @@ static void append_cb(MlirStringRef s, void* user) {
   zt_strbuf_append((zt_strbuf_t*)user, s.data, s.length);
 }
 
+void cpu_op_where(MlirOperation op, char* where, size_t size) {
+  zt_strbuf_t loc;
+  zt_strbuf_init(&loc);
+  mlirLocationPrint(mlirOperationGetLocation(op), append_cb, &loc);
+  // loc("file":line:col) -> file:line:col
+  where[0] = 0;
+  if (loc.data && strncmp(loc.data, "loc(\"", 5) == 0) {
+    size_t j = 0;
+    for (const char* p = loc.data + 5; *p && j + 1 < size; ++p)
+      if (*p != '"') where[j++] = *p;
+    where[j] = 0;
+    char* close = strrchr(where, ')');
+    if (close) *close = 0;
+  }
+  zt_strbuf_deinit(&loc);
+}
+
 zt_status_t cpu_op_error(MlirOperation op, zt_status_code_t code,
                          const char* fmt, ...) {
   char msg[1024];
@@ -26,20 +43,8 @@ zt_status_t cpu_op_error(MlirOperation op, zt_status_code_t code,
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  zt_strbuf_t loc;
-  zt_strbuf_init(&loc);
-  mlirLocationPrint(mlirOperationGetLocation(op), append_cb, &loc);
-  // loc("file":line:col) -> file:line:col
-  char where[512] = "";
-  if (loc.data && strncmp(loc.data, "loc(\"", 5) == 0) {
-    size_t j = 0;
-    for (const char* p = loc.data + 5; *p && j + 1 < sizeof where; ++p)
-      if (*p != '"') where[j++] = *p;
-    where[j] = 0;
-    char* close = strrchr(where, ')');
-    if (close) *close = 0;
-  }
-  zt_strbuf_deinit(&loc);
+  char where[512];
+  cpu_op_where(op, where, sizeof where);
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   if (where[0])
     return zt_make_status(code, "%s: %.*s: %s", where, (int)n.length, n.data, msg);
@@ -67,7 +72,9 @@ static bool lazy_user_ok(MlirOperation user) {
   static const char* const ok[] = {
       "tile.addptr",   "tile.load",        "tile.store",   "tile.reduce",
       "tile.trans",    "tile.broadcast",   "tile.reshape", "tile.expand_dims",
-      "tile.ptr_cast", "tile.ptr_to_int",  "tile.int_to_ptr"};
+      "tile.ptr_cast", "tile.ptr_to_int",  "tile.int_to_ptr", "tile.atomic_rmw",
+      "tile.atomic_cas", "tile.scan",      "tile.block_store", "tile.print",
+      "tile.assert"};
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i)
     if (cpu_op_is(user, ok[i])) return true;
   return false;
@@ -203,7 +210,8 @@ static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
     ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, out_types[i], &res[i]));
   char iv[ZT_CPU_NAME];
   cpu_loop_begin(c, numel, iv);
-  bool mem = cpu_op_is(op, "tile.load") || cpu_op_is(op, "tile.store");
+  bool mem = cpu_op_is(op, "tile.load") || cpu_op_is(op, "tile.store") ||
+             cpu_op_is(op, "tile.atomic_rmw") || cpu_op_is(op, "tile.atomic_cas");
   for (intptr_t i = 0; i < nin; ++i) {
     if (i == 0 && mem && gep_address(c, in[0], iv, ins[0])) continue;
     cpu_read(c, in[i], iv, ins[i]);
@@ -386,7 +394,7 @@ static void to_ptr(cpu_t* c, const char* addr, char p[ZT_CPU_NAME]) {
   cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", p, addr);
 }
 
-static void emit_raw_load(cpu_t* c, zt_scalar_kind_t k, const char* addr,
+void cpu_raw_load(cpu_t* c, zt_scalar_kind_t k, const char* addr,
                           char out[ZT_CPU_NAME]) {
   char p[ZT_CPU_NAME];
   to_ptr(c, addr, p);
@@ -404,7 +412,7 @@ static void emit_raw_load(cpu_t* c, zt_scalar_kind_t k, const char* addr,
            zt_tile_kind_bytes(k), cpu_elem(k));
 }
 
-static void emit_raw_store(cpu_t* c, zt_scalar_kind_t k, const char* addr,
+void cpu_raw_store(cpu_t* c, zt_scalar_kind_t k, const char* addr,
                            const char* v) {
   char p[ZT_CPU_NAME];
   to_ptr(c, addr, p);
@@ -426,7 +434,7 @@ static zt_status_t load_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
   int32_t seg[3];
   segments(op, seg);
   if (!seg[1]) {
-    emit_raw_load(c, rt.kind, ins[0], outs[0]);
+    cpu_raw_load(c, rt.kind, ins[0], outs[0]);
     return NULL;
   }
   // Masked-off addresses are never touched.
@@ -435,7 +443,7 @@ static zt_status_t load_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
   cpu_line(c, "%s = scf.if %s -> (%s) {", outs[0], ins[1], ty);
   ++c->indent;
   char x[ZT_CPU_NAME];
-  emit_raw_load(c, rt.kind, ins[0], x);
+  cpu_raw_load(c, rt.kind, ins[0], x);
   cpu_line(c, "scf.yield %s : %s", x, ty);
   --c->indent;
   cpu_line(c, "} else {");
@@ -457,7 +465,7 @@ static zt_status_t store_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
     cpu_line(c, "scf.if %s {", ins[2]);
     ++c->indent;
   }
-  emit_raw_store(c, vt.kind, ins[0], ins[1]);
+  cpu_raw_store(c, vt.kind, ins[0], ins[1]);
   if (seg[2]) {
     --c->indent;
     cpu_line(c, "}");
@@ -466,9 +474,159 @@ static zt_status_t store_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
 }
 
 // ---------------------------------------------------------------------------
+// Atomics: real llvm.atomicrmw / llvm.cmpxchg per element (the programs of a
+// launch run on several threads at once). Elements of one op are done in
+// order, so lanes that share an address combine one after the other. Scopes
+// are ignored: every CPU atomic is system-wide.
+
+// LLVM ordering of a tile `sem`; `failure` gives cmpxchg's failure ordering
+// (no release part).
+static const char* atomic_ordering(const char* sem, bool failure) {
+  if (!strcmp(sem, "relaxed")) return "monotonic";
+  if (!strcmp(sem, "acquire")) return "acquire";
+  if (!strcmp(sem, "release")) return failure ? "monotonic" : "release";
+  return failure ? "acquire" : "acq_rel";
+}
+
+static bool is_float_kind(zt_scalar_kind_t k) {
+  return k == ZT_F16 || k == ZT_BF16 || k == ZT_F32 || k == ZT_F64;
+}
+
+// Memory type of an atomic on elements of kind k: i1 is a byte; floats in
+// cmpxchg go as integers of their width (cmpxchg takes integers only).
+static const char* atomic_mem_type(zt_scalar_kind_t k, bool as_int) {
+  if (k == ZT_I1) return "i8";
+  if (as_int && is_float_kind(k))
+    return k == ZT_F64 ? "i64" : k == ZT_F32 ? "i32" : "i16";
+  return cpu_elem(k);
+}
+
+// Value x of kind k as the atomic's memory type (and back with `back`).
+static void atomic_convert(cpu_t* c, zt_scalar_kind_t k, bool as_int, const char* x,
+                           bool back, char out[ZT_CPU_NAME]) {
+  const char* mt = atomic_mem_type(k, as_int);
+  if (k == ZT_I1) {
+    cpu_fresh(c, out);
+    if (back) {
+      char z[ZT_CPU_NAME];
+      cpu_zero(c, ZT_I8, z);
+      cpu_line(c, "%s = arith.cmpi ne, %s, %s : i8", out, x, z);
+    } else {
+      cpu_line(c, "%s = arith.extui %s : i1 to i8", out, x);
+    }
+    return;
+  }
+  if (as_int && is_float_kind(k)) {
+    cpu_fresh(c, out);
+    if (back)
+      cpu_line(c, "%s = arith.bitcast %s : %s to %s", out, x, mt, cpu_elem(k));
+    else
+      cpu_line(c, "%s = arith.bitcast %s : %s to %s", out, x, cpu_elem(k), mt);
+    return;
+  }
+  snprintf(out, ZT_CPU_NAME, "%s", x);
+}
+
+static zt_status_t string_attr(MlirOperation op, const char* name, char* out, size_t n) {
+  MlirAttribute a =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "missing %s attribute", name);
+  MlirStringRef v = mlirStringAttrGetValue(a);
+  snprintf(out, n, "%.*s", (int)v.length, v.data);
+  return NULL;
+}
+
+// The llvm.atomicrmw operation of a tile kind on elements of kind k.
+static const char* atomic_binop(const char* kind, zt_scalar_kind_t k) {
+  bool f = is_float_kind(k);
+  if (!strcmp(kind, "xchg")) return "xchg";
+  if (!strcmp(kind, "add")) return f ? "fadd" : k == ZT_I1 ? NULL : "add";
+  if (!strcmp(kind, "max")) return f ? "fmax" : k == ZT_I1 ? NULL : "max";
+  if (!strcmp(kind, "min")) return f ? "fmin" : k == ZT_I1 ? NULL : "min";
+  if (f) return NULL;
+  if (!strcmp(kind, "umax")) return "umax";
+  if (!strcmp(kind, "umin")) return "umin";
+  if (!strcmp(kind, "and")) return "_and";
+  if (!strcmp(kind, "or")) return "_or";
+  if (!strcmp(kind, "xor")) return "_xor";
+  return NULL;
+}
+
+// Opens `scf.if mask -> (T) {` when the op is masked; closed by
+// masked_end, which yields `x` or (masked off) a zero.
+static void masked_begin(cpu_t* c, const char* mask, const char* ty, char res[ZT_CPU_NAME]) {
+  cpu_fresh(c, res);
+  cpu_line(c, "%s = scf.if %s -> (%s) {", res, mask, ty);
+  ++c->indent;
+}
+
+static void masked_end(cpu_t* c, zt_scalar_kind_t k, const char* x) {
+  char z[ZT_CPU_NAME];
+  cpu_line(c, "scf.yield %s : %s", x, cpu_elem(k));
+  --c->indent;
+  cpu_line(c, "} else {");
+  cpu_line(c, "  scf.yield %s : %s", cpu_zero(c, k, z), cpu_elem(k));
+  cpu_line(c, "}");
+}
+
+static zt_status_t atomic_rmw_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                                 char outs[][ZT_CPU_NAME]) {
+  zt_type_t vt;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetOperand(op, 1), &vt));
+  char kind[16], sem[16];
+  ZT_RETURN_IF_ERROR(string_attr(op, "kind", kind, sizeof kind));
+  ZT_RETURN_IF_ERROR(string_attr(op, "sem", sem, sizeof sem));
+  const char* bin = atomic_binop(kind, vt.kind);
+  if (!bin)
+    return cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "atomic %s on %s", kind,
+                        zt_tile_kind_spelling(vt.kind));
+  int32_t seg[3];
+  segments(op, seg);
+  char res[ZT_CPU_NAME];
+  if (seg[2]) masked_begin(c, ins[2], cpu_elem(vt.kind), res);
+  char p[ZT_CPU_NAME], v[ZT_CPU_NAME], old[ZT_CPU_NAME], x[ZT_CPU_NAME];
+  to_ptr(c, ins[0], p);
+  atomic_convert(c, vt.kind, false, ins[1], false, v);
+  cpu_fresh(c, old);
+  cpu_line(c, "%s = llvm.atomicrmw %s %s, %s %s : !llvm.ptr, %s", old, bin, p, v,
+           atomic_ordering(sem, false), atomic_mem_type(vt.kind, false));
+  atomic_convert(c, vt.kind, false, old, true, x);
+  if (seg[2]) {
+    masked_end(c, vt.kind, x);
+    snprintf(outs[0], ZT_CPU_NAME, "%s", res);
+  } else {
+    snprintf(outs[0], ZT_CPU_NAME, "%s", x);
+  }
+  return NULL;
+}
+
+// Compares bit patterns (floats included), as GPUs' CAS instructions do.
+static zt_status_t atomic_cas_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                                 char outs[][ZT_CPU_NAME]) {
+  zt_type_t vt;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetOperand(op, 1), &vt));
+  char sem[16];
+  ZT_RETURN_IF_ERROR(string_attr(op, "sem", sem, sizeof sem));
+  const char* mt = atomic_mem_type(vt.kind, true);
+  char p[ZT_CPU_NAME], cmp[ZT_CPU_NAME], v[ZT_CPU_NAME], pair[ZT_CPU_NAME],
+      old[ZT_CPU_NAME];
+  to_ptr(c, ins[0], p);
+  atomic_convert(c, vt.kind, true, ins[1], false, cmp);
+  atomic_convert(c, vt.kind, true, ins[2], false, v);
+  cpu_fresh(c, pair);
+  cpu_line(c, "%s = llvm.cmpxchg %s, %s, %s %s %s : !llvm.ptr, %s", pair, p, cmp, v,
+           atomic_ordering(sem, false), atomic_ordering(sem, true), mt);
+  cpu_fresh(c, old);
+  cpu_line(c, "%s = llvm.extractvalue %s[0] : !llvm.struct<(%s, i1)>", old, pair, mt);
+  atomic_convert(c, vt.kind, true, old, true, outs[0]);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
 // Shape ops
 
-static int64_t int_attr(MlirOperation op, const char* name, int64_t dflt) {
+int64_t cpu_int_attr(MlirOperation op, const char* name, int64_t dflt) {
   MlirAttribute a =
       mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a)) return dflt;
@@ -499,7 +657,7 @@ static zt_status_t emit_alias(cpu_t* c, MlirOperation op) {
 
 static void make_range_elem(cpu_t* c, MlirOperation op, const char* idx,
                             char out[ZT_CPU_NAME]) {
-  int64_t start = int_attr(op, "start", 0);
+  int64_t start = cpu_int_attr(op, "start", 0);
   char x[ZT_CPU_NAME], k[ZT_CPU_NAME];
   cpu_fresh(c, x);
   cpu_line(c, "%s = arith.index_cast %s : index to i32", x, idx);
@@ -580,7 +738,7 @@ static zt_status_t emit_gather(cpu_t* c, MlirOperation op, bool trans) {
 }
 
 static zt_status_t emit_axis_value(cpu_t* c, MlirOperation op, const char* what) {
-  int64_t axis = int_attr(op, "axis", -1);
+  int64_t axis = cpu_int_attr(op, "axis", -1);
   if (axis < 0 || axis > 2)
     return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "axis must be 0, 1 or 2");
   cpu_val_t v = {.kind = CPU_SCALAR};
@@ -618,8 +776,17 @@ zt_status_t cpu_emit_op(cpu_t* c, MlirOperation op) {
     if (cpu_op_is(op, "tile.addptr")) return emit_elementwise(c, op, addptr_fn, true);
     if (cpu_op_is(op, "tile.load")) return emit_elementwise(c, op, load_fn, false);
     if (cpu_op_is(op, "tile.store")) return emit_elementwise(c, op, store_fn, false);
+    if (cpu_op_is(op, "tile.atomic_rmw"))
+      return emit_elementwise(c, op, atomic_rmw_fn, false);
+    if (cpu_op_is(op, "tile.atomic_cas"))
+      return emit_elementwise(c, op, atomic_cas_fn, false);
     if (cpu_op_is(op, "tile.reduce")) return cpu_emit_reduce(c, op);
     if (cpu_op_is(op, "tile.dot")) return cpu_emit_dot(c, op);
+    if (cpu_op_is(op, "tile.scan")) return cpu_emit_scan(c, op);
+    if (cpu_op_is(op, "tile.block_load")) return cpu_emit_block_load(c, op);
+    if (cpu_op_is(op, "tile.block_store")) return cpu_emit_block_store(c, op);
+    if (cpu_op_is(op, "tile.print")) return cpu_emit_print(c, op);
+    if (cpu_op_is(op, "tile.assert")) return cpu_emit_assert(c, op);
   } else if (cpu_op_is(op, "scf.for")) {
     return cpu_emit_for(c, op);
   } else if (cpu_op_is(op, "scf.if")) {

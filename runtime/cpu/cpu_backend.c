@@ -1,10 +1,13 @@
 // The CPU backend: buffers are aligned host memory; kernels are JIT-compiled
 // by libzetile_compiler (cpu_load) and called once per program id through
 // libffi, the grid spread over the thread pool in chunks handed out by an
-// atomic counter. Launches are synchronous.
+// atomic counter. Launches are synchronous. Each thread passes the kernel a
+// program context (hidden last argument, jit/compiler_api.h) through which a
+// failed tile.assert ends its program and fails the launch.
 #include "cpu/cpu_backend.h"
 
 #include <ffi.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +19,7 @@
 #include "cpu/thread_pool.h"
 
 #define CPU_ALIGNMENT 64
-#define MAX_FFI_ARGS (ZT_MAX_KERNEL_ARGS + 6)
+#define MAX_FFI_ARGS (ZT_MAX_KERNEL_ARGS + 7)  // + grid ints + context
 
 typedef struct cpu_executable_s {
   zt_executable_t base;
@@ -91,7 +94,8 @@ static zt_status_t prep_cif(cpu_executable_t* e, const zt_kernel_meta_t* meta) {
                             zt_scalar_kind_name(meta->arg_kinds[i]));
   }
   for (int32_t i = 0; i < 6; ++i) e->arg_types[n + i] = &ffi_type_sint32;
-  ffi_status fs = ffi_prep_cif(&e->cif, FFI_DEFAULT_ABI, (unsigned)(n + 6),
+  e->arg_types[n + 6] = &ffi_type_pointer;
+  ffi_status fs = ffi_prep_cif(&e->cif, FFI_DEFAULT_ABI, (unsigned)(n + 7),
                                &ffi_type_void, e->arg_types);
   if (fs != FFI_OK)
     return zt_make_status(ZT_STATUS_INTERNAL, "ffi_prep_cif failed (%d)", (int)fs);
@@ -158,6 +162,7 @@ typedef struct launch_s {
   uint64_t total;
   uint64_t chunk;
   atomic_uint_fast64_t next;
+  zt_cpu_launch_error_t error;
 } launch_t;
 
 static void convert_arg(const zt_arg_t* a, arg_value_t* v) {
@@ -175,24 +180,40 @@ static void convert_arg(const zt_arg_t* a, arg_value_t* v) {
   }
 }
 
+// One program. setjmp lives in a function of its own so that nothing of the
+// caller's changes between it and a longjmp back from a failed assertion
+// (which skips the kernel's and libffi's frames; neither holds resources).
+static __attribute__((noinline)) void call_program(cpu_executable_t* e, void** avalues,
+                                                   zt_cpu_program_ctx_t* pctx) {
+  if (setjmp(pctx->exit)) return;
+  ffi_arg ret;
+  ffi_call(&e->cif, FFI_FN(e->fn), &ret, avalues);
+}
+
 static void run_programs(void* ctx, int32_t worker) {
   launch_t* l = ctx;
   int32_t n = l->num_args;
   void* avalues[MAX_FFI_ARGS];
   int32_t ids[6] = {0, 0, 0, (int32_t)l->grid[0], (int32_t)l->grid[1], (int32_t)l->grid[2]};
+  zt_cpu_program_ctx_t pctx;
+  memset(&pctx, 0, sizeof pctx);
+  pctx.error = &l->error;
+  zt_cpu_program_ctx_t* pctx_arg = &pctx;
   for (int32_t i = 0; i < n; ++i) avalues[i] = (void*)&l->values[i];
   for (int32_t i = 0; i < 6; ++i) avalues[n + i] = &ids[i];
+  avalues[n + 6] = &pctx_arg;
   uint64_t gx = l->grid[0], gy = l->grid[1];
-  ffi_arg ret;
   for (;;) {
     uint64_t begin = atomic_fetch_add(&l->next, l->chunk);
     if (begin >= l->total) break;
     uint64_t end = begin + l->chunk < l->total ? begin + l->chunk : l->total;
     for (uint64_t p = begin; p < end; ++p) {
+      // After a failed assertion the launch fails: start no more programs.
+      if (atomic_load_explicit(&l->error.failed, memory_order_relaxed)) return;
       ids[0] = (int32_t)(p % gx);
       ids[1] = (int32_t)((p / gx) % gy);
       ids[2] = (int32_t)(p / (gx * gy));
-      ffi_call(&l->exe->cif, FFI_FN(l->exe->fn), &ret, avalues);
+      call_program(l->exe, avalues, &pctx);
     }
   }
 }
@@ -212,7 +233,13 @@ static zt_status_t cpu_launch(zt_executable_t* base, const uint32_t grid[3],
   l.chunk = l.total / ((uint64_t)threads * 8);
   if (l.chunk == 0) l.chunk = 1;
   atomic_init(&l.next, 0);
-  return zt_pool_run(run_programs, &l, threads);
+  atomic_init(&l.error.failed, 0);
+  l.error.message[0] = 0;
+  ZT_RETURN_IF_ERROR(zt_pool_run(run_programs, &l, threads));
+  if (atomic_load(&l.error.failed))
+    return zt_make_status(ZT_STATUS_DEVICE_ASSERT, "kernel %s: %s", base->meta.kernel,
+                          l.error.message);
+  return NULL;
 }
 
 static const zt_backend_vtable_t cpu_vtable = {

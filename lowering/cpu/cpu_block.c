@@ -1,0 +1,200 @@
+// tile.block_load / tile.block_store on the CPU: a loop nest over the block.
+// Element i lives at base + sum_d (offsets[d] + i_d) * strides[d] elements
+// (a getelementptr from the base, so LLVM sees strided addresses); in dims
+// whose bit is set in boundary_check the access sits under
+// 0 <= offsets[d] + i_d < shape[d], so out-of-bounds addresses are never
+// touched. Loads read the padding (zero or NaN) there; stores skip them.
+#include <stdio.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+
+#include "cpu_lower.h"
+
+typedef struct view_s {
+  int32_t rank;
+  uint32_t check;  // boundary_check bits
+  zt_scalar_kind_t kind;  // element kind in memory
+  char base[ZT_CPU_NAME];  // !llvm.ptr
+  char shape[ZT_MAX_RANK][ZT_CPU_NAME];  // i64
+  char stride[ZT_MAX_RANK][ZT_CPU_NAME];  // i64
+  char offset[ZT_MAX_RANK][ZT_CPU_NAME];  // i64 (sign-extended)
+} view_t;
+
+static zt_status_t scalar_operand(cpu_t* c, MlirOperation op, intptr_t i,
+                                  char out[ZT_CPU_NAME]) {
+  const cpu_val_t* v;
+  ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, i), &v));
+  if (v->kind != CPU_SCALAR)
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "operand %d must be a scalar",
+                        (int)i);
+  snprintf(out, ZT_CPU_NAME, "%s", v->name);
+  return NULL;
+}
+
+// Reads the view operands (base, shape[r], strides[r], offsets[r]).
+static zt_status_t read_view(cpu_t* c, MlirOperation op, int32_t rank, view_t* v) {
+  if (rank < 1 || rank > ZT_MAX_RANK)
+    return cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "block of rank %d", rank);
+  memset(v, 0, sizeof *v);
+  v->rank = rank;
+  v->check = (uint32_t)cpu_int_attr(op, "boundary_check", 0);
+  zt_type_t bt;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetOperand(op, 0), &bt));
+  if (bt.kind != ZT_PTR || bt.rank)
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "base must be a scalar pointer");
+  v->kind = bt.pointee;
+  char base[ZT_CPU_NAME];
+  ZT_RETURN_IF_ERROR(scalar_operand(c, op, 0, base));
+  cpu_fresh(c, v->base);
+  cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", v->base, base);
+  for (int32_t d = 0; d < rank; ++d) {
+    ZT_RETURN_IF_ERROR(scalar_operand(c, op, 1 + d, v->shape[d]));
+    ZT_RETURN_IF_ERROR(scalar_operand(c, op, 1 + rank + d, v->stride[d]));
+    char off[ZT_CPU_NAME];
+    ZT_RETURN_IF_ERROR(scalar_operand(c, op, 1 + 2 * rank + d, off));
+    cpu_fresh(c, v->offset[d]);
+    cpu_line(c, "%s = arith.extsi %s : i32 to i64", v->offset[d], off);
+  }
+  return NULL;
+}
+
+// Opens the nest over `block`; per dim computes the position, the element
+// offset so far and the in-bounds condition so far (hoisted to the loop of
+// its dim). Writes the element's address, the condition ("" when no dim is
+// checked) and the block-linear index.
+static void nest_begin(cpu_t* c, const view_t* v, const int64_t* block,
+                       char addr[ZT_CPU_NAME], char inb[ZT_CPU_NAME],
+                       char lin[ZT_CPU_NAME]) {
+  char ivs[ZT_MAX_RANK][ZT_CPU_NAME], acc[ZT_CPU_NAME] = "";
+  inb[0] = 0;
+  for (int32_t d = 0; d < v->rank; ++d) {
+    cpu_loop_begin(c, block[d], ivs[d]);
+    char i64[ZT_CPU_NAME], pos[ZT_CPU_NAME], term[ZT_CPU_NAME];
+    cpu_fresh(c, i64);
+    cpu_line(c, "%s = arith.index_cast %s : index to i64", i64, ivs[d]);
+    cpu_fresh(c, pos);
+    cpu_line(c, "%s = arith.addi %s, %s : i64", pos, v->offset[d], i64);
+    cpu_fresh(c, term);
+    cpu_line(c, "%s = arith.muli %s, %s : i64", term, pos, v->stride[d]);
+    if (acc[0]) {
+      char sum[ZT_CPU_NAME];
+      cpu_fresh(c, sum);
+      cpu_line(c, "%s = arith.addi %s, %s : i64", sum, acc, term);
+      snprintf(acc, sizeof acc, "%s", sum);
+    } else {
+      snprintf(acc, sizeof acc, "%s", term);
+    }
+    if (v->check & (1u << d)) {
+      char z[ZT_CPU_NAME], ge[ZT_CPU_NAME], lt[ZT_CPU_NAME], ok[ZT_CPU_NAME];
+      cpu_zero(c, ZT_I64, z);
+      cpu_fresh(c, ge);
+      cpu_line(c, "%s = arith.cmpi sge, %s, %s : i64", ge, pos, z);
+      cpu_fresh(c, lt);
+      cpu_line(c, "%s = arith.cmpi slt, %s, %s : i64", lt, pos, v->shape[d]);
+      cpu_fresh(c, ok);
+      cpu_line(c, "%s = arith.andi %s, %s : i1", ok, ge, lt);
+      if (inb[0]) {
+        char both[ZT_CPU_NAME];
+        cpu_fresh(c, both);
+        cpu_line(c, "%s = arith.andi %s, %s : i1", both, inb, ok);
+        snprintf(inb, ZT_CPU_NAME, "%s", both);
+      } else {
+        snprintf(inb, ZT_CPU_NAME, "%s", ok);
+      }
+    }
+  }
+  cpu_fresh(c, addr);
+  cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, %s", addr,
+           v->base, acc, v->kind == ZT_I1 ? "i8" : cpu_elem(v->kind));
+  int64_t strides[ZT_MAX_RANK];
+  cpu_strides(v->rank, block, strides);
+  cpu_linear(c, v->rank, ivs, strides, lin);
+}
+
+// The padding element: zero, or a quiet NaN of the float kind.
+static void padding(cpu_t* c, zt_scalar_kind_t k, bool nan, char out[ZT_CPU_NAME]) {
+  if (!nan) {
+    cpu_zero(c, k, out);
+    return;
+  }
+  const char* bits = k == ZT_F16 ? "0x7E00" : k == ZT_BF16 ? "0x7FC0"
+                     : k == ZT_F64 ? "0x7FF8000000000000" : "0x7FC00000";
+  cpu_fresh(c, out);
+  cpu_line(c, "%s = arith.constant %s : %s", out, bits, cpu_elem(k));
+}
+
+zt_status_t cpu_emit_block_load(cpu_t* c, MlirOperation op) {
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetResult(op, 0), &rt));
+  view_t v;
+  ZT_RETURN_IF_ERROR(read_view(c, op, rt.rank, &v));
+  bool nan = false;
+  MlirAttribute pa = mlirOperationGetAttributeByName(
+      op, mlirStringRefCreateFromCString("padding"));
+  if (!mlirAttributeIsNull(pa) && mlirAttributeIsAString(pa)) {
+    MlirStringRef s = mlirStringAttrGetValue(pa);
+    nan = s.length == 3 && memcmp(s.data, "nan", 3) == 0;
+  }
+  if (nan && rt.kind != ZT_F16 && rt.kind != ZT_BF16 && rt.kind != ZT_F32 &&
+      rt.kind != ZT_F64)
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "NaN padding of %s",
+                        zt_tile_kind_spelling(rt.kind));
+  cpu_val_t r;
+  ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, rt, &r));
+  char pad[ZT_CPU_NAME] = "";
+  if (v.check) padding(c, rt.kind, nan, pad);
+  char addr[ZT_CPU_NAME], inb[ZT_CPU_NAME], lin[ZT_CPU_NAME], x[ZT_CPU_NAME];
+  nest_begin(c, &v, rt.shape, addr, inb, lin);
+  c->addr_is_ptr = true;
+  if (inb[0]) {
+    const char* ty = cpu_elem(rt.kind);
+    char y[ZT_CPU_NAME];
+    cpu_fresh(c, x);
+    cpu_line(c, "%s = scf.if %s -> (%s) {", x, inb, ty);
+    ++c->indent;
+    cpu_raw_load(c, rt.kind, addr, y);
+    cpu_line(c, "scf.yield %s : %s", y, ty);
+    --c->indent;
+    cpu_line(c, "} else {");
+    cpu_line(c, "  scf.yield %s : %s", pad, ty);
+    cpu_line(c, "}");
+  } else {
+    cpu_raw_load(c, rt.kind, addr, x);
+  }
+  c->addr_is_ptr = false;
+  cpu_write(c, r.buf, lin, x);
+  cpu_nest_end(c, rt.rank);
+  return cpu_map_put(c, mlirOperationGetResult(op, 0), &r);
+}
+
+zt_status_t cpu_emit_block_store(cpu_t* c, MlirOperation op) {
+  intptr_t n = mlirOperationGetNumOperands(op);
+  if (n < 5 || (n - 2) % 3)
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "block_store with %d operands",
+                        (int)n);
+  MlirValue value = mlirOperationGetOperand(op, n - 1);
+  const cpu_val_t* val;
+  ZT_RETURN_IF_ERROR(cpu_get(c, value, &val));
+  zt_type_t vt = val->type;
+  if (vt.rank != (int32_t)((n - 2) / 3))
+    return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "value of rank %d", vt.rank);
+  view_t v;
+  ZT_RETURN_IF_ERROR(read_view(c, op, vt.rank, &v));
+  char addr[ZT_CPU_NAME], inb[ZT_CPU_NAME], lin[ZT_CPU_NAME], x[ZT_CPU_NAME];
+  nest_begin(c, &v, vt.shape, addr, inb, lin);
+  cpu_read(c, val, lin, x);
+  c->addr_is_ptr = true;
+  if (inb[0]) {
+    cpu_line(c, "scf.if %s {", inb);
+    ++c->indent;
+  }
+  cpu_raw_store(c, vt.kind, addr, x);
+  if (inb[0]) {
+    --c->indent;
+    cpu_line(c, "}");
+  }
+  c->addr_is_ptr = false;
+  cpu_nest_end(c, vt.rank);
+  return NULL;
+}

@@ -1,0 +1,32 @@
+// Functions that JIT'ed CPU kernels call: tile.print and failed tile.assert.
+// They live in libzetile_compiler (which every CPU launch has loaded) and
+// are registered with each ExecutionEngine by jit/compiler_cpu_jit.c; the
+// lowering (cpu_debug.c) declares them under these names.
+#ifndef ZETILE_LOWERING_CPU_CPU_HELPERS_H_
+#define ZETILE_LOWERING_CPU_CPU_HELPERS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler_api.h"
+
+#define ZT_CPU_PRINT_SYMBOL "zt_cpu_print"
+#define ZT_CPU_ASSERT_SYMBOL "zt_cpu_assert_fail"
+
+/// One element of a tile.print: `pid (x, y, z) idx (i, j)<prefix>[(operand
+/// k) ]<value>` on one line of stdout (see cpu_helpers.c for why stdout).
+/// idx/dims: the first `rank` are used; operand < 0 when the op has one
+/// operand; kind is a zt_scalar_kind_t; integers come in ival
+/// (sign-extended), floats in fval.
+void zt_cpu_print(const char* prefix, int32_t pidx, int32_t pidy, int32_t pidz,
+                  int32_t rank, int32_t i0, int32_t i1, int32_t i2, int32_t i3,
+                  int32_t d0, int32_t d1, int32_t d2, int32_t d3, int32_t operand,
+                  int32_t kind, int32_t hex, int64_t ival, double fval);
+
+/// A failed tile.assert at element (i0..) of program (x, y, z): records it in
+/// ctx->error and longjmps to ctx->exit; returns only when ctx is NULL.
+void zt_cpu_assert_fail(zt_cpu_program_ctx_t* ctx, const char* message,
+                        const char* where, int32_t pidx, int32_t pidy, int32_t pidz,
+                        int32_t rank, int32_t i0, int32_t i1, int32_t i2, int32_t i3);
+
+#endif  // ZETILE_LOWERING_CPU_CPU_HELPERS_H_
