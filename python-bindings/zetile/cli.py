@@ -127,6 +127,24 @@ def cmd_compile(args):
     return 0
 
 
+def cmd_isa(args):
+    from .jit import JITFunction
+    from .tools import isa
+    kernel = _load_kernel(args.kernel)
+    if not isinstance(kernel, JITFunction):
+        raise SystemExit(f"zetile: {args.kernel} is not a @zetile.jit function")
+    sig = args.signature if "=" not in args.signature else _parse_pairs(args.signature, "--signature")
+    consts = {k: _parse_value(v) for k, v in _parse_pairs(args.constexpr, "--constexpr").items()}
+    try:
+        r = isa.report(kernel, sig, consts, target=args.target, num_warps=args.num_warps,
+                       compat=args.compat, igc_options=args.igc_options, driver=not args.no_driver)
+    except Exception as e:  # noqa: BLE001 - shown to the user as it is
+        print(f"zetile: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(r, indent=2) if args.json else isa.format_report(r))
+    return 0
+
+
 def cmd_demo(args):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     demo = os.path.join(root, "examples", "demo.py")
@@ -155,6 +173,17 @@ def main(argv=None):
     pc.add_argument("--emit", help="section to write: tile, mlir, spirv, llvm, meta")
     pc.add_argument("-o", "--output", help="output file (default: stdout for text)")
     pc.set_defaults(fn=cmd_compile)
+    px = sub.add_parser("isa", help="Intel ISA report (ocloc + iga64; driver stats in AUB mode)")
+    px.add_argument("kernel", help="FILE.py:KERNEL")
+    px.add_argument("--signature", "-s", default="")
+    px.add_argument("--constexpr", "-c", default="")
+    px.add_argument("--target", "-t", default="pvc", help="pvc, bmg or dg2")
+    px.add_argument("--num-warps", type=int, default=0)
+    px.add_argument("--compat", action="store_true")
+    px.add_argument("--igc-options", default=None)
+    px.add_argument("--no-driver", action="store_true", help="skip the Level Zero (AUB) stats")
+    px.add_argument("--json", action="store_true")
+    px.set_defaults(fn=cmd_isa)
     pd = sub.add_parser("demo", help="run the demo")
     pd.add_argument("rest", nargs=argparse.REMAINDER)
     pd.set_defaults(fn=cmd_demo)

@@ -1,0 +1,188 @@
+"""ISA report: what Intel's compiler makes of a kernel, without a GPU.
+
+Runs Intel's offline compiler (`ocloc`, Debian's intel-opencl-icd) on the
+SPIR-V zetile emits and disassembles it with `iga64`, then counts per
+kernel: instructions, DPAS (total and inside the innermost loop), sends
+(loads / stores / prefetches / other), and reads spill / private memory and
+the register-file mode from ocloc's report. With Debian's Level Zero driver
+(NEO) installed, the same kernel is also created on a device in AUB mode and
+zeKernelGetProperties' spill and private sizes are reported beside them.
+
+    zetile isa examples/matmul.py:matmul_kernel --signature ... --target pvc
+    zetile.tools.isa.report(kernel, signature, constexprs, target="pvc")
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+OCLOC_DEVICE = {"pvc": "pvc", "bmg": "bmg", "dg2": "acm-g10"}
+IGA_PLATFORM = {"pvc": "XeHPC", "bmg": "Xe2", "dg2": "XeHPG"}
+
+AUB_ENV = {"NEOReadDebugKeys": "1", "SetCommandStreamReceiver": "1",
+           "OverrideMaxWorkgroupSize": "1024", "AUBDumpCaptureFileName": "/dev/null"}
+
+
+class ToolMissing(RuntimeError):
+    pass
+
+
+def _need(tool):
+    if not shutil.which(tool):
+        raise ToolMissing(f"{tool} is not installed (Debian: intel-opencl-icd provides ocloc, "
+                          "libigc-tools provides iga64)")
+
+
+def analyze_isa(text):
+    """Counts in one kernel's iga64 disassembly."""
+    lines = [l for l in text.splitlines() if l.strip() and not l.strip().startswith("//")]
+    labels, instrs = {}, []
+    for l in lines:
+        s = l.strip()
+        m = re.match(r"^([A-Za-z_][\w$.]*):\s*$", s)
+        if m:
+            labels[m.group(1)] = len(instrs)
+            continue
+        instrs.append(s)
+    # Loops: branches back to an earlier label.
+    loops = []
+    for i, s in enumerate(instrs):
+        op = re.sub(r"^\([^)]*\)\s*", "", s).split()[0] if s else ""
+        base = op.split(".")[0]
+        if base in ("while", "jmpi", "goto", "brc", "brd", "jmp"):
+            for tgt in re.findall(r"\b([A-Za-z_][\w$.]*)\b", s):
+                if tgt in labels and labels[tgt] <= i:
+                    loops.append((labels[tgt], i))
+    innermost = None
+    for a, b in loops:
+        if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops):
+            if innermost is None or b - a < innermost[1] - innermost[0]:
+                innermost = (a, b)
+
+    def opcode(s):
+        return re.sub(r"^\([^)]*\)\s*", "", s).split()[0]
+
+    dpas = [i for i, s in enumerate(instrs) if opcode(s).startswith("dpas")]
+    sends = [s for s in instrs if opcode(s).startswith("send")]
+    kinds = {"load": 0, "store": 0, "prefetch": 0, "other": 0}
+    for s in sends:
+        c = s.split("//")[-1] if "//" in s else ""
+        if "prefetch" in c or ".pf" in c:
+            kinds["prefetch"] += 1
+        elif "load" in c:
+            kinds["load"] += 1
+        elif "store" in c:
+            kinds["store"] += 1
+        else:
+            kinds["other"] += 1
+    scratch = sum(1 for s in sends if "scratch" in s or ".slm" not in s and "bti[253]" in s)
+    return {
+        "instructions": len(instrs),
+        "dpas": len(dpas),
+        "dpas_in_innermost_loop": (sum(1 for i in dpas if innermost[0] <= i <= innermost[1])
+                                   if innermost else 0),
+        "loops": len(loops),
+        "sends": len(sends),
+        "sends_by_kind": kinds,
+        "scratch_sends": scratch,
+        "calla": sum(1 for s in instrs if opcode(s).startswith("calla")),
+    }
+
+
+def ocloc_isa(spirv: bytes, target="pvc", options=""):
+    """Builds with ocloc; returns ({kernel: isa text}, ocloc's output)."""
+    _need("ocloc")
+    _need("iga64")
+    if target not in OCLOC_DEVICE:
+        raise ValueError(f"no ocloc device for target {target!r}")
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.spv")
+        with open(p, "wb") as f:
+            f.write(spirv)
+        cmd = ["ocloc", "compile", "-file", p, "-spirv_input", "-device", OCLOC_DEVICE[target],
+               "-output", "k", "-out_dir", d]
+        if options:
+            cmd += ["-options", options]
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
+        log = r.stdout + r.stderr
+        if r.returncode != 0 or "Build succeeded" not in r.stdout:
+            raise RuntimeError(f"ocloc failed:\n{log}")
+        bins = [f for f in os.listdir(d) if f.endswith(".bin")]
+        dump = os.path.join(d, "dump")
+        r = subprocess.run(["ocloc", "disasm", "-file", os.path.join(d, bins[0]), "-device",
+                            OCLOC_DEVICE[target], "-dump", dump], capture_output=True, text=True, cwd=d)
+        out = {}
+        for f in sorted(os.listdir(dump)):
+            if f.endswith("_KernelHeap.dat"):
+                name = f[:-len("_KernelHeap.dat")]
+                r = subprocess.run(["iga64", "-d", f"-p={IGA_PLATFORM[target]}", os.path.join(dump, f)],
+                                   capture_output=True, text=True)
+                out[name] = r.stdout
+        return out, log
+
+
+def _driver_stats(artifact_blob: bytes, target: str):
+    """zeKernelGetProperties through zetile's Level Zero backend in AUB mode
+    (a fresh process: the driver reads its settings at load)."""
+    code = (
+        "import sys, json, zetile._zetile as z\n"
+        "a = z.Artifact.deserialize(sys.stdin.buffer.read())\n"
+        "devs = [d for d in z.devices() if d['backend'] == 'level_zero']\n"
+        "if not devs: print(json.dumps({'error': 'no level_zero device'})); sys.exit(0)\n"
+        "e = z.Device(devs[0]['name']).load(a)\n"
+        "print(json.dumps(e.stats()))\n")
+    env = dict(os.environ)
+    env.update(AUB_ENV)
+    env["ProductFamilyOverride"] = {"pvc": "pvc", "dg2": "dg2", "bmg": "bmg"}.get(target, target)
+    r = subprocess.run([sys.executable, "-c", code], input=artifact_blob, capture_output=True,
+                       env=env, timeout=300)
+    try:
+        return json.loads(r.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": (r.stderr.decode().strip().splitlines() or ["?"])[-1]}
+
+
+def report(kernel, signature, constexprs=None, target="pvc", num_warps=0, compat=False,
+           igc_options=None, driver=True):
+    """Compiles one specialization and returns a dict of ISA figures per kernel."""
+    from ..jit import compile as zcompile
+    ck = zcompile(kernel, signature=signature, constexprs=constexprs or {}, target=target,
+                  num_warps=num_warps, compat=compat, igc_options=igc_options)
+    meta = ck.metadata
+    opts = igc_options if igc_options is not None else meta.get("igc_options", "")
+    isas, log = ocloc_isa(ck.asm["spirv"], target, opts)
+    spill = re.findall(r"[Ss]pill[^\n]*", log)
+    out = {"target": target, "igc_options": opts, "grf_mode": "256 (large)" if
+           "large-register-file" in (opts or "") else "128 (default)", "ocloc_notes": spill,
+           "local_size": meta.get("local_size"), "kernels": {}}
+    for name, text in isas.items():
+        out["kernels"][name] = analyze_isa(text)
+    if driver:
+        out["driver"] = _driver_stats(ck.artifact.serialize(), target)
+    return out
+
+
+def format_report(r):
+    lines = [f"target {r['target']}  GRF {r['grf_mode']}  local size {r['local_size']}  "
+             f"IGC options: {r['igc_options'] or '-'}"]
+    for name, k in r["kernels"].items():
+        sk = k["sends_by_kind"]
+        lines.append(f"  {name}: {k['instructions']} instructions, dpas {k['dpas']} "
+                     f"(innermost loop {k['dpas_in_innermost_loop']}), sends {k['sends']} "
+                     f"(load {sk['load']}, store {sk['store']}, prefetch {sk['prefetch']}, "
+                     f"other {sk['other']}), loops {k['loops']}, unresolved calls {k['calla']}")
+    for n in r.get("ocloc_notes", []):
+        lines.append(f"  ocloc: {n}")
+    d = r.get("driver")
+    if d:
+        if "error" in d:
+            lines.append(f"  driver (AUB mode): not available: {d['error']}")
+        else:
+            lines.append(f"  driver (zeKernelGetProperties, AUB mode): spill {d.get('spill_bytes')} B, "
+                         f"private {d.get('private_bytes')} B, local {d.get('local_bytes')} B")
+    return "\n".join(lines)
