@@ -108,9 +108,7 @@ def main():
     print("\nFor Intel GPUs (no GPU needed to compile):")
     sigs = {
         "add_kernel": (add_kernel, "*fp32,*fp32,*fp32,i32", {"BLOCK_SIZE": 1024}),
-        # 128: upstream's subgroup distribution is slow on long rows until zetile
-        # splits them across subgroups (docs/ARCHITECTURE.md, known limits).
-        "softmax_kernel": (softmax_kernel, "*fp32,*fp32,i32,i32,i32,i32", {"BLOCK_SIZE": 128}),
+        "softmax_kernel": (softmax_kernel, "*fp32,*fp32,i32,i32,i32,i32", {"BLOCK_SIZE": 1024}),
         "_layer_norm_fwd_fused": (_layer_norm_fwd_fused, "*fp32,*fp32,*fp32,*fp32,*fp32,*fp32,i32,i32,fp32",
                                   {"BLOCK_SIZE": 1024}),
     }

@@ -205,6 +205,41 @@ static zt_status_t emit_make_range(xe_emitter_t* e, MlirOperation op) {
   if (!r) return NULL;
   xe_name_t lane;
   xe_lane_i32(e, lane);
+  if (r->dist) {
+    // Subgroup s holds chunks s*nchunks ..: lane + (start + (s*nchunks + k)*16).
+    char text[192];
+    xe_name_t sg, span, sgoff;
+    xe_sg_id_i32(e, sg);
+    snprintf(text, sizeof text, "arith.constant %lld : i32",
+             (long long)r->nchunks * XE_SUBGROUP);
+    xe_hoist(e, text, false, span);
+    snprintf(text, sizeof text, "arith.muli %s, %s : i32", sg, span);
+    xe_hoist(e, text, false, sgoff);
+    for (int32_t k = 0; k < r->nchunks; ++k) {
+      int64_t off = start + (int64_t)k * XE_SUBGROUP;
+      xe_name_t c, sum, b;
+      if (off != 0) {
+        snprintf(text, sizeof text, "arith.constant %lld : i32", (long long)off);
+        xe_hoist(e, text, false, c);
+        snprintf(text, sizeof text, "arith.addi %s, %s : i32", sgoff, c);
+        xe_hoist(e, text, false, sum);
+      } else {
+        memcpy(sum, sgoff, sizeof sum);
+      }
+      snprintf(text, sizeof text,
+               "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+               "} : i32 to vector<16xi32>",
+               sum);
+      xe_hoist(e, text, true, b);
+      snprintf(text, sizeof text,
+               "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+               "} : vector<16xi32>",
+               lane, b);
+      xe_hoist(e, text, true, r->names[k]);
+    }
+    xe_bind(e, mlirOperationGetResult(op, 0), r);
+    return NULL;
+  }
   for (int32_t k = 0; k < r->nchunks; ++k) {
     int64_t off = start + (int64_t)k * XE_SUBGROUP;
     if (off == 0) {

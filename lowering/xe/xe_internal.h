@@ -3,13 +3,24 @@
 //
 // The lowering writes MLIR text (a gpu.module with one gpu.func) from a walk
 // of the parsed tile module; jit/compiler.c's helpers parse it and run
-// upstream's passes on it. One program = one workgroup = one subgroup of 16
-// lanes. Every value has a *layout*, the record of how its elements sit in
-// that subgroup:
-//   XE_LAYOUT_SCALAR  one SSA value, uniform across the lanes;
-//   XE_LAYOUT_ROW16   a 1-D tensor of N elements as ceil(N/16) chunks of
+// upstream's passes on it. One program = one workgroup of `nsg` subgroups
+// of 16 lanes (Triton's num_warps). Every value has a *layout*, the record of
+// how its elements sit in the subgroups:
+//   XE_LAYOUT_SCALAR  one SSA value, uniform across the lanes and subgroups;
+//   XE_LAYOUT_ROW16   a 1-D tensor of N elements as T = ceil(N/16) chunks of
 //                     vector<16xT> (element i in chunk i/16, lane i%16; when
-//                     N < 16 lanes N..15 are padding);
+//                     N < 16 lanes N..15 are padding). When T >= nsg > 1 the
+//                     tensor is *distributed*: subgroup s holds chunks
+//                     s*T/nsg .. (s+1)*T/nsg - 1 (the record's nchunks is
+//                     T/nsg); smaller tensors are *replicated*: every
+//                     subgroup holds (and computes) all T chunks, and only
+//                     subgroup 0 stores them.
+// Upstream's xegpu-subgroup-distribute slows down sharply with the number of
+// chunks in one subgroup (a 64-chunk fused softmax row: minutes), so zetile
+// picks nsg to keep a few chunks per subgroup. Reductions of distributed
+// tensors combine per-subgroup results through shared local memory
+// (xegpu.store/xegpu.load on an addrspace-3 memref.global, gpu.barrier), and
+// every subgroup gets the scalar result.
 //   (next milestone: XE_LAYOUT_BLOCK2D for 2-D tensors in DPAS-sized tiles.)
 // Tensors of pointers keep a scalar i64 base address plus, per chunk, the
 // element offsets as vector<16xi64>, cast to the vector<16xindex> that
@@ -41,7 +52,8 @@ typedef struct xe_val_s {
   xe_layout_kind_t layout;
   zt_type_t type;    ///< its tile type (rank 0 or 1)
   int64_t numel;     ///< logical elements (1 for scalars)
-  int32_t nchunks;   ///< 1 for scalars
+  int32_t nchunks;   ///< chunks held by one subgroup (1 for scalars)
+  bool dist;         ///< ROW16 split across the subgroups (see above)
   xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)
   xe_name_t base;    ///< pointer tensors: the i64 base address
 } xe_val_t;
@@ -64,6 +76,8 @@ typedef struct xe_emitter_s {
   xe_name_t* const_name;
   int num_consts, cap_consts;
   zt_status_t error;     ///< first error (sticky)
+  int nsg;               ///< subgroups per workgroup (power of two)
+  unsigned slm_kinds;    ///< bit k: the SLM exchange buffer of kind k is used
   /// While lowering an scf.for body: which yield operands are not carried
   /// (loop-invariant) and the init records whose pointer bases stay put.
   const bool* yield_skip;
@@ -125,6 +139,16 @@ void xe_all_true(xe_emitter_t* e, xe_name_t out);        // vector<16xi1> true
 /// Mask of the lanes that hold elements of a tensor of n < 16 elements.
 void xe_pad_mask(xe_emitter_t* e, int64_t n, xe_name_t out);
 void xe_lane0_mask(xe_emitter_t* e, xe_name_t out);
+/// gpu.subgroup_id as index and as i32 (hoisted).
+void xe_sg_id(xe_emitter_t* e, xe_name_t out);
+void xe_sg_id_i32(xe_emitter_t* e, xe_name_t out);
+/// vector<16xi1>: every lane true in subgroup 0 only (hoisted).
+void xe_sg0_mask(xe_emitter_t* e, xe_name_t out);
+/// The mask `m` (vector<16xi1>) restricted to subgroup 0 when nsg > 1:
+/// stores of values every subgroup holds happen once.
+void xe_once_mask(xe_emitter_t* e, const char* m, xe_name_t out);
+/// Largest number of SLM exchange slots (subgroups) we support.
+#define XE_MAX_SUBGROUPS 64
 
 // --- xe_emit.c --------------------------------------------------------------
 /// Lowers the ops of a block in order (the terminator is handled by the
@@ -153,6 +177,12 @@ zt_status_t xe_emit_ptr_conv(xe_emitter_t* e, MlirOperation op, const char* name
 
 // --- xe_reduce.c ------------------------------------------------------------
 zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op);
+/// Combines a per-subgroup scalar `in` of kind k across the nsg subgroups
+/// through SLM (vector.reduction kind `kind`, e.g. "add", "maxnumf"); every
+/// subgroup gets the result in `out`. identity: text of the kind's neutral
+/// element. i1 values travel as i32.
+void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
+                        zt_scalar_kind_t k, const char* in, xe_name_t out);
 
 /// The layout attribute alias every vector value carries (declared once at
 /// the top of the module): upstream's layout propagation in 22.1.8 does not
@@ -161,7 +191,8 @@ zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op);
 #define XE_LAYOUT_ATTR "#zt_l"
 
 // --- xe_lower.c -------------------------------------------------------------
-/// The lowered module text for the kernel (used by zt_lower_xe and tests).
-zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out);
+/// The lowered module text for the kernel (used by zt_lower_xe and tests);
+/// out_nsg (may be NULL) receives the subgroups per workgroup.
+zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg);
 
 #endif  // ZETILE_LOWERING_XE_INTERNAL_H_

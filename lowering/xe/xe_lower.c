@@ -4,14 +4,21 @@
 #include <string.h>
 
 #include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
 #include <mlir-c/Dialect/GPU.h>
 
 #include "xe/xe_internal.h"
 
-// Work-items per workgroup: one program is one subgroup of 16 lanes (the
-// 1-D layout puts element i of a chunk on lane i). More subgroups per
-// program (num_warps) come with the 2-D layouts.
-#define XE_LOCAL_SIZE XE_SUBGROUP
+// Work-items per workgroup: nsg subgroups of 16 lanes (the 1-D layout puts
+// element i of a chunk on lane i; see xe_internal.h for how chunks are split
+// across subgroups).
+//
+// Chunks per subgroup that zetile aims for when it picks nsg itself: upstream's
+// subgroup distribution gets slow with many chunks in one subgroup, and
+// more subgroups per workgroup also means more threads in flight per program.
+#define XE_CHUNKS_PER_SG 4
+// Largest workgroup zetile picks by itself (32 subgroups, 512 work-items).
+#define XE_AUTO_MAX_SG 32
 
 // Upstream's gpu-lower-to-xevm-pipeline{xegpu-op-level=subgroup} as 22.1.8
 // dumps it (shared/xegpu-lab/pipe_sg.txt), without xegpu-propagate-layout:
@@ -41,16 +48,53 @@ static const char kPipeline[] =
     "gpu.module(canonicalize),gpu.module(cse),"
     "gpu-module-to-binary{format=fatbin})";
 
+static MlirWalkResult max_chunks_cb(MlirOperation op, void* user) {
+  int64_t* best = user;
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(op, i));
+    if (!mlirTypeIsARankedTensor(t) || mlirShapedTypeGetRank(t) != 1) continue;
+    int64_t n = mlirShapedTypeGetDimSize(t, 0);
+    int64_t c = (n + XE_SUBGROUP - 1) / XE_SUBGROUP;
+    if (c > *best) *best = c;
+  }
+  return MlirWalkResultAdvance;
+}
+
+// Subgroups per workgroup: the user's num_warps, or enough subgroups that the
+// largest 1-D tensor has XE_CHUNKS_PER_SG chunks in each.
+static zt_status_t pick_subgroups(zt_lower_ctx_t* lc, int* out) {
+  int32_t nw = lc->options->num_warps;
+  if (nw > 0) {
+    if ((nw & (nw - 1)) || nw > XE_MAX_SUBGROUPS)
+      return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                            "Xe lowering: num_warps %d (a power of two up to %d)",
+                            (int)nw, XE_MAX_SUBGROUPS);
+    *out = nw;
+    return NULL;
+  }
+  int64_t chunks = 1;
+  mlirOperationWalk(lc->kernel, max_chunks_cb, &chunks, MlirWalkPreOrder);
+  int n = 1;
+  while (n < XE_AUTO_MAX_SG && (int64_t)n * XE_CHUNKS_PER_SG < chunks) n *= 2;
+  *out = n;
+  return NULL;
+}
+
 static bool str_is(MlirStringRef s, const char* c) {
   return s.length == strlen(c) && memcmp(s.data, c, s.length) == 0;
 }
 
-zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out) {
+zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg) {
   xe_emitter_t e;
   xe_emitter_init(&e, lc);
   MlirOperation k = lc->kernel;
   xe_set_cur(&e, k);
-  zt_status_t s = NULL;
+  zt_status_t s = pick_subgroups(lc, &e.nsg);
+  if (s) {
+    xe_emitter_deinit(&e);
+    return s;
+  }
+  if (out_nsg) *out_nsg = e.nsg;
   MlirAttribute sym =
       mlirOperationGetAttributeByName(k, mlirStringRefCreateFromCString("sym_name"));
   MlirStringRef name = mlirAttributeIsNull(sym) ? mlirStringRefCreate("", 0)
@@ -93,12 +137,19 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out) {
     zt_strbuf_puts(out, "#zt_l = #xegpu.layout<lane_layout = [16], lane_data = [1]>\n");
     zt_strbuf_puts(out, "module attributes {gpu.container_module} {\n");
     zt_strbuf_puts(out, "  gpu.module @zt_xe {\n");
+    // SLM slots of the cross-subgroup reductions, one buffer per element type.
+    for (int kind = 0; kind < ZT_SCALAR_KIND_COUNT; ++kind)
+      if (e.slm_kinds & (1u << kind))
+        zt_strbuf_printf(out,
+                         "    memref.global \"private\" @zt_slm_%s : memref<%dx%s, 3>\n",
+                         xe_elem((zt_scalar_kind_t)kind), XE_MAX_SUBGROUPS,
+                         xe_elem((zt_scalar_kind_t)kind));
     zt_strbuf_printf(out,
                      "    gpu.func @%.*s(%s) kernel attributes "
                      "{intel_reqd_sub_group_size = 16 : i32, "
                      "known_block_size = array<i32: %d, 1, 1>} {\n",
                      (int)name.length, name.data, sig.data ? sig.data : "",
-                     XE_LOCAL_SIZE);
+                     e.nsg * XE_SUBGROUP);
     if (conv.data) zt_strbuf_puts(out, conv.data);
     if (e.pre.data) {
       // Hoisted ops are written with 4 spaces; indent them like the body.
@@ -153,7 +204,8 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
                           "Xe lowering: target '%s' (pvc and bmg only)", target);
   zt_strbuf_t text;
   zt_strbuf_init(&text);
-  zt_status_t s = xe_emit_module(lc, &text);
+  int nsg = 1;
+  zt_status_t s = xe_emit_module(lc, &text, &nsg);
   if (s) {
     zt_strbuf_deinit(&text);
     return s;
@@ -179,7 +231,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   zt_kernel_meta_init(&meta);
   ZT_RETURN_IF_ERROR(zt_kernel_meta_from_func(lc->kernel, &meta));
   snprintf(meta.target, sizeof meta.target, "%s", target);
-  meta.local_size[0] = XE_LOCAL_SIZE;
+  meta.local_size[0] = nsg * XE_SUBGROUP;
   meta.local_size[1] = 1;
   meta.local_size[2] = 1;
   meta.subgroup_size = XE_SUBGROUP;

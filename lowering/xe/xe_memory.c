@@ -316,6 +316,10 @@ zt_status_t xe_emit_store(xe_emitter_t* e, MlirOperation op) {
     } else {
       memcpy(mask, lane0, sizeof mask);
     }
+    // Every subgroup holds the scalar: subgroup 0 stores it.
+    xe_name_t once;
+    xe_once_mask(e, mask, once);
+    memcpy(mask, once, sizeof mask);
     xe_line(e);
     zt_strbuf_printf(&e->body,
                      "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
@@ -328,6 +332,12 @@ zt_status_t xe_emit_store(xe_emitter_t* e, MlirOperation op) {
   for (int32_t k = 0; k < p->nchunks; ++k) {
     xe_name_t mask;
     chunk_mask(e, p, m, k, mask);
+    if (!p->dist && e->nsg > 1) {
+      // A replicated tensor: subgroup 0 stores it.
+      xe_name_t once;
+      xe_once_mask(e, mask, once);
+      memcpy(mask, once, sizeof mask);
+    }
     xe_name_t ix;
     to_index(e, p->names[k], ix);
     xe_line(e);

@@ -129,6 +129,136 @@ static void vbinary(xe_emitter_t* e, const char* op, const char* a, const char* 
                    out, op, a, b, et, loc(e));
 }
 
+// i1 reductions travel as i32 0/1 across subgroups: the kind on i32 that
+// gives the same result (i1's signed order has true < false).
+static const char* i1_as_i32_kind(const char* kind) {
+  if (!strcmp(kind, "add") || !strcmp(kind, "xor")) return "xor";
+  if (!strcmp(kind, "mul") || !strcmp(kind, "and") || !strcmp(kind, "minui"))
+    return "and";
+  if (!strcmp(kind, "maxsi")) return "and";
+  if (!strcmp(kind, "minsi")) return "or";
+  return "or";  // or, maxui
+}
+
+void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
+                        zt_scalar_kind_t k, const char* in, xe_name_t out) {
+  if (e->nsg <= 1) {
+    snprintf(out, XE_NAME_MAX, "%s", in);
+    return;
+  }
+  if (k == ZT_I1) {
+    xe_name_t w, r;
+    xe_fresh(e, w);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.extui %s : i1 to i32%s\n", w, in, loc(e));
+    const char* k32 = i1_as_i32_kind(kind);
+    xe_cross_sg_reduce(e, k32, strcmp(k32, "and") ? "0" : "1", ZT_I32, w, r);
+    xe_fresh(e, out);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.trunci %s : i32 to i1%s\n", out, r, loc(e));
+    return;
+  }
+  const char* et = xe_elem(k);
+  e->slm_kinds |= 1u << k;
+  char text[256];
+  xe_name_t slm, sg, sgv, lane0, b;
+  snprintf(text, sizeof text, "memref.get_global @zt_slm_%s : memref<%dx%s, 3>", et,
+           XE_MAX_SUBGROUPS, et);
+  xe_hoist(e, text, false, slm);
+  xe_sg_id(e, sg);
+  snprintf(text, sizeof text,
+           "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+           "} : index to vector<16xindex>",
+           sg);
+  xe_hoist(e, text, true, sgv);
+  xe_lane0_mask(e, lane0);
+  // Lane 0 of subgroup s writes slot s; after the barrier every subgroup
+  // reads all slots (16 per gather) and reduces them.
+  xe_fresh(e, b);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : %s to vector<16x%s>%s\n",
+                   b, in, et, et, loc(e));
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                   "}> : vector<16x%s>, memref<%dx%s, 3>, vector<16xindex>, "
+                   "vector<16xi1>%s\n",
+                   b, slm, sgv, lane0, et, XE_MAX_SUBGROUPS, et, loc(e));
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  xe_name_t idv, acc;
+  vconst(e, identity, et, idv);
+  xe_name_t step;
+  xe_lane_index(e, step);
+  for (int j = 0; j * XE_SUBGROUP < e->nsg; ++j) {
+    xe_name_t offs, mask, v, sel;
+    if (j == 0) {
+      memcpy(offs, step, sizeof offs);
+    } else {
+      xe_name_t c;
+      snprintf(text, sizeof text,
+               "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR
+               "} dense<%d> : vector<16xindex>",
+               j * XE_SUBGROUP);
+      xe_hoist(e, text, true, c);
+      snprintf(text, sizeof text,
+               "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+               "} : vector<16xindex>",
+               step, c);
+      xe_hoist(e, text, true, offs);
+    }
+    int valid = e->nsg - j * XE_SUBGROUP;
+    if (valid >= XE_SUBGROUP) xe_all_true(e, mask);
+    else xe_pad_mask(e, valid, mask);
+    xe_fresh(e, v);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> : memref<%dx%s, 3>, vector<16xindex>, vector<16xi1> -> "
+                     "vector<16x%s>%s\n",
+                     v, slm, offs, mask, XE_MAX_SUBGROUPS, et, et, loc(e));
+    if (valid < XE_SUBGROUP) {
+      xe_fresh(e, sel);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16xi1>, vector<16x%s>%s\n",
+                       sel, mask, v, idv, et, loc(e));
+    } else {
+      memcpy(sel, v, sizeof sel);
+    }
+    if (j == 0) {
+      memcpy(acc, sel, sizeof acc);
+    } else {
+      // Elementwise combination of the gathered slots.
+      static const struct { const char* kind; const char* fop; const char* iop; } ops[] = {
+          {"add", "arith.addf", "arith.addi"}, {"mul", "arith.mulf", "arith.muli"},
+          {"maxnumf", "arith.maxnumf", NULL}, {"minnumf", "arith.minnumf", NULL},
+          {"maximumf", "arith.maximumf", NULL}, {"minimumf", "arith.minimumf", NULL},
+          {"maxsi", NULL, "arith.maxsi"}, {"minsi", NULL, "arith.minsi"},
+          {"maxui", NULL, "arith.maxui"}, {"minui", NULL, "arith.minui"},
+          {"and", NULL, "arith.andi"}, {"or", NULL, "arith.ori"},
+          {"xor", NULL, "arith.xori"}};
+      const char* cop = NULL;
+      for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i)
+        if (!strcmp(ops[i].kind, kind))
+          cop = zt_scalar_kind_is_float(k) ? ops[i].fop : ops[i].iop;
+      xe_name_t n;
+      vbinary(e, cop ? cop : "arith.addf", acc, sel, et, n);
+      memcpy(acc, n, sizeof acc);
+    }
+  }
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n",
+                   out, kind, acc, et, et, loc(e));
+  // The slots are reused by the next exchange: wait until all have read.
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+}
+
 zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op) {
   MlirAttribute comb = mlirOperationGetAttributeByName(
       op, mlirStringRefCreateFromCString("combiner"));
@@ -181,11 +311,22 @@ zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op) {
   xe_val_t* r = xe_alloc(e, zt_type_scalar(k));
   if (!r) return NULL;
   xe_name_t red;
-  if (nan_check) xe_fresh(e, red);
+  bool cross = s->dist && e->nsg > 1;
+  if (nan_check || cross) xe_fresh(e, red);
   else memcpy(red, r->names[0], sizeof red);
   xe_line(e);
   zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n",
                    red, rk->kind, acc, et, et, loc(e));
+  if (cross) {
+    // Per-subgroup partial results -> the workgroup's result.
+    xe_name_t all;
+    xe_cross_sg_reduce(e, rk->kind, idt, k, red, all);
+    if (nan_check) {
+      memcpy(red, all, sizeof red);
+    } else {
+      memcpy(r->names[0], all, sizeof all);
+    }
+  }
   if (nan_check) {
     // Any NaN in the source makes the result NaN (tile IR's maximumf).
     xe_name_t any;
@@ -222,9 +363,16 @@ zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op) {
                      flags, any, one, zero, et, loc(e));
     xe_fresh(e, cnt);
     xe_line(e);
+    xe_name_t cnt0;
+    xe_fresh(e, cnt0);
     zt_strbuf_printf(&e->body,
                      "%s = vector.reduction <maxnumf>, %s : vector<16x%s> into %s%s\n",
-                     cnt, flags, et, et, loc(e));
+                     cross ? cnt0 : cnt, flags, et, et, loc(e));
+    if (cross) {
+      xe_name_t all;
+      xe_cross_sg_reduce(e, "maxnumf", "0.0", k, cnt0, all);
+      memcpy(cnt, all, sizeof cnt);
+    }
     char text[96];
     xe_name_t zs;
     snprintf(text, sizeof text, "arith.constant 0.0 : %s", et);

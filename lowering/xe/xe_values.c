@@ -168,6 +168,10 @@ xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t) {
     v->numel = t.rank == 0 ? 1 : t.shape[0];
     v->nchunks =
         t.rank == 0 ? 1 : (int32_t)((v->numel + XE_SUBGROUP - 1) / XE_SUBGROUP);
+    if (t.rank == 1 && e->nsg > 1 && v->nchunks >= e->nsg) {
+      v->dist = true;
+      v->nchunks /= e->nsg;
+    }
     v->names = calloc((size_t)v->nchunks, sizeof(xe_name_t));
   }
   if (!v || !v->names) {
@@ -245,6 +249,11 @@ xe_val_t* xe_define(xe_emitter_t* e, MlirValue v, zt_type_t t) {
 xe_val_t* xe_alias(xe_emitter_t* e, MlirValue v, const xe_val_t* src) {
   xe_val_t* c = xe_alloc(e, src->type);
   if (!c) return NULL;
+  if (c->nchunks != src->nchunks) {
+    xe_free_val(c);
+    if (!e->error) e->error = xe_fail(e, ZT_STATUS_INTERNAL, "alias of another layout");
+    return NULL;
+  }
   memcpy(c->names, src->names, (size_t)src->nchunks * sizeof(xe_name_t));
   memcpy(c->base, src->base, sizeof c->base);
   return xe_bind(e, v, c);
@@ -394,3 +403,44 @@ void xe_pad_mask(xe_emitter_t* e, int64_t n, xe_name_t out) {
 }
 
 void xe_lane0_mask(xe_emitter_t* e, xe_name_t out) { xe_pad_mask(e, 1, out); }
+
+void xe_sg_id(xe_emitter_t* e, xe_name_t out) {
+  xe_hoist(e, "gpu.subgroup_id : index", false, out);
+}
+
+void xe_sg_id_i32(xe_emitter_t* e, xe_name_t out) {
+  xe_name_t sg;
+  xe_sg_id(e, sg);
+  char text[96];
+  snprintf(text, sizeof text, "arith.index_cast %s : index to i32", sg);
+  xe_hoist(e, text, false, out);
+}
+
+void xe_sg0_mask(xe_emitter_t* e, xe_name_t out) {
+  xe_name_t sg, zero, c;
+  xe_sg_id(e, sg);
+  xe_hoist(e, "arith.constant 0 : index", false, zero);
+  char text[160];
+  snprintf(text, sizeof text, "arith.cmpi eq, %s, %s : index", sg, zero);
+  xe_hoist(e, text, false, c);
+  snprintf(text, sizeof text,
+           "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+           "} : i1 to vector<16xi1>",
+           c);
+  xe_hoist(e, text, true, out);
+}
+
+void xe_once_mask(xe_emitter_t* e, const char* m, xe_name_t out) {
+  if (e->nsg <= 1) {
+    snprintf(out, XE_NAME_MAX, "%s", m);
+    return;
+  }
+  xe_name_t sg0;
+  xe_sg0_mask(e, sg0);
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi1>%s\n",
+                   out, m, sg0, e->loc.data ? e->loc.data : "");
+}
