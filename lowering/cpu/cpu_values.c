@@ -155,8 +155,11 @@ const char* cpu_zero(cpu_t* c, zt_scalar_kind_t k, char out[ZT_CPU_NAME]) {
   if (!(c->zero_consts & (1u << k))) {
     c->zero_consts |= 1u << k;
     bool f = k == ZT_F16 || k == ZT_BF16 || k == ZT_F32 || k == ZT_F64;
-    zt_strbuf_printf(&c->entry, "    %s = arith.constant %s : %s\n", out,
-                     k == ZT_I1 ? "false" : f ? "0.0" : "0", cpu_elem(k));
+    if (k == ZT_I1)  // a bool literal carries its type
+      zt_strbuf_printf(&c->entry, "    %s = arith.constant false\n", out);
+    else
+      zt_strbuf_printf(&c->entry, "    %s = arith.constant %s : %s\n", out,
+                       f ? "0.0" : "0", cpu_elem(k));
   }
   return out;
 }

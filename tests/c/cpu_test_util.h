@@ -24,6 +24,8 @@ typedef struct ct_kernel_s {
   void* fn;  // the kernel with the CPU ABI (jit/compiler_api.h)
   void* engine;
   const zt_compiler_api_t* api;
+  zt_device_t* device;  // made by the first ct_launch
+  zt_executable_t* exe;
 } ct_kernel_t;
 
 static inline zt_builder_t* ct_begin(const char* name, int n, const zt_type_t* types,
@@ -63,23 +65,20 @@ static inline ct_kernel_t ct_build(zt_builder_t* b, const char* name) {
 }
 
 static inline void ct_release(ct_kernel_t* k) {
+  zt_executable_release(k->exe);
+  zt_device_release(k->device);
   k->api->cpu_unload(k->engine);
   zt_artifact_release(k->artifact);
 }
 
 /// Launches the kernel on the CPU device over grid (host pointers are valid
 /// device addresses there) and returns the launch's status.
-static inline zt_status_t ct_launch(const ct_kernel_t* k, uint32_t gx, uint32_t gy,
+static inline zt_status_t ct_launch(ct_kernel_t* k, uint32_t gx, uint32_t gy,
                                     uint32_t gz, int32_t n, const zt_arg_t* args) {
-  zt_device_t* d = NULL;
-  zt_executable_t* e = NULL;
-  zt_status_t s = zt_device_open("cpu", &d);
-  if (!s) s = zt_executable_create(d, k->artifact, &e);
+  if (!k->device) ZT_RETURN_IF_ERROR(zt_device_open("cpu", &k->device));
+  if (!k->exe) ZT_RETURN_IF_ERROR(zt_executable_create(k->device, k->artifact, &k->exe));
   uint32_t grid[3] = {gx, gy, gz};
-  if (!s) s = zt_launch(e, grid, n, args);
-  zt_executable_release(e);
-  zt_device_release(d);
-  return s;
+  return zt_launch(k->exe, grid, n, args);
 }
 
 static inline zt_arg_t ct_ptr(const void* p) {
