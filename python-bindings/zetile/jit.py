@@ -219,6 +219,15 @@ class JITFunction:
             raise KernelArgumentError(f"{self.__name__}: descriptor '{n}' has a base of type "
                                       f"{type(v.base).__name__}, not an array")
         pt = T.pointer_type(p.dtype)
+        item = p.dtype.primitive_bitwidth // 8
+        # Triton's rules for descriptors, which Intel's 2D block IO shares:
+        # a unit last stride and 16-byte aligned other strides.
+        if int(v.strides[-1]) != 1:
+            raise KernelArgumentError(f"{self.__name__}: descriptor '{n}' needs a last stride of 1")
+        for d, x in enumerate(v.strides[:-1]):
+            if (int(x) * item) % 16:
+                raise KernelArgumentError(f"{self.__name__}: descriptor '{n}': stride {d} "
+                                          f"({int(x)} elements) must be 16-byte aligned")
         arg_types[f"{n}.base"] = pt
         d16 = p.address % 16 == 0
         if d16:

@@ -1,7 +1,7 @@
 """The on-disk cache across processes: a second process compiles nothing."""
 import os
 
-from conftest import run_python
+from zt_testutil import run_python
 
 CODE = """
 import numpy as np, zetile

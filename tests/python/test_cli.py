@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, have_tool
+from zt_testutil import EXAMPLES, ROOT, have_tool
 
 ZT = [sys.executable, "-m", "zetile"]
 

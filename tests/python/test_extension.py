@@ -66,7 +66,7 @@ def test_one_exception_class_per_status_code():
         "UNSUPPORTED": "UnsupportedError", "COMPILE_ERROR": "CompileError",
         "DRIVER_ERROR": "DriverError", "OUT_OF_MEMORY": "OutOfMemoryError",
         "IO_ERROR": "IOFailure", "UNAVAILABLE": "UnavailableError",
-        "INTERNAL": "InternalError",
+        "INTERNAL": "InternalError", "DEVICE_ASSERT": "DeviceAssertError",
     }
     assert set(z.STATUS_CODES) == set(expected)
     assert issubclass(z.Error, Exception)

@@ -1,7 +1,7 @@
 """`zetile isa`: ISA statistics from Intel's offline compiler."""
 import pytest
 
-from conftest import EXAMPLES, have_tool, neo_installed
+from zt_testutil import EXAMPLES, have_tool, neo_installed
 from zetile.tools import isa
 
 SYNTHETIC = """
