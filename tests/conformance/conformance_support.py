@@ -213,3 +213,66 @@ def _oracle_limitation(e):
     text = f"{type(e).__name__}: {e}"
     return any(s in text for s in ("not supported by the interpreter", "interpreter does not support",
                                    "Unsupported dtype", "unsupported dtype"))
+
+
+# ------------------------------------------------------------ the Xe target
+XE_MODE = os.environ.get("ZETILE_CONFORMANCE_XE", "sample")  # all | sample | off
+
+
+def xe_selected(case):
+    import zlib
+    if XE_MODE == "off":
+        return False
+    if XE_MODE == "all":
+        return True
+    return zlib.crc32(f"{case.category}/{case.name}".encode()) % 4 == 0
+
+
+def xe_check(case, zetile_mod):
+    """Compiles the case's zetile specialization for pvc on the compat path
+    (what Debian 12's driver needs) and checks the SPIR-V with spirv-val
+    (E1) and, for one case in four of those, Intel's ocloc (E2).
+    Returns (outcome, detail): xe-ok, xe-unsupported, xe-failed."""
+    import shutil
+    import subprocess
+    import tempfile
+    import zlib
+
+    import torch  # noqa: F401 - inputs are torch tensors, as for the CPU run
+    import zetile
+    rng = np.random.default_rng(0)
+    inputs = _inputs(case, rng)
+    out_dt = _out_dtype(case)
+    out_size = case.out_size or case.scalars.get("N", 64)
+    ins = [_make(a, dt) for a, dt in inputs]
+    import torch as th
+    out = th.zeros(out_size, dtype=_torch_dtype(out_dt)) if out_dt != "uint32" else \
+        th.zeros(out_size, dtype=th.uint32)
+    kernel = getattr(zetile_mod, case.kernel)
+    bound = kernel._bind((*ins, out, *case.scalars.values()), dict(case.constexprs))
+    key, arg_types, div, constexprs, _, descs = kernel.specialize(bound, zetile.get_device("cpu"))
+    text = kernel.build_tile_ir(arg_types, constexprs, div, descs)
+    try:
+        art = zetile._C.compile(text, target="pvc", compat=True, cached=True)
+    except zetile._C.UnsupportedError as e:
+        return "xe-unsupported", str(e).splitlines()[0][:200]
+    except zetile._C.Error as e:
+        return "xe-failed", f"pvc compile failed: {str(e)[:1500]}"
+    spv = art.get("spirv")
+    if shutil.which("spirv-val"):
+        with tempfile.NamedTemporaryFile(suffix=".spv") as f:
+            f.write(spv)
+            f.flush()
+            r = subprocess.run(["spirv-val", f.name], capture_output=True, text=True)
+        if r.returncode != 0:
+            return "xe-failed", "spirv-val: " + (r.stdout + r.stderr)[:1500]
+    if shutil.which("ocloc") and zlib.crc32(case.name.encode()) % 4 == 0:
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "k.spv")
+            open(p, "wb").write(spv)
+            r = subprocess.run(["ocloc", "compile", "-file", p, "-spirv_input", "-device", "pvc",
+                                "-output", "k", "-out_dir", d], capture_output=True, text=True, cwd=d)
+            if r.returncode != 0 or "Build succeeded" not in r.stdout:
+                return "xe-failed", "ocloc: " + (r.stdout + r.stderr)[-1500:]
+        return "xe-ok", "spirv-val + ocloc"
+    return "xe-ok", "spirv-val"

@@ -30,13 +30,25 @@ def pytest_terminal_summary(terminalreporter):
     tr = terminalreporter
     tr.section("zetile conformance against Triton's interpreter")
     total = collections.Counter()
+    xe = collections.Counter()
     for cat in sorted(_results.counts):
         c = _results.counts[cat]
+        if cat.startswith("xe:"):
+            xe.update(c)
+            continue
         total.update(c)
         tr.write_line(f"  {cat:<10} {c['passed']:>4} passed, {c['failed']:>3} failed, "
                       f"{c['skipped'] + c['oracle-skip']:>3} skipped")
     tr.write_line(f"  {'total':<10} {total['passed']:>4} passed, {total['failed']:>3} failed, "
                   f"{total['skipped'] + total['oracle-skip']:>3} skipped")
+    if xe:
+        tr.write_line(f"  pvc target (compat path, a sample of the cases): {xe['xe-ok']} built and "
+                      f"validated (spirv-val, some also ocloc), {xe['xe-unsupported']} not yet "
+                      f"supported on Xe, {xe['xe-failed']} failed")
+        for cat in sorted(c for c in _results.counts if c.startswith("xe:")):
+            c = _results.counts[cat]
+            tr.write_line(f"    {cat[3:]:<10} {c['xe-ok']:>4} ok, {c['xe-unsupported']:>3} unsupported, "
+                          f"{c['xe-failed']:>3} failed")
     if total["skipped"]:
         tr.write_line("  NOTE: cases were skipped because triton is not installed")
 
