@@ -10,10 +10,12 @@
 // --- registry: adding a backend is one folder plus one line here -----------
 // Each X(name) refers to `const zt_backend_t zt_<name>_backend` in
 // runtime/<name>/. Order matters for the default device: the first GPU wins,
-// the CPU is last.
+// the CPU is last among the default candidates; opencl (Intel's CPU runtime,
+// an executor for checking Xe SPIR-V) only when named.
 #define ZT_BACKENDS(X) \
   X(level_zero)        \
-  X(cpu)
+  X(cpu)               \
+  X(opencl)
 
 #define ZT_X_(name) extern const zt_backend_t zt_##name##_backend;
 ZT_BACKENDS(ZT_X_)
@@ -50,10 +52,13 @@ static zt_status_t open_named(const char* name, zt_device_t** out) {
   const char* colon = strchr(name, ':');
   size_t prefix = colon ? (size_t)(colon - name) : strlen(name);
   int32_t index = 0;
+  bool by_name = false;  // "opencl:cpu": a device's full name, not an index
   if (colon) {
     char* end = NULL;
     long v = strtol(colon + 1, &end, 10);
-    if (!colon[1] || *end || v < 0 || v > 1 << 20)
+    if (colon[1] && *end && !(colon[1] >= '0' && colon[1] <= '9'))
+      by_name = true;
+    else if (!colon[1] || *end || v < 0 || v > 1 << 20)
       return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
                             "bad device name '%s' (expected backend[:index])", name);
     index = (int32_t)v;
@@ -63,6 +68,21 @@ static zt_status_t open_named(const char* name, zt_device_t** out) {
     if (strlen(be->name) != prefix || strncmp(be->name, name, prefix) != 0) continue;
     int32_t n = 0;
     ZT_RETURN_IF_ERROR(be->enumerate(NULL, 0, &n));
+    if (by_name) {
+      zt_device_info_t infos[64];
+      int32_t m = n < 64 ? n : 64;
+      if (m) ZT_RETURN_IF_ERROR(be->enumerate(infos, m, &n));
+      for (int32_t i = 0; i < m; ++i)
+        if (strcmp(infos[i].name, name) == 0) return be->open(i, out);
+      // Opening one past the last index gives the backend's own reason.
+      zt_status_t why = be->open(n, out);
+      if (!why) {  // a device appeared since enumerate: not the one named
+        zt_device_release(*out);
+        *out = NULL;
+      }
+      return zt_status_annotate(
+          why ? why : zt_make_status(ZT_STATUS_NOT_FOUND, "not listed"), "no device '%s'", name);
+    }
     if (index >= n)
       return zt_make_status(ZT_STATUS_NOT_FOUND,
                             "no device '%s' (%s has %d device%s)", name, be->name,
@@ -184,9 +204,10 @@ zt_status_t zt_executable_create(zt_device_t* device, const zt_artifact_t* artif
   if (!meta) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "kernel meta");
   zt_status_t s = zt_kernel_meta_parse(text, size, meta);
   zt_executable_t* e = NULL;
-  // CPU artifacts need the CPU backend and Xe ones a GPU; an Xe artifact for
-  // another chip is left to the driver to accept or refuse.
-  if (!s && (strcmp(meta->target, "cpu") == 0) != device->info.host_memory)
+  // CPU artifacts need the CPU backend and Xe ones an Xe executor (a GPU, or
+  // Intel's OpenCL CPU runtime, whose buffers are host memory too); an Xe
+  // artifact for another chip is left to the driver to accept or refuse.
+  if (!s && (strcmp(meta->target, "cpu") == 0) != (strcmp(device->info.target, "cpu") == 0))
     s = zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
                        "kernel '%s' was compiled for target '%s', which %s cannot run",
                        meta->kernel, meta->target, device->info.name);

@@ -1,0 +1,7 @@
+// zetile's emulation library of Intel GPU-only OpenCL builtins: one
+// translation unit, compiled to SPIR-V at build time (clang-22, SPIR-V
+// backend) and linked into kernels by the OpenCL backend when the device
+// lacks the builtins (Intel's OpenCL CPU runtime). See block2d.cl and
+// matrix_mad.cl for the data layouts, taken from the published specs.
+#include "block2d.cl"
+#include "matrix_mad.cl"

@@ -1,0 +1,494 @@
+// The OpenCL backend: one context and one in-order queue per opened device;
+// USM buffers (host allocations on the CPU runtime, so kernels and numpy
+// share memory; device allocations on GPUs); executables from the artifact's
+// SPIR-V, byte for byte what Level Zero gets, linked here (and only here)
+// with the emulation library of Intel GPU-only builtins when the device has
+// no such builtins (Intel's CPU runtime).
+//
+// Pointer arguments are i64 addresses in zetile's kernels, so they are set
+// with clSetKernelArg as 8-byte values: USM addresses are raw device
+// addresses. Launches are asynchronous; synchronize is clFinish.
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opencl/opencl.h"
+
+typedef struct cl_device_s {
+  zt_device_t base;
+  const zt_cl_device_entry_t* entry;
+  const zt_cl_syms_t* syms;
+  cl_context context;
+  cl_command_queue queue;
+  pthread_mutex_t mu;      // queue, pending, emu
+  bool pending;            // launches enqueued since the last clFinish
+  cl_program emu;          // compiled (not linked) emulation library, lazily
+  char* emu_exports;       // '\n'-separated names the library defines
+} cl_device_t;
+
+typedef struct cl_buffer_s {
+  zt_buffer_t base;
+  void* ptr;
+} cl_buffer_t;
+
+typedef struct cl_executable_s {
+  zt_executable_t base;
+  cl_program program;
+  cl_kernel kernel;
+  pthread_mutex_t args_mu;  // argument setting + enqueue is one critical section
+} cl_executable_t;
+
+static cl_device_t* as_cl(zt_device_t* d) { return (cl_device_t*)d; }
+
+// --- device ------------------------------------------------------------------
+
+static zt_status_t finish_locked(cl_device_t* d) {
+  if (!d->pending) return NULL;
+  zt_status_t st = ZT_CL_STATUS(d->syms, clFinish, d->queue);
+  if (!st) d->pending = false;
+  return st;
+}
+
+static zt_status_t cl_synchronize(zt_device_t* base) {
+  cl_device_t* d = as_cl(base);
+  pthread_mutex_lock(&d->mu);
+  zt_status_t st = finish_locked(d);
+  pthread_mutex_unlock(&d->mu);
+  return st;
+}
+
+static void drain(cl_device_t* d) { zt_status_free(cl_synchronize(&d->base)); }
+
+static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
+static cl_device_t* opened[ZT_CL_MAX_DEVICES];
+
+static void cl_destroy(zt_device_t* base) {
+  cl_device_t* d = as_cl(base);
+  pthread_mutex_lock(&open_mu);
+  for (int i = 0; i < ZT_CL_MAX_DEVICES; ++i)
+    if (opened[i] == d) opened[i] = NULL;
+  pthread_mutex_unlock(&open_mu);
+  if (d->queue) {
+    drain(d);
+    d->syms->clReleaseCommandQueue(d->queue);
+  }
+  if (d->emu) d->syms->clReleaseProgram(d->emu);
+  free(d->emu_exports);
+  if (d->context) d->syms->clReleaseContext(d->context);
+  pthread_mutex_destroy(&d->mu);
+  free(d);
+}
+
+// --- buffers -----------------------------------------------------------------
+
+static zt_status_t cl_buffer_alloc(zt_device_t* base, size_t size, zt_buffer_t** out) {
+  cl_device_t* d = as_cl(base);
+  const zt_cl_usm_t* usm = &d->entry->usm;
+  cl_buffer_t* b = calloc(1, sizeof *b);
+  if (!b) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "buffer");
+  cl_int err = CL_SUCCESS;
+  size_t n = size ? size : 1;
+  if (base->info.host_memory)
+    b->ptr = usm->host_alloc(d->context, NULL, n, 64, &err);
+  else
+    b->ptr = usm->device_alloc(d->context, d->entry->device, NULL, n, 64, &err);
+  if (!b->ptr || err != CL_SUCCESS) {
+    free(b);
+    zt_status_t st = zt_cl_make_status(err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES,
+                                       base->info.host_memory ? "clHostMemAllocINTEL"
+                                                              : "clDeviceMemAllocINTEL");
+    return zt_status_annotate(st, "allocating %zu bytes", size);
+  }
+  b->base.address = (uint64_t)(uintptr_t)b->ptr;
+  b->base.host_ptr = base->info.host_memory ? b->ptr : NULL;
+  *out = &b->base;
+  return NULL;
+}
+
+static void cl_buffer_free(zt_buffer_t* base) {
+  cl_buffer_t* b = (cl_buffer_t*)base;
+  cl_device_t* d = as_cl(base->device);
+  drain(d);
+  d->entry->usm.blocking_free(d->context, b->ptr);
+  free(b);
+}
+
+// Blocking copies after every queued launch.
+static zt_status_t copy(cl_device_t* d, void* dst, const void* src, size_t size) {
+  pthread_mutex_lock(&d->mu);
+  zt_status_t st = finish_locked(d);
+  if (!st) {
+    if (d->base.info.host_memory) {
+      memcpy(dst, src, size);
+    } else {
+      cl_int err = d->entry->usm.memcpy(d->queue, CL_TRUE, dst, src, size, 0, NULL, NULL);
+      st = zt_cl_make_status(err, "clEnqueueMemcpyINTEL");
+    }
+  }
+  pthread_mutex_unlock(&d->mu);
+  return st;
+}
+
+static zt_status_t cl_buffer_write(zt_buffer_t* base, size_t offset, const void* src,
+                                   size_t size) {
+  cl_buffer_t* b = (cl_buffer_t*)base;
+  return copy(as_cl(base->device), (char*)b->ptr + offset, src, size);
+}
+
+static zt_status_t cl_buffer_read(const zt_buffer_t* base, size_t offset, void* dst,
+                                  size_t size) {
+  const cl_buffer_t* b = (const cl_buffer_t*)base;
+  return copy(as_cl(base->device), dst, (const char*)b->ptr + offset, size);
+}
+
+// --- programs ----------------------------------------------------------------
+
+// Appends the build log of `program` to a failed status.
+static zt_status_t with_log(cl_device_t* d, cl_program program, zt_status_t st) {
+  if (!st || !program) return st;
+  size_t n = 0;
+  const zt_cl_syms_t* s = d->syms;
+  if (s->clGetProgramBuildInfo(program, d->entry->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) !=
+          CL_SUCCESS ||
+      n <= 1)
+    return st;
+  char* log = calloc(1, n + 1);
+  if (log && s->clGetProgramBuildInfo(program, d->entry->device, CL_PROGRAM_BUILD_LOG, n, log,
+                                      NULL) == CL_SUCCESS) {
+    size_t len = strlen(log);
+    while (len && (log[len - 1] == '\n' || log[len - 1] == ' ')) log[--len] = 0;
+    if (len) {
+      zt_status_t full = zt_make_status(zt_status_code(st), "%s\nbuild log:\n%s",
+                                        zt_status_message(st), log);
+      zt_status_free(st);
+      st = full;
+    }
+  }
+  free(log);
+  return st;
+}
+
+// The emulation library, compiled once per device (mu held).
+static zt_status_t emu_program_locked(cl_device_t* d) {
+  if (d->emu) return NULL;
+  if (!zt_cl_emu_spv_size)
+    return zt_make_status(ZT_STATUS_UNAVAILABLE,
+                          "zetile was built without its OpenCL emulation library (clang-22 "
+                          "was not found at build time)");
+  const zt_cl_syms_t* s = d->syms;
+  zt_strbuf_t names;
+  zt_strbuf_init(&names);
+  zt_status_t st = zt_cl_spirv_linkage_names(zt_cl_emu_spv, zt_cl_emu_spv_size, 0, &names);
+  if (st) {
+    zt_strbuf_deinit(&names);
+    return zt_status_annotate(st, "emulation library");
+  }
+  cl_int err = CL_SUCCESS;
+  cl_program p = s->clCreateProgramWithIL(d->context, zt_cl_emu_spv, zt_cl_emu_spv_size, &err);
+  st = zt_cl_make_status(err, "clCreateProgramWithIL");
+  if (!st) {
+    st = ZT_CL_STATUS(s, clCompileProgram, p, 1, &d->entry->device, "", 0, NULL, NULL, NULL,
+                      NULL);
+    st = with_log(d, p, st);
+  }
+  if (st) {
+    if (p) s->clReleaseProgram(p);
+    zt_strbuf_deinit(&names);
+    return zt_status_annotate(st, "compiling the emulation library");
+  }
+  d->emu = p;
+  d->emu_exports = zt_strbuf_take(&names);
+  return NULL;
+}
+
+// Intel's CPU runtime rejects IGC's own options (-ze-*, -igc_opts): keep
+// only standard OpenCL build options there.
+static void build_options(const cl_device_t* d, const char* in, char* out, size_t cap) {
+  out[0] = 0;
+  if (!d->entry->emulate) {
+    snprintf(out, cap, "%s", in);
+    return;
+  }
+  size_t used = 0;
+  for (const char* p = in; *p;) {
+    while (*p == ' ') ++p;
+    const char* e = p;
+    while (*e && *e != ' ') ++e;
+    if (e > p && strncmp(p, "-cl-", 4) == 0 && used + (size_t)(e - p) + 2 < cap) {
+      memcpy(out + used, p, (size_t)(e - p));
+      used += (size_t)(e - p);
+      out[used++] = ' ';
+      out[used] = 0;
+    }
+    p = e;
+  }
+}
+
+// Builds the kernel's SPIR-V as is; if it imports builtins the emulation
+// library defines, compiles it and links it with the library instead.
+static zt_status_t build_program(cl_device_t* d, const void* spirv, size_t size,
+                                 const char* flags, cl_program* out) {
+  const zt_cl_syms_t* s = d->syms;
+  *out = NULL;
+  bool link = false;
+  zt_status_t st = NULL;
+  if (d->entry->emulate) {
+    zt_strbuf_t imports;
+    zt_strbuf_init(&imports);
+    st = zt_cl_spirv_linkage_names(spirv, size, 1, &imports);
+    if (!st && imports.size) {
+      pthread_mutex_lock(&d->mu);
+      st = emu_program_locked(d);
+      pthread_mutex_unlock(&d->mu);
+      for (const char* p = imports.data; !st && p && *p;) {
+        const char* nl = strchr(p, '\n');
+        size_t l = nl ? (size_t)(nl - p) : strlen(p);
+        if (zt_cl_name_in_list(d->emu_exports, p, l)) link = true;
+        p = nl ? nl + 1 : p + l;
+      }
+    }
+    zt_strbuf_deinit(&imports);
+    if (st) return st;
+  }
+  cl_int err = CL_SUCCESS;
+  cl_program p = s->clCreateProgramWithIL(d->context, spirv, size, &err);
+  st = zt_cl_make_status(err, "clCreateProgramWithIL");
+  if (st) return st;
+  if (!link) {
+    st = with_log(d, p, ZT_CL_STATUS(s, clBuildProgram, p, 1, &d->entry->device, flags, NULL,
+                                     NULL));
+    if (st) {
+      s->clReleaseProgram(p);
+      return st;
+    }
+    *out = p;
+    return NULL;
+  }
+  st = with_log(d, p, ZT_CL_STATUS(s, clCompileProgram, p, 1, &d->entry->device, flags, 0,
+                                   NULL, NULL, NULL, NULL));
+  if (st) {
+    s->clReleaseProgram(p);
+    return st;
+  }
+  cl_program inputs[2] = {p, d->emu};
+  cl_program linked = s->clLinkProgram(d->context, 1, &d->entry->device, "", 2, inputs, NULL,
+                                       NULL, &err);
+  st = zt_cl_make_status(err, "clLinkProgram");
+  if (st) st = zt_status_annotate(with_log(d, linked, st), "linking with the emulation library");
+  s->clReleaseProgram(p);
+  if (st) {
+    if (linked) s->clReleaseProgram(linked);
+    return st;
+  }
+  *out = linked;
+  return NULL;
+}
+
+// --- executables -------------------------------------------------------------
+
+static zt_status_t cl_executable_create(zt_device_t* base, const zt_artifact_t* artifact,
+                                        const zt_kernel_meta_t* meta,
+                                        zt_executable_t** out) {
+  cl_device_t* d = as_cl(base);
+  const zt_cl_syms_t* s = d->syms;
+  const void* spirv = NULL;
+  size_t spirv_size = 0;
+  ZT_RETURN_IF_ERROR(zt_artifact_get(artifact, "spirv", &spirv, &spirv_size));
+  cl_executable_t* e = calloc(1, sizeof *e);
+  if (!e) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "executable");
+  pthread_mutex_init(&e->args_mu, NULL);
+  char flags[sizeof meta->igc_options];
+  build_options(d, meta->igc_options, flags, sizeof flags);
+  zt_status_t st = build_program(d, spirv, spirv_size, flags, &e->program);
+  if (st) goto cleanup;
+  cl_int err = CL_SUCCESS;
+  e->kernel = s->clCreateKernel(e->program, meta->kernel, &err);
+  st = zt_cl_make_status(err, "clCreateKernel");
+  if (st) goto cleanup;
+  cl_uint nargs = 0;
+  st = ZT_CL_STATUS(s, clGetKernelInfo, e->kernel, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs,
+                    NULL);
+  if (st) goto cleanup;
+  if (nargs != (cl_uint)meta->num_args) {
+    st = zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                        "the SPIR-V kernel takes %u arguments but its meta lists %d", nargs,
+                        meta->num_args);
+    goto cleanup;
+  }
+  *out = &e->base;
+  return NULL;
+
+cleanup:
+  if (e->kernel) s->clReleaseKernel(e->kernel);
+  if (e->program) s->clReleaseProgram(e->program);
+  pthread_mutex_destroy(&e->args_mu);
+  free(e);
+  return st;
+}
+
+static void cl_executable_destroy(zt_executable_t* base) {
+  cl_executable_t* e = (cl_executable_t*)base;
+  cl_device_t* d = as_cl(base->device);
+  drain(d);
+  d->syms->clReleaseKernel(e->kernel);
+  d->syms->clReleaseProgram(e->program);
+  pthread_mutex_destroy(&e->args_mu);
+  free(e);
+}
+
+static zt_status_t cl_executable_stats(const zt_executable_t* base, zt_kernel_stats_t* out) {
+  const cl_executable_t* e = (const cl_executable_t*)base;
+  cl_device_t* d = as_cl(base->device);
+  const zt_cl_syms_t* s = d->syms;
+  cl_ulong v = 0;
+  if (s->clGetKernelWorkGroupInfo(e->kernel, d->entry->device, CL_KERNEL_PRIVATE_MEM_SIZE,
+                                  sizeof v, &v, NULL) == CL_SUCCESS)
+    out->private_bytes = (int64_t)v;
+  if (s->clGetKernelWorkGroupInfo(e->kernel, d->entry->device, CL_KERNEL_LOCAL_MEM_SIZE,
+                                  sizeof v, &v, NULL) == CL_SUCCESS)
+    out->local_bytes = (int64_t)v;
+  if (s->clGetKernelSubGroupInfo) {
+    size_t local[3] = {(size_t)base->meta.local_size[0], (size_t)base->meta.local_size[1],
+                       (size_t)base->meta.local_size[2]};
+    size_t sg = 0;
+    if (s->clGetKernelSubGroupInfo(e->kernel, d->entry->device,
+                                   CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof local, local,
+                                   sizeof sg, &sg, NULL) == CL_SUCCESS)
+      out->max_subgroup_size = (int32_t)sg;
+  }
+  return NULL;
+}
+
+// --- launch ------------------------------------------------------------------
+
+static zt_status_t cl_launch(zt_executable_t* base, const uint32_t grid[3],
+                             const zt_arg_t* args) {
+  cl_executable_t* e = (cl_executable_t*)base;
+  cl_device_t* d = as_cl(base->device);
+  const zt_cl_syms_t* s = d->syms;
+  const zt_kernel_meta_t* m = &base->meta;
+  zt_status_t st = NULL;
+  pthread_mutex_lock(&e->args_mu);
+  for (int32_t i = 0; i < m->num_args && !st; ++i) {
+    union {
+      int8_t i8;
+      int16_t i16;
+      int32_t i32;
+      int64_t i64;
+      uint16_t u16;
+      float f32;
+      double f64;
+      uint64_t u64;
+    } v;
+    size_t size;
+    const zt_arg_t* a = &args[i];
+    switch (a->kind) {
+      case ZT_I1: v.i8 = (int8_t)(a->value.i != 0); size = 1; break;
+      case ZT_I8: v.i8 = (int8_t)a->value.i; size = 1; break;
+      case ZT_I16: v.i16 = (int16_t)a->value.i; size = 2; break;
+      case ZT_I32: v.i32 = (int32_t)a->value.i; size = 4; break;
+      case ZT_I64: v.i64 = a->value.i; size = 8; break;
+      case ZT_F16:
+      case ZT_BF16: v.u16 = a->value.bits; size = 2; break;
+      case ZT_F32: v.f32 = (float)a->value.f; size = 4; break;
+      case ZT_F64: v.f64 = a->value.f; size = 8; break;
+      default: v.u64 = a->value.ptr; size = 8; break;  // pointers: USM address (i64)
+    }
+    st = ZT_CL_STATUS(s, clSetKernelArg, e->kernel, (cl_uint)i, size, &v);
+    if (st) st = zt_status_annotate(st, "argument %d (%s)", i, zt_scalar_kind_name(a->kind));
+  }
+  if (!st) {
+    size_t local[3], global[3];
+    for (int k = 0; k < 3; ++k) {
+      local[k] = m->local_size[k] > 0 ? (size_t)m->local_size[k] : 1;
+      global[k] = (size_t)grid[k] * local[k];
+    }
+    pthread_mutex_lock(&d->mu);
+    st = ZT_CL_STATUS(s, clEnqueueNDRangeKernel, d->queue, e->kernel, 3, NULL, global, local,
+                      0, NULL, NULL);
+    if (!st) d->pending = true;
+    pthread_mutex_unlock(&d->mu);
+    if (st)
+      st = zt_status_annotate(st, "grid %u,%u,%u x local size %zu,%zu,%zu", grid[0], grid[1],
+                              grid[2], local[0], local[1], local[2]);
+  }
+  pthread_mutex_unlock(&e->args_mu);
+  return st;
+}
+
+static const zt_backend_vtable_t cl_vtable = {
+    /* .destroy            = */ cl_destroy,
+    /* .synchronize        = */ cl_synchronize,
+    /* .buffer_alloc       = */ cl_buffer_alloc,
+    /* .buffer_free        = */ cl_buffer_free,
+    /* .buffer_write       = */ cl_buffer_write,
+    /* .buffer_read        = */ cl_buffer_read,
+    /* .executable_create  = */ cl_executable_create,
+    /* .executable_destroy = */ cl_executable_destroy,
+    /* .executable_stats   = */ cl_executable_stats,
+    /* .launch             = */ cl_launch,
+};
+
+// --- discovery -----------------------------------------------------------------
+
+static zt_status_t cl_enumerate(zt_device_info_t* out, int32_t capacity, int32_t* count) {
+  const zt_cl_state_t* g = zt_cl_state();
+  *count = g->num_devices;
+  for (int32_t i = 0; i < *count && i < capacity; ++i) out[i] = g->devices[i].info;
+  return NULL;
+}
+
+static zt_status_t cl_open(int32_t index, zt_device_t** out) {
+  const zt_cl_state_t* g = zt_cl_state();
+  if (index < 0 || index >= g->num_devices)
+    return zt_make_status(ZT_STATUS_NOT_FOUND, "no opencl device %d%s%s", index,
+                          g->why_no_cpu[0] ? ": " : "", g->why_no_cpu);
+  pthread_mutex_lock(&open_mu);
+  cl_device_t* live = opened[index];
+  if (live) {
+    int n = atomic_load(&live->base.ref_count);
+    while (n > 0 && !atomic_compare_exchange_weak(&live->base.ref_count, &n, n + 1)) {
+    }
+    if (n > 0) {
+      pthread_mutex_unlock(&open_mu);
+      *out = &live->base;
+      return NULL;
+    }
+  }
+  pthread_mutex_unlock(&open_mu);
+  const zt_cl_device_entry_t* entry = &g->devices[index];
+  cl_device_t* d = calloc(1, sizeof *d);
+  if (!d) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "device");
+  zt_device_initialize(&d->base, &cl_vtable);
+  d->base.info = entry->info;
+  d->entry = entry;
+  d->syms = &entry->lib->syms;
+  pthread_mutex_init(&d->mu, NULL);
+  const zt_cl_syms_t* s = d->syms;
+  cl_int err = CL_SUCCESS;
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)entry->platform,
+                                   0};
+  d->context = s->clCreateContext(props, 1, &entry->device, NULL, NULL, &err);
+  zt_status_t st = zt_cl_make_status(err, "clCreateContext");
+  if (!st) {
+    d->queue = s->clCreateCommandQueueWithProperties(d->context, entry->device, NULL, &err);
+    st = zt_cl_make_status(err, "clCreateCommandQueueWithProperties");
+  }
+  if (st) {
+    cl_destroy(&d->base);
+    return zt_status_annotate(st, "opening %s", entry->info.name);
+  }
+  pthread_mutex_lock(&open_mu);
+  if (!opened[index]) opened[index] = d;
+  pthread_mutex_unlock(&open_mu);
+  *out = &d->base;
+  return NULL;
+}
+
+const zt_backend_t zt_opencl_backend = {
+    /* .api_version = */ ZT_BACKEND_API_VERSION,
+    /* .name        = */ "opencl",
+    /* .enumerate   = */ cl_enumerate,
+    /* .open        = */ cl_open,
+};
