@@ -112,3 +112,25 @@ def test_specializations_are_cached_in_memory():
                      BLOCK_SIZE=64)
     add_kernel[(1,)](x, x, out, 63, BLOCK_SIZE=64)  # 63 is not divisible by 16: new key
     assert len(add_kernel._cache) == 3
+
+
+class _DLPackOnly:
+    """An array known to zetile only through the DLPack protocol."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kw):
+        return self._a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_vector_add_dlpack_objects():
+    n = 300
+    x = RNG.standard_normal(n, dtype=np.float32)
+    y = RNG.standard_normal(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    add_kernel[(1,)](_DLPackOnly(x), _DLPackOnly(y), _DLPackOnly(out), n, BLOCK_SIZE=512)
+    np.testing.assert_array_equal(out, x + y)
