@@ -69,14 +69,40 @@ static bool is_float(zt_scalar_kind_t k) {
   return k == ZT_F16 || k == ZT_BF16 || k == ZT_F32 || k == ZT_F64;
 }
 
-zt_status_t cpu_emit_print(cpu_t* c, MlirOperation op) {
-  char prefix_text[1024] = "";
+static MlirStringRef print_prefix(MlirOperation op) {
   MlirAttribute pa = mlirOperationGetAttributeByName(
       op, mlirStringRefCreateFromCString("prefix"));
-  if (!mlirAttributeIsNull(pa) && mlirAttributeIsAString(pa)) {
-    MlirStringRef s = mlirStringAttrGetValue(pa);
-    snprintf(prefix_text, sizeof prefix_text, "%.*s", (int)s.length, s.data);
+  if (!mlirAttributeIsNull(pa) && mlirAttributeIsAString(pa))
+    return mlirStringAttrGetValue(pa);
+  return mlirStringRefCreate("", 0);
+}
+
+// The builder writes one tile.print per value (IRDL would unify the types of
+// a variadic operand): `print("x: ", a, b)` is a print of a with the prefix
+// followed directly by prints of b with an empty prefix. Such a run is one
+// group, printed as Triton prints one multi-operand device_print: the
+// group's prefix on every line, then "(operand k) ". (Triton's front end
+// never passes an empty prefix with values, so "" marks continuations.)
+static bool is_continuation(MlirOperation op) {
+  return !mlirOperationIsNull(op) && cpu_op_is(op, "tile.print") &&
+         print_prefix(op).length == 0;
+}
+
+zt_status_t cpu_emit_print(cpu_t* c, MlirOperation op) {
+  int32_t operand = -1;
+  MlirOperation head = op;
+  if (is_continuation(op) && !mlirOperationIsNull(c->print_prev) &&
+      mlirOperationEqual(mlirOperationGetNextInBlock(c->print_prev), op)) {
+    head = c->print_head;
+    operand = ++c->print_operand;
+  } else if (is_continuation(mlirOperationGetNextInBlock(op))) {
+    operand = c->print_operand = 0;
   }
+  c->print_prev = op;
+  c->print_head = head;
+  char prefix_text[1024];
+  MlirStringRef ps = print_prefix(head);
+  snprintf(prefix_text, sizeof prefix_text, "%.*s", (int)ps.length, ps.data);
   MlirAttribute ha = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("hex"));
   bool hex = !mlirAttributeIsNull(ha) && mlirAttributeIsABool(ha) && mlirBoolAttrGetValue(ha);
   const char* fn = cpu_declare(c, CPU_HELPER_PRINT);
@@ -86,8 +112,6 @@ zt_status_t cpu_emit_print(cpu_t* c, MlirOperation op) {
   cpu_zero(c, ZT_I64, izero);
   cpu_zero(c, ZT_F64, fzero);
   intptr_t n = mlirOperationGetNumOperands(op);
-  // Like Triton's device_print: operand by operand, element by element, the
-  // operand number shown when there are several.
   for (intptr_t i = 0; i < n; ++i) {
     const cpu_val_t* v;
     ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, i), &v));
@@ -97,7 +121,7 @@ zt_status_t cpu_emit_print(cpu_t* c, MlirOperation op) {
         coperand[ZT_CPU_NAME], ckind[ZT_CPU_NAME], iv[ZT_CPU_NAME], fv[ZT_CPU_NAME];
     for (int32_t d = 0; d < ZT_MAX_RANK; ++d) i32_const(c, d < t.rank ? t.shape[d] : 0, dims[d]);
     i32_const(c, t.rank, crank);
-    i32_const(c, n > 1 ? i : -1, coperand);
+    i32_const(c, n > 1 ? i : operand, coperand);
     i32_const(c, t.kind, ckind);
     if (t.rank) {
       int64_t strides[ZT_MAX_RANK];

@@ -53,7 +53,7 @@ void zt_cpu_print(const char* prefix, int32_t pidx, int32_t pidy, int32_t pidz,
   int32_t idx[4] = {i0, i1, i2, i3}, dims[4] = {d0, d1, d2, d3};
   add(buf, sizeof buf, &len, "pid (%d, %d, %d)", pidx, pidy, pidz);
   add_index(buf, sizeof buf, &len, rank, idx, dims);
-  add(buf, sizeof buf, &len, "%s", prefix ? prefix : "");
+  add(buf, sizeof buf, &len, "%s", prefix && *prefix ? prefix : " ");
   if (operand >= 0) add(buf, sizeof buf, &len, "(operand %d) ", operand);
   zt_scalar_kind_t k = (zt_scalar_kind_t)kind;
   if (zt_scalar_kind_is_float(k)) {

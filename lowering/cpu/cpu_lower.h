@@ -65,6 +65,10 @@ typedef struct cpu_s {
   int32_t num_globals;
   uint32_t declared;  // bit per CPU_HELPER_* already declared in `globals`
   MlirSymbolTable symbols;  // of the tile module (combiners)
+  // tile.print groups (cpu_debug.c): the last print emitted, the group's
+  // first op and the operand number of the last one.
+  MlirOperation print_prev, print_head;
+  int32_t print_operand;
   bool addr_is_ptr;  // the load/store being emitted got an !llvm.ptr, not i64
 } cpu_t;
 
