@@ -112,6 +112,18 @@ zt_status_t cpu_emit_print(cpu_t* c, MlirOperation op) {
   cpu_zero(c, ZT_I64, izero);
   cpu_zero(c, ZT_F64, fzero);
   intptr_t n = mlirOperationGetNumOperands(op);
+  if (n == 0) {  // the prefix alone, once per program (kind -1: no value)
+    char crank[ZT_CPU_NAME], cm1[ZT_CPU_NAME], z[ZT_CPU_NAME];
+    cpu_zero(c, ZT_I32, z);
+    i32_const(c, 0, crank);
+    i32_const(c, -1, cm1);
+    cpu_line(c,
+             "llvm.call @%s(%s, %%pidx, %%pidy, %%pidz, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+             "%s, %s, %s, %s, %s) : %s -> ()",
+             fn, prefix, crank, z, z, z, z, z, z, z, z, cm1, cm1, chex, izero, fzero,
+             k_print_sig);
+    return NULL;
+  }
   for (intptr_t i = 0; i < n; ++i) {
     const cpu_val_t* v;
     ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, i), &v));

@@ -53,10 +53,12 @@ void zt_cpu_print(const char* prefix, int32_t pidx, int32_t pidy, int32_t pidz,
   int32_t idx[4] = {i0, i1, i2, i3}, dims[4] = {d0, d1, d2, d3};
   add(buf, sizeof buf, &len, "pid (%d, %d, %d)", pidx, pidy, pidz);
   add_index(buf, sizeof buf, &len, rank, idx, dims);
-  add(buf, sizeof buf, &len, "%s", prefix && *prefix ? prefix : " ");
+  add(buf, sizeof buf, &len, "%s", prefix && *prefix ? prefix : kind < 0 ? "" : " ");
   if (operand >= 0) add(buf, sizeof buf, &len, "(operand %d) ", operand);
   zt_scalar_kind_t k = (zt_scalar_kind_t)kind;
-  if (zt_scalar_kind_is_float(k)) {
+  if (kind < 0) {
+    // A print without values: the prefix alone.
+  } else if (zt_scalar_kind_is_float(k)) {
     add(buf, sizeof buf, &len, hex ? "%a" : "%f", fval);
   } else if (k == ZT_PTR) {
     add(buf, sizeof buf, &len, "0x%" PRIx64, (uint64_t)ival);

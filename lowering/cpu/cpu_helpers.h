@@ -16,7 +16,8 @@
 /// One element of a tile.print: `pid (x, y, z) idx (i, j)<prefix>[(operand
 /// k) ]<value>` on one line of stdout (see cpu_helpers.c for why stdout).
 /// idx/dims: the first `rank` are used; operand < 0 when the op has one
-/// operand; kind is a zt_scalar_kind_t; integers come in ival
+/// operand; kind is a zt_scalar_kind_t (-1: no value, the prefix alone);
+/// integers come in ival
 /// (sign-extended), floats in fval.
 void zt_cpu_print(const char* prefix, int32_t pidx, int32_t pidy, int32_t pidz,
                   int32_t rank, int32_t i0, int32_t i1, int32_t i2, int32_t i3,

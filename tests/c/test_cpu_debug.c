@@ -44,7 +44,7 @@ static char* capture(print_fn_t fn) {
 }
 
 // print(" x: ", range(0, 4)); print(" v: ", reshape(range * -3, 2x2) as i8,
-// f); print(" h: ", -1 as i16 scalar, hex).
+// f); print(" h: ", -1 as i16 scalar, hex); print(" hello").
 static ct_kernel_t build_print(void) {
   zt_type_t t[1] = {zt_type_scalar(ZT_F32)};
   zt_value_t a[1], r, m, r8, r2, h;
@@ -59,6 +59,7 @@ static ct_kernel_t build_print(void) {
   OK(zt_builder_print(b, " v: ", 2, both, false));
   h = ct_cint(b, ZT_I16, -1);
   OK(zt_builder_print(b, " h: ", 1, &h, true));
+  OK(zt_builder_print(b, " hello", 0, NULL, false));
   return ct_build(b, "printer");
 }
 
@@ -75,7 +76,8 @@ START_TEST(test_print_lines) {
       "pid (2, 0, 1) idx (1, 0) v: (operand 0) -6\n"
       "pid (2, 0, 1) idx (1, 1) v: (operand 0) -9\n"
       "pid (2, 0, 1) v: (operand 1) 1.500000\n"
-      "pid (2, 0, 1) h: 0xffff\n";
+      "pid (2, 0, 1) h: 0xffff\n"
+      "pid (2, 0, 1) hello\n";
   ck_assert_str_eq(out, want);
   free(out);
   ct_release(&k);
@@ -86,7 +88,7 @@ static int cmp_lines(const void* a, const void* b) {
   return strcmp(*(char* const*)a, *(char* const*)b);
 }
 
-// From a launch of 3 x 2 programs on the pool: whole lines, 10 per program.
+// From a launch of 3 x 2 programs on the pool: whole lines, 11 per program.
 START_TEST(test_print_launch) {
   ct_kernel_t k = build_print();
   int fds[2];
@@ -114,10 +116,10 @@ START_TEST(test_print_launch) {
   char* lines[128];
   int nl = 0;
   for (char* p = strtok(buf, "\n"); p && nl < 128; p = strtok(NULL, "\n")) lines[nl++] = p;
-  ck_assert_int_eq(nl, 60);
+  ck_assert_int_eq(nl, 66);
   qsort(lines, (size_t)nl, sizeof lines[0], cmp_lines);
   ck_assert_str_eq(lines[0], "pid (0, 0, 0) h: 0xffff");
-  ck_assert_str_eq(lines[59], "pid (2, 1, 0) v: (operand 1) -0.250000");
+  ck_assert_str_eq(lines[65], "pid (2, 1, 0) v: (operand 1) -0.250000");
   int per_program[3][2] = {{0}};
   for (int i = 0; i < nl; ++i) {
     int x, y, z;
@@ -128,7 +130,7 @@ START_TEST(test_print_launch) {
       ck_assert_msg(strstr(lines[i], "v: (operand 1) -0.250000"), "%s", lines[i]);
   }
   for (int x = 0; x < 3; ++x)
-    for (int y = 0; y < 2; ++y) ck_assert_int_eq(per_program[x][y], 10);
+    for (int y = 0; y < 2; ++y) ck_assert_int_eq(per_program[x][y], 11);
   ct_release(&k);
 }
 END_TEST
