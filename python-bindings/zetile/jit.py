@@ -20,6 +20,12 @@ from .language import core, dtypes as T
 from .tools.tensor_descriptor import TensorDescriptor
 
 
+import os
+
+# Read once: launches consult it on every call.
+_ENV_DEBUG = "assert" in os.environ.get("ZETILE_DEBUG", "") or os.environ.get("TRITON_DEBUG") == "1"
+
+
 class KernelArgumentError(TypeError):
     """A launch whose arguments do not fit the kernel."""
 
@@ -106,8 +112,7 @@ class JITFunction:
         debug kernels: @jit(debug=True), ZETILE_DEBUG=assert or TRITON_DEBUG=1."""
         if self.debug is not None:
             return bool(self.debug)
-        import os
-        return "assert" in os.environ.get("ZETILE_DEBUG", "") or os.environ.get("TRITON_DEBUG") == "1"
+        return _ENV_DEBUG
 
     @property
     def source(self):
@@ -202,13 +207,13 @@ class JITFunction:
                     f"{self.__name__}: argument '{n}' of type {type(v).__name__} cannot be passed to a "
                     "kernel (expected an array, a tensor, an int, a float or a bool; annotate "
                     "compile-time parameters with tl.constexpr)")
-            pt = T.pointer_type(p.dtype)
+            pt = T.pointer_to(p.dtype)
             arg_types[n] = pt
             d16 = n not in self.do_not_specialize and p.address % 16 == 0
             if d16:
                 divisibility[n] = 16
             values.append((n, pt, p))
-            key.append((n, str(pt), d16))
+            key.append((n, pt, d16))
         return tuple(key), arg_types, divisibility, constexprs, values, descriptors
 
     def _specialize_descriptor(self, n, v, device, arg_types, divisibility, values, descriptors):
@@ -218,7 +223,7 @@ class JITFunction:
         if p is None:
             raise KernelArgumentError(f"{self.__name__}: descriptor '{n}' has a base of type "
                                       f"{type(v.base).__name__}, not an array")
-        pt = T.pointer_type(p.dtype)
+        pt = T.pointer_to(p.dtype)
         item = p.dtype.primitive_bitwidth // 8
         # Triton's rules for descriptors, which Intel's 2D block IO shares:
         # a unit last stride and 16-byte aligned other strides.
@@ -259,7 +264,7 @@ class JITFunction:
     def _compile_for(self, device, key, arg_types, divisibility, constexprs, num_warps,
                      descriptors):
         text = self.build_tile_ir(arg_types, constexprs, divisibility, descriptors)
-        info = device.info
+        info = runtime.info(device)
         try:
             artifact = _C.compile(text, target=info["target"], num_warps=num_warps or 0,
                                   compat=bool(info.get("compat")), cached=True)
@@ -275,7 +280,7 @@ class JITFunction:
         return self._get_compiled(dev, key, arg_types, div, constexprs, num_warps, descs)
 
     def _get_compiled(self, dev, key, arg_types, div, constexprs, num_warps, descs):
-        ckey = (dev.info["name"], key, num_warps, self.debug_enabled)
+        ckey = (id(dev), key, num_warps, self.debug_enabled)
         ck = self._cache.get(ckey)
         if ck is None:
             with self._lock:

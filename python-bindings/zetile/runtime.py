@@ -19,13 +19,27 @@ def devices():
     return _C.devices()
 
 
+_infos = {}            # id(device) -> its info dict (the extension builds a new dict per .info)
+
+
+def info(dev):
+    """A device's info dict, cached (launches read it on every call)."""
+    i = _infos.get(id(dev))
+    if i is None:
+        i = _infos[id(dev)] = dev.info
+    return i
+
+
 def _open(name):
+    dev = _devices.get(name)
+    if dev is not None:
+        return dev
     with _lock:
         dev = _devices.get(name)
         if dev is None:
             dev = _C.Device(name)
             _devices[name] = dev
-            _devices[dev.info["name"]] = dev
+            _devices[info(dev)["name"]] = dev
         return dev
 
 
@@ -43,8 +57,9 @@ def get_device(name=None):
     if name is not None:
         return _open(name)
     if _current is not None:
-        return _open(_current)
-    return _open(os.environ.get("ZETILE_DEVICE") or "default")
+        return _devices.get(_current) or _open(_current)
+    name = os.environ.get("ZETILE_DEVICE") or "default"
+    return _devices.get(name) or _open(name)
 
 
 class Tensor:
@@ -122,13 +137,14 @@ class PointerArg:
 
 def _numpy_pointer(a: np.ndarray, device, strided=False):
     dt = T.from_numpy_dtype(a.dtype)
-    if strided and device.info["host_memory"]:
+    host = info(device)["host_memory"]
+    if strided and host:
         # A strided view (descriptor base): the kernel gets its strides separately.
-        return PointerArg(dt, a.ctypes.data, keepalive=a)
+        return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a)
     if not a.flags.c_contiguous and a.size > 1:
         raise ValueError("array arguments must be contiguous (use np.ascontiguousarray)")
-    if device.info["host_memory"]:
-        return PointerArg(dt, a.ctypes.data, keepalive=a)
+    if host:
+        return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a)
     # Stage through device memory and copy back after the launch.
     buf = device.alloc(max(a.nbytes, 1))
     if a.nbytes:
@@ -143,10 +159,12 @@ def _numpy_pointer(a: np.ndarray, device, strided=False):
 def pointer_arg(obj, device, strided=False):
     """PointerArg for a numpy array, torch tensor, zetile.Tensor or any
     object with __dlpack__; None if obj is not array-like."""
+    if isinstance(obj, np.ndarray):
+        return _numpy_pointer(obj, device, strided)
     if isinstance(obj, Tensor):
-        if obj.device is not device and obj.device.info["name"] != device.info["name"]:
-            raise ValueError(f"tensor is on {obj.device.info['name']} but the kernel runs on "
-                             f"{device.info['name']}")
+        if obj.device is not device and info(obj.device)["name"] != info(device)["name"]:
+            raise ValueError(f"tensor is on {info(obj.device)['name']} but the kernel runs on "
+                             f"{info(device)['name']}")
         return PointerArg(obj.dtype, obj.data_ptr(), keepalive=obj)
     if isinstance(obj, np.ndarray):
         return _numpy_pointer(obj, device, strided)
@@ -155,11 +173,11 @@ def pointer_arg(obj, device, strided=False):
         dev_type = obj.device.type
         dt = T.from_torch_dtype(obj.dtype)
         if dev_type == "cpu":
-            if device.info["host_memory"]:
+            if info(device)["host_memory"]:
                 return PointerArg(dt, obj.data_ptr(), keepalive=obj)
             return _torch_staged(obj, dt, device)
         if dev_type == "xpu":
-            if device.info["backend"] != "level_zero":
+            if info(device)["backend"] != "level_zero":
                 raise ValueError("an xpu tensor can only be used by a level_zero device")
             return PointerArg(dt, obj.data_ptr(), keepalive=obj)
         raise ValueError(f"torch tensors on {dev_type} are not supported (cpu or xpu only)")

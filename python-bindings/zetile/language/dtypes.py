@@ -170,11 +170,30 @@ _NUMPY_TO_DTYPE = {
 }
 
 
+_FROM_NUMPY_CACHE = {}
+
+
 def from_numpy_dtype(npd) -> dtype:
+    # Called on every launch for every array: keep the lookup a dict hit.
+    hit = _FROM_NUMPY_CACHE.get(npd)
+    if hit is not None:
+        return hit
     name = np.dtype(npd).name
     if name not in _NUMPY_TO_DTYPE:
         raise TypeError(f"no zetile dtype for numpy dtype {name}")
+    _FROM_NUMPY_CACHE[npd] = _NUMPY_TO_DTYPE[name]
     return _NUMPY_TO_DTYPE[name]
+
+
+_POINTER_CACHE = {}
+
+
+def pointer_to(elt: dtype) -> "pointer_type":
+    """The (shared) pointer type to elements of `elt`."""
+    p = _POINTER_CACHE.get(elt.name)
+    if p is None:
+        p = _POINTER_CACHE[elt.name] = pointer_type(elt)
+    return p
 
 
 _TORCH_NAMES = {"torch.bool": int1, "torch.int8": int8, "torch.int16": int16, "torch.int32": int32,
