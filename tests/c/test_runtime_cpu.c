@@ -48,7 +48,10 @@ START_TEST(test_enumerate_and_open) {
   OK(zt_device_open("cpu:0", &d));
   zt_device_release(d);
   expect_code(zt_device_open("cpu:1", &d), ZT_STATUS_NOT_FOUND, "cpu:1");
-  expect_code(zt_device_open("cpu:x", &d), ZT_STATUS_INVALID_ARGUMENT, "cpu:x");
+  // backend:NAME opens a device by its full name (opencl:cpu); an unknown
+  // one is not found, a negative index is malformed.
+  expect_code(zt_device_open("cpu:x", &d), ZT_STATUS_NOT_FOUND, "cpu:x");
+  expect_code(zt_device_open("cpu:-1", &d), ZT_STATUS_INVALID_ARGUMENT, "cpu:-1");
   expect_code(zt_device_open("tpu", &d), ZT_STATUS_INVALID_ARGUMENT, "level_zero");
   setenv("ZETILE_DEVICE", "cpu", 1);
   OK(zt_device_open(NULL, &d));
