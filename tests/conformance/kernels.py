@@ -427,3 +427,25 @@ def compose_kernel(X, Y, OUT, N: tl.constexpr, OP: tl.constexpr):
     else:
         r = tl.squeeze(tl.unsqueeze(x, 0), 0)
     tl.store(OUT + offs, r)
+
+
+@triton.jit
+def permute_kernel(X, OUT, N: tl.constexpr, OP: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    if OP == "flip":
+        r = tl.flip(x, 0)
+    elif OP == "sort":
+        r = tl.sort(x)
+    elif OP == "sort_desc":
+        r = tl.sort(x, descending=True)
+    elif OP == "gather":
+        idx = (offs * 7 + 3) % N
+        r = tl.gather(x, idx, 0)
+    elif OP == "cat":
+        h = tl.reshape(x, (2, N // 2))
+        r = tl.reshape(tl.cat(h, h * 2, can_reorder=False, dim=1), (N * 2,))
+        r = tl.sum(tl.reshape(r, (N, 2)) * tl.reshape(tl.arange(0, 2 * N), (N, 2)).to(x.dtype), axis=1)
+    else:
+        r = tl.histogram((tl.abs(x) % 8).to(tl.int32), N)
+    tl.store(OUT + offs, r)

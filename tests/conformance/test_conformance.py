@@ -168,7 +168,17 @@ def _compose_cases():
                        in_sizes=[32, 32], out_size=32)
 
 
-CASES = [*_compose_cases(), *_binary_cases(), *_scalar_cases(), *_unary_cases(), *_cast_cases(), *_reduce_cases(),
+def _permute_cases():
+    for op in ["flip", "sort", "sort_desc", "gather", "cat", "histogram"]:
+        for dt in ["int32", "float32"]:
+            if op == "histogram" and dt != "int32":
+                continue
+            yield Case("permute", f"{op}-{dt}", "permute_kernel", ["X"], [dt], op=op, scalars={},
+                       constexprs={"N": 32, "OP": op}, grid=(1,),
+                       out_dtype="int32" if op == "histogram" else dt, in_sizes=[32], out_size=32)
+
+
+CASES = [*_permute_cases(), *_compose_cases(), *_binary_cases(), *_scalar_cases(), *_unary_cases(), *_cast_cases(), *_reduce_cases(),
          *_shape_cases(), *_control_cases(), *_index_reduce_cases(), *_random_cases(),
          *_scan_atomic_block_cases()]
 

@@ -21,3 +21,4 @@ from .random import (randint, randint4x, rand, rand4x, randn, randn4x, philox,  
 from .standard import (add, sub, mul, to_tensor, assume, reduce_or, unsqueeze, squeeze, join,  # noqa: F401,E402
                        split, interleave, swizzle2d, softmax)
 TRITON_MAX_TENSOR_NUMEL = 1048576
+from .standard import gather, flip, cat, histogram, sort, topk  # noqa: F401,E402

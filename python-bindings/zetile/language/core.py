@@ -532,7 +532,8 @@ for _m in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "
            "erf", "sigmoid"):
     setattr(tensor, _m, (lambda f: lambda self: f(self))(globals()[_m]))
 
-for _m in ("argmax", "argmin", "cumsum", "cumprod", "reduce", "associative_scan"):
+for _m in ("argmax", "argmin", "cumsum", "cumprod", "reduce", "associative_scan", "gather", "flip",
+           "sort", "topk", "histogram"):
     def _method(name):
         def m(self, *a, **k):
             from . import standard

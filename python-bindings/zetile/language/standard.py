@@ -372,3 +372,137 @@ def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
     num = exp(z)
     den = tsum(num, d, keep_dims=True)
     return s.fdiv(num, den)
+
+
+# ------------------------------------------------- gather, flip, cat, sort...
+# Composed from broadcasts and a "pick" reduction: exact for every dtype
+# (no arithmetic on the values), O(n^2) work along the dimension concerned.
+def _pick_last(values, hit):
+    """values, hit: same shape; per row of the last axis, the value whose hit is 1."""
+    s = _sem()
+
+    def combine(v1, h1, v2, h2):
+        take = s.not_equal(h1, 0)
+        return s.where(take, v1, v2), s.or_(h1, h2)
+    return _reduce_impl([values, s.cast(hit, T.int32)], len(values.shape) - 1, combine, False)[0]
+
+
+def _move_last(t, axis):
+    rank = len(t.shape)
+    order = [d for d in range(rank) if d != axis] + [axis]
+    return _sem().permute(t, order), order
+
+
+def _move_back(t, order):
+    inv = [0] * len(order)
+    for i, d in enumerate(order):
+        inv[d] = i
+    return _sem().permute(t, inv)
+
+
+@builtin
+def gather(src, index, axis):
+    s = _sem()
+    src, index = s.to_tensor(_unwrap(src)), s.to_tensor(_unwrap(index))
+    rank = len(src.shape)
+    if len(index.shape) != rank:
+        raise ValueError("gather: src and index need the same rank")
+    axis = _normalize_axis(axis, rank)
+    if not index.dtype.is_int():
+        raise TypeError(f"gather: index must be integer, got {index.dtype}")
+    for d in range(rank):
+        if d != axis and src.shape[d] != index.shape[d]:
+            raise ValueError(f"gather: dimension {d} differs ({src.shape[d]} vs {index.shape[d]})")
+    sl, order = _move_last(src, axis)
+    il, _ = _move_last(s.cast(index, T.int32), axis)
+    n, m = sl.shape[-1], il.shape[-1]
+    full = il.shape[:-1] + (m, n)
+    vals = s.broadcast_to(s.expand_dims(sl, len(sl.shape) - 1), full)
+    j = s.broadcast_to(s.reshape(s.arange(0, n), (1,) * (len(full) - 1) + (n,)), full)
+    want = s.broadcast_to(s.expand_dims(il, len(il.shape)), full)
+    out = _pick_last(vals, s.equal(j, want))
+    return _move_back(out, order)
+
+
+@builtin
+def flip(x, dim=None):
+    s = _sem()
+    t = s.to_tensor(_unwrap(x))
+    rank = len(t.shape)
+    dim = rank - 1 if _unwrap(dim) is None else _normalize_axis(dim, rank)
+    n = t.shape[dim]
+    shape = [1] * rank
+    shape[dim] = n
+    idx = s.sub(n - 1, s.reshape(s.arange(0, n), tuple(shape)))
+    return gather(t, s.broadcast_to(idx, t.shape), dim)
+
+
+@builtin
+def cat(input, other, can_reorder=False, dim=0):
+    """Concatenation along dim (in order, whatever can_reorder says)."""
+    s = _sem()
+    a, b = s.to_tensor(_unwrap(input)), s.to_tensor(_unwrap(other))
+    rank = len(a.shape)
+    dim = _normalize_axis(dim, rank)
+    if a.shape != b.shape:
+        raise ValueError(f"cat needs equal shapes, got {list(a.shape)} and {list(b.shape)}")
+    j = join(a, b)  # (..., 2)
+    order = list(range(dim)) + [rank] + list(range(dim, rank))
+    p = s.permute(j, order)  # (..., 2, d_dim, ...)
+    shape = a.shape[:dim] + (2 * a.shape[dim],) + a.shape[dim + 1:]
+    return s.reshape(p, shape)
+
+
+@builtin
+def histogram(input, num_bins, mask=None):
+    s = _sem()
+    t = s.to_tensor(_unwrap(input))
+    nb = int(_unwrap(num_bins))
+    if len(t.shape) != 1 or not t.dtype.is_int():
+        raise TypeError("histogram needs a 1-D integer tensor")
+    n = t.shape[0]
+    bins = s.broadcast_to(s.reshape(s.arange(0, nb), (1, nb)), (n, nb))
+    vals = s.broadcast_to(s.reshape(s.cast(t, T.int32), (n, 1)), (n, nb))
+    hit = s.equal(vals, bins)
+    m = _unwrap(mask)
+    if m is not None:
+        mm = s.broadcast_to(s.reshape(s.to_bool(m), (n, 1)), (n, nb))
+        hit = s.logical_and(hit, mm)
+    return s.reduce_builtin(s.cast(hit, T.int32), 0, _C.REDUCE_ADD)
+
+
+def _sort_impl(x, dim, descending):
+    s = _sem()
+    t = s.to_tensor(_unwrap(x))
+    rank = len(t.shape)
+    d = rank - 1 if _unwrap(dim) is None else _normalize_axis(dim, rank)
+    if d != rank - 1:
+        raise ValueError("sort: only the minor dimension is supported (as in Triton)")
+    n = t.shape[-1]
+    full = t.shape + (n,)
+    xi = s.broadcast_to(s.expand_dims(t, rank), full)           # x_i along axis -2
+    xj = s.broadcast_to(s.expand_dims(t, rank - 1), full)       # x_j along axis -1
+    ii = s.broadcast_to(s.reshape(s.arange(0, n), (1,) * (rank - 1) + (n, 1)), full)
+    jj = s.broadcast_to(s.reshape(s.arange(0, n), (1,) * rank + (n,)), full)
+    before = s.greater_than(xj, xi) if _unwrap(descending) else s.less_than(xj, xi)
+    tie = s.logical_and(s.equal(xj, xi), s.less_than(jj, ii))
+    ranks = s.reduce_builtin(s.cast(s.logical_or(before, tie), T.int32), rank, _C.REDUCE_ADD)
+    # Scatter by rank: out[k] = x_i with rank_i == k.
+    ri = s.broadcast_to(s.expand_dims(ranks, rank - 1), full)   # rank_i along axis -1
+    kk = s.broadcast_to(s.reshape(s.arange(0, n), (1,) * (rank - 1) + (n, 1)), full)
+    return _pick_last(xj, s.equal(ri, kk))
+
+
+@builtin
+def sort(x, dim=None, descending=False):
+    return _sort_impl(x, dim, descending)
+
+
+@builtin
+def topk(x, k, dim=None, descending=True):
+    s = _sem()
+    srt = _sort_impl(x, dim, descending)
+    k = int(_unwrap(k))
+    rank = len(srt.shape)
+    idx = s.broadcast_to(s.reshape(s.arange(0, k), (1,) * (rank - 1) + (k,)), srt.shape[:-1] + (k,))
+    return gather(srt, idx, rank - 1)

@@ -36,6 +36,13 @@ DIFFERENCES = {
     "argmin": "tie_break_left=False picks an unspecified index among equal minima (as Triton)",
     "atomic_add": "sem / scope accepted; the CPU target uses sequentially consistent atomics",
     "make_block_ptr": "order accepted and not needed (strides define the layout)",
+    "sort": "minor dimension only (as Triton); built from broadcasts and a pick reduction: "
+            "O(n^2) work along the dimension",
+    "topk": "as sort",
+    "gather": "O(n^2) work along the axis (broadcast compare + pick reduction)",
+    "flip": "as gather",
+    "histogram": "O(n * num_bins) compare-and-sum",
+    "cat": "always in order (can_reorder is accepted)",
 }
 
 
