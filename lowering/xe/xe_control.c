@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mlir-c/BuiltinAttributes.h>
+
 #include "xe/xe_internal.h"
 
 static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
@@ -15,6 +17,7 @@ typedef struct flat_s {
   int count;
   int cap;
   bool* is_vec;
+  const char** attr;  ///< layout attribute of each vector entry
 } flat_t;
 
 static void flat_init(flat_t* f) {
@@ -27,6 +30,7 @@ static void flat_deinit(flat_t* f) {
   zt_strbuf_deinit(&f->names);
   zt_strbuf_deinit(&f->types);
   free(f->is_vec);
+  free(f->attr);
 }
 
 // Appends v's flat values; with_base false leaves out a pointer tensor's
@@ -39,6 +43,9 @@ static bool flat_add2(flat_t* f, const xe_val_t* v, bool with_base) {
     bool* nv = realloc(f->is_vec, (size_t)nc * sizeof *nv);
     if (!nv) return false;
     f->is_vec = nv;
+    const char** na = realloc(f->attr, (size_t)nc * sizeof *na);
+    if (!na) return false;
+    f->attr = na;
     f->cap = nc;
   }
   for (int i = first; i < n; ++i) {
@@ -48,6 +55,7 @@ static bool flat_add2(flat_t* f, const xe_val_t* v, bool with_base) {
       zt_strbuf_puts(&f->types, ", ");
     }
     xe_flat_entry(v, i, &nm, &f->types, &f->is_vec[f->count]);
+    f->attr[f->count] = xe_layout_attr(v);
     zt_strbuf_puts(&f->names, nm);
     ++f->count;
   }
@@ -62,7 +70,7 @@ static void layout_attrs(zt_strbuf_t* sb, const flat_t* f) {
   int n = 0;
   for (int i = 0; i < f->count; ++i) {
     if (!f->is_vec[i]) continue;
-    zt_strbuf_printf(sb, "%slayout_result_%d = " XE_LAYOUT_ATTR, n++ ? ", " : "{", i);
+    zt_strbuf_printf(sb, "%slayout_result_%d = %s", n++ ? ", " : "{", i, f->attr[i]);
   }
   if (n) zt_strbuf_puts(sb, "}");
 }
@@ -129,7 +137,11 @@ zt_status_t xe_emit_terminator(xe_emitter_t* e, MlirOperation op) {
       xe_val_t* v = xe_lookup(e, mlirOperationGetOperand(op, i));
       if (!v) break;
       xe_val_t* init = e->yield_init[i];
-      if (v->layout == XE_LAYOUT_ROW16 && v->type.kind == ZT_PTR &&
+      if (v->layout == XE_LAYOUT_LAZY && !mlirValueEqual(v->root, init->root))
+        s = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                    "a 2-D pointer tensor carried by a loop must be advanced by a "
+                    "uniform amount (p += scalar) on Xe");
+      else if (v->layout == XE_LAYOUT_ROW16 && v->type.kind == ZT_PTR &&
           strcmp(v->base, init->base) != 0)
         s = xe_fail(e, ZT_STATUS_UNSUPPORTED,
                     "a pointer tensor carried by a loop must keep its base "
@@ -154,6 +166,35 @@ zt_status_t xe_emit_terminator(xe_emitter_t* e, MlirOperation op) {
   }
   flat_deinit(&f);
   return s;
+}
+
+// Whether a yielded value is the iteration argument itself, also through
+// `arg + 0` (block pointers advanced by (0, K) do that): the greedy folding
+// inside xegpu-subgroup-distribute turns it into an unchanged yield, on
+// which that pass crashes (22.1.8).
+static bool yields_unchanged(MlirValue y, MlirValue arg) {
+  if (mlirValueEqual(y, arg)) return true;
+  if (!mlirValueIsAOpResult(y)) return false;
+  MlirOperation op = mlirOpResultGetOwner(y);
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  bool add = n.length == 10 && memcmp(n.data, "arith.addi", 10) == 0;
+  bool sub = n.length == 10 && memcmp(n.data, "arith.subi", 10) == 0;
+  if (!add && !sub) return false;
+  for (int i = 0; i < 2; ++i) {
+    if (sub && i == 0) continue;
+    MlirValue c = mlirOperationGetOperand(op, i);
+    MlirValue x = mlirOperationGetOperand(op, 1 - i);
+    if (!mlirValueEqual(x, arg) || !mlirValueIsAOpResult(c)) continue;
+    MlirOperation co = mlirOpResultGetOwner(c);
+    MlirStringRef cn = mlirIdentifierStr(mlirOperationGetName(co));
+    if (cn.length != 14 || memcmp(cn.data, "arith.constant", 14) != 0) continue;
+    MlirAttribute a =
+        mlirOperationGetAttributeByName(co, mlirStringRefCreateFromCString("value"));
+    if (!mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a) &&
+        mlirIntegerAttrGetValueInt(a) == 0)
+      return true;
+  }
+  return false;
 }
 
 // scf.for. Two things are not carried, because xegpu-subgroup-distribute
@@ -184,8 +225,8 @@ zt_status_t xe_emit_for(xe_emitter_t* e, MlirOperation op) {
   for (int j = 0; j < n && !s; ++j) {
     inits[j] = xe_lookup(e, mlirOperationGetOperand(op, 3 + j));
     if (!inits[j]) break;
-    skip[j] = mlirValueEqual(mlirOperationGetOperand(term, j),
-                             mlirBlockGetArgument(body, 1 + j));
+    skip[j] = yields_unchanged(mlirOperationGetOperand(term, j),
+                               mlirBlockGetArgument(body, 1 + j));
     if (!skip[j] && !flat_add2(&init, inits[j], false))
       s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
   }
@@ -199,13 +240,14 @@ zt_status_t xe_emit_for(xe_emitter_t* e, MlirOperation op) {
       xe_alias(e, res, inits[j]);
       continue;
     }
-    xe_val_t* ra = xe_alloc(e, inits[j]->type);
-    xe_val_t* rr = xe_alloc(e, inits[j]->type);
+    xe_val_t* ra = xe_alloc_role(e, inits[j]->type, inits[j]->role);
+    xe_val_t* rr = xe_alloc_role(e, inits[j]->type, inits[j]->role);
     if (!ra || !rr) {
       xe_free_val(ra);
       xe_free_val(rr);
       break;
     }
+    ra->root = rr->root = inits[j]->root;
     bool ptr = ra->layout == XE_LAYOUT_ROW16 && ra->type.kind == ZT_PTR;
     xe_flat_assign(ra, args, idx - ptr);
     xe_flat_assign(rr, rprefix, idx - ptr);

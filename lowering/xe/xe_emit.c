@@ -314,7 +314,18 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
     ZT_RETURN_IF_ERROR(
         xe_tile_type(e, mlirValueGetType(mlirOperationGetOperand(op, i)), &t));
   }
-  zt_status_t s = NULL;
+  // Results bound already (an addition fused into the dot before it).
+  if (mlirOperationGetNumResults(op) == 1 && xe_find(e, mlirOperationGetResult(op, 0)))
+    return NULL;
+  bool matrix = false;
+  zt_status_t s = xe_matrix_op(e, op, &matrix);
+  if (matrix) {
+    if (!s && e->error) {
+      s = e->error;
+      e->error = NULL;
+    }
+    return s;
+  }
   if (name_is(n, "arith.constant")) s = emit_constant(e, op);
   else if (name_is(n, "tile.program_id")) s = emit_grid_query(e, op, "gpu.block_id");
   else if (name_is(n, "tile.num_programs")) s = emit_grid_query(e, op, "gpu.grid_dim");

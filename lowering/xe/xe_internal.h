@@ -43,7 +43,22 @@
 typedef enum xe_layout_kind_e {
   XE_LAYOUT_SCALAR,
   XE_LAYOUT_ROW16,
+  /// 2-D float tensors: per-subgroup tiles of instruction-sized blocks
+  /// (xe_matrix.c). Role A (dot lhs): 8x16 blocks, rows split over the
+  /// subgroup grid's rows, all columns; role B (dot rhs, 16-bit): 16x16
+  /// blocks in the VNNI layout (lane_data [2, 1]), columns split over the
+  /// grid's columns; role C (everything else): 8x16 blocks, both dims split.
+  XE_LAYOUT_BLOCK2D,
+  /// 2-D integer, i1 and pointer tensors (addresses and masks) are not
+  /// materialized: the record names the tile value whose def chain
+  /// (make_range, splat, broadcast, expand_dims, elementwise, addptr) is
+  /// re-evaluated per row at each load/store (xe_matrix.c), plus, for
+  /// pointers, a uniform offset in elements (`names[0]`, i64) that loops
+  /// carry instead of the tensor.
+  XE_LAYOUT_LAZY,
 } xe_layout_kind_t;
+
+enum { XE_ROLE_C = 0, XE_ROLE_A = 1, XE_ROLE_B = 2 };
 
 typedef char xe_name_t[XE_NAME_MAX];
 
@@ -54,6 +69,12 @@ typedef struct xe_val_s {
   int64_t numel;     ///< logical elements (1 for scalars)
   int32_t nchunks;   ///< chunks held by one subgroup (1 for scalars)
   bool dist;         ///< ROW16 split across the subgroups (see above)
+  // BLOCK2D: role, per-subgroup tile rows x cols, block rows (8 or 16; block
+  // columns are 16), blocks nbr x nbc (names row-major).
+  int role;
+  int32_t tr, tc, br, nbr, nbc;
+  // LAZY: the tile value to re-evaluate.
+  MlirValue root;
   xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)
   xe_name_t base;    ///< pointer tensors: the i64 base address
 } xe_val_t;
@@ -77,6 +98,9 @@ typedef struct xe_emitter_s {
   int num_consts, cap_consts;
   zt_status_t error;     ///< first error (sticky)
   int nsg;               ///< subgroups per workgroup (power of two)
+  int sg_m, sg_n;        ///< 2-D subgroup grid (sg_m * sg_n == nsg)
+  /// Lazy-evaluation cache of the current tile op (xe_matrix.c).
+  void* lazy_cache;
   unsigned slm_kinds;    ///< bit k: the SLM exchange buffer of kind k is used
   /// While lowering an scf.for body: which yield operands are not carried
   /// (loop-invariant) and the init records whose pointer bases stay put.
@@ -97,7 +121,11 @@ void xe_format_loc(MlirLocation loc, zt_strbuf_t* sb);
 /// UNSUPPORTED here for this milestone).
 zt_status_t xe_tile_type(xe_emitter_t* e, MlirType t, zt_type_t* out);
 /// A new record for type t with fresh names ("%v<id>_<k>"), not bound.
+/// 2-D float tensors get role C (xe_alloc_role for others).
 xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t);
+xe_val_t* xe_alloc_role(xe_emitter_t* e, zt_type_t t, int role);
+/// Layout attribute text of the vectors of a record ("#zt_l", "#zt_a", ...).
+const char* xe_layout_attr(const xe_val_t* v);
 void xe_free_val(xe_val_t* v);
 /// Binds a tile value to a record (the map takes ownership; records never
 /// move, so pointers stay valid). NULL on out-of-memory (e->error set).
@@ -129,6 +157,10 @@ void xe_set_cur(xe_emitter_t* e, MlirOperation op);
 void xe_hoist(xe_emitter_t* e, const char* text, bool vector, xe_name_t out);
 /// Writes the current indentation.
 void xe_line(xe_emitter_t* e);
+/// Prints an attribute into sb.
+void xe_print_attr(MlirAttribute a, zt_strbuf_t* sb);
+/// The record of v if it has one (no error otherwise).
+xe_val_t* xe_find(xe_emitter_t* e, MlirValue v);
 
 // Common hoisted values.
 void xe_lane_index(xe_emitter_t* e, xe_name_t out);      // vector<16xindex> 0..15
@@ -174,6 +206,16 @@ zt_status_t xe_emit_load(xe_emitter_t* e, MlirOperation op);
 zt_status_t xe_emit_store(xe_emitter_t* e, MlirOperation op);
 zt_status_t xe_emit_addptr(xe_emitter_t* e, MlirOperation op);
 zt_status_t xe_emit_ptr_conv(xe_emitter_t* e, MlirOperation op, const char* name);
+
+// --- xe_matrix.c ------------------------------------------------------------
+/// Chooses the subgroup grid for 2-D tiles (sets e->nsg, sg_m, sg_n) when
+/// the kernel has 2-D tensors; false if it has none.
+zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d);
+/// Ops on 2-D values; return false in *handled when op is not theirs.
+zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled);
+/// The role a 2-D value's producer gives it (dot operands are A/B).
+int xe_matrix_role(xe_emitter_t* e, MlirValue v);
+void xe_matrix_cache_clear(xe_emitter_t* e);
 
 // --- xe_reduce.c ------------------------------------------------------------
 zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op);

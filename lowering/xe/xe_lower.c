@@ -80,6 +80,15 @@ static zt_status_t pick_subgroups(zt_lower_ctx_t* lc, int* out) {
   return NULL;
 }
 
+static MlirWalkResult has_dot_cb(MlirOperation op, void* user) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (n.length == 8 && memcmp(n.data, "tile.dot", 8) == 0) {
+    *(bool*)user = true;
+    return MlirWalkResultInterrupt;
+  }
+  return MlirWalkResultAdvance;
+}
+
 static bool str_is(MlirStringRef s, const char* c) {
   return s.length == strlen(c) && memcmp(s.data, c, s.length) == 0;
 }
@@ -90,6 +99,8 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg) {
   MlirOperation k = lc->kernel;
   xe_set_cur(&e, k);
   zt_status_t s = pick_subgroups(lc, &e.nsg);
+  bool has_2d = false;
+  if (!s) s = xe_matrix_plan(&e, &has_2d);
   if (s) {
     xe_emitter_deinit(&e);
     return s;
@@ -135,6 +146,8 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg) {
     s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
   if (!s) {
     zt_strbuf_puts(out, "#zt_l = #xegpu.layout<lane_layout = [16], lane_data = [1]>\n");
+    zt_strbuf_puts(out, "#zt_a = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 1]>\n");
+    zt_strbuf_puts(out, "#zt_b = #xegpu.layout<lane_layout = [1, 16], lane_data = [2, 1]>\n");
     zt_strbuf_puts(out, "module attributes {gpu.container_module} {\n");
     zt_strbuf_puts(out, "  gpu.module @zt_xe {\n");
     // SLM slots of the cross-subgroup reductions, one buffer per element type.
@@ -235,8 +248,14 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   meta.local_size[1] = 1;
   meta.local_size[2] = 1;
   meta.subgroup_size = XE_SUBGROUP;
+  bool has_dot = false;
+  mlirOperationWalk(lc->kernel, has_dot_cb, &has_dot, MlirWalkPreOrder);
   if (lc->options->igc_options)
     snprintf(meta.igc_options, sizeof meta.igc_options, "%s", lc->options->igc_options);
+  else if (has_dot)
+    // DPAS tiles (accumulators, A/B blocks, prefetch addresses) spill in the
+    // default 128 GRF: use the large register file, as Intel's Triton does.
+    snprintf(meta.igc_options, sizeof meta.igc_options, "-ze-opt-large-register-file");
   zt_strbuf_t mt;
   zt_strbuf_init(&mt);
   zt_kernel_meta_format(&meta, &mt);

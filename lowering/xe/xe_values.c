@@ -31,6 +31,7 @@ void xe_emitter_deinit(xe_emitter_t* e) {
   zt_strbuf_deinit(&e->loc);
   zt_status_free(e->error);
   e->error = NULL;
+  xe_matrix_cache_clear(e);
 }
 
 static void append_cb(MlirStringRef s, void* user) {
@@ -138,18 +139,25 @@ zt_status_t xe_tile_type(xe_emitter_t* e, MlirType t, zt_type_t* out) {
   MlirType elem = t;
   if (mlirTypeIsARankedTensor(t)) {
     int64_t rank = mlirShapedTypeGetRank(t);
-    if (rank != 1)
+    if (rank != 1 && rank != 2)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                     "%lld-D tensors are not supported on Xe yet (1-D only "
-                     "in this milestone)",
+                     "%lld-D tensors are not supported on Xe yet (1-D and 2-D only)",
                      (long long)rank);
-    out->rank = 1;
-    out->shape[0] = mlirShapedTypeGetDimSize(t, 0);
-    if (out->shape[0] <= 0 || (out->shape[0] & (out->shape[0] - 1)))
-      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                     "tensor of %lld elements (powers of two only)",
-                     (long long)out->shape[0]);
+    out->rank = (int32_t)rank;
+    for (int64_t d = 0; d < rank; ++d) {
+      out->shape[d] = mlirShapedTypeGetDimSize(t, d);
+      if (out->shape[d] <= 0 || (out->shape[d] & (out->shape[d] - 1)))
+        return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                       "tensor dimension of %lld elements (powers of two only)",
+                       (long long)out->shape[d]);
+    }
     elem = mlirShapedTypeGetElementType(t);
+    if (rank == 2 && mlirTypeIsABF16(elem)) {
+      // 2-D bf16 tiles: block loads/stores and DPAS operands (xe_matrix.c).
+      out->kind = ZT_BF16;
+      out->pointee = ZT_I8;
+      return NULL;
+    }
   } else if (mlirTypeIsATensor(t) || mlirTypeIsAVector(t)) {
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "unranked or vector type");
   }
@@ -160,9 +168,56 @@ void xe_fresh(xe_emitter_t* e, xe_name_t out) {
   snprintf(out, XE_NAME_MAX, "%%v%d", e->next_id++);
 }
 
-xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t) {
+const char* xe_layout_attr(const xe_val_t* v) {
+  if (v->layout == XE_LAYOUT_BLOCK2D) return v->role == XE_ROLE_B ? "#zt_b" : "#zt_a";
+  return XE_LAYOUT_ATTR;
+}
+
+// Per-subgroup geometry of a 2-D tile of the given role.
+static bool block_geometry(xe_emitter_t* e, xe_val_t* v, int role) {
+  int64_t r = v->type.shape[0], c = v->type.shape[1];
+  int sm = e->sg_m > 0 ? e->sg_m : 1, sn = e->sg_n > 0 ? e->sg_n : 1;
+  v->role = role;
+  v->br = role == XE_ROLE_B ? 16 : 8;
+  v->tr = (int32_t)(role == XE_ROLE_B ? r : r / sm);
+  v->tc = (int32_t)(role == XE_ROLE_A ? c : c / sn);
+  if (v->tr < v->br || v->tc < 16 || v->tr % v->br || v->tc % 16) return false;
+  if (role != XE_ROLE_B && r % sm) return false;
+  if (role != XE_ROLE_A && c % sn) return false;
+  v->nbr = v->tr / v->br;
+  v->nbc = v->tc / 16;
+  v->nchunks = v->nbr * v->nbc;
+  return true;
+}
+
+xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t) { return xe_alloc_role(e, t, XE_ROLE_C); }
+
+xe_val_t* xe_alloc_role(xe_emitter_t* e, zt_type_t t, int role) {
   xe_val_t* v = calloc(1, sizeof *v);
-  if (v) {
+  if (v && t.rank == 2) {
+    v->type = t;
+    v->numel = t.shape[0] * t.shape[1];
+    v->nchunks = 1;
+    if (t.kind == ZT_I1 || t.kind == ZT_PTR || zt_scalar_kind_is_int(t.kind)) {
+      v->layout = XE_LAYOUT_LAZY;
+    } else {
+      v->layout = XE_LAYOUT_BLOCK2D;
+      if (!block_geometry(e, v, role)) {
+        free(v);
+        if (!e->error)
+          e->error = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                             "2-D tile %lldx%lld does not split into 8x16 blocks "
+                             "over the %dx%d subgroup grid",
+                             (long long)t.shape[0], (long long)t.shape[1], e->sg_m, e->sg_n);
+        return NULL;
+      }
+    }
+    v->names = calloc((size_t)v->nchunks, sizeof(xe_name_t));
+    if (!v->names) {
+      free(v);
+      v = NULL;
+    }
+  } else if (v) {
     v->type = t;
     v->layout = t.rank == 0 ? XE_LAYOUT_SCALAR : XE_LAYOUT_ROW16;
     v->numel = t.rank == 0 ? 1 : t.shape[0];
@@ -180,6 +235,11 @@ xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t) {
     return NULL;
   }
   int id = e->next_id++;
+  if (v->layout == XE_LAYOUT_LAZY) {
+    // A fresh lazy value: no uniform offset yet.
+    xe_hoist(e, "arith.constant 0 : i64", false, v->names[0]);
+    return v;
+  }
   for (int32_t k = 0; k < v->nchunks; ++k)
     snprintf(v->names[k], XE_NAME_MAX, v->nchunks == 1 ? "%%v%d" : "%%v%d_%d", id, k);
   if (t.kind == ZT_PTR && t.rank == 1) snprintf(v->base, XE_NAME_MAX, "%%v%d_b", id);
@@ -247,7 +307,7 @@ xe_val_t* xe_define(xe_emitter_t* e, MlirValue v, zt_type_t t) {
 }
 
 xe_val_t* xe_alias(xe_emitter_t* e, MlirValue v, const xe_val_t* src) {
-  xe_val_t* c = xe_alloc(e, src->type);
+  xe_val_t* c = xe_alloc_role(e, src->type, src->role);
   if (!c) return NULL;
   if (c->nchunks != src->nchunks) {
     xe_free_val(c);
@@ -256,7 +316,21 @@ xe_val_t* xe_alias(xe_emitter_t* e, MlirValue v, const xe_val_t* src) {
   }
   memcpy(c->names, src->names, (size_t)src->nchunks * sizeof(xe_name_t));
   memcpy(c->base, src->base, sizeof c->base);
+  c->root = src->root;
   return xe_bind(e, v, c);
+}
+
+void xe_print_attr(MlirAttribute a, zt_strbuf_t* sb) { mlirAttributePrint(a, append_cb, sb); }
+
+xe_val_t* xe_find(xe_emitter_t* e, MlirValue v) {
+  if (e->cap) {
+    size_t j = hash_ptr(v.ptr) & (e->cap - 1);
+    while (e->keys[j]) {
+      if (e->keys[j] == v.ptr) return e->vals[j];
+      j = (j + 1) & (e->cap - 1);
+    }
+  }
+  return NULL;
 }
 
 xe_val_t* xe_lookup(xe_emitter_t* e, MlirValue v) {
@@ -277,7 +351,11 @@ const char* xe_elem(zt_scalar_kind_t k) {
 }
 
 void xe_chunk_type(const xe_val_t* v, zt_strbuf_t* sb) {
-  if (v->layout == XE_LAYOUT_SCALAR)
+  if (v->layout == XE_LAYOUT_LAZY)
+    zt_strbuf_puts(sb, "i64");
+  else if (v->layout == XE_LAYOUT_BLOCK2D)
+    zt_strbuf_printf(sb, "vector<%dx16x%s>", v->br, xe_elem(v->type.kind));
+  else if (v->layout == XE_LAYOUT_SCALAR)
     zt_strbuf_puts(sb, xe_elem(v->type.kind));
   else if (v->type.kind == ZT_PTR)
     zt_strbuf_puts(sb, "vector<16xi64>");
@@ -300,7 +378,7 @@ void xe_flat_entry(const xe_val_t* v, int i, const char** name, zt_strbuf_t* ty,
   }
   *name = v->names[i - ptr_tensor];
   if (ty) xe_chunk_type(v, ty);
-  *is_vector = v->layout != XE_LAYOUT_SCALAR;
+  *is_vector = v->layout != XE_LAYOUT_SCALAR && v->layout != XE_LAYOUT_LAZY;
 }
 
 void xe_flat_assign(xe_val_t* v, const char* prefix, int first) {

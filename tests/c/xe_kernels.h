@@ -402,12 +402,14 @@ static zt_status_t xk_unsupported_2d(char** out_text) {
   zt_status_t s0 = zt_builder_create(&b);
   if (s0) return s0;
   zt_type_t t = zt_type_ptr(ZT_F32);
-  zt_value_t a[1], r, e2;
+  zt_value_t a[1], r, e2, f;
   XK_TRY(zt_builder_begin_kernel(b, "k2d", 1, &t, NULL, a));
   zt_builder_set_loc(b, "k2d.py", 3, 9);
   XK_TRY(zt_builder_make_range(b, 0, 16, &r));
-  zt_builder_set_loc(b, "k2d.py", 4, 14);
   XK_TRY(zt_builder_expand_dims(b, r, 0, &e2));
+  // A 1x16 float tile does not fill an 8x16 DPAS-sized block.
+  zt_builder_set_loc(b, "k2d.py", 4, 14);
+  XK_TRY(zt_builder_cast(b, ZT_CAST_SITOFP, e2, ZT_F32, &f));
   return xk_finish(b, out_text);
 }
 

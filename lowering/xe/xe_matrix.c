@@ -1,0 +1,1239 @@
+// 2-D tiles on Xe: the subgroup grid, DPAS (tile.dot), 2-D block IO
+// (tile.block_load/block_store -> create_nd_tdesc + load_nd/store_nd with
+// prefetch_nd of the next K tile), pointer-tensor loads/stores of 2-D tiles
+// as row gathers/scatters, elementwise ops on 2-D float tiles.
+//
+// Layouts (xe_internal.h): 2-D float tensors are BLOCK2D records, per
+// subgroup a grid of instruction-sized blocks: vector<8x16xT> with
+// #zt_a = lane_layout [1, 16], lane_data [1, 1] (lane j holds column j of
+// the block) and, for the B operand of DPAS, vector<16x16xT> with
+// #zt_b = lane_data [2, 1] (VNNI for 16-bit types; upstream's load_nd turns
+// it into the transform read). The workgroup's nsg subgroups form a
+// sg_m x sg_n grid over the dot's result tile; the A tile is split by rows
+// only and the B tile by columns only.
+//
+// 2-D integer, i1 and pointer tensors (address arithmetic and masks, as
+// Triton programs build them from aranges with [:, None] and [None, :]) are
+// LAZY: nothing is emitted where they are defined; each load or store
+// re-evaluates their def chain for one row (a scalar index) and one 16-lane
+// column chunk, giving per-row offsets and masks for xegpu.load/store. A
+// loop that advances a pointer tensor by a uniform amount (a_ptrs += BK)
+// carries that amount as one i64 scalar.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "xe/xe_internal.h"
+
+static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
+
+static bool name_is(MlirStringRef n, const char* s) {
+  size_t l = strlen(s);
+  return n.length == l && memcmp(n.data, s, l) == 0;
+}
+
+static bool op_is(MlirOperation op, const char* s) {
+  return !mlirOperationIsNull(op) && name_is(mlirIdentifierStr(mlirOperationGetName(op)), s);
+}
+
+static bool has_prefix(MlirStringRef n, const char* s) {
+  size_t l = strlen(s);
+  return n.length >= l && memcmp(n.data, s, l) == 0;
+}
+
+static int value_rank(MlirValue v) {
+  MlirType t = mlirValueGetType(v);
+  return mlirTypeIsARankedTensor(t) ? (int)mlirShapedTypeGetRank(t) : 0;
+}
+
+static int64_t dim(MlirValue v, int d) {
+  return mlirShapedTypeGetDimSize(mlirValueGetType(v), d);
+}
+
+static int64_t int_attr(MlirOperation op, const char* name, int64_t dflt) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a)) return dflt;
+  return mlirIntegerAttrGetValueInt(a);
+}
+
+// ---------------------------------------------------------------------------
+// Planning: the subgroup grid.
+
+typedef struct plan_s {
+  int64_t dot_m, dot_n;    // first tile.dot's result shape (0: none)
+  int64_t big_m, big_n;    // largest 2-D float tile otherwise
+  bool has_2d;
+} plan_t;
+
+static MlirWalkResult plan_cb(MlirOperation op, void* user) {
+  plan_t* p = user;
+  if (op_is(op, "tile.dot") && p->dot_m == 0) {
+    MlirValue r = mlirOperationGetResult(op, 0);
+    p->dot_m = dim(r, 0);
+    p->dot_n = dim(r, 1);
+  }
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
+    MlirValue r = mlirOperationGetResult(op, i);
+    if (value_rank(r) != 2) continue;
+    p->has_2d = true;
+    MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(r));
+    if (mlirTypeIsAInteger(et)) continue;
+    if (dim(r, 0) * dim(r, 1) > p->big_m * p->big_n) {
+      p->big_m = dim(r, 0);
+      p->big_n = dim(r, 1);
+    }
+  }
+  return MlirWalkResultAdvance;
+}
+
+zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
+  plan_t p = {0};
+  mlirOperationWalk(e->lc->kernel, plan_cb, &p, MlirWalkPreOrder);
+  *has_2d = p.has_2d;
+  e->sg_m = e->sg_n = 1;
+  if (!p.has_2d) return NULL;
+  int64_t m = p.dot_m ? p.dot_m : p.big_m, n = p.dot_m ? p.dot_n : p.big_n;
+  if (m == 0) return NULL;  // only integer 2-D tensors (addresses)
+  int nw = e->lc->options->num_warps;
+  int64_t sm, sn;
+  if (nw > 0) {
+    sn = 1;
+    while (sn * 2 <= nw && n % (sn * 2 * 16) == 0) sn *= 2;
+    sm = nw / sn;
+    if (m % (sm * 8))
+      return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                            "Xe lowering: num_warps %d does not split a %lldx%lld tile "
+                            "into 8x16 blocks",
+                            nw, (long long)m, (long long)n);
+  } else {
+    // Per-subgroup tiles of up to 32x32 (8 DPAS accumulators), grown to
+    // 32x64 and 64x64 to stay within 32 subgroups.
+    int64_t tm = m < 32 ? m : 32, tn = n < 32 ? n : 32;
+    if (tm < 8) tm = 8;
+    if (tn < 16) tn = 16;
+    while ((m / tm) * (n / tn) > 32) {
+      if (tn < 64 && tn < n) tn *= 2;
+      else tm *= 2;
+    }
+    sm = m / tm > 0 ? m / tm : 1;
+    sn = n / tn > 0 ? n / tn : 1;
+  }
+  e->sg_m = (int)sm;
+  e->sg_n = (int)sn;
+  e->nsg = (int)(sm * sn);
+  return NULL;
+}
+
+int xe_matrix_role(xe_emitter_t* e, MlirValue v) {
+  (void)e;
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation owner = mlirOpOperandGetOwner(u);
+    if (!op_is(owner, "tile.dot")) continue;
+    unsigned i = mlirOpOperandGetOperandNumber(u);
+    if (i == 0) return XE_ROLE_A;
+    if (i == 1) return XE_ROLE_B;
+  }
+  return XE_ROLE_C;
+}
+
+// ---------------------------------------------------------------------------
+// Small emitters.
+
+static void hoist_i32(xe_emitter_t* e, int64_t v, xe_name_t out) {
+  char text[64];
+  snprintf(text, sizeof text, "arith.constant %lld : i32", (long long)v);
+  xe_hoist(e, text, false, out);
+}
+
+static void hoist_index(xe_emitter_t* e, int64_t v, xe_name_t out) {
+  char text[64];
+  snprintf(text, sizeof text, "arith.constant %lld : index", (long long)v);
+  xe_hoist(e, text, false, out);
+}
+
+// out = a + b (scalars of type ty), folding a missing a.
+static void add_scalar(xe_emitter_t* e, const char* a, const char* b, const char* ty,
+                       xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.addi %s, %s : %s%s\n", out, a, b, ty, loc(e));
+}
+
+// This subgroup's row/column (i32, hoisted): sg / sg_n and sg % sg_n.
+static void sg_coords(xe_emitter_t* e, xe_name_t sgm, xe_name_t sgn) {
+  xe_name_t sg, c;
+  xe_sg_id_i32(e, sg);
+  hoist_i32(e, e->sg_n, c);
+  char text[128];
+  snprintf(text, sizeof text, "arith.divui %s, %s : i32", sg, c);
+  xe_hoist(e, text, false, sgm);
+  snprintf(text, sizeof text, "arith.remui %s, %s : i32", sg, c);
+  xe_hoist(e, text, false, sgn);
+}
+
+// First row and column of this subgroup's part of a tile of the given role
+// (i32, hoisted; "" when 0).
+static void tile_origin(xe_emitter_t* e, const xe_val_t* v, xe_name_t row, xe_name_t col) {
+  row[0] = col[0] = 0;
+  if (e->nsg <= 1) return;
+  xe_name_t sgm, sgn, c;
+  sg_coords(e, sgm, sgn);
+  char text[128];
+  if (v->role != XE_ROLE_B && e->sg_m > 1) {
+    hoist_i32(e, v->tr, c);
+    snprintf(text, sizeof text, "arith.muli %s, %s : i32", sgm, c);
+    xe_hoist(e, text, false, row);
+  }
+  if (v->role != XE_ROLE_A && e->sg_n > 1) {
+    hoist_i32(e, v->tc, c);
+    snprintf(text, sizeof text, "arith.muli %s, %s : i32", sgn, c);
+    xe_hoist(e, text, false, col);
+  }
+}
+
+// origin + k (i32; origin may be "").
+static void offset_i32(xe_emitter_t* e, const char* origin, int64_t k, xe_name_t out) {
+  xe_name_t c;
+  hoist_i32(e, k, c);
+  if (!origin[0]) {
+    memcpy(out, c, sizeof c);
+    return;
+  }
+  char text[128];
+  snprintf(text, sizeof text, "arith.addi %s, %s : i32", origin, c);
+  xe_hoist(e, text, false, out);
+}
+
+
+// ---------------------------------------------------------------------------
+// Lazy evaluation of address/mask expressions at (row, column chunk).
+
+typedef struct idx_s {
+  const char* s;  // i32 scalar name or NULL (0)
+  bool lane;      // + lane id (0..15)
+} idx_t;
+
+typedef struct lval_s {
+  xe_name_t v;     // value (ints/i1) or element offset i64 (pointers)
+  xe_name_t base;  // pointers: i64 base address
+  bool vec;        // vector<16x..> (else uniform scalar)
+  zt_scalar_kind_t kind;  // element kind of v (I64 for pointer offsets)
+} lval_t;
+
+typedef struct cache_ent_s {
+  const void* key;
+  char idx[2 * XE_NAME_MAX + 8];
+  lval_t val;
+} cache_ent_t;
+
+typedef struct cache_s {
+  cache_ent_t* ents;
+  int n, cap;
+} cache_t;
+
+void xe_matrix_cache_clear(xe_emitter_t* e) {
+  cache_t* c = e->lazy_cache;
+  if (!c) return;
+  free(c->ents);
+  free(c);
+  e->lazy_cache = NULL;
+}
+
+static void idx_key(const idx_t* idx, int rank, char* out, size_t n) {
+  snprintf(out, n, "%s%c|%s%c", rank > 0 && idx[0].s ? idx[0].s : "",
+           rank > 0 && idx[0].lane ? 'L' : '-', rank > 1 && idx[1].s ? idx[1].s : "",
+           rank > 1 && idx[1].lane ? 'L' : '-');
+}
+
+static lval_t* cache_find(xe_emitter_t* e, MlirValue v, const char* key) {
+  cache_t* c = e->lazy_cache;
+  if (!c) return NULL;
+  for (int i = 0; i < c->n; ++i)
+    if (c->ents[i].key == v.ptr && strcmp(c->ents[i].idx, key) == 0) return &c->ents[i].val;
+  return NULL;
+}
+
+static void cache_put(xe_emitter_t* e, MlirValue v, const char* key, const lval_t* val) {
+  cache_t* c = e->lazy_cache;
+  if (!c) {
+    c = calloc(1, sizeof *c);
+    if (!c) return;
+    e->lazy_cache = c;
+  }
+  if (c->n == c->cap) {
+    int nc = c->cap ? c->cap * 2 : 64;
+    cache_ent_t* ne = realloc(c->ents, (size_t)nc * sizeof *ne);
+    if (!ne) return;
+    c->ents = ne;
+    c->cap = nc;
+  }
+  c->ents[c->n].key = v.ptr;
+  snprintf(c->ents[c->n].idx, sizeof c->ents[c->n].idx, "%s", key);
+  c->ents[c->n].val = *val;
+  ++c->n;
+}
+
+static xe_val_t* find_rec(xe_emitter_t* e, MlirValue v) { return xe_find(e, v); }
+
+// Broadcast of a scalar lval to a vector (no-op for vectors).
+static void to_vec(xe_emitter_t* e, lval_t* l) {
+  if (l->vec) return;
+  xe_name_t b;
+  xe_fresh(e, b);
+  const char* t = xe_elem(l->kind);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : %s to vector<16x%s>%s\n",
+                   b, l->v, t, t, loc(e));
+  memcpy(l->v, b, sizeof b);
+  l->vec = true;
+}
+
+static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out);
+
+static zt_status_t kind_of(xe_emitter_t* e, MlirValue v, zt_scalar_kind_t* k) {
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(v), &t));
+  *k = t.kind;
+  return NULL;
+}
+
+// Sign-extends an integer lval to i64.
+static void to_i64(xe_emitter_t* e, lval_t* l) {
+  if (l->kind == ZT_I64) return;
+  xe_name_t x;
+  xe_fresh(e, x);
+  xe_line(e);
+  if (l->vec)
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.extsi %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16x%s> to vector<16xi64>%s\n",
+                     x, l->v, xe_elem(l->kind), loc(e));
+  else
+    zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", x, l->v,
+                     xe_elem(l->kind), loc(e));
+  memcpy(l->v, x, sizeof x);
+  l->kind = ZT_I64;
+}
+
+static void add_i64(xe_emitter_t* e, lval_t* a, lval_t* b, lval_t* out) {
+  if (a->vec || b->vec) {
+    to_vec(e, a);
+    to_vec(e, b);
+  }
+  xe_fresh(e, out->v);
+  xe_line(e);
+  if (a->vec)
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16xi64>%s\n",
+                     out->v, a->v, b->v, loc(e));
+  else
+    zt_strbuf_printf(&e->body, "%s = arith.addi %s, %s : i64%s\n", out->v, a->v, b->v,
+                     loc(e));
+  out->vec = a->vec;
+  out->kind = ZT_I64;
+}
+
+static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out) {
+  memset(out, 0, sizeof *out);
+  if (!mlirValueIsAOpResult(v))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D address or mask built from a loop-carried value (only "
+                   "uniform pointer advances are supported on Xe)");
+  MlirOperation op = mlirOpResultGetOwner(v);
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  int rank = value_rank(v);
+  if (name_is(n, "tile.make_range")) {
+    int64_t start = int_attr(op, "start", 0);
+    const idx_t* i = &idx[0];
+    xe_name_t c;
+    hoist_i32(e, start, c);
+    xe_name_t s;
+    if (i->s) add_scalar(e, i->s, c, "i32", s);
+    else memcpy(s, c, sizeof s);
+    out->kind = ZT_I32;
+    if (!i->lane) {
+      memcpy(out->v, s, sizeof s);
+      return NULL;
+    }
+    xe_name_t lane;
+    xe_lane_i32(e, lane);
+    lval_t b = {.vec = false, .kind = ZT_I32};
+    memcpy(b.v, s, sizeof s);
+    to_vec(e, &b);
+    xe_fresh(e, out->v);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16xi32>%s\n",
+                     out->v, lane, b.v, loc(e));
+    out->vec = true;
+    return NULL;
+  }
+  if (name_is(n, "tile.splat")) {
+    xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+    if (!s) return NULL;
+    if (s->type.kind == ZT_PTR) {
+      memcpy(out->base, s->names[0], sizeof out->base);
+      xe_hoist(e, "arith.constant 0 : i64", false, out->v);
+      out->kind = ZT_I64;
+    } else {
+      memcpy(out->v, s->names[0], sizeof out->v);
+      out->kind = s->type.kind;
+    }
+    return NULL;
+  }
+  if (name_is(n, "tile.broadcast")) {
+    MlirValue src = mlirOperationGetOperand(op, 0);
+    idx_t si[2] = {{0}, {0}};
+    for (int d = 0; d < rank; ++d)
+      if (dim(src, d) != 1) si[d] = idx[d];
+    return lazy_eval(e, src, si, out);
+  }
+  if (name_is(n, "tile.expand_dims")) {
+    MlirValue src = mlirOperationGetOperand(op, 0);
+    int axis = (int)int_attr(op, "axis", 0);
+    if (value_rank(src) != 1 || rank != 2)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED, "expand_dims beyond 1-D -> 2-D");
+    idx_t si[2] = {idx[axis == 0 ? 1 : 0], {0}};
+    return lazy_eval(e, src, si, out);
+  }
+  if (name_is(n, "tile.addptr")) {
+    lval_t p, o;
+    ZT_RETURN_IF_ERROR(lazy_eval(e, mlirOperationGetOperand(op, 0), idx, &p));
+    ZT_RETURN_IF_ERROR(lazy_eval(e, mlirOperationGetOperand(op, 1), idx, &o));
+    if (e->error) return NULL;
+    to_i64(e, &o);
+    add_i64(e, &p, &o, out);
+    memcpy(out->base, p.base, sizeof out->base);
+    return NULL;
+  }
+  if ((has_prefix(n, "arith.") || has_prefix(n, "math.")) &&
+      mlirOperationGetNumResults(op) == 1 && mlirOperationGetNumOperands(op) <= 3) {
+    intptr_t no = mlirOperationGetNumOperands(op);
+    lval_t ops[3];
+    bool vec = false;
+    for (intptr_t i = 0; i < no; ++i) {
+      ZT_RETURN_IF_ERROR(lazy_eval(e, mlirOperationGetOperand(op, i), idx, &ops[i]));
+      if (e->error) return NULL;
+      vec |= ops[i].vec;
+    }
+    zt_scalar_kind_t rk;
+    ZT_RETURN_IF_ERROR(kind_of(e, v, &rk));
+    xe_val_t recs[3];
+    xe_val_t* rp[3];
+    for (intptr_t i = 0; i < no; ++i) {
+      if (vec) to_vec(e, &ops[i]);
+      memset(&recs[i], 0, sizeof recs[i]);
+      recs[i].layout = vec ? XE_LAYOUT_ROW16 : XE_LAYOUT_SCALAR;
+      recs[i].type = vec ? zt_type_tensor(zt_type_scalar(ops[i].kind), 1, (int64_t[]){16})
+                         : zt_type_scalar(ops[i].kind);
+      recs[i].nchunks = 1;
+      recs[i].names = &ops[i].v;
+      rp[i] = &recs[i];
+    }
+    // Inherent attributes (predicate etc.) in generic form.
+    zt_strbuf_t props;
+    zt_strbuf_init(&props);
+    static const char* const pn[] = {"predicate", "overflowFlags", "fastmath"};
+    int np = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(pn[i]));
+      if (mlirAttributeIsNull(a)) continue;
+      zt_strbuf_puts(&props, np++ ? ", " : "<{");
+      zt_strbuf_printf(&props, "%s = ", pn[i]);
+      char buf[256];
+      zt_strbuf_t tmp;
+      zt_strbuf_init(&tmp);
+      xe_print_attr(a, &tmp);
+      snprintf(buf, sizeof buf, "%s", tmp.data ? tmp.data : "");
+      zt_strbuf_deinit(&tmp);
+      zt_strbuf_puts(&props, buf);
+    }
+    if (np) zt_strbuf_puts(&props, "}>");
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
+    zt_type_t rt = vec ? zt_type_tensor(zt_type_scalar(rk), 1, (int64_t[]){16})
+                       : zt_type_scalar(rk);
+    xe_val_t* r = NULL;
+    int save_nsg = e->nsg;
+    e->nsg = 1;  // a 16-lane temporary, never split
+    zt_status_t s = xe_emit_elementwise(e, name, props.data, rp, (int)no, rt, &r);
+    e->nsg = save_nsg;
+    zt_strbuf_deinit(&props);
+    ZT_RETURN_IF_ERROR(s);
+    if (!r) return NULL;
+    memcpy(out->v, r->names[0], sizeof out->v);
+    out->vec = vec;
+    out->kind = rk;
+    xe_free_val(r);
+    return NULL;
+  }
+  return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                 "a 2-D address or mask computed with %.*s (Xe evaluates "
+                 "make_range/splat/broadcast/expand_dims/arith/addptr chains)",
+                 (int)n.length, n.data);
+}
+
+static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out) {
+  int rank = value_rank(v);
+  xe_val_t* rec = find_rec(e, v);
+  if (rank == 0) {
+    memset(out, 0, sizeof *out);
+    if (!rec) {
+      xe_lookup(e, v);
+      return NULL;
+    }
+    if (rec->type.kind == ZT_PTR) {
+      memcpy(out->base, rec->names[0], sizeof out->base);
+      xe_hoist(e, "arith.constant 0 : i64", false, out->v);
+      out->kind = ZT_I64;
+    } else {
+      memcpy(out->v, rec->names[0], sizeof out->v);
+      out->kind = rec->type.kind;
+    }
+    return NULL;
+  }
+  char key[2 * XE_NAME_MAX + 8];
+  idx_key(idx, rank, key, sizeof key);
+  lval_t* hit = cache_find(e, v, key);
+  if (hit) {
+    *out = *hit;
+    return NULL;
+  }
+  if (rec && rec->layout == XE_LAYOUT_LAZY && !mlirValueEqual(rec->root, v)) {
+    // A moved pointer tensor: its root's value plus the uniform offset.
+    lval_t r, d = {.vec = false, .kind = ZT_I64};
+    ZT_RETURN_IF_ERROR(lazy_eval(e, rec->root, idx, &r));
+    if (e->error) return NULL;
+    memcpy(d.v, rec->names[0], sizeof d.v);
+    add_i64(e, &r, &d, out);
+    memcpy(out->base, r.base, sizeof out->base);
+  } else {
+    ZT_RETURN_IF_ERROR(eval_op(e, v, idx, out));
+    if (e->error) return NULL;
+  }
+  cache_put(e, v, key, out);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Ops.
+
+static bool is_const_one(MlirValue v, int depth) {
+  if (depth > 8) return false;
+  if (mlirValueIsAOpResult(v)) {
+    MlirOperation op = mlirOpResultGetOwner(v);
+    if (op_is(op, "arith.constant")) return int_attr(op, "value", 0) == 1;
+    if (op_is(op, "arith.extsi") || op_is(op, "arith.extui") || op_is(op, "arith.index_cast"))
+      return is_const_one(mlirOperationGetOperand(op, 0), depth + 1);
+    return false;
+  }
+  // A loop-invariant iteration argument: its initial value.
+  MlirBlock b = mlirBlockArgumentGetOwner(v);
+  MlirOperation parent = mlirBlockGetParentOperation(b);
+  if (!op_is(parent, "scf.for")) return false;
+  intptr_t i = mlirBlockArgumentGetArgNumber(v);
+  if (i < 1) return false;
+  MlirOperation term = mlirBlockGetTerminator(b);
+  if (!mlirValueEqual(mlirOperationGetOperand(term, i - 1), v)) return false;
+  return is_const_one(mlirOperationGetOperand(parent, 3 + i - 1), depth + 1);
+}
+
+static bool in_loop(MlirOperation op) {
+  for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
+       p = mlirOperationGetParentOperation(p)) {
+    if (op_is(p, "scf.for") || op_is(p, "scf.while")) return true;
+    if (op_is(p, "func.func")) return false;
+  }
+  return false;
+}
+
+// Element type of a 2-D block vector in memory operations (bf16 travels
+// as i16 bits through gathers and scatters).
+static const char* mem_elem(zt_scalar_kind_t k) { return k == ZT_BF16 ? "i16" : xe_elem(k); }
+
+static void cast_index(xe_emitter_t* e, const char* x, const char* from, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.index_cast %s : %s to index%s\n", out, x, from,
+                   loc(e));
+}
+
+// tile.block_load / tile.block_store on 2-D tiles.
+static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  if (no != 7 + (store ? 1 : 0))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "block loads/stores of rank other than 2");
+  MlirValue vals[8];
+  xe_val_t* r[8];
+  for (intptr_t i = 0; i < no; ++i) {
+    vals[i] = mlirOperationGetOperand(op, i);
+    r[i] = xe_lookup(e, vals[i]);
+    if (!r[i]) return NULL;
+  }
+  if (!is_const_one(vals[4], 0))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "2-D block with an inner stride not known to be 1 (Xe's 2-D block "
+                   "IO needs unit inner strides)");
+  MlirAttribute pad = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("padding"));
+  if (!store && !mlirAttributeIsNull(pad) && mlirAttributeIsAString(pad)) {
+    MlirStringRef ps = mlirStringAttrGetValue(pad);
+    if (name_is(ps, "nan"))
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED, "NaN padding (the hardware fills zeros)");
+  }
+  xe_val_t* v;
+  zt_type_t t;
+  if (store) {
+    v = r[7];
+    t = v->type;
+    if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_C)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED, "block store of a dot operand");
+  } else {
+    MlirValue res = mlirOperationGetResult(op, 0);
+    ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+    v = xe_alloc_role(e, t, xe_matrix_role(e, res));
+    if (!v) return NULL;
+  }
+  const char* et = mem_elem(t.kind);
+  const char* attr = xe_layout_attr(v);
+  // Sizes as index (the kernel passes them as i64 scalars).
+  xe_name_t s0, s1, st0, one, o0, o1;
+  cast_index(e, r[1]->names[0], "i64", s0);
+  cast_index(e, r[2]->names[0], "i64", s1);
+  cast_index(e, r[3]->names[0], "i64", st0);
+  hoist_index(e, 1, one);
+  xe_name_t row0, col0;
+  tile_origin(e, v, row0, col0);
+  xe_name_t rb, cb;
+  if (row0[0]) add_scalar(e, r[5]->names[0], row0, "i32", rb);
+  else memcpy(rb, r[5]->names[0], sizeof rb);
+  if (col0[0]) add_scalar(e, r[6]->names[0], col0, "i32", cb);
+  else memcpy(cb, r[6]->names[0], sizeof cb);
+  cast_index(e, rb, "i32", o0);
+  cast_index(e, cb, "i32", o1);
+  xe_name_t td;
+  xe_fresh(e, td);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
+                   "i64 -> !xegpu.tensor_desc<%dx16x%s, %s>%s\n",
+                   td, r[0]->names[0], s0, s1, st0, one, v->br, et, attr, loc(e));
+  for (int32_t bi = 0; bi < v->nbr; ++bi) {
+    xe_name_t ro, ci, rr;
+    hoist_index(e, (int64_t)bi * v->br, ci);
+    add_scalar(e, o0, ci, "index", rr);
+    memcpy(ro, rr, sizeof ro);
+    for (int32_t bj = 0; bj < v->nbc; ++bj) {
+      xe_name_t co, cj;
+      hoist_index(e, (int64_t)bj * 16, cj);
+      add_scalar(e, o1, cj, "index", co);
+      const char* nm = v->names[bi * v->nbc + bj];
+      xe_line(e);
+      if (store) {
+        zt_strbuf_printf(&e->body,
+                         "xegpu.store_nd %s, %s[%s, %s] <{layout = %s}> : vector<%dx16x%s>, "
+                         "!xegpu.tensor_desc<%dx16x%s, %s>%s\n",
+                         nm, td, ro, co, attr, v->br, et, v->br, et, attr, loc(e));
+      } else {
+        zt_strbuf_printf(&e->body,
+                         "%s = xegpu.load_nd %s[%s, %s] <{layout = %s}> : "
+                         "!xegpu.tensor_desc<%dx16x%s, %s> -> vector<%dx16x%s>%s\n",
+                         nm, td, ro, co, attr, v->br, et, attr, v->br, et, loc(e));
+      }
+    }
+  }
+  if (!store && in_loop(op) && v->role != XE_ROLE_C) {
+    // Prefetch the next K tile (A: columns + K, B: rows + K) into the
+    // caches. The prefetch descriptor has its own shape: a descriptor of
+    // B's type would be merged with B's by CSE and B's load would lose its
+    // VNNI transform (XEGPU_NOTES a5b).
+    int64_t kdim = v->role == XE_ROLE_A ? t.shape[1] : t.shape[0];
+    int ph = v->role == XE_ROLE_A ? (v->tr >= 32 ? 32 : v->tr == 8 ? 16 : v->tr)
+                                  : (kdim >= 32 ? 32 : 8);
+    xe_name_t pd;
+    xe_fresh(e, pd);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
+                     "i64 -> !xegpu.tensor_desc<%dx16x%s, #zt_a>%s\n",
+                     pd, r[0]->names[0], s0, s1, st0, one, ph, et, loc(e));
+    int64_t rows = v->role == XE_ROLE_A ? v->tr : kdim;
+    int64_t cols = v->role == XE_ROLE_A ? kdim : v->tc;
+    for (int64_t pr = 0; pr < rows; pr += ph) {
+      for (int64_t pc = 0; pc < cols; pc += 16) {
+        xe_name_t cr, cc, ar, ac;
+        hoist_index(e, pr + (v->role == XE_ROLE_B ? kdim : 0), cr);
+        hoist_index(e, pc + (v->role == XE_ROLE_A ? kdim : 0), cc);
+        add_scalar(e, o0, cr, "index", ar);
+        add_scalar(e, o1, cc, "index", ac);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "xegpu.prefetch_nd %s[%s, %s] <{l1_hint = #xegpu.cache_hint<cached>, "
+                         "l2_hint = #xegpu.cache_hint<cached>, layout = #zt_a}> : "
+                         "!xegpu.tensor_desc<%dx16x%s, #zt_a>%s\n",
+                         pd, ar, ac, ph, et, loc(e));
+      }
+    }
+  }
+  if (!store) xe_bind(e, mlirOperationGetResult(op, 0), v);
+  return NULL;
+}
+
+// Row index names of a block row: origin + bi*br + r (i32, hoisted).
+static void row_index(xe_emitter_t* e, const char* origin, int64_t k, xe_name_t out) {
+  offset_i32(e, origin, k, out);
+}
+
+static zt_status_t lane_mask_of(xe_emitter_t* e, MlirValue m, const idx_t* idx, xe_name_t out) {
+  lval_t lm;
+  ZT_RETURN_IF_ERROR(lazy_eval(e, m, idx, &lm));
+  if (e->error) return NULL;
+  to_vec(e, &lm);
+  memcpy(out, lm.v, XE_NAME_MAX);
+  return NULL;
+}
+
+// tile.load of a 2-D pointer tensor: per block row one 16-lane gather.
+static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  MlirValue p = mlirOperationGetOperand(op, 0);
+  MlirValue m = no > 1 ? mlirOperationGetOperand(op, 1) : (MlirValue){NULL};
+  MlirValue o = no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL};
+  MlirValue res = mlirOperationGetResult(op, 0);
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+  if (t.kind == ZT_I1 || t.kind == ZT_PTR || zt_scalar_kind_is_int(t.kind))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D loads of integer tensors");
+  xe_val_t* v = xe_alloc_role(e, t, xe_matrix_role(e, res));
+  if (!v) return NULL;
+  const char* et = xe_elem(t.kind);
+  const char* mt = mem_elem(t.kind);
+  const char* attr = xe_layout_attr(v);
+  xe_name_t row0, col0;
+  tile_origin(e, v, row0, col0);
+  char text[192];
+  xe_name_t zero;
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<0.0> : vector<%dx16x%s>",
+           attr, v->br, et);
+  if (t.kind == ZT_BF16)
+    snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<0> : vector<%dx16xi16>",
+             attr, v->br);
+  xe_hoist(e, text, true, zero);
+  for (int32_t bi = 0; bi < v->nbr; ++bi) {
+    for (int32_t bj = 0; bj < v->nbc; ++bj) {
+      xe_name_t colb;
+      offset_i32(e, col0, (int64_t)bj * 16, colb);
+      xe_name_t acc;
+      memcpy(acc, zero, sizeof acc);
+      for (int r = 0; r < v->br; ++r) {
+        xe_name_t rowi;
+        row_index(e, row0, (int64_t)bi * v->br + r, rowi);
+        idx_t idx[2] = {{rowi, false}, {colb, true}};
+        lval_t pv;
+        ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
+        if (e->error) return NULL;
+        to_vec(e, &pv);
+        xe_name_t mask, ix, g;
+        if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
+        else xe_all_true(e, mask);
+        if (e->error) return NULL;
+        xe_fresh(e, ix);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : vector<16xi64> to vector<16xindex>%s\n",
+                         ix, pv.v, loc(e));
+        xe_fresh(e, g);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                         "}> : i64, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
+                         g, pv.base, ix, mask, mt, loc(e));
+        if (o.ptr) {
+          lval_t ov;
+          ZT_RETURN_IF_ERROR(lazy_eval(e, o, idx, &ov));
+          if (e->error) return NULL;
+          if (t.kind == ZT_BF16) {
+            // other as bits
+            xe_name_t ob;
+            xe_fresh(e, ob);
+            xe_line(e);
+            zt_strbuf_printf(&e->body, "%s = arith.bitcast %s : bf16 to i16%s\n", ob, ov.v,
+                             loc(e));
+            memcpy(ov.v, ob, sizeof ob);
+            ov.kind = ZT_I16;
+          }
+          to_vec(e, &ov);
+          xe_name_t sel;
+          xe_fresh(e, sel);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16xi1>, vector<16x%s>%s\n",
+                           sel, mask, g, ov.v, mt, loc(e));
+          memcpy(g, sel, sizeof g);
+        }
+        xe_name_t ins;
+        if (r == v->br - 1 && t.kind != ZT_BF16) memcpy(ins, v->names[bi * v->nbc + bj], sizeof ins);
+        else xe_fresh(e, ins);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.insert %s, %s [%d] {layout_result_0 = %s} : "
+                         "vector<16x%s> into vector<%dx16x%s>%s\n",
+                         ins, g, acc, r, attr, mt, v->br, mt, loc(e));
+        memcpy(acc, ins, sizeof acc);
+      }
+      if (t.kind == ZT_BF16) {
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.bitcast %s {layout_result_0 = %s} : vector<%dx16xi16> to "
+                         "vector<%dx16xbf16>%s\n",
+                         v->names[bi * v->nbc + bj], acc, attr, v->br, v->br, loc(e));
+      }
+    }
+  }
+  xe_bind(e, res, v);
+  return NULL;
+}
+
+// tile.store of a 2-D tile through a 2-D pointer tensor: row scatters.
+static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  MlirValue p = mlirOperationGetOperand(op, 0);
+  xe_val_t* v = xe_lookup(e, mlirOperationGetOperand(op, 1));
+  MlirValue m = no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL};
+  if (!v) return NULL;
+  if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_C)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D store of this value on Xe");
+  const char* et = xe_elem(v->type.kind);
+  const char* mt = mem_elem(v->type.kind);
+  xe_name_t row0, col0;
+  tile_origin(e, v, row0, col0);
+  for (int32_t bi = 0; bi < v->nbr; ++bi) {
+    for (int32_t bj = 0; bj < v->nbc; ++bj) {
+      xe_name_t colb;
+      offset_i32(e, col0, (int64_t)bj * 16, colb);
+      const char* blk = v->names[bi * v->nbc + bj];
+      for (int r = 0; r < v->br; ++r) {
+        xe_name_t rowi;
+        row_index(e, row0, (int64_t)bi * v->br + r, rowi);
+        idx_t idx[2] = {{rowi, false}, {colb, true}};
+        lval_t pv;
+        ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
+        if (e->error) return NULL;
+        to_vec(e, &pv);
+        xe_name_t mask, ix, row;
+        if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
+        else xe_all_true(e, mask);
+        if (e->error) return NULL;
+        xe_fresh(e, row);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : vector<16x%s> from vector<%dx16x%s>%s\n",
+                         row, blk, r, et, v->br, et, loc(e));
+        if (v->type.kind == ZT_BF16) {
+          xe_name_t b;
+          xe_fresh(e, b);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = arith.bitcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16xbf16> to vector<16xi16>%s\n",
+                           b, row, loc(e));
+          memcpy(row, b, sizeof row);
+        }
+        xe_fresh(e, ix);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : vector<16xi64> to vector<16xindex>%s\n",
+                         ix, pv.v, loc(e));
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                         "}> : vector<16x%s>, i64, vector<16xindex>, vector<16xi1>%s\n",
+                         row, pv.base, ix, mask, mt, loc(e));
+      }
+    }
+  }
+  return NULL;
+}
+
+static bool is_zero_splat(MlirValue v) {
+  if (!mlirValueIsAOpResult(v)) return false;
+  MlirOperation op = mlirOpResultGetOwner(v);
+  if (!op_is(op, "tile.splat")) return false;
+  MlirValue s = mlirOperationGetOperand(op, 0);
+  if (!mlirValueIsAOpResult(s)) return false;
+  MlirOperation c = mlirOpResultGetOwner(s);
+  if (!op_is(c, "arith.constant")) return false;
+  MlirAttribute a = mlirOperationGetAttributeByName(c, mlirStringRefCreateFromCString("value"));
+  return !mlirAttributeIsNull(a) && mlirAttributeIsAFloat(a) &&
+         mlirFloatAttrGetValueDouble(a) == 0.0;
+}
+
+// tile.dot: one DPAS per (8-row block, 16-column block, 16-deep K step).
+static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
+  xe_val_t* a = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  xe_val_t* b = xe_lookup(e, mlirOperationGetOperand(op, 1));
+  xe_val_t* c = xe_lookup(e, mlirOperationGetOperand(op, 2));
+  if (!a || !b || !c) return NULL;
+  zt_scalar_kind_t ak = a->type.kind;
+  if (ak == ZT_I8)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "int8 dot on Xe: upstream MLIR 22 emits the DPAS builtin "
+                   "intel_sub_group_s8_s8_matrix_mad_k32, which Intel's compiler does "
+                   "not provide (it has i8_i8), so no DPAS would be generated");
+  if (ak == ZT_F32)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "fp32 dot on Xe (tf32/fp32 DPAS is not supported yet; use fp16 or "
+                   "bf16 inputs)");
+  if ((ak != ZT_F16 && ak != ZT_BF16) || b->type.kind != ak || c->type.kind != ZT_F32)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "dot of %s x %s -> %s on Xe (fp16/bf16 inputs with fp32 "
+                   "accumulation only)",
+                   zt_scalar_kind_name(ak), zt_scalar_kind_name(b->type.kind),
+                   zt_scalar_kind_name(c->type.kind));
+  if (a->layout != XE_LAYOUT_BLOCK2D || a->role != XE_ROLE_A || b->layout != XE_LAYOUT_BLOCK2D ||
+      b->role != XE_ROLE_B || c->layout != XE_LAYOUT_BLOCK2D || c->role != XE_ROLE_C)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "dot operands must come straight from loads on Xe (no ops between "
+                   "the load and the dot yet)");
+  // acc += dot(a, b): accumulate into acc directly when the dot starts
+  // from zeros and its only use is that addition.
+  MlirValue res = mlirOperationGetResult(op, 0);
+  MlirOperation fused = {NULL};
+  if (is_zero_splat(mlirOperationGetOperand(op, 2))) {
+    MlirOpOperand u = mlirValueGetFirstUse(res);
+    if (!mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u)) &&
+        op_is(mlirOpOperandGetOwner(u), "arith.addf")) {
+      MlirOperation add = mlirOpOperandGetOwner(u);
+      MlirValue other = mlirOperationGetOperand(add, mlirOpOperandGetOperandNumber(u) ? 0 : 1);
+      xe_val_t* x = find_rec(e, other);
+      if (x && x->layout == XE_LAYOUT_BLOCK2D && x->role == XE_ROLE_C) {
+        c = x;
+        fused = add;
+      }
+    }
+  }
+  int ksteps = a->nbc;
+  if (b->nbr != ksteps || a->nbr != c->nbr || b->nbc != c->nbc)
+    return xe_fail(e, ZT_STATUS_INTERNAL, "dot block shapes do not match");
+  xe_val_t* r = xe_alloc_role(e, c->type, XE_ROLE_C);
+  if (!r) return NULL;
+  const char* at = xe_elem(ak);
+  for (int32_t i = 0; i < c->nbr; ++i) {
+    for (int32_t j = 0; j < c->nbc; ++j) {
+      const char* acc = c->names[i * c->nbc + j];
+      xe_name_t cur;
+      snprintf(cur, sizeof cur, "%s", acc);
+      for (int k = 0; k < ksteps; ++k) {
+        xe_name_t d;
+        if (k == ksteps - 1) memcpy(d, r->names[i * r->nbc + j], sizeof d);
+        else xe_fresh(e, d);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = xegpu.dpas %s, %s, %s {layout_a = #zt_a, layout_b = #zt_b, "
+                         "layout_cd = #zt_a} : vector<8x16x%s>, vector<16x16x%s>, "
+                         "vector<8x16xf32> -> vector<8x16xf32>%s\n",
+                         d, a->names[i * a->nbc + k], b->names[k * b->nbc + j], cur, at, at,
+                         loc(e));
+        memcpy(cur, d, sizeof cur);
+      }
+    }
+  }
+  if (!mlirOperationIsNull(fused)) {
+    xe_val_t* r2 = xe_alloc_role(e, c->type, XE_ROLE_C);
+    if (!r2) {
+      xe_free_val(r);
+      return NULL;
+    }
+    memcpy(r2->names, r->names, (size_t)r->nchunks * sizeof(xe_name_t));
+    xe_bind(e, mlirOperationGetResult(fused, 0), r2);
+  }
+  xe_bind(e, res, r);
+  return NULL;
+}
+
+// f32 -> bf16 rounds to nearest even on the bits: upstream's arith.truncf
+// to bf16 does not reach SPIR-V without SPV_KHR_bfloat16, which IGC 2022
+// would read as half (XEGPU_NOTES b2/b3).
+// Elementwise ops on 2-D float tiles (and casts between them).
+static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  intptr_t no = mlirOperationGetNumOperands(op);
+  if (no > 3) return xe_fail(e, ZT_STATUS_UNSUPPORTED, "%d operands", (int)no);
+  xe_val_t* ops[3];
+  const xe_val_t* shape = NULL;
+  for (intptr_t i = 0; i < no; ++i) {
+    ops[i] = xe_lookup(e, mlirOperationGetOperand(op, i));
+    if (!ops[i]) return NULL;
+    if (ops[i]->layout == XE_LAYOUT_LAZY)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "2-D float op with an integer/mask operand on Xe (masks are "
+                     "supported in loads and stores)");
+    if (ops[i]->layout == XE_LAYOUT_BLOCK2D) {
+      if (shape && (shape->role != ops[i]->role))
+        return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D operands of different layouts");
+      shape = ops[i];
+    }
+  }
+  MlirValue res = mlirOperationGetResult(op, 0);
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &rt));
+  xe_val_t* r = xe_alloc_role(e, rt, shape ? shape->role : XE_ROLE_C);
+  if (!r) return NULL;
+  const char* la = xe_layout_attr(r);
+  char lattr[48];
+  snprintf(lattr, sizeof lattr, "{layout_result_0 = %s}", la);
+  // Scalars broadcast once.
+  xe_name_t bc[3];
+  for (intptr_t i = 0; i < no; ++i) {
+    if (ops[i]->layout != XE_LAYOUT_SCALAR) continue;
+    if (ops[i]->type.kind == ZT_BF16)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED, "bf16 scalars on Xe");
+    xe_fresh(e, bc[i]);
+    xe_line(e);
+    const char* t = xe_elem(ops[i]->type.kind);
+    zt_strbuf_printf(&e->body, "%s = vector.broadcast %s %s : %s to vector<%dx16x%s>%s\n",
+                     bc[i], ops[i]->names[0], lattr, t, r->br, t, loc(e));
+  }
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
+  bool to_bf16 = name_is(n, "arith.truncf") && rt.kind == ZT_BF16;
+  bool from_bf16 = name_is(n, "arith.extf") && ops[0]->type.kind == ZT_BF16;
+  if ((rt.kind == ZT_BF16 && !to_bf16) || (!from_bf16 && ops[0]->type.kind == ZT_BF16 &&
+                                           !name_is(n, "arith.extf")))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "bf16 arithmetic on Xe (convert to f32 with .to(tl.float32))");
+  zt_strbuf_t props;
+  zt_strbuf_init(&props);
+  static const char* const pn[] = {"predicate", "fastmath", "roundingmode"};
+  int np = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(pn[i]));
+    if (mlirAttributeIsNull(a)) continue;
+    zt_strbuf_puts(&props, np++ ? ", " : "<{");
+    zt_strbuf_printf(&props, "%s = ", pn[i]);
+    xe_print_attr(a, &props);
+  }
+  if (np) zt_strbuf_puts(&props, "}>");
+  char vt32[48], vt16[48], vtbf[48], vti1[48];
+  snprintf(vt32, sizeof vt32, "vector<%dx16xi32>", r->br);
+  snprintf(vt16, sizeof vt16, "vector<%dx16xi16>", r->br);
+  snprintf(vtbf, sizeof vtbf, "vector<%dx16xbf16>", r->br);
+  snprintf(vti1, sizeof vti1, "vector<%dx16xi1>", r->br);
+  for (int32_t k = 0; k < r->nchunks; ++k) {
+    if (to_bf16) {
+      // Integer round-to-nearest-even, then bits -> bf16.
+      xe_name_t bits, sh, lsb, bias, sum, rnd, isnan, sel, tr, c16, c1, c7fff, cnan;
+      char text[256];
+      const char* x = ops[0]->names[k];
+#define XE_VC(nm, val)                                                                 \
+  snprintf(text, sizeof text, "arith.constant %s dense<%s> : %s", lattr, val, vt32); \
+  xe_hoist(e, text, true, nm)
+      XE_VC(c16, "16");
+      XE_VC(c1, "1");
+      XE_VC(c7fff, "32767");
+      XE_VC(cnan, "32704");
+#undef XE_VC
+#define XE_OP(dst, ...)                                    \
+  do {                                                     \
+    xe_fresh(e, dst);                                      \
+    xe_line(e);                                            \
+    zt_strbuf_printf(&e->body, "%s = ", dst);              \
+    zt_strbuf_printf(&e->body, __VA_ARGS__);               \
+    zt_strbuf_printf(&e->body, "%s\n", loc(e));            \
+  } while (0)
+      XE_OP(bits, "arith.bitcast %s %s : vector<%dx16xf32> to %s", x, lattr, r->br, vt32);
+      XE_OP(sh, "arith.shrui %s, %s %s : %s", bits, c16, lattr, vt32);
+      XE_OP(lsb, "arith.andi %s, %s %s : %s", sh, c1, lattr, vt32);
+      XE_OP(bias, "arith.addi %s, %s %s : %s", c7fff, lsb, lattr, vt32);
+      XE_OP(sum, "arith.addi %s, %s %s : %s", bits, bias, lattr, vt32);
+      XE_OP(rnd, "arith.shrui %s, %s %s : %s", sum, c16, lattr, vt32);
+      XE_OP(isnan, "arith.cmpf uno, %s, %s %s : vector<%dx16xf32>", x, x, lattr, r->br);
+      XE_OP(sel, "arith.select %s, %s, %s %s : %s, %s", isnan, cnan, rnd, lattr, vti1, vt32);
+      XE_OP(tr, "arith.trunci %s %s : %s to %s", sel, lattr, vt32, vt16);
+#undef XE_OP
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.bitcast %s %s : %s to %s%s\n", r->names[k], tr,
+                       lattr, vt16, vtbf, loc(e));
+      continue;
+    }
+    if (from_bf16) {
+      xe_name_t b16, b32, c16, sh;
+      char text[256];
+      snprintf(text, sizeof text, "arith.constant %s dense<16> : %s", lattr, vt32);
+      xe_hoist(e, text, true, c16);
+      xe_fresh(e, b16);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.bitcast %s %s : %s to %s%s\n", b16,
+                       ops[0]->names[k], lattr, vtbf, vt16, loc(e));
+      xe_fresh(e, b32);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.extui %s %s : %s to %s%s\n", b32, b16, lattr, vt16,
+                       vt32, loc(e));
+      xe_fresh(e, sh);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.shli %s, %s %s : %s%s\n", sh, b32, c16, lattr, vt32,
+                       loc(e));
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.bitcast %s %s : %s to vector<%dx16x%s>%s\n",
+                       r->names[k], sh, lattr, vt32, r->br, xe_elem(rt.kind), loc(e));
+      continue;
+    }
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = \"%s\"(", r->names[k], name);
+    for (intptr_t i = 0; i < no; ++i)
+      zt_strbuf_printf(&e->body, "%s%s", i ? ", " : "",
+                       ops[i]->layout == XE_LAYOUT_SCALAR ? bc[i] : ops[i]->names[k]);
+    zt_strbuf_printf(&e->body, ") %s %s : (", props.data ? props.data : "", lattr);
+    for (intptr_t i = 0; i < no; ++i)
+      zt_strbuf_printf(&e->body, "%svector<%dx16x%s>", i ? ", " : "", r->br,
+                       xe_elem(ops[i]->type.kind));
+    zt_strbuf_printf(&e->body, ") -> vector<%dx16x%s>%s\n", r->br, xe_elem(rt.kind), loc(e));
+  }
+  zt_strbuf_deinit(&props);
+  xe_bind(e, res, r);
+  return NULL;
+}
+
+static zt_status_t emit_block_splat(xe_emitter_t* e, MlirOperation op) {
+  xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  if (!s) return NULL;
+  MlirValue res = mlirOperationGetResult(op, 0);
+  // Only the `other` of loads: those read the scalar themselves.
+  bool only_other = true;
+  for (MlirOpOperand u = mlirValueGetFirstUse(res); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    only_other &= op_is(mlirOpOperandGetOwner(u), "tile.load") &&
+                  mlirOpOperandGetOperandNumber(u) == 2;
+  if (only_other) {
+    xe_val_t* r = calloc(1, sizeof *r);
+    if (r) r->names = calloc(1, sizeof(xe_name_t));
+    if (!r || !r->names) {
+      free(r);
+      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    }
+    ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &r->type));
+    r->layout = XE_LAYOUT_LAZY;
+    r->nchunks = 1;
+    r->root = res;
+    xe_hoist(e, "arith.constant 0 : i64", false, r->names[0]);
+    xe_bind(e, res, r);
+    return NULL;
+  }
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+  if (t.kind == ZT_BF16) return xe_fail(e, ZT_STATUS_UNSUPPORTED, "bf16 splats on Xe");
+  xe_val_t* r = xe_alloc_role(e, t, xe_matrix_role(e, res));
+  if (!r) return NULL;
+  xe_name_t b;
+  xe_fresh(e, b);
+  xe_line(e);
+  const char* et = xe_elem(t.kind);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.broadcast %s {layout_result_0 = %s} : %s to vector<%dx16x%s>%s\n",
+                   b, s->names[0], xe_layout_attr(r), et, r->br, et, loc(e));
+  for (int32_t k = 0; k < r->nchunks; ++k) memcpy(r->names[k], b, sizeof b);
+  xe_bind(e, res, r);
+  return NULL;
+}
+
+// A lazy 2-D value: nothing to emit now. addptr by a uniform amount keeps
+// the root and adds to the carried offset.
+static zt_status_t emit_lazy(xe_emitter_t* e, MlirOperation op) {
+  MlirValue res = mlirOperationGetResult(op, 0);
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+  xe_val_t* r = xe_alloc(e, t);
+  if (!r) return NULL;
+  r->root = res;
+  if (op_is(op, "tile.addptr")) {
+    MlirValue p = mlirOperationGetOperand(op, 0);
+    MlirValue o = mlirOperationGetOperand(op, 1);
+    xe_val_t* pr = find_rec(e, p);
+    if (pr && pr->layout == XE_LAYOUT_LAZY && mlirValueIsAOpResult(o) &&
+        op_is(mlirOpResultGetOwner(o), "tile.splat")) {
+      xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(mlirOpResultGetOwner(o), 0));
+      if (!s) {
+        xe_free_val(r);
+        return NULL;
+      }
+      xe_name_t x;
+      if (s->type.kind == ZT_I64) {
+        memcpy(x, s->names[0], sizeof x);
+      } else {
+        xe_fresh(e, x);
+        xe_line(e);
+        zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", x, s->names[0],
+                         xe_elem(s->type.kind), loc(e));
+      }
+      r->root = pr->root;
+      add_scalar(e, pr->names[0], x, "i64", r->names[0]);
+    }
+  }
+  xe_bind(e, res, r);
+  return NULL;
+}
+
+zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
+  *handled = false;
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (has_prefix(n, "scf.") || name_is(n, "func.return")) return NULL;
+  bool two_d = false;
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
+    two_d |= value_rank(mlirOperationGetResult(op, i)) == 2;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    two_d |= value_rank(mlirOperationGetOperand(op, i)) == 2;
+  bool block_io = name_is(n, "tile.block_load") || name_is(n, "tile.block_store");
+  if (!two_d && !block_io) return NULL;
+  *handled = true;
+  zt_status_t s = NULL;
+  if (block_io) {
+    if (name_is(n, "tile.block_load") && value_rank(mlirOperationGetResult(op, 0)) != 2)
+      s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "1-D block loads on Xe");
+    else s = emit_block_io(e, op, name_is(n, "tile.block_store"));
+  } else if (name_is(n, "tile.dot")) {
+    s = emit_dot(e, op);
+  } else if (name_is(n, "tile.load")) {
+    s = emit_gather(e, op);
+  } else if (name_is(n, "tile.store")) {
+    s = emit_scatter(e, op);
+  } else {
+    MlirValue res = mlirOperationGetNumResults(op) ? mlirOperationGetResult(op, 0)
+                                                   : (MlirValue){NULL};
+    zt_type_t t = {0};
+    if (res.ptr) s = xe_tile_type(e, mlirValueGetType(res), &t);
+    if (s) {
+    } else if (!res.ptr || t.rank != 2 || mlirOperationGetNumResults(op) != 1) {
+      s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "operation on 2-D tensors not supported on Xe yet");
+    } else if (t.kind == ZT_I1 || t.kind == ZT_PTR || zt_scalar_kind_is_int(t.kind)) {
+      if (name_is(n, "tile.make_range") || name_is(n, "tile.splat") ||
+          name_is(n, "tile.broadcast") || name_is(n, "tile.expand_dims") ||
+          name_is(n, "tile.addptr") ||
+          ((has_prefix(n, "arith.") || has_prefix(n, "math.")) &&
+           mlirOperationGetNumRegions(op) == 0))
+        s = emit_lazy(e, op);
+      else
+        s = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                    "operation producing a 2-D integer tensor not supported on Xe yet");
+    } else if (name_is(n, "tile.splat")) {
+      s = emit_block_splat(e, op);
+    } else if ((has_prefix(n, "arith.") || has_prefix(n, "math.")) &&
+               mlirOperationGetNumRegions(op) == 0) {
+      s = emit_block_elementwise(e, op);
+    } else {
+      s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "operation on 2-D tensors not supported on Xe yet");
+    }
+  }
+  xe_matrix_cache_clear(e);
+  return s;
+}
