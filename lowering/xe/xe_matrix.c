@@ -601,7 +601,8 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
     v = xe_alloc_role(e, t, xe_matrix_role(e, res));
     if (!v) return NULL;
   }
-  const char* et = mem_elem(t.kind);
+  // bf16 blocks travel as bf16 through 2-D block IO (lab a2).
+  const char* et = xe_elem(t.kind);
   const char* attr = xe_layout_attr(v);
   // Sizes as index (the kernel passes them as i64 scalars).
   xe_name_t s0, s1, st0, one, o0, o1;
