@@ -576,6 +576,10 @@ class Semantic:
                 shape = self.broadcast_shapes(ptr.shape, mask.shape)
                 ptr, mask = self.broadcast_to(ptr, shape), self.broadcast_to(mask, shape)
         if other is not None:
+            # A Python number becomes a constant of the element type directly
+            # (no f32 constant + truncf, which bf16 on Xe cannot take).
+            if isinstance(other, (bool, int, float)):
+                other = self.scalar_constant(other, elt)
             other = self.cast(self.to_tensor(other), elt)
             other = self.broadcast_to(other, ptr.shape)
         h = self.b.load(ptr.handle, None if mask is None else mask.handle,
