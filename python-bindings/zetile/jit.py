@@ -9,6 +9,7 @@ on-disk cache -> the device) and kept in memory.
 from __future__ import annotations
 
 import inspect
+import re
 import threading
 
 import numpy as np
@@ -383,9 +384,26 @@ def compile(fn, signature, constexprs=None, constants=None, target="cpu", num_wa
             raise KernelArgumentError(f"signature has {len(parts)} types for {len(runtime_names)} "
                                       f"arguments ({', '.join(runtime_names)})")
         signature = dict(zip(runtime_names, parts))
-    arg_types, div = {}, {}
+    arg_types, div, descs = {}, {}, {}
     for n in fn.arg_names:
         if n in constexprs:
+            continue
+        sig_n = signature.get(n) if isinstance(signature, dict) else None
+        if isinstance(sig_n, str) and sig_n.replace(" ", "").startswith("tensordesc<"):
+            # Triton's spelling: "tensordesc<fp16[64,32]>" (last stride 1, others 16-divisible).
+            m = re.match(r"tensordesc<\s*(\w+)\s*\[([\d,\s]+)\]\s*>", sig_n)
+            if not m:
+                raise KernelArgumentError(f"bad tensor descriptor type {sig_n!r}")
+            elt = T.parse_signature_type(m.group(1))
+            block = tuple(int(x) for x in m.group(2).split(","))
+            arg_types[f"{n}.base"] = T.pointer_to(elt)
+            div[f"{n}.base"] = 16
+            for d in range(len(block)):
+                arg_types[f"{n}.shape{d}"] = T.int64
+            for d in range(len(block) - 1):
+                arg_types[f"{n}.stride{d}"] = T.int64
+                div[f"{n}.stride{d}"] = 16
+            descs[n] = (len(block), block, "zero", (len(block) - 1,))
             continue
         if n in fn.constexpr_names:
             if n in fn.defaults:
@@ -404,10 +422,10 @@ def compile(fn, signature, constexprs=None, constants=None, target="cpu", num_wa
         arg_types[n] = T.parse_signature_type(s) if isinstance(s, str) else s
         if arg_types[n].is_ptr():
             div.setdefault(n, 16)
-    unknown = set(signature) - set(fn.arg_names)
+    unknown = set(signature) - set(fn.arg_names) if isinstance(signature, dict) else set()
     if unknown:
         raise KernelArgumentError(f"signature names unknown arguments: {', '.join(sorted(unknown))}")
-    text = fn.build_tile_ir(arg_types, constexprs, div)
+    text = fn.build_tile_ir(arg_types, constexprs, div, descs)
     try:
         artifact = _C.compile(text, target=target, num_warps=num_warps, compat=compat,
                               igc_options=igc_options, cached=cached)
