@@ -50,7 +50,17 @@ def _parse_pairs(text, what):
     out = {}
     if not text:
         return out
-    for part in text.split(","):
+    # Split on commas outside brackets ("a=tensordesc<fp16[64,32]>,n=i32").
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "[<(" and 1 or (ch in "]>)" and -1 or 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    for part in parts:
         part = part.strip()
         if not part:
             continue

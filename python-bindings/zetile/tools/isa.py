@@ -120,6 +120,8 @@ def ocloc_isa(spirv: bytes, target="pvc", options=""):
         for f in sorted(os.listdir(dump)):
             if f.endswith("_KernelHeap.dat"):
                 name = f[:-len("_KernelHeap.dat")]
+                if name.startswith("Intel_Symbol_Table"):
+                    continue  # IGC's symbol-table pseudo kernel
                 r = subprocess.run(["iga64", "-d", f"-p={IGA_PLATFORM[target]}", os.path.join(dump, f)],
                                    capture_output=True, text=True)
                 out[name] = r.stdout
