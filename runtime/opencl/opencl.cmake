@@ -45,6 +45,7 @@ endforeach()
 # ${CMAKE_BINARY_DIR}/opencl_tests/<name>.spv.
 if(ZT_OPENCL_CLANG AND ZT_BUILD_TESTS)
   file(GLOB ZT_OCL_TEST_CL CONFIGURE_DEPENDS ${ZT_OCL_DIR}/emu/tests/*.cl)
+  file(GLOB ZT_OCL_TEST_H CONFIGURE_DEPENDS ${ZT_OCL_DIR}/emu/tests/*.h)
   set(outs "")
   foreach(src ${ZT_OCL_TEST_CL})
     get_filename_component(n ${src} NAME_WE)
@@ -52,7 +53,7 @@ if(ZT_OPENCL_CLANG AND ZT_BUILD_TESTS)
     add_custom_command(OUTPUT ${o}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/opencl_tests
       COMMAND ${ZT_OPENCL_CLANG} ${ZT_OCL_CLFLAGS} ${src} -o ${o}
-      DEPENDS ${src} COMMENT "OpenCL test kernel ${n}" VERBATIM)
+      DEPENDS ${src} ${ZT_OCL_TEST_H} COMMENT "OpenCL test kernel ${n}" VERBATIM)
     list(APPEND outs ${o})
   endforeach()
   add_custom_target(zt_opencl_test_kernels ALL DEPENDS ${outs})
