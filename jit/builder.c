@@ -1017,85 +1017,85 @@ zt_status_t zt_builder_reduce_begin(zt_builder_t* b, int32_t n,
   return NULL;
 }
 
-zt_status_t zt_builder_reduce_end(zt_builder_t* b, int32_t n,
-                                  const zt_value_t* combined,
-                                  zt_value_t* out_results) {
+// Closes a combiner region (reduce or scan): writes the combiner function
+// and the op using it, and writes the op's results.
+static void names_list(zt_builder_t* b, zt_strbuf_t* sb, int32_t n, const zt_value_t* v);
+static void types_list(zt_builder_t* b, zt_strbuf_t* sb, int32_t n, const zt_value_t* v);
+static void result_prefix(zt_strbuf_t* sb, const char* base, int32_t n);
+static zt_status_t op_results(zt_builder_t* b, const char* base, int32_t n,
+                              const zt_value_t* typed_like, zt_value_t* out);
+
+static zt_status_t combiner_end(zt_builder_t* b, bool scan, int32_t n,
+                                const zt_value_t* combined, zt_value_t* out_results) {
+  const char* what = scan ? "scan" : "reduce";
   region_t* r = cur(b);
-  if (!r || r->kind != REGION_COMBINER || r->iv == 1 || r->n != n)
+  if (!r || r->kind != REGION_COMBINER || (r->iv == 1) != scan || r->n != n)
     return err(b, ZT_STATUS_INVALID_ARGUMENT,
-               "reduce_end without a matching reduce_begin of %d values", n);
+               "%s_end without a matching %s_begin of %d values", what, what, n);
   for (int32_t i = 0; i < n; ++i) {
-    ZT_RETURN_IF_ERROR(check(b, combined[i], "reduce combiner result"));
+    ZT_RETURN_IF_ERROR(check(b, combined[i], "combiner result"));
     if (!zt_type_equal(T(b, combined[i]), T(b, r->args[i])))
-      return err(b, ZT_STATUS_INVALID_ARGUMENT,
-                 "combiner result %d is %s, expected %s", i,
+      return err(b, ZT_STATUS_INVALID_ARGUMENT, "combiner result %d is %s, expected %s", i,
                  tstr(T(b, combined[i])).s, tstr(T(b, r->args[i])).s);
   }
   int id = b->next_combiner++;
   zt_strbuf_t* f = &b->funcs;
   zt_strbuf_printf(f, "  func.func private @zt_combine_%d(", id);
   for (int32_t i = 0; i < 2 * n; ++i)
-    zt_strbuf_printf(f, "%s%s: %s", i ? ", " : "", N(b, r->args[i]),
-                     tstr(T(b, r->args[i])).s);
+    zt_strbuf_printf(f, "%s%s: %s", i ? ", " : "", N(b, r->args[i]), tstr(T(b, r->args[i])).s);
   zt_strbuf_puts(f, ") -> (");
-  for (int32_t i = 0; i < n; ++i)
-    zt_strbuf_printf(f, "%s%s", i ? ", " : "", tstr(T(b, r->args[i])).s);
+  types_list(b, f, n, r->args);
   zt_strbuf_puts(f, ") {\n");
   zt_strbuf_append(f, r->text.data ? r->text.data : "", r->text.size);
   zt_strbuf_puts(f, "    return ");
-  for (int32_t i = 0; i < n; ++i)
-    zt_strbuf_printf(f, "%s%s", i ? ", " : "", N(b, combined[i]));
+  names_list(b, f, n, combined);
   zt_strbuf_puts(f, " : ");
-  for (int32_t i = 0; i < n; ++i)
-    zt_strbuf_printf(f, "%s%s", i ? ", " : "", tstr(T(b, combined[i])).s);
+  types_list(b, f, n, combined);
   zt_strbuf_puts(f, "\n  }\n");
 
-  // Pop the combiner and emit the reduce in the parent.
+  // Pop the combiner and write the op in the parent region.
   int axis = r->axis;
-  zt_value_t srcs[16];
-  if (n > 16) return err(b, ZT_STATUS_UNSUPPORTED, "reduce of more than 16 values");
+  bool reverse = r->cond == 1;
+  zt_value_t srcs[ZT_MAX_REDUCE_OPERANDS];
   memcpy(srcs, r->srcs, (size_t)n * sizeof(zt_value_t));
   region_free(r);
   b->depth--;
-
-  zt_type_t rt;
-  ZT_RETURN_IF_ERROR(reduce_result_type(b, T(b, srcs[0]), axis, &rt));
+  zt_type_t rt[ZT_MAX_REDUCE_OPERANDS];
+  for (int32_t i = 0; i < n; ++i) {
+    rt[i] = T(b, srcs[i]);
+    if (!scan) ZT_RETURN_IF_ERROR(reduce_result_type(b, T(b, srcs[i]), axis, &rt[i]));
+  }
   char base[24];
   snprintf(base, sizeof base, "%%v%d", b->next_ssa++);
   zt_strbuf_t ln;
   zt_strbuf_init(&ln);
-  if (n == 1)
-    zt_strbuf_printf(&ln, "%s = ", base);
-  else
-    zt_strbuf_printf(&ln, "%s:%d = ", base, n);
-  zt_strbuf_puts(&ln, "\"tile.reduce\"(");
-  for (int32_t i = 0; i < n; ++i)
-    zt_strbuf_printf(&ln, "%s%s", i ? ", " : "", N(b, srcs[i]));
+  result_prefix(&ln, base, n);
+  zt_strbuf_printf(&ln, "\"tile.%s\"(", what);
+  names_list(b, &ln, n, srcs);
   zt_strbuf_printf(&ln, ") {axis = %d : i32, combiner = @zt_combine_%d", axis, id);
+  if (scan) zt_strbuf_printf(&ln, ", reverse = %s", reverse ? "true" : "false");
   segment_sizes(&ln, n);
   zt_strbuf_puts(&ln, "} : (");
-  for (int32_t i = 0; i < n; ++i)
-    zt_strbuf_printf(&ln, "%s%s", i ? ", " : "", tstr(T(b, srcs[i])).s);
+  types_list(b, &ln, n, srcs);
   zt_strbuf_puts(&ln, ") -> (");
-  for (int32_t i = 0; i < n; ++i) {
-    zt_type_t ri;
-    reduce_result_type(b, T(b, srcs[i]), axis, &ri);
-    zt_strbuf_printf(&ln, "%s%s", i ? ", " : "", tstr(ri).s);
-  }
+  for (int32_t i = 0; i < n; ++i) zt_strbuf_printf(&ln, "%s%s", i ? ", " : "", tstr(rt[i]).s);
   zt_strbuf_puts(&ln, ")");
   line(b, "%s", ln.data);
   zt_strbuf_deinit(&ln);
   for (int32_t i = 0; i < n; ++i) {
-    zt_type_t ri;
-    reduce_result_type(b, T(b, srcs[i]), axis, &ri);
     char nm[32];
     if (n == 1)
       snprintf(nm, sizeof nm, "%s", base);
     else
       snprintf(nm, sizeof nm, "%s#%d", base, i);
-    ZT_RETURN_IF_ERROR(new_value(b, ri, nm, &out_results[i]));
+    ZT_RETURN_IF_ERROR(new_value(b, rt[i], nm, &out_results[i]));
   }
   return NULL;
+}
+
+zt_status_t zt_builder_reduce_end(zt_builder_t* b, int32_t n, const zt_value_t* combined,
+                                  zt_value_t* out_results) {
+  return combiner_end(b, false, n, combined, out_results);
 }
 
 zt_status_t zt_builder_reduce(zt_builder_t* b, zt_reduce_kind_t kind,
@@ -1200,6 +1200,19 @@ static void result_prefix(zt_strbuf_t* sb, const char* base, int32_t n) {
     zt_strbuf_printf(sb, "%s:%d = ", base, n);
 }
 
+// Checks n carried values against the types they started with.
+static zt_status_t check_carried(zt_builder_t* b, const char* what, int32_t n,
+                                 const zt_value_t* yields, const zt_value_t* inits) {
+  for (int32_t i = 0; i < n; ++i) {
+    ZT_RETURN_IF_ERROR(check(b, yields[i], what));
+    if (!zt_type_equal(T(b, yields[i]), T(b, inits[i])))
+      return err(b, ZT_STATUS_INVALID_ARGUMENT,
+                 "%s %d changes type in the loop: %s before, %s at the end of the body", what,
+                 i, tstr(T(b, inits[i])).s, tstr(T(b, yields[i])).s);
+  }
+  return NULL;
+}
+
 zt_status_t zt_builder_for_begin(zt_builder_t* b, zt_value_t lb, zt_value_t ub,
                                  zt_value_t step, int32_t n,
                                  const zt_value_t* inits, zt_value_t* out_iv,
@@ -1240,14 +1253,7 @@ zt_status_t zt_builder_for_end(zt_builder_t* b, int32_t n,
   if (!r || r->kind != REGION_FOR || r->n != n)
     return err(b, ZT_STATUS_INVALID_ARGUMENT,
                "for_end without a matching for_begin carrying %d values", n);
-  for (int32_t i = 0; i < n; ++i) {
-    ZT_RETURN_IF_ERROR(check(b, yields[i], "loop yield"));
-    if (!zt_type_equal(T(b, yields[i]), T(b, r->inits[i])))
-      return err(b, ZT_STATUS_INVALID_ARGUMENT,
-                 "loop-carried value %d changes type in the loop: %s before, "
-                 "%s at the end of the body",
-                 i, tstr(T(b, r->inits[i])).s, tstr(T(b, yields[i])).s);
-  }
+  ZT_RETURN_IF_ERROR(check_carried(b, "loop-carried value", n, yields, r->inits));
   // Body terminator.
   {
     zt_strbuf_t* t = &r->text;
@@ -1454,13 +1460,7 @@ zt_status_t zt_builder_while_end(zt_builder_t* b, int32_t n,
   if (!r || r->kind != REGION_WHILE_AFTER || r->n != n)
     return err(b, ZT_STATUS_INVALID_ARGUMENT,
                "while_end without a matching while_cond carrying %d values", n);
-  for (int32_t i = 0; i < n; ++i) {
-    ZT_RETURN_IF_ERROR(check(b, yields[i], "while yield"));
-    if (!zt_type_equal(T(b, yields[i]), T(b, r->inits[i])))
-      return err(b, ZT_STATUS_INVALID_ARGUMENT,
-                 "while-carried value %d changes type in the loop: %s vs %s", i,
-                 tstr(T(b, r->inits[i])).s, tstr(T(b, yields[i])).s);
-  }
+  ZT_RETURN_IF_ERROR(check_carried(b, "while-carried value", n, yields, r->inits));
   region_t rr = *r;
   b->depth--;
   region_t* p = cur(b);
@@ -1699,57 +1699,7 @@ static void mlir_string(zt_strbuf_t* sb, const char* s) {
 
 zt_status_t zt_builder_scan_end(zt_builder_t* b, int32_t n, const zt_value_t* combined,
                                 zt_value_t* out_results) {
-  region_t* r = cur(b);
-  if (!r || r->kind != REGION_COMBINER || r->iv != 1 || r->n != n)
-    return err(b, ZT_STATUS_INVALID_ARGUMENT,
-               "scan_end without a matching scan_begin of %d values", n);
-  for (int32_t i = 0; i < n; ++i) {
-    ZT_RETURN_IF_ERROR(check(b, combined[i], "scan combiner result"));
-    if (!zt_type_equal(T(b, combined[i]), T(b, r->args[i])))
-      return err(b, ZT_STATUS_INVALID_ARGUMENT, "combiner result %d is %s, expected %s", i,
-                 tstr(T(b, combined[i])).s, tstr(T(b, r->args[i])).s);
-  }
-  if (n > 16) return err(b, ZT_STATUS_UNSUPPORTED, "scan of more than 16 values");
-  int id = b->next_combiner++;
-  zt_strbuf_t* f = &b->funcs;
-  zt_strbuf_printf(f, "  func.func private @zt_combine_%d(", id);
-  for (int32_t i = 0; i < 2 * n; ++i)
-    zt_strbuf_printf(f, "%s%s: %s", i ? ", " : "", N(b, r->args[i]),
-                     tstr(T(b, r->args[i])).s);
-  zt_strbuf_puts(f, ") -> (");
-  for (int32_t i = 0; i < n; ++i)
-    zt_strbuf_printf(f, "%s%s", i ? ", " : "", tstr(T(b, r->args[i])).s);
-  zt_strbuf_puts(f, ") {\n");
-  zt_strbuf_append(f, r->text.data ? r->text.data : "", r->text.size);
-  zt_strbuf_puts(f, "    return ");
-  names_list(b, f, n, combined);
-  zt_strbuf_puts(f, " : ");
-  types_list(b, f, n, combined);
-  zt_strbuf_puts(f, "\n  }\n");
-  int axis = r->axis;
-  bool reverse = r->cond == 1;
-  zt_value_t srcs[16];
-  memcpy(srcs, r->srcs, (size_t)n * sizeof(zt_value_t));
-  region_free(r);
-  b->depth--;
-  char base[24];
-  snprintf(base, sizeof base, "%%v%d", b->next_ssa++);
-  zt_strbuf_t ln;
-  zt_strbuf_init(&ln);
-  result_prefix(&ln, base, n);
-  zt_strbuf_puts(&ln, "\"tile.scan\"(");
-  names_list(b, &ln, n, srcs);
-  zt_strbuf_printf(&ln, ") {axis = %d : i32, combiner = @zt_combine_%d, reverse = %s", axis,
-                   id, reverse ? "true" : "false");
-  segment_sizes(&ln, n);
-  zt_strbuf_puts(&ln, "} : (");
-  types_list(b, &ln, n, srcs);
-  zt_strbuf_puts(&ln, ") -> (");
-  types_list(b, &ln, n, srcs);
-  zt_strbuf_puts(&ln, ")");
-  line(b, "%s", ln.data);
-  zt_strbuf_deinit(&ln);
-  return op_results(b, base, n, srcs, out_results);
+  return combiner_end(b, true, n, combined, out_results);
 }
 
 zt_status_t zt_builder_print(zt_builder_t* b, const char* prefix, int32_t n,
