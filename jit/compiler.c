@@ -16,6 +16,8 @@
 
 // The Xe lowering lives in lowering/xe/ and may be absent from a build.
 extern zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) __attribute__((weak));
+// The DG2 (Arc, Xe-HPG, SIMD8) lowering lives in lowering/dg2/.
+extern zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) __attribute__((weak));
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static MlirContext g_ctx;
@@ -110,9 +112,15 @@ static zt_status_t compile_locked(const char* tile_ir, size_t size,
                             "Xe lowering",
                             target);
     lower = zt_lower_xe;
+  } else if (strcmp(target, "dg2") == 0) {
+    if (!zt_lower_dg2)
+      return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                            "target 'dg2': this compiler was built without the "
+                            "dg2 lowering");
+    lower = zt_lower_dg2;
   } else {
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
-                          "unknown target '%s' (valid targets: cpu, pvc, bmg)",
+                          "unknown target '%s' (valid targets: cpu, pvc, bmg, dg2)",
                           target);
   }
   zt_timing_reset();

@@ -1,0 +1,288 @@
+// dg2 target (Arc A-series, Xe-HPG, e.g. acm-g10): zetile's own SIMD8
+// lowering. Tile IR -> work-item MLIR text (arith/scf/llvm, OpenCL builtins
+// called by their Itanium-mangled names, as OpenCL C compiles to) -> LLVM
+// dialect (upstream passes) -> LLVM IR (mlirTranslateModuleToLLVMIR) ->
+// SPIR-V (LLVM's SPIR-V backend through the LLVM C API).
+//
+// Kernel ABI: pointer arguments are i64 global addresses (8 bytes, as on
+// pvc/bmg), scalars by value (i1 as i8, bf16 as its 16 bits); the kernel is
+// spir_kernel with intel_reqd_sub_group_size = 8; one program = one
+// workgroup of 8 * num_warps work-items (meta: local_size, subgroup_size=8).
+// No SPIR-V extension is needed: subgroup shuffles are core SPIR-V 1.3
+// (GroupNonUniformShuffle), the XMX builtins are imported functions that IGC
+// resolves.
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <mlir-c/Target/LLVMIR.h>
+
+#include "dg2_internal.h"
+
+zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc);
+
+static const char* k_pipeline =
+    "builtin.module(canonicalize,cse,loop-invariant-code-motion,convert-scf-to-cf,"
+    "arith-expand,convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"
+    "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse)";
+
+static const char* k_triple = "spirv64-unknown-unknown";
+
+static pthread_once_t g_spirv_once = PTHREAD_ONCE_INIT;
+
+static void spirv_init(void) {
+  LLVMInitializeSPIRVTargetInfo();
+  LLVMInitializeSPIRVTarget();
+  LLVMInitializeSPIRVTargetMC();
+  LLVMInitializeSPIRVAsmPrinter();
+}
+
+// Largest tensor in the kernel (elements), to size the default workgroup.
+static int64_t max_numel(MlirOperation op) {
+  int64_t best = 1;
+  intptr_t nres = mlirOperationGetNumResults(op);
+  for (intptr_t i = 0; i < nres; ++i) {
+    zt_type_t t;
+    zt_status_t s = zt_tile_type_from_mlir(mlirValueGetType(mlirOperationGetResult(op, i)), &t);
+    if (s) {
+      zt_status_free(s);
+      continue;
+    }
+    int64_t n = zt_type_numel(t);
+    if (n > best) best = n;
+  }
+  intptr_t nr = mlirOperationGetNumRegions(op);
+  for (intptr_t r = 0; r < nr; ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+         !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b))
+      for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
+           o = mlirOperationGetNextInBlock(o)) {
+        int64_t n = max_numel(o);
+        if (n > best) best = n;
+      }
+  return best;
+}
+
+static int32_t pick_num_warps(zt_lower_ctx_t* lc) {
+  int32_t w = lc->options->num_warps;
+  if (w > 0) {
+    int32_t p = 1;
+    while (p * 2 <= w && p < 32) p *= 2;
+    return p;
+  }
+  // Triton's default of 4, fewer for tiles too small to occupy them.
+  int64_t n = max_numel(lc->kernel);
+  w = 4;
+  while (w > 1 && n < (int64_t)DG2_SIMD * w) w /= 2;
+  return w;
+}
+
+static zt_status_t emit_signature(dg2_t* c, const zt_kernel_meta_t* meta, zt_strbuf_t* out) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(c->lc->kernel, 0));
+  zt_strbuf_printf(out, "  func.func @%s(", meta->kernel);
+  for (int32_t i = 0; i < meta->num_args; ++i) {
+    zt_scalar_kind_t k = meta->arg_kinds[i];
+    const char* abi = k == ZT_I1 ? "i8" : dg2_reg(k);
+    zt_strbuf_printf(out, "%s%%arg%d: %s", i ? ", " : "", i, abi);
+    dg2_val_t v = {.kind = DV_SCALAR};
+    v.type.kind = k;
+    v.type.pointee = meta->arg_pointees[i];
+    if (k == ZT_I1) {
+      snprintf(v.name, DG2_NAME, "%%a%d", i);
+      dg2_entry_line(c, "%s = arith.trunci %%arg%d : i8 to i1", v.name, i);
+    } else {
+      snprintf(v.name, DG2_NAME, "%%arg%d", i);
+    }
+    ZT_RETURN_IF_ERROR(dg2_put(c, mlirBlockGetArgument(body, i), &v));
+  }
+  zt_strbuf_puts(out, ") {\n");
+  return NULL;
+}
+
+static void emit_prelude(dg2_t* c) {
+  dg2_declare(c, "_Z16get_sub_group_idv", "() -> i32");
+  dg2_declare(c, "_Z22get_sub_group_local_idv", "() -> i32");
+  dg2_entry_line(c, "%%c0_i32 = arith.constant 0 : i32");
+  dg2_entry_line(c, "%%c1_i32 = arith.constant 1 : i32");
+  dg2_entry_line(c, "%%sg = llvm.call @_Z16get_sub_group_idv() : () -> i32");
+  dg2_entry_line(c, "%%lane = llvm.call @_Z22get_sub_group_local_idv() : () -> i32");
+  dg2_entry_line(c, "%%c8_i32 = arith.constant 8 : i32");
+  dg2_entry_line(c, "%%sg8 = arith.muli %%sg, %%c8_i32 : i32");
+  dg2_entry_line(c, "%%tid = arith.addi %%sg8, %%lane : i32");
+  dg2_entry_line(c, "%%lane2 = arith.addi %%lane, %%lane : i32");
+  dg2_entry_line(c, "%%isl0 = arith.cmpi eq, %%lane, %%c0_i32 : i32");
+}
+
+static zt_status_t lower_text(dg2_t* c, const zt_kernel_meta_t* meta, zt_strbuf_t* out) {
+  emit_prelude(c);
+  zt_strbuf_t sig;
+  zt_strbuf_init(&sig);
+  zt_status_t s = emit_signature(c, meta, &sig);
+  if (!s) s = dg2_plan(c);
+  c->indent = 2;
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(c->lc->kernel, 0));
+  if (!s) s = dg2_emit_block(c, body);
+  if (s) {
+    zt_strbuf_deinit(&sig);
+    return s;
+  }
+  zt_strbuf_puts(out, "module {\n");
+  zt_strbuf_append(out, c->decls.data ? c->decls.data : "", c->decls.size);
+  if (c->smem_bytes > 0) {
+    int64_t n = (c->smem_bytes + 15) / 16 * 16;
+    zt_strbuf_printf(out,
+                     "  llvm.mlir.global internal @zt_smem() {addr_space = 3 : i32, "
+                     "alignment = 16 : i64} : !llvm.array<%lld x i8> {\n"
+                     "    %%u = llvm.mlir.undef : !llvm.array<%lld x i8>\n"
+                     "    llvm.return %%u : !llvm.array<%lld x i8>\n  }\n",
+                     (long long)n, (long long)n, (long long)n);
+  }
+  zt_strbuf_append(out, sig.data, sig.size);
+  zt_strbuf_deinit(&sig);
+  zt_strbuf_append(out, c->entry.data ? c->entry.data : "", c->entry.size);
+  zt_strbuf_append(out, c->body.data ? c->body.data : "", c->body.size);
+  zt_strbuf_puts(out, "    return\n  }\n}\n");
+  if (out->failed || c->entry.failed || c->body.failed || c->decls.failed)
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 lowering text");
+  return NULL;
+}
+
+// LLVM IR fix-ups for the SPIR-V backend and IGC: calling conventions,
+// the subgroup size, convergent builtins.
+static void fixup_module(LLVMModuleRef mod, LLVMContextRef ctx, const char* kernel) {
+  unsigned conv = LLVMGetEnumAttributeKindForName("convergent", 10);
+  unsigned nounw = LLVMGetEnumAttributeKindForName("nounwind", 8);
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+    size_t len;
+    const char* name = LLVMGetValueName2(f, &len);
+    if (strcmp(name, kernel) == 0) {
+      LLVMSetFunctionCallConv(f, LLVMSPIRKERNELCallConv);
+      LLVMMetadataRef md = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), DG2_SIMD, 0));
+      unsigned kind = LLVMGetMDKindIDInContext(ctx, "intel_reqd_sub_group_size", 25);
+      LLVMGlobalSetMetadata(f, kind, LLVMMDNodeInContext2(ctx, &md, 1));
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, nounw, 0));
+    } else {
+      LLVMSetFunctionCallConv(f, LLVMSPIRFUNCCallConv);
+      if (LLVMIsDeclaration(f)) {
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, conv, 0));
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, nounw, 0));
+      }
+    }
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
+        if (LLVMGetInstructionOpcode(i) == LLVMCall) {
+          LLVMSetInstructionCallConv(i, LLVMSPIRFUNCCallConv);
+          LLVMAddCallSiteAttribute(i, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, conv, 0));
+        }
+  }
+}
+
+static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kernel) {
+  pthread_once(&g_spirv_once, spirv_init);
+  double t0 = zt_timing_now_ms();
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(m), ctx);
+  if (!mod) {
+    LLVMContextDispose(ctx);
+    return zt_make_status(ZT_STATUS_INTERNAL, "dg2: translation to LLVM IR failed");
+  }
+  zt_timing_record("dg2 translate to LLVM IR", zt_timing_now_ms() - t0);
+  zt_status_t s = NULL;
+  char* err = NULL;
+  LLVMTargetRef target;
+  LLVMTargetMachineRef tm = NULL;
+  if (LLVMGetTargetFromTriple(k_triple, &target, &err)) {
+    s = zt_make_status(ZT_STATUS_UNSUPPORTED, "dg2: no SPIR-V target in this LLVM: %s",
+                       err ? err : "?");
+  } else {
+    tm = LLVMCreateTargetMachine(target, k_triple, "", "", LLVMCodeGenLevelDefault,
+                                 LLVMRelocDefault, LLVMCodeModelDefault);
+    if (!tm) s = zt_make_status(ZT_STATUS_INTERNAL, "dg2: SPIR-V target machine");
+  }
+  LLVMDisposeMessage(err);
+  err = NULL;
+  if (!s) {
+    LLVMSetTarget(mod, k_triple);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(mod, td);
+    LLVMDisposeTargetData(td);
+    fixup_module(mod, ctx, kernel);
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err))
+      s = zt_make_status(ZT_STATUS_INTERNAL, "dg2: invalid LLVM IR: %s", err ? err : "?");
+    LLVMDisposeMessage(err);
+    err = NULL;
+  }
+  if (!s) {
+    char* text = LLVMPrintModuleToString(mod);
+    s = zt_artifact_set(lc->artifact, "llvmir", text, strlen(text));
+    LLVMDisposeMessage(text);
+  }
+  if (!s) {
+    double t1 = zt_timing_now_ms();
+    LLVMMemoryBufferRef buf = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &buf)) {
+      s = zt_make_status(ZT_STATUS_INTERNAL, "dg2: SPIR-V emission failed: %s", err ? err : "?");
+    } else {
+      s = zt_artifact_set(lc->artifact, "spirv", LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+      LLVMDisposeMemoryBuffer(buf);
+    }
+    LLVMDisposeMessage(err);
+    zt_timing_record("dg2 SPIR-V emission", zt_timing_now_ms() - t1);
+  }
+  if (tm) LLVMDisposeTargetMachine(tm);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  return s;
+}
+
+zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
+  zt_kernel_meta_t meta;
+  zt_kernel_meta_init(&meta);
+  ZT_RETURN_IF_ERROR(zt_kernel_meta_from_func(lc->kernel, &meta));
+  snprintf(meta.target, sizeof meta.target, "dg2");
+  dg2_t c;
+  memset(&c, 0, sizeof c);
+  c.lc = lc;
+  c.num_warps = pick_num_warps(lc);
+  c.threads = DG2_SIMD * c.num_warps;
+  zt_strbuf_init(&c.entry);
+  zt_strbuf_init(&c.body);
+  zt_strbuf_init(&c.decls);
+  c.symbols = mlirSymbolTableCreate(mlirModuleGetOperation(lc->tile));
+  zt_strbuf_t text;
+  zt_strbuf_init(&text);
+  double t0 = zt_timing_now_ms();
+  zt_status_t s = lower_text(&c, &meta, &text);
+  zt_timing_record("dg2 lowering (text)", zt_timing_now_ms() - t0);
+  int32_t warps = c.num_warps;
+  dg2_free(&c);
+  zt_strbuf_deinit(&c.entry);
+  zt_strbuf_deinit(&c.body);
+  zt_strbuf_deinit(&c.decls);
+  mlirSymbolTableDestroy(c.symbols);
+  if (!s) s = zt_artifact_set(lc->artifact, "mlir", text.data, text.size);
+  MlirModule m = {NULL};
+  if (!s) s = zt_mlir_parse(lc->ctx, text.data, text.size, "dg2 lowering", &m);
+  zt_strbuf_deinit(&text);
+  if (!s) s = zt_mlir_run_pipeline(lc->ctx, m, k_pipeline, "dg2 LLVM pipeline");
+  if (!s) s = emit_spirv(lc, m, meta.kernel);
+  if (!mlirModuleIsNull(m)) mlirModuleDestroy(m);
+  if (s) return zt_status_annotate(s, "dg2 lowering of %s", meta.kernel);
+  meta.local_size[0] = DG2_SIMD * warps;
+  meta.local_size[1] = 1;
+  meta.local_size[2] = 1;
+  meta.subgroup_size = DG2_SIMD;
+  if (lc->options->igc_options)
+    snprintf(meta.igc_options, sizeof meta.igc_options, "%s", lc->options->igc_options);
+  zt_strbuf_t mt;
+  zt_strbuf_init(&mt);
+  zt_kernel_meta_format(&meta, &mt);
+  s = zt_artifact_set(lc->artifact, "meta", mt.data, mt.size);
+  zt_strbuf_deinit(&mt);
+  return s;
+}

@@ -1,0 +1,593 @@
+// Value map, layouts, lazy elements and layout conversions of the dg2
+// lowering.
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+
+#include "dg2_internal.h"
+
+#define CHUNK 256
+
+static size_t hash_ptr(uintptr_t p) {
+  uint64_t x = (uint64_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x;
+}
+
+// Open-addressing map MlirValue -> int32.
+static zt_status_t map_grow(dg2_entry_t** map, size_t* cap_io) {
+  size_t old = *cap_io, cap = old ? old * 2 : 256;
+  dg2_entry_t* m = calloc(cap, sizeof *m);
+  if (!m) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 lowering map");
+  for (size_t i = 0; i < old; ++i) {
+    if (!(*map)[i].key) continue;
+    size_t j = hash_ptr((*map)[i].key) & (cap - 1);
+    while (m[j].key) j = (j + 1) & (cap - 1);
+    m[j] = (*map)[i];
+  }
+  free(*map);
+  *map = m;
+  *cap_io = cap;
+  return NULL;
+}
+
+static dg2_entry_t* map_slot(dg2_entry_t* map, size_t cap, uintptr_t key) {
+  if (!cap) return NULL;
+  size_t j = hash_ptr(key) & (cap - 1);
+  while (map[j].key && map[j].key != key) j = (j + 1) & (cap - 1);
+  return &map[j];
+}
+
+static dg2_val_t* val_at(dg2_t* c, int32_t i) { return &c->chunks[i / CHUNK][i % CHUNK]; }
+
+zt_status_t dg2_put(dg2_t* c, MlirValue v, const dg2_val_t* val) {
+  if ((c->map_count + 1) * 2 > c->map_cap) ZT_RETURN_IF_ERROR(map_grow(&c->map, &c->map_cap));
+  uintptr_t key = (uintptr_t)v.ptr;
+  dg2_entry_t* e = map_slot(c->map, c->map_cap, key);
+  if (!e->key) {
+    if (c->num_vals % CHUNK == 0) {
+      int32_t k = c->num_vals / CHUNK;
+      if (k == c->cap_chunks) {
+        int32_t cap = c->cap_chunks ? c->cap_chunks * 2 : 16;
+        dg2_val_t** p = realloc(c->chunks, (size_t)cap * sizeof *p);
+        if (!p) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 values");
+        c->chunks = p;
+        c->cap_chunks = cap;
+      }
+      c->chunks[k] = malloc(CHUNK * sizeof(dg2_val_t));
+      if (!c->chunks[k]) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 values");
+    }
+    e->key = key;
+    e->index = c->num_vals++;
+    ++c->map_count;
+  }
+  *val_at(c, e->index) = *val;
+  return NULL;
+}
+
+const dg2_val_t* dg2_get(dg2_t* c, MlirValue v) {
+  dg2_entry_t* e = map_slot(c->map, c->map_cap, (uintptr_t)v.ptr);
+  return e && e->key ? val_at(c, e->index) : NULL;
+}
+
+zt_status_t dg2_get_checked(dg2_t* c, MlirValue v, const dg2_val_t** out) {
+  *out = dg2_get(c, v);
+  if (!*out) return zt_make_status(ZT_STATUS_INTERNAL, "dg2 lowering: operand not lowered");
+  return NULL;
+}
+
+zt_status_t dg2_hint_put(dg2_t* c, MlirValue v, int32_t layout) {
+  if ((c->hint_count + 1) * 2 > c->hint_cap)
+    ZT_RETURN_IF_ERROR(map_grow(&c->hints, &c->hint_cap));
+  dg2_entry_t* e = map_slot(c->hints, c->hint_cap, (uintptr_t)v.ptr);
+  if (!e->key) ++c->hint_count;
+  e->key = (uintptr_t)v.ptr;
+  e->index = layout;
+  return NULL;
+}
+
+int32_t dg2_hint_get(dg2_t* c, MlirValue v) {
+  dg2_entry_t* e = map_slot(c->hints, c->hint_cap, (uintptr_t)v.ptr);
+  return e && e->key ? e->index : -1;
+}
+
+char (*dg2_alloc_names(dg2_t* c, int32_t n))[DG2_NAME] {
+  if (c->num_allocs == c->cap_allocs) {
+    int32_t cap = c->cap_allocs ? c->cap_allocs * 2 : 64;
+    void** p = realloc(c->allocs, (size_t)cap * sizeof *p);
+    if (!p) return NULL;
+    c->allocs = p;
+    c->cap_allocs = cap;
+  }
+  char(*el)[DG2_NAME] = calloc((size_t)(n > 0 ? n : 1), DG2_NAME);
+  if (el) c->allocs[c->num_allocs++] = el;
+  return el;
+}
+
+void dg2_free(dg2_t* c) {
+  for (int32_t i = 0; i < c->num_allocs; ++i) free(c->allocs[i]);
+  free(c->allocs);
+  for (int32_t k = 0; k * CHUNK < c->num_vals; ++k) free(c->chunks[k]);
+  free(c->chunks);
+  free(c->map);
+  free(c->hints);
+  for (int32_t i = 0; i < c->num_layouts; ++i) free(c->layouts[i].off);
+  free(c->layouts);
+}
+
+void dg2_fresh(dg2_t* c, char out[DG2_NAME]) { snprintf(out, DG2_NAME, "%%t%d", c->next_id++); }
+int32_t dg2_fresh_id(dg2_t* c) { return c->next_id++; }
+
+void dg2_line(dg2_t* c, const char* fmt, ...) {
+  for (int i = 0; i < c->indent; ++i) zt_strbuf_append(&c->body, "  ", 2);
+  va_list ap;
+  va_start(ap, fmt);
+  zt_strbuf_vprintf(&c->body, fmt, ap);
+  va_end(ap);
+  zt_strbuf_append(&c->body, "\n", 1);
+}
+
+void dg2_entry_line(dg2_t* c, const char* fmt, ...) {
+  zt_strbuf_append(&c->entry, "    ", 4);
+  va_list ap;
+  va_start(ap, fmt);
+  zt_strbuf_vprintf(&c->entry, fmt, ap);
+  va_end(ap);
+  zt_strbuf_append(&c->entry, "\n", 1);
+}
+
+const char* dg2_reg(zt_scalar_kind_t k) {
+  switch (k) {
+    case ZT_PTR: return "i64";
+    case ZT_BF16: return "i16";
+    default: return zt_tile_kind_spelling(k);
+  }
+}
+
+const char* dg2_mem(zt_scalar_kind_t k) { return k == ZT_I1 ? "i8" : dg2_reg(k); }
+
+void dg2_declare(dg2_t* c, const char* name, const char* sig) {
+  for (int32_t i = 0; i < c->num_declared; ++i)
+    if (strcmp(c->declared[i], name) == 0) return;
+  if (c->num_declared < (int32_t)(sizeof c->declared / sizeof c->declared[0]))
+    snprintf(c->declared[c->num_declared++], sizeof c->declared[0], "%s", name);
+  zt_strbuf_printf(&c->decls, "  llvm.func @%s%s\n", name, sig);
+}
+
+void dg2_const(dg2_t* c, const char* ty, long long v, char out[DG2_NAME]) {
+  dg2_fresh(c, out);
+  dg2_line(c, "%s = arith.constant %lld : %s", out, v, ty);
+}
+
+// --- layouts -------------------------------------------------------------------
+
+static zt_status_t new_layout(dg2_t* c, dg2_layout_t** out, int32_t* idx) {
+  if (c->num_layouts == c->cap_layouts) {
+    int32_t cap = c->cap_layouts ? c->cap_layouts * 2 : 16;
+    dg2_layout_t* p = realloc(c->layouts, (size_t)cap * sizeof *p);
+    if (!p) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 layouts");
+    c->layouts = p;
+    c->cap_layouts = cap;
+  }
+  *idx = c->num_layouts++;
+  *out = &c->layouts[*idx];
+  memset(*out, 0, sizeof **out);
+  return NULL;
+}
+
+zt_status_t dg2_blocked(dg2_t* c, int32_t rank, const int64_t* shape, int32_t* out) {
+  for (int32_t i = 0; i < c->num_layouts; ++i) {
+    dg2_layout_t* l = &c->layouts[i];
+    if (l->kind == DL_BLOCKED && l->rank == rank &&
+        memcmp(l->shape, shape, (size_t)rank * sizeof(int64_t)) == 0) {
+      *out = i;
+      return NULL;
+    }
+  }
+  int64_t n[ZT_MAX_RANK], st[ZT_MAX_RANK], q[ZT_MAX_RANK];
+  int64_t rem = c->threads, e = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    n[d] = shape[d] < rem ? shape[d] : rem;
+    if (n[d] < 1) n[d] = 1;
+    if (shape[d] % n[d] != 0)
+      return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                            "dg2: dimension %lld does not split over %lld work-items",
+                            (long long)shape[d], (long long)n[d]);
+    rem /= n[d];
+    q[d] = shape[d] / n[d];
+    e *= q[d];
+  }
+  if (e > 4096)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                          "dg2: %lld elements per work-item (tile too large for "
+                          "%d subgroups)",
+                          (long long)e, c->num_warps);
+  for (int32_t d = rank - 1; d >= 0; --d) st[d] = d == rank - 1 ? 1 : st[d + 1] * n[d + 1];
+  dg2_layout_t* l;
+  int32_t idx;
+  ZT_RETURN_IF_ERROR(new_layout(c, &l, &idx));
+  l->kind = DL_BLOCKED;
+  l->rank = rank;
+  memcpy(l->shape, shape, (size_t)rank * sizeof(int64_t));
+  l->e = (int32_t)e;
+  l->off = calloc((size_t)e * (size_t)rank, sizeof(int32_t));
+  if (!l->off) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 layout");
+  for (int32_t d = 0; d < rank; ++d) {
+    if (n[d] == 1) {
+      snprintf(l->base[d], DG2_NAME, "%%c0_i32");
+      continue;
+    }
+    char a[DG2_NAME];
+    snprintf(a, DG2_NAME, "%%L%dd%da", idx, d);
+    snprintf(l->base[d], DG2_NAME, "%%L%dd%d", idx, d);
+    dg2_entry_line(c, "%s = arith.constant %lld : i32", a, (long long)st[d]);
+    dg2_entry_line(c, "%sq = arith.divui %%tid, %s : i32", a, a);
+    dg2_entry_line(c, "%sn = arith.constant %lld : i32", a, (long long)n[d]);
+    dg2_entry_line(c, "%s = arith.remui %sq, %sn : i32", l->base[d], a, a);
+  }
+  for (int64_t k = 0; k < e; ++k) {
+    int64_t r = k;
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      l->off[k * rank + d] = (int32_t)((r % q[d]) * n[d]);
+      r /= q[d];
+    }
+  }
+  *out = idx;
+  return NULL;
+}
+
+void dg2_dpas_grid(dg2_t* c, int64_t m, int64_t n, int32_t* wm, int32_t* wn) {
+  int32_t a = 1, b = 1;
+  while (a * b < c->num_warps) {
+    bool can_m = (m / 8) % (a * 2) == 0, can_n = (n / 8) % (b * 2) == 0;
+    if (can_m && (!can_n || (m / a) >= (n / b))) a *= 2;
+    else if (can_n) b *= 2;
+    else break;
+  }
+  *wm = a;
+  *wn = b;
+}
+
+zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
+                            int64_t k, int32_t* out) {
+  for (int32_t i = 0; i < c->num_layouts; ++i) {
+    dg2_layout_t* l = &c->layouts[i];
+    if (l->kind == which && l->m == m && l->n == n && l->k == k) {
+      *out = i;
+      return NULL;
+    }
+  }
+  int32_t wm, wn;
+  dg2_dpas_grid(c, m, n, &wm, &wn);
+  int64_t tm = m / wm, tn = n / wn;
+  dg2_layout_t* l;
+  int32_t idx;
+  ZT_RETURN_IF_ERROR(new_layout(c, &l, &idx));
+  l->kind = which;
+  l->rank = 2;
+  l->m = m;
+  l->n = n;
+  l->k = k;
+  l->wm = wm;
+  l->wn = wn;
+  // Subgroup position in the wm x wn grid (extra subgroups repeat it).
+  char p[DG2_NAME];
+  snprintf(p, DG2_NAME, "%%L%d", idx);
+  dg2_entry_line(c, "%sg = arith.constant %d : i32", p, wm * wn);
+  dg2_entry_line(c, "%ss = arith.remui %%sg, %sg : i32", p, p);
+  dg2_entry_line(c, "%swn = arith.constant %d : i32", p, wn);
+  dg2_entry_line(c, "%ssm = arith.divui %ss, %swn : i32", p, p, p);
+  dg2_entry_line(c, "%ssn = arith.remui %ss, %swn : i32", p, p, p);
+  dg2_entry_line(c, "%stm = arith.constant %lld : i32", p, (long long)tm);
+  dg2_entry_line(c, "%stn = arith.constant %lld : i32", p, (long long)tn);
+  dg2_entry_line(c, "%smb = arith.muli %ssm, %stm : i32", p, p, p);
+  dg2_entry_line(c, "%snb0 = arith.muli %ssn, %stn : i32", p, p, p);
+  dg2_entry_line(c, "%snb = arith.addi %snb0, %%lane : i32", p, p);
+  int64_t e;
+  if (which == DL_DPAS_A) {
+    l->shape[0] = m;
+    l->shape[1] = k;
+    e = tm * k / 8;
+    snprintf(l->base[0], DG2_NAME, "%smb", p);
+    snprintf(l->base[1], DG2_NAME, "%%lane2");
+  } else if (which == DL_DPAS_B) {
+    l->shape[0] = k;
+    l->shape[1] = n;
+    e = k * tn / 8;
+    snprintf(l->base[0], DG2_NAME, "%%c0_i32");
+    snprintf(l->base[1], DG2_NAME, "%snb", p);
+  } else {
+    l->shape[0] = m;
+    l->shape[1] = n;
+    e = tm * tn / 8;
+    snprintf(l->base[0], DG2_NAME, "%smb", p);
+    snprintf(l->base[1], DG2_NAME, "%snb", p);
+  }
+  l->e = (int32_t)e;
+  l->off = calloc((size_t)e * 2, sizeof(int32_t));
+  if (!l->off) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 layout");
+  int32_t s = 0;
+  if (which == DL_DPAS_A) {
+    // Block (bm, bk): component i (row bm*8+i) of lane j holds columns
+    // bk*16 + 2j + p, p = 0 (low half) and 1.
+    for (int64_t bm = 0; bm < tm / 8; ++bm)
+      for (int64_t bk = 0; bk < k / 16; ++bk)
+        for (int i = 0; i < 8; ++i)
+          for (int q = 0; q < 2; ++q, ++s) {
+            l->off[s * 2] = (int32_t)(bm * 8 + i);
+            l->off[s * 2 + 1] = (int32_t)(bk * 16 + q);
+          }
+  } else if (which == DL_DPAS_B) {
+    // Block (bk, bn), VNNI: component i of lane j holds rows bk*16 + 2i + p
+    // of column bn*8 + j.
+    for (int64_t bk = 0; bk < k / 16; ++bk)
+      for (int64_t bn = 0; bn < tn / 8; ++bn)
+        for (int i = 0; i < 8; ++i)
+          for (int q = 0; q < 2; ++q, ++s) {
+            l->off[s * 2] = (int32_t)(bk * 16 + 2 * i + q);
+            l->off[s * 2 + 1] = (int32_t)(bn * 8);
+          }
+  } else {
+    // Block (bm, bn): component i of lane j is C[bm*8 + i][bn*8 + j].
+    for (int64_t bm = 0; bm < tm / 8; ++bm)
+      for (int64_t bn = 0; bn < tn / 8; ++bn)
+        for (int i = 0; i < 8; ++i, ++s) {
+          l->off[s * 2] = (int32_t)(bm * 8 + i);
+          l->off[s * 2 + 1] = (int32_t)(bn * 8);
+        }
+  }
+  *out = idx;
+  return NULL;
+}
+
+void dg2_coords(dg2_t* c, int32_t li, int32_t k, char coords[][DG2_NAME]) {
+  dg2_layout_t* l = &c->layouts[li];
+  for (int32_t d = 0; d < l->rank; ++d) {
+    int32_t o = l->off[k * l->rank + d];
+    if (o == 0) {
+      snprintf(coords[d], DG2_NAME, "%s", l->base[d]);
+      continue;
+    }
+    char cst[DG2_NAME];
+    dg2_const(c, "i32", o, cst);
+    dg2_fresh(c, coords[d]);
+    dg2_line(c, "%s = arith.addi %s, %s : i32", coords[d], l->base[d], cst);
+  }
+}
+
+// --- lazy elements ----------------------------------------------------------------
+
+static zt_status_t operand_at(dg2_t* c, MlirOperation op, intptr_t i,
+                              char coords[][DG2_NAME], char out[DG2_NAME]) {
+  const dg2_val_t* v;
+  ZT_RETURN_IF_ERROR(dg2_get_checked(c, mlirOperationGetOperand(op, i), &v));
+  return dg2_lazy_at(c, v, coords, out);
+}
+
+// Source coordinates of a shape op's result element (broadcast, expand_dims,
+// reshape, trans); used by lazy values and by SLM gathers alike.
+zt_status_t dg2_shape_src_coords(dg2_t* c, MlirOperation op, const zt_type_t* rt,
+                                 const zt_type_t* st, char coords[][DG2_NAME],
+                                 char sc[][DG2_NAME]) {
+  if (dg2_op_is(op, "tile.broadcast")) {
+    for (int32_t d = 0; d < st->rank; ++d)
+      snprintf(sc[d], DG2_NAME, "%s",
+               st->shape[d] == 1 && rt->shape[d] != 1 ? "%c0_i32" : coords[d]);
+    return NULL;
+  }
+  if (dg2_op_is(op, "tile.expand_dims")) {
+    int64_t axis = dg2_int_attr(op, "axis", 0);
+    int32_t j = 0;
+    for (int32_t d = 0; d < rt->rank; ++d)
+      if (d != axis) snprintf(sc[j++], DG2_NAME, "%s", coords[d]);
+    return NULL;
+  }
+  if (dg2_op_is(op, "tile.trans")) {
+    MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("order"));
+    if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI32Array(a))
+      return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: trans without an i32 order array");
+    for (int32_t d = 0; d < rt->rank; ++d) {
+      int32_t o = mlirDenseI32ArrayGetElement(a, d);
+      snprintf(sc[o], DG2_NAME, "%s", coords[d]);
+    }
+    return NULL;
+  }
+  if (dg2_op_is(op, "tile.reshape")) {
+    char lin[DG2_NAME] = "%c0_i32";
+    for (int32_t d = 0; d < rt->rank; ++d) {
+      char cst[DG2_NAME], t[DG2_NAME], u[DG2_NAME];
+      dg2_const(c, "i32", rt->shape[d], cst);
+      dg2_fresh(c, t);
+      dg2_line(c, "%s = arith.muli %s, %s : i32", t, lin, cst);
+      dg2_fresh(c, u);
+      dg2_line(c, "%s = arith.addi %s, %s : i32", u, t, coords[d]);
+      snprintf(lin, DG2_NAME, "%s", u);
+    }
+    for (int32_t d = st->rank - 1; d >= 0; --d) {
+      char cst[DG2_NAME], q[DG2_NAME];
+      dg2_const(c, "i32", st->shape[d], cst);
+      dg2_fresh(c, sc[d]);
+      dg2_line(c, "%s = arith.remui %s, %s : i32", sc[d], lin, cst);
+      dg2_fresh(c, q);
+      dg2_line(c, "%s = arith.divui %s, %s : i32", q, lin, cst);
+      snprintf(lin, DG2_NAME, "%s", q);
+    }
+    return NULL;
+  }
+  return dg2_op_error(op, ZT_STATUS_INTERNAL, "dg2: not a shape op");
+}
+
+zt_status_t dg2_lazy_at(dg2_t* c, const dg2_val_t* v, char coords[][DG2_NAME],
+                        char out[DG2_NAME]) {
+  if (v->kind == DV_SCALAR) {
+    snprintf(out, DG2_NAME, "%s", v->name);
+    return NULL;
+  }
+  if (v->kind != DV_LAZY)
+    return zt_make_status(ZT_STATUS_INTERNAL, "dg2: lazy read of a register tensor");
+  MlirOperation op = v->op;
+  if (dg2_op_is(op, "tile.splat") || dg2_op_is(op, "tile.ptr_to_int") ||
+      dg2_op_is(op, "tile.int_to_ptr") || dg2_op_is(op, "tile.ptr_cast"))
+    return operand_at(c, op, 0, coords, out);
+  if (dg2_op_is(op, "tile.make_range")) {
+    int64_t start = dg2_int_attr(op, "start", 0);
+    if (start == 0) {
+      snprintf(out, DG2_NAME, "%s", coords[0]);
+      return NULL;
+    }
+    char cst[DG2_NAME];
+    dg2_const(c, "i32", start, cst);
+    dg2_fresh(c, out);
+    dg2_line(c, "%s = arith.addi %s, %s : i32", out, coords[0], cst);
+    return NULL;
+  }
+  if (dg2_op_is(op, "tile.broadcast") || dg2_op_is(op, "tile.expand_dims") ||
+      dg2_op_is(op, "tile.trans") || dg2_op_is(op, "tile.reshape")) {
+    zt_type_t st;
+    ZT_RETURN_IF_ERROR(dg2_value_type(mlirOperationGetOperand(op, 0), &st));
+    char sc[ZT_MAX_RANK][DG2_NAME];
+    ZT_RETURN_IF_ERROR(dg2_shape_src_coords(c, op, &v->type, &st, coords, sc));
+    return operand_at(c, op, 0, sc, out);
+  }
+  if (dg2_op_is(op, "tile.addptr")) {
+    char b[DG2_NAME], o[DG2_NAME];
+    ZT_RETURN_IF_ERROR(operand_at(c, op, 0, coords, b));
+    ZT_RETURN_IF_ERROR(operand_at(c, op, 1, coords, o));
+    zt_type_t ot;
+    ZT_RETURN_IF_ERROR(dg2_value_type(mlirOperationGetOperand(op, 1), &ot));
+    return dg2_addptr_scalar(c, b, o, ot.kind, v->type.pointee, out);
+  }
+  intptr_t nin = mlirOperationGetNumOperands(op);
+  if (nin > 8) return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "too many operands");
+  char ins[8][DG2_NAME], outs[8][DG2_NAME];
+  for (intptr_t i = 0; i < nin; ++i) ZT_RETURN_IF_ERROR(operand_at(c, op, i, coords, ins[i]));
+  ZT_RETURN_IF_ERROR(dg2_scalar_op(c, op, ins, outs));
+  snprintf(out, DG2_NAME, "%s", outs[0]);
+  return NULL;
+}
+
+zt_status_t dg2_elem(dg2_t* c, const dg2_val_t* v, int32_t l, int32_t slot,
+                     char out[DG2_NAME]) {
+  if (v->kind == DV_SCALAR) {
+    snprintf(out, DG2_NAME, "%s", v->name);
+    return NULL;
+  }
+  if (v->kind == DV_DIST) {
+    if (v->layout != l)
+      return zt_make_status(ZT_STATUS_INTERNAL, "dg2: element read in the wrong layout");
+    snprintf(out, DG2_NAME, "%s", v->el[slot]);
+    return NULL;
+  }
+  char coords[ZT_MAX_RANK][DG2_NAME];
+  dg2_coords(c, l, slot, coords);
+  return dg2_lazy_at(c, v, coords, out);
+}
+
+void dg2_smem_ptr(dg2_t* c, const char* byte_off, char out[DG2_NAME]) {
+  char base[DG2_NAME];
+  dg2_fresh(c, base);
+  dg2_line(c, "%s = llvm.mlir.addressof @zt_smem : !llvm.ptr<3>", base);
+  dg2_fresh(c, out);
+  dg2_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8",
+           out, base, byte_off);
+}
+
+void dg2_barrier(dg2_t* c) {
+  dg2_declare(c, "_Z7barrierj", "(i32)");
+  dg2_line(c, "llvm.call @_Z7barrierj(%%c1_i32) : (i32) -> ()");
+}
+
+// Byte offset in local memory of the element at coords of a row-major
+// tensor of type t.
+static void smem_elem_ptr(dg2_t* c, const zt_type_t* t, char coords[][DG2_NAME],
+                          char out[DG2_NAME]) {
+  char lin[DG2_NAME];
+  snprintf(lin, DG2_NAME, "%s", coords[0]);
+  for (int32_t d = 1; d < t->rank; ++d) {
+    char cst[DG2_NAME], m[DG2_NAME], a[DG2_NAME];
+    dg2_const(c, "i32", t->shape[d], cst);
+    dg2_fresh(c, m);
+    dg2_line(c, "%s = arith.muli %s, %s : i32", m, lin, cst);
+    dg2_fresh(c, a);
+    dg2_line(c, "%s = arith.addi %s, %s : i32", a, m, coords[d]);
+    snprintf(lin, DG2_NAME, "%s", a);
+  }
+  char cst[DG2_NAME], b[DG2_NAME];
+  dg2_const(c, "i32", zt_tile_kind_bytes(t->kind), cst);
+  dg2_fresh(c, b);
+  dg2_line(c, "%s = arith.muli %s, %s : i32", b, lin, cst);
+  dg2_smem_ptr(c, b, out);
+}
+
+void dg2_smem_store_elem(dg2_t* c, const zt_type_t* t, char coords[][DG2_NAME],
+                         const char* x) {
+  char p[DG2_NAME], v[DG2_NAME];
+  smem_elem_ptr(c, t, coords, p);
+  snprintf(v, DG2_NAME, "%s", x);
+  if (t->kind == ZT_I1) {
+    dg2_fresh(c, v);
+    dg2_line(c, "%s = arith.extui %s : i1 to i8", v, x);
+  }
+  dg2_line(c, "llvm.store %s, %s : %s, !llvm.ptr<3>", v, p, dg2_mem(t->kind));
+}
+
+void dg2_smem_load_elem(dg2_t* c, const zt_type_t* t, char coords[][DG2_NAME],
+                        char out[DG2_NAME]) {
+  char p[DG2_NAME];
+  smem_elem_ptr(c, t, coords, p);
+  dg2_fresh(c, out);
+  dg2_line(c, "%s = llvm.load %s : !llvm.ptr<3> -> %s", out, p, dg2_mem(t->kind));
+  if (t->kind == ZT_I1) {
+    char b[DG2_NAME];
+    dg2_fresh(c, b);
+    dg2_line(c, "%s = arith.trunci %s : i8 to i1", b, out);
+    snprintf(out, DG2_NAME, "%s", b);
+  }
+}
+
+void dg2_need_smem(dg2_t* c, int64_t bytes) {
+  if (bytes > c->smem_bytes) c->smem_bytes = bytes;
+}
+
+// Writes a DIST value to local memory (row-major), between barriers.
+zt_status_t dg2_smem_write(dg2_t* c, const dg2_val_t* v) {
+  if (v->kind != DV_DIST) return zt_make_status(ZT_STATUS_INTERNAL, "dg2: smem write");
+  dg2_need_smem(c, zt_type_numel(v->type) * zt_tile_kind_bytes(v->type.kind));
+  dg2_barrier(c);
+  int32_t e = c->layouts[v->layout].e;
+  for (int32_t k = 0; k < e; ++k) {
+    char coords[ZT_MAX_RANK][DG2_NAME];
+    dg2_coords(c, v->layout, k, coords);
+    dg2_smem_store_elem(c, &v->type, coords, v->el[k]);
+  }
+  dg2_barrier(c);
+  return NULL;
+}
+
+zt_status_t dg2_to_layout(dg2_t* c, const dg2_val_t* v, int32_t l, dg2_val_t* out) {
+  if (v->kind == DV_DIST && v->layout == l) {
+    *out = *v;
+    return NULL;
+  }
+  int32_t e = c->layouts[l].e;
+  dg2_val_t r = {.kind = DV_DIST, .type = v->type, .layout = l};
+  r.el = dg2_alloc_names(c, e);
+  if (!r.el) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 values");
+  if (v->kind == DV_DIST) {
+    ZT_RETURN_IF_ERROR(dg2_smem_write(c, v));
+    for (int32_t k = 0; k < e; ++k) {
+      char coords[ZT_MAX_RANK][DG2_NAME];
+      dg2_coords(c, l, k, coords);
+      dg2_smem_load_elem(c, &v->type, coords, r.el[k]);
+    }
+  } else {
+    for (int32_t k = 0; k < e; ++k) ZT_RETURN_IF_ERROR(dg2_elem(c, v, l, k, r.el[k]));
+  }
+  *out = r;
+  return NULL;
+}
