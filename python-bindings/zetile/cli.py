@@ -4,6 +4,7 @@
     zetile compile FILE.py:KERNEL --signature "x_ptr=*fp32,n=i32" \
         --constexpr BLOCK=1024 --target pvc -o out.spv
     zetile demo                                    the demo (examples/demo.py)
+    zetile evidence [--kernel NAME] [--json]       evidence level (E1-E5) per kernel
 """
 from __future__ import annotations
 
@@ -194,6 +195,8 @@ def main(argv=None):
     px.add_argument("--no-driver", action="store_true", help="skip the Level Zero (AUB) stats")
     px.add_argument("--json", action="store_true")
     px.set_defaults(fn=cmd_isa)
+    from .tools import evidence  # zetile evidence: E1-E5 per kernel (tools/evidence.py)
+    evidence.add_parser(sub)
     pd = sub.add_parser("demo", help="run the demo")
     pd.add_argument("rest", nargs=argparse.REMAINDER)
     pd.set_defaults(fn=cmd_demo)

@@ -60,6 +60,10 @@ extern const size_t zt_cl_emu_spv_size;
 /// SPIR-V builtin variables (__spirv_*) are skipped.
 zt_status_t zt_cl_spirv_linkage_names(const void* spirv, size_t size, int kind,
                                       zt_strbuf_t* sb);
+/// Whether the module converts Workgroup pointers to integers narrower than
+/// 64 bits (valid for Intel GPUs' 32-bit SLM addresses, a crash on Intel's
+/// CPU runtime, whose local memory has 64-bit addresses).
+bool zt_cl_spirv_narrows_local_pointers(const void* spirv, size_t size);
 /// Whether `name` is a line of the '\n'-separated list.
 bool zt_cl_name_in_list(const char* list, const char* name, size_t name_len);
 

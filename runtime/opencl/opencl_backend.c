@@ -41,6 +41,11 @@ typedef struct cl_executable_s {
 
 static cl_device_t* as_cl(zt_device_t* d) { return (cl_device_t*)d; }
 
+static bool getenv_is_one(const char* name) {
+  const char* v = getenv(name);
+  return v && strcmp(v, "1") == 0;
+}
+
 // --- device ------------------------------------------------------------------
 
 static zt_status_t finish_locked(cl_device_t* d) {
@@ -233,6 +238,16 @@ static zt_status_t build_program(cl_device_t* d, const void* spirv, size_t size,
   *out = NULL;
   bool link = false;
   zt_status_t st = NULL;
+  if (d->entry->emulate && zt_cl_spirv_narrows_local_pointers(spirv, size) &&
+      !getenv_is_one("ZETILE_OPENCL_ALLOW_NARROW_SLM"))
+    return zt_make_status(
+        ZT_STATUS_UNSUPPORTED,
+        "the SPIR-V keeps local-memory (SLM) addresses in 32-bit integers (OpConvertPtrToU of "
+        "a Workgroup pointer, from upstream's XeGPU lowering of SLM): right on Intel GPUs, whose "
+        "SLM addresses have 32 bits, but Intel's CPU runtime gives local memory 64-bit "
+        "addresses and the kernel would fault. Kernels that reduce across subgroups through "
+        "SLM cannot run on %s; with num_warps=1 they use no SLM",
+        d->base.info.name);
   if (d->entry->emulate) {
     zt_strbuf_t imports;
     zt_strbuf_init(&imports);

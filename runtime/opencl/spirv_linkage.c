@@ -1,6 +1,7 @@
 // Reads the LinkageAttributes decorations of a SPIR-V module: which functions
 // a kernel imports (and so needs from the emulation library) and which the
 // emulation library exports.
+#include <stdlib.h>
 #include <string.h>
 
 #include "opencl/opencl.h"
@@ -45,4 +46,70 @@ bool zt_cl_name_in_list(const char* list, const char* name, size_t len) {
     p = nl ? nl + 1 : p + l;
   }
   return false;
+}
+
+// Whether the module turns a Workgroup (local memory) pointer into an
+// integer narrower than 64 bits (OpConvertPtrToU, or its OpSpecConstantOp
+// form on a module-scope variable). Intel GPUs address SLM with 32 bits, so
+// upstream's XeGPU lowering does that; Intel's CPU runtime gives local
+// memory 64-bit host addresses, and the truncated pointer faults.
+bool zt_cl_spirv_narrows_local_pointers(const void* spirv, size_t size) {
+  enum { OP_TYPE_INT = 21, OP_TYPE_POINTER = 32, OP_SPEC_CONSTANT_OP = 52, OP_VARIABLE = 59,
+         OP_ACCESS_CHAIN = 65, OP_IN_BOUNDS_ACCESS_CHAIN = 66, OP_PTR_ACCESS_CHAIN = 67,
+         OP_IN_BOUNDS_PTR_ACCESS_CHAIN = 70, OP_CONVERT_PTR_TO_U = 117,
+         OP_CONVERT_U_TO_PTR = 120, OP_BITCAST = 124, SC_WORKGROUP = 4 };
+  if (size % 4 || size < 20) return false;
+  const uint32_t* w = spirv;
+  size_t n = size / 4;
+  if (w[0] != SPV_MAGIC) return false;
+  uint32_t bound = w[3];
+  if (bound == 0 || bound > (1u << 24)) return false;
+  // Per id: integer width (int types), 1 for Workgroup pointer types, and the
+  // type of values we track.
+  uint8_t* int_width = calloc(bound, 1);
+  uint8_t* wg_ptr_type = calloc(bound, 1);
+  uint32_t* type_of = calloc(bound, sizeof *type_of);
+  bool found = false;
+  if (!int_width || !wg_ptr_type || !type_of) goto done;
+  for (size_t i = 5; i < n && !found;) {
+    uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
+    if (count == 0 || i + count > n) break;
+    const uint32_t* a = &w[i + 1];
+    switch (op) {
+      case OP_TYPE_INT:
+        if (count >= 3 && a[0] < bound) int_width[a[0]] = (uint8_t)(a[1] > 255 ? 255 : a[1]);
+        break;
+      case OP_TYPE_POINTER:
+        if (count >= 4 && a[0] < bound && a[1] == SC_WORKGROUP) wg_ptr_type[a[0]] = 1;
+        break;
+      case OP_VARIABLE:
+      case OP_ACCESS_CHAIN:
+      case OP_IN_BOUNDS_ACCESS_CHAIN:
+      case OP_PTR_ACCESS_CHAIN:
+      case OP_IN_BOUNDS_PTR_ACCESS_CHAIN:
+      case OP_CONVERT_U_TO_PTR:
+      case OP_BITCAST:
+        if (count >= 3 && a[1] < bound) type_of[a[1]] = a[0];
+        break;
+      case OP_CONVERT_PTR_TO_U:  // result type, result, pointer
+        if (count >= 4 && a[0] < bound && a[2] < bound && type_of[a[2]] < bound &&
+            wg_ptr_type[type_of[a[2]]] && int_width[a[0]] && int_width[a[0]] < 64)
+          found = true;
+        break;
+      case OP_SPEC_CONSTANT_OP:  // result type, result, opcode, operands
+        if (count >= 5 && a[2] == OP_CONVERT_PTR_TO_U && a[0] < bound && a[3] < bound &&
+            type_of[a[3]] < bound && wg_ptr_type[type_of[a[3]]] && int_width[a[0]] &&
+            int_width[a[0]] < 64)
+          found = true;
+        break;
+      default:
+        break;
+    }
+    i += count;
+  }
+done:
+  free(int_width);
+  free(wg_ptr_type);
+  free(type_of);
+  return found;
 }
