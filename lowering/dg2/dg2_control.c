@@ -26,12 +26,26 @@ static zt_status_t carried_layout(dg2_t* c, MlirValue key, const dg2_val_t* init
 // Flattened names and types of one carried value (1 scalar or E elements).
 typedef struct carried_s {
   zt_type_t type;
-  int32_t layout;  // -1 for scalars
+  int32_t layout;  // -1 for scalars, -2 for advanced pointer tensors
   int32_t count;
+  // layout -2: a lazy pointer tensor that the loop advances by a uniform
+  // step (`p = p + splat(s)`, Triton's `a_ptrs += BLOCK_K * stride`): only
+  // the i64 byte offset is carried; the elements stay lazy.
+  const dg2_val_t* init;
+  MlirOperation step;  // the tile.splat of the step
 } carried_t;
+
+static bool advanced_ptr(MlirBlock body, intptr_t j, const dg2_val_t* init,
+                         const zt_type_t* t, MlirOperation* step);
 
 static zt_status_t flat_names(dg2_t* c, const dg2_val_t* v, const carried_t* cr,
                               zt_strbuf_t* names, zt_strbuf_t* types, bool* first) {
+  if (cr->layout == -2) {
+    zt_strbuf_printf(names, "%s%s", *first ? "" : ", ", v->name);
+    zt_strbuf_printf(types, "%si64", *first ? "" : ", ");
+    *first = false;
+    return NULL;
+  }
   if (cr->layout < 0) {
     if (v->kind != DV_SCALAR)
       return zt_make_status(ZT_STATUS_INTERNAL, "dg2: scalar carried value is a tensor");
@@ -56,6 +70,23 @@ static zt_status_t bind(dg2_t* c, MlirValue key, const carried_t* cr, const char
   dg2_val_t v;
   memset(&v, 0, sizeof v);
   v.type = cr->type;
+  if (cr->layout == -2) {
+    char off[DG2_NAME];
+    if (hash_names && total > 1)
+      snprintf(off, DG2_NAME, "%s#%d", base, first_index);
+    else if (hash_names)
+      snprintf(off, DG2_NAME, "%s", base);
+    else
+      snprintf(off, DG2_NAME, "%s_%d", base, first_index);
+    v = *cr->init;
+    if (cr->init->delta[0]) {
+      dg2_fresh(c, v.delta);
+      dg2_line(c, "%s = arith.addi %s, %s : i64", v.delta, cr->init->delta, off);
+    } else {
+      snprintf(v.delta, DG2_NAME, "%s", off);
+    }
+    return dg2_put(c, key, &v);
+  }
   if (cr->layout < 0) {
     v.kind = DV_SCALAR;
     if (hash_names && total > 1)
@@ -106,9 +137,18 @@ zt_status_t dg2_emit_for(dg2_t* c, MlirOperation op) {
     const dg2_val_t* init = NULL;
     if (!s) s = dg2_get_checked(c, mlirOperationGetOperand(op, 3 + j), &init);
     if (s) break;
+    cr[j].init = init;
     if (cr[j].type.rank == 0) {
       cr[j].layout = -1;
       cr[j].count = 1;
+    } else if (advanced_ptr(body, j, init, &cr[j].type, &cr[j].step)) {
+      cr[j].layout = -2;
+      cr[j].count = 1;
+      dg2_val_t zero = {.kind = DV_SCALAR};
+      dg2_const(c, "i64", 0, zero.name);
+      total += 1;
+      s = flat_names(c, &zero, &cr[j], &inits, &types, &first);
+      continue;
     } else {
       s = carried_layout(c, arg, init, &cr[j].type, &cr[j].layout);
       if (s) break;
@@ -160,11 +200,11 @@ zt_status_t dg2_emit_for(dg2_t* c, MlirOperation op) {
   snprintf(ivv.name, DG2_NAME, "%s", iv);
   ZT_RETURN_IF_ERROR(dg2_put(c, mlirBlockGetArgument(body, 0), &ivv));
   int32_t idx = 0;
+  c->indent++;
   for (intptr_t j = 0; j < nres; ++j) {
     ZT_RETURN_IF_ERROR(bind(c, mlirBlockGetArgument(body, j + 1), &cr[j], argb, idx, total, false));
     idx += cr[j].count;
   }
-  c->indent++;
   ZT_RETURN_IF_ERROR(dg2_emit_block(c, body));
   MlirOperation y = block_terminator(body);
   if (total) {
@@ -172,10 +212,29 @@ zt_status_t dg2_emit_for(dg2_t* c, MlirOperation op) {
     zt_strbuf_init(&names);
     zt_strbuf_init(&ytypes);
     first = true;
+    int32_t ai = 0;
     for (intptr_t j = 0; j < nres && !s; ++j) {
+      if (cr[j].layout == -2) {
+        // offset + step * sizeof(pointee)
+        const dg2_val_t* st;
+        zt_type_t stt;
+        dg2_val_t next = {.kind = DV_SCALAR};
+        char arg[DG2_NAME];
+        snprintf(arg, DG2_NAME, "%s_%d", argb, ai);
+        s = dg2_get_checked(c, mlirOperationGetOperand(cr[j].step, 0), &st);
+        if (!s) s = dg2_value_type(mlirOperationGetOperand(cr[j].step, 0), &stt);
+        if (!s && st->kind != DV_SCALAR)
+          s = zt_make_status(ZT_STATUS_INTERNAL, "dg2: pointer step is not a scalar");
+        if (!s)
+          s = dg2_addptr_scalar(c, arg, st->name, stt.kind, cr[j].type.pointee, next.name);
+        if (!s) s = flat_names(c, &next, &cr[j], &names, &ytypes, &first);
+        ai += 1;
+        continue;
+      }
       const dg2_val_t* v;
       s = dg2_get_checked(c, mlirOperationGetOperand(y, j), &v);
       if (!s) s = flat_names(c, v, &cr[j], &names, &ytypes, &first);
+      ai += cr[j].count;
     }
     if (!s) dg2_line(c, "scf.yield %s : %s", names.data, ytypes.data);
     zt_strbuf_deinit(&names);
@@ -190,6 +249,25 @@ zt_status_t dg2_emit_for(dg2_t* c, MlirOperation op) {
     idx += cr[j].count;
   }
   return NULL;
+}
+
+static bool advanced_ptr(MlirBlock body, intptr_t j, const dg2_val_t* init,
+                         const zt_type_t* t, MlirOperation* step) {
+  if (t->kind != ZT_PTR || init->kind != DV_LAZY) return false;
+  MlirOperation y = block_terminator(body);
+  if (mlirOperationIsNull(y) || mlirOperationGetNumOperands(y) <= j) return false;
+  MlirValue yv = mlirOperationGetOperand(y, j);
+  if (!mlirValueIsAOpResult(yv)) return false;
+  MlirOperation def = mlirOpResultGetOwner(yv);
+  if (!dg2_op_is(def, "tile.addptr")) return false;
+  if (!mlirValueEqual(mlirOperationGetOperand(def, 0), mlirBlockGetArgument(body, j + 1)))
+    return false;
+  MlirValue off = mlirOperationGetOperand(def, 1);
+  if (!mlirValueIsAOpResult(off)) return false;
+  MlirOperation sp = mlirOpResultGetOwner(off);
+  if (!dg2_op_is(sp, "tile.splat")) return false;
+  *step = sp;
+  return true;
 }
 
 zt_status_t dg2_emit_if(dg2_t* c, MlirOperation op) {

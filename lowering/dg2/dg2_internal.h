@@ -39,6 +39,7 @@ typedef struct dg2_val_s {
   zt_type_t type;
   char name[DG2_NAME];  // DV_SCALAR
   MlirOperation op;     // DV_LAZY
+  char delta[DG2_NAME];  // DV_LAZY pointers: i64 byte offset added ("" none)
   int32_t layout;       // DV_DIST
   char (*el)[DG2_NAME]; // DV_DIST: element SSA names, in slot order
 } dg2_val_t;

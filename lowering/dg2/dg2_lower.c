@@ -27,7 +27,7 @@
 zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc);
 
 static const char* k_pipeline =
-    "builtin.module(canonicalize,cse,loop-invariant-code-motion,convert-scf-to-cf,"
+    "builtin.module(canonicalize,cse,convert-scf-to-cf,"
     "arith-expand,convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"
     "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse)";
 
@@ -68,6 +68,18 @@ static int64_t max_numel(MlirOperation op) {
   return best;
 }
 
+static bool has_dot(MlirOperation op) {
+  if (dg2_op_is(op, "tile.dot")) return true;
+  intptr_t nr = mlirOperationGetNumRegions(op);
+  for (intptr_t r = 0; r < nr; ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+         !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b))
+      for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
+           o = mlirOperationGetNextInBlock(o))
+        if (has_dot(o)) return true;
+  return false;
+}
+
 static int32_t pick_num_warps(zt_lower_ctx_t* lc) {
   int32_t w = lc->options->num_warps;
   if (w > 0) {
@@ -75,10 +87,16 @@ static int32_t pick_num_warps(zt_lower_ctx_t* lc) {
     while (p * 2 <= w && p < 32) p *= 2;
     return p;
   }
-  // Triton's default of 4, fewer for tiles too small to occupy them.
+  // Triton's default of 4, fewer for tiles too small to occupy them, more
+  // (up to 16) while a work-item would hold over 16 elements of the largest
+  // tile: 32 per work-item already spills at SIMD8 (vector add, 1024).
   int64_t n = max_numel(lc->kernel);
   w = 4;
   while (w > 1 && n < (int64_t)DG2_SIMD * w) w /= 2;
+  if (!has_dot(lc->kernel))
+    while (w < 16 && n / ((int64_t)DG2_SIMD * w) > 16) w *= 2;
+  else if (n >= 1024)
+    w = 8;  // 32x32x32 fp16: 4 subgroups spill ~60 GRF at SIMD8, 8 about 7
   return w;
 }
 

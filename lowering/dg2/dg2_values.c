@@ -430,6 +430,16 @@ zt_status_t dg2_lazy_at(dg2_t* c, const dg2_val_t* v, char coords[][DG2_NAME],
   }
   if (v->kind != DV_LAZY)
     return zt_make_status(ZT_STATUS_INTERNAL, "dg2: lazy read of a register tensor");
+  if (v->delta[0]) {
+    // A pointer tensor advanced in a loop by uniform steps (dg2_emit_for).
+    dg2_val_t base = *v;
+    base.delta[0] = 0;
+    char b[DG2_NAME];
+    ZT_RETURN_IF_ERROR(dg2_lazy_at(c, &base, coords, b));
+    dg2_fresh(c, out);
+    dg2_line(c, "%s = arith.addi %s, %s : i64", out, b, v->delta);
+    return NULL;
+  }
   MlirOperation op = v->op;
   if (dg2_op_is(op, "tile.splat") || dg2_op_is(op, "tile.ptr_to_int") ||
       dg2_op_is(op, "tile.int_to_ptr") || dg2_op_is(op, "tile.ptr_cast"))
