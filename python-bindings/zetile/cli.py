@@ -80,7 +80,7 @@ def cmd_info(args):
         "version": getattr(_C, "__version__", "?"),
         "devices": devs,
         "default_device": os.environ.get("ZETILE_DEVICE") or (devs[0]["name"] if devs else None),
-        "targets": ["cpu", "pvc", "bmg"],
+        "targets": ["cpu", "pvc", "bmg", "dg2"],
         "compiler": {"available": bool(ok), "version": _C.compiler_version() if ok else None,
                      "message": msg},
         "cache": {"dir": _C.cache_dir(), **_C.cache_stats()},
@@ -178,7 +178,7 @@ def main(argv=None):
     pc.add_argument("--signature", "-s", default="",
                     help='types of the run-time arguments: "x_ptr=*fp32,n=i32" (or "*fp32,i32" in order)')
     pc.add_argument("--constexpr", "-c", default="", help='"BLOCK=1024,ACT=relu"')
-    pc.add_argument("--target", "-t", default="pvc", help="cpu, pvc or bmg")
+    pc.add_argument("--target", "-t", default="pvc", help="cpu, pvc, bmg or dg2")
     pc.add_argument("--num-warps", type=int, default=0)
     pc.add_argument("--compat", action="store_true", help="Xe: no 2D block IO (old drivers)")
     pc.add_argument("--emit", help="section to write: tile, mlir, spirv, llvm, meta")
