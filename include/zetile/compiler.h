@@ -20,7 +20,8 @@ extern "C" {
 
 /// Options that change generated code; all of them are part of cache keys.
 typedef struct zt_compile_options_s {
-  /// "cpu", "pvc", "bmg" (Xe targets emit SPIR-V). NULL means "cpu".
+  /// "cpu", "pvc", "bmg", "dg2" (Intel GPU targets emit SPIR-V; dg2 is
+  /// Arc A-series, SIMD8). NULL means "cpu".
   const char* target;
   /// Subgroups per workgroup on Xe (Triton's num_warps); 0 lets zetile pick.
   int32_t num_warps;
