@@ -260,9 +260,23 @@ static void add_gpu_devices(void) {
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ZT_CL_SANITIZER_BUILD 1
+#else
+#define ZT_CL_SANITIZER_BUILD 0
+#endif
+
 static void initialize(void) {
   if (env_is("ZETILE_OPENCL", "0")) {
     snprintf(state.why_no_cpu, sizeof state.why_no_cpu, "disabled by ZETILE_OPENCL=0");
+    return;
+  }
+  // Intel's runtimes are closed binaries with their own allocators and
+  // threads: in a sanitizer build they are loaded only on request, so that
+  // listing devices in every test does not pull them in.
+  if (ZT_CL_SANITIZER_BUILD && !env_is("ZETILE_OPENCL", "1")) {
+    snprintf(state.why_no_cpu, sizeof state.why_no_cpu,
+             "sanitizer build: set ZETILE_OPENCL=1 to load OpenCL runtimes");
     return;
   }
   add_cpu_device();
