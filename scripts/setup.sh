@@ -42,6 +42,17 @@ if ! cmp -s "$REQ" "$STAMP" 2>/dev/null; then
   .venv/bin/python -m pip install -q -r "$REQ"
   cp "$REQ" "$STAMP"
 fi
+# Intel's OpenCL CPU runtime (pip intel-opencl-rt) lands in .venv/lib; zetile
+# opens it there directly (no change to /etc/OpenCL/vendors). Check it loads.
+if [ -e .venv/lib/libintelocl.so ]; then
+  missing_libs=$(LD_LIBRARY_PATH="$ROOT/.venv/lib" ldd .venv/lib/libintelocl.so | grep "not found" || true)
+  if [ -n "$missing_libs" ]; then
+    echo "[setup] warning: Intel's OpenCL CPU runtime lacks libraries (opencl:cpu unavailable):"
+    echo "$missing_libs"
+  fi
+else
+  echo "[setup] warning: .venv/lib/libintelocl.so is missing (pip intel-opencl-rt): no opencl:cpu device"
+fi
 # The package is used in place: python-bindings/ and the build folder.
 SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 printf '%s\n' "$ROOT/python-bindings" > "$SITE/zetile-dev.pth"
