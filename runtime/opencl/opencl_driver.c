@@ -207,6 +207,8 @@ static void add_cpu_device(void) {
     fill_info(s, dev, "opencl:cpu", target && target[0] ? target : "pvc",
               " (Intel OpenCL CPU runtime)", &e->info);
     e->info.host_memory = true;  // USM host allocations; kernels read any host address
+    // ZETILE_COMPAT=1 runs the compat path's SPIR-V (no 2D block IO) here too.
+    e->info.compat = env_is("ZETILE_COMPAT", "1");
     ++state.num_devices;
     return;
   }
@@ -253,7 +255,9 @@ static void add_gpu_devices(void) {
       const char* t = strstr(dn, "Max") ? "pvc" : strstr(dn, "Arc(TM) A") ? "dg2" : "bmg";
       fill_info(s, devs[i], name, forced && forced[0] ? forced : t, "", &e->info);
       e->info.host_memory = false;
-      e->info.compat = strcmp(e->info.target, "dg2") == 0;
+      const char* compat = getenv("ZETILE_COMPAT");
+      e->info.compat = compat && compat[0] ? strcmp(compat, "0") != 0
+                                           : strcmp(e->info.target, "dg2") == 0;
       ++gpus;
       ++state.num_devices;
     }

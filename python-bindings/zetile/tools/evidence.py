@@ -100,6 +100,13 @@ CASES["layer_norm_multi_subgroup"] = ("_layer_norm_fwd_fused",
                                       CASES["layer_norm"][1].replace("NW = 1", "NW = 0"),
                                       CASES["layer_norm"][2])
 
+# The compat path (no 2D block IO: old drivers, DG2's lowering) of the same
+# matmuls, selected as users do, with ZETILE_COMPAT=1.
+CASE_ENV = {}
+for _k in ("matmul_fp16", "matmul_descriptor_fp16"):
+    CASES[_k + "_compat"] = CASES[_k]
+    CASE_ENV[_k + "_compat"] = {"ZETILE_COMPAT": "1"}
+
 WORKER = r"""
 import base64, json, sys, traceback
 import numpy as np
@@ -126,6 +133,7 @@ print("EVIDENCE " + json.dumps(res))
 def _worker(case, device, env=None, timeout=900):
     e = dict(os.environ)
     e.update(env or {})
+    e.update(CASE_ENV.get(case, {}))
     e["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python-bindings"), EXAMPLES,
                                        e.get("PYTHONPATH", "")])
     try:
@@ -193,7 +201,8 @@ def _neo_installed():
 def check_kernel(name, target="pvc"):
     """Runs every check of one case; returns a dict (levels -> (status, note))."""
     _, _, tol = CASES[name]
-    row = {"kernel": name, "target": target, "checks": {}, "imports": []}
+    row = {"kernel": name, "target": target + (" compat" if name in CASE_ENV else ""),
+           "checks": {}, "imports": []}
     c = row["checks"]
     # E3: the kernel as Level Zero gets it (NEO in AUB mode, target pvc).
     r3 = None
