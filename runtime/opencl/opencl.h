@@ -44,6 +44,7 @@ typedef struct zt_cl_state_s {
   int32_t num_devices;
   zt_cl_device_entry_t devices[ZT_CL_MAX_DEVICES];
   char why_no_cpu[512];
+  char why_no_gpu[512];
 } zt_cl_state_t;
 
 /// Loads the libraries and lists devices on first call. Never fails; an

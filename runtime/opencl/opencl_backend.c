@@ -457,8 +457,9 @@ static zt_status_t cl_enumerate(zt_device_info_t* out, int32_t capacity, int32_t
 static zt_status_t cl_open(int32_t index, zt_device_t** out) {
   const zt_cl_state_t* g = zt_cl_state();
   if (index < 0 || index >= g->num_devices)
-    return zt_make_status(ZT_STATUS_NOT_FOUND, "no opencl device %d%s%s", index,
-                          g->why_no_cpu[0] ? ": " : "", g->why_no_cpu);
+    return zt_make_status(ZT_STATUS_NOT_FOUND, "no opencl device %d (opencl:cpu: %s; opencl:gpu: %s)",
+                          index, g->why_no_cpu[0] ? g->why_no_cpu : "listed",
+                          g->why_no_gpu[0] ? g->why_no_gpu : "listed");
   pthread_mutex_lock(&open_mu);
   cl_device_t* live = opened[index];
   if (live) {

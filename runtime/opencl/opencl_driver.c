@@ -218,15 +218,29 @@ static void add_cpu_device(void) {
 // (its Level Zero side segfaults at init), so only with a render node or an
 // explicit ZETILE_OPENCL_GPU=1.
 static void add_gpu_devices(void) {
-  if (env_is("ZETILE_OPENCL_GPU", "0")) return;
-  if (!env_is("ZETILE_OPENCL_GPU", "1") && !intel_render_node_present()) return;
+  char* why = state.why_no_gpu;
+  const size_t cap = sizeof state.why_no_gpu;
+  if (env_is("ZETILE_OPENCL_GPU", "0")) {
+    snprintf(why, cap, "disabled by ZETILE_OPENCL_GPU=0");
+    return;
+  }
+  if (!env_is("ZETILE_OPENCL_GPU", "1") && !intel_render_node_present()) {
+    snprintf(why, cap, "no Intel render node (ZETILE_OPENCL_GPU=1 probes anyway)");
+    return;
+  }
   zt_cl_library_t* lib = &state.gpu_lib;
   const char* loader = getenv("ZETILE_OPENCL_LOADER");
-  if (!load_library(lib, loader && loader[0] ? loader : "libOpenCL.so.1")) return;
+  if (!load_library(lib, loader && loader[0] ? loader : "libOpenCL.so.1")) {
+    snprintf(why, cap, "%s", lib->why_not);
+    return;
+  }
   const zt_cl_syms_t* s = &lib->syms;
   cl_platform_id plats[16];
   cl_uint np = 0;
-  if (s->clGetPlatformIDs(16, plats, &np) != CL_SUCCESS) return;
+  cl_int perr = s->clGetPlatformIDs(16, plats, &np);
+  snprintf(why, cap, "no Intel GPU taking SPIR-V with subgroups of 16 and USM (%s: %u platform%s, %s)",
+           lib->path, np, np == 1 ? "" : "s", zt_cl_error_name(perr));
+  if (perr != CL_SUCCESS) return;
   if (np > 16) np = 16;
   int gpus = 0;
   for (cl_uint p = 0; p < np; ++p) {
