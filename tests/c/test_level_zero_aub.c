@@ -502,6 +502,7 @@ END_TEST
 START_TEST(test_disabled_by_env) {
   REQUIRE_NEO();
   setenv("ZETILE_LEVEL_ZERO", "0", 1);
+  setenv("ZETILE_OPENCL", "0", 1);  // opencl:cpu (Intel's CPU runtime) would be listed too
   int32_t n = 0;
   zt_device_info_t infos[4];
   OK(zt_device_enumerate(infos, 4, &n));
