@@ -198,3 +198,25 @@ def test_unknown_opencl_device_says_why():
     with pytest.raises(zetile.Error) as e:
         zetile.get_device("opencl:nosuch")
     assert "opencl:nosuch" in str(e.value)
+
+
+def test_evidence_command_reports_levels():
+    """`zetile evidence` runs the checks and names the levels reached."""
+    _opencl_cpu_or_skip()
+    import subprocess
+    import sys
+    from zt_testutil import ROOT
+    r = subprocess.run([sys.executable, "-m", "zetile", "evidence", "-k", "vector_add",
+                        "-k", "matmul_descriptor_fp16", "--json"],
+                       capture_output=True, text=True, timeout=900,
+                       cwd=ROOT, env=dict(__import__("os").environ,
+                                          PYTHONPATH=ROOT + "/python-bindings"))
+    rows = {row["kernel"]: row for row in json.loads(r.stdout)}
+    assert "E5" in rows["vector_add"]["passed"], rows["vector_add"]
+    assert "E4" in rows["vector_add"]["passed"], rows["vector_add"]
+    md = rows["matmul_descriptor_fp16"]
+    assert "E5" in md["passed"], md
+    # 2D block IO and DPAS are what the emulation library supplied.
+    assert any("2d_block_read" in i for i in md["imports"]), md["imports"]
+    assert any("matrix_mad" in i for i in md["imports"]), md["imports"]
+    assert r.returncode == 0, r.stderr
