@@ -124,6 +124,14 @@ try:
     res["target"] = ck.metadata.get("target")
     if "spirv" in ck.asm:
         res["spirv"] = base64.b64encode(ck.asm["spirv"]).decode()
+        # The same tile program for bmg: if its SPIR-V is the same bytes, the
+        # pvc evidence covers bmg too (a re-compile for pvc must reproduce).
+        import os as _os
+        nw = int(ck.metadata.get("local_size", "16").split(",")[0]) // 16
+        compat = _os.environ.get("ZETILE_COMPAT") == "1"
+        again = {t: zetile._C.compile(ck.asm["tile"], target=t, num_warps=nw, compat=compat,
+                                      cached=True).sections()["spirv"] for t in ("pvc", "bmg")}
+        res["bmg_same"] = (again["bmg"] == ck.asm["spirv"]) if again["pvc"] == ck.asm["spirv"] else None
 except Exception as e:  # noqa: BLE001 - reported
     res["error"] = f"{type(e).__name__}: {e}".strip()[:2000]
 print("EVIDENCE " + json.dumps(res))
@@ -228,6 +236,10 @@ def check_kernel(name, target="pvc"):
             ok = False
         c["E5"] = ("pass" if ok else "fail", f"max rel. error {r5['err']:.2e} (tolerance {tol:g}) "
                    f"on opencl:cpu{same}")
+    same = r5.get("bmg_same", r3.get("bmg_same") if r3 else None)
+    row["bmg"] = ("same SPIR-V bytes as pvc: its E1 and E5 hold for bmg (E2/E3 are pvc driver builds)" if same else
+                  "bmg SPIR-V differs from pvc: not checked here" if same is False else
+                  "not compared")
     if spv is not None:
         row["spirv_sha256"] = hashlib.sha256(spv).hexdigest()[:16]
         row["imports"] = spirv_imports(spv)
@@ -261,6 +273,7 @@ def format_report(rows):
             st, note = r["checks"].get(lv, ("n/a", ""))
             first = note.splitlines()[0] if note else ""
             out.append(f"  {lv} {st:4}  {first[:160]}")
+        out.append(f"  bmg: {r['bmg']}")
     out.append("E6 (Intel hardware) is not reachable here.")
     return "\n".join(out)
 
