@@ -237,7 +237,7 @@ def check_kernel(name, target="pvc"):
         c["E5"] = ("pass" if ok else "fail", f"max rel. error {r5['err']:.2e} (tolerance {tol:g}) "
                    f"on opencl:cpu{same}")
     same = r5.get("bmg_same", r3.get("bmg_same") if r3 else None)
-    row["bmg"] = ("same SPIR-V bytes as pvc: its E1 and E5 hold for bmg (E2/E3 are pvc driver builds)" if same else
+    row["bmg"] = ("same SPIR-V bytes as pvc: the E1 and E5 results above apply to bmg (E2/E3 are pvc driver builds)" if same else
                   "bmg SPIR-V differs from pvc: not checked here" if same is False else
                   "not compared")
     if spv is not None:
