@@ -1,7 +1,11 @@
 // CPU target: JIT-compiles the LLVM-dialect section of an artifact with
 // MLIR's ExecutionEngine (ORC) and hands back the kernel's raw entry point.
 #include <stdint.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <mlir-c/ExecutionEngine.h>
 
@@ -104,6 +108,49 @@ static const struct {
     {ZT_CPU_ASSERT_SYMBOL, (void*)zt_cpu_assert_fail},
 };
 
+// MLIR's ExecutionEngine always attaches LLVM's perf JIT listener, which
+// writes a jitdump file per engine under $JITDUMPDIR (else $HOME)/.debug/jit:
+// thousands of files in a user's home after a test run. Unless the user asks
+// for them (ZETILE_JITDUMP=1, for `perf inject --jit`), point the listener at
+// a private directory and remove it once the code is emitted; the listener
+// keeps writing to its already-open, now unlinked, file.
+static int rm_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+typedef struct {
+  char dir[64];
+  char* saved;  // previous JITDUMPDIR (owned) or NULL
+  bool had;
+  bool active;
+} jitdump_guard_t;
+
+static void jitdump_begin(jitdump_guard_t* g) {
+  memset(g, 0, sizeof *g);
+  const char* keep = getenv("ZETILE_JITDUMP");
+  if (keep && keep[0] == '1') return;
+  snprintf(g->dir, sizeof g->dir, "/tmp/zetile-jitdump-XXXXXX");
+  if (!mkdtemp(g->dir)) return;
+  const char* old = getenv("JITDUMPDIR");
+  g->had = old != NULL;
+  g->saved = old ? strdup(old) : NULL;
+  setenv("JITDUMPDIR", g->dir, 1);  // compiles are serialized by the compiler lock
+  g->active = true;
+}
+
+static void jitdump_end(jitdump_guard_t* g) {
+  if (!g->active) return;
+  if (g->had)
+    setenv("JITDUMPDIR", g->saved, 1);
+  else
+    unsetenv("JITDUMPDIR");
+  free(g->saved);
+  nftw(g->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static zt_status_t load_locked(const char* text, size_t size, const char* name,
                                void** out_fn, void** out_engine) {
   MlirContext ctx;
@@ -111,16 +158,21 @@ static zt_status_t load_locked(const char* text, size_t size, const char* name,
   MlirModule m;
   ZT_RETURN_IF_ERROR(zt_mlir_parse(ctx, text, size, "llvm section", &m));
   zt_mlir_diag_clear();
+  jitdump_guard_t dump;
+  jitdump_begin(&dump);
   MlirExecutionEngine jit = mlirExecutionEngineCreate(m, 3, 0, NULL, false, false);
   mlirModuleDestroy(m);
-  if (mlirExecutionEngineIsNull(jit))
+  if (mlirExecutionEngineIsNull(jit)) {
+    jitdump_end(&dump);
     return zt_mlir_diag_status(ZT_STATUS_COMPILE_ERROR,
                                "LLVM JIT could not translate the llvm section");
+  }
   for (size_t i = 0; i < sizeof k_runtime_symbols / sizeof k_runtime_symbols[0]; ++i)
     mlirExecutionEngineRegisterSymbol(
         jit, mlirStringRefCreateFromCString(k_runtime_symbols[i].name),
         k_runtime_symbols[i].fn);
   void* fn = mlirExecutionEngineLookup(jit, mlirStringRefCreateFromCString(name));
+  jitdump_end(&dump);  // the code is emitted (and its dump file open) by now
   if (!fn) {
     zt_status_t s = zt_mlir_diag_status(ZT_STATUS_COMPILE_ERROR, "JIT lookup failed");
     mlirExecutionEngineDestroy(jit);
