@@ -311,11 +311,13 @@ class JITFunction:
             return ck
         cargs = []
         writebacks = []
+        host_args = False
         for n, dt, v in values:
             if dt.is_ptr():
                 cargs.append((_C.PTR, v.address))
                 if v.writeback is not None:
                     writebacks.append(v.writeback)
+                host_args = host_args or v.host
             elif dt.is_floating():
                 if dt.primitive_bitwidth == 16:
                     bits = np.array([v], dtype=dt.to_numpy()).view(np.uint16)[0]
@@ -325,7 +327,9 @@ class JITFunction:
             else:
                 cargs.append((dt.zt_kind, v))
         ck.executable.launch(grid, cargs)
-        if writebacks:
+        if writebacks or (host_args and runtime.info(dev)["backend"] != "cpu"):
+            # numpy/torch-CPU arguments are read by the caller right after the
+            # call: on asynchronous devices (GPUs, OpenCL) wait for the kernel.
             dev.synchronize()
             for w in writebacks:
                 w()

@@ -126,13 +126,16 @@ class PointerArg:
     plus what to copy back after the launch when the device cannot read host
     memory (numpy arrays given to a GPU are staged through device memory)."""
 
-    __slots__ = ("dtype", "address", "writeback", "keepalive")
+    __slots__ = ("dtype", "address", "writeback", "keepalive", "host")
 
-    def __init__(self, dtype, address, writeback=None, keepalive=None):
+    def __init__(self, dtype, address, writeback=None, keepalive=None, host=False):
         self.dtype = dtype
         self.address = address
         self.writeback = writeback
         self.keepalive = keepalive
+        # Host memory the caller reads directly (numpy, torch CPU): a launch on
+        # an asynchronous device must finish before it returns.
+        self.host = host
 
 
 def _numpy_pointer(a: np.ndarray, device, strided=False):
@@ -140,11 +143,11 @@ def _numpy_pointer(a: np.ndarray, device, strided=False):
     host = info(device)["host_memory"]
     if strided and host:
         # A strided view (descriptor base): the kernel gets its strides separately.
-        return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a)
+        return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a, host=True)
     if not a.flags.c_contiguous and a.size > 1:
         raise ValueError("array arguments must be contiguous (use np.ascontiguousarray)")
     if host:
-        return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a)
+        return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a, host=True)
     # Stage through device memory and copy back after the launch.
     buf = device.alloc(max(a.nbytes, 1))
     if a.nbytes:
@@ -174,7 +177,7 @@ def pointer_arg(obj, device, strided=False):
         dt = T.from_torch_dtype(obj.dtype)
         if dev_type == "cpu":
             if info(device)["host_memory"]:
-                return PointerArg(dt, obj.data_ptr(), keepalive=obj)
+                return PointerArg(dt, obj.data_ptr(), keepalive=obj, host=True)
             return _torch_staged(obj, dt, device)
         if dev_type == "xpu":
             if info(device)["backend"] != "level_zero":

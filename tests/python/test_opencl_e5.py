@@ -220,3 +220,23 @@ def test_evidence_command_reports_levels():
     assert any("2d_block_read" in i for i in md["imports"]), md["imports"]
     assert any("matrix_mad" in i for i in md["imports"]), md["imports"]
     assert r.returncode == 0, r.stderr
+
+
+def test_numpy_results_ready_when_the_launch_returns():
+    """opencl:cpu runs kernels asynchronously; numpy arguments are read by the
+    caller right after the call, so the launch must have finished by then."""
+    import numpy as np
+    import zetile
+    from vector_add import add
+    if not any(d["name"] == "opencl:cpu" for d in zetile.devices()):
+        import pytest
+        pytest.skip("Intel's OpenCL CPU runtime is not available")
+    zetile.set_device("opencl:cpu")
+    try:
+        for _ in range(5):
+            x = np.ones(100_000, np.float32)
+            out = np.zeros_like(x)
+            add(x, x, out, BLOCK_SIZE=64)
+            assert (out == 2).all()
+    finally:
+        zetile.set_device("cpu")
