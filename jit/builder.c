@@ -1179,6 +1179,20 @@ static void indent(zt_strbuf_t* sb, int n) {
   for (int i = 0; i < n; ++i) zt_strbuf_append(sb, " ", 1);
 }
 
+// "<indent>scf.yield %a, %b : T1, T2\n" (or just "scf.yield").
+static void write_yield(zt_builder_t* b, zt_strbuf_t* t, int ind, int32_t n,
+                        const zt_value_t* vals) {
+  indent(t, ind);
+  zt_strbuf_puts(t, "scf.yield");
+  if (n) {
+    zt_strbuf_puts(t, " ");
+    names_list(b, t, n, vals);
+    zt_strbuf_puts(t, " : ");
+    types_list(b, t, n, vals);
+  }
+  zt_strbuf_puts(t, "\n");
+}
+
 // Results of a multi-result op named %vK / %vK#i.
 static zt_status_t op_results(zt_builder_t* b, const char* base, int32_t n,
                               const zt_value_t* typed_like, zt_value_t* out) {
@@ -1254,19 +1268,7 @@ zt_status_t zt_builder_for_end(zt_builder_t* b, int32_t n,
     return err(b, ZT_STATUS_INVALID_ARGUMENT,
                "for_end without a matching for_begin carrying %d values", n);
   ZT_RETURN_IF_ERROR(check_carried(b, "loop-carried value", n, yields, r->inits));
-  // Body terminator.
-  {
-    zt_strbuf_t* t = &r->text;
-    indent(t, r->indent);
-    zt_strbuf_puts(t, "scf.yield");
-    if (n) {
-      zt_strbuf_puts(t, " ");
-      names_list(b, t, n, yields);
-      zt_strbuf_puts(t, " : ");
-      types_list(b, t, n, yields);
-    }
-    zt_strbuf_puts(t, "\n");
-  }
+  write_yield(b, &r->text, r->indent, n, yields);  // body terminator
   region_t rr = *r;
   b->depth--;
   region_t* p = cur(b);
@@ -1371,27 +1373,11 @@ zt_status_t zt_builder_if_end(zt_builder_t* b, int32_t n,
   }
   zt_strbuf_puts(t, " {\n");
   zt_strbuf_append(t, rr.saved.data ? rr.saved.data : "", rr.saved.size);
-  indent(t, rr.indent);
-  zt_strbuf_puts(t, "scf.yield");
-  if (n) {
-    zt_strbuf_puts(t, " ");
-    names_list(b, t, n, then_yields);
-    zt_strbuf_puts(t, " : ");
-    types_list(b, t, n, then_yields);
-  }
-  zt_strbuf_puts(t, "\n");
+  write_yield(b, t, rr.indent, n, then_yields);
   indent(t, p->indent);
   zt_strbuf_puts(t, "} else {\n");
   zt_strbuf_append(t, rr.text.data ? rr.text.data : "", rr.text.size);
-  indent(t, rr.indent);
-  zt_strbuf_puts(t, "scf.yield");
-  if (n) {
-    zt_strbuf_puts(t, " ");
-    names_list(b, t, n, else_yields);
-    zt_strbuf_puts(t, " : ");
-    types_list(b, t, n, else_yields);
-  }
-  zt_strbuf_puts(t, "\n");
+  write_yield(b, t, rr.indent, n, else_yields);
   indent(t, p->indent);
   zt_strbuf_printf(t, "}%s\n", rr.loc);
   zt_status_t s = op_results(b, base, n, then_yields, out_results);
@@ -1488,15 +1474,7 @@ zt_status_t zt_builder_while_end(zt_builder_t* b, int32_t n,
                      tstr(T(b, rr.after_args[i])).s);
   zt_strbuf_puts(t, "):\n");
   zt_strbuf_append(t, rr.text.data ? rr.text.data : "", rr.text.size);
-  indent(t, rr.indent);
-  zt_strbuf_puts(t, "scf.yield");
-  if (n) {
-    zt_strbuf_puts(t, " ");
-    names_list(b, t, n, yields);
-    zt_strbuf_puts(t, " : ");
-    types_list(b, t, n, yields);
-  }
-  zt_strbuf_puts(t, "\n");
+  write_yield(b, t, rr.indent, n, yields);
   indent(t, p->indent);
   zt_strbuf_printf(t, "}%s\n", rr.loc);
   zt_status_t s = op_results(b, base, n, rr.inits, out_results);
