@@ -109,8 +109,8 @@ static const struct {
 };
 
 // MLIR's ExecutionEngine always attaches LLVM's perf JIT listener, which
-// writes a jitdump file per engine under $JITDUMPDIR (else $HOME)/.debug/jit:
-// thousands of files in a user's home after a test run. Unless the user asks
+// writes a jitdump file per engine under $JITDUMPDIR/.debug/jit (/tmp when
+// unset): over a thousand files after one test run. Unless the user asks
 // for them (ZETILE_JITDUMP=1, for `perf inject --jit`), point the listener at
 // a private directory and remove it once the code is emitted; the listener
 // keeps writing to its already-open, now unlinked, file.
