@@ -2,6 +2,8 @@
 // gpu.func) -> upstream passes -> SPIR-V, plus the kernel's launch metadata.
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
@@ -47,6 +49,52 @@ static const char kPipeline[] =
     "convert-to-llvm,reconcile-unrealized-casts,"
     "gpu.module(canonicalize),gpu.module(cse),"
     "gpu-module-to-binary{format=fatbin})";
+
+extern const unsigned char zt_compat_block2d_bc[];
+extern const unsigned long zt_compat_block2d_bc_size;
+
+// The compat library as a file for xevm-attach-target{l=...} (which takes
+// paths): written once per process into the temp directory, removed at exit.
+static char g_compat_path[256];
+
+static void remove_compat_file(void) {
+  if (g_compat_path[0]) unlink(g_compat_path);
+}
+
+static zt_status_t compat_library(char* out, size_t size) {
+  if (!zt_compat_block2d_bc_size)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                          "the compat path (no 2D block IO) is unavailable: this compiler was "
+                          "built without clang-22");
+  if (!g_compat_path[0]) {
+    const char* tmp = getenv("TMPDIR");
+    char path[256];
+    snprintf(path, sizeof path, "%s/zetile-compat-XXXXXX.bc", tmp && tmp[0] ? tmp : "/tmp");
+    int fd = mkstemps(path, 3);
+    if (fd < 0)
+      return zt_make_status(ZT_STATUS_IO_ERROR, "compat library: cannot create %s", path);
+    const unsigned char* p = zt_compat_block2d_bc;
+    size_t left = zt_compat_block2d_bc_size;
+    while (left) {
+      ssize_t w = write(fd, p, left);
+      if (w <= 0) {
+        close(fd);
+        unlink(path);
+        return zt_make_status(ZT_STATUS_IO_ERROR, "compat library: cannot write %s", path);
+      }
+      p += w;
+      left -= (size_t)w;
+    }
+    close(fd);
+    snprintf(g_compat_path, sizeof g_compat_path, "%s", path);
+    atexit(remove_compat_file);
+  }
+  if (strchr(g_compat_path, ',') || strchr(g_compat_path, '}') || strchr(g_compat_path, ' '))
+    return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                          "compat library path '%s' cannot go into a pass option", g_compat_path);
+  snprintf(out, size, "%s", g_compat_path);
+  return NULL;
+}
 
 static MlirWalkResult max_chunks_cb(MlirOperation op, void* user) {
   int64_t* best = user;
@@ -224,13 +272,30 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
     return s;
   }
   s = zt_artifact_set(lc->artifact, "mlir", text.data, text.size);
+  // Only modules with 2-D block IO import the builtins old drivers lack; the
+  // others stay byte for byte the same with or without compat.
+  bool uses_block_io = text.data && strstr(text.data, "xegpu.create_nd_tdesc") != NULL;
   MlirModule m = {NULL};
   if (!s) s = zt_mlir_parse(lc->ctx, text.data, text.size, "Xe lowered module", &m);
   zt_strbuf_deinit(&text);
   if (!s) {
-    char pipeline[sizeof kPipeline + 16];
+    char pipeline[sizeof kPipeline + 600];
     snprintf(pipeline, sizeof pipeline, kPipeline, target);
-    s = zt_mlir_run_pipeline(lc->ctx, m, pipeline, "Xe pipeline (XeGPU -> XeVM -> SPIR-V)");
+    char lib[512] = "";
+    if (lc->options->compat && uses_block_io) s = compat_library(lib, sizeof lib);
+    if (!s && lib[0]) {
+      // Drivers without 2D block IO (Debian 12's): link OpenCL C versions of
+      // the builtins into the device module, so the SPIR-V imports none.
+      char* at = strstr(pipeline, "triple=spirv64-unknown-unknown}");
+      if (at) {
+        char tail[sizeof pipeline];
+        snprintf(tail, sizeof tail, "%s", at + strlen("triple=spirv64-unknown-unknown"));
+        snprintf(at, sizeof pipeline - (size_t)(at - pipeline),
+                 "triple=spirv64-unknown-unknown l=%s%s", lib, tail);
+      }
+    }
+    if (!s)
+      s = zt_mlir_run_pipeline(lc->ctx, m, pipeline, "Xe pipeline (XeGPU -> XeVM -> SPIR-V)");
   }
   if (!s) {
     MlirStringRef spv = {NULL, 0};

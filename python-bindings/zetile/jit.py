@@ -266,9 +266,13 @@ class JITFunction:
                      descriptors):
         text = self.build_tile_ir(arg_types, constexprs, divisibility, descriptors)
         info = runtime.info(device)
+        # The device says whether its driver lacks 2D block IO; ZETILE_COMPAT=1/0
+        # forces the compat path on or off.
+        forced = os.environ.get("ZETILE_COMPAT", "")
+        compat = forced == "1" if forced in ("0", "1") else bool(info.get("compat"))
         try:
             artifact = _C.compile(text, target=info["target"], num_warps=num_warps or 0,
-                                  compat=bool(info.get("compat")), cached=True)
+                                  compat=compat, cached=True)
         except _C.Error as e:
             raise _as_compilation_error(self, e) from e
         exe = device.load(artifact)
