@@ -135,6 +135,45 @@ static zt_status_t emit_arith(xe_emitter_t* e, MlirOperation op,
   return NULL;
 }
 
+// umulhi (arith.mului_extended's high half) on 32-bit lanes: widen to i64,
+// multiply, shift. 64-bit operands would need i128 lanes: unsupported.
+static zt_status_t emit_mului_extended(xe_emitter_t* e, MlirOperation op) {
+  xe_val_t* ops[2];
+  int n;
+  ZT_RETURN_IF_ERROR(operands(e, op, ops, 2, &n));
+  if (e->error) return NULL;
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &rt));
+  if (rt.kind != ZT_I32)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "umulhi on Xe supports 32-bit integers only");
+  zt_type_t wt = rt;
+  wt.kind = ZT_I64;
+  zt_type_t ct = zt_type_scalar(ZT_I64);
+  xe_val_t *a64 = NULL, *b64 = NULL, *p = NULL, *sh = NULL, *hi = NULL, *lo = NULL;
+  xe_val_t* c32 = xe_alloc(e, ct);
+  if (!c32) return NULL;
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.constant 32 : i64%s\n", c32->names[0],
+                   e->loc.data ? e->loc.data : "");
+  zt_status_t s = xe_emit_elementwise(e, "arith.extui", NULL, &ops[0], 1, wt, &a64);
+  if (!s) s = xe_emit_elementwise(e, "arith.extui", NULL, &ops[1], 1, wt, &b64);
+  xe_val_t* mul_ops[2] = {a64, b64};
+  if (!s) s = xe_emit_elementwise(e, "arith.muli", NULL, mul_ops, 2, wt, &p);
+  xe_val_t* sh_ops[2] = {p, c32};
+  if (!s) s = xe_emit_elementwise(e, "arith.shrui", NULL, sh_ops, 2, wt, &sh);
+  if (!s) s = xe_emit_elementwise(e, "arith.trunci", NULL, &sh, 1, rt, &hi);
+  if (!s) s = xe_emit_elementwise(e, "arith.muli", NULL, ops, 2, rt, &lo);
+  xe_free_val(c32);
+  xe_free_val(a64);
+  xe_free_val(b64);
+  xe_free_val(p);
+  xe_free_val(sh);
+  ZT_RETURN_IF_ERROR(s);
+  xe_bind(e, mlirOperationGetResult(op, 0), lo);
+  xe_bind(e, mlirOperationGetResult(op, 1), hi);
+  return NULL;
+}
+
 // maximumf/minimumf propagate NaN; OpenCL's fmax/fmin (what IGC gives for
 // them) return the other operand. maxnumf plus a NaN select keeps
 // the tile IR's meaning: x + y is NaN when either is.
@@ -351,7 +390,7 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
   } else if (name_is(n, "arith.maximumf")) s = emit_nan_minmax(e, op, true);
   else if (name_is(n, "arith.minimumf")) s = emit_nan_minmax(e, op, false);
   else if (name_is(n, "arith.mului_extended")) {
-    s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "umulhi is not supported on Xe yet");
+    s = emit_mului_extended(e, op);
   } else if ((name_has_prefix(n, "arith.") || name_has_prefix(n, "math.")) &&
              mlirOperationGetNumResults(op) == 1 &&
              mlirOperationGetNumRegions(op) == 0) {
