@@ -5,3 +5,4 @@
 // matrix_mad.cl for the data layouts, taken from the published specs.
 #include "block2d.cl"
 #include "matrix_mad.cl"
+#include "subgroup_block.cl"
