@@ -95,4 +95,20 @@ typedef struct zt_backend_s {
 /// Marks the device info of a device that has been created by a backend.
 void zt_device_initialize(zt_device_t* device, const zt_backend_vtable_t* vtable);
 
+/// A kernel argument as the bytes a driver's set-argument call takes (the
+/// argument's natural C size; pointers as 8-byte device addresses).
+typedef union zt_packed_arg_u {
+  int8_t i8;
+  int16_t i16;
+  int32_t i32;
+  int64_t i64;
+  uint16_t u16;
+  float f32;
+  double f64;
+  uint64_t u64;
+} zt_packed_arg_t;
+
+/// Packs `a` into `out` and returns its size in bytes.
+size_t zt_arg_pack(const zt_arg_t* a, zt_packed_arg_t* out);
+
 #endif  // ZETILE_RUNTIME_BACKEND_H_

@@ -264,17 +264,21 @@ static int check_range(zt_buffer_t* b, Py_ssize_t offset, Py_ssize_t n,
   return 0;
 }
 
-static PyObject* buffer_write(PyObject* self, PyObject* args, PyObject* kw) {
-  static char* kwlist[] = {"data", "offset", NULL};
-  PyObject* data;
+// Buffer.write(data) and Buffer.read_into(dst): one copy between a Python
+// buffer and device memory, the GIL released while it runs.
+static PyObject* buffer_copy(PyObject* self, PyObject* args, PyObject* kw, bool to_device) {
+  static char* write_kw[] = {"data", "offset", NULL};
+  static char* read_kw[] = {"dst", "offset", NULL};
+  PyObject* obj;
   Py_ssize_t offset = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|n:write", kwlist, &data, &offset))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, to_device ? "O|n:write" : "O|n:read_into",
+                                   to_device ? write_kw : read_kw, &obj, &offset))
     return NULL;
   zt_buffer_t* b = live_buffer(self);
   if (!b) return NULL;
   zpy_span_t span;
-  if (zpy_span_get(data, false, "data", &span) < 0) return NULL;
-  if (check_range(b, offset, span.size, "write") < 0) {
+  if (zpy_span_get(obj, !to_device, to_device ? "data" : "dst", &span) < 0) return NULL;
+  if (check_range(b, offset, span.size, to_device ? "write" : "read_into") < 0) {
     zpy_span_release(&span);
     return NULL;
   }
@@ -282,13 +286,18 @@ static PyObject* buffer_write(PyObject* self, PyObject* args, PyObject* kw) {
   if (span.size) {
     ((BufferObject*)self)->busy++;
     Py_BEGIN_ALLOW_THREADS
-    s = zt_buffer_write(b, (size_t)offset, span.data, (size_t)span.size);
+    s = to_device ? zt_buffer_write(b, (size_t)offset, span.data, (size_t)span.size)
+                  : zt_buffer_read(b, (size_t)offset, span.data, (size_t)span.size);
     Py_END_ALLOW_THREADS
     ((BufferObject*)self)->busy--;
   }
   zpy_span_release(&span);
   if (s) return zpy_raise(s);
   Py_RETURN_NONE;
+}
+
+static PyObject* buffer_write(PyObject* self, PyObject* args, PyObject* kw) {
+  return buffer_copy(self, args, kw, true);
 }
 
 static PyObject* buffer_read(PyObject* self, PyObject* args, PyObject* kw) {
@@ -327,31 +336,7 @@ static PyObject* buffer_read(PyObject* self, PyObject* args, PyObject* kw) {
 }
 
 static PyObject* buffer_read_into(PyObject* self, PyObject* args, PyObject* kw) {
-  static char* kwlist[] = {"dst", "offset", NULL};
-  PyObject* dst;
-  Py_ssize_t offset = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|n:read_into", kwlist, &dst,
-                                   &offset))
-    return NULL;
-  zt_buffer_t* b = live_buffer(self);
-  if (!b) return NULL;
-  zpy_span_t span;
-  if (zpy_span_get(dst, true, "dst", &span) < 0) return NULL;
-  if (check_range(b, offset, span.size, "read_into") < 0) {
-    zpy_span_release(&span);
-    return NULL;
-  }
-  zt_status_t s = NULL;
-  if (span.size) {
-    ((BufferObject*)self)->busy++;
-    Py_BEGIN_ALLOW_THREADS
-    s = zt_buffer_read(b, (size_t)offset, span.data, (size_t)span.size);
-    Py_END_ALLOW_THREADS
-    ((BufferObject*)self)->busy--;
-  }
-  zpy_span_release(&span);
-  if (s) return zpy_raise(s);
-  Py_RETURN_NONE;
+  return buffer_copy(self, args, kw, false);
 }
 
 static PyObject* buffer_repr(PyObject* self) {

@@ -386,30 +386,9 @@ static zt_status_t cl_launch(zt_executable_t* base, const uint32_t grid[3],
   zt_status_t st = NULL;
   pthread_mutex_lock(&e->args_mu);
   for (int32_t i = 0; i < m->num_args && !st; ++i) {
-    union {
-      int8_t i8;
-      int16_t i16;
-      int32_t i32;
-      int64_t i64;
-      uint16_t u16;
-      float f32;
-      double f64;
-      uint64_t u64;
-    } v;
-    size_t size;
+    zt_packed_arg_t v;
     const zt_arg_t* a = &args[i];
-    switch (a->kind) {
-      case ZT_I1: v.i8 = (int8_t)(a->value.i != 0); size = 1; break;
-      case ZT_I8: v.i8 = (int8_t)a->value.i; size = 1; break;
-      case ZT_I16: v.i16 = (int16_t)a->value.i; size = 2; break;
-      case ZT_I32: v.i32 = (int32_t)a->value.i; size = 4; break;
-      case ZT_I64: v.i64 = a->value.i; size = 8; break;
-      case ZT_F16:
-      case ZT_BF16: v.u16 = a->value.bits; size = 2; break;
-      case ZT_F32: v.f32 = (float)a->value.f; size = 4; break;
-      case ZT_F64: v.f64 = a->value.f; size = 8; break;
-      default: v.u64 = a->value.ptr; size = 8; break;  // pointers: USM address (i64)
-    }
+    size_t size = zt_arg_pack(a, &v);
     st = ZT_CL_STATUS(s, clSetKernelArg, e->kernel, (cl_uint)i, size, &v);
     if (st) st = zt_status_annotate(st, "argument %d (%s)", i, zt_scalar_kind_name(a->kind));
   }
