@@ -267,12 +267,11 @@ def xe_check(case, zetile_mod):
         if r.returncode != 0:
             return "xe-failed", "spirv-val: " + (r.stdout + r.stderr)[:1500]
     if shutil.which("ocloc") and zlib.crc32(case.name.encode()) % 4 == 0:
+        from zetile.tools import isa
         with tempfile.TemporaryDirectory() as d:
-            p = os.path.join(d, "k.spv")
-            open(p, "wb").write(spv)
-            r = subprocess.run(["ocloc", "compile", "-file", p, "-spirv_input", "-device", "pvc",
-                                "-output", "k", "-out_dir", d], capture_output=True, text=True, cwd=d)
-            if r.returncode != 0 or "Build succeeded" not in r.stdout:
-                return "xe-failed", "ocloc: " + (r.stdout + r.stderr)[-1500:]
+            try:
+                isa.ocloc_compile(spv, d, "pvc")
+            except RuntimeError as e:
+                return "xe-failed", str(e)[-1500:]
         return "xe-ok", "spirv-val + ocloc"
     return "xe-ok", "spirv-val"

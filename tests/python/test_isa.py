@@ -40,3 +40,39 @@ def test_report_on_vector_add():
     assert k["sends_by_kind"]["load"] >= 2 and k["sends_by_kind"]["store"] >= 1
     if neo_installed():
         assert r["driver"].get("spill_bytes") == 0, r["driver"]
+
+
+def _fake_ocloc(tmp_path, monkeypatch, crashes):
+    """An `ocloc` first on PATH that aborts `crashes` times, then builds nothing
+    but a fake binary and says what a successful build says."""
+    count = tmp_path / "count"
+    count.write_text("0")
+    script = tmp_path / "ocloc"
+    script.write_text(f"""#!/bin/sh
+n=$(cat {count}); echo $((n + 1)) > {count}
+if [ "$n" -lt {crashes} ]; then kill -ABRT $$; fi
+while [ $# -gt 0 ]; do [ "$1" = -out_dir ] && out="$2"; shift; done
+: > "$out/k.bin"; echo "Build succeeded."
+""")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:" + __import__("os").environ["PATH"])
+    return count
+
+
+def test_ocloc_crash_is_retried_and_logged(tmp_path, monkeypatch):
+    count = _fake_ocloc(tmp_path, monkeypatch, crashes=1)
+    out = tmp_path / "out"
+    out.mkdir()
+    binary, log = isa.ocloc_compile(b"\x03\x02\x23\x07", str(out), "pvc")
+    assert binary.endswith("k.bin")
+    assert "killed by signal 6 (attempt 1)" in log and "Build succeeded" in log
+    assert count.read_text().strip() == "2"
+
+
+def test_ocloc_that_keeps_crashing_fails(tmp_path, monkeypatch):
+    count = _fake_ocloc(tmp_path, monkeypatch, crashes=99)
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(RuntimeError, match="killed by signal 6"):
+        isa.ocloc_compile(b"\x03\x02\x23\x07", str(out), "pvc")
+    assert int(count.read_text()) == isa.OCLOC_CRASH_RETRIES + 1

@@ -2,7 +2,6 @@
 E1 spirv-val on the SPIR-V (pvc, bmg), E2 Intel's offline compiler builds it
 with no unresolved builtin (pvc), E3 zetile's Level Zero backend creates and
 launches it on Debian's NEO driver in AUB mode (nothing is computed there)."""
-import os
 import re
 import subprocess
 import tempfile
@@ -11,7 +10,7 @@ import pytest
 
 import zetile
 from zt_testutil import AUB_ENV, have_tool, neo_installed, run_python
-from zetile.language import dtypes as D
+from zetile.tools import isa
 
 P32 = "*fp32"
 KERNELS = {
@@ -55,35 +54,19 @@ def test_spirv_validates(name, target):
 
 def ocloc_isa(spv, device="pvc"):
     """Builds with ocloc and returns the iga64 disassembly of every kernel."""
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.spv")
-        open(p, "wb").write(spv)
-        r = subprocess.run(["ocloc", "compile", "-file", p, "-spirv_input", "-device", device,
-                            "-output", "k", "-out_dir", d], capture_output=True, text=True, cwd=d)
-        assert r.returncode == 0 and "Build succeeded" in r.stdout, r.stdout + r.stderr
-        bins = [f for f in os.listdir(d) if f.endswith(".bin")]
-        assert bins, os.listdir(d)
-        dump = os.path.join(d, "dump")
-        r = subprocess.run(["ocloc", "disasm", "-file", os.path.join(d, bins[0]), "-device", device,
-                            "-dump", dump], capture_output=True, text=True, cwd=d)
-        assert r.returncode == 0, r.stdout + r.stderr
-        isa = ""
-        for f in os.listdir(dump):
-            if f.endswith("_KernelHeap.dat") or f.endswith("KernelHeap.bin"):
-                r = subprocess.run(["iga64", "-d", "-p=XeHPC", os.path.join(dump, f)],
-                                   capture_output=True, text=True)
-                isa += r.stdout
-        assert isa, os.listdir(dump)
-        return isa
+    isas, _ = isa.ocloc_isa(spv, device)
+    text = "".join(isas.values())
+    assert text, "ocloc produced no kernel heap"
+    return text
 
 
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_ocloc_builds_without_unresolved_calls(name):
     if not (have_tool("ocloc") and have_tool("iga64")):
         pytest.skip("ocloc/iga64 (Debian's intel-opencl-icd, libigc-tools) are not installed")
-    isa = ocloc_isa(_compile(name, "pvc").asm["spirv"])
-    assert "calla" not in isa, "unresolved builtin calls in the ISA"
-    assert len(re.findall(r"\bsend", isa)) > 0  # loads/stores are there
+    text = ocloc_isa(_compile(name, "pvc").asm["spirv"])
+    assert "calla" not in text, "unresolved builtin calls in the ISA"
+    assert len(re.findall(r"\bsend", text)) > 0  # loads/stores are there
 
 
 @pytest.mark.skipif(not neo_installed(), reason="Debian's NEO (intel-opencl-icd) is not installed")

@@ -4,7 +4,6 @@ E1 spirv-val (pvc, bmg); for pvc Intel's offline compiler builds them and the
 iga64 ISA has DPAS inside the K loop; spills are reported (not yet 0 for the
 gather-based pointer kernel)."""
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -90,27 +89,8 @@ def test_spirv_validates(kind, dt, cdt, target):
 
 
 def _ocloc(spv, options=None):
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.spv")
-        open(p, "wb").write(spv)
-        cmd = ["ocloc", "compile", "-file", p, "-spirv_input", "-device", "pvc", "-output", "k",
-               "-out_dir", d]
-        if options:
-            cmd += ["-options", options]
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
-        assert r.returncode == 0 and "Build succeeded" in r.stdout, r.stdout + r.stderr
-        m = re.search(r"spilled around (\d+)", r.stdout + r.stderr)
-        spill = int(m.group(1)) if m else 0
-        bins = [f for f in os.listdir(d) if f.endswith(".bin")]
-        dump = os.path.join(d, "dump")
-        subprocess.run(["ocloc", "disasm", "-file", os.path.join(d, bins[0]), "-device", "pvc",
-                        "-dump", dump], capture_output=True, text=True, cwd=d)
-        asm = ""
-        for f in os.listdir(dump):
-            if f.endswith("_KernelHeap.dat"):
-                asm += subprocess.run(["iga64", "-d", "-p=XeHPC", os.path.join(dump, f)],
-                                      capture_output=True, text=True).stdout
-        return asm, spill
+    isas, log = isa.ocloc_isa(spv, "pvc", options or "")
+    return "".join(isas.values()), isa.spill_from_log(log)
 
 
 @pytest.mark.parametrize("kind,dt,cdt", CASES)
