@@ -66,10 +66,17 @@ typedef struct plan_s {
   int64_t dot_m, dot_n;    // first tile.dot's result shape (0: none)
   int64_t big_m, big_n;    // largest 2-D float tile otherwise
   bool has_2d;
+  bool gather_dot;         // a dot operand comes from a pointer-tensor load
 } plan_t;
 
 static MlirWalkResult plan_cb(MlirOperation op, void* user) {
   plan_t* p = user;
+  if (op_is(op, "tile.dot")) {
+    for (int i = 0; i < 2; ++i) {
+      MlirValue x = mlirOperationGetOperand(op, i);
+      if (mlirValueIsAOpResult(x) && op_is(mlirOpResultGetOwner(x), "tile.load")) p->gather_dot = true;
+    }
+  }
   if (op_is(op, "tile.dot") && p->dot_m == 0) {
     MlirValue r = mlirOperationGetResult(op, 0);
     p->dot_m = dim(r, 0);
@@ -110,11 +117,17 @@ zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
                             nw, (long long)m, (long long)n);
   } else {
     // Per-subgroup tiles of up to 32x32 (8 DPAS accumulators), grown to
-    // 32x64 and 64x64 to stay within 32 subgroups.
-    int64_t tm = m < 32 ? m : 32, tn = n < 32 ? n : 32;
+    // 32x64 and 64x64 to stay within 32 subgroups. Dot operands gathered
+    // row by row through pointer tensors cost far more registers than block
+    // loads (a 16-lane gather per row and column chunk, its addresses and
+    // mask): 32x32 and 32x16 tiles spill (pvc, 256 GRF: 101 and 109
+    // registers for the 64x64x32 tutorial matmul), 16x16 does not, so those
+    // kernels get 16x16 tiles and up to 64 subgroups.
+    int64_t cap = p.gather_dot ? 16 : 32, max_sg = p.gather_dot ? XE_MAX_SUBGROUPS : 32;
+    int64_t tm = m < cap ? m : cap, tn = n < cap ? n : cap;
     if (tm < 8) tm = 8;
     if (tn < 16) tn = 16;
-    while ((m / tm) * (n / tn) > 32) {
+    while ((m / tm) * (n / tn) > max_sg) {
       if (tn < 64 && tn < n) tn *= 2;
       else tm *= 2;
     }
@@ -217,10 +230,23 @@ typedef struct idx_s {
   bool lane;      // + lane id (0..15)
 } idx_t;
 
+// Integer values may stay *split*: a vector part plus a uniform scalar part
+// (value = v + broadcast(s)). Address expressions are sums of a per-row
+// term (uniform: offs_m[r] * stride) and a per-column term (a vector shared
+// by every row); kept apart, each gather adds them right before it uses
+// them. Summed eagerly, every row/chunk would own a loop-invariant
+// vector<16xi64> that IGC hoists out of the K loop: 64 of them for a 32x32
+// fp16 tile, 128 GRF, the spill of the pointer matmul. add, sub and mul by a
+// uniform distribute exactly in two's complement; sign extension of a split
+// i32 differs from extending the sum only when the i32 sum overflows, i.e.
+// for an offset that would address before the base anyway.
 typedef struct lval_s {
-  xe_name_t v;     // value (ints/i1) or element offset i64 (pointers)
+  xe_name_t v;     // value (ints/i1) or element offset i64 (pointers); when
+                   // split, the vector part
+  xe_name_t s;     // split: the uniform scalar part (same kind as v)
   xe_name_t base;  // pointers: i64 base address
   bool vec;        // vector<16x..> (else uniform scalar)
+  bool split;      // vec and value = v + broadcast(s)
   zt_scalar_kind_t kind;  // element kind of v (I64 for pointer offsets)
 } lval_t;
 
@@ -279,19 +305,46 @@ static void cache_put(xe_emitter_t* e, MlirValue v, const char* key, const lval_
 
 static xe_val_t* find_rec(xe_emitter_t* e, MlirValue v) { return xe_find(e, v); }
 
-// Broadcast of a scalar lval to a vector (no-op for vectors).
-static void to_vec(xe_emitter_t* e, lval_t* l) {
-  if (l->vec) return;
-  xe_name_t b;
-  xe_fresh(e, b);
-  const char* t = xe_elem(l->kind);
+// vector<16xT> broadcast of the scalar named x.
+static void broadcast(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, xe_name_t out) {
+  const char* t = xe_elem(k);
+  xe_fresh(e, out);
   xe_line(e);
   zt_strbuf_printf(&e->body,
                    "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
                    "} : %s to vector<16x%s>%s\n",
-                   b, l->v, t, t, loc(e));
-  memcpy(l->v, b, sizeof b);
-  l->vec = true;
+                   out, x, t, t, loc(e));
+}
+
+// out = a <op> b on integers of kind k (vectors when vec).
+static void int_bin(xe_emitter_t* e, const char* op, const char* a, const char* b,
+                    zt_scalar_kind_t k, bool vec, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  if (vec)
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.%s %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16x%s>%s\n",
+                     out, op, a, b, xe_elem(k), loc(e));
+  else
+    zt_strbuf_printf(&e->body, "%s = arith.%s %s, %s : %s%s\n", out, op, a, b, xe_elem(k),
+                     loc(e));
+}
+
+// Makes l a plain vector: broadcasts a scalar, sums a split value's parts.
+static void to_vec(xe_emitter_t* e, lval_t* l) {
+  if (l->vec && !l->split) return;
+  xe_name_t b;
+  broadcast(e, l->split ? l->s : l->v, l->kind, b);
+  if (!l->split) {
+    memcpy(l->v, b, sizeof b);
+    l->vec = true;
+    return;
+  }
+  xe_name_t sum;
+  int_bin(e, "addi", l->v, b, l->kind, true, sum);
+  memcpy(l->v, sum, sizeof sum);
+  l->split = false;
 }
 
 static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out);
@@ -303,41 +356,125 @@ static zt_status_t kind_of(xe_emitter_t* e, MlirValue v, zt_scalar_kind_t* k) {
   return NULL;
 }
 
-// Sign-extends an integer lval to i64.
-static void to_i64(xe_emitter_t* e, lval_t* l) {
-  if (l->kind == ZT_I64) return;
-  xe_name_t x;
-  xe_fresh(e, x);
+static void extsi_name(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, bool vec,
+                       xe_name_t out) {
+  xe_fresh(e, out);
   xe_line(e);
-  if (l->vec)
+  if (vec)
     zt_strbuf_printf(&e->body,
                      "%s = arith.extsi %s {layout_result_0 = " XE_LAYOUT_ATTR
                      "} : vector<16x%s> to vector<16xi64>%s\n",
-                     x, l->v, xe_elem(l->kind), loc(e));
+                     out, x, xe_elem(k), loc(e));
   else
-    zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", x, l->v,
-                     xe_elem(l->kind), loc(e));
+    zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", out, x, xe_elem(k),
+                     loc(e));
+}
+
+// Sign-extends an integer lval to i64 (a split value part by part).
+static void to_i64(xe_emitter_t* e, lval_t* l) {
+  if (l->kind == ZT_I64) return;
+  xe_name_t x;
+  extsi_name(e, l->v, l->kind, l->vec, x);
   memcpy(l->v, x, sizeof x);
+  if (l->split) {
+    extsi_name(e, l->s, l->kind, false, x);
+    memcpy(l->s, x, sizeof x);
+  }
   l->kind = ZT_I64;
 }
 
-static void add_i64(xe_emitter_t* e, lval_t* a, lval_t* b, lval_t* out) {
-  if (a->vec || b->vec) {
-    to_vec(e, a);
-    to_vec(e, b);
+// The vector and uniform parts of an integer lval (NULL: absent).
+static const char* vec_part(const lval_t* l) { return l->vec ? l->v : NULL; }
+static const char* uni_part(const lval_t* l) {
+  return l->split ? l->s : (l->vec ? NULL : l->v);
+}
+
+// out = a + b (a - b when sub; then b has no vector part) on integers of
+// one kind, keeping vector and uniform parts apart.
+static void add_split(xe_emitter_t* e, lval_t* a, lval_t* b, bool sub, lval_t* out) {
+  zt_scalar_kind_t k = a->kind;
+  const char *av = vec_part(a), *bv = vec_part(b), *as = uni_part(a), *bs = uni_part(b);
+  lval_t r = {.kind = k};
+  memcpy(r.base, a->base, sizeof r.base);
+  if (av && bv) int_bin(e, "addi", av, bv, k, true, r.v);
+  else if (av || bv) snprintf(r.v, sizeof r.v, "%s", av ? av : bv);
+  xe_name_t sc = {0};
+  if (as && bs) int_bin(e, sub ? "subi" : "addi", as, bs, k, false, sc);
+  else if (bs && sub) {
+    xe_name_t z;
+    char text[64];
+    snprintf(text, sizeof text, "arith.constant 0 : %s", xe_elem(k));
+    xe_hoist(e, text, false, z);
+    int_bin(e, "subi", z, bs, k, false, sc);
+  } else if (as || bs) snprintf(sc, sizeof sc, "%s", as ? as : bs);
+  if (av || bv) {
+    r.vec = true;
+    if (sc[0]) {
+      r.split = true;
+      memcpy(r.s, sc, sizeof sc);
+    }
+  } else {
+    memcpy(r.v, sc, sizeof sc);
   }
-  xe_fresh(e, out->v);
-  xe_line(e);
-  if (a->vec)
-    zt_strbuf_printf(&e->body,
-                     "%s = arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                     "} : vector<16xi64>%s\n",
-                     out->v, a->v, b->v, loc(e));
-  else
-    zt_strbuf_printf(&e->body, "%s = arith.addi %s, %s : i64%s\n", out->v, a->v, b->v,
-                     loc(e));
-  out->vec = a->vec;
-  out->kind = ZT_I64;
+  *out = r;
+}
+
+static void add_i64(xe_emitter_t* e, lval_t* a, lval_t* b, lval_t* out) {
+  add_split(e, a, b, false, out);
+}
+
+// a * c for a uniform c: each part times c.
+static void mul_split(xe_emitter_t* e, lval_t* a, const char* c, lval_t* out) {
+  zt_scalar_kind_t k = a->kind;
+  lval_t r = {.kind = k, .vec = a->vec, .split = a->split};
+  if (a->vec) {
+    xe_name_t cb;
+    broadcast(e, c, k, cb);
+    int_bin(e, "muli", a->v, cb, k, true, r.v);
+  } else {
+    int_bin(e, "muli", a->v, c, k, false, r.v);
+  }
+  if (a->split) int_bin(e, "muli", a->s, c, k, false, r.s);
+  *out = r;
+}
+
+// arith.addi/subi/muli/extsi of integer lvals that involve a vector and a
+// uniform part: computed split (see lval_t). false: not such a case.
+static zt_status_t eval_split(xe_emitter_t* e, MlirOperation op, MlirStringRef n,
+                              const idx_t* idx, lval_t* out, bool* done) {
+  *done = false;
+  bool add = name_is(n, "arith.addi"), sub = name_is(n, "arith.subi"),
+       mul = name_is(n, "arith.muli"), ext = name_is(n, "arith.extsi");
+  if (!(add || sub || mul || ext)) return NULL;
+  lval_t a, b;
+  ZT_RETURN_IF_ERROR(lazy_eval(e, mlirOperationGetOperand(op, 0), idx, &a));
+  if (e->error) return NULL;
+  if (!zt_scalar_kind_is_int(a.kind) || a.kind == ZT_I1) return NULL;
+  if (ext) {
+    if (!a.split) return NULL;
+    zt_scalar_kind_t rk;
+    ZT_RETURN_IF_ERROR(kind_of(e, mlirOperationGetResult(op, 0), &rk));
+    if (rk != ZT_I64) return NULL;
+    *out = a;
+    to_i64(e, out);
+    *done = true;
+    return NULL;
+  }
+  ZT_RETURN_IF_ERROR(lazy_eval(e, mlirOperationGetOperand(op, 1), idx, &b));
+  if (e->error) return NULL;
+  if (mul) {
+    // Distribute a uniform factor over a split value.
+    if (a.split && !b.vec) mul_split(e, &a, b.v, out);
+    else if (b.split && !a.vec) mul_split(e, &b, a.v, out);
+    else return NULL;
+    *done = true;
+    return NULL;
+  }
+  bool mixed = a.split || b.split || (a.vec != b.vec);
+  if (!mixed || (sub && b.vec)) return NULL;
+  add_split(e, &a, &b, sub, out);
+  *done = true;
+  return NULL;
 }
 
 static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out) {
@@ -413,6 +550,11 @@ static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_
     add_i64(e, &p, &o, out);
     memcpy(out->base, p.base, sizeof out->base);
     return NULL;
+  }
+  if (has_prefix(n, "arith.")) {
+    bool done;
+    ZT_RETURN_IF_ERROR(eval_split(e, op, n, idx, out, &done));
+    if (done || e->error) return NULL;
   }
   if ((has_prefix(n, "arith.") || has_prefix(n, "math.")) &&
       mlirOperationGetNumResults(op) == 1 && mlirOperationGetNumOperands(op) <= 3) {

@@ -189,6 +189,7 @@ def report(kernel, signature, constexprs=None, target="pvc", num_warps=0, compat
     spill = re.findall(r"[Ss]pill[^\n]*", log)
     out = {"target": target, "igc_options": opts, "grf_mode": "256 (large)" if
            "large-register-file" in (opts or "") else "128 (default)", "ocloc_notes": spill,
+           "spilled_registers": spill_from_log(log),
            "local_size": meta.get("local_size"), "kernels": {}}
     for name, text in isas.items():
         out["kernels"][name] = analyze_isa(text)
@@ -199,7 +200,8 @@ def report(kernel, signature, constexprs=None, target="pvc", num_warps=0, compat
 
 def format_report(r):
     lines = [f"target {r['target']}  GRF {r['grf_mode']}  local size {r['local_size']}  "
-             f"IGC options: {r['igc_options'] or '-'}"]
+             f"IGC options: {r['igc_options'] or '-'}  spilled registers (ocloc): "
+             f"{r.get('spilled_registers', 0)}"]
     for name, k in r["kernels"].items():
         sk = k["sends_by_kind"]
         lines.append(f"  {name}: {k['instructions']} instructions, dpas {k['dpas']} "
