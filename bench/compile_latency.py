@@ -8,7 +8,7 @@ process, cold cache"). zetile's stage times come from the compiler's
 "timings" section: "front+load" is the Python AST -> tile IR step plus, in a
 cold process, loading libzetile_compiler (MLIR, LLVM) and creating its
 context; "lowering" is zetile's own lowering; "upstream" is MLIR's pass
-pipeline including SPIR-V emission (XeVM serializes inside it).
+pipeline and SPIR-V emission (XeVM serializes; a second pipeline after a bf16 check).
 
     .venv/bin/python bench/compile_latency.py [--reps 3] [--json out.json]
 

@@ -1,9 +1,11 @@
 // Op dispatch of the Xe lowering and the ops that need no memory or control
 // flow: constants, program ids, ranges, splats, elementwise arith/math.
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
 
 #include "xe/xe_internal.h"
 
@@ -66,6 +68,11 @@ zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
   // Scalar operands of a tensor op (select's condition) become vectors.
   xe_name_t bcast[4];
   if (nops > 4) return xe_fail(e, ZT_STATUS_INTERNAL, "too many operands");
+  for (int i = 0; i < nops; ++i)
+    if (ops[i]->type.kind == ZT_BF16 && ops[i]->layout != XE_LAYOUT_BLOCK2D)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "bf16 scalar arithmetic on Xe (bf16 scalars are constants held as "
+                     "bits; compute in float32 and cast the tile)");
   for (int i = 0; i < nops; ++i)
     if (vec && ops[i]->layout == XE_LAYOUT_SCALAR) splat_scalar(e, ops[i], bcast[i]);
   for (int32_t k = 0; k < r->nchunks; ++k) {
@@ -202,7 +209,33 @@ static zt_status_t emit_nan_minmax(xe_emitter_t* e, MlirOperation op, bool is_ma
   return NULL;
 }
 
+// f32 -> bf16 bits, rounding to nearest even (NaN stays a quiet NaN).
+static uint16_t bf16_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
 static zt_status_t emit_constant(xe_emitter_t* e, MlirOperation op) {
+  MlirType rty = mlirValueGetType(mlirOperationGetResult(op, 0));
+  if (mlirTypeIsABF16(rty)) {
+    // A bf16 scalar constant (a load's `other`, a splat into a bf16 tile)
+    // is held as its i16 bits: bf16 arithmetic does not reach IGC 2022
+    // (XEGPU_NOTES b2/b3), and the 2-D bf16 tiles it meets travel as bits.
+    MlirAttribute a =
+        mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("value"));
+    if (mlirAttributeIsNull(a) || !mlirAttributeIsAFloat(a))
+      return xe_fail(e, ZT_STATUS_INTERNAL, "bf16 constant without a float value");
+    xe_val_t* r = xe_define(e, mlirOperationGetResult(op, 0), zt_type_scalar(ZT_BF16));
+    if (!r) return NULL;
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.constant %d : i16%s\n", r->names[0],
+                     (int)(int16_t)bf16_bits((float)mlirFloatAttrGetValueDouble(a)),
+                     e->loc.data);
+    return NULL;
+  }
   zt_type_t t;
   ZT_RETURN_IF_ERROR(result_type(e, op, 0, &t));
   if (t.rank != 0)

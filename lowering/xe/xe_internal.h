@@ -120,6 +120,9 @@ void xe_format_loc(MlirLocation loc, zt_strbuf_t* sb);
 /// Reads the tile type of an MLIR type (rank 0 or 1 only; 2-D and bf16 are
 /// UNSUPPORTED here for this milestone).
 zt_status_t xe_tile_type(xe_emitter_t* e, MlirType t, zt_type_t* out);
+/// UNSUPPORTED for a bf16 scalar (held as bits, see xe_emit.c) used as
+/// `what` (an argument, a loop-carried value).
+zt_status_t xe_plain_scalar(xe_emitter_t* e, const zt_type_t* t, const char* what);
 /// A new record for type t with fresh names ("%v<id>_<k>"), not bound.
 /// 2-D float tensors get role C (xe_alloc_role for others).
 xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t);

@@ -904,13 +904,9 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
           ZT_RETURN_IF_ERROR(lazy_eval(e, o, idx, &ov));
           if (e->error) return NULL;
           if (t.kind == ZT_BF16) {
-            // other as bits
-            xe_name_t ob;
-            xe_fresh(e, ob);
-            xe_line(e);
-            zt_strbuf_printf(&e->body, "%s = arith.bitcast %s : bf16 to i16%s\n", ob, ov.v,
-                             loc(e));
-            memcpy(ov.v, ob, sizeof ob);
+            // bf16 scalars are held as their i16 bits (xe_emit.c).
+            if (ov.kind != ZT_BF16)
+              return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a bf16 load's `other` of another type");
             ov.kind = ZT_I16;
           }
           to_vec(e, &ov);
@@ -955,7 +951,6 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
   if (!v) return NULL;
   if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_C)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D store of this value on Xe");
-  const char* et = xe_elem(v->type.kind);
   const char* mt = mem_elem(v->type.kind);
   xe_name_t row0, col0;
   tile_origin(e, v, row0, col0);
@@ -964,6 +959,18 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
       xe_name_t colb;
       offset_i32(e, col0, (int64_t)bj * 16, colb);
       const char* blk = v->names[bi * v->nbc + bj];
+      xe_name_t bits;
+      if (v->type.kind == ZT_BF16) {
+        // Rows travel as i16 bits: a bf16 vector would reach SPIR-V, which
+        // needs SPV_KHR_bfloat16 for it.
+        xe_fresh(e, bits);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.bitcast %s {layout_result_0 = %s} : vector<%dx16xbf16> to "
+                         "vector<%dx16xi16>%s\n",
+                         bits, blk, xe_layout_attr(v), v->br, v->br, loc(e));
+        blk = bits;
+      }
       for (int r = 0; r < v->br; ++r) {
         xe_name_t rowi;
         row_index(e, row0, (int64_t)bi * v->br + r, rowi);
@@ -981,17 +988,7 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
         zt_strbuf_printf(&e->body,
                          "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
                          "} : vector<16x%s> from vector<%dx16x%s>%s\n",
-                         row, blk, r, et, v->br, et, loc(e));
-        if (v->type.kind == ZT_BF16) {
-          xe_name_t b;
-          xe_fresh(e, b);
-          xe_line(e);
-          zt_strbuf_printf(&e->body,
-                           "%s = arith.bitcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                           "} : vector<16xbf16> to vector<16xi16>%s\n",
-                           b, row, loc(e));
-          memcpy(row, b, sizeof row);
-        }
+                         row, blk, r, mt, v->br, mt, loc(e));
         xe_fresh(e, ix);
         xe_line(e);
         zt_strbuf_printf(&e->body,

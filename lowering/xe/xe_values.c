@@ -160,8 +160,20 @@ zt_status_t xe_tile_type(xe_emitter_t* e, MlirType t, zt_type_t* out) {
     }
   } else if (mlirTypeIsATensor(t) || mlirTypeIsAVector(t)) {
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "unranked or vector type");
+  } else if (mlirTypeIsABF16(t)) {
+    // bf16 scalars: constants held as i16 bits (xe_emit.c); xe_plain_scalar
+    // keeps them out of signatures and control flow.
+    out->kind = ZT_BF16;
+    return NULL;
   }
   return scalar_kind(e, elem, out);
+}
+
+zt_status_t xe_plain_scalar(xe_emitter_t* e, const zt_type_t* t, const char* what) {
+  if (t->rank == 0 && t->kind == ZT_BF16)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a bf16 scalar as %s on Xe (compute in float32 and cast the tile)", what);
+  return NULL;
 }
 
 void xe_fresh(xe_emitter_t* e, xe_name_t out) {

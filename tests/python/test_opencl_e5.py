@@ -122,9 +122,7 @@ def test_layer_norm(m, n, block):
 
 @pytest.mark.parametrize("kind,dt", [
     ("pointer", "float16"), ("descriptor", "float16"), ("block_ptr", "float16"),
-    ("descriptor", "bfloat16"), ("block_ptr", "bfloat16"),
-    pytest.param("pointer", "bfloat16", marks=pytest.mark.xfail(
-        reason="the Xe lowering does not take bf16 constants yet (masked loads' other=0)")),
+    ("descriptor", "bfloat16"), ("block_ptr", "bfloat16"), ("pointer", "bfloat16"),
 ])
 def test_matmul_dpas_and_block_io(kind, dt):
     """Matmul on the pvc path: DPAS (intel_sub_group_*_matrix_mad_k16) and,

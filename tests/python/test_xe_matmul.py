@@ -68,7 +68,7 @@ def _compile(kind, target, dt="float16", cdt="float32", num_warps=0):
 
 CASES = [("pointer", "float16", "float32"), ("descriptor", "float16", "float32"),
          ("block_ptr", "float16", "float32"), ("descriptor", "bfloat16", "bfloat16"),
-         ("block_ptr", "float16", "float16")]
+         ("block_ptr", "float16", "float16"), ("pointer", "bfloat16", "bfloat16")]
 
 
 @pytest.mark.parametrize("target", ["pvc", "bmg"])
