@@ -60,4 +60,9 @@ int zt_tile_kind_bytes(zt_scalar_kind_t kind);
 /// The kernel op's symbol name (borrowed from the context).
 MlirStringRef zt_kernel_name(MlirOperation kernel);
 
+/// Validates a SPIR-V module in process (lowering/common/spirv_check.c);
+/// always OK when the compiler was built without SPIRV-Tools.
+zt_status_t zt_spirv_validate(const void* data, size_t size);
+bool zt_spirv_validator_available(void);
+
 #endif  // ZETILE_LOWERING_LOWERING_H_

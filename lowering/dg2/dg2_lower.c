@@ -246,7 +246,12 @@ static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kern
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &buf)) {
       s = zt_make_status(ZT_STATUS_INTERNAL, "dg2: SPIR-V emission failed: %s", err ? err : "?");
     } else {
-      s = zt_artifact_set(lc->artifact, "spirv", LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+      // See lowering/common/spirv_check.c: the backend now and then emits an
+      // invalid module; the caller emits again.
+      s = zt_spirv_validate(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+      if (!s)
+        s = zt_artifact_set(lc->artifact, "spirv", LLVMGetBufferStart(buf),
+                            LLVMGetBufferSize(buf));
       LLVMDisposeMemoryBuffer(buf);
     }
     LLVMDisposeMessage(err);
@@ -288,7 +293,13 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   if (!s) s = zt_mlir_parse(lc->ctx, text.data, text.size, "dg2 lowering", &m);
   zt_strbuf_deinit(&text);
   if (!s) s = zt_mlir_run_pipeline(lc->ctx, m, k_pipeline, "dg2 LLVM pipeline");
-  if (!s) s = emit_spirv(lc, m, meta.kernel);
+  // Up to 4 emissions: a fresh LLVM module each time (see emit_spirv).
+  for (int attempt = 0; !s && attempt < 4; ++attempt) {
+    s = emit_spirv(lc, m, meta.kernel);
+    if (!s || !strstr(zt_status_message(s), "invalid SPIR-V") || attempt == 3) break;
+    zt_status_free(s);
+    s = NULL;
+  }
   if (!mlirModuleIsNull(m)) mlirModuleDestroy(m);
   if (s) return zt_status_annotate(s, "dg2 lowering of %s", meta.kernel);
   meta.local_size[0] = DG2_SIMD * warps;

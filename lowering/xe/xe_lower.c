@@ -299,6 +299,39 @@ static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
                         "Xe lowering: the pipeline produced no gpu.binary");
 }
 
+// LLVM's SPIR-V backend is not deterministic inside a long-lived process:
+// now and then the same module comes out with a result id defined twice
+// (lowering/common/spirv_check.c). Each attempt emits from a copy of the
+// LLVM-dialect module and validates the result; a module that stays
+// invalid is an error with the validator's message.
+#define XE_EMIT_ATTEMPTS 4
+
+static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
+  zt_status_t last = NULL;
+  for (int attempt = 0; attempt < XE_EMIT_ATTEMPTS; ++attempt) {
+    MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
+    zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, kEmitPipeline, "Xe SPIR-V emission");
+    MlirStringRef spv = {NULL, 0};
+    if (!s) s = find_spirv(copy, &spv);
+    if (s) {
+      mlirModuleDestroy(copy);
+      zt_status_free(last);
+      return s;  // not the intermittent kind: no retry
+    }
+    zt_status_t bad = zt_spirv_validate(spv.data, spv.length);
+    if (!bad) {
+      s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
+      mlirModuleDestroy(copy);
+      zt_status_free(last);
+      return s;
+    }
+    mlirModuleDestroy(copy);
+    zt_status_free(last);
+    last = bad;
+  }
+  return zt_status_annotate(last, "Xe SPIR-V emission (invalid after retries)");
+}
+
 zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   const char* target = lc->options->target ? lc->options->target : "";
   if (strcmp(target, "pvc") != 0 && strcmp(target, "bmg") != 0)
@@ -339,12 +372,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
     if (!s)
       s = zt_mlir_run_pipeline(lc->ctx, m, pipeline, "Xe pipeline (XeGPU -> XeVM -> LLVM)");
     if (!s) s = no_bf16_values(m);
-    if (!s) s = zt_mlir_run_pipeline(lc->ctx, m, kEmitPipeline, "Xe SPIR-V emission");
-  }
-  if (!s) {
-    MlirStringRef spv = {NULL, 0};
-    s = find_spirv(m, &spv);
-    if (!s) s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
+    if (!s) s = emit_validated_spirv(lc, m);
   }
   if (!mlirModuleIsNull(m)) mlirModuleDestroy(m);
   if (s) return s;

@@ -247,12 +247,13 @@ typedef struct lval_s {
   xe_name_t base;  // pointers: i64 base address
   bool vec;        // vector<16x..> (else uniform scalar)
   bool split;      // vec and value = v + broadcast(s)
+  bool zero;       // v is the constant 0 (a bare pointer's offset)
   zt_scalar_kind_t kind;  // element kind of v (I64 for pointer offsets)
 } lval_t;
 
 typedef struct cache_ent_s {
   const void* key;
-  char idx[2 * XE_NAME_MAX + 8];
+  char idx[2 * XE_NAME_MAX + 16];
   lval_t val;
 } cache_ent_t;
 
@@ -348,6 +349,7 @@ static void to_vec(xe_emitter_t* e, lval_t* l) {
 }
 
 static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out);
+static zt_status_t lazy_eval_i64(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out);
 
 static zt_status_t kind_of(xe_emitter_t* e, MlirValue v, zt_scalar_kind_t* k) {
   zt_type_t t;
@@ -356,8 +358,18 @@ static zt_status_t kind_of(xe_emitter_t* e, MlirValue v, zt_scalar_kind_t* k) {
   return NULL;
 }
 
+static const char g_extsi_tag;  // cache key of extsi_name's memo entries
+
+
 static void extsi_name(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, bool vec,
                        xe_name_t out) {
+  // Memoized per op: rows share their column part, extended once.
+  MlirValue tag = {&g_extsi_tag};
+  lval_t* hit = cache_find(e, tag, x);
+  if (hit) {
+    memcpy(out, hit->v, sizeof hit->v);
+    return;
+  }
   xe_fresh(e, out);
   xe_line(e);
   if (vec)
@@ -368,6 +380,9 @@ static void extsi_name(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, bool 
   else
     zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", out, x, xe_elem(k),
                      loc(e));
+  lval_t memo = {.vec = vec, .kind = ZT_I64};
+  memcpy(memo.v, out, sizeof memo.v);
+  cache_put(e, tag, x, &memo);
 }
 
 // Sign-extends an integer lval to i64 (a split value part by part).
@@ -392,6 +407,14 @@ static const char* uni_part(const lval_t* l) {
 // out = a + b (a - b when sub; then b has no vector part) on integers of
 // one kind, keeping vector and uniform parts apart.
 static void add_split(xe_emitter_t* e, lval_t* a, lval_t* b, bool sub, lval_t* out) {
+  if (a->zero && !sub) {
+    // 0 + b: b itself, with a's base address.
+    xe_name_t base;
+    memcpy(base, a->base, sizeof base);
+    *out = *b;
+    memcpy(out->base, base, sizeof base);
+    return;
+  }
   zt_scalar_kind_t k = a->kind;
   const char *av = vec_part(a), *bv = vec_part(b), *as = uni_part(a), *bs = uni_part(b);
   lval_t r = {.kind = k};
@@ -520,6 +543,7 @@ static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_
       memcpy(out->base, s->names[0], sizeof out->base);
       xe_hoist(e, "arith.constant 0 : i64", false, out->v);
       out->kind = ZT_I64;
+      out->zero = true;
     } else {
       memcpy(out->v, s->names[0], sizeof out->v);
       out->kind = s->type.kind;
@@ -544,9 +568,8 @@ static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_
   if (name_is(n, "tile.addptr")) {
     lval_t p, o;
     ZT_RETURN_IF_ERROR(lazy_eval(e, mlirOperationGetOperand(op, 0), idx, &p));
-    ZT_RETURN_IF_ERROR(lazy_eval(e, mlirOperationGetOperand(op, 1), idx, &o));
+    ZT_RETURN_IF_ERROR(lazy_eval_i64(e, mlirOperationGetOperand(op, 1), idx, &o));
     if (e->error) return NULL;
-    to_i64(e, &o);
     add_i64(e, &p, &o, out);
     memcpy(out->base, p.base, sizeof out->base);
     return NULL;
@@ -636,13 +659,14 @@ static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lva
       memcpy(out->base, rec->names[0], sizeof out->base);
       xe_hoist(e, "arith.constant 0 : i64", false, out->v);
       out->kind = ZT_I64;
+      out->zero = true;
     } else {
       memcpy(out->v, rec->names[0], sizeof out->v);
       out->kind = rec->type.kind;
     }
     return NULL;
   }
-  char key[2 * XE_NAME_MAX + 8];
+  char key[2 * XE_NAME_MAX + 16];
   idx_key(idx, rank, key, sizeof key);
   lval_t* hit = cache_find(e, v, key);
   if (hit) {
@@ -662,6 +686,25 @@ static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lva
     if (e->error) return NULL;
   }
   cache_put(e, v, key, out);
+  return NULL;
+}
+
+// lazy_eval, sign-extended to i64; cached too, so that the column part of
+// an address is extended once per chunk, not once per row.
+static zt_status_t lazy_eval_i64(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out) {
+  int rank = value_rank(v);
+  char key[2 * XE_NAME_MAX + 16];
+  idx_key(idx, rank, key, sizeof key);
+  strcat(key, "#i64");
+  lval_t* hit = rank ? cache_find(e, v, key) : NULL;
+  if (hit) {
+    *out = *hit;
+    return NULL;
+  }
+  ZT_RETURN_IF_ERROR(lazy_eval(e, v, idx, out));
+  if (e->error) return NULL;
+  to_i64(e, out);
+  if (rank) cache_put(e, v, key, out);
   return NULL;
 }
 
@@ -869,6 +912,7 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
     snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<0> : vector<%dx16xi16>",
              attr, v->br);
   xe_hoist(e, text, true, zero);
+  xe_name_t other_scalar = "", other_vec = "";
   for (int32_t bi = 0; bi < v->nbr; ++bi) {
     for (int32_t bj = 0; bj < v->nbc; ++bj) {
       xe_name_t colb;
@@ -908,6 +952,15 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
             if (ov.kind != ZT_BF16)
               return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a bf16 load's `other` of another type");
             ov.kind = ZT_I16;
+          }
+          if (!ov.vec && strcmp(ov.v, other_scalar) == 0) {
+            // A uniform `other` (a splat): broadcast once per load.
+            memcpy(ov.v, other_vec, sizeof ov.v);
+            ov.vec = true;
+          } else if (!ov.vec) {
+            memcpy(other_scalar, ov.v, sizeof other_scalar);
+            to_vec(e, &ov);
+            memcpy(other_vec, ov.v, sizeof other_vec);
           }
           to_vec(e, &ov);
           xe_name_t sel;
