@@ -62,17 +62,17 @@ zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
                                 const char* props, xe_val_t** ops, int nops,
                                 zt_type_t rt, xe_val_t** out) {
   *out = NULL;
+  for (int i = 0; i < nops; ++i)
+    if (ops[i]->type.kind == ZT_BF16 && ops[i]->layout != XE_LAYOUT_BLOCK2D)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "bf16 scalar arithmetic on Xe (bf16 scalars are constants held as "
+                     "bits; compute in float32 and cast the tile)");
   xe_val_t* r = xe_alloc(e, rt);
   if (!r) return NULL;
   bool vec = rt.rank == 1;
   // Scalar operands of a tensor op (select's condition) become vectors.
   xe_name_t bcast[4];
   if (nops > 4) return xe_fail(e, ZT_STATUS_INTERNAL, "too many operands");
-  for (int i = 0; i < nops; ++i)
-    if (ops[i]->type.kind == ZT_BF16 && ops[i]->layout != XE_LAYOUT_BLOCK2D)
-      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                     "bf16 scalar arithmetic on Xe (bf16 scalars are constants held as "
-                     "bits; compute in float32 and cast the tile)");
   for (int i = 0; i < nops; ++i)
     if (vec && ops[i]->layout == XE_LAYOUT_SCALAR) splat_scalar(e, ops[i], bcast[i]);
   for (int32_t k = 0; k < r->nchunks; ++k) {

@@ -227,6 +227,7 @@ zt_status_t xe_emit_load(xe_emitter_t* e, MlirOperation op) {
   ZT_RETURN_IF_ERROR(
       xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, 0)), &t));
   ZT_RETURN_IF_ERROR(check_elem(e, t.kind));
+  ZT_RETURN_IF_ERROR(xe_plain_scalar(e, &t, "a loaded value"));
   const char* et = xe_elem(t.kind);
   xe_val_t* r = xe_alloc(e, t);
   if (!r) return NULL;
