@@ -1,6 +1,7 @@
 """Matrix multiplication three ways, in Triton's language (only the imports differ):
 pointer tensors with masks and grouped ordering (Triton's matmul tutorial style),
-tensor descriptors (current Triton), and block pointers (Triton <= 3.7)."""
+tensor descriptors (current Triton), and block pointers (Triton <= 3.7); plus an
+int8 x int8 -> int32 matmul through descriptors."""
 import zetile as triton
 import zetile.language as tl
 from zetile.tools.tensor_descriptor import TensorDescriptor
@@ -54,6 +55,20 @@ def matmul_descriptor_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.conste
 
 
 @triton.jit
+def matmul_int8_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr,
+                       BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # int8 x int8 -> int32 (exact), through tensor descriptors.
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.load([pid_m * BLOCK_M, k])
+        b = b_desc.load([k, pid_n * BLOCK_N])
+        acc += tl.dot(a, b)
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)
+
+
+@triton.jit
 def matmul_block_ptr_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
                             stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
                             BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
@@ -99,6 +114,19 @@ def matmul_descriptor(a, b, c, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32):
     grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
     matmul_descriptor_kernel[grid](a_d, b_d, c_d, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
                                    BLOCK_K=BLOCK_K)
+    return c
+
+
+def matmul_int8(a, b, c, BLOCK_M=32, BLOCK_N=32, BLOCK_K=64):
+    """c (int32) = a (int8) @ b (int8); row strides 16-byte aligned (descriptors)."""
+    M, K = a.shape
+    _, N = b.shape
+    a_d = TensorDescriptor.from_tensor(a, [BLOCK_M, BLOCK_K])
+    b_d = TensorDescriptor.from_tensor(b, [BLOCK_K, BLOCK_N])
+    c_d = TensorDescriptor.from_tensor(c, [BLOCK_M, BLOCK_N])
+    grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
+    matmul_int8_kernel[grid](a_d, b_d, c_d, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                             BLOCK_K=BLOCK_K)
     return c
 
 

@@ -85,7 +85,7 @@ static zt_status_t bind_results(xe_emitter_t* e, MlirOperation op, const char* b
     zt_type_t t;
     ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
     ZT_RETURN_IF_ERROR(xe_plain_scalar(e, &t, "a result of control flow"));
-    xe_val_t* r = xe_alloc(e, t);
+    xe_val_t* r = xe_alloc_for(e, res, t, XE_ROLE_C);
     if (!r) return NULL;
     xe_flat_assign(r, prefix, idx);
     idx += xe_flat_count(r);
@@ -104,7 +104,7 @@ static zt_status_t bind_args(xe_emitter_t* e, MlirBlock b, intptr_t first,
     zt_type_t t;
     ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(a), &t));
     ZT_RETURN_IF_ERROR(xe_plain_scalar(e, &t, "a loop-carried value"));
-    xe_val_t* r = xe_alloc(e, t);
+    xe_val_t* r = xe_alloc_for(e, a, t, XE_ROLE_C);
     if (!r) return NULL;
     xe_flat_assign(r, prefix, idx);
     idx += xe_flat_count(r);
@@ -242,8 +242,8 @@ zt_status_t xe_emit_for(xe_emitter_t* e, MlirOperation op) {
       xe_alias(e, res, inits[j]);
       continue;
     }
-    xe_val_t* ra = xe_alloc_role(e, inits[j]->type, inits[j]->role);
-    xe_val_t* rr = xe_alloc_role(e, inits[j]->type, inits[j]->role);
+    xe_val_t* ra = xe_alloc_for(e, a, inits[j]->type, inits[j]->role);
+    xe_val_t* rr = xe_alloc_for(e, res, inits[j]->type, inits[j]->role);
     if (!ra || !rr) {
       xe_free_val(ra);
       xe_free_val(rr);
@@ -333,7 +333,7 @@ zt_status_t xe_emit_if(xe_emitter_t* e, MlirOperation op) {
     s = xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, j)), &t);
     if (!s) s = xe_plain_scalar(e, &t, "a result of control flow");
     if (s) break;
-    xe_val_t* r = xe_alloc(e, t);
+    xe_val_t* r = xe_alloc_for(e, mlirOperationGetResult(op, j), t, XE_ROLE_C);
     if (!r) break;
     if (!flat_add(&res, r)) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
     xe_free_val(r);

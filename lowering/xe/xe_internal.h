@@ -73,6 +73,7 @@ typedef struct xe_val_s {
   // columns are 16), blocks nbr x nbc (names row-major).
   int role;
   int32_t tr, tc, br, nbr, nbc;
+  int32_t bc;        ///< block columns: 16, or 32 for int8 A blocks (8x32)
   // LAZY: the tile value to re-evaluate.
   MlirValue root;
   xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)
@@ -107,6 +108,11 @@ typedef struct xe_emitter_s {
   const bool* yield_skip;
   xe_val_t** yield_init;
   int yield_n;
+  /// 2-D integer values that hold data (int8 dot operands, int32
+  /// accumulators and results), found by xe_matrix_plan: BLOCK2D like
+  /// floats, where other 2-D integers (addresses, masks) are LAZY.
+  const void** data_vals;
+  int ndata, cap_data;
 } xe_emitter_t;
 
 // --- xe_values.c ------------------------------------------------------------
@@ -133,6 +139,12 @@ void xe_free_val(xe_val_t* v);
 /// Binds a tile value to a record (the map takes ownership; records never
 /// move, so pointers stay valid). NULL on out-of-memory (e->error set).
 xe_val_t* xe_bind(xe_emitter_t* e, MlirValue v, xe_val_t* rec);
+/// xe_alloc_role for the value v: a 2-D integer value that holds data
+/// (xe_is_data) gets BLOCK2D blocks instead of LAZY.
+xe_val_t* xe_alloc_for(xe_emitter_t* e, MlirValue v, zt_type_t t, int role);
+bool xe_is_data(const xe_emitter_t* e, MlirValue v);
+/// Adds v to the data values; false if it was there already.
+bool xe_mark_data(xe_emitter_t* e, MlirValue v);
 /// xe_alloc + xe_bind.
 xe_val_t* xe_define(xe_emitter_t* e, MlirValue v, zt_type_t t);
 /// Binds v to the same SSA names as src (ops that change nothing here).

@@ -53,47 +53,69 @@ static const char kEmitPipeline[] = "builtin.module(gpu-module-to-binary{format=
 
 extern const unsigned char zt_compat_block2d_bc[];
 extern const unsigned long zt_compat_block2d_bc_size;
+extern const unsigned char zt_xe_dpas_names_bc[];
+extern const unsigned long zt_xe_dpas_names_bc_size;
 
-// The compat library as a file for xevm-attach-target{l=...} (which takes
-// paths): written once per process into the temp directory, removed at exit.
-static char g_compat_path[256];
+// Bitcode libraries linked into device modules through
+// xevm-attach-target{l=...} (which takes paths): each is written once per
+// process into the temp directory and removed at exit.
+typedef struct xe_library_s {
+  const char* what;
+  const unsigned char* data;
+  const unsigned long* size;
+  char path[256];
+} xe_library_t;
 
-static void remove_compat_file(void) {
-  if (g_compat_path[0]) unlink(g_compat_path);
+static xe_library_t g_libs[] = {
+    {"the compat path (no 2D block IO)", zt_compat_block2d_bc, &zt_compat_block2d_bc_size, ""},
+    {"int8 DPAS (builtin names)", zt_xe_dpas_names_bc, &zt_xe_dpas_names_bc_size, ""},
+};
+enum { XE_LIB_COMPAT = 0, XE_LIB_DPAS_NAMES = 1 };
+
+static void remove_library_files(void) {
+  for (size_t i = 0; i < sizeof g_libs / sizeof g_libs[0]; ++i)
+    if (g_libs[i].path[0]) unlink(g_libs[i].path);
 }
 
-static zt_status_t compat_library(char* out, size_t size) {
-  if (!zt_compat_block2d_bc_size)
+static zt_status_t library_file(int which, const char** out) {
+  xe_library_t* lib = &g_libs[which];
+  if (!*lib->size)
     return zt_make_status(ZT_STATUS_UNSUPPORTED,
-                          "the compat path (no 2D block IO) is unavailable: this compiler was "
-                          "built without clang-22");
-  if (!g_compat_path[0]) {
+                          "%s is unavailable: this compiler was built without clang-22",
+                          lib->what);
+  if (!lib->path[0]) {
+    static bool registered;
     const char* tmp = getenv("TMPDIR");
     char path[256];
-    snprintf(path, sizeof path, "%s/zetile-compat-XXXXXX.bc", tmp && tmp[0] ? tmp : "/tmp");
+    snprintf(path, sizeof path, "%s/zetile-lib-XXXXXX.bc", tmp && tmp[0] ? tmp : "/tmp");
     int fd = mkstemps(path, 3);
     if (fd < 0)
-      return zt_make_status(ZT_STATUS_IO_ERROR, "compat library: cannot create %s", path);
-    const unsigned char* p = zt_compat_block2d_bc;
-    size_t left = zt_compat_block2d_bc_size;
+      return zt_make_status(ZT_STATUS_IO_ERROR, "%s: cannot create %s", lib->what, path);
+    const unsigned char* p = lib->data;
+    size_t left = *lib->size;
     while (left) {
       ssize_t w = write(fd, p, left);
       if (w <= 0) {
         close(fd);
         unlink(path);
-        return zt_make_status(ZT_STATUS_IO_ERROR, "compat library: cannot write %s", path);
+        return zt_make_status(ZT_STATUS_IO_ERROR, "%s: cannot write %s", lib->what, path);
       }
       p += w;
       left -= (size_t)w;
     }
     close(fd);
-    snprintf(g_compat_path, sizeof g_compat_path, "%s", path);
-    atexit(remove_compat_file);
+    if (strchr(path, ',') || strchr(path, '}') || strchr(path, ' ')) {
+      unlink(path);
+      return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                            "library path '%s' cannot go into a pass option", path);
+    }
+    snprintf(lib->path, sizeof lib->path, "%s", path);
+    if (!registered) {
+      registered = true;
+      atexit(remove_library_files);
+    }
   }
-  if (strchr(g_compat_path, ',') || strchr(g_compat_path, '}') || strchr(g_compat_path, ' '))
-    return zt_make_status(ZT_STATUS_UNSUPPORTED,
-                          "compat library path '%s' cannot go into a pass option", g_compat_path);
-  snprintf(out, size, "%s", g_compat_path);
+  *out = lib->path;
   return NULL;
 }
 
@@ -238,6 +260,9 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg) {
     zt_strbuf_puts(out, "#zt_l = #xegpu.layout<lane_layout = [16], lane_data = [1]>\n");
     zt_strbuf_puts(out, "#zt_a = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 1]>\n");
     zt_strbuf_puts(out, "#zt_b = #xegpu.layout<lane_layout = [1, 16], lane_data = [2, 1]>\n");
+    // int8 DPAS operands: A lanes hold column pairs, B VNNI quads.
+    zt_strbuf_puts(out, "#zt_a8 = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 2]>\n");
+    zt_strbuf_puts(out, "#zt_b8 = #xegpu.layout<lane_layout = [1, 16], lane_data = [4, 1]>\n");
     zt_strbuf_puts(out, "module attributes {gpu.container_module} {\n");
     zt_strbuf_puts(out, "  gpu.module @zt_xe {\n");
     // SLM slots of the cross-subgroup reductions, one buffer per element type.
@@ -350,17 +375,31 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   // Only modules with 2-D block IO import the builtins old drivers lack; the
   // others stay byte for byte the same with or without compat.
   bool uses_block_io = text.data && strstr(text.data, "xegpu.create_nd_tdesc") != NULL;
+  bool uses_int8_dpas = text.data && strstr(text.data, "xegpu.dpas") != NULL &&
+                        strstr(text.data, "vector<8x32xi8>") != NULL;
   MlirModule m = {NULL};
   if (!s) s = zt_mlir_parse(lc->ctx, text.data, text.size, "Xe lowered module", &m);
   zt_strbuf_deinit(&text);
   if (!s) {
     char pipeline[sizeof kPipeline + 600];
     snprintf(pipeline, sizeof pipeline, kPipeline, target);
-    char lib[512] = "";
-    if (lc->options->compat && uses_block_io) s = compat_library(lib, sizeof lib);
+    char lib[600] = "";
+    const char* path = NULL;
+    // Drivers without 2D block IO (Debian 12's): link OpenCL C versions of
+    // the builtins into the device module, so the SPIR-V imports none.
+    if (lc->options->compat && uses_block_io) {
+      s = library_file(XE_LIB_COMPAT, &path);
+      if (!s) snprintf(lib, sizeof lib, "%s", path);
+    }
+    // int8 DPAS: the builtin under the name upstream calls (dpas_names.cl).
+    if (!s && uses_int8_dpas) {
+      s = library_file(XE_LIB_DPAS_NAMES, &path);
+      if (!s) {
+        size_t l = strlen(lib);
+        snprintf(lib + l, sizeof lib - l, "%s%s", l ? "," : "", path);
+      }
+    }
     if (!s && lib[0]) {
-      // Drivers without 2D block IO (Debian 12's): link OpenCL C versions of
-      // the builtins into the device module, so the SPIR-V imports none.
       char* at = strstr(pipeline, "triple=spirv64-unknown-unknown}");
       if (at) {
         char tail[sizeof pipeline];

@@ -96,9 +96,87 @@ static MlirWalkResult plan_cb(MlirOperation op, void* user) {
   return MlirWalkResultAdvance;
 }
 
+// --- Data values: which 2-D integer tensors hold data (see xe_emitter_t).
+
+static bool int2d(MlirValue v) {
+  if (value_rank(v) != 2) return false;
+  MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
+  return mlirTypeIsAInteger(et) && mlirIntegerTypeGetWidth(et) > 1;
+}
+
+typedef struct data_walk_s {
+  xe_emitter_t* e;
+  bool changed;
+} data_walk_t;
+
+static void mark(data_walk_t* d, MlirValue v) {
+  if (int2d(v) && xe_mark_data(d->e, v)) d->changed = true;
+}
+
+static bool any_data(data_walk_t* d, MlirValue* vs, int n) {
+  for (int i = 0; i < n; ++i)
+    if (vs[i].ptr && xe_is_data(d->e, vs[i])) return true;
+  return false;
+}
+
+static MlirWalkResult data_cb(MlirOperation op, void* user) {
+  data_walk_t* d = user;
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  intptr_t no = mlirOperationGetNumOperands(op), nr = mlirOperationGetNumResults(op);
+  if (name_is(n, "tile.dot")) {
+    if (int2d(mlirOperationGetOperand(op, 0))) {
+      for (intptr_t i = 0; i < no; ++i) mark(d, mlirOperationGetOperand(op, i));
+      mark(d, mlirOperationGetResult(op, 0));
+    }
+  } else if (name_is(n, "tile.block_load") || name_is(n, "tile.load")) {
+    if (nr == 1) mark(d, mlirOperationGetResult(op, 0));
+  } else if (name_is(n, "tile.store") || name_is(n, "tile.block_store")) {
+    mark(d, mlirOperationGetOperand(op, name_is(n, "tile.store") ? 1 : no - 1));
+  } else if ((has_prefix(n, "arith.") || has_prefix(n, "math.")) && nr == 1 && no <= 3 &&
+             mlirOperationGetNumRegions(op) == 0) {
+    MlirValue vs[4] = {mlirOperationGetResult(op, 0)};
+    for (intptr_t i = 0; i < no; ++i) vs[i + 1] = mlirOperationGetOperand(op, i);
+    if (any_data(d, vs, (int)no + 1))
+      for (int i = 0; i <= no; ++i) mark(d, vs[i]);
+  } else if (name_is(n, "scf.for")) {
+    MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+    MlirOperation y = mlirBlockGetTerminator(body);
+    for (intptr_t k = 0; k < nr; ++k) {
+      MlirValue vs[4] = {mlirOperationGetOperand(op, 3 + k), mlirBlockGetArgument(body, k + 1),
+                         mlirOperationGetOperand(y, k), mlirOperationGetResult(op, k)};
+      if (any_data(d, vs, 4))
+        for (int i = 0; i < 4; ++i) mark(d, vs[i]);
+    }
+  } else if (name_is(n, "scf.if")) {
+    for (intptr_t k = 0; k < nr; ++k) {
+      MlirValue vs[3] = {mlirOperationGetResult(op, k)};
+      for (int r = 0; r < 2 && r < mlirOperationGetNumRegions(op); ++r) {
+        MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+        if (mlirBlockIsNull(b)) continue;
+        MlirOperation y = mlirBlockGetTerminator(b);
+        if (!mlirOperationIsNull(y) && k < mlirOperationGetNumOperands(y))
+          vs[1 + r] = mlirOperationGetOperand(y, k);
+      }
+      if (any_data(d, vs, 3))
+        for (int i = 0; i < 3; ++i)
+          if (vs[i].ptr) mark(d, vs[i]);
+    }
+  }
+  return MlirWalkResultAdvance;
+}
+
+static void find_data_values(xe_emitter_t* e) {
+  data_walk_t d = {e, true};
+  for (int round = 0; d.changed && round < 32; ++round) {
+    d.changed = false;
+    mlirOperationWalk(e->lc->kernel, data_cb, &d, MlirWalkPreOrder);
+  }
+}
+
 zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
   plan_t p = {0};
   mlirOperationWalk(e->lc->kernel, plan_cb, &p, MlirWalkPreOrder);
+  find_data_values(e);
   *has_2d = p.has_2d;
   e->sg_m = e->sg_n = 1;
   if (!p.has_2d) return NULL;
@@ -783,8 +861,10 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
   } else {
     MlirValue res = mlirOperationGetResult(op, 0);
     ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
-    v = xe_alloc_role(e, t, xe_matrix_role(e, res));
+    v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
     if (!v) return NULL;
+    if (v->layout != XE_LAYOUT_BLOCK2D)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D block load of this type on Xe");
   }
   // bf16 blocks travel as bf16 through 2-D block IO (lab a2).
   const char* et = xe_elem(t.kind);
@@ -809,8 +889,8 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
   xe_line(e);
   zt_strbuf_printf(&e->body,
                    "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
-                   "i64 -> !xegpu.tensor_desc<%dx16x%s, %s>%s\n",
-                   td, r[0]->names[0], s0, s1, st0, one, v->br, et, attr, loc(e));
+                   "i64 -> !xegpu.tensor_desc<%dx%dx%s, %s>%s\n",
+                   td, r[0]->names[0], s0, s1, st0, one, v->br, v->bc, et, attr, loc(e));
   for (int32_t bi = 0; bi < v->nbr; ++bi) {
     xe_name_t ro, ci, rr;
     hoist_index(e, (int64_t)bi * v->br, ci);
@@ -818,24 +898,27 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
     memcpy(ro, rr, sizeof ro);
     for (int32_t bj = 0; bj < v->nbc; ++bj) {
       xe_name_t co, cj;
-      hoist_index(e, (int64_t)bj * 16, cj);
+      hoist_index(e, (int64_t)bj * v->bc, cj);
       add_scalar(e, o1, cj, "index", co);
       const char* nm = v->names[bi * v->nbc + bj];
       xe_line(e);
       if (store) {
         zt_strbuf_printf(&e->body,
-                         "xegpu.store_nd %s, %s[%s, %s] <{layout = %s}> : vector<%dx16x%s>, "
-                         "!xegpu.tensor_desc<%dx16x%s, %s>%s\n",
-                         nm, td, ro, co, attr, v->br, et, v->br, et, attr, loc(e));
+                         "xegpu.store_nd %s, %s[%s, %s] <{layout = %s}> : vector<%dx%dx%s>, "
+                         "!xegpu.tensor_desc<%dx%dx%s, %s>%s\n",
+                         nm, td, ro, co, attr, v->br, v->bc, et, v->br, v->bc, et, attr,
+                         loc(e));
       } else {
         zt_strbuf_printf(&e->body,
                          "%s = xegpu.load_nd %s[%s, %s] <{layout = %s}> : "
-                         "!xegpu.tensor_desc<%dx16x%s, %s> -> vector<%dx16x%s>%s\n",
-                         nm, td, ro, co, attr, v->br, et, attr, v->br, et, loc(e));
+                         "!xegpu.tensor_desc<%dx%dx%s, %s> -> vector<%dx%dx%s>%s\n",
+                         nm, td, ro, co, attr, v->br, v->bc, et, attr, v->br, v->bc, et,
+                         loc(e));
       }
     }
   }
-  if (!store && in_loop(op) && v->role != XE_ROLE_C) {
+  // (int8 tiles: no prefetch yet; the prefetch shapes below are 16-bit ones.)
+  if (!store && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8) {
     // Prefetch the next K tile (A: columns + K, B: rows + K) into the
     // caches. The prefetch descriptor has its own shape: a descriptor of
     // B's type would be merged with B's by CSE and B's load would lose its
@@ -1068,6 +1151,7 @@ static bool is_zero_splat(MlirValue v) {
   MlirOperation c = mlirOpResultGetOwner(s);
   if (!op_is(c, "arith.constant")) return false;
   MlirAttribute a = mlirOperationGetAttributeByName(c, mlirStringRefCreateFromCString("value"));
+  if (!mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a)) return mlirIntegerAttrGetValueInt(a) == 0;
   return !mlirAttributeIsNull(a) && mlirAttributeIsAFloat(a) &&
          mlirFloatAttrGetValueDouble(a) == 0.0;
 }
@@ -1079,16 +1163,17 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
   xe_val_t* c = xe_lookup(e, mlirOperationGetOperand(op, 2));
   if (!a || !b || !c) return NULL;
   zt_scalar_kind_t ak = a->type.kind;
-  if (ak == ZT_I8)
+  bool int8 = ak == ZT_I8;
+  if (int8 && (b->type.kind != ZT_I8 || c->type.kind != ZT_I32))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "int8 dot on Xe: upstream MLIR 22 emits the DPAS builtin "
-                   "intel_sub_group_s8_s8_matrix_mad_k32, which Intel's compiler does "
-                   "not provide (it has i8_i8), so no DPAS would be generated");
+                   "dot of %s x %s -> %s on Xe (int8 x int8 -> int32 for integers)",
+                   zt_scalar_kind_name(ak), zt_scalar_kind_name(b->type.kind),
+                   zt_scalar_kind_name(c->type.kind));
   if (ak == ZT_F32)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "fp32 dot on Xe (tf32/fp32 DPAS is not supported yet; use fp16 or "
                    "bf16 inputs)");
-  if ((ak != ZT_F16 && ak != ZT_BF16) || b->type.kind != ak || c->type.kind != ZT_F32)
+  if (!int8 && ((ak != ZT_F16 && ak != ZT_BF16) || b->type.kind != ak || c->type.kind != ZT_F32))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "dot of %s x %s -> %s on Xe (fp16/bf16 inputs with fp32 "
                    "accumulation only)",
@@ -1106,7 +1191,7 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
   if (is_zero_splat(mlirOperationGetOperand(op, 2))) {
     MlirOpOperand u = mlirValueGetFirstUse(res);
     if (!mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u)) &&
-        op_is(mlirOpOperandGetOwner(u), "arith.addf")) {
+        op_is(mlirOpOperandGetOwner(u), int8 ? "arith.addi" : "arith.addf")) {
       MlirOperation add = mlirOpOperandGetOwner(u);
       MlirValue other = mlirOperationGetOperand(add, mlirOpOperandGetOperandNumber(u) ? 0 : 1);
       xe_val_t* x = find_rec(e, other);
@@ -1119,7 +1204,7 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
   int ksteps = a->nbc;
   if (b->nbr != ksteps || a->nbr != c->nbr || b->nbc != c->nbc)
     return xe_fail(e, ZT_STATUS_INTERNAL, "dot block shapes do not match");
-  xe_val_t* r = xe_alloc_role(e, c->type, XE_ROLE_C);
+  xe_val_t* r = xe_alloc_for(e, res, c->type, XE_ROLE_C);
   if (!r) return NULL;
   const char* at = xe_elem(ak);
   for (int32_t i = 0; i < c->nbr; ++i) {
@@ -1132,18 +1217,23 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
         if (k == ksteps - 1) memcpy(d, r->names[i * r->nbc + j], sizeof d);
         else xe_fresh(e, d);
         xe_line(e);
+        // fp16/bf16: 8x16 A, 16x16 B; int8: 8x32 A, 32x16 B (upstream calls
+        // the s8_s8 builtin, which lowering/xe/compat/dpas_names.cl maps onto
+        // IGC's i8_i8).
+        const char* ct = int8 ? "i32" : "f32";
         zt_strbuf_printf(&e->body,
-                         "%s = xegpu.dpas %s, %s, %s {layout_a = #zt_a, layout_b = #zt_b, "
-                         "layout_cd = #zt_a} : vector<8x16x%s>, vector<16x16x%s>, "
-                         "vector<8x16xf32> -> vector<8x16xf32>%s\n",
-                         d, a->names[i * a->nbc + k], b->names[k * b->nbc + j], cur, at, at,
+                         "%s = xegpu.dpas %s, %s, %s {layout_a = %s, layout_b = %s, "
+                         "layout_cd = #zt_a} : vector<8x%dx%s>, vector<%dx16x%s>, "
+                         "vector<8x16x%s> -> vector<8x16x%s>%s\n",
+                         d, a->names[i * a->nbc + k], b->names[k * b->nbc + j], cur,
+                         xe_layout_attr(a), xe_layout_attr(b), a->bc, at, b->br, at, ct, ct,
                          loc(e));
         memcpy(cur, d, sizeof cur);
       }
     }
   }
   if (!mlirOperationIsNull(fused)) {
-    xe_val_t* r2 = xe_alloc_role(e, c->type, XE_ROLE_C);
+    xe_val_t* r2 = xe_alloc_for(e, mlirOperationGetResult(fused, 0), c->type, XE_ROLE_C);
     if (!r2) {
       xe_free_val(r);
       return NULL;
@@ -1181,7 +1271,11 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   MlirValue res = mlirOperationGetResult(op, 0);
   zt_type_t rt;
   ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &rt));
-  xe_val_t* r = xe_alloc_role(e, rt, shape ? shape->role : XE_ROLE_C);
+  if ((shape && shape->bc != 16) || rt.kind == ZT_I8)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "elementwise ops on int8 tiles on Xe (int8 tiles go straight from "
+                   "block loads into tl.dot)");
+  xe_val_t* r = xe_alloc_for(e, res, rt, shape ? shape->role : XE_ROLE_C);
   if (!r) return NULL;
   const char* la = xe_layout_attr(r);
   char lattr[48];
@@ -1326,8 +1420,12 @@ static zt_status_t emit_block_splat(xe_emitter_t* e, MlirOperation op) {
   zt_type_t t;
   ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
   if (t.kind == ZT_BF16) return xe_fail(e, ZT_STATUS_UNSUPPORTED, "bf16 splats on Xe");
-  xe_val_t* r = xe_alloc_role(e, t, xe_matrix_role(e, res));
+  xe_val_t* r = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
   if (!r) return NULL;
+  if (r->bc != 16) {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a splat into an int8 dot operand on Xe");
+  }
   xe_name_t b;
   xe_fresh(e, b);
   xe_line(e);
@@ -1408,7 +1506,8 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
     if (s) {
     } else if (!res.ptr || t.rank != 2 || mlirOperationGetNumResults(op) != 1) {
       s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "operation on 2-D tensors not supported on Xe yet");
-    } else if (t.kind == ZT_I1 || t.kind == ZT_PTR || zt_scalar_kind_is_int(t.kind)) {
+    } else if ((t.kind == ZT_I1 || t.kind == ZT_PTR || zt_scalar_kind_is_int(t.kind)) &&
+               !xe_is_data(e, res)) {
       if (name_is(n, "tile.make_range") || name_is(n, "tile.splat") ||
           name_is(n, "tile.broadcast") || name_is(n, "tile.expand_dims") ||
           name_is(n, "tile.addptr") ||

@@ -23,6 +23,7 @@ void xe_emitter_deinit(xe_emitter_t* e) {
     if (e->keys[i]) xe_free_val(e->vals[i]);
   free(e->keys);
   free(e->vals);
+  free(e->data_vals);
   for (int i = 0; i < e->num_consts; ++i) free(e->const_text[i]);
   free(e->const_text);
   free(e->const_name);
@@ -181,6 +182,8 @@ void xe_fresh(xe_emitter_t* e, xe_name_t out) {
 }
 
 const char* xe_layout_attr(const xe_val_t* v) {
+  if (v->layout == XE_LAYOUT_BLOCK2D && v->type.kind == ZT_I8 && v->role != XE_ROLE_C)
+    return v->role == XE_ROLE_B ? "#zt_b8" : "#zt_a8";
   if (v->layout == XE_LAYOUT_BLOCK2D) return v->role == XE_ROLE_B ? "#zt_b" : "#zt_a";
   return XE_LAYOUT_ATTR;
 }
@@ -190,27 +193,60 @@ static bool block_geometry(xe_emitter_t* e, xe_val_t* v, int role) {
   int64_t r = v->type.shape[0], c = v->type.shape[1];
   int sm = e->sg_m > 0 ? e->sg_m : 1, sn = e->sg_n > 0 ? e->sg_n : 1;
   v->role = role;
-  v->br = role == XE_ROLE_B ? 16 : 8;
+  // DPAS operands: fp16/bf16 A 8x16, B 16x16 (VNNI pairs); int8 A 8x32,
+  // B 32x16 (VNNI quads); accumulators 8x16.
+  bool i8 = v->type.kind == ZT_I8;
+  v->br = role == XE_ROLE_B ? (i8 ? 32 : 16) : 8;
+  v->bc = role == XE_ROLE_A && i8 ? 32 : 16;
   v->tr = (int32_t)(role == XE_ROLE_B ? r : r / sm);
   v->tc = (int32_t)(role == XE_ROLE_A ? c : c / sn);
-  if (v->tr < v->br || v->tc < 16 || v->tr % v->br || v->tc % 16) return false;
+  if (v->tr < v->br || v->tc < v->bc || v->tr % v->br || v->tc % v->bc) return false;
   if (role != XE_ROLE_B && r % sm) return false;
   if (role != XE_ROLE_A && c % sn) return false;
   v->nbr = v->tr / v->br;
-  v->nbc = v->tc / 16;
+  v->nbc = v->tc / v->bc;
   v->nchunks = v->nbr * v->nbc;
   return true;
 }
 
 xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t) { return xe_alloc_role(e, t, XE_ROLE_C); }
 
+bool xe_is_data(const xe_emitter_t* e, MlirValue v) {
+  for (int i = 0; i < e->ndata; ++i)
+    if (e->data_vals[i] == v.ptr) return true;
+  return false;
+}
+
+bool xe_mark_data(xe_emitter_t* e, MlirValue v) {
+  if (xe_is_data(e, v)) return false;
+  if (e->ndata == e->cap_data) {
+    int nc = e->cap_data ? 2 * e->cap_data : 32;
+    const void** nv = realloc(e->data_vals, (size_t)nc * sizeof *nv);
+    if (!nv) return false;
+    e->data_vals = nv;
+    e->cap_data = nc;
+  }
+  e->data_vals[e->ndata++] = v.ptr;
+  return true;
+}
+
+static xe_val_t* alloc_impl(xe_emitter_t* e, zt_type_t t, int role, bool data);
+
 xe_val_t* xe_alloc_role(xe_emitter_t* e, zt_type_t t, int role) {
+  return alloc_impl(e, t, role, false);
+}
+
+xe_val_t* xe_alloc_for(xe_emitter_t* e, MlirValue v, zt_type_t t, int role) {
+  return alloc_impl(e, t, role, t.rank == 2 && xe_is_data(e, v));
+}
+
+static xe_val_t* alloc_impl(xe_emitter_t* e, zt_type_t t, int role, bool data) {
   xe_val_t* v = calloc(1, sizeof *v);
   if (v && t.rank == 2) {
     v->type = t;
     v->numel = t.shape[0] * t.shape[1];
     v->nchunks = 1;
-    if (t.kind == ZT_I1 || t.kind == ZT_PTR || zt_scalar_kind_is_int(t.kind)) {
+    if (!data && (t.kind == ZT_I1 || t.kind == ZT_PTR || zt_scalar_kind_is_int(t.kind))) {
       v->layout = XE_LAYOUT_LAZY;
     } else {
       v->layout = XE_LAYOUT_BLOCK2D;
@@ -218,9 +254,11 @@ xe_val_t* xe_alloc_role(xe_emitter_t* e, zt_type_t t, int role) {
         free(v);
         if (!e->error)
           e->error = xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                             "2-D tile %lldx%lld does not split into 8x16 blocks "
+                             "2-D tile %lldx%lld does not split into %s blocks "
                              "over the %dx%d subgroup grid",
-                             (long long)t.shape[0], (long long)t.shape[1], e->sg_m, e->sg_n);
+                             (long long)t.shape[0], (long long)t.shape[1],
+                             t.kind == ZT_I8 ? "8x32 (A) / 32x16 (B) int8" : "8x16",
+                             e->sg_m, e->sg_n);
         return NULL;
       }
     }
@@ -315,11 +353,11 @@ xe_val_t* xe_bind(xe_emitter_t* e, MlirValue v, xe_val_t* rec) {
 }
 
 xe_val_t* xe_define(xe_emitter_t* e, MlirValue v, zt_type_t t) {
-  return xe_bind(e, v, xe_alloc(e, t));
+  return xe_bind(e, v, xe_alloc_for(e, v, t, XE_ROLE_C));
 }
 
 xe_val_t* xe_alias(xe_emitter_t* e, MlirValue v, const xe_val_t* src) {
-  xe_val_t* c = xe_alloc_role(e, src->type, src->role);
+  xe_val_t* c = alloc_impl(e, src->type, src->role, src->layout == XE_LAYOUT_BLOCK2D);
   if (!c) return NULL;
   if (c->nchunks != src->nchunks) {
     xe_free_val(c);

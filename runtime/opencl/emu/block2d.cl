@@ -216,6 +216,16 @@ ZT_TRANSFORM(16, 32, 16, 2)
 ZT_TRANSPOSE(16, 8)
 ZT_TRANSPOSE(32, 8)
 
+// XeVM (MLIR 22) declares the 8-bit 8x32 read with a `private uchar*`
+// destination (mangled ...iPh) where the specification has `private
+// ushort*` (...iPt): the same 16 bytes per work-item (columns 2i and 2i+1 of
+// each row), so that spelling is defined too.
+void OVL intel_sub_group_2d_block_read_8b_8r32x1c(global void* base, int width, int height,
+                                                  int pitch, int2 coord, private uchar* dst) {
+  intel_sub_group_2d_block_read_8b_8r32x1c(base, width, height, pitch, coord,
+                                           (private ushort*)dst);
+}
+
 // Writes (spec: "Add 2d block write functions").
 #define W_(BITS, COLS, T, ROWS) ZT_WRITE(BITS, ROWS, COLS, 1, T)
 #define ZT_ROWS_1_8(X, ...) X(__VA_ARGS__, 1) X(__VA_ARGS__, 2) X(__VA_ARGS__, 4) X(__VA_ARGS__, 8)
