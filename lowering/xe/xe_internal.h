@@ -209,6 +209,9 @@ zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
                                 const char* props, xe_val_t** ops, int nops,
                                 zt_type_t rt, xe_val_t** out);
 
+/// Math ops upstream cannot lower for Xe (rejected with a message).
+bool xe_math_unsupported(MlirStringRef name);
+
 // --- xe_control.c -----------------------------------------------------------
 zt_status_t xe_emit_for(xe_emitter_t* e, MlirOperation op);
 zt_status_t xe_emit_if(xe_emitter_t* e, MlirOperation op);
