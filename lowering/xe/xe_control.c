@@ -84,7 +84,6 @@ static zt_status_t bind_results(xe_emitter_t* e, MlirOperation op, const char* b
     MlirValue res = mlirOperationGetResult(op, j);
     zt_type_t t;
     ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
-    ZT_RETURN_IF_ERROR(xe_plain_scalar(e, &t, "a result of control flow"));
     xe_val_t* r = xe_alloc_for(e, res, t, XE_ROLE_C);
     if (!r) return NULL;
     xe_flat_assign(r, prefix, idx);
@@ -103,7 +102,6 @@ static zt_status_t bind_args(xe_emitter_t* e, MlirBlock b, intptr_t first,
     MlirValue a = mlirBlockGetArgument(b, j);
     zt_type_t t;
     ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(a), &t));
-    ZT_RETURN_IF_ERROR(xe_plain_scalar(e, &t, "a loop-carried value"));
     xe_val_t* r = xe_alloc_for(e, a, t, XE_ROLE_C);
     if (!r) return NULL;
     xe_flat_assign(r, prefix, idx);
@@ -331,7 +329,6 @@ zt_status_t xe_emit_if(xe_emitter_t* e, MlirOperation op) {
   for (intptr_t j = 0; j < mlirOperationGetNumResults(op) && !s; ++j) {
     zt_type_t t;
     s = xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, j)), &t);
-    if (!s) s = xe_plain_scalar(e, &t, "a result of control flow");
     if (s) break;
     xe_val_t* r = xe_alloc_for(e, mlirOperationGetResult(op, j), t, XE_ROLE_C);
     if (!r) break;

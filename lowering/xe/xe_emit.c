@@ -58,15 +58,190 @@ static void splat_scalar(xe_emitter_t* e, const xe_val_t* s, xe_name_t out) {
                    out, s->names[0], t, t, e->loc.data ? e->loc.data : "");
 }
 
+// --- bf16 on 1-D tensors and scalars: i16 bits, arithmetic in f32 --------
+
+static const char* lc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
+
+// A vector (16 lanes) or scalar constant of type t, hoisted.
+static void hoist_const(xe_emitter_t* e, bool vec, const char* t, long long v, xe_name_t out) {
+  char text[160];
+  if (vec)
+    snprintf(text, sizeof text,
+             "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%lld> : vector<16x%s>",
+             v, t);
+  else
+    snprintf(text, sizeof text, "arith.constant %lld : %s", v, t);
+  xe_hoist(e, text, vec, out);
+}
+
+// One unary/binary op on a chunk: out = op(a[, b]) : from -> to.
+static void chunk_op(xe_emitter_t* e, bool vec, const char* op, const char* a, const char* b,
+                     const char* from, const char* to, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  const char* lay = vec ? " {layout_result_0 = " XE_LAYOUT_ATTR "}" : "";
+  char tf[40], tt[40];
+  snprintf(tf, sizeof tf, vec ? "vector<16x%s>" : "%s", from);
+  snprintf(tt, sizeof tt, vec ? "vector<16x%s>" : "%s", to);
+  if (b)
+    zt_strbuf_printf(&e->body, "%s = %s %s, %s%s : %s%s\n", out, op, a, b, lay, tf, lc(e));
+  else if (strcmp(from, to) == 0)
+    zt_strbuf_printf(&e->body, "%s = %s %s%s : %s%s\n", out, op, a, lay, tf, lc(e));
+  else
+    zt_strbuf_printf(&e->body, "%s = %s %s%s : %s to %s%s\n", out, op, a, lay, tf, tt, lc(e));
+}
+
+// bf16 bits -> f32: the bits are the high half of the f32.
+static xe_val_t* bf16_to_f32(xe_emitter_t* e, const xe_val_t* x) {
+  zt_type_t t = x->type;
+  t.kind = ZT_F32;
+  xe_val_t* r = xe_alloc(e, t);
+  if (!r) return NULL;
+  bool vec = x->layout != XE_LAYOUT_SCALAR;
+  xe_name_t c16, w, sh;
+  hoist_const(e, vec, "i32", 16, c16);
+  for (int32_t k = 0; k < r->nchunks; ++k) {
+    chunk_op(e, vec, "arith.extui", x->names[k], NULL, "i16", "i32", w);
+    chunk_op(e, vec, "arith.shli", w, c16, "i32", "i32", sh);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, vec ? "%s = arith.bitcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                                     "} : vector<16xi32> to vector<16xf32>%s\n"
+                                   : "%s = arith.bitcast %s : i32 to f32%s\n",
+                     r->names[k], sh, lc(e));
+  }
+  return r;
+}
+
+// f32 -> bf16 bits, rounding to nearest even; NaN stays a quiet NaN.
+static xe_val_t* f32_to_bf16(xe_emitter_t* e, const xe_val_t* x) {
+  zt_type_t t = x->type;
+  t.kind = ZT_BF16;
+  xe_val_t* r = xe_alloc(e, t);
+  if (!r) return NULL;
+  bool vec = x->layout != XE_LAYOUT_SCALAR;
+  xe_name_t c16, c1, c7fff, cnan;
+  hoist_const(e, vec, "i32", 16, c16);
+  hoist_const(e, vec, "i32", 1, c1);
+  hoist_const(e, vec, "i32", 0x7fff, c7fff);
+  hoist_const(e, vec, "i32", 0x7fc0, cnan);
+  for (int32_t k = 0; k < r->nchunks; ++k) {
+    xe_name_t bits, sh, lsb, bias, sum, rnd, isnan, sel;
+    chunk_op(e, vec, "arith.bitcast", x->names[k], NULL, "f32", "i32", bits);
+    chunk_op(e, vec, "arith.shrui", bits, c16, "i32", "i32", sh);
+    chunk_op(e, vec, "arith.andi", sh, c1, "i32", "i32", lsb);
+    chunk_op(e, vec, "arith.addi", c7fff, lsb, "i32", "i32", bias);
+    chunk_op(e, vec, "arith.addi", bits, bias, "i32", "i32", sum);
+    chunk_op(e, vec, "arith.shrui", sum, c16, "i32", "i32", rnd);
+    chunk_op(e, vec, "arith.cmpf uno,", x->names[k], x->names[k], "f32", "f32", isnan);
+    xe_fresh(e, sel);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     vec ? "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16xi1>, vector<16xi32>%s\n"
+                         : "%s = arith.select %s, %s, %s : i32%s\n",
+                     sel, isnan, cnan, rnd, lc(e));
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     vec ? "%s = arith.trunci %s {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16xi32> to vector<16xi16>%s\n"
+                         : "%s = arith.trunci %s : i32 to i16%s\n",
+                     r->names[k], sel, lc(e));
+  }
+  return r;
+}
+
+static zt_status_t emit_plain_elementwise(xe_emitter_t* e, const char* opname,
+                                          const char* props, xe_val_t** ops, int nops,
+                                          zt_type_t rt, xe_val_t** out);
+
+// A shallow copy of a record with another element kind (same SSA names).
+static xe_val_t* retyped(xe_emitter_t* e, const xe_val_t* x, zt_scalar_kind_t k) {
+  zt_type_t t = x->type;
+  t.kind = k;
+  xe_val_t* r = xe_alloc(e, t);
+  if (r) memcpy(r->names, x->names, (size_t)x->nchunks * sizeof(xe_name_t));
+  return r;
+}
+
+// Elementwise ops with bf16 operands or result: bitcasts and selects work
+// on the bits; everything else converts to f32, computes, and rounds back
+// (to nearest even) when the result is bf16. Ops whose exact result needs
+// more than f32 then rounds twice (f64 -> f32 -> bf16, int -> f32 -> bf16 for
+// magnitudes past 2^24): within one bf16 ulp, and rare.
+static zt_status_t emit_bf16_elementwise(xe_emitter_t* e, const char* opname,
+                                         const char* props, xe_val_t** ops, int nops,
+                                         zt_type_t rt, xe_val_t** out) {
+  *out = NULL;
+  if (strcmp(opname, "arith.bitcast") == 0) {
+    // bf16 <-> i16: the bits themselves.
+    xe_val_t* r = retyped(e, ops[0], rt.kind);
+    if (!r) return NULL;
+    *out = r;
+    return NULL;
+  }
+  xe_val_t* tmp[4] = {NULL};
+  xe_val_t* use[4];
+  zt_status_t s = NULL;
+  if (strcmp(opname, "arith.select") == 0) {
+    for (int i = 0; i < nops; ++i) {
+      use[i] = ops[i];
+      if (ops[i]->type.kind == ZT_BF16) use[i] = tmp[i] = retyped(e, ops[i], ZT_I16);
+    }
+    zt_type_t it = rt;
+    it.kind = ZT_I16;
+    xe_val_t* r = NULL;
+    s = emit_plain_elementwise(e, opname, props, use, nops, it, &r);
+    if (!s && r) r->type.kind = ZT_BF16;
+    *out = r;
+  } else {
+    for (int i = 0; i < nops && !e->error; ++i) {
+      use[i] = ops[i];
+      if (ops[i]->type.kind == ZT_BF16) use[i] = tmp[i] = bf16_to_f32(e, ops[i]);
+    }
+    zt_type_t ft = rt;
+    if (ft.kind == ZT_BF16) ft.kind = ZT_F32;
+    xe_val_t* f = NULL;
+    const char* op = opname;
+    if (strcmp(opname, "arith.extf") == 0 && use[0]->type.kind == ft.kind) {
+      op = NULL;  // bf16 -> f32: the conversion is the result
+    } else if (strcmp(opname, "arith.truncf") == 0 && rt.kind == ZT_BF16) {
+      zt_scalar_kind_t sk = use[0]->type.kind;
+      op = sk == ZT_F32 ? NULL : sk == ZT_F64 ? "arith.truncf" : "arith.extf";
+    }
+    if (e->error) {
+      s = NULL;
+    } else if (!op) {
+      f = use[0];
+      for (int i = 0; i < nops; ++i)
+        if (tmp[i] == f) tmp[i] = NULL;  // f is the result now
+      if (f == ops[0]) f = retyped(e, ops[0], ops[0]->type.kind);
+    } else {
+      s = emit_plain_elementwise(e, op, props, use, nops, ft, &f);
+    }
+    if (!s && f && rt.kind == ZT_BF16) {
+      xe_val_t* r = f32_to_bf16(e, f);
+      xe_free_val(f);
+      f = r;
+    }
+    *out = f;
+  }
+  for (int i = 0; i < nops; ++i) xe_free_val(tmp[i]);
+  return s;
+}
+
 zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
                                 const char* props, xe_val_t** ops, int nops,
                                 zt_type_t rt, xe_val_t** out) {
+  bool bf = rt.kind == ZT_BF16;
+  for (int i = 0; i < nops; ++i) bf |= ops[i]->type.kind == ZT_BF16;
+  if (bf) return emit_bf16_elementwise(e, opname, props, ops, nops, rt, out);
+  return emit_plain_elementwise(e, opname, props, ops, nops, rt, out);
+}
+
+static zt_status_t emit_plain_elementwise(xe_emitter_t* e, const char* opname,
+                                          const char* props, xe_val_t** ops, int nops,
+                                          zt_type_t rt, xe_val_t** out) {
   *out = NULL;
-  for (int i = 0; i < nops; ++i)
-    if (ops[i]->type.kind == ZT_BF16 && ops[i]->layout != XE_LAYOUT_BLOCK2D)
-      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                     "bf16 scalar arithmetic on Xe (bf16 scalars are constants held as "
-                     "bits; compute in float32 and cast the tile)");
   xe_val_t* r = xe_alloc(e, rt);
   if (!r) return NULL;
   bool vec = rt.rank == 1;

@@ -126,9 +126,6 @@ void xe_format_loc(MlirLocation loc, zt_strbuf_t* sb);
 /// Reads the tile type of an MLIR type (rank 0 or 1 only; 2-D and bf16 are
 /// UNSUPPORTED here for this milestone).
 zt_status_t xe_tile_type(xe_emitter_t* e, MlirType t, zt_type_t* out);
-/// UNSUPPORTED for a bf16 scalar (held as bits, see xe_emit.c) used as
-/// `what` (an argument, a loop-carried value).
-zt_status_t xe_plain_scalar(xe_emitter_t* e, const zt_type_t* t, const char* what);
 /// A new record for type t with fresh names ("%v<id>_<k>"), not bound.
 /// 2-D float tensors get role C (xe_alloc_role for others).
 xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t);
@@ -154,7 +151,13 @@ xe_val_t* xe_lookup(xe_emitter_t* e, MlirValue v);
 /// A fresh SSA name.
 void xe_fresh(xe_emitter_t* e, xe_name_t out);
 /// MLIR spelling of the element type a chunk holds ("f32", "i64" for ptrs).
+/// bf16 scalars and 1-D tensors are held as their i16 bits ("i16"): LLVM's
+/// SPIR-V backend needs SPV_KHR_bfloat16 for bf16 values, which IGC 2022
+/// reads as half (XEGPU_NOTES b2/b3); their arithmetic runs in f32.
 const char* xe_elem(zt_scalar_kind_t k);
+/// The element type of 2-D blocks: bf16 stays bf16 there (block IO and
+/// DPAS take it; elementwise ops convert explicitly, xe_matrix.c).
+const char* xe_block_elem(zt_scalar_kind_t k);
 /// Type of chunk k: "vector<16xT>" or the scalar type; pointer tensors'
 /// chunks are "vector<16xi64>", scalar pointers "i64".
 void xe_chunk_type(const xe_val_t* v, zt_strbuf_t* sb);

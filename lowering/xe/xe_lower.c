@@ -229,7 +229,6 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg) {
     MlirValue a = mlirBlockGetArgument(entry, i);
     zt_type_t t;
     s = xe_tile_type(&e, mlirValueGetType(a), &t);
-    if (!s) s = xe_plain_scalar(&e, &t, "a kernel argument");
     if (s) break;
     if (t.rank != 0) {
       s = xe_fail(&e, ZT_STATUS_INVALID_ARGUMENT, "argument %d is a tensor", (int)i);

@@ -386,7 +386,7 @@ static xe_val_t* find_rec(xe_emitter_t* e, MlirValue v) { return xe_find(e, v); 
 
 // vector<16xT> broadcast of the scalar named x.
 static void broadcast(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, xe_name_t out) {
-  const char* t = xe_elem(k);
+  const char* t = xe_block_elem(k);
   xe_fresh(e, out);
   xe_line(e);
   zt_strbuf_printf(&e->body,
@@ -404,9 +404,9 @@ static void int_bin(xe_emitter_t* e, const char* op, const char* a, const char* 
     zt_strbuf_printf(&e->body,
                      "%s = arith.%s %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
                      "} : vector<16x%s>%s\n",
-                     out, op, a, b, xe_elem(k), loc(e));
+                     out, op, a, b, xe_block_elem(k), loc(e));
   else
-    zt_strbuf_printf(&e->body, "%s = arith.%s %s, %s : %s%s\n", out, op, a, b, xe_elem(k),
+    zt_strbuf_printf(&e->body, "%s = arith.%s %s, %s : %s%s\n", out, op, a, b, xe_block_elem(k),
                      loc(e));
 }
 
@@ -454,9 +454,9 @@ static void extsi_name(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, bool 
     zt_strbuf_printf(&e->body,
                      "%s = arith.extsi %s {layout_result_0 = " XE_LAYOUT_ATTR
                      "} : vector<16x%s> to vector<16xi64>%s\n",
-                     out, x, xe_elem(k), loc(e));
+                     out, x, xe_block_elem(k), loc(e));
   else
-    zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", out, x, xe_elem(k),
+    zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", out, x, xe_block_elem(k),
                      loc(e));
   lval_t memo = {.vec = vec, .kind = ZT_I64};
   memcpy(memo.v, out, sizeof memo.v);
@@ -504,7 +504,7 @@ static void add_split(xe_emitter_t* e, lval_t* a, lval_t* b, bool sub, lval_t* o
   else if (bs && sub) {
     xe_name_t z;
     char text[64];
-    snprintf(text, sizeof text, "arith.constant 0 : %s", xe_elem(k));
+    snprintf(text, sizeof text, "arith.constant 0 : %s", xe_block_elem(k));
     xe_hoist(e, text, false, z);
     int_bin(e, "subi", z, bs, k, false, sc);
   } else if (as || bs) snprintf(sc, sizeof sc, "%s", as ? as : bs);
@@ -820,7 +820,7 @@ static bool in_loop(MlirOperation op) {
 
 // Element type of a 2-D block vector in memory operations (bf16 travels
 // as i16 bits through gathers and scatters).
-static const char* mem_elem(zt_scalar_kind_t k) { return k == ZT_BF16 ? "i16" : xe_elem(k); }
+static const char* mem_elem(zt_scalar_kind_t k) { return xe_elem(k); }
 
 static void cast_index(xe_emitter_t* e, const char* x, const char* from, xe_name_t out) {
   xe_fresh(e, out);
@@ -867,7 +867,7 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
       return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D block load of this type on Xe");
   }
   // bf16 blocks travel as bf16 through 2-D block IO (lab a2).
-  const char* et = xe_elem(t.kind);
+  const char* et = xe_block_elem(t.kind);
   const char* attr = xe_layout_attr(v);
   // Sizes as index (the kernel passes them as i64 scalars).
   xe_name_t s0, s1, st0, one, o0, o1;
@@ -982,7 +982,7 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D loads of integer tensors");
   xe_val_t* v = xe_alloc_role(e, t, xe_matrix_role(e, res));
   if (!v) return NULL;
-  const char* et = xe_elem(t.kind);
+  const char* et = xe_block_elem(t.kind);
   const char* mt = mem_elem(t.kind);
   const char* attr = xe_layout_attr(v);
   xe_name_t row0, col0;
@@ -1206,7 +1206,7 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
     return xe_fail(e, ZT_STATUS_INTERNAL, "dot block shapes do not match");
   xe_val_t* r = xe_alloc_for(e, res, c->type, XE_ROLE_C);
   if (!r) return NULL;
-  const char* at = xe_elem(ak);
+  const char* at = xe_block_elem(ak);
   for (int32_t i = 0; i < c->nbr; ++i) {
     for (int32_t j = 0; j < c->nbc; ++j) {
       const char* acc = c->names[i * c->nbc + j];
@@ -1292,7 +1292,7 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
       return xe_fail(e, ZT_STATUS_UNSUPPORTED, "bf16 scalars on Xe");
     xe_fresh(e, bc[i]);
     xe_line(e);
-    const char* t = xe_elem(ops[i]->type.kind);
+    const char* t = xe_block_elem(ops[i]->type.kind);
     zt_strbuf_printf(&e->body, "%s = vector.broadcast %s %s : %s to vector<%dx16x%s>%s\n",
                      bc[i], ops[i]->names[0], lattr, t, r->br, t, loc(e));
   }
@@ -1377,7 +1377,7 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
                        loc(e));
       xe_line(e);
       zt_strbuf_printf(&e->body, "%s = arith.bitcast %s %s : %s to vector<%dx16x%s>%s\n",
-                       r->names[k], sh, lattr, vt32, r->br, xe_elem(rt.kind), loc(e));
+                       r->names[k], sh, lattr, vt32, r->br, xe_block_elem(rt.kind), loc(e));
       continue;
     }
     xe_line(e);
@@ -1388,8 +1388,8 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
     zt_strbuf_printf(&e->body, ") %s %s : (", props.data ? props.data : "", lattr);
     for (intptr_t i = 0; i < no; ++i)
       zt_strbuf_printf(&e->body, "%svector<%dx16x%s>", i ? ", " : "", r->br,
-                       xe_elem(ops[i]->type.kind));
-    zt_strbuf_printf(&e->body, ") -> vector<%dx16x%s>%s\n", r->br, xe_elem(rt.kind), loc(e));
+                       xe_block_elem(ops[i]->type.kind));
+    zt_strbuf_printf(&e->body, ") -> vector<%dx16x%s>%s\n", r->br, xe_block_elem(rt.kind), loc(e));
   }
   zt_strbuf_deinit(&props);
   xe_bind(e, res, r);
@@ -1433,7 +1433,7 @@ static zt_status_t emit_block_splat(xe_emitter_t* e, MlirOperation op) {
   xe_name_t b;
   xe_fresh(e, b);
   xe_line(e);
-  const char* et = xe_elem(t.kind);
+  const char* et = xe_block_elem(t.kind);
   zt_strbuf_printf(&e->body,
                    "%s = vector.broadcast %s {layout_result_0 = %s} : %s to vector<%dx16x%s>%s\n",
                    b, s->names[0], xe_layout_attr(r), et, r->br, et, loc(e));
@@ -1469,7 +1469,7 @@ static zt_status_t emit_lazy(xe_emitter_t* e, MlirOperation op) {
         xe_fresh(e, x);
         xe_line(e);
         zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", x, s->names[0],
-                         xe_elem(s->type.kind), loc(e));
+                         xe_block_elem(s->type.kind), loc(e));
       }
       r->root = pr->root;
       add_scalar(e, pr->names[0], x, "i64", r->names[0]);

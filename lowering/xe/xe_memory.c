@@ -227,7 +227,6 @@ zt_status_t xe_emit_load(xe_emitter_t* e, MlirOperation op) {
   ZT_RETURN_IF_ERROR(
       xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, 0)), &t));
   ZT_RETURN_IF_ERROR(check_elem(e, t.kind));
-  ZT_RETURN_IF_ERROR(xe_plain_scalar(e, &t, "a loaded value"));
   const char* et = xe_elem(t.kind);
   xe_val_t* r = xe_alloc(e, t);
   if (!r) return NULL;
@@ -249,7 +248,7 @@ zt_status_t xe_emit_load(xe_emitter_t* e, MlirOperation op) {
     if (o) xe_fresh(e, raw);
     xe_line(e);
     zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n",
-                     *dst, zt_scalar_kind_is_float(t.kind) ? "maxnumf" : "or", v,
+                     *dst, zt_scalar_kind_is_float(t.kind) && t.kind != ZT_BF16 ? "maxnumf" : "or", v,
                      et, et, loc(e));
     if (o) {
       xe_line(e);

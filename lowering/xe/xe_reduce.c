@@ -281,6 +281,9 @@ zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op) {
   if (s->layout != XE_LAYOUT_ROW16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reduction of a scalar");
   zt_scalar_kind_t k = s->type.kind;
+  if (k == ZT_BF16)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "reductions of bf16 tensors on Xe (reduce in float32: x.to(tl.float32))");
   bool f = zt_scalar_kind_is_float(k);
   bool nan_check = rk->nan_propagating && f;
   const char* et = xe_elem(k);

@@ -161,20 +161,14 @@ zt_status_t xe_tile_type(xe_emitter_t* e, MlirType t, zt_type_t* out) {
     }
   } else if (mlirTypeIsATensor(t) || mlirTypeIsAVector(t)) {
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "unranked or vector type");
-  } else if (mlirTypeIsABF16(t)) {
-    // bf16 scalars: constants held as i16 bits (xe_emit.c); xe_plain_scalar
-    // keeps them out of signatures and control flow.
+  }
+  if (mlirTypeIsABF16(elem)) {
+    // bf16 scalars and 1-D tensors travel as i16 bits (xe_elem); arithmetic
+    // on them runs in f32 (xe_emit.c).
     out->kind = ZT_BF16;
     return NULL;
   }
   return scalar_kind(e, elem, out);
-}
-
-zt_status_t xe_plain_scalar(xe_emitter_t* e, const zt_type_t* t, const char* what) {
-  if (t->rank == 0 && t->kind == ZT_BF16)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "a bf16 scalar as %s on Xe (compute in float32 and cast the tile)", what);
-  return NULL;
 }
 
 void xe_fresh(xe_emitter_t* e, xe_name_t out) {
@@ -397,14 +391,19 @@ xe_val_t* xe_lookup(xe_emitter_t* e, MlirValue v) {
 }
 
 const char* xe_elem(zt_scalar_kind_t k) {
+  if (k == ZT_BF16) return "i16";  // bits: see xe_internal.h
   return k == ZT_PTR ? "i64" : zt_scalar_kind_name(k);
+}
+
+const char* xe_block_elem(zt_scalar_kind_t k) {
+  return k == ZT_BF16 ? "bf16" : xe_elem(k);
 }
 
 void xe_chunk_type(const xe_val_t* v, zt_strbuf_t* sb) {
   if (v->layout == XE_LAYOUT_LAZY)
     zt_strbuf_puts(sb, "i64");
   else if (v->layout == XE_LAYOUT_BLOCK2D)
-    zt_strbuf_printf(sb, "vector<%dx16x%s>", v->br, xe_elem(v->type.kind));
+    zt_strbuf_printf(sb, "vector<%dx%dx%s>", v->br, v->bc, xe_block_elem(v->type.kind));
   else if (v->layout == XE_LAYOUT_SCALAR)
     zt_strbuf_puts(sb, xe_elem(v->type.kind));
   else if (v->type.kind == ZT_PTR)

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _C, runtime
 from .compiler import codegen
-from .compiler.errors import CompilationError
+from .compiler.errors import CompilationError, UnsupportedError
 from .language import core, dtypes as T
 from .tools.tensor_descriptor import TensorDescriptor
 
@@ -362,7 +362,11 @@ def _as_compilation_error(jitfn, e):
     col = int(m.group(2)) if m else 1
     idx = line - src.first_line
     src_line = src.lines[idx] if 0 <= idx < len(src.lines) else ""
-    return CompilationError(src.file, line, col, src_line, jitfn.__name__, msg, type(e).__name__)
+    # The compiler's UNSUPPORTED (a construct a target lacks) stays an
+    # UnsupportedError, as the front end's are.
+    cls = UnsupportedError if isinstance(e, getattr(_C, "UnsupportedError", ())) else \
+        CompilationError
+    return cls(src.file, line, col, src_line, jitfn.__name__, msg, type(e).__name__)
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, noinline=None, repr=None,

@@ -111,3 +111,25 @@ def test_undefined_name():
 
     with pytest.raises(CompilationError, match="undefined_thing"):
         k[(1,)](np.zeros(1, np.float32))
+
+
+@zetile.jit
+def bf16_row_sum(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(out_ptr, tl.reduce(x, 0, _bf16_add))
+
+
+@zetile.jit
+def _bf16_add(a, b):
+    return a + b
+
+
+def test_xe_bf16_reduction_names_the_line_and_the_fix():
+    # Elementwise bf16 builds for Xe (bits + f32 arithmetic); reductions of
+    # bf16 do not yet, and the message says where and what to do instead.
+    with pytest.raises(zetile.UnsupportedError) as ei:
+        zetile.compile(bf16_row_sum, signature={"x_ptr": "*bf16", "out_ptr": "*bf16"},
+                       constexprs={"BLOCK": 64}, target="pvc")
+    msg = str(ei.value)
+    assert "bf16" in msg and "float32" in msg, msg
+    assert ei.value.lineno == _line_of(bf16_row_sum, "tl.reduce"), msg

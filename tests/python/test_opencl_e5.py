@@ -62,6 +62,59 @@ def test_vector_add(n, block):
     assert res["guard"], "the kernel wrote past the masked tail"
 
 
+BF16_KERNEL = """
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def bf16_ops(x_ptr, y_ptr, out_ptr, big_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)   # bf16
+    y = tl.load(y_ptr + offs, mask=mask, other=0.0)   # bf16
+    r = tl.where(x > y, x * y + x, tl.maximum(x, y) - 1.5)   # bf16 arithmetic
+    tl.store(out_ptr + offs, r, mask=mask)
+    tl.store(big_ptr + offs, x.to(tl.float32) * 3.0 + y.to(tl.float32), mask=mask)
+"""
+
+
+def test_bf16_elementwise(tmp_path):
+    """1-D bf16 on Xe: i16 bits in the SPIR-V, arithmetic in f32 with
+    round-to-nearest-even back to bf16 (elementwise, where, maximum, casts):
+    bit-identical to ml_dtypes doing the same f32 computation."""
+    _opencl_cpu_or_skip()
+    (tmp_path / "bf16_kernel.py").write_text(BF16_KERNEL)
+    res = _run(f"""
+        import json, sys, numpy as np, ml_dtypes, zetile
+        sys.path.insert(0, {str(tmp_path)!r})
+        from bf16_kernel import bf16_ops
+        bf = ml_dtypes.bfloat16
+        rng = np.random.default_rng(3)
+        n = 1000
+        x = (rng.standard_normal(n) * 4).astype(bf)
+        y = (rng.standard_normal(n) * 4).astype(bf)
+        x[:4] = [np.nan, np.inf, -0.0, 1e-40]     # NaN, inf, signed zero, subnormal
+        out = np.zeros(n, bf)
+        big = np.zeros(n, np.float32)
+        bf16_ops[(zetile.cdiv(n, 128),)](x, y, out, big, n, BLOCK=128, num_warps=1)
+        zetile.get_device().synchronize()
+        xf, yf = x.astype(np.float32), y.astype(np.float32)
+        prod = (xf * yf).astype(bf).astype(np.float32)            # bf16 * bf16 -> bf16
+        lhs = (prod + xf).astype(bf)                              # ... + bf16 -> bf16
+        mx = np.fmax(xf, yf).astype(bf)          # tl.maximum: propagate_nan=NONE
+        rhs = (mx.astype(np.float32) - np.float32(1.5)).astype(bf)
+        want = np.where(xf > yf, lhs, rhs)
+        same = (want.view(np.uint16) == out.view(np.uint16)) | (np.isnan(want.astype(np.float32)) & np.isnan(out.astype(np.float32)))
+        want_big = xf * np.float32(3.0) + yf
+        print("RESULT", json.dumps({{"bad": int((~same).sum()),
+                                     "first": [float(v) for v in out[:8].astype(np.float32)],
+                                     "big_err": float(np.nanmax(np.abs(np.where(np.isfinite(want_big), big - want_big, 0))))}}))
+    """)
+    assert res["bad"] == 0, res
+    assert res["big_err"] == 0.0, res
+
+
 # One subgroup per program (num_warps=1): with several, zetile's Xe lowering
 # reduces across subgroups through SLM, whose addresses the SPIR-V keeps in
 # 32-bit integers, which Intel's CPU runtime cannot run (see

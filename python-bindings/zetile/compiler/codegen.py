@@ -745,6 +745,10 @@ class CodeGenerator(ast.NodeVisitor):
         finally:
             self.call_depth -= 1
             self.scope, self.src = saved
+            # Ops built after the call (a reduce around its combiner) belong
+            # to the call site, not to the callee's last line.
+            if node is not None:
+                self.set_loc(node)
         return ret
 
     def visit_Lambda(self, node):
