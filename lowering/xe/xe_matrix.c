@@ -978,10 +978,17 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
   MlirValue res = mlirOperationGetResult(op, 0);
   zt_type_t t;
   ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
-  if (t.kind == ZT_I1 || t.kind == ZT_PTR || zt_scalar_kind_is_int(t.kind))
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D loads of integer tensors");
-  xe_val_t* v = xe_alloc_role(e, t, xe_matrix_role(e, res));
+  if (t.kind == ZT_I1 || t.kind == ZT_PTR)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D loads of %s tensors",
+                   t.kind == ZT_I1 ? "boolean" : "pointer");
+  xe_val_t* v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
   if (!v) return NULL;
+  if (v->layout != XE_LAYOUT_BLOCK2D || v->bc != 16) {
+    xe_free_val(v);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "2-D gathers of %s tensors %s on Xe", zt_scalar_kind_name(t.kind),
+                   t.kind == ZT_I8 ? "feeding a dot (use tensor descriptors)" : "here");
+  }
   const char* et = xe_block_elem(t.kind);
   const char* mt = mem_elem(t.kind);
   const char* attr = xe_layout_attr(v);
@@ -989,8 +996,8 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
   tile_origin(e, v, row0, col0);
   char text[192];
   xe_name_t zero;
-  snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<0.0> : vector<%dx16x%s>",
-           attr, v->br, et);
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<%s> : vector<%dx16x%s>",
+           attr, zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", v->br, et);
   if (t.kind == ZT_BF16)
     snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<0> : vector<%dx16xi16>",
              attr, v->br);
@@ -1498,6 +1505,8 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
     else s = emit_block_io(e, op, name_is(n, "tile.block_store"));
   } else if (name_is(n, "tile.dot")) {
     s = emit_dot(e, op);
+  } else if (name_is(n, "tile.reduce") && value_rank(mlirOperationGetOperand(op, 0)) == 2) {
+    s = xe_emit_reduce_2d(e, op);
   } else if (name_is(n, "tile.load")) {
     s = emit_gather(e, op);
   } else if (name_is(n, "tile.store")) {

@@ -259,7 +259,8 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
 }
 
-zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op) {
+// The built-in kind of a tile.reduce (one operand, a single-op combiner).
+static zt_status_t reduce_kind_of(xe_emitter_t* e, MlirOperation op, const reduce_kind_t** out) {
   MlirAttribute comb = mlirOperationGetAttributeByName(
       op, mlirStringRefCreateFromCString("combiner"));
   if (mlirAttributeIsNull(comb) || !mlirAttributeIsAFlatSymbolRef(comb))
@@ -270,16 +271,35 @@ zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op) {
                    "reductions of %d tensors at once (argmin/argmax-style "
                    "combiners) are not supported on Xe yet",
                    (int)mlirOperationGetNumOperands(op));
-  const reduce_kind_t* rk = combiner_kind(e, cname);
-  if (!rk)
+  *out = combiner_kind(e, cname);
+  if (!*out)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "user-defined reduction combiner @%.*s (only single-op "
                    "built-in combiners such as sum/max/min are supported on Xe yet)",
                    (int)cname.length, cname.data);
+  return NULL;
+}
+
+static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const xe_val_t* s,
+                                xe_val_t** out);
+
+zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op) {
+  const reduce_kind_t* rk;
+  ZT_RETURN_IF_ERROR(reduce_kind_of(e, op, &rk));
   xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
   if (!s) return NULL;
   if (s->layout != XE_LAYOUT_ROW16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reduction of a scalar");
+  xe_val_t* r = NULL;
+  ZT_RETURN_IF_ERROR(reduce_row16(e, rk, s, &r));
+  if (r) xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return NULL;
+}
+
+// A 1-D (ROW16) record reduced to a new scalar record.
+static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const xe_val_t* s,
+                                xe_val_t** out) {
+  *out = NULL;
   zt_scalar_kind_t k = s->type.kind;
   if (k == ZT_BF16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
@@ -390,6 +410,172 @@ zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op) {
     zt_strbuf_printf(&e->body, "%s = arith.select %s, %s, %s : %s%s\n", r->names[0],
                      isnan, nan, red, et, loc(e));
   }
-  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  *out = r;
+  return NULL;
+}
+
+// tile.reduce of a 2-D tile (BLOCK2D, one subgroup) along one axis, to a
+// 1-D tensor in the ROW16 layout. Only ops that upstream distributes are
+// used: rows of a block are vector<16> values (vector.extract), lane j
+// holding column j.
+//  axis 0: each output chunk (16 columns) combines, elementwise, every row
+//          of its block column: no cross-lane work.
+//  axis 1: each row is reduced like a 1-D chunk (vector.reduction, a
+//          uniform scalar); output chunk c puts row 16c + i's scalar into
+//          lane i with a select on the lane index.
+zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
+  const reduce_kind_t* rk;
+  ZT_RETURN_IF_ERROR(reduce_kind_of(e, op, &rk));
+  xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  if (!s) return NULL;
+  MlirAttribute ax = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("axis"));
+  int axis = mlirAttributeIsNull(ax) || !mlirAttributeIsAInteger(ax)
+                 ? -1 : (int)mlirIntegerAttrGetValueInt(ax);
+  if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reduction of this 2-D value on Xe");
+  if (e->nsg != 1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "2-D reductions over a tile split across %d subgroups on Xe (one "
+                   "subgroup only for now: num_warps=1)", e->nsg);
+  if (axis != 0 && axis != 1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reduction along axis %d", axis);
+  zt_scalar_kind_t k = s->type.kind;
+  if (k == ZT_BF16 || k == ZT_I1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reductions of %s tensors on Xe",
+                   zt_scalar_kind_name(k));
+  MlirValue res = mlirOperationGetResult(op, 0);
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &rt));
+  if (rt.rank != 1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reductions keeping dims on Xe");
+  const char* et = xe_elem(k);
+  bool f = zt_scalar_kind_is_float(k);
+  bool nan_check = rk->nan_propagating && f;
+  xe_val_t* r = xe_alloc(e, rt);
+  if (!r) return NULL;
+  if (r->nchunks != (axis == 0 ? s->nbc : (s->tr + 15) / 16)) {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_INTERNAL, "2-D reduction result layout");
+  }
+  char idt[48];
+  identity_text(rk->identity, k, idt, sizeof idt);
+  // Row r of block (bi, bj) as a 16-lane vector.
+#define ROW(out, bi, bj, rr)                                                                \
+  do {                                                                                     \
+    xe_fresh(e, out);                                                                      \
+    xe_line(e);                                                                            \
+    zt_strbuf_printf(&e->body,                                                             \
+                     "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR       \
+                     "} : vector<16x%s> from vector<%dx16x%s>%s\n",                          \
+                     out, s->names[(bi) * s->nbc + (bj)], (int)(rr), et, s->br, et, loc(e)); \
+  } while (0)
+  if (axis == 0) {
+    xe_name_t nan_v;
+    if (nan_check) {
+      char text[128];
+      snprintf(text, sizeof text, "%s", float_bits(k, 2));
+      vconst(e, text, et, nan_v);
+    }
+    for (int32_t bj = 0; bj < s->nbc; ++bj) {
+      xe_name_t acc = "", any = "";
+      for (int32_t bi = 0; bi < s->nbr; ++bi)
+        for (int rr = 0; rr < s->br; ++rr) {
+          xe_name_t row, n;
+          ROW(row, bi, bj, rr);
+          if (nan_check) {
+            xe_name_t u;
+            vbinary(e, "arith.cmpf uno,", row, row, et, u);
+            if (any[0]) {
+              xe_name_t o;
+              xe_fresh(e, o);
+              xe_line(e);
+              zt_strbuf_printf(&e->body,
+                               "%s = arith.ori %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                               "} : vector<16xi1>%s\n", o, any, u, loc(e));
+              memcpy(any, o, sizeof any);
+            } else {
+              memcpy(any, u, sizeof any);
+            }
+          }
+          if (!acc[0]) {
+            memcpy(acc, row, sizeof acc);
+            continue;
+          }
+          vbinary(e, rk->combine, acc, row, et, n);
+          memcpy(acc, n, sizeof acc);
+        }
+      if (nan_check) {
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : vector<16xi1>, vector<16x%s>%s\n",
+                         r->names[bj], any, nan_v, acc, et, loc(e));
+      } else {
+        memcpy(r->names[bj], acc, sizeof acc);
+      }
+    }
+  } else {
+    xe_name_t lane, id;
+    xe_lane_i32(e, lane);
+    vconst(e, idt, et, id);
+    for (int32_t c = 0; c < r->nchunks; ++c) {
+      xe_name_t acc;
+      memcpy(acc, id, sizeof acc);
+      for (int i = 0; i < 16 && 16 * c + i < s->tr; ++i) {
+        int row = 16 * c + i, bi = row / s->br, rr = row % s->br;
+        // This row over all its column blocks: elementwise, then one chunk.
+        // (With a NaN check every chunk goes to reduce_row16 as it is.)
+        xe_name_t part = "";
+        for (int32_t bj = 0; bj < s->nbc && !nan_check; ++bj) {
+          xe_name_t v, n;
+          ROW(v, bi, bj, rr);
+          if (!part[0]) {
+            memcpy(part, v, sizeof part);
+          } else {
+            vbinary(e, rk->combine, part, v, et, n);
+            memcpy(part, n, sizeof part);
+          }
+        }
+        xe_val_t tmp = {.layout = XE_LAYOUT_ROW16, .numel = 16, .nchunks = 1};
+        xe_name_t names[64];
+        tmp.type = zt_type_tensor(zt_type_scalar(k), 1, (int64_t[]){16});
+        if (nan_check) {
+          int32_t nb = s->nbc < 64 ? s->nbc : 64;
+          for (int32_t bj = 0; bj < nb; ++bj) ROW(names[bj], bi, bj, rr);
+          tmp.nchunks = nb;
+          tmp.numel = 16 * nb;
+          tmp.type.shape[0] = tmp.numel;
+        } else {
+          memcpy(names[0], part, sizeof names[0]);
+        }
+        tmp.names = names;
+        xe_val_t* sc = NULL;
+        ZT_RETURN_IF_ERROR(reduce_row16(e, rk, &tmp, &sc));
+        if (!sc) return NULL;
+        xe_name_t b, cst, m, sel;
+        xe_fresh(e, b);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : %s to vector<16x%s>%s\n", b, sc->names[0], et, et, loc(e));
+        xe_free_val(sc);
+        char text[160];
+        snprintf(text, sizeof text,
+                 "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>",
+                 i);
+        xe_hoist(e, text, true, cst);
+        vbinary(e, "arith.cmpi eq,", lane, cst, "i32", m);
+        if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(sel, r->names[c], sizeof sel);
+        else xe_fresh(e, sel);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : vector<16xi1>, vector<16x%s>%s\n", sel, m, b, acc, et, loc(e));
+        memcpy(acc, sel, sizeof acc);
+      }
+    }
+  }
+#undef ROW
+  xe_bind(e, res, r);
   return NULL;
 }

@@ -115,6 +115,65 @@ def test_bf16_elementwise(tmp_path):
     assert res["big_err"] == 0.0, res
 
 
+REDUCE2D_KERNEL = """
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def reduce2d(X, OUT0, OUT1, M: tl.constexpr, N: tl.constexpr, OP: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    if OP == "sum":
+        tl.store(OUT0 + rn, tl.sum(x, axis=0))
+        tl.store(OUT1 + rm, tl.sum(x, axis=1))
+    else:
+        tl.store(OUT0 + rn, tl.max(x, axis=0))
+        tl.store(OUT1 + rm, tl.max(x, axis=1))
+"""
+
+
+@pytest.mark.parametrize("dt,op,m,n", [("float32", "sum", 8, 32), ("int32", "sum", 16, 64),
+                                       ("float32", "max", 32, 16), ("int8", "max", 8, 32)])
+def test_reduce_2d(tmp_path, dt, op, m, n):
+    """2-D reductions on Xe (one subgroup): along rows (elementwise over each
+    block column's rows) and along columns (one 16-lane reduction per row,
+    rows gathered into lanes by selects); max skips a NaN, as Triton's does."""
+    _opencl_cpu_or_skip()
+    (tmp_path / "reduce2d_kernel.py").write_text(REDUCE2D_KERNEL)
+    res = _run(f"""
+        import json, sys, numpy as np, zetile
+        sys.path.insert(0, {str(tmp_path)!r})
+        from reduce2d_kernel import reduce2d
+        rng = np.random.default_rng(7)
+        M, N, dt = {m}, {n}, np.dtype("{dt}")
+        if dt.kind == "f":
+            x = rng.standard_normal((M, N)).astype(dt)
+            x[1, 3] = np.nan if "{op}" == "max" else x[1, 3]
+        else:
+            x = rng.integers(-100, 100, (M, N)).astype(dt)
+        o0 = np.zeros(N, dt)
+        o1 = np.zeros(M, dt)
+        reduce2d[(1,)](x, o0, o1, M=M, N=N, OP="{op}", num_warps=1)
+        zetile.get_device().synchronize()
+        if "{op}" == "sum":
+            w0, w1 = x.sum(0, dtype=dt), x.sum(1, dtype=dt)
+        else:
+            # tl.max ignores NaN (Triton: propagate_nan defaults to NONE), as
+            # zetile's CPU target does.
+            w0, w1 = np.fmax.reduce(x, 0), np.fmax.reduce(x, 1)
+        def err(a, b):
+            a, b = a.astype(np.float64), b.astype(np.float64)
+            same_nan = np.isnan(a) == np.isnan(b)
+            return float(np.nanmax(np.abs(np.where(np.isnan(a) | np.isnan(b), 0, a - b)))) \
+                if same_nan.all() else float("inf")
+        print("RESULT", json.dumps({{"e0": err(o0, w0), "e1": err(o1, w1)}}))
+    """)
+    tol = 1e-5 if dt == "float32" else 0.0
+    assert res["e0"] <= tol and res["e1"] <= tol, res
+
+
 # One subgroup per program (num_warps=1): with several, zetile's Xe lowering
 # reduces across subgroups through SLM, whose addresses the SPIR-V keeps in
 # 32-bit integers, which Intel's CPU runtime cannot run (see
