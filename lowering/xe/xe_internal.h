@@ -238,6 +238,12 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled);
 int xe_matrix_role(xe_emitter_t* e, MlirValue v);
 void xe_matrix_cache_clear(xe_emitter_t* e);
 
+// --- xe_dot_f32.c -----------------------------------------------------------
+/// fp32 tile.dot of A/B/C blocks into r's names (bf16 pieces, 3 or 6 DPAS
+/// per block by input_precision).
+zt_status_t xe_emit_dot_f32(xe_emitter_t* e, MlirOperation op, const xe_val_t* a,
+                            const xe_val_t* b, const xe_val_t* c, xe_val_t* r);
+
 // --- xe_reduce.c ------------------------------------------------------------
 zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op);
 /// tile.reduce of a 2-D tile along one axis (one subgroup, built-in kinds).

@@ -75,6 +75,8 @@ static MlirWalkResult plan_cb(MlirOperation op, void* user) {
     for (int i = 0; i < 2; ++i) {
       MlirValue x = mlirOperationGetOperand(op, i);
       if (mlirValueIsAOpResult(x) && op_is(mlirOpResultGetOwner(x), "tile.load")) p->gather_dot = true;
+      // fp32 operands (and their bf16 pieces) take 2-3x the registers.
+      if (mlirTypeIsAF32(mlirShapedTypeGetElementType(mlirValueGetType(x)))) p->gather_dot = true;
     }
   }
   if (op_is(op, "tile.dot") && p->dot_m == 0) {
@@ -1176,14 +1178,12 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
                    "dot of %s x %s -> %s on Xe (int8 x int8 -> int32 for integers)",
                    zt_scalar_kind_name(ak), zt_scalar_kind_name(b->type.kind),
                    zt_scalar_kind_name(c->type.kind));
-  if (ak == ZT_F32)
+  bool f32 = ak == ZT_F32;
+  if (!int8 && ((ak != ZT_F16 && ak != ZT_BF16 && ak != ZT_F32) || b->type.kind != ak ||
+                c->type.kind != ZT_F32))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "fp32 dot on Xe (tf32/fp32 DPAS is not supported yet; use fp16 or "
-                   "bf16 inputs)");
-  if (!int8 && ((ak != ZT_F16 && ak != ZT_BF16) || b->type.kind != ak || c->type.kind != ZT_F32))
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "dot of %s x %s -> %s on Xe (fp16/bf16 inputs with fp32 "
-                   "accumulation only)",
+                   "dot of %s x %s -> %s on Xe (fp16/bf16/fp32 inputs with fp32 "
+                   "accumulation, int8 with int32)",
                    zt_scalar_kind_name(ak), zt_scalar_kind_name(b->type.kind),
                    zt_scalar_kind_name(c->type.kind));
   if (a->layout != XE_LAYOUT_BLOCK2D || a->role != XE_ROLE_A || b->layout != XE_LAYOUT_BLOCK2D ||
@@ -1213,8 +1213,16 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
     return xe_fail(e, ZT_STATUS_INTERNAL, "dot block shapes do not match");
   xe_val_t* r = xe_alloc_for(e, res, c->type, XE_ROLE_C);
   if (!r) return NULL;
+  if (f32) {
+    // bf16 pieces and 3 or 6 DPAS per block (xe_dot_f32.c).
+    zt_status_t st = xe_emit_dot_f32(e, op, a, b, c, r);
+    if (st) {
+      xe_free_val(r);
+      return st;
+    }
+  }
   const char* at = xe_block_elem(ak);
-  for (int32_t i = 0; i < c->nbr; ++i) {
+  for (int32_t i = 0; i < c->nbr && !f32; ++i) {
     for (int32_t j = 0; j < c->nbc; ++j) {
       const char* acc = c->names[i * c->nbc + j];
       xe_name_t cur;

@@ -178,7 +178,9 @@ void xe_fresh(xe_emitter_t* e, xe_name_t out) {
 const char* xe_layout_attr(const xe_val_t* v) {
   if (v->layout == XE_LAYOUT_BLOCK2D && v->type.kind == ZT_I8 && v->role != XE_ROLE_C)
     return v->role == XE_ROLE_B ? "#zt_b8" : "#zt_a8";
-  if (v->layout == XE_LAYOUT_BLOCK2D) return v->role == XE_ROLE_B ? "#zt_b" : "#zt_a";
+  // fp32 B blocks load without VNNI (xe_dot_f32.c makes the bf16 pieces).
+  if (v->layout == XE_LAYOUT_BLOCK2D)
+    return v->role == XE_ROLE_B && v->type.kind != ZT_F32 ? "#zt_b" : "#zt_a";
   return XE_LAYOUT_ATTR;
 }
 
