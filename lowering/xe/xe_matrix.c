@@ -886,13 +886,41 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
   else memcpy(cb, r[6]->names[0], sizeof cb);
   cast_index(e, rb, "i32", o0);
   cast_index(e, cb, "i32", o1);
+  // 2D block IO needs a 64-byte aligned base address: the base goes down to
+  // the 64-byte boundary and the columns move right by the difference (in
+  // elements: the base is element aligned), as Intel's Triton does. Columns
+  // left of the tensor then read memory before it instead of zeros; only
+  // negative column offsets could reach them.
+  xe_name_t base, m64, dlt, esz, dltel, dltidx, s1a, o1a;
+  {
+    char text[96];
+    xe_hoist(e, "arith.constant -64 : i64", false, m64);
+    snprintf(text, sizeof text, "arith.constant %d : i64", zt_scalar_kind_bits(t.kind) / 8);
+    xe_hoist(e, text, false, esz);
+    xe_fresh(e, base);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.andi %s, %s : i64%s\n", base, r[0]->names[0], m64,
+                     loc(e));
+    xe_fresh(e, dlt);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.subi %s, %s : i64%s\n", dlt, r[0]->names[0], base,
+                     loc(e));
+    xe_fresh(e, dltel);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.divui %s, %s : i64%s\n", dltel, dlt, esz, loc(e));
+    cast_index(e, dltel, "i64", dltidx);
+    add_scalar(e, s1, dltidx, "index", s1a);
+    add_scalar(e, o1, dltidx, "index", o1a);
+    memcpy(s1, s1a, sizeof s1);
+    memcpy(o1, o1a, sizeof o1);
+  }
   xe_name_t td;
   xe_fresh(e, td);
   xe_line(e);
   zt_strbuf_printf(&e->body,
                    "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
                    "i64 -> !xegpu.tensor_desc<%dx%dx%s, %s>%s\n",
-                   td, r[0]->names[0], s0, s1, st0, one, v->br, v->bc, et, attr, loc(e));
+                   td, base, s0, s1, st0, one, v->br, v->bc, et, attr, loc(e));
   for (int32_t bi = 0; bi < v->nbr; ++bi) {
     xe_name_t ro, ci, rr;
     hoist_index(e, (int64_t)bi * v->br, ci);
@@ -934,7 +962,7 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
     zt_strbuf_printf(&e->body,
                      "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
                      "i64 -> !xegpu.tensor_desc<%dx16x%s, #zt_a>%s\n",
-                     pd, r[0]->names[0], s0, s1, st0, one, ph, et, loc(e));
+                     pd, base, s0, s1, st0, one, ph, et, loc(e));
     int64_t rows = v->role == XE_ROLE_A ? v->tr : kdim;
     int64_t cols = v->role == XE_ROLE_A ? kdim : v->tc;
     for (int64_t pr = 0; pr < rows; pr += ph) {
