@@ -72,6 +72,7 @@ static zt_status_t propagate(dg2_t* c, MlirValue v, int32_t l, int depth) {
     MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
     return propagate(c, mlirBlockGetArgument(b, r + 1), l, depth + 1);
   }
+  if (dg2_op_is(op, "tile.block_load")) return NULL;  // its scalars keep no layout
   if (dg2_op_is(op, "tile.load") || dg2_op_is(op, "tile.addptr") ||
       dg2_op_prefix(op, "arith.") || dg2_op_prefix(op, "math."))
     return propagate_operands(c, op, l, depth);

@@ -599,6 +599,131 @@ static zt_status_t emit_store(dg2_t* c, MlirOperation op) {
   return NULL;
 }
 
+// tile.block_load / tile.block_store (block pointers, tensor descriptors):
+// per-element loads and stores in the layout the value has or needs, each
+// element's address base + (off_d + i_d) * stride_d, masked by the bounds
+// of the dims in boundary_check (dg2 has no 2D block IO; cl_intel_subgroups
+// block reads would need aligned rows).
+static zt_status_t block_elem_addr(dg2_t* c, const dg2_val_t* sc, uint32_t check, int esize,
+                                   char coords[][DG2_NAME], char addr[DG2_NAME],
+                                   char mask[DG2_NAME]) {
+  // sc: base, shape0, shape1, stride0, stride1, off0, off1 (scalars).
+  char sum[DG2_NAME] = "";
+  mask[0] = 0;
+  for (int d = 0; d < 2; ++d) {
+    char i32[DG2_NAME], i64[DG2_NAME], prod[DG2_NAME];
+    dg2_fresh(c, i32);
+    dg2_line(c, "%s = arith.addi %s, %s : i32", i32, sc[5 + d].name, coords[d]);
+    dg2_fresh(c, i64);
+    dg2_line(c, "%s = arith.extsi %s : i32 to i64", i64, i32);
+    dg2_fresh(c, prod);
+    dg2_line(c, "%s = arith.muli %s, %s : i64", prod, i64, sc[3 + d].name);
+    if (sum[0]) {
+      char t[DG2_NAME];
+      dg2_fresh(c, t);
+      dg2_line(c, "%s = arith.addi %s, %s : i64", t, sum, prod);
+      snprintf(sum, DG2_NAME, "%s", t);
+    } else {
+      snprintf(sum, DG2_NAME, "%s", prod);
+    }
+    if (check & (1u << d)) {
+      char z[DG2_NAME], ge[DG2_NAME], lt[DG2_NAME], in[DG2_NAME];
+      dg2_const(c, "i64", 0, z);
+      dg2_fresh(c, ge);
+      dg2_line(c, "%s = arith.cmpi sge, %s, %s : i64", ge, i64, z);
+      dg2_fresh(c, lt);
+      dg2_line(c, "%s = arith.cmpi slt, %s, %s : i64", lt, i64, sc[1 + d].name);
+      dg2_fresh(c, in);
+      dg2_line(c, "%s = arith.andi %s, %s : i1", in, ge, lt);
+      if (mask[0]) {
+        char t[DG2_NAME];
+        dg2_fresh(c, t);
+        dg2_line(c, "%s = arith.andi %s, %s : i1", t, mask, in);
+        snprintf(mask, DG2_NAME, "%s", t);
+      } else {
+        snprintf(mask, DG2_NAME, "%s", in);
+      }
+    }
+  }
+  char es[DG2_NAME], bytes[DG2_NAME];
+  dg2_const(c, "i64", esize, es);
+  dg2_fresh(c, bytes);
+  dg2_line(c, "%s = arith.muli %s, %s : i64", bytes, sum, es);
+  dg2_fresh(c, addr);
+  dg2_line(c, "%s = arith.addi %s, %s : i64", addr, sc[0].name, bytes);
+  return NULL;
+}
+
+static zt_status_t block_scalars(dg2_t* c, MlirOperation op, dg2_val_t sc[7]) {
+  if (mlirOperationGetNumOperands(op) < 7)
+    return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: block loads/stores of rank other than 2");
+  for (int i = 0; i < 7; ++i) {
+    const dg2_val_t* x;
+    ZT_RETURN_IF_ERROR(dg2_get_checked(c, mlirOperationGetOperand(op, i), &x));
+    if (x->kind != DV_SCALAR)
+      return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: a block pointer with tensor operands");
+    sc[i] = *x;
+  }
+  return NULL;
+}
+
+static uint32_t check_bits(MlirOperation op) {
+  MlirAttribute a =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("boundary_check"));
+  return mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a)
+             ? 0u : (uint32_t)mlirIntegerAttrGetValueInt(a);
+}
+
+static zt_status_t emit_block_load(dg2_t* c, MlirOperation op) {
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(result_type(op, 0, &rt));
+  if (rt.rank != 2) return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: 1-D block loads");
+  MlirAttribute pad = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("padding"));
+  if (!mlirAttributeIsNull(pad) && mlirAttributeIsAString(pad) &&
+      mlirStringAttrGetValue(pad).length == 3 &&
+      memcmp(mlirStringAttrGetValue(pad).data, "nan", 3) == 0)
+    return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: NaN padding");
+  dg2_val_t sc[7];
+  ZT_RETURN_IF_ERROR(block_scalars(c, op, sc));
+  int32_t l;
+  ZT_RETURN_IF_ERROR(pick_layout(c, op, &rt, &l));
+  dg2_val_t r;
+  ZT_RETURN_IF_ERROR(new_dist(c, &rt, l, &r));
+  uint32_t check = check_bits(op);
+  int esize = rt.kind == ZT_I1 ? 1 : zt_scalar_kind_bits(rt.kind) / 8;
+  for (int32_t k = 0; k < c->layouts[l].e; ++k) {
+    char coords[ZT_MAX_RANK][DG2_NAME], a[DG2_NAME], m[DG2_NAME];
+    dg2_coords(c, l, k, coords);
+    ZT_RETURN_IF_ERROR(block_elem_addr(c, sc, check, esize, coords, a, m));
+    load_elem(c, rt.kind, a, m[0] ? m : NULL, NULL, r.el[k]);
+  }
+  return dg2_put(c, mlirOperationGetResult(op, 0), &r);
+}
+
+static zt_status_t emit_block_store(dg2_t* c, MlirOperation op) {
+  MlirValue val = mlirOperationGetOperand(op, mlirOperationGetNumOperands(op) - 1);
+  zt_type_t vt;
+  ZT_RETURN_IF_ERROR(dg2_value_type(val, &vt));
+  if (vt.rank != 2) return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: 1-D block stores");
+  dg2_val_t sc[7];
+  ZT_RETURN_IF_ERROR(block_scalars(c, op, sc));
+  const dg2_val_t* v;
+  ZT_RETURN_IF_ERROR(dg2_get_checked(c, val, &v));
+  int32_t l;
+  if (v->kind == DV_DIST) l = v->layout;
+  else ZT_RETURN_IF_ERROR(dg2_blocked(c, vt.rank, vt.shape, &l));
+  uint32_t check = check_bits(op);
+  int esize = vt.kind == ZT_I1 ? 1 : zt_scalar_kind_bits(vt.kind) / 8;
+  for (int32_t k = 0; k < c->layouts[l].e; ++k) {
+    char coords[ZT_MAX_RANK][DG2_NAME], a[DG2_NAME], m[DG2_NAME], x[DG2_NAME];
+    dg2_coords(c, l, k, coords);
+    ZT_RETURN_IF_ERROR(dg2_elem(c, v, l, k, x));
+    ZT_RETURN_IF_ERROR(block_elem_addr(c, sc, check, esize, coords, a, m));
+    store_elem(c, vt.kind, a, x, m[0] ? m : NULL);
+  }
+  return NULL;
+}
+
 static zt_status_t emit_grid(dg2_t* c, MlirOperation op, const char* fn) {
   int64_t axis = dg2_int_attr(op, "axis", 0);
   char name[40], ax[DG2_NAME], w[DG2_NAME];
@@ -622,6 +747,8 @@ zt_status_t dg2_emit_op(dg2_t* c, MlirOperation op) {
   if (dg2_op_is(op, "tile.reduce")) return dg2_emit_reduce(c, op);
   if (dg2_op_is(op, "tile.dot")) return dg2_emit_dot(c, op);
   if (dg2_op_is(op, "tile.load")) return emit_load(c, op);
+  if (dg2_op_is(op, "tile.block_load")) return emit_block_load(c, op);
+  if (dg2_op_is(op, "tile.block_store")) return emit_block_store(c, op);
   if (dg2_op_is(op, "tile.store")) return emit_store(c, op);
   if (dg2_op_is(op, "tile.make_range") || dg2_op_is(op, "tile.splat")) {
     dg2_val_t v = {.kind = DV_LAZY, .op = op};

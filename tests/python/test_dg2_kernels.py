@@ -81,6 +81,27 @@ def test_matmul_uses_dpas_on_acm_g10(dtype):
         assert ":bf" in text
 
 
+@needs_tools
+@pytest.mark.parametrize("kind", ["descriptor", "block_ptr"])
+def test_block_io_matmuls_use_dpas_on_acm_g10(kind):
+    # dg2 has no 2D block IO: tensor-descriptor and block-pointer loads become
+    # per-element loads masked by the bounds, in the DPAS operand layouts.
+    from matmul import matmul_block_ptr_kernel, matmul_descriptor_kernel
+    consts = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}
+    if kind == "descriptor":
+        fn = matmul_descriptor_kernel
+        sig = {"a_desc": "tensordesc<fp16[32,32]>", "b_desc": "tensordesc<fp16[32,32]>",
+               "c_desc": "tensordesc<fp32[32,32]>", "M": "i32", "N": "i32", "K": "i32"}
+    else:
+        fn, sig = matmul_block_ptr_kernel, MATMUL_SIG.replace("*fp16,*fp16,*fp16", "*fp16,*fp16,*fp32")
+    ck = zcompile(fn, signature=sig, constexprs=consts, target="dg2")
+    _spirv_val(ck.asm["spirv"])
+    text = _single(isa.ocloc_isa(ck.asm["spirv"], "dg2")[0])
+    k = isa.analyze_isa(text)
+    assert k["calla"] == 0, k
+    assert k["dpas"] >= 4 and k["dpas_in_innermost_loop"] >= 4, k
+
+
 def test_unsupported_dot_names_its_location():
     from matmul import matmul_kernel
     with pytest.raises(Exception) as e:
