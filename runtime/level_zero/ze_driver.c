@@ -72,7 +72,16 @@ static void fill_info(int32_t index, ze_driver_handle_t driver, ze_device_handle
   snprintf(info->backend, sizeof info->backend, "level_zero");
   snprintf(info->description, sizeof info->description, "%s", p->name);
   const char* target = zt_ze_target_for(p->deviceId, p->name);
-  // Unknown Intel GPUs get the newest target; ZETILE_TARGET overrides.
+  if (!target[0] && s->zeDeviceGetComputeProperties) {
+    // An id and name we do not know (NEO's simulated devices report id 0):
+    // SIMD8 support marks the Xe-HPG class, whose DPAS is SIMD8 (dg2);
+    // PVC and BMG offer sub-groups of 16 and 32 only.
+    ze_device_compute_properties_t cp = {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES};
+    if (s->zeDeviceGetComputeProperties(dev, &cp) == ZE_RESULT_SUCCESS)
+      for (uint32_t i = 0; i < cp.numSubGroupSizes && i < ZE_SUBGROUPSIZE_COUNT; ++i)
+        if (cp.subGroupSizes[i] == 8) target = "dg2";
+  }
+  // Other unknown Intel GPUs get the newest target; ZETILE_TARGET overrides.
   const char* forced = getenv("ZETILE_TARGET");
   snprintf(info->target, sizeof info->target, "%s",
            forced && forced[0] ? forced : (target[0] ? target : "pvc"));

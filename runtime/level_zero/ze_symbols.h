@@ -41,7 +41,8 @@
   REQUIRED(zeEventDestroy)                      \
   REQUIRED(zeEventHostSynchronize)              \
   REQUIRED(zeEventHostReset)                    \
-  OPTIONAL(zeDriverGetApiVersion)
+  OPTIONAL(zeDriverGetApiVersion)               \
+  OPTIONAL(zeDeviceGetComputeProperties)
 
 typedef struct zt_ze_syms_s {
   void* library;

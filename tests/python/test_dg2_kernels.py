@@ -1,7 +1,10 @@
 """dg2 target (Arc A-series, Xe-HPG, SIMD8): the tutorial kernels through
 zetile's own SIMD8 lowering. Evidence: E1 (spirv-val) and E2 (ocloc for
-acm-g10 builds them with no unresolved call); for the matmul, DPAS in the
-XeHPG ISA inside the K loop. Numerics cannot be checked here (no DG2)."""
+acm-g10 builds them with no unresolved call); for the matmuls, DPAS in the
+XeHPG ISA inside the K loop; E3: Debian's Level Zero driver simulating a DG2
+(AUB mode) creates and launches them, the runtime picking the dg2 target by
+itself. Numerics cannot be checked here (no DG2; the OpenCL CPU runtime has
+no SIMD8 DPAS emulation)."""
 import os
 import subprocess
 import sys
@@ -9,7 +12,7 @@ import tempfile
 
 import pytest
 
-from zt_testutil import EXAMPLES, have_tool
+from zt_testutil import AUB_ENV, EXAMPLES, have_tool, neo_installed, run_python
 from zetile.jit import compile as zcompile
 from zetile.tools import isa
 
@@ -110,3 +113,40 @@ def test_unsupported_dot_names_its_location():
                              "GROUP_SIZE_M": 4}, target="dg2")
     msg = str(e.value)
     assert "tile.dot" in msg and "matmul.py:" in msg and "dg2" in msg
+
+
+E3_LAUNCH = r"""
+import json, numpy as np, zetile
+from vector_add import add_kernel
+from softmax import softmax_kernel
+from matmul import matmul_kernel, matmul_block_ptr_kernel
+devs = [d for d in zetile.devices() if d["backend"] == "level_zero"]
+assert devs and devs[0]["target"] == "dg2", devs
+zetile.set_device(devs[0]["name"])
+dev = zetile.get_device()
+f16, f32 = zetile.language.float16, zetile.language.float32
+out = {}
+x, y, o = (zetile.empty(4096, f32) for _ in range(3))
+ck = add_kernel[(4,)](x, y, o, 4096, BLOCK_SIZE=1024)
+out["subgroup"] = int(ck.metadata["subgroup_size"])
+softmax_kernel[(4,)](o, x, 1024, 1024, 4, 1000, BLOCK_SIZE=1024)
+M, N, K = 127, 259, 67
+a, b, c = zetile.empty((M, K), f16), zetile.empty((K, N), f16), zetile.empty((M, N), f16)
+matmul_kernel[(4 * 9,)](a, b, c, M, N, K, K, 1, N, 1, N, 1, BLOCK_SIZE_M=32, BLOCK_SIZE_N=32,
+                        BLOCK_SIZE_K=32, GROUP_SIZE_M=4)
+matmul_block_ptr_kernel[(4, 9)](a, b, c, M, N, K, K, 1, N, 1, N, 1, BLOCK_M=32, BLOCK_N=32,
+                                BLOCK_K=32)
+dev.synchronize()
+out["launched"] = True
+print("RESULT " + json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not neo_installed(), reason="Debian's NEO (intel-opencl-icd) is not installed")
+def test_e3_level_zero_dg2_creates_and_launches():
+    env = dict(AUB_ENV, ProductFamilyOverride="dg2")
+    r = run_python(E3_LAUNCH, env=env, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    res = __import__("json").loads(line[len("RESULT "):])
+    assert res["launched"] and res["subgroup"] == 8, res
