@@ -105,29 +105,24 @@ def matmul(a, b, c, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=4):
     return c
 
 
-def matmul_descriptor(a, b, c, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32):
+def _descriptor_matmul(kernel, a, b, c, BLOCK_M, BLOCK_N, BLOCK_K):
     M, K = a.shape
     _, N = b.shape
     a_d = TensorDescriptor.from_tensor(a, [BLOCK_M, BLOCK_K])
     b_d = TensorDescriptor.from_tensor(b, [BLOCK_K, BLOCK_N])
     c_d = TensorDescriptor.from_tensor(c, [BLOCK_M, BLOCK_N])
     grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
-    matmul_descriptor_kernel[grid](a_d, b_d, c_d, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                                   BLOCK_K=BLOCK_K)
+    kernel[grid](a_d, b_d, c_d, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
     return c
+
+
+def matmul_descriptor(a, b, c, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32):
+    return _descriptor_matmul(matmul_descriptor_kernel, a, b, c, BLOCK_M, BLOCK_N, BLOCK_K)
 
 
 def matmul_int8(a, b, c, BLOCK_M=32, BLOCK_N=32, BLOCK_K=64):
     """c (int32) = a (int8) @ b (int8); row strides 16-byte aligned (descriptors)."""
-    M, K = a.shape
-    _, N = b.shape
-    a_d = TensorDescriptor.from_tensor(a, [BLOCK_M, BLOCK_K])
-    b_d = TensorDescriptor.from_tensor(b, [BLOCK_K, BLOCK_N])
-    c_d = TensorDescriptor.from_tensor(c, [BLOCK_M, BLOCK_N])
-    grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
-    matmul_int8_kernel[grid](a_d, b_d, c_d, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                             BLOCK_K=BLOCK_K)
-    return c
+    return _descriptor_matmul(matmul_int8_kernel, a, b, c, BLOCK_M, BLOCK_N, BLOCK_K)
 
 
 def matmul_block_ptr(a, b, c, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32):
