@@ -596,6 +596,7 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
   else if (name_is(n, "tile.load")) s = xe_emit_load(e, op);
   else if (name_is(n, "tile.store")) s = xe_emit_store(e, op);
   else if (name_is(n, "tile.reduce")) s = xe_emit_reduce(e, op);
+  else if (name_is(n, "tile.scan")) s = xe_emit_scan(e, op);
   else if (name_is(n, "scf.for")) s = xe_emit_for(e, op);
   else if (name_is(n, "scf.if")) s = xe_emit_if(e, op);
   else if (name_is(n, "scf.while")) s = xe_emit_while(e, op);

@@ -132,6 +132,10 @@ static MlirWalkResult data_cb(MlirOperation op, void* user) {
     }
   } else if (name_is(n, "tile.block_load") || name_is(n, "tile.load")) {
     if (nr == 1) mark(d, mlirOperationGetResult(op, 0));
+  } else if (name_is(n, "tile.scan") && nr >= 1 && no >= 1) {
+    MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
+    if (any_data(d, vs, 2))
+      for (int i = 0; i < 2; ++i) mark(d, vs[i]);
   } else if (name_is(n, "tile.store") || name_is(n, "tile.block_store")) {
     mark(d, mlirOperationGetOperand(op, name_is(n, "tile.store") ? 1 : no - 1));
   } else if ((has_prefix(n, "arith.") || has_prefix(n, "math.")) && nr == 1 && no <= 3 &&
@@ -190,7 +194,7 @@ zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
     sn = 1;
     while (sn * 2 <= nw && n % (sn * 2 * 16) == 0) sn *= 2;
     sm = nw / sn;
-    if (m % (sm * 8))
+    if (m % (sm * 8) && !(sm == 1 && (m == 1 || m == 2 || m == 4)))
       return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
                             "Xe lowering: num_warps %d does not split a %lldx%lld tile "
                             "into 8x16 blocks",
@@ -1236,6 +1240,8 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
       }
     }
   }
+  if (a->br != 8 || c->br != 8)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "dots of fewer than 8 rows (M < 8) on Xe");
   int ksteps = a->nbc;
   if (b->nbr != ksteps || a->nbr != c->nbr || b->nbc != c->nbc)
     return xe_fail(e, ZT_STATUS_INTERNAL, "dot block shapes do not match");
@@ -1543,6 +1549,8 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
     s = emit_dot(e, op);
   } else if (name_is(n, "tile.reduce") && value_rank(mlirOperationGetOperand(op, 0)) == 2) {
     s = xe_emit_reduce_2d(e, op);
+  } else if (name_is(n, "tile.scan")) {
+    s = xe_emit_scan(e, op);
   } else if (name_is(n, "tile.load")) {
     s = emit_gather(e, op);
   } else if (name_is(n, "tile.store")) {

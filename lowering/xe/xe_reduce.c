@@ -3,6 +3,7 @@
 // arguments); chunks are combined elementwise, then one vector.reduction
 // (upstream lowers it to 4 butterfly shuffles across the 16 lanes).
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mlir-c/BuiltinAttributes.h>
@@ -576,6 +577,198 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
     }
   }
 #undef ROW
+  xe_bind(e, res, r);
+  return NULL;
+}
+
+// --- scans -------------------------------------------------------------------
+//
+// tile.scan (cumsum, cumprod, associative_scan with a built-in combiner) in
+// one subgroup. Along the lanes (1-D tensors, axis 1 of 2-D tiles) lane i
+// of a 16-lane row gets the reduction of the lanes up to i (from i on, for
+// reverse), each a vector.reduction of the row with the other lanes set to
+// the identity, put into lane i by a select on the lane index: 16
+// reductions per row, the upstream-distributable way (no lane extracts or
+// shuffles of our own). Across rows (axis 0) the running value is combined
+// elementwise. Rows longer than 16 carry the previous chunks' total.
+
+static void scalar_combine(xe_emitter_t* e, const reduce_kind_t* rk, const char* a,
+                           const char* b, const char* et, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = %s %s, %s : %s%s\n", out, rk->combine, a, b, et, loc(e));
+}
+
+// Inclusive scan of the first n lanes of row x; carry (or "") is combined
+// in; *total gets the combination of all n lanes (and the carry).
+static void scan_row(xe_emitter_t* e, const reduce_kind_t* rk, zt_scalar_kind_t k, const char* x,
+                     int n, bool rev, const char* carry, xe_name_t out, xe_name_t total) {
+  const char* et = xe_elem(k);
+  char idt[48];
+  identity_text(rk->identity, k, idt, sizeof idt);
+  xe_name_t lane, id, acc;
+  xe_lane_i32(e, lane);
+  vconst(e, idt, et, id);
+  memcpy(acc, id, sizeof acc);
+  for (int i = 0; i < n; ++i) {
+    xe_name_t ci, inc, sel, s, b, eq, nacc;
+    char text[160];
+    snprintf(text, sizeof text,
+             "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>", i);
+    xe_hoist(e, text, true, ci);
+    // Lanes in prefix i: lane <= i (forward), i <= lane < n (reverse).
+    vbinary(e, rev ? "arith.cmpi sge," : "arith.cmpi sle,", lane, ci, "i32", inc);
+    if (rev && n < 16) {
+      xe_name_t cn, lt, both;
+      snprintf(text, sizeof text,
+               "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>",
+               n);
+      xe_hoist(e, text, true, cn);
+      vbinary(e, "arith.cmpi slt,", lane, cn, "i32", lt);
+      vbinary(e, "arith.andi", inc, lt, "i1", both);
+      memcpy(inc, both, sizeof inc);
+    }
+    xe_fresh(e, sel);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16xi1>, vector<16x%s>%s\n", sel, inc, x, id, et, loc(e));
+    xe_fresh(e, s);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n", s,
+                     rk->kind, sel, et, et, loc(e));
+    if (carry && carry[0]) {
+      xe_name_t sc;
+      scalar_combine(e, rk, carry, s, et, sc);
+      memcpy(s, sc, sizeof s);
+    }
+    if ((!rev && i == n - 1) || (rev && i == 0)) memcpy(total, s, XE_NAME_MAX);
+    xe_fresh(e, b);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : %s to vector<16x%s>%s\n", b, s, et, et, loc(e));
+    vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
+    xe_fresh(e, nacc);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16xi1>, vector<16x%s>%s\n", nacc, eq, b, acc, et, loc(e));
+    memcpy(acc, nacc, sizeof acc);
+  }
+  memcpy(out, acc, XE_NAME_MAX);
+}
+
+zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
+  const reduce_kind_t* rk;
+  ZT_RETURN_IF_ERROR(reduce_kind_of(e, op, &rk));
+  xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  if (!s) return NULL;
+  zt_scalar_kind_t k = s->type.kind;
+  if (k == ZT_BF16 || k == ZT_I1 || (rk->nan_propagating && zt_scalar_kind_is_float(k)))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "scans of %s with this combiner on Xe (bf16, i1 and NaN-propagating "
+                   "max/min are not supported yet)", zt_scalar_kind_name(k));
+  MlirAttribute ax = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("axis"));
+  MlirAttribute rv = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("reverse"));
+  int axis = mlirAttributeIsNull(ax) || !mlirAttributeIsAInteger(ax)
+                 ? 0 : (int)mlirIntegerAttrGetValueInt(ax);
+  bool rev = !mlirAttributeIsNull(rv) && mlirAttributeIsABool(rv) && mlirBoolAttrGetValue(rv);
+  MlirValue res = mlirOperationGetResult(op, 0);
+  const char* et = xe_elem(k);
+  if (s->layout == XE_LAYOUT_ROW16) {
+    if (s->dist)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "scans of a 1-D tensor split across subgroups on Xe (num_warps=1)");
+    xe_val_t* r = xe_alloc_for(e, res, s->type, XE_ROLE_C);
+    if (!r) return NULL;
+    xe_name_t carry = "";
+    for (int32_t q = 0; q < s->nchunks; ++q) {
+      int32_t c = rev ? s->nchunks - 1 - q : q;
+      int64_t n = s->numel - 16 * (int64_t)c;
+      xe_name_t total;
+      scan_row(e, rk, k, s->names[c], n < 16 ? (int)n : 16, rev, carry, r->names[c], total);
+      memcpy(carry, total, sizeof carry);
+    }
+    xe_bind(e, res, r);
+    return NULL;
+  }
+  if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a scan of this value on Xe");
+  if (e->nsg != 1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "2-D scans over a tile split across %d subgroups on Xe (num_warps=1)", e->nsg);
+  xe_val_t* r = xe_alloc_for(e, res, s->type, XE_ROLE_C);
+  if (!r) return NULL;
+  // Result blocks are built row by row into a zero block.
+  char text[160];
+  xe_name_t zero;
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
+           zt_scalar_kind_is_float(k) ? "0.0" : "0", s->br, et);
+  xe_hoist(e, text, true, zero);
+  xe_name_t* cur = calloc((size_t)r->nchunks, sizeof *cur);
+  if (!cur) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+  for (int32_t i = 0; i < r->nchunks; ++i) memcpy(cur[i], zero, sizeof cur[i]);
+  int32_t rows = s->tr;
+#define ROW(out, bi, bj, rr)                                                                \
+  do {                                                                                     \
+    xe_fresh(e, out);                                                                      \
+    xe_line(e);                                                                            \
+    zt_strbuf_printf(&e->body,                                                             \
+                     "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR       \
+                     "} : vector<16x%s> from vector<%dx16x%s>%s\n",                          \
+                     out, s->names[(bi) * s->nbc + (bj)], (int)(rr), et, s->br, et, loc(e)); \
+  } while (0)
+#define PUT(bi, bj, rr, val)                                                                \
+  do {                                                                                     \
+    xe_name_t nb_;                                                                         \
+    xe_fresh(e, nb_);                                                                      \
+    xe_line(e);                                                                            \
+    zt_strbuf_printf(&e->body,                                                             \
+                     "%s = vector.insert %s, %s [%d] {layout_result_0 = #zt_a} : "          \
+                     "vector<16x%s> into vector<%dx16x%s>%s\n",                              \
+                     nb_, val, cur[(bi) * s->nbc + (bj)], (int)(rr), et, s->br, et, loc(e)); \
+    memcpy(cur[(bi) * s->nbc + (bj)], nb_, sizeof nb_);                                     \
+  } while (0)
+  if (axis == 0) {
+    for (int32_t bj = 0; bj < s->nbc; ++bj) {
+      xe_name_t acc = "";
+      for (int32_t q = 0; q < rows; ++q) {
+        int32_t row = rev ? rows - 1 - q : q, bi = row / s->br, rr = row % s->br;
+        xe_name_t x, n;
+        ROW(x, bi, bj, rr);
+        if (acc[0]) {
+          // Later rows combine onto the running value (the kinds commute).
+          vbinary(e, rk->combine, acc, x, et, n);
+          memcpy(acc, n, sizeof acc);
+        } else {
+          memcpy(acc, x, sizeof acc);
+        }
+        PUT(bi, bj, rr, acc);
+      }
+    }
+  } else if (axis == 1) {
+    for (int32_t row = 0; row < rows; ++row) {
+      int32_t bi = row / s->br, rr = row % s->br;
+      xe_name_t carry = "";
+      for (int32_t q = 0; q < s->nbc; ++q) {
+        int32_t bj = rev ? s->nbc - 1 - q : q;
+        xe_name_t x, o, total;
+        ROW(x, bi, bj, rr);
+        scan_row(e, rk, k, x, 16, rev, carry, o, total);
+        memcpy(carry, total, sizeof carry);
+        PUT(bi, bj, rr, o);
+      }
+    }
+  } else {
+    free(cur);
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D scan along axis %d", axis);
+  }
+#undef ROW
+#undef PUT
+  memcpy(r->names, cur, (size_t)r->nchunks * sizeof *cur);
+  free(cur);
   xe_bind(e, res, r);
   return NULL;
 }

@@ -174,6 +174,64 @@ def test_reduce_2d(tmp_path, dt, op, m, n):
     assert res["e0"] <= tol and res["e1"] <= tol, res
 
 
+SCAN_KERNEL = """
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def scan2d(X, OUT, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, OP: tl.constexpr,
+           REVERSE: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    if OP == "cumsum":
+        r = tl.cumsum(x, axis=AXIS, reverse=REVERSE)
+    else:
+        r = tl.cumprod(x % 3 + 1, axis=AXIS, reverse=REVERSE)
+    tl.store(OUT + rm[:, None] * N + rn[None, :], r)
+
+
+@zetile.jit
+def scan1d(X, OUT, n, BLOCK: tl.constexpr, REVERSE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n, other=0)
+    tl.store(OUT + offs, tl.cumsum(x, 0, reverse=REVERSE), mask=offs < n)
+"""
+
+
+@pytest.mark.parametrize("op,dt,axis,rev,m,n", [
+    ("cumsum", "int32", 1, False, 4, 16), ("cumsum", "float32", 0, True, 4, 16),
+    ("cumprod", "int32", 0, False, 8, 32), ("cumsum", "int32", 1, True, 2, 32),
+])
+def test_scans(tmp_path, op, dt, axis, rev, m, n):
+    """Scans on Xe (one subgroup): along lanes by masked reductions selected
+    into lanes, with a carry across 16-lane chunks; along rows elementwise."""
+    _opencl_cpu_or_skip()
+    (tmp_path / "scan_kernels.py").write_text(SCAN_KERNEL)
+    res = _run(f"""
+        import json, sys, numpy as np, zetile
+        sys.path.insert(0, {str(tmp_path)!r})
+        from scan_kernels import scan2d, scan1d
+        rng = np.random.default_rng(2)
+        M, N, dt = {m}, {n}, np.dtype("{dt}")
+        x = rng.integers(-9, 10, (M, N)).astype(dt)
+        out = np.zeros((M, N), dt)
+        scan2d[(1,)](x, out, M=M, N=N, AXIS={axis}, OP="{op}", REVERSE={rev}, num_warps=1)
+        v = rng.integers(-9, 10, 40).astype(dt)
+        o1 = np.zeros(64, dt)
+        scan1d[(1,)](v, o1, 40, BLOCK=64, REVERSE={rev}, num_warps=1)
+        zetile.get_device().synchronize()
+        src = x if "{op}" == "cumsum" else np.fmod(x, 3) + 1   # C remainder, as Triton
+        f = np.cumsum if "{op}" == "cumsum" else np.cumprod
+        want = np.flip(f(np.flip(src, {axis}), axis={axis}), {axis}) if {rev} else f(src, axis={axis})
+        want1 = np.flip(np.cumsum(np.flip(v))) if {rev} else np.cumsum(v)
+        print("RESULT", json.dumps({{"err2": float(np.abs(out.astype(np.float64) - want).max()),
+                                     "err1": float(np.abs(o1[:40].astype(np.float64) - want1).max())}}))
+    """)
+    assert res["err2"] == 0 and res["err1"] == 0, res
+
+
 # One subgroup per program (num_warps=1): with several, zetile's Xe lowering
 # reduces across subgroups through SLM, whose addresses the SPIR-V keeps in
 # 32-bit integers, which Intel's CPU runtime cannot run (see
