@@ -132,6 +132,10 @@ static MlirWalkResult data_cb(MlirOperation op, void* user) {
     }
   } else if (name_is(n, "tile.block_load") || name_is(n, "tile.load")) {
     if (nr == 1) mark(d, mlirOperationGetResult(op, 0));
+  } else if (name_is(n, "tile.broadcast") && nr == 1 && no == 1) {
+    MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
+    if (any_data(d, vs, 2))
+      for (int i = 0; i < 2; ++i) mark(d, vs[i]);
   } else if (name_is(n, "tile.scan") && nr >= 1 && no >= 1) {
     MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
     if (any_data(d, vs, 2))
@@ -1491,6 +1495,183 @@ static zt_status_t emit_block_splat(xe_emitter_t* e, MlirOperation op) {
   return NULL;
 }
 
+// --- 1-D -> 2-D: expand_dims and broadcast of data values -----------------
+//
+// (1, N) from a 1-D tensor is a tile of one-row blocks (lane j holds column
+// j, as in the 1-D chunks). (M, 1) has no block form (16 lanes per block
+// row): it stays a pending record (LAZY, root = the expand_dims) that a
+// broadcast to (M, N) resolves: row r of the result is element r of the
+// 1-D tensor in every lane, moved out of its lane by a masked
+// vector.reduction (the cross-lane op upstream distributes).
+
+static zt_status_t emit_expand_dims_data(xe_emitter_t* e, MlirOperation op) {
+  MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  int axis = (int)int_attr(op, "axis", 0);
+  xe_val_t* s = xe_lookup(e, src);
+  if (!s) return NULL;
+  if (value_rank(src) != 1 || s->layout != XE_LAYOUT_ROW16 || s->dist)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "expand_dims of this value on Xe (1-D tensors in one subgroup only)");
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+  if (axis == 1) {
+    xe_val_t* r = calloc(1, sizeof *r);
+    if (r) r->names = calloc(1, sizeof(xe_name_t));
+    if (!r || !r->names) {
+      free(r);
+      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    }
+    r->type = t;
+    r->layout = XE_LAYOUT_LAZY;
+    r->nchunks = 1;
+    r->root = res;
+    xe_hoist(e, "arith.constant 0 : i64", false, r->names[0]);
+    xe_bind(e, res, r);
+    return NULL;
+  }
+  xe_val_t* r = xe_alloc_for(e, res, t, XE_ROLE_C);
+  if (!r) return NULL;
+  if (r->layout != XE_LAYOUT_BLOCK2D || r->br != 1 || r->nbc != s->nchunks) {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "expand_dims to this 2-D layout on Xe");
+  }
+  const char* et = xe_elem(t.kind);
+  // vector.insert of a row into a block is what upstream distributes (a
+  // vector.broadcast vector<16> -> vector<1x16> leaves the row's producer
+  // undistributed in 22.1.8).
+  char text[160];
+  xe_name_t zero;
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<1x16x%s>",
+           zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", et);
+  xe_hoist(e, text, true, zero);
+  for (int32_t bj = 0; bj < r->nbc; ++bj) {
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = vector.insert %s, %s [0] {layout_result_0 = #zt_a} : vector<16x%s> "
+                     "into vector<1x16x%s>%s\n",
+                     r->names[bj], s->names[bj], zero, et, et, loc(e));
+  }
+  xe_bind(e, res, r);
+  return NULL;
+}
+
+// Element i of a 1-D record as a uniform scalar (masked reduction).
+static void lane_value(xe_emitter_t* e, const xe_val_t* s, int64_t i, xe_name_t out) {
+  const char* et = xe_elem(s->type.kind);
+  bool f = zt_scalar_kind_is_float(s->type.kind);
+  xe_name_t lane, ci, eq, zero, sel;
+  xe_lane_i32(e, lane);
+  char text[160];
+  snprintf(text, sizeof text,
+           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>",
+           (int)(i % 16));
+  xe_hoist(e, text, true, ci);
+  snprintf(text, sizeof text,
+           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%s> : vector<16x%s>",
+           f ? "-0.0" : "0", et);
+  xe_hoist(e, text, true, zero);
+  xe_fresh(e, eq);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.cmpi eq, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi32>%s\n", eq, lane, ci, loc(e));
+  xe_fresh(e, sel);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi1>, vector<16x%s>%s\n", sel, eq, s->names[i / 16], zero, et,
+                   loc(e));
+  // Every other lane holds -0.0 (0 for integers): the add gives x exactly,
+  // signed zeros and NaN included.
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n",
+                   out, f ? "add" : "or", sel, et, et, loc(e));
+}
+
+static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
+  MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  xe_val_t* s = xe_lookup(e, src);
+  if (!s) return NULL;
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+  xe_val_t* r = xe_alloc_for(e, res, t, XE_ROLE_C);
+  if (!r) return NULL;
+  const char* et = xe_elem(t.kind);
+  if (r->layout != XE_LAYOUT_BLOCK2D || r->bc != 16) {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "broadcast to this 2-D layout on Xe");
+  }
+  if (s->layout == XE_LAYOUT_BLOCK2D && s->br == 1 && s->nbc == r->nbc && e->nsg == 1) {
+    // (1, N) -> (M, N): every block row is the source row.
+    for (int32_t bj = 0; bj < r->nbc; ++bj) {
+      xe_name_t row;
+      xe_fresh(e, row);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = vector.extract %s[0] {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16x%s> from vector<1x16x%s>%s\n",
+                       row, s->names[bj], et, et, loc(e));
+      char text[160];
+      xe_name_t blk;
+      snprintf(text, sizeof text,
+               "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
+               zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", r->br, et);
+      xe_hoist(e, text, true, blk);
+      for (int32_t rr = 0; rr < r->br; ++rr) {
+        xe_name_t nb;
+        xe_fresh(e, nb);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.insert %s, %s [%d] {layout_result_0 = #zt_a} : "
+                         "vector<16x%s> into vector<%dx16x%s>%s\n",
+                         nb, row, blk, (int)rr, et, r->br, et, loc(e));
+        memcpy(blk, nb, sizeof blk);
+      }
+      for (int32_t bi = 0; bi < r->nbr; ++bi) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
+    }
+    xe_bind(e, res, r);
+    return NULL;
+  }
+  MlirOperation def = mlirValueIsAOpResult(src) ? mlirOpResultGetOwner(src) : (MlirOperation){NULL};
+  xe_val_t* col = NULL;
+  if (s->layout == XE_LAYOUT_LAZY && op_is(def, "tile.expand_dims") &&
+      int_attr(def, "axis", 0) == 1)
+    col = xe_lookup(e, mlirOperationGetOperand(def, 0));
+  if (!col || col->layout != XE_LAYOUT_ROW16 || col->dist || e->nsg != 1) {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "broadcast of this value to 2-D on Xe");
+  }
+  // (M, 1) -> (M, N): row r is col[r] in every lane.
+  char text[160];
+  xe_name_t zero;
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
+           zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", r->br, et);
+  xe_hoist(e, text, true, zero);
+  for (int32_t bi = 0; bi < r->nbr; ++bi) {
+    xe_name_t blk;
+    memcpy(blk, zero, sizeof blk);
+    for (int32_t rr = 0; rr < r->br; ++rr) {
+      xe_name_t v, b, nb;
+      lane_value(e, col, (int64_t)bi * r->br + rr, v);
+      xe_fresh(e, b);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : %s to vector<16x%s>%s\n", b, v, et, et, loc(e));
+      xe_fresh(e, nb);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = vector.insert %s, %s [%d] {layout_result_0 = #zt_a} : vector<16x%s> "
+                       "into vector<%dx16x%s>%s\n", nb, b, blk, (int)rr, et, r->br, et, loc(e));
+      memcpy(blk, nb, sizeof blk);
+    }
+    for (int32_t bj = 0; bj < r->nbc; ++bj) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
+  }
+  xe_bind(e, res, r);
+  return NULL;
+}
+
 // A lazy 2-D value: nothing to emit now. addptr by a uniform amount keeps
 // the root and adds to the carried offset.
 static zt_status_t emit_lazy(xe_emitter_t* e, MlirOperation op) {
@@ -1576,6 +1757,10 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
                     "operation producing a 2-D integer tensor not supported on Xe yet");
     } else if (name_is(n, "tile.splat")) {
       s = emit_block_splat(e, op);
+    } else if (name_is(n, "tile.expand_dims")) {
+      s = emit_expand_dims_data(e, op);
+    } else if (name_is(n, "tile.broadcast")) {
+      s = emit_broadcast_data(e, op);
     } else if ((has_prefix(n, "arith.") || has_prefix(n, "math.")) &&
                mlirOperationGetNumRegions(op) == 0) {
       s = emit_block_elementwise(e, op);

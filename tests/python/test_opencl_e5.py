@@ -232,6 +232,46 @@ def test_scans(tmp_path, op, dt, axis, rev, m, n):
     assert res["err2"] == 0 and res["err1"] == 0, res
 
 
+SOFTMAX2D_KERNEL = """
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def softmax_rows(X, B, OUT, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :]) + tl.load(B + rn)[None, :]
+    x = x - tl.max(x, axis=1)[:, None]
+    p = tl.exp(x)
+    tl.store(OUT + rm[:, None] * N + rn[None, :], p / tl.sum(p, axis=1)[:, None])
+"""
+
+
+def test_row_softmax_2d(tmp_path):
+    """Per-row statistics broadcast back over 2-D tiles (x - max[:, None],
+    bias[None, :]), as attention and 2-D softmax kernels do."""
+    _opencl_cpu_or_skip()
+    (tmp_path / "softmax2d_kernel.py").write_text(SOFTMAX2D_KERNEL)
+    res = _run(f"""
+        import json, sys, numpy as np, zetile
+        sys.path.insert(0, {str(tmp_path)!r})
+        from softmax2d_kernel import softmax_rows
+        rng = np.random.default_rng(4)
+        M, N = 16, 32
+        x = rng.standard_normal((M, N)).astype(np.float32) * 3
+        b = rng.standard_normal(N).astype(np.float32)
+        out = np.zeros((M, N), np.float32)
+        softmax_rows[(1,)](x, b, out, M=M, N=N, num_warps=1)
+        zetile.get_device().synchronize()
+        z = (x + b).astype(np.float64)
+        z = np.exp(z - z.max(1, keepdims=True))
+        want = z / z.sum(1, keepdims=True)
+        print("RESULT", json.dumps({{"err": float(np.abs(out - want).max())}}))
+    """)
+    assert res["err"] < 1e-6, res
+
+
 # One subgroup per program (num_warps=1): with several, zetile's Xe lowering
 # reduces across subgroups through SLM, whose addresses the SPIR-V keeps in
 # 32-bit integers, which Intel's CPU runtime cannot run (see
