@@ -415,6 +415,18 @@ static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const 
   return NULL;
 }
 
+// Row rr of block (bi, bj) of a BLOCK2D record as a 16-lane vector.
+static void block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, int32_t rr,
+                      xe_name_t out) {
+  const char* et = xe_elem(s->type.kind);
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16x%s> from vector<%dx16x%s>%s\n",
+                   out, s->names[bi * s->nbc + bj], (int)rr, et, s->br, et, loc(e));
+}
+
 // tile.reduce of a 2-D tile (BLOCK2D, one subgroup) along one axis, to a
 // 1-D tensor in the ROW16 layout. Only ops that upstream distributes are
 // used: rows of a block are vector<16> values (vector.extract), lane j
@@ -460,16 +472,7 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
   }
   char idt[48];
   identity_text(rk->identity, k, idt, sizeof idt);
-  // Row r of block (bi, bj) as a 16-lane vector.
-#define ROW(out, bi, bj, rr)                                                                \
-  do {                                                                                     \
-    xe_fresh(e, out);                                                                      \
-    xe_line(e);                                                                            \
-    zt_strbuf_printf(&e->body,                                                             \
-                     "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR       \
-                     "} : vector<16x%s> from vector<%dx16x%s>%s\n",                          \
-                     out, s->names[(bi) * s->nbc + (bj)], (int)(rr), et, s->br, et, loc(e)); \
-  } while (0)
+#define ROW(out, bi, bj, rr) block_row(e, s, bi, bj, rr, out)
   if (axis == 0) {
     xe_name_t nan_v;
     if (nan_check) {
@@ -710,15 +713,7 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
   if (!cur) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
   for (int32_t i = 0; i < r->nchunks; ++i) memcpy(cur[i], zero, sizeof cur[i]);
   int32_t rows = s->tr;
-#define ROW(out, bi, bj, rr)                                                                \
-  do {                                                                                     \
-    xe_fresh(e, out);                                                                      \
-    xe_line(e);                                                                            \
-    zt_strbuf_printf(&e->body,                                                             \
-                     "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR       \
-                     "} : vector<16x%s> from vector<%dx16x%s>%s\n",                          \
-                     out, s->names[(bi) * s->nbc + (bj)], (int)(rr), et, s->br, et, loc(e)); \
-  } while (0)
+#define ROW(out, bi, bj, rr) block_row(e, s, bi, bj, rr, out)
 #define PUT(bi, bj, rr, val)                                                                \
   do {                                                                                     \
     xe_name_t nb_;                                                                         \
