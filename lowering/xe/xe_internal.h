@@ -248,6 +248,9 @@ zt_status_t xe_emit_dot_f32(xe_emitter_t* e, MlirOperation op, const xe_val_t* a
 zt_status_t xe_emit_reduce(xe_emitter_t* e, MlirOperation op);
 /// tile.reduce of a 2-D tile along one axis (one subgroup, built-in kinds).
 zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op);
+/// tile.reduce of (values, positions) with argmax/argmin's combiner (1-D, or
+/// 2-D along either axis; one subgroup): xe_argreduce.c.
+zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op);
 /// tile.scan of a 1-D or 2-D tensor (one subgroup, built-in kinds).
 zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op);
 /// Combines a per-subgroup scalar `in` of kind k across the nsg subgroups

@@ -645,9 +645,13 @@ static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_
       if (dim(src, d) != 1) si[d] = idx[d];
     return lazy_eval(e, src, si, out);
   }
-  if (name_is(n, "tile.expand_dims")) {
+  if (name_is(n, "tile.expand_dims") ||
+      (name_is(n, "tile.reshape") && value_rank(mlirOperationGetOperand(op, 0)) == 1 &&
+       rank == 2 && (dim(v, 0) == 1 || dim(v, 1) == 1))) {
     MlirValue src = mlirOperationGetOperand(op, 0);
-    int axis = (int)int_attr(op, "axis", 0);
+    // A reshape of n elements to (n, 1) / (1, n) is an expand_dims.
+    int axis = name_is(n, "tile.reshape") ? (dim(v, 0) == 1 ? 0 : 1)
+                                          : (int)int_attr(op, "axis", 0);
     if (value_rank(src) != 1 || rank != 2)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED, "expand_dims beyond 1-D -> 2-D");
     idx_t si[2] = {idx[axis == 0 ? 1 : 0], {0}};
@@ -1728,6 +1732,8 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
     else s = emit_block_io(e, op, name_is(n, "tile.block_store"));
   } else if (name_is(n, "tile.dot")) {
     s = emit_dot(e, op);
+  } else if (name_is(n, "tile.reduce") && mlirOperationGetNumOperands(op) == 2) {
+    s = xe_emit_argreduce(e, op);
   } else if (name_is(n, "tile.reduce") && value_rank(mlirOperationGetOperand(op, 0)) == 2) {
     s = xe_emit_reduce_2d(e, op);
   } else if (name_is(n, "tile.scan")) {
@@ -1748,6 +1754,8 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
                !xe_is_data(e, res)) {
       if (name_is(n, "tile.make_range") || name_is(n, "tile.splat") ||
           name_is(n, "tile.broadcast") || name_is(n, "tile.expand_dims") ||
+          (name_is(n, "tile.reshape") && value_rank(mlirOperationGetOperand(op, 0)) == 1 &&
+           (t.shape[0] == 1 || t.shape[1] == 1)) ||
           name_is(n, "tile.addptr") ||
           ((has_prefix(n, "arith.") || has_prefix(n, "math.")) &&
            mlirOperationGetNumRegions(op) == 0))

@@ -272,6 +272,57 @@ def test_row_softmax_2d(tmp_path):
     assert res["err"] < 1e-6, res
 
 
+ARG_KERNEL = """
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def arg2d(X, O0, O1, V, n, M: tl.constexpr, N: tl.constexpr, MAX: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    offs = tl.arange(0, 64)
+    v = tl.load(V + offs, mask=offs < n, other=0)
+    if MAX:
+        tl.store(O0 + rn, tl.argmax(x, axis=0))
+        tl.store(O1 + rm, tl.argmax(x, axis=1))
+        tl.store(O0 + N, tl.argmax(v, axis=0))
+    else:
+        tl.store(O0 + rn, tl.argmin(x, axis=0))
+        tl.store(O1 + rm, tl.argmin(x, axis=1))
+        tl.store(O0 + N, tl.argmin(v, axis=0))
+"""
+
+
+@pytest.mark.parametrize("dt,is_max", [("int32", True), ("float32", False), ("int8", True)])
+def test_argmax_argmin(tmp_path, dt, is_max):
+    """argmax/argmin with ties (small integer values): the first index wins,
+    as numpy's and Triton's tie_break_left; 1-D with a masked tail and 2-D
+    along both axes."""
+    _opencl_cpu_or_skip()
+    (tmp_path / "arg_kernel.py").write_text(ARG_KERNEL)
+    res = _run(f"""
+        import json, sys, numpy as np, zetile
+        sys.path.insert(0, {str(tmp_path)!r})
+        from arg_kernel import arg2d
+        rng = np.random.default_rng(8)
+        M, N, n, dt = 16, 32, 45, np.dtype("{dt}")
+        x = rng.integers(-4, 5, (M, N)).astype(dt)
+        v = rng.integers(-4, 5, 64).astype(dt)
+        o0 = np.full(N + 1, -7, np.int32)
+        o1 = np.full(M, -7, np.int32)
+        arg2d[(1,)](x, o0, o1, v, n, M=M, N=N, MAX={is_max}, num_warps=1)
+        zetile.get_device().synchronize()
+        f = np.argmax if {is_max} else np.argmin
+        ok = (np.array_equal(o0[:N], f(x, 0)) and np.array_equal(o1, f(x, 1))
+              and int(o0[N]) == int(f(v[:n])))
+        print("RESULT", json.dumps({{"ok": bool(ok), "o1": o1.tolist()[:8],
+                                     "want1": f(x, 1).tolist()[:8], "v": int(o0[N]), "wv": int(f(v[:n]))}}))
+    """)
+    assert res["ok"], res
+
+
 # One subgroup per program (num_warps=1): with several, zetile's Xe lowering
 # reduces across subgroups through SLM, whose addresses the SPIR-V keeps in
 # 32-bit integers, which Intel's CPU runtime cannot run (see
