@@ -92,7 +92,7 @@ static void chunk_op(xe_emitter_t* e, bool vec, const char* op, const char* a, c
 }
 
 // bf16 bits -> f32: the bits are the high half of the f32.
-static xe_val_t* bf16_to_f32(xe_emitter_t* e, const xe_val_t* x) {
+xe_val_t* xe_bf16_to_f32(xe_emitter_t* e, const xe_val_t* x) {
   zt_type_t t = x->type;
   t.kind = ZT_F32;
   xe_val_t* r = xe_alloc(e, t);
@@ -113,7 +113,7 @@ static xe_val_t* bf16_to_f32(xe_emitter_t* e, const xe_val_t* x) {
 }
 
 // f32 -> bf16 bits, rounding to nearest even; NaN stays a quiet NaN.
-static xe_val_t* f32_to_bf16(xe_emitter_t* e, const xe_val_t* x) {
+xe_val_t* xe_f32_to_bf16(xe_emitter_t* e, const xe_val_t* x) {
   zt_type_t t = x->type;
   t.kind = ZT_BF16;
   xe_val_t* r = xe_alloc(e, t);
@@ -196,7 +196,7 @@ static zt_status_t emit_bf16_elementwise(xe_emitter_t* e, const char* opname,
   } else {
     for (int i = 0; i < nops && !e->error; ++i) {
       use[i] = ops[i];
-      if (ops[i]->type.kind == ZT_BF16) use[i] = tmp[i] = bf16_to_f32(e, ops[i]);
+      if (ops[i]->type.kind == ZT_BF16) use[i] = tmp[i] = xe_bf16_to_f32(e, ops[i]);
     }
     zt_type_t ft = rt;
     if (ft.kind == ZT_BF16) ft.kind = ZT_F32;
@@ -219,7 +219,7 @@ static zt_status_t emit_bf16_elementwise(xe_emitter_t* e, const char* opname,
       s = emit_plain_elementwise(e, op, props, use, nops, ft, &f);
     }
     if (!s && f && rt.kind == ZT_BF16) {
-      xe_val_t* r = f32_to_bf16(e, f);
+      xe_val_t* r = xe_f32_to_bf16(e, f);
       xe_free_val(f);
       f = r;
     }

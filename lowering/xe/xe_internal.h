@@ -212,6 +212,10 @@ zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
                                 const char* props, xe_val_t** ops, int nops,
                                 zt_type_t rt, xe_val_t** out);
 
+/// bf16 (i16 bits) <-> f32 copies of a scalar or 1-D record (new records,
+/// not bound; NULL on out-of-memory).
+xe_val_t* xe_bf16_to_f32(xe_emitter_t* e, const xe_val_t* x);
+xe_val_t* xe_f32_to_bf16(xe_emitter_t* e, const xe_val_t* x);
 /// Math ops upstream cannot lower for Xe (rejected with a message).
 bool xe_math_unsupported(MlirStringRef name);
 

@@ -302,9 +302,20 @@ static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const 
                                 xe_val_t** out) {
   *out = NULL;
   zt_scalar_kind_t k = s->type.kind;
-  if (k == ZT_BF16)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "reductions of bf16 tensors on Xe (reduce in float32: x.to(tl.float32))");
+  if (k == ZT_BF16) {
+    // bf16: reduce the f32 values (exact for max/min; sums and products
+    // accumulate in f32) and round the result once.
+    xe_val_t* wide = xe_bf16_to_f32(e, s);
+    if (!wide) return NULL;
+    wide->dist = s->dist;
+    xe_val_t* r32 = NULL;
+    zt_status_t st = reduce_row16(e, rk, wide, &r32);
+    xe_free_val(wide);
+    if (st || !r32) return st;
+    *out = xe_f32_to_bf16(e, r32);
+    xe_free_val(r32);
+    return NULL;
+  }
   bool f = zt_scalar_kind_is_float(k);
   bool nan_check = rk->nan_propagating && f;
   const char* et = xe_elem(k);
@@ -454,7 +465,8 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reduction along axis %d", axis);
   zt_scalar_kind_t k = s->type.kind;
   if (k == ZT_BF16 || k == ZT_I1)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reductions of %s tensors on Xe",
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "2-D reductions of %s tensors on Xe (reduce in float32: x.to(tl.float32))",
                    zt_scalar_kind_name(k));
   MlirValue res = mlirOperationGetResult(op, 0);
   zt_type_t rt;

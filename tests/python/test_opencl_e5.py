@@ -323,6 +323,31 @@ def test_argmax_argmin(tmp_path, dt, is_max):
     assert res["ok"], res
 
 
+def test_bf16_softmax():
+    """The softmax tutorial on bf16 rows: bf16 max/sum reductions run on the
+    f32 values (max exact; the sum accumulates in f32, rounded once), the
+    elementwise ops in f32 rounded to bf16 per op."""
+    _opencl_cpu_or_skip()
+    res = _run("""
+        import json, numpy as np, ml_dtypes, zetile
+        from softmax import softmax_kernel
+        bf = ml_dtypes.bfloat16
+        rng = np.random.default_rng(12)
+        rows, cols = 6, 100
+        x = (rng.standard_normal((rows, cols)) * 2).astype(bf)
+        y = np.zeros((rows, cols), bf)
+        softmax_kernel[(rows,)](y, x, cols, cols, rows, cols, BLOCK_SIZE=128, num_warps=1)
+        zetile.get_device().synchronize()
+        z = x.astype(np.float64)
+        z = np.exp(z - z.max(1, keepdims=True))
+        want = z / z.sum(1, keepdims=True)
+        print("RESULT", json.dumps({"err": float(np.abs(y.astype(np.float64) - want).max()),
+                                    "rowsum": float(np.abs(y.astype(np.float64).sum(1) - 1).max())}))
+    """)
+    # bf16 keeps 8 bits: a few ulps of the largest probabilities.
+    assert res["err"] < 2e-2 and res["rowsum"] < 5e-2, res
+
+
 # One subgroup per program (num_warps=1): with several, zetile's Xe lowering
 # reduces across subgroups through SLM, whose addresses the SPIR-V keeps in
 # 32-bit integers, which Intel's CPU runtime cannot run (see
