@@ -243,9 +243,10 @@ zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op) {
   if (kk == ZT_BF16 || kk == ZT_I1 || kk == ZT_PTR)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "argmin/argmax of %s on Xe",
                    zt_scalar_kind_name(kk));
-  if (e->nsg != 1 || (s->layout == XE_LAYOUT_ROW16 && s->dist))
+  if ((s->layout == XE_LAYOUT_ROW16 && s->dist) ||
+      (s->layout == XE_LAYOUT_BLOCK2D && !xe_axis_local(e, s, axis)))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "argmin/argmax over a tensor split across subgroups on Xe (num_warps=1)");
+                   "argmin/argmax over a tensor split across subgroups along the axis on Xe");
   bool f = zt_scalar_kind_is_float(kk);
   argk_t k = {.et = xe_elem(kk)};
   if (f) {

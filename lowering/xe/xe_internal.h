@@ -126,6 +126,9 @@ void xe_format_loc(MlirLocation loc, zt_strbuf_t* sb);
 /// Reads the tile type of an MLIR type (rank 0 or 1 only; 2-D and bf16 are
 /// UNSUPPORTED here for this milestone).
 zt_status_t xe_tile_type(xe_emitter_t* e, MlirType t, zt_type_t* out);
+/// Whether a 2-D record's reduction along `axis` stays inside each subgroup
+/// and its 1-D result lands in the 1-D layout's place (see xe_matrix_plan).
+bool xe_axis_local(const xe_emitter_t* e, const xe_val_t* t, int axis);
 /// A new record for type t with fresh names ("%v<id>_<k>"), not bound.
 /// 2-D float tensors get role C (xe_alloc_role for others).
 xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t);

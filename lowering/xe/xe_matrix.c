@@ -67,10 +67,20 @@ typedef struct plan_s {
   int64_t big_m, big_n;    // largest 2-D float tile otherwise
   bool has_2d;
   bool gather_dot;         // a dot operand comes from a pointer-tensor load
+  unsigned along;          // bit a: a 2-D reduce/scan along axis a, or (bit 1) a
+                           // column broadcast (M, 1) -> (M, N)
 } plan_t;
 
 static MlirWalkResult plan_cb(MlirOperation op, void* user) {
   plan_t* p = user;
+  if ((op_is(op, "tile.reduce") || op_is(op, "tile.scan")) &&
+      value_rank(mlirOperationGetOperand(op, 0)) == 2) {
+    int64_t a = int_attr(op, "axis", -1);
+    if (a == 0 || a == 1) p->along |= 1u << a;
+  }
+  if (op_is(op, "tile.broadcast") && value_rank(mlirOperationGetOperand(op, 0)) == 2 &&
+      dim(mlirOperationGetOperand(op, 0), 1) == 1)
+    p->along |= 2u;
   if (op_is(op, "tile.dot")) {
     for (int i = 0; i < 2; ++i) {
       MlirValue x = mlirOperationGetOperand(op, i);
@@ -221,6 +231,18 @@ zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
     }
     sm = m / tm > 0 ? m / tm : 1;
     sn = n / tn > 0 ? n / tn : 1;
+    // Work along one axis only (row statistics, column sums) stays inside a
+    // subgroup when the tile is split along the other axis alone, in parts
+    // of 16 (the 1-D results then sit where the 1-D layout puts them).
+    if (!p.dot_m && sm * sn > 1 && (p.along == 2u || p.along == 1u)) {
+      bool rows = p.along == 2u;
+      int64_t len = rows ? m : n;
+      int64_t parts = len / 16 < 32 ? len / 16 : 32;
+      while (parts > 1 && len % (parts * 16)) parts /= 2;
+      if (parts < 1) parts = 1;
+      sm = rows ? parts : 1;
+      sn = rows ? 1 : parts;
+    }
   }
   e->sg_m = (int)sm;
   e->sg_n = (int)sn;
@@ -1513,7 +1535,9 @@ static zt_status_t emit_expand_dims_data(xe_emitter_t* e, MlirOperation op) {
   int axis = (int)int_attr(op, "axis", 0);
   xe_val_t* s = xe_lookup(e, src);
   if (!s) return NULL;
-  if (value_rank(src) != 1 || s->layout != XE_LAYOUT_ROW16 || s->dist)
+  // (M, 1) columns may be split across subgroups by rows (the broadcast
+  // checks the split matches); (1, N) rows need the whole tensor.
+  if (value_rank(src) != 1 || s->layout != XE_LAYOUT_ROW16 || (s->dist && axis != 1))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "expand_dims of this value on Xe (1-D tensors in one subgroup only)");
   zt_type_t t;
@@ -1642,7 +1666,9 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
   if (s->layout == XE_LAYOUT_LAZY && op_is(def, "tile.expand_dims") &&
       int_attr(def, "axis", 0) == 1)
     col = xe_lookup(e, mlirOperationGetOperand(def, 0));
-  if (!col || col->layout != XE_LAYOUT_ROW16 || col->dist || e->nsg != 1) {
+  bool local = e->nsg == 1 ? !col || !col->dist
+                            : e->sg_n == 1 && col && col->dist && col->nchunks * 16 == r->tr;
+  if (!col || col->layout != XE_LAYOUT_ROW16 || !local) {
     xe_free_val(r);
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "broadcast of this value to 2-D on Xe");
   }

@@ -457,12 +457,12 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
                  ? -1 : (int)mlirIntegerAttrGetValueInt(ax);
   if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reduction of this 2-D value on Xe");
-  if (e->nsg != 1)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "2-D reductions over a tile split across %d subgroups on Xe (one "
-                   "subgroup only for now: num_warps=1)", e->nsg);
   if (axis != 0 && axis != 1)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reduction along axis %d", axis);
+  if (!xe_axis_local(e, s, axis))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D reduction along axis %d of a tile split that way across subgroups "
+                   "(%dx%d) on Xe", axis, e->sg_m, e->sg_n);
   zt_scalar_kind_t k = s->type.kind;
   if (k == ZT_BF16 || k == ZT_I1)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
@@ -710,9 +710,10 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
   }
   if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a scan of this value on Xe");
-  if (e->nsg != 1)
+  if ((axis == 1 && e->sg_n != 1) || (axis == 0 && e->sg_m != 1))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "2-D scans over a tile split across %d subgroups on Xe (num_warps=1)", e->nsg);
+                   "a 2-D scan along axis %d of a tile split that way across subgroups "
+                   "(%dx%d) on Xe", axis, e->sg_m, e->sg_n);
   xe_val_t* r = xe_alloc_for(e, res, s->type, XE_ROLE_C);
   if (!r) return NULL;
   // Result blocks are built row by row into a zero block.

@@ -576,3 +576,13 @@ void xe_once_mask(xe_emitter_t* e, const char* m, xe_name_t out) {
                    "} : vector<16xi1>%s\n",
                    out, m, sg0, e->loc.data ? e->loc.data : "");
 }
+
+bool xe_axis_local(const xe_emitter_t* e, const xe_val_t* t, int axis) {
+  if (e->nsg <= 1) return true;
+  // Reducing along axis 1 (rows' results): whole rows per subgroup, and a
+  // distributed 1-D layout over the rows that matches the split.
+  int64_t len = t->type.shape[axis == 1 ? 0 : 1];
+  int32_t part = axis == 1 ? t->tr : t->tc;
+  bool whole = axis == 1 ? e->sg_n == 1 : e->sg_m == 1;
+  return whole && part % 16 == 0 && len / 16 >= e->nsg;
+}

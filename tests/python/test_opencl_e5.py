@@ -248,6 +248,62 @@ def softmax_rows(X, B, OUT, M: tl.constexpr, N: tl.constexpr):
 """
 
 
+ROWS_KERNEL = """
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def row_softmax(X, OUT, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    x = x - tl.max(x, axis=1)[:, None]
+    p = tl.exp(x)
+    tl.store(OUT + rm[:, None] * N + rn[None, :], p / tl.sum(p, axis=1)[:, None])
+
+
+@zetile.jit
+def col_sums(X, OUT, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    tl.store(OUT + rn, tl.sum(x, axis=0))
+"""
+
+
+def test_row_and_column_work_over_several_subgroups(tmp_path):
+    """zetile's own split (no num_warps): a 64x64 row softmax is split by rows
+    (4 subgroups of 16 whole rows) and 32x128 column sums by columns, so the
+    reductions and broadcasts stay inside each subgroup. Intel's CPU runtime
+    runs several subgroups per workgroup when no SLM is involved."""
+    _opencl_cpu_or_skip()
+    (tmp_path / "rows_kernel.py").write_text(ROWS_KERNEL)
+    res = _run(f"""
+        import json, sys, numpy as np, zetile
+        sys.path.insert(0, {str(tmp_path)!r})
+        from rows_kernel import row_softmax, col_sums
+        def ls(k):  # work-items per workgroup ("64,1,1" or a list)
+            v = k.metadata["local_size"]
+            return int(str(v).strip("[]() ").split(",")[0])
+        rng = np.random.default_rng(6)
+        x = (rng.standard_normal((64, 64)) * 3).astype(np.float32)
+        y = np.zeros_like(x)
+        ck = row_softmax[(1,)](x, y, M=64, N=64)
+        z = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+        want = z / z.sum(1, keepdims=True)
+        c = rng.standard_normal((32, 128)).astype(np.float32)
+        o = np.zeros(128, np.float32)
+        ck2 = col_sums[(1,)](c, o, M=32, N=128)
+        zetile.get_device().synchronize()
+        print("RESULT", json.dumps({{"err": float(np.abs(y - want).max()),
+                                     "err2": float(np.abs(o - c.astype(np.float64).sum(0)).max()),
+                                     "ls": ls(ck), "ls2": ls(ck2)}}))
+    """)
+    assert res["err"] < 1e-6 and res["err2"] < 1e-4, res
+    assert res["ls"] > 16 and res["ls2"] > 16, res  # several subgroups each
+
+
 def test_row_softmax_2d(tmp_path):
     """Per-row statistics broadcast back over 2-D tiles (x - max[:, None],
     bias[None, :]), as attention and 2-D softmax kernels do."""
