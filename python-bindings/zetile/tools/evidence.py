@@ -91,6 +91,42 @@ ck = matmul_descriptor_kernel[(zetile.cdiv(M, 32), zetile.cdiv(N, 32))](ad, bd, 
 sync()
 err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
 """, 2e-3),
+    "matmul_int8": ("matmul_int8_kernel", """
+from matmul import matmul_int8_kernel
+from zetile.tools.tensor_descriptor import TensorDescriptor
+M, N, K = 127, 272, 96
+a = rng.integers(-128, 128, (M, K), dtype=np.int8); b = rng.integers(-128, 128, (K, N), dtype=np.int8)
+c = np.full((M, N), 7, np.int32)
+ad = TensorDescriptor.from_tensor(a, [32, 64]); bd = TensorDescriptor.from_tensor(b, [64, 32])
+cd = TensorDescriptor.from_tensor(c, [32, 32])
+ck = matmul_int8_kernel[(zetile.cdiv(M, 32), zetile.cdiv(N, 32))](ad, bd, cd, M, N, K,
+    BLOCK_M=32, BLOCK_N=32, BLOCK_K=64)
+sync()
+err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
+""", 0.0),
+    "matmul_descriptor_fp32": ("matmul_descriptor_kernel", """
+from matmul import matmul_descriptor_kernel
+from zetile.tools.tensor_descriptor import TensorDescriptor
+M, N, K = 127, 264, 72
+a = rng.standard_normal((M, K)).astype(np.float32); b = rng.standard_normal((K, N)).astype(np.float32)
+c = np.full((M, N), 7, np.float32)
+ad = TensorDescriptor.from_tensor(a, [32, 32]); bd = TensorDescriptor.from_tensor(b, [32, 32])
+cd = TensorDescriptor.from_tensor(c, [32, 32])
+ck = matmul_descriptor_kernel[(zetile.cdiv(M, 32), zetile.cdiv(N, 32))](ad, bd, cd, M, N, K,
+    BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+sync()
+err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
+""", 2e-4),
+    "softmax_bf16": ("softmax_kernel", """
+import ml_dtypes
+from softmax import softmax_kernel
+x = (rng.standard_normal((37, 100)) * 2).astype(ml_dtypes.bfloat16)
+out = np.zeros_like(x)
+ck = softmax_kernel[(37,)](out, x, 100, 100, 37, 100, BLOCK_SIZE=128, num_warps=1)
+sync()
+xd = x.astype(np.float64); ref = np.exp(xd - xd.max(1, keepdims=True)); ref /= ref.sum(1, keepdims=True)
+err = rel(out.astype(np.float64), ref)
+""", 2e-2),
 }
 
 # The default num_warps splits these rows over subgroups, reduced through SLM.
@@ -103,7 +139,7 @@ CASES["layer_norm_multi_subgroup"] = ("_layer_norm_fwd_fused",
 # The compat path (no 2D block IO: old drivers, DG2's lowering) of the same
 # matmuls, selected as users do, with ZETILE_COMPAT=1.
 CASE_ENV = {}
-for _k in ("matmul_fp16", "matmul_descriptor_fp16"):
+for _k in ("matmul_fp16", "matmul_descriptor_fp16", "matmul_int8", "matmul_descriptor_fp32"):
     CASES[_k + "_compat"] = CASES[_k]
     CASE_ENV[_k + "_compat"] = {"ZETILE_COMPAT": "1"}
     # The plain path on every device, so the SPIR-V compared is the same
