@@ -1542,6 +1542,9 @@ static zt_status_t emit_expand_dims_data(xe_emitter_t* e, MlirOperation op) {
                    "expand_dims of this value on Xe (1-D tensors in one subgroup only)");
   zt_type_t t;
   ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+  if (t.kind == ZT_BF16)
+    // 1-D bf16 values are i16 bits, 2-D bf16 blocks are bf16: no bridge yet.
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "expand_dims of bf16 tensors on Xe");
   if (axis == 1) {
     xe_val_t* r = calloc(1, sizeof *r);
     if (r) r->names = calloc(1, sizeof(xe_name_t));

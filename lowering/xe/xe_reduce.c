@@ -464,23 +464,62 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
                    "a 2-D reduction along axis %d of a tile split that way across subgroups "
                    "(%dx%d) on Xe", axis, e->sg_m, e->sg_n);
   zt_scalar_kind_t k = s->type.kind;
-  if (k == ZT_BF16 || k == ZT_I1)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "2-D reductions of %s tensors on Xe (reduce in float32: x.to(tl.float32))",
-                   zt_scalar_kind_name(k));
+  if (k == ZT_I1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reductions of i1 tensors on Xe");
   MlirValue res = mlirOperationGetResult(op, 0);
   zt_type_t rt;
   ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &rt));
   if (rt.rank != 1)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reductions keeping dims on Xe");
+  // bf16 tiles (bf16 blocks) reduce as f32 blocks; the 1-D result is rounded
+  // back to bf16 bits once (max/min exact, sums accumulate in f32).
+  xe_val_t* wide = NULL;
+  if (k == ZT_BF16) {
+    zt_type_t wt = s->type;
+    wt.kind = ZT_F32;
+    wide = xe_alloc_role(e, wt, XE_ROLE_C);
+    if (!wide || wide->nchunks != s->nchunks || wide->br != s->br) {
+      xe_free_val(wide);
+      return e->error ? NULL : xe_fail(e, ZT_STATUS_INTERNAL, "bf16 reduction blocks");
+    }
+    char text[160];
+    xe_name_t c16;
+    snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<16> : vector<%dx16xi32>",
+             s->br);
+    xe_hoist(e, text, true, c16);
+    for (int32_t i = 0; i < s->nchunks; ++i) {
+      xe_name_t b16, b32, sh;
+      xe_fresh(e, b16);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.bitcast %s {layout_result_0 = #zt_a} : "
+                       "vector<%dx16xbf16> to vector<%dx16xi16>%s\n", b16, s->names[i], s->br,
+                       s->br, loc(e));
+      xe_fresh(e, b32);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.extui %s {layout_result_0 = #zt_a} : "
+                       "vector<%dx16xi16> to vector<%dx16xi32>%s\n", b32, b16, s->br, s->br,
+                       loc(e));
+      xe_fresh(e, sh);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.shli %s, %s {layout_result_0 = #zt_a} : "
+                       "vector<%dx16xi32>%s\n", sh, b32, c16, s->br, loc(e));
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.bitcast %s {layout_result_0 = #zt_a} : "
+                       "vector<%dx16xi32> to vector<%dx16xf32>%s\n", wide->names[i], sh, s->br,
+                       s->br, loc(e));
+    }
+    s = wide;
+    k = ZT_F32;
+    rt.kind = ZT_F32;
+  }
   const char* et = xe_elem(k);
   bool f = zt_scalar_kind_is_float(k);
   bool nan_check = rk->nan_propagating && f;
   xe_val_t* r = xe_alloc(e, rt);
-  if (!r) return NULL;
-  if (r->nchunks != (axis == 0 ? s->nbc : (s->tr + 15) / 16)) {
+  if (!r || r->nchunks != (axis == 0 ? s->nbc : (s->tr + 15) / 16)) {
     xe_free_val(r);
-    return xe_fail(e, ZT_STATUS_INTERNAL, "2-D reduction result layout");
+    xe_free_val(wide);
+    return r ? xe_fail(e, ZT_STATUS_INTERNAL, "2-D reduction result layout") : NULL;
   }
   char idt[48];
   identity_text(rk->identity, k, idt, sizeof idt);
@@ -592,6 +631,13 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
     }
   }
 #undef ROW
+  if (wide) {
+    xe_free_val(wide);
+    xe_val_t* r16 = xe_f32_to_bf16(e, r);
+    xe_free_val(r);
+    if (!r16) return NULL;
+    r = r16;
+  }
   xe_bind(e, res, r);
   return NULL;
 }
