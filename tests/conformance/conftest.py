@@ -46,11 +46,13 @@ def pytest_terminal_summary(terminalreporter):
         which = "every case" if XE_MODE == "all" else "a sample of the cases"
         tr.write_line(f"  pvc target (compat path, {which}): {xe['xe-ok']} built and "
                       f"validated (spirv-val, some also ocloc), {xe['xe-unsupported']} not yet "
-                      f"supported on Xe, {xe['xe-failed']} failed")
+                      f"supported on Xe, {xe['xe-failed']} failed, {xe['xe-known']} known "
+                      f"upstream failures (strict xfail)")
         for cat in sorted(c for c in _results.counts if c.startswith("xe:")):
             c = _results.counts[cat]
+            known = f", {c['xe-known']} known" if c["xe-known"] else ""
             tr.write_line(f"    {cat[3:]:<10} {c['xe-ok']:>4} ok, {c['xe-unsupported']:>3} unsupported, "
-                          f"{c['xe-failed']:>3} failed")
+                          f"{c['xe-failed']:>3} failed{known}")
     if total["skipped"]:
         tr.write_line("  NOTE: cases were skipped because triton is not installed")
 
