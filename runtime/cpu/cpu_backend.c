@@ -143,20 +143,10 @@ static void cpu_executable_destroy(zt_executable_t* base) {
 
 // --- launch ------------------------------------------------------------------
 
-typedef union arg_value_u {
-  int8_t i8;
-  int16_t i16;
-  int32_t i32;
-  int64_t i64;
-  uint16_t u16;
-  float f32;
-  double f64;
-  uint64_t u64;
-} arg_value_t;
 
 typedef struct launch_s {
   cpu_executable_t* exe;
-  const arg_value_t* values;
+  const zt_packed_arg_t* values;
   int32_t num_args;
   uint32_t grid[3];
   uint64_t total;
@@ -164,21 +154,6 @@ typedef struct launch_s {
   atomic_uint_fast64_t next;
   zt_cpu_launch_error_t error;
 } launch_t;
-
-static void convert_arg(const zt_arg_t* a, arg_value_t* v) {
-  switch (a->kind) {
-    case ZT_I1: v->i8 = (int8_t)(a->value.i != 0); break;
-    case ZT_I8: v->i8 = (int8_t)a->value.i; break;
-    case ZT_I16: v->i16 = (int16_t)a->value.i; break;
-    case ZT_I32: v->i32 = (int32_t)a->value.i; break;
-    case ZT_I64: v->i64 = a->value.i; break;
-    case ZT_F16:
-    case ZT_BF16: v->u16 = a->value.bits; break;
-    case ZT_F32: v->f32 = (float)a->value.f; break;
-    case ZT_F64: v->f64 = a->value.f; break;
-    default: v->u64 = a->value.ptr; break;
-  }
-}
 
 // One program. setjmp lives in a function of its own so that nothing of the
 // caller's changes between it and a longjmp back from a failed assertion
@@ -221,9 +196,9 @@ static void run_programs(void* ctx, int32_t worker) {
 static zt_status_t cpu_launch(zt_executable_t* base, const uint32_t grid[3],
                               const zt_arg_t* args) {
   cpu_executable_t* e = (cpu_executable_t*)base;
-  arg_value_t values[ZT_MAX_KERNEL_ARGS];
+  zt_packed_arg_t values[ZT_MAX_KERNEL_ARGS];
   int32_t n = base->meta.num_args;
-  for (int32_t i = 0; i < n; ++i) convert_arg(&args[i], &values[i]);
+  for (int32_t i = 0; i < n; ++i) zt_arg_pack(&args[i], &values[i]);
   launch_t l = {.exe = e, .values = values, .num_args = n};
   memcpy(l.grid, grid, sizeof l.grid);
   l.total = (uint64_t)grid[0] * grid[1] * grid[2];

@@ -9,15 +9,6 @@ set(ZT_OCL_DIR ${CMAKE_SOURCE_DIR}/runtime/opencl)
 set(ZT_OCL_GEN ${CMAKE_BINARY_DIR}/generated)
 set(ZT_OCL_CLFLAGS --target=spirv64 -cl-std=CL3.0 -O2 -c)
 file(GLOB ZT_OCL_EMU_SRC CONFIGURE_DEPENDS ${ZT_OCL_DIR}/emu/*.cl)
-file(WRITE ${ZT_OCL_GEN}/zt_opencl_embed.cmake [=[
-if(EXISTS "${IN}")
-  file(READ "${IN}" hex HEX)
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
-else()
-  set(hex "")
-endif()
-file(WRITE "${OUT}" "// Generated from runtime/opencl/emu by clang (SPIR-V).\n#include <stddef.h>\nconst unsigned char zt_cl_emu_spv[] = {${hex} 0x00};\nconst size_t zt_cl_emu_spv_size = sizeof zt_cl_emu_spv - 1;\n")
-]=])
 if(ZT_OPENCL_CLANG)
   add_custom_command(
     OUTPUT ${ZT_OCL_GEN}/zt_opencl_emu.spv
@@ -34,8 +25,8 @@ endif()
 add_custom_command(
   OUTPUT ${ZT_OCL_GEN}/zt_opencl_emu_spv.c
   COMMAND ${CMAKE_COMMAND} -DIN=${ZT_OCL_EMU_SPV} -DOUT=${ZT_OCL_GEN}/zt_opencl_emu_spv.c
-    -P ${ZT_OCL_GEN}/zt_opencl_embed.cmake
-  DEPENDS ${ZT_OCL_EMU_SPV} ${ZT_OCL_GEN}/zt_opencl_embed.cmake
+    -DNAME=zt_cl_emu_spv -P ${CMAKE_SOURCE_DIR}/cmake/embed_file.cmake
+  DEPENDS ${ZT_OCL_EMU_SPV} ${CMAKE_SOURCE_DIR}/cmake/embed_file.cmake
   COMMENT "Embedding the OpenCL emulation library" VERBATIM)
 foreach(t zetile_shared zetile_static)
   target_sources(${t} PRIVATE ${ZT_OCL_GEN}/zt_opencl_emu_spv.c)

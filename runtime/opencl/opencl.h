@@ -54,7 +54,7 @@ const zt_cl_state_t* zt_cl_state(void);
 /// The emulation library for Intel GPU-only builtins (emu/*.cl compiled to
 /// SPIR-V at build time by clang-22); size 0 when it was not built.
 extern const unsigned char zt_cl_emu_spv[];
-extern const size_t zt_cl_emu_spv_size;
+extern const unsigned long zt_cl_emu_spv_size;  // cmake/embed_file.cmake
 
 /// Names a SPIR-V module declares with LinkageAttributes of the given kind
 /// (0 = Export, 1 = Import), '\n'-separated into sb (appends). Names of
