@@ -34,6 +34,26 @@ AUB_ENV = {"NEOReadDebugKeys": "1", "SetCommandStreamReceiver": "1", "ProductFam
            "OverrideMaxWorkgroupSize": "1024", "AUBDumpCaptureFileName": "/dev/null"}
 LEVELS = ("E1", "E2", "E3", "E4", "E5")
 
+def _descriptor_case(kernel, N, K, BK, dt, ct, tol):
+    """A tensor-descriptor matmul case (examples/matmul.py): M 127, 32x32 tiles, K step BK;
+    integer inputs in [-128, 128), float ones standard normal."""
+    gen = (f"rng.integers(-128, 128, {{shape}}, dtype={dt})" if "int" in dt
+           else f"rng.standard_normal({{shape}}).astype({dt})")
+    return (kernel, f"""
+from matmul import {kernel}
+from zetile.tools.tensor_descriptor import TensorDescriptor
+M, N, K = 127, {N}, {K}
+a = {gen.format(shape="(M, K)")}; b = {gen.format(shape="(K, N)")}
+c = np.full((M, N), 7, {ct})
+ad = TensorDescriptor.from_tensor(a, [32, {BK}]); bd = TensorDescriptor.from_tensor(b, [{BK}, 32])
+cd = TensorDescriptor.from_tensor(c, [32, 32])
+ck = {kernel}[(zetile.cdiv(M, 32), zetile.cdiv(N, 32))](ad, bd, cd, M, N, K,
+    BLOCK_M=32, BLOCK_N=32, BLOCK_K={BK})
+sync()
+err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
+""", tol)
+
+
 # Each case: the code run in a worker, which defines `ck` (the CompiledKernel
 # launched) and `err` (max relative error against a float64 numpy reference).
 # Shapes are not multiples of the blocks.
@@ -78,45 +98,11 @@ ck = matmul_kernel[(zetile.cdiv(M, 32) * zetile.cdiv(N, 32),)](a, b, c, M, N, K,
 sync()
 err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
 """, 2e-3),
-    "matmul_descriptor_fp16": ("matmul_descriptor_kernel", """
-from matmul import matmul_descriptor_kernel
-from zetile.tools.tensor_descriptor import TensorDescriptor
-M, N, K = 127, 264, 72
-a = rng.standard_normal((M, K)).astype(np.float16); b = rng.standard_normal((K, N)).astype(np.float16)
-c = np.full((M, N), 7, np.float16)
-ad = TensorDescriptor.from_tensor(a, [32, 32]); bd = TensorDescriptor.from_tensor(b, [32, 32])
-cd = TensorDescriptor.from_tensor(c, [32, 32])
-ck = matmul_descriptor_kernel[(zetile.cdiv(M, 32), zetile.cdiv(N, 32))](ad, bd, cd, M, N, K,
-    BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
-sync()
-err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
-""", 2e-3),
-    "matmul_int8": ("matmul_int8_kernel", """
-from matmul import matmul_int8_kernel
-from zetile.tools.tensor_descriptor import TensorDescriptor
-M, N, K = 127, 272, 96
-a = rng.integers(-128, 128, (M, K), dtype=np.int8); b = rng.integers(-128, 128, (K, N), dtype=np.int8)
-c = np.full((M, N), 7, np.int32)
-ad = TensorDescriptor.from_tensor(a, [32, 64]); bd = TensorDescriptor.from_tensor(b, [64, 32])
-cd = TensorDescriptor.from_tensor(c, [32, 32])
-ck = matmul_int8_kernel[(zetile.cdiv(M, 32), zetile.cdiv(N, 32))](ad, bd, cd, M, N, K,
-    BLOCK_M=32, BLOCK_N=32, BLOCK_K=64)
-sync()
-err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
-""", 0.0),
-    "matmul_descriptor_fp32": ("matmul_descriptor_kernel", """
-from matmul import matmul_descriptor_kernel
-from zetile.tools.tensor_descriptor import TensorDescriptor
-M, N, K = 127, 264, 72
-a = rng.standard_normal((M, K)).astype(np.float32); b = rng.standard_normal((K, N)).astype(np.float32)
-c = np.full((M, N), 7, np.float32)
-ad = TensorDescriptor.from_tensor(a, [32, 32]); bd = TensorDescriptor.from_tensor(b, [32, 32])
-cd = TensorDescriptor.from_tensor(c, [32, 32])
-ck = matmul_descriptor_kernel[(zetile.cdiv(M, 32), zetile.cdiv(N, 32))](ad, bd, cd, M, N, K,
-    BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
-sync()
-err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
-""", 2e-4),
+    "matmul_descriptor_fp16": _descriptor_case("matmul_descriptor_kernel", 264, 72, 32, "np.float16",
+                                               "np.float16", 2e-3),
+    "matmul_int8": _descriptor_case("matmul_int8_kernel", 272, 96, 64, "np.int8", "np.int32", 0.0),
+    "matmul_descriptor_fp32": _descriptor_case("matmul_descriptor_kernel", 264, 72, 32, "np.float32",
+                                               "np.float32", 2e-4),
     "softmax_bf16": ("softmax_kernel", """
 import ml_dtypes
 from softmax import softmax_kernel
