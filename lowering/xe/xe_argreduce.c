@@ -124,33 +124,6 @@ typedef struct argk_s {
   char ident[48];       // identity of the value reduction
 } argk_t;
 
-static void vop(xe_emitter_t* e, const char* op, const char* a, const char* b, const char* et,
-                xe_name_t out) {
-  xe_fresh(e, out);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = %s %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>%s\n",
-                   out, op, a, b, et, loc(e));
-}
-
-static void vsel(xe_emitter_t* e, const char* m, const char* a, const char* b, const char* et,
-                 xe_name_t out) {
-  xe_fresh(e, out);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : vector<16xi1>, vector<16x%s>%s\n",
-                   out, m, a, b, et, loc(e));
-}
-
-static void vconst_i(xe_emitter_t* e, const char* et, const char* v, xe_name_t out) {
-  char text[192];
-  snprintf(text, sizeof text,
-           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%s> : vector<16x%s>", v,
-           et);
-  xe_hoist(e, text, true, out);
-}
-
 static void vreduce(xe_emitter_t* e, const char* kind, const char* x, const char* et,
                     xe_name_t out) {
   xe_fresh(e, out);
@@ -166,8 +139,8 @@ static void arg_of_chunks(xe_emitter_t* e, const argk_t* k, const arg_spec_t* sp
                           xe_name_t idx) {
   xe_name_t lane, id, big, acc = "", pacc = "";
   xe_lane_i32(e, lane);
-  vconst_i(e, k->et, k->ident, id);
-  vconst_i(e, "i32", sp->tie_left ? "2147483647" : "-1", big);
+  xe_vconst(e, k->ident, k->et, id);
+  xe_vconst(e, sp->tie_left ? "2147483647" : "-1", "i32", big);
   // Values with padding lanes at the identity.
   xe_name_t* v = calloc((size_t)nchunks, sizeof *v);
   if (!v) return;
@@ -177,41 +150,37 @@ static void arg_of_chunks(xe_emitter_t* e, const argk_t* k, const arg_spec_t* sp
     if (valid < 16) {
       xe_name_t pad;
       xe_pad_mask(e, valid, pad);
-      vsel(e, pad, chunks[c], id, k->et, v[c]);
+      xe_vselect(e, pad, chunks[c], id, k->et, v[c]);
     }
     if (!acc[0]) memcpy(acc, v[c], sizeof acc);
     else {
       xe_name_t t;
-      vop(e, k->comb, acc, v[c], k->et, t);
+      xe_vbinary(e, k->comb, acc, v[c], k->et, t);
       memcpy(acc, t, sizeof acc);
     }
   }
   vreduce(e, k->red, acc, k->et, val);
   xe_name_t bv;
-  xe_fresh(e, bv);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : %s to vector<16x%s>%s\n", bv, val, k->et, k->et, loc(e));
+  xe_vsplat(e, val, k->et, bv);
   for (int c = 0; c < nchunks; ++c) {
     xe_name_t eq, pos, cand, off;
     char cv[24];
     snprintf(cv, sizeof cv, "%d", 16 * c);
-    vconst_i(e, "i32", cv, off);
-    vop(e, "arith.addi", lane, off, "i32", pos);
-    vop(e, k->eq, v[c], bv, k->et, eq);
+    xe_vconst(e, cv, "i32", off);
+    xe_vbinary(e, "arith.addi", lane, off, "i32", pos);
+    xe_vbinary(e, k->eq, v[c], bv, k->et, eq);
     int64_t valid = n - 16 * (int64_t)c;
     if (valid < 16) {
       xe_name_t pad, both;
       xe_pad_mask(e, valid, pad);
-      vop(e, "arith.andi", eq, pad, "i1", both);
+      xe_vbinary(e, "arith.andi", eq, pad, "i1", both);
       memcpy(eq, both, sizeof eq);
     }
-    vsel(e, eq, pos, big, "i32", cand);
+    xe_vselect(e, eq, pos, big, "i32", cand);
     if (!pacc[0]) memcpy(pacc, cand, sizeof pacc);
     else {
       xe_name_t t;
-      vop(e, sp->tie_left ? "arith.minsi" : "arith.maxsi", pacc, cand, "i32", t);
+      xe_vbinary(e, sp->tie_left ? "arith.minsi" : "arith.maxsi", pacc, cand, "i32", t);
       memcpy(pacc, t, sizeof pacc);
     }
   }
@@ -291,48 +260,27 @@ zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op) {
              tv.rank == 1) {
     xe_name_t row;
     if (axis == 1) {
-      xe_name_t lane, idv, idi;
-      xe_lane_i32(e, lane);
-      vconst_i(e, k.et, f ? "0.0" : "0", idv);
-      vconst_i(e, "i32", "0", idi);
+      xe_name_t idv, idi;
+      xe_vconst(e, f ? "0.0" : "0", k.et, idv);
+      xe_vconst(e, "0", "i32", idi);
       xe_name_t* rowc = calloc((size_t)s->nbc, sizeof *rowc);
       if (!rowc) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
       xe_name_t accv = "", acci = "";
       for (int32_t r = 0; r < s->tr; ++r) {
         int32_t bi = r / s->br, rr = r % s->br;
         for (int32_t bj = 0; bj < s->nbc; ++bj) {
-          xe_fresh(e, rowc[bj]);
-          xe_line(e);
-          zt_strbuf_printf(&e->body,
-                           "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
-                           "} : vector<16x%s> from vector<%dx16x%s>%s\n",
-                           rowc[bj], s->names[bi * s->nbc + bj], (int)rr, k.et, s->br, k.et,
-                           loc(e));
+          xe_block_row(e, s, bi, bj, rr, rowc[bj]);
         }
-        xe_name_t sv, si, bvv, bii, eqm, ci;
+        xe_name_t sv, si;
         arg_of_chunks(e, &k, &sp, rowc, s->nbc, 16LL * s->nbc, sv, si);
         if (r % 16 == 0) {
           memcpy(accv, idv, sizeof accv);
           memcpy(acci, idi, sizeof acci);
         }
-        char cv[24];
-        snprintf(cv, sizeof cv, "%d", r % 16);
-        vconst_i(e, "i32", cv, ci);
-        vop(e, "arith.cmpi eq,", lane, ci, "i32", eqm);
-        xe_fresh(e, bvv);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : %s to vector<16x%s>%s\n", bvv, sv, k.et, k.et, loc(e));
-        xe_fresh(e, bii);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : i32 to vector<16xi32>%s\n", bii, si, loc(e));
         bool last = r % 16 == 15 || r == s->tr - 1;
         xe_name_t nv, ni;
-        vsel(e, eqm, bvv, accv, k.et, nv);
-        vsel(e, eqm, bii, acci, "i32", ni);
+        xe_put_lane(e, sv, r % 16, accv, k.et, nv);
+        xe_put_lane(e, si, r % 16, acci, "i32", ni);
         memcpy(accv, nv, sizeof accv);
         memcpy(acci, ni, sizeof acci);
         if (last) {
@@ -346,16 +294,11 @@ zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op) {
         xe_name_t best = "", bidx = "";
         for (int32_t r = 0; r < s->tr; ++r) {
           int32_t bi = r / s->br, rr = r % s->br;
-          xe_fresh(e, row);
-          xe_line(e);
-          zt_strbuf_printf(&e->body,
-                           "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
-                           "} : vector<16x%s> from vector<%dx16x%s>%s\n",
-                           row, s->names[bi * s->nbc + bj], (int)rr, k.et, s->br, k.et, loc(e));
+          xe_block_row(e, s, bi, bj, rr, row);
           char cv[24];
           snprintf(cv, sizeof cv, "%d", r);
           xe_name_t rc;
-          vconst_i(e, "i32", cv, rc);
+          xe_vconst(e, cv, "i32", rc);
           if (!best[0]) {
             memcpy(best, row, sizeof best);
             memcpy(bidx, rc, sizeof bidx);
@@ -364,16 +307,16 @@ zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op) {
           // Strictly better rows win; ties keep the earlier row (or, with
           // tie_break_left off, the later one).
           xe_name_t b, nb, ni;
-          if (sp.tie_left) vop(e, k.strict, row, best, k.et, b);
+          if (sp.tie_left) xe_vbinary(e, k.strict, row, best, k.et, b);
           else {
             xe_name_t worse;
-            vop(e, k.strict, best, row, k.et, worse);
+            xe_vbinary(e, k.strict, best, row, k.et, worse);
             xe_name_t one;
-            vconst_i(e, "i1", "true", one);
-            vop(e, "arith.xori", worse, one, "i1", b);
+            xe_vconst(e, "true", "i1", one);
+            xe_vbinary(e, "arith.xori", worse, one, "i1", b);
           }
-          vsel(e, b, row, best, k.et, nb);
-          vsel(e, b, rc, bidx, "i32", ni);
+          xe_vselect(e, b, row, best, k.et, nb);
+          xe_vselect(e, b, rc, bidx, "i32", ni);
           memcpy(best, nb, sizeof best);
           memcpy(bidx, ni, sizeof bidx);
         }

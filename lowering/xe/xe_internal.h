@@ -200,6 +200,22 @@ void xe_sg0_mask(xe_emitter_t* e, xe_name_t out);
 /// The mask `m` (vector<16xi1>) restricted to subgroup 0 when nsg > 1:
 /// stores of values every subgroup holds happen once.
 void xe_once_mask(xe_emitter_t* e, const char* m, xe_name_t out);
+/// 16-lane vector ops with the #zt_l layout: a hoisted splat constant
+/// (`value` as MLIR prints it), `out = op a, b`, `out = select m, a, b`.
+void xe_vconst(xe_emitter_t* e, const char* value, const char* et, xe_name_t out);
+void xe_vbinary(xe_emitter_t* e, const char* op, const char* a, const char* b, const char* et,
+                xe_name_t out);
+void xe_vselect(xe_emitter_t* e, const char* m, const char* a, const char* b, const char* et,
+                xe_name_t out);
+/// `out` = the uniform `scalar` in every lane.
+void xe_vsplat(xe_emitter_t* e, const char* scalar, const char* et, xe_name_t out);
+/// `out` = `vec` with lane i replaced by the uniform `scalar` (a select on the
+/// lane index: how a scalar moves into one lane).
+void xe_put_lane(xe_emitter_t* e, const char* scalar, int i, const char* vec, const char* et,
+                 xe_name_t out);
+/// Row rr of block (bi, bj) of a BLOCK2D record as a 16-lane vector.
+void xe_block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, int32_t rr,
+                  xe_name_t out);
 /// Largest number of SLM exchange slots (subgroups) we support.
 #define XE_MAX_SUBGROUPS 64
 

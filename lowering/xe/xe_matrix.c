@@ -1591,27 +1591,13 @@ static void lane_value(xe_emitter_t* e, const xe_val_t* s, int64_t i, xe_name_t 
   const char* et = xe_elem(s->type.kind);
   bool f = zt_scalar_kind_is_float(s->type.kind);
   xe_name_t lane, ci, eq, zero, sel;
+  char v[16];
+  snprintf(v, sizeof v, "%d", (int)(i % 16));
   xe_lane_i32(e, lane);
-  char text[160];
-  snprintf(text, sizeof text,
-           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>",
-           (int)(i % 16));
-  xe_hoist(e, text, true, ci);
-  snprintf(text, sizeof text,
-           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%s> : vector<16x%s>",
-           f ? "-0.0" : "0", et);
-  xe_hoist(e, text, true, zero);
-  xe_fresh(e, eq);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = arith.cmpi eq, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : vector<16xi32>%s\n", eq, lane, ci, loc(e));
-  xe_fresh(e, sel);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : vector<16xi1>, vector<16x%s>%s\n", sel, eq, s->names[i / 16], zero, et,
-                   loc(e));
+  xe_vconst(e, v, "i32", ci);
+  xe_vconst(e, f ? "-0.0" : "0", et, zero);
+  xe_vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
+  xe_vselect(e, eq, s->names[i / 16], zero, et, sel);
   // Every other lane holds -0.0 (0 for integers): the add gives x exactly,
   // signed zeros and NaN included.
   xe_fresh(e, out);
@@ -1687,11 +1673,7 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
     for (int32_t rr = 0; rr < r->br; ++rr) {
       xe_name_t v, b, nb;
       lane_value(e, col, (int64_t)bi * r->br + rr, v);
-      xe_fresh(e, b);
-      xe_line(e);
-      zt_strbuf_printf(&e->body,
-                       "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                       "} : %s to vector<16x%s>%s\n", b, v, et, et, loc(e));
+      xe_vsplat(e, v, et, b);
       xe_fresh(e, nb);
       xe_line(e);
       zt_strbuf_printf(&e->body,

@@ -112,24 +112,6 @@ static const reduce_kind_t* combiner_kind(xe_emitter_t* e, MlirStringRef name) {
 
 static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
 
-static void vconst(xe_emitter_t* e, const char* value, const char* et, xe_name_t out) {
-  char text[192];
-  snprintf(text, sizeof text,
-           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%s> : vector<16x%s>",
-           value, et);
-  xe_hoist(e, text, true, out);
-}
-
-static void vbinary(xe_emitter_t* e, const char* op, const char* a, const char* b,
-                    const char* et, xe_name_t out) {
-  xe_fresh(e, out);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = %s %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : vector<16x%s>%s\n",
-                   out, op, a, b, et, loc(e));
-}
-
 // i1 reductions travel as i32 0/1 across subgroups: the kind on i32 that
 // gives the same result (i1's signed order has true < false).
 static const char* i1_as_i32_kind(const char* kind) {
@@ -190,7 +172,7 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
   xe_name_t idv, acc;
-  vconst(e, identity, et, idv);
+  xe_vconst(e, identity, et, idv);
   xe_name_t step;
   xe_lane_index(e, step);
   for (int j = 0; j * XE_SUBGROUP < e->nsg; ++j) {
@@ -221,12 +203,7 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
                      "vector<16x%s>%s\n",
                      v, slm, offs, mask, XE_MAX_SUBGROUPS, et, et, loc(e));
     if (valid < XE_SUBGROUP) {
-      xe_fresh(e, sel);
-      xe_line(e);
-      zt_strbuf_printf(&e->body,
-                       "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                       "} : vector<16xi1>, vector<16x%s>%s\n",
-                       sel, mask, v, idv, et, loc(e));
+      xe_vselect(e, mask, v, idv, et, sel);
     } else {
       memcpy(sel, v, sizeof sel);
     }
@@ -247,7 +224,7 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
         if (!strcmp(ops[i].kind, kind))
           cop = zt_scalar_kind_is_float(k) ? ops[i].fop : ops[i].iop;
       xe_name_t n;
-      vbinary(e, cop ? cop : "arith.addf", acc, sel, et, n);
+      xe_vbinary(e, cop ? cop : "arith.addf", acc, sel, et, n);
       memcpy(acc, n, sizeof acc);
     }
   }
@@ -328,19 +305,14 @@ static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const 
   if (s->numel < XE_SUBGROUP) {
     xe_name_t pad, id;
     xe_pad_mask(e, s->numel, pad);
-    vconst(e, idt, et, id);
-    xe_fresh(e, acc);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                     "} : vector<16xi1>, vector<16x%s>%s\n",
-                     acc, pad, s->names[0], id, et, loc(e));
+    xe_vconst(e, idt, et, id);
+    xe_vselect(e, pad, s->names[0], id, et, acc);
   }
   xe_name_t first;
   memcpy(first, acc, sizeof first);
   for (int32_t c = 1; c < s->nchunks; ++c) {
     xe_name_t n;
-    vbinary(e, rk->combine, acc, s->names[c], et, n);
+    xe_vbinary(e, rk->combine, acc, s->names[c], et, n);
     memcpy(acc, n, sizeof acc);
   }
   xe_val_t* r = xe_alloc(e, zt_type_scalar(k));
@@ -388,14 +360,9 @@ static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const 
       }
     }
     xe_name_t one, zero, flags, cnt, nan, isnan;
-    vconst(e, "1.0", et, one);
-    vconst(e, "0.0", et, zero);
-    xe_fresh(e, flags);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                     "} : vector<16xi1>, vector<16x%s>%s\n",
-                     flags, any, one, zero, et, loc(e));
+    xe_vconst(e, "1.0", et, one);
+    xe_vconst(e, "0.0", et, zero);
+    xe_vselect(e, any, one, zero, et, flags);
     xe_fresh(e, cnt);
     xe_line(e);
     xe_name_t cnt0;
@@ -424,18 +391,6 @@ static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const 
   }
   *out = r;
   return NULL;
-}
-
-// Row rr of block (bi, bj) of a BLOCK2D record as a 16-lane vector.
-static void block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, int32_t rr,
-                      xe_name_t out) {
-  const char* et = xe_elem(s->type.kind);
-  xe_fresh(e, out);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : vector<16x%s> from vector<%dx16x%s>%s\n",
-                   out, s->names[bi * s->nbc + bj], (int)rr, et, s->br, et, loc(e));
 }
 
 // tile.reduce of a 2-D tile (BLOCK2D, one subgroup) along one axis, to a
@@ -523,13 +478,13 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
   }
   char idt[48];
   identity_text(rk->identity, k, idt, sizeof idt);
-#define ROW(out, bi, bj, rr) block_row(e, s, bi, bj, rr, out)
+#define ROW(out, bi, bj, rr) xe_block_row(e, s, bi, bj, rr, out)
   if (axis == 0) {
     xe_name_t nan_v;
     if (nan_check) {
       char text[128];
       snprintf(text, sizeof text, "%s", float_bits(k, 2));
-      vconst(e, text, et, nan_v);
+      xe_vconst(e, text, et, nan_v);
     }
     for (int32_t bj = 0; bj < s->nbc; ++bj) {
       xe_name_t acc = "", any = "";
@@ -539,7 +494,7 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
           ROW(row, bi, bj, rr);
           if (nan_check) {
             xe_name_t u;
-            vbinary(e, "arith.cmpf uno,", row, row, et, u);
+            xe_vbinary(e, "arith.cmpf uno,", row, row, et, u);
             if (any[0]) {
               xe_name_t o;
               xe_fresh(e, o);
@@ -556,7 +511,7 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
             memcpy(acc, row, sizeof acc);
             continue;
           }
-          vbinary(e, rk->combine, acc, row, et, n);
+          xe_vbinary(e, rk->combine, acc, row, et, n);
           memcpy(acc, n, sizeof acc);
         }
       if (nan_check) {
@@ -570,9 +525,8 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
       }
     }
   } else {
-    xe_name_t lane, id;
-    xe_lane_i32(e, lane);
-    vconst(e, idt, et, id);
+    xe_name_t id;
+    xe_vconst(e, idt, et, id);
     for (int32_t c = 0; c < r->nchunks; ++c) {
       xe_name_t acc;
       memcpy(acc, id, sizeof acc);
@@ -587,7 +541,7 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
           if (!part[0]) {
             memcpy(part, v, sizeof part);
           } else {
-            vbinary(e, rk->combine, part, v, et, n);
+            xe_vbinary(e, rk->combine, part, v, et, n);
             memcpy(part, n, sizeof part);
           }
         }
@@ -607,26 +561,11 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
         xe_val_t* sc = NULL;
         ZT_RETURN_IF_ERROR(reduce_row16(e, rk, &tmp, &sc));
         if (!sc) return NULL;
-        xe_name_t b, cst, m, sel;
-        xe_fresh(e, b);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : %s to vector<16x%s>%s\n", b, sc->names[0], et, et, loc(e));
+        xe_name_t sel;
+        xe_put_lane(e, sc->names[0], i, acc, et, sel);
         xe_free_val(sc);
-        char text[160];
-        snprintf(text, sizeof text,
-                 "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>",
-                 i);
-        xe_hoist(e, text, true, cst);
-        vbinary(e, "arith.cmpi eq,", lane, cst, "i32", m);
-        if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(sel, r->names[c], sizeof sel);
-        else xe_fresh(e, sel);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : vector<16xi1>, vector<16x%s>%s\n", sel, m, b, acc, et, loc(e));
         memcpy(acc, sel, sizeof acc);
+        if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(r->names[c], sel, sizeof sel);
       }
     }
   }
@@ -669,31 +608,27 @@ static void scan_row(xe_emitter_t* e, const reduce_kind_t* rk, zt_scalar_kind_t 
   identity_text(rk->identity, k, idt, sizeof idt);
   xe_name_t lane, id, acc;
   xe_lane_i32(e, lane);
-  vconst(e, idt, et, id);
+  xe_vconst(e, idt, et, id);
   memcpy(acc, id, sizeof acc);
   for (int i = 0; i < n; ++i) {
-    xe_name_t ci, inc, sel, s, b, eq, nacc;
+    xe_name_t ci, inc, sel, s, nacc;
     char text[160];
     snprintf(text, sizeof text,
              "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>", i);
     xe_hoist(e, text, true, ci);
     // Lanes in prefix i: lane <= i (forward), i <= lane < n (reverse).
-    vbinary(e, rev ? "arith.cmpi sge," : "arith.cmpi sle,", lane, ci, "i32", inc);
+    xe_vbinary(e, rev ? "arith.cmpi sge," : "arith.cmpi sle,", lane, ci, "i32", inc);
     if (rev && n < 16) {
       xe_name_t cn, lt, both;
       snprintf(text, sizeof text,
                "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>",
                n);
       xe_hoist(e, text, true, cn);
-      vbinary(e, "arith.cmpi slt,", lane, cn, "i32", lt);
-      vbinary(e, "arith.andi", inc, lt, "i1", both);
+      xe_vbinary(e, "arith.cmpi slt,", lane, cn, "i32", lt);
+      xe_vbinary(e, "arith.andi", inc, lt, "i1", both);
       memcpy(inc, both, sizeof inc);
     }
-    xe_fresh(e, sel);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                     "} : vector<16xi1>, vector<16x%s>%s\n", sel, inc, x, id, et, loc(e));
+    xe_vselect(e, inc, x, id, et, sel);
     xe_fresh(e, s);
     xe_line(e);
     zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n", s,
@@ -704,17 +639,7 @@ static void scan_row(xe_emitter_t* e, const reduce_kind_t* rk, zt_scalar_kind_t 
       memcpy(s, sc, sizeof s);
     }
     if ((!rev && i == n - 1) || (rev && i == 0)) memcpy(total, s, XE_NAME_MAX);
-    xe_fresh(e, b);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                     "} : %s to vector<16x%s>%s\n", b, s, et, et, loc(e));
-    vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
-    xe_fresh(e, nacc);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                     "} : vector<16xi1>, vector<16x%s>%s\n", nacc, eq, b, acc, et, loc(e));
+    xe_put_lane(e, s, i, acc, et, nacc);
     memcpy(acc, nacc, sizeof acc);
   }
   memcpy(out, acc, XE_NAME_MAX);
@@ -772,7 +697,7 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
   if (!cur) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
   for (int32_t i = 0; i < r->nchunks; ++i) memcpy(cur[i], zero, sizeof cur[i]);
   int32_t rows = s->tr;
-#define ROW(out, bi, bj, rr) block_row(e, s, bi, bj, rr, out)
+#define ROW(out, bi, bj, rr) xe_block_row(e, s, bi, bj, rr, out)
 #define PUT(bi, bj, rr, val)                                                                \
   do {                                                                                     \
     xe_name_t nb_;                                                                         \
@@ -793,7 +718,7 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
         ROW(x, bi, bj, rr);
         if (acc[0]) {
           // Later rows combine onto the running value (the kinds commute).
-          vbinary(e, rk->combine, acc, x, et, n);
+          xe_vbinary(e, rk->combine, acc, x, et, n);
           memcpy(acc, n, sizeof acc);
         } else {
           memcpy(acc, x, sizeof acc);

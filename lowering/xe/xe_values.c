@@ -586,3 +586,66 @@ bool xe_axis_local(const xe_emitter_t* e, const xe_val_t* t, int axis) {
   bool whole = axis == 1 ? e->sg_n == 1 : e->sg_m == 1;
   return whole && part % 16 == 0 && len / 16 >= e->nsg;
 }
+
+// --- 16-lane vector helpers (xe_reduce.c, xe_argreduce.c) -------------------
+
+static const char* vloc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
+
+void xe_vconst(xe_emitter_t* e, const char* value, const char* et, xe_name_t out) {
+  char text[192];
+  snprintf(text, sizeof text,
+           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%s> : vector<16x%s>",
+           value, et);
+  xe_hoist(e, text, true, out);
+}
+
+void xe_vbinary(xe_emitter_t* e, const char* op, const char* a, const char* b, const char* et,
+                xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = %s %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>%s\n",
+                   out, op, a, b, et, vloc(e));
+}
+
+void xe_vselect(xe_emitter_t* e, const char* m, const char* a, const char* b, const char* et,
+                xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi1>, vector<16x%s>%s\n",
+                   out, m, a, b, et, vloc(e));
+}
+
+void xe_block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, int32_t rr,
+                  xe_name_t out) {
+  const char* et = xe_elem(s->type.kind);
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16x%s> from vector<%dx16x%s>%s\n",
+                   out, s->names[bi * s->nbc + bj], (int)rr, et, s->br, et, vloc(e));
+}
+
+void xe_vsplat(xe_emitter_t* e, const char* scalar, const char* et, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : %s to vector<16x%s>%s\n",
+                   out, scalar, et, et, vloc(e));
+}
+
+void xe_put_lane(xe_emitter_t* e, const char* scalar, int i, const char* vec, const char* et,
+                 xe_name_t out) {
+  xe_name_t lane, ci, eq, b;
+  char v[16];
+  snprintf(v, sizeof v, "%d", i);
+  xe_lane_i32(e, lane);
+  xe_vconst(e, v, "i32", ci);
+  xe_vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
+  xe_vsplat(e, scalar, et, b);
+  xe_vselect(e, eq, b, vec, et, out);
+}
