@@ -261,6 +261,48 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled);
 int xe_matrix_role(xe_emitter_t* e, MlirValue v);
 void xe_matrix_cache_clear(xe_emitter_t* e);
 
+// --- xe_axis.c --------------------------------------------------------------
+/// A per-axis step inside an affine group: coef * sym (sym null: coef).
+typedef struct xe_step_s {
+  bool known;
+  MlirValue sym;  ///< a rank-0 integer value (a stride), or null
+  int64_t coef;
+} xe_step_t;
+
+/// Static facts about an integer or pointer tensor (rank 1 or 2): along axis
+/// d, in groups of lin[d] elements starting at multiples of lin[d], the
+/// value moves by step[d] per element; div: the power of two dividing every
+/// group's first value. Pointer tensors: the same facts about their offsets
+/// in elements. lin 1 with an unknown step: nothing known.
+typedef struct xe_axis_s {
+  int rank;
+  int64_t lin[2];
+  xe_step_t step[2];
+  int64_t div;
+} xe_axis_t;
+void xe_axis_info(xe_emitter_t* e, MlirValue v, xe_axis_t* out);
+/// Power of two known to divide a scalar integer (hints, constants, products).
+int64_t xe_scalar_div(xe_emitter_t* e, MlirValue v);
+/// The scalar a tensor splats (through broadcasts), or the value if scalar.
+bool xe_uniform_scalar(MlirValue v, MlirValue* out);
+
+/// A mask that is a conjunction of `x < bound` (or <=) terms, each x
+/// counting up by one along one axis (in groups of `lin`) and constant
+/// along the other: a block IO bound per axis.
+#define XE_MAX_BOUNDS 4
+typedef struct xe_bound_s {
+  int axis;
+  MlirValue x, bound;  ///< bound: a scalar
+  bool inclusive;
+  int64_t lin;
+} xe_bound_t;
+typedef struct xe_mask_bounds_s {
+  int n;
+  xe_bound_t b[XE_MAX_BOUNDS];
+} xe_mask_bounds_t;
+/// true (and the terms) when m is null or has that form.
+bool xe_mask_bounds(xe_emitter_t* e, MlirValue m, xe_mask_bounds_t* out);
+
 // --- xe_dot_f32.c -----------------------------------------------------------
 /// fp32 tile.dot of A/B/C blocks into r's names (bf16 pieces, 3 or 6 DPAS
 /// per block by input_precision).

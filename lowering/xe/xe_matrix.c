@@ -69,7 +69,12 @@ typedef struct plan_s {
   bool gather_dot;         // a dot operand comes from a pointer-tensor load
   unsigned along;          // bit a: a 2-D reduce/scan along axis a, or (bit 1) a
                            // column broadcast (M, 1) -> (M, N)
+  xe_emitter_t* e;
 } plan_t;
+
+typedef struct ptr_block_s ptr_block_t;
+static bool ptr_block_ok(xe_emitter_t* e, MlirOperation op, bool store, ptr_block_t* pb);
+static bool gathered(xe_emitter_t* e, MlirOperation load);
 
 static MlirWalkResult plan_cb(MlirOperation op, void* user) {
   plan_t* p = user;
@@ -84,7 +89,9 @@ static MlirWalkResult plan_cb(MlirOperation op, void* user) {
   if (op_is(op, "tile.dot")) {
     for (int i = 0; i < 2; ++i) {
       MlirValue x = mlirOperationGetOperand(op, i);
-      if (mlirValueIsAOpResult(x) && op_is(mlirOpResultGetOwner(x), "tile.load")) p->gather_dot = true;
+      if (mlirValueIsAOpResult(x) && op_is(mlirOpResultGetOwner(x), "tile.load") &&
+          gathered(p->e, mlirOpResultGetOwner(x)))
+        p->gather_dot = true;
       // fp32 operands (and their bf16 pieces) take 2-3x the registers.
       if (mlirTypeIsAF32(mlirShapedTypeGetElementType(mlirValueGetType(x)))) p->gather_dot = true;
     }
@@ -194,7 +201,7 @@ static void find_data_values(xe_emitter_t* e) {
 }
 
 zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
-  plan_t p = {0};
+  plan_t p = {.e = e};
   mlirOperationWalk(e->lc->kernel, plan_cb, &p, MlirWalkPreOrder);
   find_data_values(e);
   *has_2d = p.has_2d;
@@ -865,6 +872,120 @@ static void cast_index(xe_emitter_t* e, const char* x, const char* from, xe_name
                    loc(e));
 }
 
+// Loads (stores) blocks [bi0, bi1) x [bj0, bj1) of v through one 2-D block
+// descriptor over `addr` (i64 byte address, element aligned): s0 rows of s1
+// elements, rows st0 elements apart (index names); block (bi0, bj0) sits at
+// [o0, o1]. prefetch: also prefetch the next K tile (whole tiles only).
+static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store,
+                           const char* addr, const char* s0_in, const char* s1_in,
+                           const char* st0, const char* o0, const char* o1_in, int32_t bi0,
+                           int32_t bi1, int32_t bj0, int32_t bj1, bool prefetch) {
+  // bf16 blocks travel as bf16 through 2-D block IO (lab a2).
+  const char* et = xe_block_elem(t.kind);
+  const char* attr = xe_layout_attr(v);
+  xe_name_t s0, s1, o1, one;
+  memcpy(s0, s0_in, sizeof s0);
+  memcpy(s1, s1_in, sizeof s1);
+  memcpy(o1, o1_in, sizeof o1);
+  hoist_index(e, 1, one);
+  // 2D block IO needs a 64-byte aligned base address: the base goes down to
+  // the 64-byte boundary and the columns move right by the difference (in
+  // elements: the base is element aligned), as Intel's Triton does. Columns
+  // left of the tensor then read memory before it instead of zeros; only
+  // negative column offsets could reach them.
+  xe_name_t base, m64, dlt, esz, dltel, dltidx, s1a, o1a;
+  {
+    char text[96];
+    xe_hoist(e, "arith.constant -64 : i64", false, m64);
+    snprintf(text, sizeof text, "arith.constant %d : i64", zt_scalar_kind_bits(t.kind) / 8);
+    xe_hoist(e, text, false, esz);
+    xe_fresh(e, base);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.andi %s, %s : i64%s\n", base, addr, m64,
+                     loc(e));
+    xe_fresh(e, dlt);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.subi %s, %s : i64%s\n", dlt, addr, base,
+                     loc(e));
+    xe_fresh(e, dltel);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.divui %s, %s : i64%s\n", dltel, dlt, esz, loc(e));
+    cast_index(e, dltel, "i64", dltidx);
+    add_scalar(e, s1, dltidx, "index", s1a);
+    add_scalar(e, o1, dltidx, "index", o1a);
+    memcpy(s1, s1a, sizeof s1);
+    memcpy(o1, o1a, sizeof o1);
+  }
+  xe_name_t td;
+  xe_fresh(e, td);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
+                   "i64 -> !xegpu.tensor_desc<%dx%dx%s, %s>%s\n",
+                   td, base, s0, s1, st0, one, v->br, v->bc, et, attr, loc(e));
+  for (int32_t bi = bi0; bi < bi1; ++bi) {
+    xe_name_t ro, ci, rr;
+    hoist_index(e, (int64_t)(bi - bi0) * v->br, ci);
+    add_scalar(e, o0, ci, "index", rr);
+    memcpy(ro, rr, sizeof ro);
+    for (int32_t bj = bj0; bj < bj1; ++bj) {
+      xe_name_t co, cj;
+      hoist_index(e, (int64_t)(bj - bj0) * v->bc, cj);
+      add_scalar(e, o1, cj, "index", co);
+      const char* nm = v->names[bi * v->nbc + bj];
+      xe_line(e);
+      if (store) {
+        zt_strbuf_printf(&e->body,
+                         "xegpu.store_nd %s, %s[%s, %s] <{layout = %s}> : vector<%dx%dx%s>, "
+                         "!xegpu.tensor_desc<%dx%dx%s, %s>%s\n",
+                         nm, td, ro, co, attr, v->br, v->bc, et, v->br, v->bc, et, attr,
+                         loc(e));
+      } else {
+        zt_strbuf_printf(&e->body,
+                         "%s = xegpu.load_nd %s[%s, %s] <{layout = %s}> : "
+                         "!xegpu.tensor_desc<%dx%dx%s, %s> -> vector<%dx%dx%s>%s\n",
+                         nm, td, ro, co, attr, v->br, v->bc, et, attr, v->br, v->bc, et,
+                         loc(e));
+      }
+    }
+  }
+  if (prefetch) {
+    // Prefetch the next K tile (A: columns + K, B: rows + K) into the
+    // caches. The prefetch descriptor has its own shape: a descriptor of
+    // B's type would be merged with B's by CSE and B's load would lose its
+    // VNNI transform (XEGPU_NOTES a5b).
+    // Rows (A) or columns (B) of this descriptor's blocks only.
+    int64_t kdim = v->role == XE_ROLE_A ? t.shape[1] : t.shape[0];
+    int64_t tr = (int64_t)(bi1 - bi0) * v->br, tc = (int64_t)(bj1 - bj0) * v->bc;
+    int ph = v->role == XE_ROLE_A ? (tr >= 32 ? 32 : tr == 8 ? 16 : (int)tr)
+                                  : (kdim >= 32 ? 32 : 8);
+    xe_name_t pd;
+    xe_fresh(e, pd);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
+                     "i64 -> !xegpu.tensor_desc<%dx16x%s, #zt_a>%s\n",
+                     pd, base, s0, s1, st0, one, ph, et, loc(e));
+    int64_t rows = v->role == XE_ROLE_A ? tr : kdim;
+    int64_t cols = v->role == XE_ROLE_A ? kdim : tc;
+    for (int64_t pr = 0; pr < rows; pr += ph) {
+      for (int64_t pc = 0; pc < cols; pc += 16) {
+        xe_name_t cr, cc, ar, ac;
+        hoist_index(e, pr + (v->role == XE_ROLE_B ? kdim : 0), cr);
+        hoist_index(e, pc + (v->role == XE_ROLE_A ? kdim : 0), cc);
+        add_scalar(e, o0, cr, "index", ar);
+        add_scalar(e, o1, cc, "index", ac);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "xegpu.prefetch_nd %s[%s, %s] <{l1_hint = #xegpu.cache_hint<cached>, "
+                         "l2_hint = #xegpu.cache_hint<cached>, layout = #zt_a}> : "
+                         "!xegpu.tensor_desc<%dx16x%s, #zt_a>%s\n",
+                         pd, ar, ac, ph, et, loc(e));
+      }
+    }
+  }
+}
+
 // tile.block_load / tile.block_store on 2-D tiles.
 static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) {
   intptr_t no = mlirOperationGetNumOperands(op);
@@ -902,15 +1023,11 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
     if (v->layout != XE_LAYOUT_BLOCK2D)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D block load of this type on Xe");
   }
-  // bf16 blocks travel as bf16 through 2-D block IO (lab a2).
-  const char* et = xe_block_elem(t.kind);
-  const char* attr = xe_layout_attr(v);
   // Sizes as index (the kernel passes them as i64 scalars).
-  xe_name_t s0, s1, st0, one, o0, o1;
+  xe_name_t s0, s1, st0, o0, o1;
   cast_index(e, r[1]->names[0], "i64", s0);
   cast_index(e, r[2]->names[0], "i64", s1);
   cast_index(e, r[3]->names[0], "i64", st0);
-  hoist_index(e, 1, one);
   xe_name_t row0, col0;
   tile_origin(e, v, row0, col0);
   xe_name_t rb, cb;
@@ -920,101 +1037,9 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
   else memcpy(cb, r[6]->names[0], sizeof cb);
   cast_index(e, rb, "i32", o0);
   cast_index(e, cb, "i32", o1);
-  // 2D block IO needs a 64-byte aligned base address: the base goes down to
-  // the 64-byte boundary and the columns move right by the difference (in
-  // elements: the base is element aligned), as Intel's Triton does. Columns
-  // left of the tensor then read memory before it instead of zeros; only
-  // negative column offsets could reach them.
-  xe_name_t base, m64, dlt, esz, dltel, dltidx, s1a, o1a;
-  {
-    char text[96];
-    xe_hoist(e, "arith.constant -64 : i64", false, m64);
-    snprintf(text, sizeof text, "arith.constant %d : i64", zt_scalar_kind_bits(t.kind) / 8);
-    xe_hoist(e, text, false, esz);
-    xe_fresh(e, base);
-    xe_line(e);
-    zt_strbuf_printf(&e->body, "%s = arith.andi %s, %s : i64%s\n", base, r[0]->names[0], m64,
-                     loc(e));
-    xe_fresh(e, dlt);
-    xe_line(e);
-    zt_strbuf_printf(&e->body, "%s = arith.subi %s, %s : i64%s\n", dlt, r[0]->names[0], base,
-                     loc(e));
-    xe_fresh(e, dltel);
-    xe_line(e);
-    zt_strbuf_printf(&e->body, "%s = arith.divui %s, %s : i64%s\n", dltel, dlt, esz, loc(e));
-    cast_index(e, dltel, "i64", dltidx);
-    add_scalar(e, s1, dltidx, "index", s1a);
-    add_scalar(e, o1, dltidx, "index", o1a);
-    memcpy(s1, s1a, sizeof s1);
-    memcpy(o1, o1a, sizeof o1);
-  }
-  xe_name_t td;
-  xe_fresh(e, td);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
-                   "i64 -> !xegpu.tensor_desc<%dx%dx%s, %s>%s\n",
-                   td, base, s0, s1, st0, one, v->br, v->bc, et, attr, loc(e));
-  for (int32_t bi = 0; bi < v->nbr; ++bi) {
-    xe_name_t ro, ci, rr;
-    hoist_index(e, (int64_t)bi * v->br, ci);
-    add_scalar(e, o0, ci, "index", rr);
-    memcpy(ro, rr, sizeof ro);
-    for (int32_t bj = 0; bj < v->nbc; ++bj) {
-      xe_name_t co, cj;
-      hoist_index(e, (int64_t)bj * v->bc, cj);
-      add_scalar(e, o1, cj, "index", co);
-      const char* nm = v->names[bi * v->nbc + bj];
-      xe_line(e);
-      if (store) {
-        zt_strbuf_printf(&e->body,
-                         "xegpu.store_nd %s, %s[%s, %s] <{layout = %s}> : vector<%dx%dx%s>, "
-                         "!xegpu.tensor_desc<%dx%dx%s, %s>%s\n",
-                         nm, td, ro, co, attr, v->br, v->bc, et, v->br, v->bc, et, attr,
-                         loc(e));
-      } else {
-        zt_strbuf_printf(&e->body,
-                         "%s = xegpu.load_nd %s[%s, %s] <{layout = %s}> : "
-                         "!xegpu.tensor_desc<%dx%dx%s, %s> -> vector<%dx%dx%s>%s\n",
-                         nm, td, ro, co, attr, v->br, v->bc, et, attr, v->br, v->bc, et,
-                         loc(e));
-      }
-    }
-  }
-  // (int8 tiles: no prefetch yet; the prefetch shapes below are 16-bit ones.)
-  if (!store && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8) {
-    // Prefetch the next K tile (A: columns + K, B: rows + K) into the
-    // caches. The prefetch descriptor has its own shape: a descriptor of
-    // B's type would be merged with B's by CSE and B's load would lose its
-    // VNNI transform (XEGPU_NOTES a5b).
-    int64_t kdim = v->role == XE_ROLE_A ? t.shape[1] : t.shape[0];
-    int ph = v->role == XE_ROLE_A ? (v->tr >= 32 ? 32 : v->tr == 8 ? 16 : v->tr)
-                                  : (kdim >= 32 ? 32 : 8);
-    xe_name_t pd;
-    xe_fresh(e, pd);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
-                     "i64 -> !xegpu.tensor_desc<%dx16x%s, #zt_a>%s\n",
-                     pd, base, s0, s1, st0, one, ph, et, loc(e));
-    int64_t rows = v->role == XE_ROLE_A ? v->tr : kdim;
-    int64_t cols = v->role == XE_ROLE_A ? kdim : v->tc;
-    for (int64_t pr = 0; pr < rows; pr += ph) {
-      for (int64_t pc = 0; pc < cols; pc += 16) {
-        xe_name_t cr, cc, ar, ac;
-        hoist_index(e, pr + (v->role == XE_ROLE_B ? kdim : 0), cr);
-        hoist_index(e, pc + (v->role == XE_ROLE_A ? kdim : 0), cc);
-        add_scalar(e, o0, cr, "index", ar);
-        add_scalar(e, o1, cc, "index", ac);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "xegpu.prefetch_nd %s[%s, %s] <{l1_hint = #xegpu.cache_hint<cached>, "
-                         "l2_hint = #xegpu.cache_hint<cached>, layout = #zt_a}> : "
-                         "!xegpu.tensor_desc<%dx16x%s, #zt_a>%s\n",
-                         pd, ar, ac, ph, et, loc(e));
-      }
-    }
-  }
+  // (int8 tiles: no prefetch yet; the prefetch shapes are 16-bit ones.)
+  emit_nd_blocks(e, v, t, store, r[0]->names[0], s0, s1, st0, o0, o1, 0, v->nbr, 0, v->nbc,
+                 !store && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8);
   if (!store) xe_bind(e, mlirOperationGetResult(op, 0), v);
   return NULL;
 }
@@ -1030,6 +1055,232 @@ static zt_status_t lane_mask_of(xe_emitter_t* e, MlirValue m, const idx_t* idx, 
   if (e->error) return NULL;
   to_vec(e, &lm);
   memcpy(out, lm.v, XE_NAME_MAX);
+  return NULL;
+}
+
+// --- Pointer tensors as 2-D block IO.
+//
+// A load or store through a 2-D pointer tensor whose offsets xe_axis.c
+// proves affine (columns one element apart, rows a stride apart, in groups
+// of at least one block), with a mask made of per-axis bounds `x < b` and
+// a zero `other`, is the same memory access as a 2-D block load: one
+// descriptor per group, its width/height the mask's bounds (the hardware
+// reads zeros and drops writes outside), no per-row address or mask
+// vectors. Anything else stays a row gather/scatter.
+
+struct ptr_block_s {
+  xe_axis_t ax;         // of the pointer tensor's offsets
+  xe_mask_bounds_t mb;  // the mask's terms
+  zt_scalar_kind_t kind;
+};
+
+static bool is_zero_splat(MlirValue v);
+
+// Static part of the test (shared by the planner): types, pointer facts,
+// mask form, `other`, the row pitch's alignment (16 bytes, Triton's rule
+// for tensor descriptors, which these loads become).
+static bool ptr_block_ok(xe_emitter_t* e, MlirOperation op, bool store, ptr_block_t* pb) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  MlirValue p = mlirOperationGetOperand(op, 0);
+  MlirValue m = {NULL}, o = {NULL};
+  if (store) {
+    if (no > 2) m = mlirOperationGetOperand(op, 2);
+  } else {
+    if (no > 1) m = mlirOperationGetOperand(op, 1);
+    if (no > 2) o = mlirOperationGetOperand(op, 2);
+  }
+  if (value_rank(p) != 2) return false;
+  MlirValue data = store ? mlirOperationGetOperand(op, 1) : mlirOperationGetResult(op, 0);
+  MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(data));
+  int esz;
+  if (mlirTypeIsAF16(et)) pb->kind = ZT_F16, esz = 2;
+  else if (mlirTypeIsABF16(et)) pb->kind = ZT_BF16, esz = 2;
+  else if (mlirTypeIsAF32(et)) pb->kind = ZT_F32, esz = 4;
+  else if (mlirTypeIsAInteger(et) && mlirIntegerTypeGetWidth(et) == 8) pb->kind = ZT_I8, esz = 1;
+  else return false;
+  if (o.ptr && !is_zero_splat(o)) return false;
+  xe_axis_info(e, p, &pb->ax);
+  const xe_step_t *sr = &pb->ax.step[0], *sc = &pb->ax.step[1];
+  if (!sc->known || !mlirValueIsNull(sc->sym) || sc->coef != 1 || pb->ax.lin[1] < 16) return false;
+  if (!sr->known || sr->coef <= 0 || pb->ax.lin[0] < 8) return false;
+  int64_t pitch_div = sr->coef * (mlirValueIsNull(sr->sym) ? 1 : xe_scalar_div(e, sr->sym));
+  if ((pitch_div * esz) % 16) return false;
+  return xe_mask_bounds(e, m, &pb->mb);
+}
+
+// Whether a 2-D load stays a row gather (for the planner: gathers cost
+// registers, block loads do not).
+static bool gathered(xe_emitter_t* e, MlirOperation load) {
+  ptr_block_t pb;
+  return !ptr_block_ok(e, load, false, &pb);
+}
+
+// An i64 name for a scalar integer record name of kind k.
+static void scalar_i64(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, xe_name_t out) {
+  if (k == ZT_I64) {
+    memcpy(out, x, XE_NAME_MAX);
+    return;
+  }
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.extsi %s : %s to i64%s\n", out, x, xe_elem(k), loc(e));
+}
+
+// Extent and start of a descriptor along one axis from the mask's bounds on
+// it: rem = min(bound - x at the group's start); size = max(rem, 1) and
+// start = (rem <= 0), so a group the mask leaves empty reads zeros.
+static zt_status_t bound_extent(xe_emitter_t* e, const ptr_block_t* pb, int axis,
+                                const idx_t* idx, int64_t dflt, xe_name_t size,
+                                xe_name_t start) {
+  xe_name_t rem = {0};
+  zt_scalar_kind_t rk = ZT_I32;
+  for (int i = 0; i < pb->mb.n; ++i) {
+    const xe_bound_t* b = &pb->mb.b[i];
+    if (b->axis != axis) continue;
+    lval_t x;
+    ZT_RETURN_IF_ERROR(lazy_eval(e, b->x, idx, &x));
+    if (e->error) return NULL;
+    if (x.vec) return xe_fail(e, ZT_STATUS_INTERNAL, "mask bound evaluated to a vector");
+    xe_val_t* br = xe_lookup(e, b->bound);
+    if (!br) return NULL;
+    if (br->type.kind != x.kind)
+      return xe_fail(e, ZT_STATUS_INTERNAL, "mask bound of another type than its index");
+    const char* ty = xe_elem(x.kind);
+    xe_name_t r;
+    int_bin(e, "subi", br->names[0], x.v, x.kind, false, r);
+    if (b->inclusive) {
+      xe_name_t one, r1;
+      char text[64];
+      snprintf(text, sizeof text, "arith.constant 1 : %s", ty);
+      xe_hoist(e, text, false, one);
+      int_bin(e, "addi", r, one, x.kind, false, r1);
+      memcpy(r, r1, sizeof r);
+    }
+    if (rem[0] && rk != x.kind) return xe_fail(e, ZT_STATUS_INTERNAL, "mixed mask bound types");
+    if (rem[0]) {
+      xe_name_t mn;
+      int_bin(e, "minsi", rem, r, x.kind, false, mn);
+      memcpy(rem, mn, sizeof rem);
+    } else {
+      memcpy(rem, r, sizeof rem);
+    }
+    rk = x.kind;
+  }
+  if (!rem[0]) {
+    hoist_index(e, dflt, size);
+    hoist_index(e, 0, start);
+    return NULL;
+  }
+  const char* ty = xe_elem(rk);
+  char text[64];
+  xe_name_t one, zero, mx, le, dead;
+  snprintf(text, sizeof text, "arith.constant 1 : %s", ty);
+  xe_hoist(e, text, false, one);
+  snprintf(text, sizeof text, "arith.constant 0 : %s", ty);
+  xe_hoist(e, text, false, zero);
+  int_bin(e, "maxsi", rem, one, rk, false, mx);
+  xe_fresh(e, le);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.cmpi sle, %s, %s : %s%s\n", le, rem, zero, ty, loc(e));
+  xe_fresh(e, dead);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.extui %s : i1 to %s%s\n", dead, le, ty, loc(e));
+  cast_index(e, mx, ty, size);
+  cast_index(e, dead, ty, start);
+  return NULL;
+}
+
+// tile.load (store) through a pointer tensor as 2-D block IO; *done false
+// when the access does not qualify (the caller gathers instead).
+static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store, bool* done) {
+  *done = false;
+  ptr_block_t pb;
+  if (!ptr_block_ok(e, op, store, &pb)) return NULL;
+  MlirValue p = mlirOperationGetOperand(op, 0);
+  xe_val_t* v;
+  zt_type_t t;
+  MlirValue res = {NULL};
+  if (store) {
+    v = xe_lookup(e, mlirOperationGetOperand(op, 1));
+    if (!v) return NULL;
+    if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_C) return NULL;
+    t = v->type;
+  } else {
+    res = mlirOperationGetResult(op, 0);
+    ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+    v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
+    if (!v) return NULL;
+    if (v->layout != XE_LAYOUT_BLOCK2D) {
+      xe_free_val(v);
+      return NULL;
+    }
+  }
+  // Groups: as many whole blocks as the facts allow, within this
+  // subgroup's tile (whose origin is a multiple of its size).
+  int64_t gr = pb.ax.lin[0] < v->tr ? pb.ax.lin[0] : v->tr;
+  int64_t gc = pb.ax.lin[1] < v->tc ? pb.ax.lin[1] : v->tc;
+  for (int i = 0; i < pb.mb.n; ++i) {
+    int64_t* g = pb.mb.b[i].axis == 0 ? &gr : &gc;
+    if (pb.mb.b[i].lin < *g) *g = pb.mb.b[i].lin;
+  }
+  if (gr < v->br || gr % v->br || v->tr % gr || gc < v->bc || gc % v->bc || v->tc % gc) {
+    if (!store) xe_free_val(v);
+    return NULL;
+  }
+  *done = true;
+  int esz = zt_scalar_kind_bits(t.kind) / 8;
+  xe_name_t row0, col0, eszn;
+  tile_origin(e, v, row0, col0);
+  {
+    char text[64];
+    snprintf(text, sizeof text, "arith.constant %d : i64", esz);
+    xe_hoist(e, text, false, eszn);
+  }
+  // Row pitch in elements (index).
+  xe_name_t pitch;
+  const xe_step_t* sr = &pb.ax.step[0];
+  if (mlirValueIsNull(sr->sym)) {
+    hoist_index(e, sr->coef, pitch);
+  } else {
+    xe_val_t* sv = xe_lookup(e, sr->sym);
+    if (!sv) return NULL;
+    xe_name_t s64, c, prod;
+    scalar_i64(e, sv->names[0], sv->type.kind, s64);
+    if (sr->coef != 1) {
+      char text[64];
+      snprintf(text, sizeof text, "arith.constant %lld : i64", (long long)sr->coef);
+      xe_hoist(e, text, false, c);
+      int_bin(e, "muli", s64, c, ZT_I64, false, prod);
+      memcpy(s64, prod, sizeof s64);
+    }
+    cast_index(e, s64, "i64", pitch);
+  }
+  // Prefetch of the next K tile: each descriptor covers all of K.
+  bool whole_k = v->role == XE_ROLE_A ? gc == v->tc : gr == v->tr;
+  bool prefetch = !store && whole_k && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8;
+  for (int64_t gi = 0; gi < v->tr / gr; ++gi) {
+    for (int64_t gj = 0; gj < v->tc / gc; ++gj) {
+      xe_name_t ri, cj;
+      offset_i32(e, row0, gi * gr, ri);
+      offset_i32(e, col0, gj * gc, cj);
+      idx_t idx[2] = {{ri, false}, {cj, false}};
+      lval_t pv;
+      ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
+      if (e->error) return NULL;
+      if (pv.vec) return xe_fail(e, ZT_STATUS_INTERNAL, "block address evaluated to a vector");
+      xe_name_t bytes, addr;
+      int_bin(e, "muli", pv.v, eszn, ZT_I64, false, bytes);
+      int_bin(e, "addi", pv.base, bytes, ZT_I64, false, addr);
+      xe_name_t h, y0, w, x0;
+      ZT_RETURN_IF_ERROR(bound_extent(e, &pb, 0, idx, gr, h, y0));
+      ZT_RETURN_IF_ERROR(bound_extent(e, &pb, 1, idx, gc, w, x0));
+      if (e->error) return NULL;
+      int32_t bi0 = (int32_t)(gi * gr / v->br), bj0 = (int32_t)(gj * gc / v->bc);
+      emit_nd_blocks(e, v, t, store, addr, h, w, pitch, y0, x0, bi0,
+                     bi0 + (int32_t)(gr / v->br), bj0, bj0 + (int32_t)(gc / v->bc), prefetch);
+    }
+  }
+  if (!store) xe_bind(e, res, v);
   return NULL;
 }
 
@@ -1749,10 +2000,10 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
     s = xe_emit_reduce_2d(e, op);
   } else if (name_is(n, "tile.scan")) {
     s = xe_emit_scan(e, op);
-  } else if (name_is(n, "tile.load")) {
-    s = emit_gather(e, op);
-  } else if (name_is(n, "tile.store")) {
-    s = emit_scatter(e, op);
+  } else if (name_is(n, "tile.load") || name_is(n, "tile.store")) {
+    bool store = name_is(n, "tile.store"), done = false;
+    s = emit_ptr_blocks(e, op, store, &done);
+    if (!s && !done && !e->error) s = store ? emit_scatter(e, op) : emit_gather(e, op);
   } else {
     MlirValue res = mlirOperationGetNumResults(op) ? mlirOperationGetResult(op, 0)
                                                    : (MlirValue){NULL};

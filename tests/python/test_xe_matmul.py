@@ -60,8 +60,8 @@ def _tile_ir(kind, dt, cdt, bm=64, bn=64, bk=32, size=512):
     return fn.build_tile_ir(arg_types, constexprs, div, descs)
 
 
-def _compile(kind, target, dt="float16", cdt="float32", num_warps=0):
-    text = _tile_ir(kind, dt, cdt)
+def _compile(kind, target, dt="float16", cdt="float32", num_warps=0, size=512):
+    text = _tile_ir(kind, dt, cdt, size=size)
     return _C.compile(text, target=target, num_warps=num_warps, compat=False, igc_options=None,
                       cached=False)
 
@@ -101,9 +101,11 @@ def test_ocloc_dpas_in_k_loop(kind, dt, cdt):
     asm, spill = _ocloc(art.get("spirv"), "-ze-opt-large-register-file")
     r = isa.analyze_isa(asm)
     # 64x64 tile, BLOCK_K 32. Block loads: a 2x2 subgroup grid, 32x32 per
-    # subgroup: 4x2 accumulators x 2 K steps = 16 DPAS per iteration. Row
-    # gathers (pointer tensors): 4x4 subgroups of 16x16: 2x1 x 2 = 4.
-    want = 4 if kind == "pointer" else 16
+    # subgroup: 4x2 accumulators x 2 K steps = 16 DPAS per iteration. The
+    # pointer kernel on 512x512 arrays gets Triton's launch hints (sizes and
+    # strides divisible by 16, unit strides constant), which make its
+    # pointer tensors 2D block IO too (xe_axis.c).
+    want = 16
     assert r["dpas"] >= want, r
     assert r["dpas_in_innermost_loop"] >= want, r
     print(f"{kind} {dt}->{cdt}: dpas={r['dpas']} in loop={r['dpas_in_innermost_loop']} "
@@ -111,8 +113,15 @@ def test_ocloc_dpas_in_k_loop(kind, dt, cdt):
     # The default configuration does not spill (issue 3).
     assert spill == 0, f"{kind}: ocloc reports ~{spill} spilled registers"
     if kind == "pointer":
-        # Row gathers: no 2-D block builtins, so nothing unresolved even on IGC 2022.
+        # 520 is not a multiple of 16: no hints, row gathers: 4x4 subgroups of
+        # 16x16, 2x1 accumulators x 2 K steps = 4 DPAS; no 2-D block builtins,
+        # so nothing unresolved even on IGC 2022; no spill either.
+        art = _compile(kind, "pvc", dt, cdt, size=520)
+        asm, spill = _ocloc(art.get("spirv"), "-ze-opt-large-register-file")
+        r = isa.analyze_isa(asm)
+        assert r["dpas_in_innermost_loop"] >= 4, r
         assert r["calla"] == 0, r
+        assert spill == 0, f"gathered pointer matmul: ~{spill} spilled registers"
 
 
 def test_fp64_dots_are_unsupported():
