@@ -9,6 +9,9 @@
 // hints: zt.divisibility on the kernel's arguments, constants, products)
 // decides how far `x % M` stays affine.
 //
+// zetile's launcher gives the divisible-by-16 hint to positive integers
+// only (jit.py), so a hinted stride is also a valid, positive 2D block pitch.
+//
 // Like Triton's AxisInfo, `x % m` with a step-1 `x` is taken to be
 // contiguous in groups of gcd(divisibility of m, of the group starts): that
 // holds for x >= 0, the only case index arithmetic produces.
@@ -89,6 +92,17 @@ static int64_t scalar_div(xe_emitter_t* e, MlirValue v, int depth) {
 }
 
 int64_t xe_scalar_div(xe_emitter_t* e, MlirValue v) { return scalar_div(e, v, 0); }
+
+bool xe_hinted_arg(xe_emitter_t* e, MlirValue v) {
+  while (mlirValueIsAOpResult(v)) {
+    MlirOperation op = mlirOpResultGetOwner(v);
+    if (!op_is(op, "arith.extsi") && !op_is(op, "arith.index_cast")) return false;
+    v = mlirOperationGetOperand(op, 0);
+  }
+  MlirBlock b = mlirBlockArgumentGetOwner(v);
+  return mlirOperationEqual(mlirBlockGetParentOperation(b), e->lc->kernel) &&
+         scalar_div(e, v, 0) >= 16;
+}
 
 bool xe_uniform_scalar(MlirValue v, MlirValue* out) {
   for (int depth = 0; depth < AX_DEPTH; ++depth) {

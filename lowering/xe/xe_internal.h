@@ -283,6 +283,9 @@ typedef struct xe_axis_s {
 void xe_axis_info(xe_emitter_t* e, MlirValue v, xe_axis_t* out);
 /// Power of two known to divide a scalar integer (hints, constants, products).
 int64_t xe_scalar_div(xe_emitter_t* e, MlirValue v);
+/// A kernel argument (through sign extensions) with the divisible-by-16
+/// hint, which zetile's launcher gives to positive values only.
+bool xe_hinted_arg(xe_emitter_t* e, MlirValue v);
 /// The scalar a tensor splats (through broadcasts), or the value if scalar.
 bool xe_uniform_scalar(MlirValue v, MlirValue* out);
 

@@ -1102,7 +1102,10 @@ static bool ptr_block_ok(xe_emitter_t* e, MlirOperation op, bool store, ptr_bloc
   xe_axis_info(e, p, &pb->ax);
   const xe_step_t *sr = &pb->ax.step[0], *sc = &pb->ax.step[1];
   if (!sc->known || !mlirValueIsNull(sc->sym) || sc->coef != 1 || pb->ax.lin[1] < 16) return false;
+  // The row pitch must be positive: a constant, or a hinted argument
+  // (positive by the launcher's rule) times a positive constant.
   if (!sr->known || sr->coef <= 0 || pb->ax.lin[0] < 8) return false;
+  if (!mlirValueIsNull(sr->sym) && !xe_hinted_arg(e, sr->sym)) return false;
   int64_t pitch_div = sr->coef * (mlirValueIsNull(sr->sym) ? 1 : xe_scalar_div(e, sr->sym));
   if ((pitch_div * esz) % 16) return false;
   return xe_mask_bounds(e, m, &pb->mb);
@@ -1203,14 +1206,17 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
   if (store) {
     v = xe_lookup(e, mlirOperationGetOperand(op, 1));
     if (!v) return NULL;
-    if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_C) return NULL;
+    if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_C || v->type.kind == ZT_I8)
+      return NULL;
     t = v->type;
   } else {
     res = mlirOperationGetResult(op, 0);
     ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
     v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
     if (!v) return NULL;
-    if (v->layout != XE_LAYOUT_BLOCK2D) {
+    // 8-bit data has 2D block reads of 32 columns only (dot operands);
+    // other int8 tiles keep gathers.
+    if (v->layout != XE_LAYOUT_BLOCK2D || (t.kind == ZT_I8 && v->role == XE_ROLE_C)) {
       xe_free_val(v);
       return NULL;
     }

@@ -187,7 +187,10 @@ class JITFunction:
                     continue
                 dt = _specialize_int(v)
                 arg_types[n] = dt
-                d16 = n not in self.do_not_specialize and v % 16 == 0
+                # Positive multiples of 16 only (Triton also hints 0 and
+                # negatives): the Xe lowering takes a hinted stride as a 2D
+                # block pitch, which must be positive (lowering/xe/xe_axis.c).
+                d16 = n not in self.do_not_specialize and v > 0 and v % 16 == 0
                 if d16:
                     divisibility[n] = 16
                 values.append((n, dt, v))

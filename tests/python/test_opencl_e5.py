@@ -521,7 +521,7 @@ def test_block_io_base_not_64_byte_aligned():
         c = np.zeros((M, N), np.float32)
         mm.matmul_block_ptr(a, b, c)
         zetile.get_device().synchronize()
-        ref = a.astype(np.float64) @ bt.T.astype(np.float64)
+        ref = a.astype(np.float64) @ b.astype(np.float64)
         print("RESULT", json.dumps({"err": float(np.abs(c - ref).max()),
                                     "scale": float(np.abs(ref).max())}))
     """)
