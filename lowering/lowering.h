@@ -60,6 +60,11 @@ int zt_tile_kind_bytes(zt_scalar_kind_t kind);
 /// The kernel op's symbol name (borrowed from the context).
 MlirStringRef zt_kernel_name(MlirOperation kernel);
 
+/// Erases unused side-effect-free ops (arith, math, most of vector,
+/// xegpu.create_nd_tdesc, gpu ids) under root (lowering/common/dce.c);
+/// returns how many.
+size_t zt_dce(MlirOperation root);
+
 /// Validates a SPIR-V module in process (lowering/common/spirv_check.c);
 /// always OK when the compiler was built without SPIRV-Tools.
 zt_status_t zt_spirv_validate(const void* data, size_t size);
