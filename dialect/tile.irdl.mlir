@@ -69,6 +69,20 @@ irdl.dialect @tile {
     irdl.operands(src: %s)
     irdl.results(result: %r)
   }
+  // The value itself, with a fact the program states about it (Triton's
+  // tl.multiple_of / max_contiguous / max_constancy): "hint" names the kind,
+  // "values" gives one number per dimension. The compiler moves the fact
+  // onto the value's producer as a zt.<hint> attribute and drops the op
+  // before any lowering (lowering/common/hints.c).
+  irdl.operation @hint {
+    %s = irdl.any
+    %r = irdl.any
+    %h = irdl.any
+    %v = irdl.any
+    irdl.attributes { "hint" = %h, "values" = %v }
+    irdl.operands(src: %s)
+    irdl.results(result: %r)
+  }
   // ptr + offset * sizeof(pointee), elementwise.
   irdl.operation @addptr {
     %p = irdl.any

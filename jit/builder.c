@@ -600,6 +600,33 @@ zt_status_t zt_builder_expand_dims(zt_builder_t* b, zt_value_t v, int axis,
                         attrs, out);
 }
 
+zt_status_t zt_builder_hint(zt_builder_t* b, zt_value_t v, const char* hint,
+                            const int64_t* values, int32_t n, zt_value_t* out) {
+  ZT_RETURN_IF_ERROR(check(b, v, "hint"));
+  zt_type_t t = T(b, v);
+  if (!hint || (strcmp(hint, "multiple_of") != 0 && strcmp(hint, "max_contiguous") != 0 &&
+                strcmp(hint, "max_constancy") != 0))
+    return err(b, ZT_STATUS_INVALID_ARGUMENT,
+               "unknown hint '%s' (multiple_of, max_contiguous, max_constancy)",
+               hint ? hint : "(null)");
+  int32_t want = t.rank ? t.rank : 1;
+  if (n != want || !values)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "%s: %d values for a value of rank %d", hint,
+               (int)n, (int)t.rank);
+  char attrs[160];
+  int len = snprintf(attrs, sizeof attrs, " {hint = \"%s\", values = array<i64", hint);
+  for (int32_t i = 0; i < n; ++i) {
+    int64_t x = values[i];
+    if (x < 1 || (x & (x - 1)))
+      return err(b, ZT_STATUS_INVALID_ARGUMENT, "%s: %lld is not a power of two >= 1", hint,
+                 (long long)x);
+    len += snprintf(attrs + len, sizeof attrs - (size_t)len, "%s %lld", i ? "," : ":",
+                    (long long)x);
+  }
+  snprintf(attrs + len, sizeof attrs - (size_t)len, ">}");
+  return unary_shape_op(b, "hint", v, t, attrs, out);
+}
+
 zt_status_t zt_builder_reshape(zt_builder_t* b, zt_value_t v, int32_t rank,
                                const int64_t* shape, zt_value_t* out) {
   ZT_RETURN_IF_ERROR(check(b, v, "reshape"));

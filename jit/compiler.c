@@ -134,6 +134,7 @@ static zt_status_t compile_locked(const char* tile_ir, size_t size,
   zt_lower_ctx_t lc = {.ctx = ctx, .tile = m, .options = options,
                        .artifact = artifact};
   zt_status_t s = find_kernel(m, &lc.kernel);
+  if (!s) s = zt_fold_hints(lc.kernel);
   double t1 = zt_timing_now_ms();
   if (!s) s = lower(&lc);
   zt_timing_record("lower (total)", zt_timing_now_ms() - t1);

@@ -60,6 +60,11 @@ int zt_tile_kind_bytes(zt_scalar_kind_t kind);
 /// The kernel op's symbol name (borrowed from the context).
 MlirStringRef zt_kernel_name(MlirOperation kernel);
 
+/// Replaces each tile.hint by its operand, recording the hint as a
+/// zt.multiple_of / zt.max_contiguous / zt.max_constancy attribute (i64 per
+/// dimension) on the operand's producer (lowering/common/hints.c).
+zt_status_t zt_fold_hints(MlirOperation kernel);
+
 /// Erases unused side-effect-free ops (arith, math, most of vector,
 /// xegpu.create_nd_tdesc, gpu ids) under root (lowering/common/dce.c);
 /// returns how many.

@@ -278,6 +278,14 @@ ZT_API zt_status_t zt_builder_reshape(zt_builder_t* b, zt_value_t v,
 ZT_API zt_status_t zt_builder_trans(zt_builder_t* b, zt_value_t v,
                                     const int32_t* order, zt_value_t* out);
 
+/// The value v with a fact about it, as Triton's hints state them: hint is
+/// "multiple_of", "max_contiguous" or "max_constancy"; n values, one per
+/// dimension of v (one for a scalar), each a power of two >= 1. The result
+/// is v; lowerings may use the fact (the Xe target turns pointer tensors it
+/// proves contiguous into 2D block IO).
+ZT_API zt_status_t zt_builder_hint(zt_builder_t* b, zt_value_t v, const char* hint,
+                                   const int64_t* values, int32_t n, zt_value_t* out);
+
 ZT_API zt_status_t zt_builder_binary(zt_builder_t* b, zt_binary_op_t op,
                                      zt_value_t lhs, zt_value_t rhs,
                                      zt_value_t* out);

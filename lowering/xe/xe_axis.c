@@ -58,7 +58,33 @@ static bool const_int(MlirValue v, int64_t* out) {
   return true;
 }
 
+static MlirAttribute hint_attr(MlirOperation op, const char* name) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+  return !mlirAttributeIsNull(a) && mlirAttributeIsADenseI64Array(a) ? a : (MlirAttribute){NULL};
+}
+
+// tl.multiple_of on a value: the smallest of its per-dimension divisors.
+static int64_t hint_div(MlirOperation op) {
+  MlirAttribute a = hint_attr(op, "zt.multiple_of");
+  if (mlirAttributeIsNull(a)) return 1;
+  int64_t m = AX_BIG;
+  for (intptr_t i = 0; i < mlirDenseArrayGetNumElements(a); ++i)
+    m = min64(m, mlirDenseI64ArrayGetElement(a, i));
+  return m < 1 ? 1 : m;
+}
+
+static int64_t scalar_div_rules(xe_emitter_t* e, MlirValue v, int depth);
+
 static int64_t scalar_div(xe_emitter_t* e, MlirValue v, int depth) {
+  int64_t d = scalar_div_rules(e, v, depth);
+  if (mlirValueIsAOpResult(v)) {
+    int64_t h = hint_div(mlirOpResultGetOwner(v));
+    if (h > d) d = h;
+  }
+  return d;
+}
+
+static int64_t scalar_div_rules(xe_emitter_t* e, MlirValue v, int depth) {
   if (depth > AX_DEPTH) return 1;
   int64_t c;
   if (const_int(v, &c)) return pow2_div(c);
@@ -224,7 +250,7 @@ static void combine_rem(xe_emitter_t* e, MlirOperation op, int rank, xe_axis_t* 
   out->div = min64(a.div, dm);
 }
 
-static void info(xe_emitter_t* e, MlirValue v, xe_axis_t* out, int depth) {
+static void info_rules(xe_emitter_t* e, MlirValue v, xe_axis_t* out, int depth) {
   int rank = rank_of(v);
   if (depth > AX_DEPTH || rank > 2) {
     unknown(out, rank);
@@ -334,6 +360,36 @@ static void info(xe_emitter_t* e, MlirValue v, xe_axis_t* out, int depth) {
     return;
   }
   unknown(out, rank);
+}
+
+// The program's own facts (tl.max_contiguous, tl.max_constancy,
+// tl.multiple_of; lowering/common/hints.c put them on the producer) where
+// they say more than the rules found.
+static void apply_hints(MlirOperation op, xe_axis_t* a) {
+  MlirAttribute c = hint_attr(op, "zt.max_contiguous"), k = hint_attr(op, "zt.max_constancy");
+  for (int d = 0; d < a->rank && d < 2; ++d) {
+    if (!mlirAttributeIsNull(c) && d < mlirDenseArrayGetNumElements(c)) {
+      int64_t x = mlirDenseI64ArrayGetElement(c, d);
+      if (x > 1 && (x > a->lin[d] || !step_is(&a->step[d], 1))) {
+        a->lin[d] = x;
+        a->step[d] = (xe_step_t){.known = true, .coef = 1};
+      }
+    }
+    if (!mlirAttributeIsNull(k) && d < mlirDenseArrayGetNumElements(k)) {
+      int64_t x = mlirDenseI64ArrayGetElement(k, d);
+      if (x > 1 && (x > a->lin[d] || !step_is(&a->step[d], 0))) {
+        a->lin[d] = x;
+        a->step[d] = (xe_step_t){.known = true};
+      }
+    }
+  }
+  int64_t m = hint_div(op);
+  if (m > a->div) a->div = m;
+}
+
+static void info(xe_emitter_t* e, MlirValue v, xe_axis_t* out, int depth) {
+  info_rules(e, v, out, depth);
+  if (mlirValueIsAOpResult(v)) apply_hints(mlirOpResultGetOwner(v), out);
 }
 
 void xe_axis_info(xe_emitter_t* e, MlirValue v, xe_axis_t* out) { info(e, v, out, 0); }

@@ -238,6 +238,19 @@ static PyObject* expand_dims(PyObject* self, PyObject* args) {
   return value_result(zt_builder_expand_dims(B(self), v, axis, &out), &out);
 }
 
+static PyObject* hint(PyObject* self, PyObject* args) {
+  PyObject *v_obj, *values_obj;
+  const char* kind;
+  zt_value_t v, out;
+  int32_t n;
+  int64_t values[ZT_MAX_RANK];
+  if (!PyArg_ParseTuple(args, "OsO:hint", &v_obj, &kind, &values_obj) ||
+      zpy_value(v_obj, "value", false, &v) < 0 ||
+      zpy_shape(values_obj, "values", &n, values) < 0)
+    return NULL;
+  return value_result(zt_builder_hint(B(self), v, kind, values, n, &out), &out);
+}
+
 static PyObject* trans(PyObject* self, PyObject* args) {
   PyObject *v_obj, *order_obj;
   zt_value_t v, out;
@@ -806,6 +819,7 @@ static PyMethodDef builder_methods[] = {
     M("splat", splat, METH_VARARGS, "splat(v, shape) -> int"),
     M("broadcast", broadcast, METH_VARARGS, "broadcast(v, shape) -> int"),
     M("expand_dims", expand_dims, METH_VARARGS, "expand_dims(v, axis) -> int"),
+    M("hint", hint, METH_VARARGS, "hint(v, kind, values) -> int"),
     M("reshape", reshape, METH_VARARGS, "reshape(v, shape) -> int"),
     M("trans", trans, METH_VARARGS,
       "trans(v, order) -> int\nResult dim i is v's dim order[i]."),

@@ -161,6 +161,46 @@ START_TEST(test_float_constants_exact) {
 }
 END_TEST
 
+// tl.multiple_of / max_contiguous / max_constancy: tile.hint ops that parse
+// against the dialect; malformed hints are statuses.
+START_TEST(test_hints_parse_and_are_checked) {
+  zt_builder_t* b;
+  OK(zt_builder_create(&b));
+  zt_type_t t = zt_type_ptr(ZT_F32);
+  zt_value_t a[1], r, h, h2, pid, hs;
+  OK(zt_builder_begin_kernel(b, "k", 1, &t, NULL, a));
+  OK(zt_builder_make_range(b, 0, 64, &r));
+  int64_t v16 = 16, v64 = 64;
+  OK(zt_builder_hint(b, r, "multiple_of", &v16, 1, &h));
+  OK(zt_builder_hint(b, h, "max_contiguous", &v64, 1, &h2));
+  OK(zt_builder_program_id(b, 0, &pid));
+  OK(zt_builder_hint(b, pid, "max_constancy", &v16, 1, &hs));
+  zt_type_t ht = zt_builder_value_type(b, h2);
+  ck_assert_int_eq(ht.rank, 1);
+  ck_assert_int_eq(ht.shape[0], 64);
+  int64_t bad = 12;
+  zt_status_t s = zt_builder_hint(b, r, "max_contiguous", &bad, 1, &h);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_nonnull(strstr(zt_status_message(s), "power of two"));
+  zt_status_free(s);
+  s = zt_builder_hint(b, r, "aligned", &v16, 1, &h);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_nonnull(strstr(zt_status_message(s), "unknown hint"));
+  zt_status_free(s);
+  int64_t two[2] = {16, 16};
+  s = zt_builder_hint(b, r, "multiple_of", two, 2, &h);
+  ck_assert_ptr_nonnull(s);
+  zt_status_free(s);
+  OK(zt_builder_end_kernel(b));
+  const char* text;
+  OK(zt_builder_module_text(b, &text, NULL));
+  ck_assert_ptr_nonnull(strstr(text, "\"tile.hint\""));
+  ck_assert_ptr_nonnull(strstr(text, "hint = \"max_contiguous\", values = array<i64: 64>"));
+  ck_assert_int_eq(mlir_opt_accepts(text), 0);
+  zt_builder_release(b);
+}
+END_TEST
+
 START_TEST(test_block_atomic_scan_debug_ops_parse) {
   zt_builder_t* b;
   OK(zt_builder_create(&b));
@@ -215,6 +255,7 @@ int main(void) {
   tcase_add_test(tc, test_type_error_names_location);
   tcase_add_test(tc, test_float_constants_exact);
   tcase_add_test(tc, test_block_atomic_scan_debug_ops_parse);
+  tcase_add_test(tc, test_hints_parse_and_are_checked);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -206,6 +206,13 @@ def shapes_kernel(X, OUT, M: tl.constexpr, N: tl.constexpr, OP: tl.constexpr):
         row = tl.load(X + rn)
         y = tl.expand_dims(row, 0) + tl.expand_dims(rm.to(row.dtype), 1)
         tl.store(OUT + rm[:, None] * N + rn[None, :], y)
+    elif OP == "hints":
+        # Hints change nothing in the values (the Xe lowering may use them).
+        rmh = tl.max_contiguous(tl.multiple_of(rm, M), M)
+        rnh = tl.max_contiguous(tl.multiple_of(rn, N), N)
+        off = tl.max_constancy(rmh * N, 1)
+        y = tl.load(X + off[:, None] + rnh[None, :])
+        tl.store(OUT + rm[:, None] * N + rn[None, :], y + 1)
     else:
         tl.static_assert(False, "unknown op")
 

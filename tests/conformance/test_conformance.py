@@ -93,7 +93,7 @@ def _reduce_cases():
 
 
 def _shape_cases():
-    for op in ["trans", "permute", "reshape", "ravel", "broadcast_to", "expand_dims"]:
+    for op in ["trans", "permute", "reshape", "ravel", "broadcast_to", "expand_dims", "hints"]:
         for dt in ["int32", "float32", "float16"]:
             yield Case("shape", f"{op}-{dt}", "shapes_kernel", ["X"], [dt], op=op, scalars={},
                        constexprs={"M": 8, "N": 16, "OP": op}, grid=(1,), out_dtype=dt,

@@ -414,17 +414,17 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
 # ------------------------------------------------------ hints and debugging
 @builtin
 def multiple_of(input, values):
-    return _unwrap(input)
+    return _sem().hint(_unwrap(input), "multiple_of", _unwrap(values))
 
 
 @builtin
 def max_contiguous(input, values):
-    return _unwrap(input)
+    return _sem().hint(_unwrap(input), "max_contiguous", _unwrap(values))
 
 
 @builtin
 def max_constancy(input, values):
-    return _unwrap(input)
+    return _sem().hint(_unwrap(input), "max_constancy", _unwrap(values))
 
 
 @builtin

@@ -540,6 +540,22 @@ class Semantic:
             raise ValueError("reshape to a scalar is not supported")
         return tensor(self.b.reshape(t.handle, shape), t.dtype, shape)
 
+    def hint(self, t, kind: str, values) -> tensor:
+        """Triton's tl.multiple_of / max_contiguous / max_constancy: the value
+        itself, carrying a fact the Xe lowering may use."""
+        if not isinstance(t, tensor):
+            return t  # a constexpr: nothing to state
+        if isinstance(values, int):
+            values = [values]
+        values = [int(getattr(v, "value", v)) for v in values]
+        if len(values) != max(1, len(t.shape)):
+            raise ValueError(f"{kind}: {len(values)} values for a tensor of shape {list(t.shape)} "
+                             f"(one per dimension)")
+        for v in values:
+            if v < 1 or v & (v - 1):
+                raise ValueError(f"{kind}: {v} is not a power of two >= 1")
+        return tensor(self.b.hint(t.handle, kind, values), t.dtype, t.shape)
+
     def expand_dims(self, t: tensor, axis: int) -> tensor:
         t = self.to_tensor(t)
         if not t.shape:

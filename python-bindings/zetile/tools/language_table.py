@@ -24,9 +24,11 @@ DIFFERENCES = {
                      "TRITON_DEBUG=1), as in Triton",
     "device_print": "one line per element and value (program id, index, prefix, value)",
     "range": "num_stages, loop_unroll_factor and the other scheduling hints are accepted and ignored",
-    "multiple_of": "accepted; not yet used by the lowerings",
-    "max_contiguous": "accepted; not yet used by the lowerings",
-    "max_constancy": "accepted; not yet used by the lowerings",
+    "multiple_of": "used by the Xe lowering's address analysis (pointer tensors -> 2D block IO); "
+                   "the CPU target ignores it",
+    "max_contiguous": "used by the Xe lowering's address analysis (pointer tensors -> 2D block IO); "
+                      "the CPU target ignores it",
+    "max_constancy": "used by the Xe lowering's address analysis; the CPU target ignores it",
     "fdiv": "ieee_rounding accepted; the division is IEEE on the CPU target",
     "div_rn": "as fdiv",
     "sqrt_rn": "as sqrt",
