@@ -146,3 +146,28 @@ print("RESULT", json.dumps({"err": float(np.abs(y[:, :N] - want[:, :N]).max()),
 """)
     assert res["err"] == 0.0, res
     assert res["block"] > 0 and res["gathers"] == 1, res   # 1: the scalar start
+
+
+def test_e5_int8_pointer_matmul():
+    """int8 dots from pointer tensors: once the addresses are proven affine,
+    A comes in as 8x32 blocks and B as VNNI 32x16 blocks, as with tensor
+    descriptors (row gathers cannot feed int8 DPAS). Exact int32 results."""
+    _opencl_cpu_or_skip()
+    res = _run("""
+import json, numpy as np, zetile
+import xe_axis_kernels as K
+rng = np.random.default_rng(11)
+M, N, Kd = 80, 96, 96                       # K: one full and one half-masked K tile
+a = rng.integers(-128, 128, (M, Kd)).astype(np.int8)
+b = rng.integers(-128, 128, (Kd, N)).astype(np.int8)
+c = np.zeros((M, N), np.int32)
+ck = K.matmul_int8_ptr[(zetile.cdiv(M, 32), zetile.cdiv(N, 32))](
+    a, b, c, M, N, Kd, Kd, 1, N, 1, N, 1, BM=32, BN=32, BK=64)
+zetile.get_device().synchronize()
+m = ck.asm["mlir"]; m = m.decode() if isinstance(m, bytes) else m
+ref = a.astype(np.int64) @ b.astype(np.int64)
+print("RESULT", json.dumps({"exact": bool((c == ref).all()), "block": m.count("load_nd"),
+                            "gathers": m.count("xegpu.load "), "dpas": m.count("xegpu.dpas")}))
+""")
+    assert res["block"] > 0 and res["gathers"] == 0 and res["dpas"] > 0, res
+    assert res["exact"], res

@@ -47,3 +47,27 @@ def gather_rows_from(x_ptr, starts_ptr, y_ptr, M, N, stride_xm, stride_ym, BM: t
     out_rows = pid * BM + tl.arange(0, BM)
     tl.store(y_ptr + out_rows[:, None] * stride_ym + cols[None, :], x,
              mask=cols[None, :] < N)
+
+
+@triton.jit
+def matmul_int8_ptr(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                    stride_cm, stride_cn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """int8 x int8 -> int32 in the tutorial's pointer style."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = (pid_m * BM + tl.arange(0, BM)) % M
+    offs_n = (pid_n * BN + tl.arange(0, BN)) % N
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BK, other=0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BK, other=0)
+        acc += tl.dot(a, b)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
