@@ -293,6 +293,17 @@ static void add_scalar(xe_emitter_t* e, const char* a, const char* b, const char
   zt_strbuf_printf(&e->body, "%s = arith.addi %s, %s : %s%s\n", out, a, b, ty, loc(e));
 }
 
+// out = a + b on index values, without an add when either is the hoisted
+// constant 0 (fewer ops for upstream's distribution, whose time grows with
+// them).
+static void add_index(xe_emitter_t* e, const char* a, const char* b, xe_name_t out) {
+  xe_name_t zero;
+  hoist_index(e, 0, zero);
+  if (strcmp(b, zero) == 0) memcpy(out, a, XE_NAME_MAX);
+  else if (strcmp(a, zero) == 0) memcpy(out, b, XE_NAME_MAX);
+  else add_scalar(e, a, b, "index", out);
+}
+
 // This subgroup's row/column (i32, hoisted): sg / sg_n and sg % sg_n.
 static void sg_coords(xe_emitter_t* e, xe_name_t sgm, xe_name_t sgn) {
   xe_name_t sg, c;
@@ -911,8 +922,8 @@ static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store
     xe_line(e);
     zt_strbuf_printf(&e->body, "%s = arith.divui %s, %s : i64%s\n", dltel, dlt, esz, loc(e));
     cast_index(e, dltel, "i64", dltidx);
-    add_scalar(e, s1, dltidx, "index", s1a);
-    add_scalar(e, o1, dltidx, "index", o1a);
+    add_index(e, s1, dltidx, s1a);
+    add_index(e, o1, dltidx, o1a);
     memcpy(s1, s1a, sizeof s1);
     memcpy(o1, o1a, sizeof o1);
   }
@@ -926,12 +937,12 @@ static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store
   for (int32_t bi = bi0; bi < bi1; ++bi) {
     xe_name_t ro, ci, rr;
     hoist_index(e, (int64_t)(bi - bi0) * v->br, ci);
-    add_scalar(e, o0, ci, "index", rr);
+    add_index(e, o0, ci, rr);
     memcpy(ro, rr, sizeof ro);
     for (int32_t bj = bj0; bj < bj1; ++bj) {
       xe_name_t co, cj;
       hoist_index(e, (int64_t)(bj - bj0) * v->bc, cj);
-      add_scalar(e, o1, cj, "index", co);
+      add_index(e, o1, cj, co);
       const char* nm = v->names[bi * v->nbc + bj];
       xe_line(e);
       if (store) {
@@ -973,8 +984,8 @@ static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store
         xe_name_t cr, cc, ar, ac;
         hoist_index(e, pr + (v->role == XE_ROLE_B ? kdim : 0), cr);
         hoist_index(e, pc + (v->role == XE_ROLE_A ? kdim : 0), cc);
-        add_scalar(e, o0, cr, "index", ar);
-        add_scalar(e, o1, cc, "index", ac);
+        add_index(e, o0, cr, ar);
+        add_index(e, o1, cc, ac);
         xe_line(e);
         zt_strbuf_printf(&e->body,
                          "xegpu.prefetch_nd %s[%s, %s] <{l1_hint = #xegpu.cache_hint<cached>, "
