@@ -73,11 +73,11 @@ def _parse_pairs(text, what):
 
 
 def cmd_info(args):
-    from . import _C
+    from . import _C, __version__
     devs = _C.devices()
     ok, msg = _C.compiler_available()
     info = {
-        "version": getattr(_C, "__version__", "?"),
+        "version": __version__,
         "devices": devs,
         "default_device": os.environ.get("ZETILE_DEVICE") or (devs[0]["name"] if devs else None),
         "targets": ["cpu", "pvc", "bmg", "dg2"],
