@@ -37,7 +37,7 @@ KERNELS = {
     # 512x512 fp16 arrays: sizes, row strides and pointers divisible by 16
     # (":16"), unit strides as constants. Both compilers get these facts;
     # zetile then proves the pointer tensors affine and emits 2D block IO.
-    "matmul 128x128x32 as launched": dict(
+    "matmul as launched": dict(
         file="matmul.py", fn="matmul_kernel", hinted=True,
         sig={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32:16", "N": "i32:16",
              "K": "i32:16", "stride_am": "i32:16", "stride_bk": "i32:16", "stride_cm": "i32:16"},
