@@ -113,6 +113,9 @@ typedef struct xe_emitter_s {
   /// floats, where other 2-D integers (addresses, masks) are LAZY.
   const void** data_vals;
   int ndata, cap_data;
+  /// What the module imports from the driver: 2-D block IO (compat path
+  /// on drivers without it) and int8 DPAS (XeVM's name needs a shim).
+  bool used_block_io, used_int8_dpas;
 } xe_emitter_t;
 
 // --- xe_values.c ------------------------------------------------------------
@@ -335,8 +338,14 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
 #define XE_LAYOUT_ATTR "#zt_l"
 
 // --- xe_lower.c -------------------------------------------------------------
+/// What xe_emit_module tells its caller besides the text.
+typedef struct xe_module_info_s {
+  int nsg;              ///< subgroups per workgroup
+  bool block_io;        ///< 2-D block IO (create_nd_tdesc and its loads/stores)
+  bool int8_dpas;       ///< int8 DPAS
+} xe_module_info_t;
 /// The lowered module text for the kernel (used by zt_lower_xe and tests);
-/// out_nsg (may be NULL) receives the subgroups per workgroup.
-zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg);
+/// info (may be NULL) receives what the module needs from the driver.
+zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info);
 
 #endif  // ZETILE_LOWERING_XE_INTERNAL_H_

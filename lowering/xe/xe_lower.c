@@ -208,7 +208,7 @@ static bool str_is(MlirStringRef s, const char* c) {
   return s.length == strlen(c) && memcmp(s.data, c, s.length) == 0;
 }
 
-zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg) {
+zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info) {
   xe_emitter_t e;
   xe_emitter_init(&e, lc);
   MlirOperation k = lc->kernel;
@@ -220,7 +220,6 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg) {
     xe_emitter_deinit(&e);
     return s;
   }
-  if (out_nsg) *out_nsg = e.nsg;
   MlirAttribute sym =
       mlirOperationGetAttributeByName(k, mlirStringRefCreateFromCString("sym_name"));
   MlirStringRef name = mlirAttributeIsNull(sym) ? mlirStringRefCreate("", 0)
@@ -299,6 +298,11 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, int* out_nsg) {
   }
   zt_strbuf_deinit(&sig);
   zt_strbuf_deinit(&conv);
+  if (info) {
+    info->nsg = e.nsg;
+    info->block_io = e.used_block_io;
+    info->int8_dpas = e.used_int8_dpas;
+  }
   xe_emitter_deinit(&e);
   return s;
 }
@@ -368,8 +372,9 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
                           "Xe lowering: target '%s' (pvc and bmg only)", target);
   zt_strbuf_t text;
   zt_strbuf_init(&text);
-  int nsg = 1;
-  zt_status_t s = xe_emit_module(lc, &text, &nsg);
+  xe_module_info_t info = {.nsg = 1};
+  zt_status_t s = xe_emit_module(lc, &text, &info);
+  int nsg = info.nsg;
   if (s) {
     zt_strbuf_deinit(&text);
     return s;
@@ -377,9 +382,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   s = zt_artifact_set(lc->artifact, "mlir", text.data, text.size);
   // Only modules with 2-D block IO import the builtins old drivers lack; the
   // others stay byte for byte the same with or without compat.
-  bool uses_block_io = text.data && strstr(text.data, "xegpu.create_nd_tdesc") != NULL;
-  bool uses_int8_dpas = text.data && strstr(text.data, "xegpu.dpas") != NULL &&
-                        strstr(text.data, "vector<8x32xi8>") != NULL;
+  bool uses_block_io = info.block_io, uses_int8_dpas = info.int8_dpas;
   MlirModule m = {NULL};
   if (!s) s = zt_mlir_parse(lc->ctx, text.data, text.size, "Xe lowered module", &m);
   zt_strbuf_deinit(&text);

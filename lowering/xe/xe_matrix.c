@@ -891,6 +891,7 @@ static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store
                            const char* addr, const char* s0_in, const char* s1_in,
                            const char* st0, const char* o0, const char* o1_in, int32_t bi0,
                            int32_t bi1, int32_t bj0, int32_t bj1, bool prefetch) {
+  e->used_block_io = true;
   // bf16 blocks travel as bf16 through 2-D block IO (lab a2).
   const char* et = xe_block_elem(t.kind);
   const char* attr = xe_layout_attr(v);
@@ -1508,6 +1509,7 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
                    "dot of %s x %s -> %s on Xe (int8 x int8 -> int32 for integers)",
                    zt_scalar_kind_name(ak), zt_scalar_kind_name(b->type.kind),
                    zt_scalar_kind_name(c->type.kind));
+  if (int8) e->used_int8_dpas = true;
   bool f32 = ak == ZT_F32;
   if (!int8 && ((ak != ZT_F16 && ak != ZT_BF16 && ak != ZT_F32) || b->type.kind != ak ||
                 c->type.kind != ZT_F32))
