@@ -595,6 +595,8 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
   else if (name_is(n, "tile.ptr_cast")) s = xe_emit_ptr_conv(e, op, "ptr_cast");
   else if (name_is(n, "tile.load")) s = xe_emit_load(e, op);
   else if (name_is(n, "tile.store")) s = xe_emit_store(e, op);
+  else if (name_is(n, "tile.atomic_rmw") || name_is(n, "tile.atomic_cas"))
+    s = xe_emit_atomic(e, op);
   else if (name_is(n, "tile.reduce") && mlirOperationGetNumOperands(op) == 2)
     s = xe_emit_argreduce(e, op);
   else if (name_is(n, "tile.reduce")) s = xe_emit_reduce(e, op);

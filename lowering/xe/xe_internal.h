@@ -116,6 +116,9 @@ typedef struct xe_emitter_s {
   /// What the module imports from the driver: 2-D block IO (compat path
   /// on drivers without it) and int8 DPAS (XeVM's name needs a shim).
   bool used_block_io, used_int8_dpas;
+  /// Atomics (marked scatters, xe_memory.c) and the next atomic's id.
+  bool used_atomics;
+  int next_atomic;
 } xe_emitter_t;
 
 // --- xe_values.c ------------------------------------------------------------
@@ -253,6 +256,14 @@ zt_status_t xe_emit_load(xe_emitter_t* e, MlirOperation op);
 zt_status_t xe_emit_store(xe_emitter_t* e, MlirOperation op);
 zt_status_t xe_emit_addptr(xe_emitter_t* e, MlirOperation op);
 zt_status_t xe_emit_ptr_conv(xe_emitter_t* e, MlirOperation op, const char* name);
+/// tile.atomic_rmw / tile.atomic_cas on scalars and 1-D tensors: marked
+/// scatters and gathers that xe_lower_atomics rewrites after distribution.
+zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op);
+
+// --- xe_atomic.c ------------------------------------------------------------
+/// Rewrites the marked scatter/gather pairs of a distributed module (one
+/// element per lane) into per-lane atomics; *m is replaced by the result.
+zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m);
 
 // --- xe_matrix.c ------------------------------------------------------------
 /// Chooses the subgroup grid for 2-D tiles (sets e->nsg, sg_m, sg_n) when
@@ -343,6 +354,7 @@ typedef struct xe_module_info_s {
   int nsg;              ///< subgroups per workgroup
   bool block_io;        ///< 2-D block IO (create_nd_tdesc and its loads/stores)
   bool int8_dpas;       ///< int8 DPAS
+  bool atomics;         ///< marked atomics to rewrite after distribution
 } xe_module_info_t;
 /// The lowered module text for the kernel (used by zt_lower_xe and tests);
 /// info (may be NULL) receives what the module needs from the driver.

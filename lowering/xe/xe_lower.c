@@ -302,6 +302,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     info->nsg = e.nsg;
     info->block_io = e.used_block_io;
     info->int8_dpas = e.used_int8_dpas;
+    info->atomics = e.used_atomics;
   }
   xe_emitter_deinit(&e);
   return s;
@@ -419,8 +420,24 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
       zt_dce(mlirModuleGetOperation(m));
       zt_timing_record("dead code", zt_timing_now_ms() - t);
     }
-    if (!s)
+    if (!s && info.atomics) {
+      // Atomics are rewritten between distribution and the conversions
+      // (xe_atomic.c): the pipeline runs in two parts around that.
+      const char* cut = "gpu.module(xegpu-vector-linearize),";
+      char* at = strstr(pipeline, cut);
+      if (!at) {
+        s = zt_make_status(ZT_STATUS_INTERNAL, "Xe lowering: pipeline without %s", cut);
+      } else {
+        char first[sizeof pipeline + 8], second[sizeof pipeline + 32];
+        snprintf(first, sizeof first, "%.*s)", (int)(at - pipeline) - 1, pipeline);
+        snprintf(second, sizeof second, "builtin.module(%s", at);
+        s = zt_mlir_run_pipeline(lc->ctx, m, first, "Xe pipeline (XeGPU distribution)");
+        if (!s) s = xe_lower_atomics(lc->ctx, &m);
+        if (!s) s = zt_mlir_run_pipeline(lc->ctx, m, second, "Xe pipeline (XeVM -> LLVM)");
+      }
+    } else if (!s) {
       s = zt_mlir_run_pipeline(lc->ctx, m, pipeline, "Xe pipeline (XeGPU -> XeVM -> LLVM)");
+    }
     if (!s) s = no_bf16_values(m);
     if (!s) s = emit_validated_spirv(lc, m);
   }

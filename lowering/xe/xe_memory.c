@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <mlir-c/BuiltinAttributes.h>
+
 #include "xe/xe_internal.h"
 
 static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
@@ -347,5 +349,165 @@ zt_status_t xe_emit_store(xe_emitter_t* e, MlirOperation op) {
                      v->layout == XE_LAYOUT_SCALAR ? vb : v->names[k], p->base,
                      ix, mask, et, loc(e));
   }
+  return NULL;
+}
+
+// --- Atomics.
+//
+// Upstream 22.1.8 cannot distribute xegpu.atomic_rmw (it needs scattered
+// tensor descriptors, which xegpu-subgroup-distribute does not handle). So
+// an atomic is emitted as a *marked* scatter, which distributes like any
+// store, and its result as a marked gather at the same place; after
+// distribution, when each lane holds one element, xe_atomic.c turns each
+// marked pair into a call of a per-lane atomic (LLVM atomicrmw / cmpxchg).
+// The marks: zt.atomic = "<kind>:<sem>:<scope>" and zt.atomic_id on the
+// store of the value, zt.atomic_cmp on the store of atomic_cas's compare
+// value, zt.atomic_result on the gather that stands for the old values.
+
+static zt_status_t atomic_kind_ok(xe_emitter_t* e, zt_scalar_kind_t k, const char* kind) {
+  bool fl = k == ZT_F32;
+  bool in = k == ZT_I32 || k == ZT_I64;
+  if (!fl && !in)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "atomics on %s elements on Xe (i32, i64 and f32 are supported)",
+                   zt_scalar_kind_name(k));
+  if (fl && strcmp(kind, "add") && strcmp(kind, "max") && strcmp(kind, "min") &&
+      strcmp(kind, "xchg") && strcmp(kind, "cas"))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "atomic %s on f32", kind);
+  return NULL;
+}
+
+static void attr_string(MlirOperation op, const char* name, const char* dflt, char* out,
+                        size_t n) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+  if (!mlirAttributeIsNull(a) && mlirAttributeIsAString(a)) {
+    MlirStringRef s = mlirStringAttrGetValue(a);
+    snprintf(out, n, "%.*s", (int)s.length, s.data);
+  } else {
+    snprintf(out, n, "%s", dflt);
+  }
+}
+
+zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
+  MlirStringRef opname = mlirIdentifierStr(mlirOperationGetName(op));
+  bool cas = opname.length == strlen("tile.atomic_cas") &&
+             memcmp(opname.data, "tile.atomic_cas", opname.length) == 0;
+  intptr_t no = mlirOperationGetNumOperands(op);
+  xe_val_t* p = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  xe_val_t* c = cas ? xe_lookup(e, mlirOperationGetOperand(op, 1)) : NULL;
+  xe_val_t* v = xe_lookup(e, mlirOperationGetOperand(op, cas ? 2 : 1));
+  xe_val_t* m = !cas && no > 2 ? xe_lookup(e, mlirOperationGetOperand(op, 2)) : NULL;
+  if (e->error) return NULL;
+  char kind[16], sem[16], scope[16];
+  if (cas) snprintf(kind, sizeof kind, "cas");
+  else attr_string(op, "kind", "add", kind, sizeof kind);
+  attr_string(op, "sem", "acq_rel", sem, sizeof sem);
+  attr_string(op, "scope", "gpu", scope, sizeof scope);
+  zt_scalar_kind_t k = v->type.kind;
+  ZT_RETURN_IF_ERROR(atomic_kind_ok(e, k, kind));
+  const char* et = xe_elem(k);
+  MlirValue res = mlirOperationGetResult(op, 0);
+  bool used = !mlirOpOperandIsNull(mlirValueGetFirstUse(res));
+  bool scalar = p->layout == XE_LAYOUT_SCALAR;
+  if (used && e->nsg > 1 && (scalar || !p->dist))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "the old values of an atomic on a %s that every subgroup holds, in a "
+                   "program of %d subgroups (use num_warps=1)",
+                   scalar ? "scalar pointer" : "small tensor", e->nsg);
+  e->used_atomics = true;
+  int id = e->next_atomic++;
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &rt));
+  xe_val_t* r = xe_alloc(e, rt);
+  if (!r) return NULL;
+  int32_t nch = scalar ? 1 : p->nchunks;
+  xe_name_t vb = {0}, cb = {0};
+  if (v->layout == XE_LAYOUT_SCALAR) broadcast(e, v->names[0], et, vb);
+  if (c && c->layout == XE_LAYOUT_SCALAR) broadcast(e, c->names[0], et, cb);
+  for (int32_t ch = 0; ch < nch; ++ch) {
+    xe_name_t mask, ix;
+    if (scalar) {
+      // Lane 0 of subgroup 0 does it, as a scalar store would.
+      xe_name_t lane0;
+      xe_lane0_mask(e, lane0);
+      if (m) {
+        xe_name_t mb;
+        broadcast(e, m->names[0], "i1", mb);
+        xe_fresh(e, mask);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : vector<16xi1>%s\n",
+                         mask, mb, lane0, loc(e));
+      } else {
+        memcpy(mask, lane0, sizeof mask);
+      }
+      xe_zero_offsets(e, ix);
+    } else {
+      chunk_mask(e, p, m, ch, mask);
+      to_index(e, p->names[ch], ix);
+    }
+    if (scalar || (!p->dist && e->nsg > 1)) {
+      xe_name_t once;
+      xe_once_mask(e, mask, once);
+      memcpy(mask, once, sizeof mask);
+    }
+    const char* base = scalar ? p->names[0] : p->base;
+    const char* val = v->layout == XE_LAYOUT_SCALAR ? vb : v->names[ch];
+    int sid = id * 1024 + ch;
+    if (cas) {
+      const char* cv = c->layout == XE_LAYOUT_SCALAR ? cb : c->names[ch];
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                       "}> {zt.atomic_cmp = %d : i64} : vector<16x%s>, i64, vector<16xindex>, "
+                       "vector<16xi1>%s\n",
+                       cv, base, ix, mask, sid, et, loc(e));
+    }
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> {zt.atomic = \"%s:%s:%s\", zt.atomic_id = %d : i64} : vector<16x%s>, "
+                     "i64, vector<16xindex>, vector<16xi1>%s\n",
+                     val, base, ix, mask, kind, sem, scope, sid, et, loc(e));
+    if (!used) continue;
+    xe_name_t old;
+    xe_fresh(e, old);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> {zt.atomic_result = %d : i64} : i64, vector<16xindex>, vector<16xi1> "
+                     "-> vector<16x%s>%s\n",
+                     old, base, ix, mask, sid, et, loc(e));
+    if (!scalar) {
+      memcpy(r->names[ch], old, sizeof old);
+      continue;
+    }
+    // Only lane 0 holds the old value (the others hold zero bits): an `or`
+    // of the bits makes it uniform.
+    const char* it = k == ZT_F32 ? "i32" : et;
+    xe_name_t bits, red;
+    if (k == ZT_F32) {
+      xe_fresh(e, bits);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = arith.bitcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : vector<16xf32> to vector<16xi32>%s\n",
+                       bits, old, loc(e));
+    } else {
+      memcpy(bits, old, sizeof bits);
+    }
+    xe_name_t* dst = k == ZT_F32 ? &red : &r->names[0];
+    if (k == ZT_F32) xe_fresh(e, red);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = vector.reduction <or>, %s : vector<16x%s> into %s%s\n", *dst,
+                     bits, it, it, loc(e));
+    if (k == ZT_F32) {
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = arith.bitcast %s : i32 to f32%s\n", r->names[0], red,
+                       loc(e));
+    }
+  }
+  xe_bind(e, res, r);
   return NULL;
 }

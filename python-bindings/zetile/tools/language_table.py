@@ -37,7 +37,9 @@ DIFFERENCES = {
     "math.div_rn": "as fdiv",
     "argmax": "tie_break_left=False picks an unspecified index among equal maxima (as Triton)",
     "argmin": "tie_break_left=False picks an unspecified index among equal minima (as Triton)",
-    "atomic_add": "sem / scope accepted; the CPU target uses sequentially consistent atomics",
+    "atomic_add": "sem / scope accepted; the CPU target uses sequentially consistent atomics; "
+                  "on Xe: i32/i64/f32 on scalars and 1-D tensors, f32 add/max/min as "
+                  "compare-and-swap loops",
     "make_block_ptr": "order accepted and not needed (strides define the layout)",
     "sort": "minor dimension only (as Triton); built from broadcasts and a pick reduction: "
             "O(n^2) work along the dimension",

@@ -1,0 +1,356 @@
+// Atomics on Xe, second half (the first is xe_emit_atomic in xe_memory.c):
+// after xegpu-subgroup-distribute, each marked scatter holds one element per
+// lane (vector<1xT>); here every marked pair becomes
+//   old = llvm.call @zt_atomic_<kind>_<T>_<sem>_<scope>(address, [cmp,] value, mask)
+// with the helper written in LLVM dialect (atomicrmw / cmpxchg under the
+// lane's mask), and the marked gather becomes a broadcast of `old`.
+//
+// The rewrite works on the printed module (the marked ops print in one
+// line each) and parses the result back: the C API can build ops, but not
+// conveniently ops with properties and regions, and this runs only for
+// kernels with atomics.
+//
+// f32 add/max/min are compare-and-swap loops on the bits: LLVM's SPIR-V
+// backend rejects float atomicrmw without SPV_EXT_shader_atomic_float_add /
+// _min_max (a fatal error, not a diagnostic), and XeVM enables no
+// extensions. max/min use maxnum/minnum, so a NaN operand is skipped, as the
+// tile dialect says.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xe/xe_internal.h"
+
+static void append_cb(MlirStringRef s, void* user) {
+  zt_strbuf_t* sb = user;
+  zt_strbuf_printf(sb, "%.*s", (int)s.length, s.data);
+}
+
+// An SSA name (or type token) starting at s: [%A-Za-z0-9_#.$-]+.
+static size_t name_len(const char* s) {
+  size_t n = 0;
+  while (s[n] && (s[n] == '%' || s[n] == '_' || s[n] == '#' || s[n] == '.' || s[n] == '$' ||
+                  s[n] == '-' || (s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'z') ||
+                  (s[n] >= 'A' && s[n] <= 'Z')))
+    ++n;
+  return n;
+}
+
+// The k-th SSA operand (k = 0, 1, ...) after `from` in a line.
+static bool operand(const char* from, const char* end, int k, char* out, size_t n) {
+  const char* p = from;
+  for (int i = 0; p < end; ++p) {
+    if (*p != '%') continue;
+    size_t l = name_len(p);
+    if (i++ == k) {
+      if (l + 1 > n) return false;
+      memcpy(out, p, l);
+      out[l] = 0;
+      return true;
+    }
+    p += l - 1;
+  }
+  return false;
+}
+
+// The element type of "vector<1xT>" (or a bare T) at s.
+static bool elem_type(const char* s, char* out, size_t n) {
+  while (*s == ' ') ++s;
+  if (strncmp(s, "vector<1x", 9) == 0) s += 9;
+  size_t l = 0;
+  while (s[l] && s[l] != '>' && s[l] != ',' && s[l] != ' ') ++l;
+  if (l == 0 || l + 1 > n) return false;
+  memcpy(out, s, l);
+  out[l] = 0;
+  return true;
+}
+
+static long long attr_int(const char* line, const char* key) {
+  const char* p = strstr(line, key);
+  return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+typedef struct site_s {
+  long long id;
+  char ty[16];
+  char cmp[64];     // atomic_cas: the compare value's name (vector<1xT>)
+  char result[64];  // the scalar old value, once the atomic is rewritten
+} site_t;
+
+typedef struct helpers_s {
+  char names[32][96];
+  int n;
+} helpers_t;
+
+static const char* ordering(const char* sem) {
+  if (strcmp(sem, "relaxed") == 0) return "monotonic";
+  if (strcmp(sem, "acquire") == 0) return "acquire";
+  if (strcmp(sem, "release") == 0) return "release";
+  return "acq_rel";
+}
+
+// LLVM syncscope of a Triton scope ("" is the whole system).
+static const char* syncscope(const char* scope) {
+  if (strcmp(scope, "cta") == 0) return "syncscope(\"workgroup\") ";
+  if (strcmp(scope, "gpu") == 0) return "syncscope(\"device\") ";
+  return "";
+}
+
+// cmpxchg takes no release-only or acquire-only failure ordering stronger
+// than its success ordering; the failure side never needs release.
+static const char* failure_ordering(const char* sem) {
+  return strcmp(sem, "relaxed") == 0 || strcmp(sem, "release") == 0 ? "monotonic" : "acquire";
+}
+
+// Appends the definition of one helper to sb.
+static zt_status_t write_helper(zt_strbuf_t* sb, const char* name, const char* kind,
+                                const char* ty, const char* sem, const char* scope) {
+  bool fl = strcmp(ty, "f32") == 0;
+  const char* it = fl ? "i32" : ty;  // integer type of the bits
+  bool cas = strcmp(kind, "cas") == 0;
+  const char* ord = ordering(sem);
+  const char* ss = syncscope(scope);
+  char cparam[24] = "";
+  if (cas) snprintf(cparam, sizeof cparam, "%%c: %s, ", ty);
+  zt_strbuf_printf(sb, "  llvm.func internal @%s(%%a: i64, %s%%v: %s, %%m: i1) -> %s {\n", name,
+                   cparam, ty, ty);
+  zt_strbuf_printf(sb, "    %%z = llvm.mlir.constant(0 : %s) : %s\n", it, it);
+  zt_strbuf_printf(sb, "    llvm.cond_br %%m, ^go, ^done(%%z : %s)\n", it);
+  zt_strbuf_puts(sb, "  ^go:\n    %p = llvm.inttoptr %a : i64 to !llvm.ptr<1>\n");
+  if (fl) zt_strbuf_puts(sb, "    %vb = llvm.bitcast %v : f32 to i32\n");
+  const char* vb = fl ? "%vb" : "%v";
+  if (cas) {
+    if (fl) zt_strbuf_puts(sb, "    %cb = llvm.bitcast %c : f32 to i32\n");
+    zt_strbuf_printf(sb,
+                     "    %%pair = llvm.cmpxchg %%p, %s, %s %s%s %s : !llvm.ptr<1>, %s\n"
+                     "    %%old = llvm.extractvalue %%pair[0] : !llvm.struct<(%s, i1)>\n"
+                     "    llvm.br ^done(%%old : %s)\n",
+                     fl ? "%cb" : "%c", vb, ss, ord, failure_ordering(sem), it, it, it);
+  } else if (fl && strcmp(kind, "xchg") != 0) {
+    const char* f = strcmp(kind, "add") == 0   ? "llvm.fadd %cf, %v : f32"
+                    : strcmp(kind, "max") == 0 ? "llvm.intr.maxnum(%cf, %v) : (f32, f32) -> f32"
+                                               : "llvm.intr.minnum(%cf, %v) : (f32, f32) -> f32";
+    if (strcmp(kind, "add") && strcmp(kind, "max") && strcmp(kind, "min"))
+      return zt_make_status(ZT_STATUS_UNSUPPORTED, "Xe: atomic %s on f32", kind);
+    zt_strbuf_printf(sb,
+                     "    %%init = llvm.load %%p atomic %smonotonic {alignment = 4 : i64} : "
+                     "!llvm.ptr<1> -> i32\n"
+                     "    llvm.br ^loop(%%init : i32)\n"
+                     "  ^loop(%%cur: i32):\n"
+                     "    %%cf = llvm.bitcast %%cur : i32 to f32\n"
+                     "    %%nf = %s\n"
+                     "    %%ni = llvm.bitcast %%nf : f32 to i32\n"
+                     "    %%pair = llvm.cmpxchg %%p, %%cur, %%ni %s%s %s : !llvm.ptr<1>, i32\n"
+                     "    %%got = llvm.extractvalue %%pair[0] : !llvm.struct<(i32, i1)>\n"
+                     "    %%ok = llvm.extractvalue %%pair[1] : !llvm.struct<(i32, i1)>\n"
+                     "    llvm.cond_br %%ok, ^done(%%cur : i32), ^loop(%%got : i32)\n",
+                     ss, f, ss, ord, failure_ordering(sem));
+  } else {
+    static const char* const ok[] = {"add", "max", "min", "umax", "umin",
+                                     "and", "or",  "xor", "xchg"};
+    bool known = false;
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; ++i) known |= strcmp(kind, ok[i]) == 0;
+    if (!known) return zt_make_status(ZT_STATUS_UNSUPPORTED, "Xe: atomic %s", kind);
+    // The LLVM dialect spells the bitwise ones _and, _or, _xor.
+    const char* op = strcmp(kind, "and") == 0   ? "_and"
+                     : strcmp(kind, "or") == 0  ? "_or"
+                     : strcmp(kind, "xor") == 0 ? "_xor"
+                                                : kind;
+    zt_strbuf_printf(sb,
+                     "    %%old = llvm.atomicrmw %s %%p, %s %s%s : !llvm.ptr<1>, %s\n"
+                     "    llvm.br ^done(%%old : %s)\n",
+                     op, vb, ss, ord, it, it);
+  }
+  zt_strbuf_printf(sb, "  ^done(%%r: %s):\n", it);
+  if (fl) {
+    zt_strbuf_puts(sb, "    %rf = llvm.bitcast %r : i32 to f32\n    llvm.return %rf : f32\n");
+  } else {
+    zt_strbuf_printf(sb, "    llvm.return %%r : %s\n", ty);
+  }
+  zt_strbuf_puts(sb, "  }\n");
+  return NULL;
+}
+
+static site_t* find_site(site_t* s, int n, long long id) {
+  for (int i = 0; i < n; ++i)
+    if (s[i].id == id) return &s[i];
+  return NULL;
+}
+
+static int elem_bytes(const char* ty) { return strcmp(ty, "i64") == 0 ? 8 : 4; }
+
+zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
+  zt_strbuf_t in, out, helpers;
+  zt_strbuf_init(&in);
+  zt_strbuf_init(&out);
+  zt_strbuf_init(&helpers);
+  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+  mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+  mlirOperationPrintWithFlags(mlirModuleGetOperation(*m), flags, append_cb, &in);
+  mlirOpPrintingFlagsDestroy(flags);
+  zt_status_t s = NULL;
+  site_t* sites = NULL;
+  int nsites = 0, cap = 0, fresh = 0;
+  helpers_t hs = {.n = 0};
+  const char* gpu_module_line = NULL;  // where the helpers go
+  size_t gpu_module_at = 0;
+  for (const char* line = in.data; line && *line && !s;) {
+    const char* nl = strchr(line, '\n');
+    const char* end = nl ? nl : line + strlen(line);
+    size_t len = (size_t)(end - line);
+    char* l = malloc(len + 1);
+    if (!l) {
+      s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe atomics");
+      break;
+    }
+    memcpy(l, line, len);
+    l[len] = 0;
+    const char* st = strstr(l, "xegpu.store");
+    const char* ld = strstr(l, "xegpu.load");
+    bool is_cmp = st && strstr(l, "zt.atomic_cmp = ");
+    bool is_rmw = st && strstr(l, "zt.atomic = \"");
+    bool is_res = ld && strstr(l, "zt.atomic_result = ");
+    if (!gpu_module_line && strstr(l, "gpu.module @")) {
+      gpu_module_line = line;
+      gpu_module_at = out.size + len + 1;
+    }
+    if (is_cmp || is_rmw || is_res) {
+      long long id = attr_int(l, is_cmp ? "zt.atomic_cmp = "
+                                 : is_rmw ? "zt.atomic_id = "
+                                          : "zt.atomic_result = ");
+      const char* colon = strstr(l, "} : ");
+      const char* ops_from = is_res ? ld : st;
+      char v[64] = "", base[64] = "", off[64] = "", mask[64] = "", ty[16] = "";
+      bool ok = colon && id >= 0;
+      if (ok && !is_res)
+        ok = operand(ops_from, colon, 0, v, sizeof v) && operand(ops_from, colon, 1, base, sizeof base) &&
+             operand(ops_from, colon, 2, off, sizeof off) &&
+             operand(ops_from, colon, 3, mask, sizeof mask) && elem_type(colon + 4, ty, sizeof ty);
+      if (ok && is_res) {
+        const char* arrow = strstr(colon, "-> ");
+        ok = operand(l, ld, 0, v, sizeof v) && arrow && elem_type(arrow + 3, ty, sizeof ty);
+      }
+      if (!ok) {
+        s = zt_make_status(ZT_STATUS_INTERNAL, "Xe atomics: cannot read the distributed op '%s'",
+                           l);
+        free(l);
+        break;
+      }
+      site_t* site = find_site(sites, nsites, id);
+      if (!site) {
+        if (nsites == cap) {
+          cap = cap ? 2 * cap : 16;
+          site_t* g = realloc(sites, (size_t)cap * sizeof *g);
+          if (!g) {
+            s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe atomics");
+            free(l);
+            break;
+          }
+          sites = g;
+        }
+        site = &sites[nsites++];
+        memset(site, 0, sizeof *site);
+        site->id = id;
+      }
+      bool vec = strstr(colon + 4, "vector<1x") == colon + 4 ||
+                 (is_res && strstr(colon, "-> vector<1x") != NULL);
+      if (is_cmp) {
+        snprintf(site->cmp, sizeof site->cmp, "%s", v);
+      } else if (is_rmw) {
+        char spec[48] = "", kind[16] = "", sem[16] = "", scope[16] = "";
+        const char* q = strstr(l, "zt.atomic = \"") + strlen("zt.atomic = \"");
+        size_t ql = strcspn(q, "\"");
+        snprintf(spec, sizeof spec, "%.*s", (int)ql, q);
+        if (sscanf(spec, "%15[^:]:%15[^:]:%15s", kind, sem, scope) != 3) {
+          s = zt_make_status(ZT_STATUS_INTERNAL, "Xe atomics: bad mark '%s'", spec);
+          free(l);
+          break;
+        }
+        char hname[96];
+        snprintf(hname, sizeof hname, "zt_atomic_%s_%s_%s_%s", kind, ty, sem, scope);
+        bool have = false;
+        for (int i = 0; i < hs.n; ++i) have |= strcmp(hs.names[i], hname) == 0;
+        if (!have && hs.n < 32) {
+          snprintf(hs.names[hs.n++], sizeof hs.names[0], "%s", hname);
+          s = write_helper(&helpers, hname, kind, ty, sem, scope);
+          if (s) {
+            free(l);
+            break;
+          }
+        }
+        int f = fresh++;
+        const char* vt = ty;
+        if (vec) {
+          zt_strbuf_printf(&out, "    %%zta%d_v = vector.extract %s[0] : %s from vector<1x%s>\n", f,
+                           v, vt, vt);
+          zt_strbuf_printf(&out, "    %%zta%d_o = vector.extract %s[0] : index from vector<1xindex>\n",
+                           f, off);
+          zt_strbuf_printf(&out, "    %%zta%d_m = vector.extract %s[0] : i1 from vector<1xi1>\n", f,
+                           mask);
+          if (site->cmp[0])
+            zt_strbuf_printf(&out, "    %%zta%d_c = vector.extract %s[0] : %s from vector<1x%s>\n",
+                             f, site->cmp, vt, vt);
+        } else {
+          s = zt_make_status(ZT_STATUS_INTERNAL,
+                             "Xe atomics: a distributed atomic without one element per lane");
+          free(l);
+          break;
+        }
+        zt_strbuf_printf(&out,
+                         "    %%zta%d_oi = arith.index_cast %%zta%d_o : index to i64\n"
+                         "    %%zta%d_sz = arith.constant %d : i64\n"
+                         "    %%zta%d_ob = arith.muli %%zta%d_oi, %%zta%d_sz : i64\n"
+                         "    %%zta%d_a = arith.addi %s, %%zta%d_ob : i64\n",
+                         f, f, f, elem_bytes(ty), f, f, f, f, base, f);
+        if (site->cmp[0])
+          zt_strbuf_printf(&out,
+                           "    %%zta%d_r = llvm.call @%s(%%zta%d_a, %%zta%d_c, %%zta%d_v, "
+                           "%%zta%d_m) : (i64, %s, %s, i1) -> %s\n",
+                           f, hname, f, f, f, f, ty, ty, ty);
+        else
+          zt_strbuf_printf(&out,
+                           "    %%zta%d_r = llvm.call @%s(%%zta%d_a, %%zta%d_v, %%zta%d_m) : "
+                           "(i64, %s, i1) -> %s\n",
+                           f, hname, f, f, f, ty, ty);
+        snprintf(site->result, sizeof site->result, "%%zta%d_r", f);
+        snprintf(site->ty, sizeof site->ty, "%s", ty);
+      } else {
+        if (!site->result[0]) {
+          s = zt_make_status(ZT_STATUS_INTERNAL, "Xe atomics: result %lld before its atomic", id);
+          free(l);
+          break;
+        }
+        zt_strbuf_printf(&out, "    %s = vector.broadcast %s : %s to vector<1x%s>\n", v,
+                         site->result, ty, ty);
+      }
+    } else {
+      zt_strbuf_printf(&out, "%s\n", l);
+    }
+    free(l);
+    line = nl ? nl + 1 : end;
+  }
+  if (!s && !gpu_module_line)
+    s = zt_make_status(ZT_STATUS_INTERNAL, "Xe atomics: no gpu.module in the module");
+  if (!s && (out.failed || helpers.failed))
+    s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe atomics");
+  if (!s) {
+    // The helpers go right after the gpu.module line.
+    zt_strbuf_t all;
+    zt_strbuf_init(&all);
+    zt_strbuf_printf(&all, "%.*s", (int)gpu_module_at, out.data);
+    if (helpers.data) zt_strbuf_puts(&all, helpers.data);
+    zt_strbuf_puts(&all, out.data + gpu_module_at);
+    MlirModule nm;
+    s = zt_mlir_parse(ctx, all.data, all.size, "Xe module with atomics", &nm);
+    zt_strbuf_deinit(&all);
+    if (!s) {
+      mlirModuleDestroy(*m);
+      *m = nm;
+    }
+  }
+  free(sites);
+  zt_strbuf_deinit(&in);
+  zt_strbuf_deinit(&out);
+  zt_strbuf_deinit(&helpers);
+  return s;
+}
