@@ -4,6 +4,10 @@
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern char** environ;
 
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
@@ -332,16 +336,112 @@ static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
                         "Xe lowering: the pipeline produced no gpu.binary");
 }
 
-// LLVM's SPIR-V backend is not deterministic inside a long-lived process:
-// now and then the same module comes out with a result id defined twice
-// (lowering/common/spirv_check.c). Each attempt emits from a copy of the
-// LLVM-dialect module and validates the result; a module that stays
-// invalid is an error with the validator's message.
-#define XE_EMIT_ATTEMPTS 4
+// LLVM 22's SPIR-V backend keeps module analysis results in a static
+// member (SPIRVModuleAnalysis::MAI, llvm/llvm-project#160613, fixed after
+// 22.x by #160956): inside one process, later modules now and then come out
+// with a result id defined twice, and more often the more modules the
+// process has emitted (after ~800, most of them). zetile emits in process
+// from a copy of the LLVM-dialect module and validates the result; once a
+// module comes out invalid, that one and every later one are emitted by a
+// fresh mlir-opt-22 process, whose backend state is clean (~60 ms each).
+#define XE_EMIT_ATTEMPTS 1
+
+static void append_text(MlirStringRef s, void* user) {
+  zt_strbuf_t* sb = user;
+  zt_strbuf_printf(sb, "%.*s", (int)s.length, s.data);
+}
+
+// mlir-opt-22 for emission in a separate process: $ZETILE_MLIR_OPT, else
+// Debian's mlir-22-tools.
+static const char* mlir_opt_path(void) {
+  const char* env = getenv("ZETILE_MLIR_OPT");
+  if (env && *env) return env;
+  static const char* const candidates[] = {"/usr/lib/llvm-22/bin/mlir-opt", "/usr/bin/mlir-opt-22"};
+  for (size_t i = 0; i < sizeof candidates / sizeof *candidates; ++i)
+    if (access(candidates[i], X_OK) == 0) return candidates[i];
+  return NULL;
+}
+
+static zt_status_t emit_in_subprocess(zt_lower_ctx_t* lc, MlirModule m) {
+  const char* opt = mlir_opt_path();
+  if (!opt)
+    return zt_make_status(ZT_STATUS_UNAVAILABLE,
+                          "no mlir-opt-22 to emit SPIR-V in a separate process (set "
+                          "ZETILE_MLIR_OPT)");
+  const char* tmp = getenv("TMPDIR");
+  char in_path[256], out_path[272];
+  snprintf(in_path, sizeof in_path, "%s/zetile-emit-XXXXXX.mlir", tmp && tmp[0] ? tmp : "/tmp");
+  int fd = mkstemps(in_path, 5);
+  if (fd < 0) return zt_make_status(ZT_STATUS_IO_ERROR, "cannot create %s", in_path);
+  snprintf(out_path, sizeof out_path, "%s.out", in_path);
+  zt_strbuf_t text;
+  zt_strbuf_init(&text);
+  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+  mlirOpPrintingFlagsPrintGenericOpForm(flags);
+  mlirOperationPrintWithFlags(mlirModuleGetOperation(m), flags, append_text, &text);
+  mlirOpPrintingFlagsDestroy(flags);
+  zt_status_t s = NULL;
+  size_t left = text.size;
+  const char* p = text.data;
+  while (!s && left) {
+    ssize_t w = write(fd, p, left);
+    if (w <= 0) s = zt_make_status(ZT_STATUS_IO_ERROR, "cannot write %s", in_path);
+    else p += w, left -= (size_t)w;
+  }
+  close(fd);
+  zt_strbuf_deinit(&text);
+  if (!s) {
+    char* argv[] = {(char*)opt, in_path, (char*)"--pass-pipeline=" "builtin.module(gpu-module-to-binary{format=fatbin})",
+                    (char*)"-o", out_path, NULL};
+    pid_t pid;
+    int rc = posix_spawn(&pid, opt, NULL, NULL, argv, environ);
+    int status = 0;
+    if (rc != 0) s = zt_make_status(ZT_STATUS_UNAVAILABLE, "cannot start %s: %s", opt, strerror(rc));
+    else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      s = zt_make_status(ZT_STATUS_INTERNAL, "%s failed to emit SPIR-V (status %d)", opt, status);
+  }
+  char* out = NULL;
+  size_t n = 0;
+  if (!s) {
+    FILE* f = fopen(out_path, "rb");
+    if (!f) s = zt_make_status(ZT_STATUS_IO_ERROR, "cannot read %s", out_path);
+    if (f) {
+      fseek(f, 0, SEEK_END);
+      long len = ftell(f);
+      fseek(f, 0, SEEK_SET);
+      out = len > 0 ? malloc((size_t)len) : NULL;
+      if (!out || fread(out, 1, (size_t)len, f) != (size_t)len)
+        s = zt_make_status(ZT_STATUS_IO_ERROR, "cannot read %s", out_path);
+      n = len > 0 ? (size_t)len : 0;
+      fclose(f);
+    }
+  }
+  unlink(in_path);
+  unlink(out_path);
+  MlirModule bin = {NULL};
+  if (!s) s = zt_mlir_parse_untimed(lc->ctx, out, n, "SPIR-V from mlir-opt-22", &bin);
+  free(out);
+  MlirStringRef spv = {NULL, 0};
+  if (!s) s = find_spirv(bin, &spv);
+  if (!s) s = zt_spirv_validate(spv.data, spv.length);
+  if (!s) s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
+  if (!mlirModuleIsNull(bin)) mlirModuleDestroy(bin);
+  return s;
+}
+
+// Set once an in-process emission came out invalid: the backend's static
+// state is then known to be stale, and a stale entry need not always make
+// the module invalid, so every later module of this process is emitted in
+// a separate process. (Compiles hold the compiler lock: no race.)
+static bool g_backend_stale;
 
 static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   zt_status_t last = NULL;
-  for (int attempt = 0; attempt < XE_EMIT_ATTEMPTS; ++attempt) {
+  // ZETILE_XE_EMIT=process: always the separate process (tests, and users
+  // who prefer its clean state to the in-process speed).
+  const char* mode = getenv("ZETILE_XE_EMIT");
+  int attempts = (mode && strcmp(mode, "process") == 0) || g_backend_stale ? 0 : XE_EMIT_ATTEMPTS;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
     MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
     zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, kEmitPipeline, "Xe SPIR-V emission");
     MlirStringRef spv = {NULL, 0};
@@ -361,7 +461,18 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
     mlirModuleDestroy(copy);
     zt_status_free(last);
     last = bad;
+    g_backend_stale = true;
+    break;
   }
+  double t0 = zt_timing_now_ms();
+  zt_status_t s = emit_in_subprocess(lc, m);
+  zt_timing_record("Xe SPIR-V emission (separate process)", zt_timing_now_ms() - t0);
+  if (!s) {
+    zt_status_free(last);
+    return NULL;
+  }
+  if (!last) return s;
+  zt_status_free(s);
   return zt_status_annotate(last, "Xe SPIR-V emission (invalid after retries)");
 }
 

@@ -700,3 +700,34 @@ def test_pointer_matmul_transposed_b_stays_gathered():
     """)
     assert res["load_nd"] > 0 and res["gathers"] > 0, res
     assert res["err"] <= 2e-3 * res["scale"], res
+
+
+def test_spirv_emitted_in_a_separate_process():
+    """LLVM 22's SPIR-V backend keeps static state between modules
+    (llvm/llvm-project#160613): once an in-process emission comes out
+    invalid, zetile emits in a fresh mlir-opt-22 (ZETILE_XE_EMIT=process
+    forces it). That path gives the same bytes as a clean in-process
+    emission, and the kernel computes the same numbers."""
+    _opencl_cpu_or_skip()
+    res = _run("""
+        import json, os, numpy as np, zetile
+        from vector_add import add_kernel
+        sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+        a = zetile.compile(add_kernel, signature=sig, constexprs={"BLOCK_SIZE": 256},
+                           target="pvc", cached=False)
+        os.environ["ZETILE_XE_EMIT"] = "process"
+        b = zetile.compile(add_kernel, signature=sig, constexprs={"BLOCK_SIZE": 256},
+                           target="pvc", cached=False)
+        timings = b.artifact.get("timings").decode()
+        n = 1000
+        x = np.arange(n, dtype=np.float32); y = np.ones(n, np.float32)
+        out = np.zeros(n, np.float32)
+        add_kernel[(zetile.cdiv(n, 128),)](x, y, out, n, BLOCK_SIZE=128)
+        zetile.get_device().synchronize()
+        print("RESULT", json.dumps({"same": a.asm["spirv"] == b.asm["spirv"],
+                                    "separate": "separate process" in timings,
+                                    "err": float(np.abs(out - (x + y)).max())}))
+    """)
+    assert res["separate"], res
+    assert res["same"], res
+    assert res["err"] == 0.0, res
