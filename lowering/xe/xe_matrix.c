@@ -883,51 +883,60 @@ static void cast_index(xe_emitter_t* e, const char* x, const char* from, xe_name
                    loc(e));
 }
 
+// 2D block IO needs a 64-byte aligned base address: the base goes down to
+// the 64-byte boundary and the columns move right by the difference (in
+// elements: the base is element aligned), as Intel's Triton does. Columns
+// left of the tensor then read memory before it instead of zeros; only
+// negative column offsets could reach them. out: the aligned base (i64) and
+// the difference in elements (index).
+static void align_base(xe_emitter_t* e, const char* addr, zt_scalar_kind_t k, xe_name_t base,
+                       xe_name_t delta) {
+  xe_name_t m64, dlt, esz, dltel;
+  char text[96];
+  xe_hoist(e, "arith.constant -64 : i64", false, m64);
+  snprintf(text, sizeof text, "arith.constant %d : i64", zt_scalar_kind_bits(k) / 8);
+  xe_hoist(e, text, false, esz);
+  xe_fresh(e, base);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.andi %s, %s : i64%s\n", base, addr, m64, loc(e));
+  xe_fresh(e, dlt);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.subi %s, %s : i64%s\n", dlt, addr, base, loc(e));
+  xe_fresh(e, dltel);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.divui %s, %s : i64%s\n", dltel, dlt, esz, loc(e));
+  cast_index(e, dltel, "i64", delta);
+}
+
 // Loads (stores) blocks [bi0, bi1) x [bj0, bj1) of v through one 2-D block
 // descriptor over `addr` (i64 byte address, element aligned): s0 rows of s1
 // elements, rows st0 elements apart (index names); block (bi0, bj0) sits at
-// [o0, o1]. prefetch: also prefetch the next K tile (whole tiles only).
+// [o0, o1]. aligned/delta: addr already split by align_base (NULL: split
+// here). prefetch: also prefetch the next K tile (whole tiles only).
 static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store,
-                           const char* addr, const char* s0_in, const char* s1_in,
-                           const char* st0, const char* o0, const char* o1_in, int32_t bi0,
-                           int32_t bi1, int32_t bj0, int32_t bj1, bool prefetch) {
+                           const char* addr, const char* aligned, const char* delta,
+                           const char* s0_in, const char* s1_in, const char* st0,
+                           const char* o0, const char* o1_in, int32_t bi0, int32_t bi1,
+                           int32_t bj0, int32_t bj1, bool prefetch) {
   e->used_block_io = true;
   // bf16 blocks travel as bf16 through 2-D block IO (lab a2).
   const char* et = xe_block_elem(t.kind);
   const char* attr = xe_layout_attr(v);
-  xe_name_t s0, s1, o1, one;
+  xe_name_t s0, s1, o1, one, base, dltidx, s1a, o1a;
   memcpy(s0, s0_in, sizeof s0);
   memcpy(s1, s1_in, sizeof s1);
   memcpy(o1, o1_in, sizeof o1);
   hoist_index(e, 1, one);
-  // 2D block IO needs a 64-byte aligned base address: the base goes down to
-  // the 64-byte boundary and the columns move right by the difference (in
-  // elements: the base is element aligned), as Intel's Triton does. Columns
-  // left of the tensor then read memory before it instead of zeros; only
-  // negative column offsets could reach them.
-  xe_name_t base, m64, dlt, esz, dltel, dltidx, s1a, o1a;
-  {
-    char text[96];
-    xe_hoist(e, "arith.constant -64 : i64", false, m64);
-    snprintf(text, sizeof text, "arith.constant %d : i64", zt_scalar_kind_bits(t.kind) / 8);
-    xe_hoist(e, text, false, esz);
-    xe_fresh(e, base);
-    xe_line(e);
-    zt_strbuf_printf(&e->body, "%s = arith.andi %s, %s : i64%s\n", base, addr, m64,
-                     loc(e));
-    xe_fresh(e, dlt);
-    xe_line(e);
-    zt_strbuf_printf(&e->body, "%s = arith.subi %s, %s : i64%s\n", dlt, addr, base,
-                     loc(e));
-    xe_fresh(e, dltel);
-    xe_line(e);
-    zt_strbuf_printf(&e->body, "%s = arith.divui %s, %s : i64%s\n", dltel, dlt, esz, loc(e));
-    cast_index(e, dltel, "i64", dltidx);
-    add_index(e, s1, dltidx, s1a);
-    add_index(e, o1, dltidx, o1a);
-    memcpy(s1, s1a, sizeof s1);
-    memcpy(o1, o1a, sizeof o1);
+  if (aligned) {
+    snprintf(base, sizeof base, "%s", aligned);
+    snprintf(dltidx, sizeof dltidx, "%s", delta);
+  } else {
+    align_base(e, addr, t.kind, base, dltidx);
   }
+  add_index(e, s1, dltidx, s1a);
+  add_index(e, o1, dltidx, o1a);
+  memcpy(s1, s1a, sizeof s1);
+  memcpy(o1, o1a, sizeof o1);
   xe_name_t td;
   xe_fresh(e, td);
   xe_line(e);
@@ -1050,7 +1059,8 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
   cast_index(e, rb, "i32", o0);
   cast_index(e, cb, "i32", o1);
   // (int8 tiles: no prefetch yet; the prefetch shapes are 16-bit ones.)
-  emit_nd_blocks(e, v, t, store, r[0]->names[0], s0, s1, st0, o0, o1, 0, v->nbr, 0, v->nbc,
+  emit_nd_blocks(e, v, t, store, r[0]->names[0], NULL, NULL, s0, s1, st0, o0, o1, 0, v->nbr, 0,
+                 v->nbc,
                  !store && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8);
   if (!store) xe_bind(e, mlirOperationGetResult(op, 0), v);
   return NULL;
@@ -1205,6 +1215,31 @@ static zt_status_t bound_extent(xe_emitter_t* e, const ptr_block_t* pb, int axis
   return NULL;
 }
 
+// The root of a pointer tensor carried by an scf.for that starts at its
+// root and advances by a uniform amount whose bytes are a multiple of 64,
+// so that the alignment of root + advance is the root's; null otherwise.
+static MlirValue moved_root_64(xe_emitter_t* e, MlirValue p, zt_scalar_kind_t k) {
+  MlirValue none = {NULL};
+  xe_val_t* rec = xe_find(e, p);
+  if (!rec || rec->layout != XE_LAYOUT_LAZY || mlirValueEqual(rec->root, p) ||
+      !mlirValueIsABlockArgument(p))
+    return none;
+  MlirBlock b = mlirBlockArgumentGetOwner(p);
+  MlirOperation loop = mlirBlockGetParentOperation(b);
+  intptr_t i = mlirBlockArgumentGetArgNumber(p);
+  if (!op_is(loop, "scf.for") || i < 1) return none;
+  MlirValue init = mlirOperationGetOperand(loop, 3 + i - 1);
+  if (!mlirValueEqual(init, rec->root)) return none;  // advanced before the loop
+  MlirValue y = mlirOperationGetOperand(mlirBlockGetTerminator(b), i - 1), s;
+  if (!mlirValueIsAOpResult(y) || !op_is(mlirOpResultGetOwner(y), "tile.addptr")) return none;
+  MlirOperation add = mlirOpResultGetOwner(y);
+  if (!mlirValueEqual(mlirOperationGetOperand(add, 0), p) ||
+      !xe_uniform_scalar(mlirOperationGetOperand(add, 1), &s))
+    return none;
+  int64_t bytes = xe_scalar_div(e, s) * (zt_scalar_kind_bits(k) / 8);
+  return bytes % 64 == 0 ? rec->root : none;
+}
+
 // tile.load (store) through a pointer tensor as 2-D block IO; *done false
 // when the access does not qualify (the caller gathers instead).
 static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store, bool* done) {
@@ -1283,19 +1318,30 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
       offset_i32(e, col0, gj * gc, cj);
       idx_t idx[2] = {{ri, false}, {cj, false}};
       lval_t pv;
-      ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
+      // A loop-advanced pointer whose advance keeps 64-byte alignment: the
+      // base is aligned from its loop-invariant root (hoisted out of the
+      // loop), and only the advance is added in the loop.
+      MlirValue root = moved_root_64(e, p, t.kind);
+      ZT_RETURN_IF_ERROR(lazy_eval(e, mlirValueIsNull(root) ? p : root, idx, &pv));
       if (e->error) return NULL;
       if (pv.vec) return xe_fail(e, ZT_STATUS_INTERNAL, "block address evaluated to a vector");
-      xe_name_t bytes, addr;
+      xe_name_t bytes, addr, aligned = {0}, delta = {0};
       int_bin(e, "muli", pv.v, eszn, ZT_I64, false, bytes);
       int_bin(e, "addi", pv.base, bytes, ZT_I64, false, addr);
+      if (!mlirValueIsNull(root)) {
+        xe_name_t root_aligned, adv;
+        align_base(e, addr, t.kind, root_aligned, delta);
+        int_bin(e, "muli", xe_find(e, p)->names[0], eszn, ZT_I64, false, adv);
+        int_bin(e, "addi", root_aligned, adv, ZT_I64, false, aligned);
+      }
       xe_name_t h, y0, w, x0;
       ZT_RETURN_IF_ERROR(bound_extent(e, &pb, 0, idx, gr, h, y0));
       ZT_RETURN_IF_ERROR(bound_extent(e, &pb, 1, idx, gc, w, x0));
       if (e->error) return NULL;
       int32_t bi0 = (int32_t)(gi * gr / v->br), bj0 = (int32_t)(gj * gc / v->bc);
-      emit_nd_blocks(e, v, t, store, addr, h, w, pitch, y0, x0, bi0,
-                     bi0 + (int32_t)(gr / v->br), bj0, bj0 + (int32_t)(gc / v->bc), prefetch);
+      emit_nd_blocks(e, v, t, store, addr, aligned[0] ? aligned : NULL, delta[0] ? delta : NULL,
+                     h, w, pitch, y0, x0, bi0, bi0 + (int32_t)(gr / v->br), bj0,
+                     bj0 + (int32_t)(gc / v->bc), prefetch);
     }
   }
   if (!store) xe_bind(e, res, v);
