@@ -219,6 +219,19 @@ static void broadcast(xe_emitter_t* e, const char* s, const char* ty, xe_name_t 
                    out, s, ty, ty, loc(e));
 }
 
+// The lane-0 mask of a scalar access, and'ed with the scalar mask m if any.
+static void lane0_and(xe_emitter_t* e, const xe_val_t* m, xe_name_t out) {
+  xe_name_t lane0;
+  xe_lane0_mask(e, lane0);
+  if (!m) {
+    memcpy(out, lane0, XE_NAME_MAX);
+    return;
+  }
+  xe_name_t mb;
+  broadcast(e, m->names[0], "i1", mb);
+  xe_vbinary(e, "arith.andi", mb, lane0, "i1", out);
+}
+
 zt_status_t xe_emit_load(xe_emitter_t* e, MlirOperation op) {
   intptr_t no = mlirOperationGetNumOperands(op);
   xe_val_t* p = xe_lookup(e, mlirOperationGetOperand(op, 0));
@@ -302,22 +315,10 @@ zt_status_t xe_emit_store(xe_emitter_t* e, MlirOperation op) {
   ZT_RETURN_IF_ERROR(check_elem(e, v->type.kind));
   const char* et = xe_elem(v->type.kind);
   if (p->layout == XE_LAYOUT_SCALAR) {
-    xe_name_t zero, lane0, val, mask;
+    xe_name_t zero, val, mask;
     xe_zero_offsets(e, zero);
-    xe_lane0_mask(e, lane0);
     broadcast(e, v->names[0], et, val);
-    if (m) {
-      xe_name_t mb;
-      broadcast(e, m->names[0], "i1", mb);
-      xe_fresh(e, mask);
-      xe_line(e);
-      zt_strbuf_printf(&e->body,
-                       "%s = arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                       "} : vector<16xi1>%s\n",
-                       mask, mb, lane0, loc(e));
-    } else {
-      memcpy(mask, lane0, sizeof mask);
-    }
+    lane0_and(e, m, mask);
     // Every subgroup holds the scalar: subgroup 0 stores it.
     xe_name_t once;
     xe_once_mask(e, mask, once);
@@ -388,6 +389,16 @@ static void attr_string(MlirOperation op, const char* name, const char* dflt, ch
   }
 }
 
+// A scatter carrying the discardable attributes `mark`.
+static void marked_store(xe_emitter_t* e, const char* val, const char* base, const char* ix,
+                         const char* mask, const char* mark, const char* et) {
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                   "}> {%s} : vector<16x%s>, i64, vector<16xindex>, vector<16xi1>%s\n",
+                   val, base, ix, mask, mark, et, loc(e));
+}
+
 zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
   MlirStringRef opname = mlirIdentifierStr(mlirOperationGetName(op));
   bool cas = opname.length == strlen("tile.atomic_cas") &&
@@ -428,20 +439,7 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
     xe_name_t mask, ix;
     if (scalar) {
       // Lane 0 of subgroup 0 does it, as a scalar store would.
-      xe_name_t lane0;
-      xe_lane0_mask(e, lane0);
-      if (m) {
-        xe_name_t mb;
-        broadcast(e, m->names[0], "i1", mb);
-        xe_fresh(e, mask);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : vector<16xi1>%s\n",
-                         mask, mb, lane0, loc(e));
-      } else {
-        memcpy(mask, lane0, sizeof mask);
-      }
+      lane0_and(e, m, mask);
       xe_zero_offsets(e, ix);
     } else {
       chunk_mask(e, p, m, ch, mask);
@@ -455,21 +453,15 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
     const char* base = scalar ? p->names[0] : p->base;
     const char* val = v->layout == XE_LAYOUT_SCALAR ? vb : v->names[ch];
     int sid = id * 1024 + ch;
+    char mark[96];
     if (cas) {
-      const char* cv = c->layout == XE_LAYOUT_SCALAR ? cb : c->names[ch];
-      xe_line(e);
-      zt_strbuf_printf(&e->body,
-                       "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                       "}> {zt.atomic_cmp = %d : i64} : vector<16x%s>, i64, vector<16xindex>, "
-                       "vector<16xi1>%s\n",
-                       cv, base, ix, mask, sid, et, loc(e));
+      snprintf(mark, sizeof mark, "zt.atomic_cmp = %d : i64", sid);
+      marked_store(e, c->layout == XE_LAYOUT_SCALAR ? cb : c->names[ch], base, ix, mask, mark,
+                   et);
     }
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                     "}> {zt.atomic = \"%s:%s:%s\", zt.atomic_id = %d : i64} : vector<16x%s>, "
-                     "i64, vector<16xindex>, vector<16xi1>%s\n",
-                     val, base, ix, mask, kind, sem, scope, sid, et, loc(e));
+    snprintf(mark, sizeof mark, "zt.atomic = \"%s:%s:%s\", zt.atomic_id = %d : i64", kind, sem,
+             scope, sid);
+    marked_store(e, val, base, ix, mask, mark, et);
     if (!used) continue;
     xe_name_t old;
     xe_fresh(e, old);

@@ -4,9 +4,7 @@ spirv-val and Intel's ocloc builds it for pvc (E1, E2), and the same SPIR-V
 gives the right results on Intel's OpenCL CPU runtime (E5): sums, max/min
 (f32 through compare-and-swap loops), bitwise ops, exchanges, old values,
 scalar tickets and compare-and-swap claims."""
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -14,7 +12,8 @@ import numpy as np
 import pytest
 
 import zetile
-from zt_testutil import have_tool, run_python
+from zetile.tools import isa
+from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -37,33 +36,17 @@ def test_pvc_spirv_validates_and_ocloc_builds(op, dt):
                         constexprs={"OP": op, "SLOTS": 8, "BLOCK": 64}, target="pvc",
                         cached=False)
     spv = ck.asm["spirv"]
+    spirv_val(spv)
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "k.spv")
-        with open(path, "wb") as f:
-            f.write(spv)
-        r = subprocess.run(["spirv-val", path], capture_output=True, text=True)
-        assert r.returncode == 0, r.stdout + r.stderr
-        r = subprocess.run(["ocloc", "compile", "-spirv_input", "-file", path, "-device", "pvc",
-                            "-output", os.path.join(d, "k"), "-output_no_suffix"],
-                           capture_output=True, text=True, cwd=d)
-        assert r.returncode == 0 and "unresolved" not in (r.stdout + r.stderr).lower(), \
-            r.stdout + r.stderr
+        _, log = isa.ocloc_compile(spv, d, "pvc")
+        assert "unresolved" not in log.lower(), log
 
 
-def _opencl_cpu_or_skip():
-    try:
-        zetile.get_device("opencl:cpu")
-    except zetile.Error as e:
-        pytest.skip(f"Intel's OpenCL CPU runtime is not available: {e}")
+_opencl_cpu_or_skip = opencl_cpu_or_skip
 
 
 def _run(code):
-    r = run_python(f"import sys; sys.path.insert(0, {HERE!r})\n" + code,
-                   env={"ZETILE_DEVICE": "opencl:cpu"})
-    assert r.returncode == 0, r.stdout + r.stderr
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert lines, r.stdout + r.stderr
-    return json.loads(lines[-1][len("RESULT "):])
+    return run_result(code, path=HERE)
 
 
 @pytest.mark.parametrize("op,dt", CASES)

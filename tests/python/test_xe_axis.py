@@ -3,7 +3,6 @@ loads and stores the lowering proves affine (block loads/stores) and which
 stay row gathers/scatters, Triton's hints (tl.max_contiguous,
 tl.multiple_of) changing that, and (E5) the numbers of each path on Intel's
 OpenCL CPU runtime with masks cutting through blocks."""
-import json
 import os
 import sys
 
@@ -11,7 +10,7 @@ import numpy as np
 import pytest
 
 import zetile
-from zt_testutil import run_python
+from zt_testutil import opencl_cpu_or_skip, run_result
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -81,20 +80,11 @@ def test_bad_hints_are_errors_with_the_line():
 import zetile.language as tl  # noqa: E402  (used by the kernel above)
 
 
-def _opencl_cpu_or_skip():
-    try:
-        zetile.get_device("opencl:cpu")
-    except zetile.Error as e:
-        pytest.skip(f"Intel's OpenCL CPU runtime is not available: {e}")
+_opencl_cpu_or_skip = opencl_cpu_or_skip
 
 
 def _run(code):
-    r = run_python(f"import sys; sys.path.insert(0, {HERE!r})\n" + code,
-                   env={"ZETILE_DEVICE": "opencl:cpu"})
-    assert r.returncode == 0, r.stdout + r.stderr
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert lines, r.stdout + r.stderr
-    return json.loads(lines[-1][len("RESULT "):])
+    return run_result(code, path=HERE)
 
 
 @pytest.mark.parametrize("kernel,extra", [("scale2d", "COL_STEP=1"),

@@ -45,3 +45,35 @@ def neo_installed():
                 return True
             break
     return False
+
+
+def opencl_cpu_or_skip():
+    """Skips (saying why) when Intel's OpenCL CPU runtime cannot serve."""
+    import zetile
+    try:
+        zetile.get_device("opencl:cpu")
+    except zetile.Error as e:
+        pytest.skip(f"Intel's OpenCL CPU runtime is not available: {e}")
+
+
+def run_result(code, path=None, env=None):
+    """Runs code in a fresh interpreter on opencl:cpu (path: a folder put first
+    on sys.path) and returns the JSON it printed after "RESULT "."""
+    import json
+    prefix = f"import sys; sys.path.insert(0, {path!r})\n" if path else ""
+    r = run_python(prefix + textwrap.dedent(code), env={"ZETILE_DEVICE": "opencl:cpu", **(env or {})})
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert lines, r.stdout + r.stderr
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def spirv_val(spirv: bytes):
+    """Asserts that spirv-val accepts the module."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.spv")
+        with open(p, "wb") as f:
+            f.write(spirv)
+        r = subprocess.run(["spirv-val", p], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr

@@ -57,6 +57,20 @@ err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
 # Each case: the code run in a worker, which defines `ck` (the CompiledKernel
 # launched) and `err` (max relative error against a float64 numpy reference).
 # Shapes are not multiples of the blocks.
+def _pointer_matmul_case(M, N, K, B):
+    """The tutorial matmul (pointer tensors) on fp16, BxBx32 tiles."""
+    return ("matmul_kernel", f"""
+from matmul import matmul_kernel, _strides
+M, N, K = {M}, {N}, {K}
+a = rng.standard_normal((M, K)).astype(np.float16); b = rng.standard_normal((K, N)).astype(np.float16)
+c = np.full((M, N), 7, np.float16)
+ck = matmul_kernel[(zetile.cdiv(M, {B}) * zetile.cdiv(N, {B}),)](a, b, c, M, N, K, *_strides(a),
+    *_strides(b), *_strides(c), BLOCK_SIZE_M={B}, BLOCK_SIZE_N={B}, BLOCK_SIZE_K=32, GROUP_SIZE_M=4)
+sync()
+err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
+""", 2e-3)
+
+
 CASES = {
     "vector_add": ("add_kernel", """
 from vector_add import add_kernel
@@ -88,28 +102,10 @@ sync()
 xd = x.astype(np.float64); mu = xd.mean(1); rs = 1 / np.sqrt(((xd - mu[:, None]) ** 2).mean(1) + 1e-5)
 err = max(rel(y, (xd - mu[:, None]) * rs[:, None] * w + b), rel(mean, mu), rel(rstd, rs))
 """, 1e-5),
-    "matmul_fp16": ("matmul_kernel", """
-from matmul import matmul_kernel, _strides
-M, N, K = 127, 264, 72
-a = rng.standard_normal((M, K)).astype(np.float16); b = rng.standard_normal((K, N)).astype(np.float16)
-c = np.full((M, N), 7, np.float16)
-ck = matmul_kernel[(zetile.cdiv(M, 32) * zetile.cdiv(N, 32),)](a, b, c, M, N, K, *_strides(a),
-    *_strides(b), *_strides(c), BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=4)
-sync()
-err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
-""", 2e-3),
+    "matmul_fp16": _pointer_matmul_case(127, 264, 72, 32),
     # The same kernel on shapes divisible by 16: the launch hints let the Xe
     # lowering prove the pointer tensors affine, and they become 2D block IO.
-    "matmul_fp16_block_io": ("matmul_kernel", """
-from matmul import matmul_kernel, _strides
-M, N, K = 144, 272, 80
-a = rng.standard_normal((M, K)).astype(np.float16); b = rng.standard_normal((K, N)).astype(np.float16)
-c = np.full((M, N), 7, np.float16)
-ck = matmul_kernel[(zetile.cdiv(M, 64) * zetile.cdiv(N, 64),)](a, b, c, M, N, K, *_strides(a),
-    *_strides(b), *_strides(c), BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=4)
-sync()
-err = rel(c, a.astype(np.float64) @ b.astype(np.float64))
-""", 2e-3),
+    "matmul_fp16_block_io": _pointer_matmul_case(144, 272, 80, 64),
     "matmul_descriptor_fp16": _descriptor_case("matmul_descriptor_kernel", 264, 72, 32, "np.float16",
                                                "np.float16", 2e-3),
     "matmul_int8": _descriptor_case("matmul_int8_kernel", 272, 96, 64, "np.int8", "np.int32", 0.0),
