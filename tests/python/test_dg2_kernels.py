@@ -1,10 +1,13 @@
 """dg2 target (Arc A-series, Xe-HPG, SIMD8): the tutorial kernels through
 zetile's own SIMD8 lowering. Evidence: E1 (spirv-val) and E2 (ocloc for
-acm-g10 builds them with no unresolved call); for the matmuls, DPAS in the
-XeHPG ISA inside the K loop; E3: Debian's Level Zero driver simulating a DG2
-(AUB mode) creates and launches them, the runtime picking the dg2 target by
-itself. Numerics cannot be checked here (no DG2; the OpenCL CPU runtime has
-no SIMD8 DPAS emulation)."""
+acm-g10 builds them with no unresolved call); for the matmuls (fp16, bf16,
+int8 -> int32, and fp32 as 3 or 6 bf16 DPAS per block product), DPAS in the
+XeHPG ISA inside the K loop, as many as the tiling implies; E3: Debian's
+Level Zero driver simulating a DG2 (AUB mode) creates and launches them, the
+runtime picking the dg2 target by itself. Numerics cannot be checked here
+(no DG2; the OpenCL CPU runtime has no SIMD8 DPAS emulation)."""
+import collections
+import importlib
 import os
 import subprocess
 import sys
@@ -105,14 +108,141 @@ def test_block_io_matmuls_use_dpas_on_acm_g10(kind):
     assert k["dpas"] >= 4 and k["dpas_in_innermost_loop"] >= 4, k
 
 
+def _mad_calls(ck):
+    """Builtin name -> number of calls in the work-item MLIR the dg2 lowering
+    emitted (before LLVM: one line per call, loops not unrolled)."""
+    text = ck.asm["mlir"]
+    text = text.decode() if isinstance(text, bytes) else text
+    return collections.Counter(ln.split("@")[1].split("(")[0] for ln in text.splitlines()
+                               if "llvm.call" in ln and "matrix_mad" in ln)
+
+
+def _dpas_lines(text):
+    return [ln for ln in text.splitlines() if "dpas" in ln]
+
+
+def _blocks_per_subgroup(ck, m, n):
+    # The lowering spreads the [m, n] tile's 8x8 blocks over up to num_warps
+    # subgroups (dg2_dpas_grid: a power-of-two grid dividing the blocks).
+    warps = int(str(ck.metadata["local_size"]).split(",")[0]) // 8
+    blocks = (m // 8) * (n // 8)
+    return blocks // min(warps, blocks)
+
+
+I8_SIG = {"a_desc": "tensordesc<i8[32,64]>", "b_desc": "tensordesc<i8[64,32]>",
+          "c_desc": "tensordesc<i32[32,32]>", "M": "i32", "N": "i32", "K": "i32"}
+I8_MAD = "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_"
+BF16_MAD = "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f"
+
+
+def _compile_int8():
+    from matmul import matmul_int8_kernel
+    return zcompile(matmul_int8_kernel, signature=I8_SIG,
+                    constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64}, target="dg2")
+
+
+def test_int8_dot_calls_the_simd8_k32_builtin():
+    # examples/matmul.py's int8 x int8 -> int32 kernel, 32x32 tile, BLOCK_K 64:
+    # two K steps of 32 per 8x8 block, nothing else than the SIMD8 i8_i8 form.
+    ck = _compile_int8()
+    per_sg = _blocks_per_subgroup(ck, 32, 32)
+    assert _mad_calls(ck) == {I8_MAD: per_sg * 2}, _mad_calls(ck)
+
+
+@needs_tools
+def test_int8_matmul_uses_dpas_on_acm_g10():
+    ck = _compile_int8()
+    _spirv_val(ck.asm["spirv"])
+    text = _single(isa.ocloc_isa(ck.asm["spirv"], "dg2")[0])
+    k = isa.analyze_isa(text)
+    assert k["calla"] == 0, k
+    # 8 subgroups: 2 blocks of 8x8 each, 2 K steps: 4 DPAS per iteration.
+    want = _blocks_per_subgroup(ck, 32, 32) * 2
+    assert want == 4, ck.metadata
+    assert k["dpas"] == want and k["dpas_in_innermost_loop"] == want, k
+    # signed bytes in, int32 accumulator (iga: d = dword, b = signed byte)
+    for ln in _dpas_lines(text):
+        assert "(8|M0)" in ln and ":d" in ln and ln.count(":b") == 2, ln
+
+
+FP32_KERNEL = """
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def dot_prec(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+             BLOCK_K: tl.constexpr, PREC: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.load([pid_m * BLOCK_M, k])
+        b = b_desc.load([k, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc, input_precision=PREC)
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)
+"""
+
+
+def _compile_fp32(tmp_path, prec):
+    """fp32 32x32x32: examples/matmul.py's pointer kernel for Triton's default
+    ("tf32"), a descriptor kernel taking input_precision for the others."""
+    consts = {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4}
+    if prec is None:
+        from matmul import matmul_kernel
+        return zcompile(matmul_kernel, signature=MATMUL_SIG.replace("fp16", "fp32"),
+                        constexprs=consts, target="dg2")
+    (tmp_path / "dg2_dot_prec.py").write_text(FP32_KERNEL)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        mod = importlib.import_module("dg2_dot_prec")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("dg2_dot_prec", None)
+    sig = {"a_desc": "tensordesc<fp32[32,32]>", "b_desc": "tensordesc<fp32[32,32]>",
+           "c_desc": "tensordesc<fp32[32,32]>", "K": "i32"}
+    return zcompile(mod.dot_prec, signature=sig,
+                    constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "PREC": prec},
+                    target="dg2")
+
+
+# input_precision -> bf16 DPAS per block product and K step (no tf32 on XeHPG)
+FP32_TERMS = [(None, 3), ("tf32", 3), ("tf32x3", 6), ("ieee", 6)]
+
+
+@pytest.mark.parametrize("prec,terms", FP32_TERMS)
+def test_fp32_dot_calls_bf16_builtin_per_piece_product(tmp_path, prec, terms):
+    ck = _compile_fp32(tmp_path, prec)
+    per_sg = _blocks_per_subgroup(ck, 32, 32)
+    assert _mad_calls(ck) == {BF16_MAD: per_sg * 2 * terms}, _mad_calls(ck)
+
+
+@needs_tools
+@pytest.mark.parametrize("prec,terms", [FP32_TERMS[0], FP32_TERMS[3]])
+def test_fp32_matmul_uses_bf16_dpas_on_acm_g10(tmp_path, prec, terms):
+    ck = _compile_fp32(tmp_path, prec)
+    _spirv_val(ck.asm["spirv"])
+    text = _single(isa.ocloc_isa(ck.asm["spirv"], "dg2")[0])
+    k = isa.analyze_isa(text)
+    assert k["calla"] == 0, k
+    # 8 subgroups: 2 blocks of 8x8 each, K 32 = 2 bf16 steps, `terms` products.
+    want = _blocks_per_subgroup(ck, 32, 32) * 2 * terms
+    assert want == 4 * terms, ck.metadata
+    assert k["dpas"] == want and k["dpas_in_innermost_loop"] == want, k
+    for ln in _dpas_lines(text):
+        assert "(8|M0)" in ln and ":f" in ln and ln.count(":bf") == 2, ln
+
+
 def test_unsupported_dot_names_its_location():
-    from matmul import matmul_kernel
+    from matmul import matmul_descriptor_kernel
+    sig = {"a_desc": "tensordesc<i16[32,32]>", "b_desc": "tensordesc<i16[32,32]>",
+           "c_desc": "tensordesc<fp32[32,32]>", "M": "i32", "N": "i32", "K": "i32"}
     with pytest.raises(Exception) as e:
-        zcompile(matmul_kernel, signature=MATMUL_SIG.replace("fp16", "fp32"),
-                 constexprs={"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32,
-                             "GROUP_SIZE_M": 4}, target="dg2")
+        zcompile(matmul_descriptor_kernel, signature=sig,
+                 constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, target="dg2")
     msg = str(e.value)
     assert "tile.dot" in msg and "matmul.py:" in msg and "dg2" in msg
+    assert "int8 x int8" in msg, msg  # the refusal says what is lowered
 
 
 E3_LAUNCH = r"""
