@@ -4,8 +4,12 @@ acm-g10 builds them with no unresolved call); for the matmuls (fp16, bf16,
 int8 -> int32, and fp32 as 3 or 6 bf16 DPAS per block product), DPAS in the
 XeHPG ISA inside the K loop, as many as the tiling implies; E3: Debian's
 Level Zero driver simulating a DG2 (AUB mode) creates and launches them, the
-runtime picking the dg2 target by itself. Numerics cannot be checked here
-(no DG2; the OpenCL CPU runtime has no SIMD8 DPAS emulation)."""
+runtime picking the dg2 target by itself. No DG2 here: numbers are checked
+(E5) by running the dg2 SPIR-V on Intel's OpenCL CPU runtime
+(ZETILE_OPENCL_TARGET=dg2), the SIMD8 matrix_mad builtins linked from
+runtime/opencl/emu/matrix_mad.cl, which is written from the extension's text
+as the lowering is: a shared misreading of the spec would pass both, and the
+emulation's fp32 fma chain is not XMX's internal precision."""
 import collections
 import importlib
 import os
@@ -15,6 +19,7 @@ import tempfile
 
 import pytest
 
+import zetile
 from zt_testutil import AUB_ENV, EXAMPLES, have_tool, neo_installed, run_python
 from zetile.jit import compile as zcompile
 from zetile.tools import isa
@@ -243,6 +248,70 @@ def test_unsupported_dot_names_its_location():
     msg = str(e.value)
     assert "tile.dot" in msg and "matmul.py:" in msg and "dg2" in msg
     assert "int8 x int8" in msg, msg  # the refusal says what is lowered
+
+
+E5_DOTS = r"""
+import json, sys, numpy as np, zetile
+from matmul import matmul_int8_kernel
+from zetile.tools.tensor_descriptor import TensorDescriptor as TD
+sys.path.insert(0, TMP)
+from dg2_dot_prec import dot_prec
+assert zetile.get_device().name == "opencl:cpu"
+rng = np.random.default_rng(5)
+out = {}
+# int8 -> int32: M and N not multiples of the 32x32 tile, K not of BLOCK_K 64.
+M, N, K = 127, 272, 96
+a = rng.integers(-128, 128, (M, K), dtype=np.int8)
+b = rng.integers(-128, 128, (K, N), dtype=np.int8)
+c = np.full((M, N), 7, np.int32)
+ck = matmul_int8_kernel[(4, 9)](TD.from_tensor(a, [32, 64]), TD.from_tensor(b, [64, 32]),
+                                TD.from_tensor(c, [32, 32]), M, N, K, BLOCK_M=32, BLOCK_N=32,
+                                BLOCK_K=64)
+zetile.get_device().synchronize()
+out["target"], out["subgroup"] = ck.metadata["target"], int(ck.metadata["subgroup_size"])
+out["int8_mismatches"] = int((c.astype(np.int64) != a.astype(np.int64) @ b.astype(np.int64)).sum())
+# fp32 (and fp16) with one inf: row 0 of the product is not finite.
+M, N, K = 64, 64, 256
+for dt, prec in [("float32", "tf32"), ("float32", "ieee"), ("float16", "ieee")]:
+    a = rng.standard_normal((M, K)).astype(dt)
+    b = rng.standard_normal((K, N)).astype(dt)
+    a[0, 0], b[0, 1] = np.inf, 3.0
+    c = np.zeros((M, N), np.float32)
+    dot_prec[(2, 2)](TD.from_tensor(a, [32, 32]), TD.from_tensor(b, [32, 32]),
+                     TD.from_tensor(c, [32, 32]), K, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
+                     PREC=prec)
+    zetile.get_device().synchronize()
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref = a64 @ b64
+    fin = np.isfinite(ref)
+    err = np.abs(c.astype(np.float64)[fin] - ref[fin]) / (np.abs(a64) @ np.abs(b64))[fin]
+    out[dt + "_" + prec] = {"rel": float(err.max()),
+                            "inf_ok": bool((~np.isfinite(c[~fin])).all())}
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_e5_dots_on_opencl_cpu(tmp_path):
+    names = [d["name"] for d in zetile.devices()]
+    if "opencl:cpu" not in names:
+        pytest.skip("Intel's OpenCL CPU runtime (opencl:cpu) is not available")
+    (tmp_path / "dg2_dot_prec.py").write_text(FP32_KERNEL)
+    r = run_python(E5_DOTS.replace("TMP", repr(str(tmp_path))),
+                   env={"ZETILE_DEVICE": "opencl:cpu", "ZETILE_OPENCL_TARGET": "dg2"},
+                   timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    res = __import__("json").loads(line[len("RESULT "):])
+    assert res["target"] == "dg2" and res["subgroup"] == 8, res
+    assert res["int8_mismatches"] == 0, res
+    # Relative to sum |a||b|. tf32 (3 bf16 products of round-to-nearest
+    # pieces): the dropped x1*y1 and the pieces' rounding, ~2^-17 each.
+    assert res["float32_tf32"]["rel"] < 2 ** -16, res
+    # ieee: 6 products, within a few f32 ulps (epsilon 2^-23) of the exact dot.
+    assert res["float32_ieee"]["rel"] < 2 ** -20, res
+    # fp16 inputs: products exact in f32, so the same f32 accumulation bound.
+    assert res["float16_ieee"]["rel"] < 2 ** -20, res
+    assert all(v["inf_ok"] for k, v in res.items() if k.startswith("float")), res
 
 
 E3_LAUNCH = r"""
