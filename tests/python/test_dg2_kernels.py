@@ -170,7 +170,7 @@ def test_int8_matmul_uses_dpas_on_acm_g10():
         assert "(8|M0)" in ln and ":d" in ln and ln.count(":b") == 2, ln
 
 
-FP32_KERNEL = """
+DOT_KERNELS = """
 import zetile
 import zetile.language as tl
 
@@ -186,6 +186,24 @@ def dot_prec(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.const
         b = b_desc.load([k, pid_n * BLOCK_N])
         acc = tl.dot(a, b, acc, input_precision=PREC)
     c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)
+
+
+@zetile.jit
+def mm_i8_ptr(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr):
+    # int8 operands from masked pointer-tensor loads (row-major a, b, c).
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :],
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
 """
 
 
@@ -197,7 +215,7 @@ def _compile_fp32(tmp_path, prec):
         from matmul import matmul_kernel
         return zcompile(matmul_kernel, signature=MATMUL_SIG.replace("fp16", "fp32"),
                         constexprs=consts, target="dg2")
-    (tmp_path / "dg2_dot_prec.py").write_text(FP32_KERNEL)
+    (tmp_path / "dg2_dot_prec.py").write_text(DOT_KERNELS)
     sys.path.insert(0, str(tmp_path))
     try:
         mod = importlib.import_module("dg2_dot_prec")
@@ -255,7 +273,7 @@ import json, sys, numpy as np, zetile
 from matmul import matmul_int8_kernel
 from zetile.tools.tensor_descriptor import TensorDescriptor as TD
 sys.path.insert(0, TMP)
-from dg2_dot_prec import dot_prec
+from dg2_dot_prec import dot_prec, mm_i8_ptr
 assert zetile.get_device().name == "opencl:cpu"
 rng = np.random.default_rng(5)
 out = {}
@@ -270,6 +288,13 @@ ck = matmul_int8_kernel[(4, 9)](TD.from_tensor(a, [32, 64]), TD.from_tensor(b, [
 zetile.get_device().synchronize()
 out["target"], out["subgroup"] = ck.metadata["target"], int(ck.metadata["subgroup_size"])
 out["int8_mismatches"] = int((c.astype(np.int64) != a.astype(np.int64) @ b.astype(np.int64)).sum())
+M, N, K = 70, 50, 100
+a = rng.integers(-128, 128, (M, K), dtype=np.int8)
+b = rng.integers(-128, 128, (K, N), dtype=np.int8)
+c = np.zeros((M, N), np.int32)
+mm_i8_ptr[(3, 2)](a, b, c, M, N, K, BM=32, BN=32, BK=32)
+zetile.get_device().synchronize()
+out["int8_ptr_mismatches"] = int((c != a.astype(np.int64) @ b.astype(np.int64)).sum())
 # fp32 (and fp16) with one inf: row 0 of the product is not finite.
 M, N, K = 64, 64, 256
 for dt, prec in [("float32", "tf32"), ("float32", "ieee"), ("float16", "ieee")]:
@@ -295,7 +320,7 @@ def test_e5_dots_on_opencl_cpu(tmp_path):
     names = [d["name"] for d in zetile.devices()]
     if "opencl:cpu" not in names:
         pytest.skip("Intel's OpenCL CPU runtime (opencl:cpu) is not available")
-    (tmp_path / "dg2_dot_prec.py").write_text(FP32_KERNEL)
+    (tmp_path / "dg2_dot_prec.py").write_text(DOT_KERNELS)
     r = run_python(E5_DOTS.replace("TMP", repr(str(tmp_path))),
                    env={"ZETILE_DEVICE": "opencl:cpu", "ZETILE_OPENCL_TARGET": "dg2"},
                    timeout=900)
@@ -303,7 +328,7 @@ def test_e5_dots_on_opencl_cpu(tmp_path):
     line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1]
     res = __import__("json").loads(line[len("RESULT "):])
     assert res["target"] == "dg2" and res["subgroup"] == 8, res
-    assert res["int8_mismatches"] == 0, res
+    assert res["int8_mismatches"] == 0 and res["int8_ptr_mismatches"] == 0, res
     # Relative to sum |a||b|. tf32 (3 bf16 products of round-to-nearest
     # pieces): the dropped x1*y1 and the pieces' rounding, ~2^-17 each.
     assert res["float32_tf32"]["rel"] < 2 ** -16, res
