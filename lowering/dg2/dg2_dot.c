@@ -103,21 +103,18 @@ typedef struct dot_kind_s {
 static const char* dot_kind(MlirOperation op, const zt_type_t* a, const zt_type_t* b,
                             const zt_type_t* acc, dot_kind_t* k) {
   if (a->rank != 2 || b->rank != 2 || acc->rank != 2) return "only 2-D dots";
-  memset(k, 0, sizeof *k);
-  k->pack = 2;
-  k->acc = "f32";
+  static const char* const f16 = "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f";
+  static const char* const bf16 = "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f";
+  static const char* const i8 = "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_";
   if (a->kind == ZT_F16 && b->kind == ZT_F16) {
-    k->ety = "f16";
-    k->fn = "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f";
+    *k = (dot_kind_t){2, "f16", f16, "f32", 0};
   } else if (a->kind == ZT_BF16 && b->kind == ZT_BF16) {
-    k->ety = "i16";
-    k->fn = "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f";
+    *k = (dot_kind_t){2, "i16", bf16, "f32", 0};  // bf16 lives in i16 registers
   } else if (a->kind == ZT_F32 && b->kind == ZT_F32) {
-    *k = (dot_kind_t){2, "i16", "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f",
-                      "f32", dg2_f32_pieces(op)};
+    *k = (dot_kind_t){2, "i16", bf16, "f32", dg2_f32_pieces(op)};
   } else if (a->kind == ZT_I8 && b->kind == ZT_I8) {
     if (acc->kind != ZT_I32) return "only int32 accumulation of int8 dots";
-    *k = (dot_kind_t){4, "i8", "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_", "i32", 0};
+    *k = (dot_kind_t){4, "i8", i8, "i32", 0};
   } else {
     return "only fp16 x fp16, bf16 x bf16, fp32 x fp32 (as bf16 pieces) and int8 x int8 "
            "inputs";
@@ -169,8 +166,8 @@ static zt_status_t plan_block(dg2_t* c, MlirBlock b) {
 
 zt_status_t dg2_plan(dg2_t* c) { return plan_op(c, c->lc->kernel); }
 
-// 8 * pack consecutive elements (el[first ..]) as the int8 operand of the
-// builtin: element q of component i at bits q * 32/pack of that component.
+// 8 * pack consecutive elements (el[first ..]) as the builtin's vector of
+// eight i32 (OpenCL int8): element q of component i at bits q * 32/pack.
 static void pack_operand(dg2_t* c, const dot_kind_t* dk, char (*el)[DG2_NAME], int32_t first,
                          char out[DG2_NAME]) {
   int32_t n = 8 * dk->pack;
@@ -189,8 +186,9 @@ static void pack_operand(dg2_t* c, const dot_kind_t* dk, char (*el)[DG2_NAME], i
   dg2_line(c, "%s = llvm.bitcast %s : vector<%dx%s> to vector<8xi32>", out, v, n, dk->ety);
 }
 
-// The operand's elements as packed int8 words, one per (block, K step) in
-// slot order, for each bf16 piece (fp32) or once: out[p * nwords + w].
+// The operand's elements packed for the builtin, one vector of eight i32 per
+// (block, K step) in slot order, for each bf16 piece (fp32) or once:
+// out[p * nw + w].
 static zt_status_t pack_all(dg2_t* c, const dot_kind_t* dk, const dg2_val_t* v, int32_t e,
                             char (**out)[DG2_NAME]) {
   int32_t np = dk->pieces ? dk->pieces : 1, per = 8 * dk->pack, nw = e / per;
