@@ -2,15 +2,19 @@
 // cl_intel_subgroup_matrix_multiply_accumulate:
 //   float8 intel_sub_group_f16_f16_matrix_mad_k16(int8 a, int8 b, float8 acc)
 //   float8 intel_sub_group_bf16_bf16_matrix_mad_k16(int8 a, int8 b, float8 acc)
+//   int8   intel_sub_group_i8_i8_matrix_mad_k32(int8 a, int8 b, int8 acc)
 // (IGC 2022 turns each into one `dpas.8x8 (8|M0)` on acm-g10). One call is
-// an 8x16 A block times a 16x8 B block; in a subgroup of 8:
-//   A: component i of lane j = the pair A[i][2j], A[i][2j+1] (low half first)
-//   B: component i of lane j = the pair B[2i][j], B[2i+1][j] (VNNI)
-//   C: component i of lane j = C[i][j].
+// an 8xK A block times a Kx8 B block, K = 8 * pack where pack = elements per
+// 32 bits (2 for fp16/bf16, K 16; 4 for int8, K 32); in a subgroup of 8:
+//   A: component i of lane j = A[i][pack*j .. pack*j + pack-1] (lowest
+//      column in the lowest bits)
+//   B: component i of lane j = B[pack*i .. pack*i + pack-1][j] (VNNI)
+//   C: component i of lane j = C[i][j] (f32, or i32 for int8).
+// fp32 dots are bf16 dots on pieces of the operands (dg2_dot_f32.c).
 // The dot's [M,N] tile is split over a wm x wn grid of subgroups; each
-// subgroup computes its (M/wm) x (N/wn) part as 8x8 blocks, K in steps of 16.
-// Layout hints (dg2_plan) make the loads feeding a dot produce its operand
-// layouts directly, so no data moves between registers.
+// subgroup computes its (M/wm) x (N/wn) part as 8x8 blocks, K in steps of
+// 8 * pack. Layout hints (dg2_plan) make the loads feeding a dot produce its
+// operand layouts directly, so no data moves between registers.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,16 +90,39 @@ static zt_status_t dot_shapes(MlirOperation op, zt_type_t* a, zt_type_t* b, zt_t
   return NULL;
 }
 
-// Why a dot cannot use the DPAS path (NULL when it can).
-static const char* dot_unsupported(const zt_type_t* a, const zt_type_t* b,
-                                   const zt_type_t* acc) {
+// How a dot maps onto a builtin.
+typedef struct dot_kind_s {
+  int32_t pack;     // elements of A and B per 32 bits
+  const char* ety;  // register type of a packed element
+  const char* fn;   // the builtin's mangled name
+  const char* acc;  // accumulator element type
+  int32_t pieces;   // fp32 operands: bf16 pieces each (0: none, the inputs are used)
+} dot_kind_t;
+
+// Why a dot cannot use the DPAS path (NULL when it can; then *k says how).
+static const char* dot_kind(MlirOperation op, const zt_type_t* a, const zt_type_t* b,
+                            const zt_type_t* acc, dot_kind_t* k) {
   if (a->rank != 2 || b->rank != 2 || acc->rank != 2) return "only 2-D dots";
-  if (!((a->kind == ZT_F16 && b->kind == ZT_F16) || (a->kind == ZT_BF16 && b->kind == ZT_BF16)))
-    return "only fp16 x fp16 and bf16 x bf16 inputs (fp32, tf32 and int8 dots are not "
-           "lowered for dg2 yet)";
-  if (acc->kind != ZT_F32) return "only fp32 accumulation";
-  if (a->shape[0] % 8 || b->shape[1] % 8 || a->shape[1] % 16)
-    return "M and N must be multiples of 8 and K a multiple of 16";
+  static const char* const f16 = "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f";
+  static const char* const bf16 = "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f";
+  static const char* const i8 = "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_";
+  if (a->kind == ZT_F16 && b->kind == ZT_F16) {
+    *k = (dot_kind_t){2, "f16", f16, "f32", 0};
+  } else if (a->kind == ZT_BF16 && b->kind == ZT_BF16) {
+    *k = (dot_kind_t){2, "i16", bf16, "f32", 0};  // bf16 lives in i16 registers
+  } else if (a->kind == ZT_F32 && b->kind == ZT_F32) {
+    *k = (dot_kind_t){2, "i16", bf16, "f32", dg2_f32_pieces(op)};
+  } else if (a->kind == ZT_I8 && b->kind == ZT_I8) {
+    if (acc->kind != ZT_I32) return "only int32 accumulation of int8 dots";
+    *k = (dot_kind_t){4, "i8", i8, "i32", 0};
+  } else {
+    return "only fp16 x fp16, bf16 x bf16, fp32 x fp32 (as bf16 pieces) and int8 x int8 "
+           "inputs";
+  }
+  if (k->pack == 2 && acc->kind != ZT_F32) return "only fp32 accumulation of float dots";
+  if (a->shape[0] % 8 || b->shape[1] % 8 || a->shape[1] % (8 * k->pack))
+    return k->pack == 4 ? "M and N must be multiples of 8 and K a multiple of 32 (int8)"
+                        : "M and N must be multiples of 8 and K a multiple of 16";
   return NULL;
 }
 
@@ -112,16 +139,17 @@ static zt_status_t plan_op(dg2_t* c, MlirOperation op) {
   if (!dg2_op_is(op, "tile.dot")) return NULL;
   c->uses_dot = true;
   zt_type_t a, b, acc;
+  dot_kind_t dk;
   zt_status_t s = dot_shapes(op, &a, &b, &acc);
-  if (s || dot_unsupported(&a, &b, &acc)) {
+  if (s || dot_kind(op, &a, &b, &acc, &dk)) {
     zt_status_free(s);
     return NULL;  // reported when the dot is lowered
   }
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
   int32_t la, lb, lc;
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_A, m, n, k, &la));
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_B, m, n, k, &lb));
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_C, m, n, k, &lc));
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_A, m, n, k, dk.pack, &la));
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_B, m, n, k, dk.pack, &lb));
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_C, m, n, k, dk.pack, &lc));
   ZT_RETURN_IF_ERROR(propagate(c, mlirOperationGetResult(op, 0), lc, 0));
   ZT_RETURN_IF_ERROR(propagate(c, mlirOperationGetOperand(op, 2), lc, 0));
   ZT_RETURN_IF_ERROR(propagate(c, mlirOperationGetOperand(op, 0), la, 0));
@@ -138,34 +166,65 @@ static zt_status_t plan_block(dg2_t* c, MlirBlock b) {
 
 zt_status_t dg2_plan(dg2_t* c) { return plan_op(c, c->lc->kernel); }
 
-// 16 consecutive 16-bit elements as the int8 operand of the builtin.
-static void pack16(dg2_t* c, const char* ety, char (*el)[DG2_NAME], int32_t first,
-                   char out[DG2_NAME]) {
+// 8 * pack consecutive elements (el[first ..]) as the builtin's vector of
+// eight i32 (OpenCL int8): element q of component i at bits q * 32/pack.
+static void pack_operand(dg2_t* c, const dot_kind_t* dk, char (*el)[DG2_NAME], int32_t first,
+                         char out[DG2_NAME]) {
+  int32_t n = 8 * dk->pack;
   char v[DG2_NAME];
   dg2_fresh(c, v);
-  dg2_line(c, "%s = llvm.mlir.undef : vector<16x%s>", v, ety);
-  for (int i = 0; i < 16; ++i) {
+  dg2_line(c, "%s = llvm.mlir.undef : vector<%dx%s>", v, n, dk->ety);
+  for (int32_t i = 0; i < n; ++i) {
     char idx[DG2_NAME], nv[DG2_NAME];
     dg2_const(c, "i32", i, idx);
     dg2_fresh(c, nv);
-    dg2_line(c, "%s = llvm.insertelement %s, %s[%s : i32] : vector<16x%s>", nv, el[first + i],
-             v, idx, ety);
+    dg2_line(c, "%s = llvm.insertelement %s, %s[%s : i32] : vector<%dx%s>", nv, el[first + i],
+             v, idx, n, dk->ety);
     snprintf(v, DG2_NAME, "%s", nv);
   }
   dg2_fresh(c, out);
-  dg2_line(c, "%s = llvm.bitcast %s : vector<16x%s> to vector<8xi32>", out, v, ety);
+  dg2_line(c, "%s = llvm.bitcast %s : vector<%dx%s> to vector<8xi32>", out, v, n, dk->ety);
+}
+
+// The operand's elements packed for the builtin, one vector of eight i32 per
+// (block, K step) in slot order, for each bf16 piece (fp32) or once:
+// out[p * nw + w].
+static zt_status_t pack_all(dg2_t* c, const dot_kind_t* dk, const dg2_val_t* v, int32_t e,
+                            char (**out)[DG2_NAME]) {
+  int32_t np = dk->pieces ? dk->pieces : 1, per = 8 * dk->pack, nw = e / per;
+  char(*words)[DG2_NAME] = dg2_alloc_names(c, np * nw);
+  if (!words) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 dot");
+  if (!dk->pieces) {
+    for (int32_t w = 0; w < nw; ++w) pack_operand(c, dk, v->el, w * per, words[w]);
+    *out = words;
+    return NULL;
+  }
+  // Each element is split once; piece p of slot s goes to pieces[p * e + s].
+  char(*pieces)[DG2_NAME] = dg2_alloc_names(c, np * e);
+  if (!pieces) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 dot");
+  for (int32_t s = 0; s < e; ++s) {
+    char ps[3][DG2_NAME];
+    dg2_split_bf16(c, v->el[s], np, ps);
+    for (int32_t p = 0; p < np; ++p) memcpy(pieces[p * e + s], ps[p], DG2_NAME);
+  }
+  for (int32_t p = 0; p < np; ++p)
+    for (int32_t w = 0; w < nw; ++w)
+      pack_operand(c, dk, pieces + (size_t)p * e, w * per, words[p * nw + w]);
+  *out = words;
+  return NULL;
 }
 
 zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
   zt_type_t a, b, acc;
   ZT_RETURN_IF_ERROR(dot_shapes(op, &a, &b, &acc));
-  const char* why = dot_unsupported(&a, &b, &acc);
+  dot_kind_t dk;
+  const char* why = dot_kind(op, &a, &b, &acc, &dk);
   if (why) return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: %s", why);
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
   int32_t la, lb, lc;
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_A, m, n, k, &la));
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_B, m, n, k, &lb));
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_C, m, n, k, &lc));
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_A, m, n, k, dk.pack, &la));
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_B, m, n, k, dk.pack, &lb));
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_C, m, n, k, dk.pack, &lc));
   const dg2_val_t *va, *vb, *vc;
   ZT_RETURN_IF_ERROR(dg2_get_checked(c, mlirOperationGetOperand(op, 0), &va));
   ZT_RETURN_IF_ERROR(dg2_get_checked(c, mlirOperationGetOperand(op, 1), &vb));
@@ -175,55 +234,54 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
   ZT_RETURN_IF_ERROR(dg2_to_layout(c, vb, lb, &B));
   ZT_RETURN_IF_ERROR(dg2_to_layout(c, vc, lc, &C));
   int32_t wm = c->layouts[lc].wm, wn = c->layouts[lc].wn;
-  int64_t mb = m / wm / 8, nb = n / wn / 8, kb = k / 16;
-  const char* ety = a.kind == ZT_BF16 ? "i16" : "f16";
-  const char* fn = a.kind == ZT_BF16 ? "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f"
-                                     : "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f";
-  dg2_declare(c, fn, "(vector<8xi32>, vector<8xi32>, vector<8xf32>) -> vector<8xf32>");
-  char(*pa)[DG2_NAME] = dg2_alloc_names(c, (int32_t)(mb * kb));
-  char(*pb)[DG2_NAME] = dg2_alloc_names(c, (int32_t)(kb * nb));
+  int64_t mb = m / wm / 8, nb = n / wn / 8, kb = k / (8 * dk.pack);
+  char vacc[32], sig[128];
+  snprintf(vacc, sizeof vacc, "vector<8x%s>", dk.acc);
+  snprintf(sig, sizeof sig, "(vector<8xi32>, vector<8xi32>, %s) -> %s", vacc, vacc);
+  dg2_declare(c, dk.fn, sig);
+  // Products to accumulate per K step: (piece of A, piece of B).
+  static const int32_t one[][2] = {{0, 0}};
+  const int32_t(*terms)[2] = one;
+  int32_t nterms = dk.pieces ? dg2_f32_terms(dk.pieces, &terms) : 1;
+  char(*pa)[DG2_NAME], (*pb)[DG2_NAME];
+  ZT_RETURN_IF_ERROR(pack_all(c, &dk, &A, c->layouts[la].e, &pa));
+  ZT_RETURN_IF_ERROR(pack_all(c, &dk, &B, c->layouts[lb].e, &pb));
+  int64_t nwa = mb * kb, nwb = kb * nb;  // words per piece
   dg2_val_t r;
   memset(&r, 0, sizeof r);
   r.kind = DV_DIST;
   ZT_RETURN_IF_ERROR(dg2_value_type(mlirOperationGetResult(op, 0), &r.type));
   r.layout = lc;
   r.el = dg2_alloc_names(c, c->layouts[lc].e);
-  if (!pa || !pb || !r.el) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 dot");
-  for (int64_t i = 0; i < mb; ++i)
-    for (int64_t q = 0; q < kb; ++q)
-      pack16(c, ety, A.el, (int32_t)((i * kb + q) * 16), pa[i * kb + q]);
-  for (int64_t q = 0; q < kb; ++q)
-    for (int64_t j = 0; j < nb; ++j)
-      pack16(c, ety, B.el, (int32_t)((q * nb + j) * 16), pb[q * nb + j]);
+  if (!r.el) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 dot");
   for (int64_t i = 0; i < mb; ++i)
     for (int64_t j = 0; j < nb; ++j) {
       int32_t s0 = (int32_t)((i * nb + j) * 8);
       char v[DG2_NAME];
       dg2_fresh(c, v);
-      dg2_line(c, "%s = llvm.mlir.undef : vector<8xf32>", v);
+      dg2_line(c, "%s = llvm.mlir.undef : %s", v, vacc);
       for (int e = 0; e < 8; ++e) {
         char idx[DG2_NAME], nv[DG2_NAME];
         dg2_const(c, "i32", e, idx);
         dg2_fresh(c, nv);
-        dg2_line(c, "%s = llvm.insertelement %s, %s[%s : i32] : vector<8xf32>", nv,
-                 C.el[s0 + e], v, idx);
+        dg2_line(c, "%s = llvm.insertelement %s, %s[%s : i32] : %s", nv, C.el[s0 + e], v, idx,
+                 vacc);
         snprintf(v, DG2_NAME, "%s", nv);
       }
-      for (int64_t q = 0; q < kb; ++q) {
-        char nv[DG2_NAME];
-        dg2_fresh(c, nv);
-        dg2_line(c,
-                 "%s = llvm.call @%s(%s, %s, %s) : (vector<8xi32>, vector<8xi32>, "
-                 "vector<8xf32>) -> vector<8xf32>",
-                 nv, fn, pa[i * kb + q], pb[q * nb + j], v);
-        snprintf(v, DG2_NAME, "%s", nv);
-      }
+      for (int64_t q = 0; q < kb; ++q)
+        for (int32_t t = 0; t < nterms; ++t) {
+          char nv[DG2_NAME];
+          dg2_fresh(c, nv);
+          dg2_line(c, "%s = llvm.call @%s(%s, %s, %s) : %s", nv, dk.fn,
+                   pa[terms[t][0] * nwa + i * kb + q], pb[terms[t][1] * nwb + q * nb + j], v,
+                   sig);
+          snprintf(v, DG2_NAME, "%s", nv);
+        }
       for (int e = 0; e < 8; ++e) {
         char idx[DG2_NAME];
         dg2_const(c, "i32", e, idx);
         dg2_fresh(c, r.el[s0 + e]);
-        dg2_line(c, "%s = llvm.extractelement %s[%s : i32] : vector<8xf32>", r.el[s0 + e], v,
-                 idx);
+        dg2_line(c, "%s = llvm.extractelement %s[%s : i32] : %s", r.el[s0 + e], v, idx, vacc);
       }
     }
   return dg2_put(c, mlirOperationGetResult(op, 0), &r);

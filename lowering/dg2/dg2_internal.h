@@ -17,8 +17,10 @@
 //   BLOCKED  canonical: threads along the last dim first, cyclic
 //            (coalesced), replicated when the tensor has fewer elements
 //            than the workgroup has work-items;
-//   DPAS_A/B/C operand layouts of intel_sub_group_*_matrix_mad_k16 in
-//            SIMD8 (see dg2_dot.c).
+//   DPAS_A/B/C operand layouts of intel_sub_group_*_matrix_mad_k16/_k32
+//            in SIMD8 (see dg2_dot.c); A and B depend on how many
+//            elements one 32-bit register holds (2 for 16-bit data, 4 for
+//            8-bit data).
 // Values in different layouts meet through shared local memory.
 #ifndef ZETILE_LOWERING_DG2_DG2_INTERNAL_H_
 #define ZETILE_LOWERING_DG2_DG2_INTERNAL_H_
@@ -53,9 +55,12 @@ typedef struct dg2_layout_s {
   int32_t e;                       // elements per work-item
   char base[ZT_MAX_RANK][DG2_NAME];  // i32 SSA names (kernel entry)
   int32_t* off;                    // e * rank constants
-  // DPAS layouts: the dot's M, N, K and the subgroup grid wm x wn.
+  // DPAS layouts: the dot's M, N, K, the subgroup grid wm x wn, and the
+  // packing of A and B (elements per 32 bits: 2 or 4; 1 for C, which does
+  // not depend on it). One DPAS covers K = 8 * pack.
   int64_t m, n, k;
   int32_t wm, wn;
+  int32_t pack;
 } dg2_layout_t;
 
 typedef struct dg2_entry_s {
@@ -112,9 +117,10 @@ zt_status_t dg2_hint_put(dg2_t* c, MlirValue v, int32_t layout);
 int32_t dg2_hint_get(dg2_t* c, MlirValue v);  // -1: none
 /// The canonical blocked layout of a shape (creates it on first use).
 zt_status_t dg2_blocked(dg2_t* c, int32_t rank, const int64_t* shape, int32_t* out);
-/// DPAS operand layouts of a dot [m,k]x[k,n] (which: DL_DPAS_A/B/C).
+/// DPAS operand layouts of a dot [m,k]x[k,n] (which: DL_DPAS_A/B/C) whose
+/// A and B hold `pack` elements per 32 bits (2: fp16/bf16, 4: int8).
 zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
-                            int64_t k, int32_t* out);
+                            int64_t k, int32_t pack, int32_t* out);
 void dg2_dpas_grid(dg2_t* c, int64_t m, int64_t n, int32_t* wm, int32_t* wn);
 /// Coordinates (i32 SSA names) of slot k of layout l.
 void dg2_coords(dg2_t* c, int32_t l, int32_t k, char coords[][DG2_NAME]);
@@ -158,6 +164,16 @@ zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op);
 /// Layout hints: DPAS layouts for dot operands, propagated backwards.
 zt_status_t dg2_plan(dg2_t* c);
+
+// --- fp32 dots (dg2_dot_f32.c) -------------------------------------------------
+/// bf16 pieces per fp32 operand for the dot's input_precision: 2 ("tf32",
+/// the default), 3 ("ieee", "tf32x3").
+int32_t dg2_f32_pieces(MlirOperation op);
+/// The products (piece of A, piece of B) to accumulate, smallest first;
+/// returns their number.
+int32_t dg2_f32_terms(int32_t pieces, const int32_t (**out)[2]);
+/// Emits the split of f32 x into `pieces` bf16 pieces (i16 bits) out[0..).
+void dg2_split_bf16(dg2_t* c, const char* x, int32_t pieces, char out[][DG2_NAME]);
 
 /// Local memory: byte offset name -> !llvm.ptr<3> name.
 void dg2_smem_ptr(dg2_t* c, const char* byte_off, char out[DG2_NAME]);

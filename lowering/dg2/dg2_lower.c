@@ -132,7 +132,6 @@ static void emit_prelude(dg2_t* c) {
   dg2_entry_line(c, "%%c8_i32 = arith.constant 8 : i32");
   dg2_entry_line(c, "%%sg8 = arith.muli %%sg, %%c8_i32 : i32");
   dg2_entry_line(c, "%%tid = arith.addi %%sg8, %%lane : i32");
-  dg2_entry_line(c, "%%lane2 = arith.addi %%lane, %%lane : i32");
   dg2_entry_line(c, "%%isl0 = arith.cmpi eq, %%lane, %%c0_i32 : i32");
 }
 

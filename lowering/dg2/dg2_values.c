@@ -254,17 +254,20 @@ void dg2_dpas_grid(dg2_t* c, int64_t m, int64_t n, int32_t* wm, int32_t* wn) {
 }
 
 zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
-                            int64_t k, int32_t* out) {
+                            int64_t k, int32_t pack, int32_t* out) {
+  if (which == DL_DPAS_C) pack = 1;  // C's layout is the same for every input type
+  if (pack != 1 && pack != 2 && pack != 4)
+    return zt_make_status(ZT_STATUS_INTERNAL, "dg2: DPAS packing %d", pack);
   for (int32_t i = 0; i < c->num_layouts; ++i) {
     dg2_layout_t* l = &c->layouts[i];
-    if (l->kind == which && l->m == m && l->n == n && l->k == k) {
+    if (l->kind == which && l->m == m && l->n == n && l->k == k && l->pack == pack) {
       *out = i;
       return NULL;
     }
   }
   int32_t wm, wn;
   dg2_dpas_grid(c, m, n, &wm, &wn);
-  int64_t tm = m / wm, tn = n / wn;
+  int64_t tm = m / wm, tn = n / wn, ks = 8 * (int64_t)pack;  // K per DPAS
   dg2_layout_t* l;
   int32_t idx;
   ZT_RETURN_IF_ERROR(new_layout(c, &l, &idx));
@@ -275,6 +278,7 @@ zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
   l->k = k;
   l->wm = wm;
   l->wn = wn;
+  l->pack = pack;
   // Subgroup position in the wm x wn grid (extra subgroups repeat it).
   char p[DG2_NAME];
   snprintf(p, DG2_NAME, "%%L%d", idx);
@@ -294,7 +298,10 @@ zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
     l->shape[1] = k;
     e = tm * k / 8;
     snprintf(l->base[0], DG2_NAME, "%smb", p);
-    snprintf(l->base[1], DG2_NAME, "%%lane2");
+    // Lane j's first column in each K step: pack * j.
+    dg2_entry_line(c, "%spk = arith.constant %d : i32", p, pack);
+    dg2_entry_line(c, "%slk = arith.muli %%lane, %spk : i32", p, p);
+    snprintf(l->base[1], DG2_NAME, "%slk", p);
   } else if (which == DL_DPAS_B) {
     l->shape[0] = k;
     l->shape[1] = n;
@@ -314,22 +321,22 @@ zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
   int32_t s = 0;
   if (which == DL_DPAS_A) {
     // Block (bm, bk): component i (row bm*8+i) of lane j holds columns
-    // bk*16 + 2j + p, p = 0 (low half) and 1.
+    // bk*ks + pack*j + q, q = 0 .. pack-1 from the lowest bits up.
     for (int64_t bm = 0; bm < tm / 8; ++bm)
-      for (int64_t bk = 0; bk < k / 16; ++bk)
+      for (int64_t bk = 0; bk < k / ks; ++bk)
         for (int i = 0; i < 8; ++i)
-          for (int q = 0; q < 2; ++q, ++s) {
+          for (int q = 0; q < pack; ++q, ++s) {
             l->off[s * 2] = (int32_t)(bm * 8 + i);
-            l->off[s * 2 + 1] = (int32_t)(bk * 16 + q);
+            l->off[s * 2 + 1] = (int32_t)(bk * ks + q);
           }
   } else if (which == DL_DPAS_B) {
-    // Block (bk, bn), VNNI: component i of lane j holds rows bk*16 + 2i + p
-    // of column bn*8 + j.
-    for (int64_t bk = 0; bk < k / 16; ++bk)
+    // Block (bk, bn), VNNI: component i of lane j holds rows
+    // bk*ks + pack*i + q of column bn*8 + j, q from the lowest bits up.
+    for (int64_t bk = 0; bk < k / ks; ++bk)
       for (int64_t bn = 0; bn < tn / 8; ++bn)
         for (int i = 0; i < 8; ++i)
-          for (int q = 0; q < 2; ++q, ++s) {
-            l->off[s * 2] = (int32_t)(bk * 16 + 2 * i + q);
+          for (int q = 0; q < pack; ++q, ++s) {
+            l->off[s * 2] = (int32_t)(bk * ks + pack * i + q);
             l->off[s * 2 + 1] = (int32_t)(bn * 8);
           }
   } else {

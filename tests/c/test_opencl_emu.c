@@ -126,22 +126,28 @@ static cl_program build_tests(const char* name) {
   return linked;
 }
 
-// Runs kernel `name` on one subgroup of 16 with 8-byte and 4-byte arguments.
-// Returns false (kernel absent) only when checking another implementation.
-static bool run16(cl_program p, const char* name, int nargs, const size_t* sizes,
-                  const void* const* values) {
+// Runs kernel `name` on one subgroup of `lanes` work-items with 8-byte and
+// 4-byte arguments. Returns false (kernel absent) only when checking another
+// implementation.
+static bool run_sg(cl_program p, const char* name, int lanes, int nargs, const size_t* sizes,
+                   const void* const* values) {
   cl_int err;
   cl_kernel k = S.clCreateKernel(p, name, &err);
   if (err == CL_INVALID_KERNEL_NAME && other_impl()) return false;
   ck_assert_msg(err == CL_SUCCESS, "clCreateKernel(%s): %d", name, err);
   for (int i = 0; i < nargs; ++i)
     ck_assert_int_eq(S.clSetKernelArg(k, (cl_uint)i, sizes[i], values[i]), CL_SUCCESS);
-  size_t g = 16, l = 16;
+  size_t g = (size_t)lanes, l = (size_t)lanes;
   ck_assert_int_eq(S.clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL),
                    CL_SUCCESS);
   ck_assert_int_eq(S.clFinish(queue), CL_SUCCESS);
   S.clReleaseKernel(k);
   return true;
+}
+
+static bool run16(cl_program p, const char* name, int nargs, const size_t* sizes,
+                  const void* const* values) {
+  return run_sg(p, name, 16, nargs, sizes, values);
 }
 
 // --- 2D block IO -------------------------------------------------------------
@@ -434,38 +440,47 @@ static float bf16_value(uint16_t b) {
   return f;
 }
 
-static void check_mad(cl_program p, const char* name, elt_t ta, elt_t tb, acc_t acc, int M) {
-  const int K = (ta == T_I8 || ta == T_U8) ? 32 : 16;
+// sg: the subgroup size, N (16, or 8 for DG2's SIMD8 forms).
+static void check_mad(cl_program p, const char* name, int sg, elt_t ta, elt_t tb, acc_t acc,
+                      int M) {
+  const int K = (ta == T_I8 || ta == T_U8) ? 32 : 16, N = sg;
+  const int ebits = K == 32 ? 8 : 16, per = K / sg;  // A elements per work-item and row
   double A[8][32], B[32][16], C[8][16];
   cl_int err;
-  uint16_t* a_in = host_alloc(ctx, NULL, 16 * 8 * 2, 64, &err);
+  uint32_t* a_in = host_alloc(ctx, NULL, 16 * 8 * 4, 64, &err);
   uint32_t* b_in = host_alloc(ctx, NULL, 16 * 8 * 4, 64, &err);
   uint32_t* acc_in = host_alloc(ctx, NULL, 16 * 8 * 4, 64, &err);
   uint32_t* out = host_alloc(ctx, NULL, 16 * 8 * 4, 64, &err);
-  unsigned seed = 12345u + (unsigned)M * 7u + (unsigned)ta * 131u + (unsigned)acc * 17u;
+  unsigned seed = 12345u + (unsigned)M * 7u + (unsigned)ta * 131u + (unsigned)acc * 17u +
+                  (unsigned)sg;
 #define RND() (seed = seed * 1103515245u + 12345u, (int)((seed >> 16) & 0x7fff))
   for (int m = 0; m < M; ++m)
     for (int k = 0; k < K; ++k)
       A[m][k] = ta == T_I8 ? (double)(int8_t)RND() : ta == T_U8 ? (double)(uint8_t)RND()
                                                                 : (RND() % 17 - 8) / 4.0;
   for (int k = 0; k < K; ++k)
-    for (int n = 0; n < 16; ++n)
+    for (int n = 0; n < N; ++n)
       B[k][n] = tb == T_I8 ? (double)(int8_t)RND() : tb == T_U8 ? (double)(uint8_t)RND()
                                                                 : (RND() % 17 - 8) / 4.0;
   for (int m = 0; m < M; ++m)
-    for (int n = 0; n < 16; ++n)
+    for (int n = 0; n < N; ++n)
       C[m][n] = acc == ACC_I32 ? (double)(RND() - 16384) : (RND() % 33 - 16) / 16.0;
-  // Operands in the spec's layout: work-item j holds 16 bits of each row of A
-  // (A[m][j] for 16-bit types, A[m][2j], A[m][2j+1] for 8-bit), column n of
-  // B packed along K in eight 32-bit values, column n of C.
-  for (int lane = 0; lane < 16; ++lane) {
+  // Operands in the spec's layout: work-item j holds K / sg elements of each
+  // row of A, lower k in lower bits (subgroup 16: A[m][j] for 16-bit types,
+  // A[m][2j], A[m][2j+1] for 8-bit; subgroup 8: A[m][2j], A[m][2j+1] for
+  // 16-bit, A[m][4j .. 4j+3] for 8-bit), column n of B packed along K in
+  // eight 32-bit values, column n of C.
+  for (int lane = 0; lane < N; ++lane) {
     for (int m = 0; m < M; ++m) {
-      uint16_t a;
-      if (K == 32)
-        a = (uint16_t)(((int)A[m][2 * lane] & 0xff) | ((int)A[m][2 * lane + 1] & 0xff) << 8);
-      else
-        a = ta == T_F16 ? f16_bits((float)A[m][lane]) : bf16_bits((float)A[m][lane]);
-      a_in[lane * M + m] = a;
+      uint32_t a = 0;
+      for (int q = 0; q < per; ++q) {
+        double x = A[m][per * lane + q];
+        uint32_t e = K == 32 ? (uint32_t)(int)x & 0xffu
+                             : ta == T_F16 ? f16_bits((float)x) : bf16_bits((float)x);
+        a |= e << (ebits * q);
+      }
+      if (sg == 16) ((uint16_t*)a_in)[lane * M + m] = (uint16_t)a;
+      else a_in[lane * M + m] = a;
       uint32_t c;
       if (acc == ACC_I32) c = (uint32_t)(int32_t)C[m][lane];
       else if (acc == ACC_F16) c = f16_bits((float)C[m][lane]);
@@ -492,8 +507,8 @@ static void check_mad(cl_program p, const char* name, elt_t ta, elt_t tb, acc_t 
   cl_ulong args[4] = {(uintptr_t)a_in, (uintptr_t)b_in, (uintptr_t)acc_in, (uintptr_t)out};
   const void* v[] = {&args[0], &args[1], &args[2], &args[3]};
   const size_t s[] = {8, 8, 8, 8};
-  const bool ran = run16(p, name, 4, s, v);
-  for (int n = 0; ran && n < 16; ++n)
+  const bool ran = run_sg(p, name, sg, 4, s, v);
+  for (int n = 0; ran && n < N; ++n)
     for (int m = 0; m < M; ++m) {
       double want = C[m][n];
       for (int k = 0; k < K; ++k) want += A[m][k] * B[k][n];
@@ -509,8 +524,8 @@ static void check_mad(cl_program p, const char* name, elt_t ta, elt_t tb, acc_t 
         got = f;
       }
       // Inputs are chosen so that every product and partial sum is exact.
-      ck_assert_msg(got == want, "%s M=%d: C[%d][%d] = %.9g, expected %.9g", name + 2, M, m, n,
-                    got, want);
+      ck_assert_msg(got == want, "%s (subgroup %d) M=%d: C[%d][%d] = %.9g, expected %.9g",
+                    name + 2, sg, M, m, n, got, want);
     }
   usm_free(ctx, a_in);
   usm_free(ctx, b_in);
@@ -540,7 +555,34 @@ START_TEST(test_matrix_mad_matches_a_scalar_product) {
     for (int M = 1; M <= 8; M *= 2) {
       char kname[160];
       snprintf(kname, sizeof kname, "t_%s_%s%d", cases[c].name, cases[c].tag, M);
-      check_mad(p, kname, cases[c].a, cases[c].b, cases[c].acc, M);
+      check_mad(p, kname, 16, cases[c].a, cases[c].b, cases[c].acc, M);
+    }
+  S.clReleaseProgram(p);
+}
+END_TEST
+
+// The SIMD8 forms (DG2): fp32 accumulators for fp16/bf16, int32 for 8-bit.
+START_TEST(test_simd8_matrix_mad_matches_a_scalar_product) {
+  REQUIRE_RUNTIME();
+  cl_program p = build_tests("matrix_mad8_tests");
+  static const struct {
+    const char* name;
+    elt_t a, b;
+    acc_t acc;
+    const char* tag;
+  } cases[] = {
+      {"intel_sub_group_f16_f16_matrix_mad_k16", T_F16, T_F16, ACC_F32, "f32acc"},
+      {"intel_sub_group_bf16_bf16_matrix_mad_k16", T_BF16, T_BF16, ACC_F32, "f32acc"},
+      {"intel_sub_group_i8_i8_matrix_mad_k32", T_I8, T_I8, ACC_I32, "i32acc"},
+      {"intel_sub_group_i8_u8_matrix_mad_k32", T_I8, T_U8, ACC_I32, "i32acc"},
+      {"intel_sub_group_u8_i8_matrix_mad_k32", T_U8, T_I8, ACC_I32, "i32acc"},
+      {"intel_sub_group_u8_u8_matrix_mad_k32", T_U8, T_U8, ACC_I32, "i32acc"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+    for (int M = 1; M <= 8; M *= 2) {
+      char kname[160];
+      snprintf(kname, sizeof kname, "t_%s_%s%d", cases[c].name, cases[c].tag, M);
+      check_mad(p, kname, 8, cases[c].a, cases[c].b, cases[c].acc, M);
     }
   S.clReleaseProgram(p);
 }
@@ -554,6 +596,7 @@ int main(void) {
   tcase_add_test(tc, test_block_writes_match_the_spec_layout);
   tcase_add_test(tc, test_block_prefetches_exist_and_have_no_effect);
   tcase_add_test(tc, test_matrix_mad_matches_a_scalar_product);
+  tcase_add_test(tc, test_simd8_matrix_mad_matches_a_scalar_product);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -1,18 +1,24 @@
 """dg2 target (Arc A-series, Xe-HPG, SIMD8): the tutorial kernels through
 zetile's own SIMD8 lowering. Evidence: E1 (spirv-val) and E2 (ocloc for
-acm-g10 builds them with no unresolved call); for the matmuls, DPAS in the
-XeHPG ISA inside the K loop; E3: Debian's Level Zero driver simulating a DG2
-(AUB mode) creates and launches them, the runtime picking the dg2 target by
-itself. Numerics cannot be checked here (no DG2; the OpenCL CPU runtime has
-no SIMD8 DPAS emulation)."""
+acm-g10 builds them with no unresolved call); for the matmuls (fp16, bf16,
+int8 -> int32, and fp32 as 3 or 6 bf16 DPAS per block product), DPAS in the
+XeHPG ISA inside the K loop, as many as the tiling implies; E3: Debian's
+Level Zero driver simulating a DG2 (AUB mode) creates and launches them, the
+runtime picking the dg2 target by itself. No DG2 here: numbers are checked
+(E5) by running the dg2 SPIR-V on Intel's OpenCL CPU runtime
+(ZETILE_OPENCL_TARGET=dg2), the SIMD8 matrix_mad builtins linked from
+runtime/opencl/emu/matrix_mad.cl, which is written from the extension's text
+as the lowering is: a shared misreading of the spec would pass both, and the
+emulation's fp32 fma chain is not XMX's internal precision."""
+import collections
+import importlib
 import os
-import subprocess
 import sys
-import tempfile
 
 import pytest
 
-from zt_testutil import AUB_ENV, EXAMPLES, have_tool, neo_installed, run_python
+import zetile
+from zt_testutil import AUB_ENV, EXAMPLES, have_tool, neo_installed, run_python, spirv_val
 from zetile.jit import compile as zcompile
 from zetile.tools import isa
 
@@ -37,15 +43,6 @@ def _kernels():
     }
 
 
-def _spirv_val(spirv):
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.spv")
-        with open(p, "wb") as f:
-            f.write(spirv)
-        r = subprocess.run(["spirv-val", p], capture_output=True, text=True)
-        assert r.returncode == 0, r.stdout + r.stderr
-
-
 def _single(isas):
     (text,) = [t for n, t in isas.items() if not n.startswith("Intel_Symbol")]
     return text
@@ -57,7 +54,7 @@ def test_skeleton_kernels_build_for_acm_g10(name):
     fn, sig, consts = _kernels()[name]
     ck = zcompile(fn, signature=sig, constexprs=consts, target="dg2")
     assert ck.metadata.get("subgroup_size") in (8, "8")
-    _spirv_val(ck.asm["spirv"])
+    spirv_val(ck.asm["spirv"])
     isas, log = isa.ocloc_isa(ck.asm["spirv"], "dg2")
     k = isa.analyze_isa(_single(isas))
     assert k["calla"] == 0
@@ -74,7 +71,7 @@ def test_matmul_uses_dpas_on_acm_g10(dtype):
     ck = zcompile(matmul_kernel, signature=sig,
                   constexprs={"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32,
                               "GROUP_SIZE_M": 4}, target="dg2")
-    _spirv_val(ck.asm["spirv"])
+    spirv_val(ck.asm["spirv"])
     text = _single(isa.ocloc_isa(ck.asm["spirv"], "dg2")[0])
     k = isa.analyze_isa(text)
     assert k["calla"] == 0
@@ -98,21 +95,237 @@ def test_block_io_matmuls_use_dpas_on_acm_g10(kind):
     else:
         fn, sig = matmul_block_ptr_kernel, MATMUL_SIG.replace("*fp16,*fp16,*fp16", "*fp16,*fp16,*fp32")
     ck = zcompile(fn, signature=sig, constexprs=consts, target="dg2")
-    _spirv_val(ck.asm["spirv"])
+    spirv_val(ck.asm["spirv"])
     text = _single(isa.ocloc_isa(ck.asm["spirv"], "dg2")[0])
     k = isa.analyze_isa(text)
     assert k["calla"] == 0, k
     assert k["dpas"] >= 4 and k["dpas_in_innermost_loop"] >= 4, k
 
 
+def _mad_calls(ck):
+    """Builtin name -> number of calls in the work-item MLIR the dg2 lowering
+    emitted (before LLVM: one line per call, loops not unrolled)."""
+    text = ck.asm["mlir"]
+    text = text.decode() if isinstance(text, bytes) else text
+    return collections.Counter(ln.split("@")[1].split("(")[0] for ln in text.splitlines()
+                               if "llvm.call" in ln and "matrix_mad" in ln)
+
+
+def _dpas_lines(text):
+    return [ln for ln in text.splitlines() if "dpas" in ln]
+
+
+def _blocks_per_subgroup(ck, m, n):
+    # The lowering spreads the [m, n] tile's 8x8 blocks over up to num_warps
+    # subgroups (dg2_dpas_grid: a power-of-two grid dividing the blocks).
+    warps = int(str(ck.metadata["local_size"]).split(",")[0]) // 8
+    blocks = (m // 8) * (n // 8)
+    return blocks // min(warps, blocks)
+
+
+I8_SIG = {"a_desc": "tensordesc<i8[32,64]>", "b_desc": "tensordesc<i8[64,32]>",
+          "c_desc": "tensordesc<i32[32,32]>", "M": "i32", "N": "i32", "K": "i32"}
+I8_MAD = "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_"
+BF16_MAD = "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f"
+
+
+def _compile_int8():
+    from matmul import matmul_int8_kernel
+    return zcompile(matmul_int8_kernel, signature=I8_SIG,
+                    constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64}, target="dg2")
+
+
+def test_int8_dot_calls_the_simd8_k32_builtin():
+    # examples/matmul.py's int8 x int8 -> int32 kernel, 32x32 tile, BLOCK_K 64:
+    # two K steps of 32 per 8x8 block, nothing else than the SIMD8 i8_i8 form.
+    ck = _compile_int8()
+    per_sg = _blocks_per_subgroup(ck, 32, 32)
+    assert _mad_calls(ck) == {I8_MAD: per_sg * 2}, _mad_calls(ck)
+
+
+@needs_tools
+def test_int8_matmul_uses_dpas_on_acm_g10():
+    ck = _compile_int8()
+    spirv_val(ck.asm["spirv"])
+    text = _single(isa.ocloc_isa(ck.asm["spirv"], "dg2")[0])
+    k = isa.analyze_isa(text)
+    assert k["calla"] == 0, k
+    # 8 subgroups: 2 blocks of 8x8 each, 2 K steps: 4 DPAS per iteration.
+    want = _blocks_per_subgroup(ck, 32, 32) * 2
+    assert want == 4, ck.metadata
+    assert k["dpas"] == want and k["dpas_in_innermost_loop"] == want, k
+    # signed bytes in, int32 accumulator (iga: d = dword, b = signed byte)
+    for ln in _dpas_lines(text):
+        assert "(8|M0)" in ln and ":d" in ln and ln.count(":b") == 2, ln
+
+
+DOT_KERNELS = """
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def dot_prec(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+             BLOCK_K: tl.constexpr, PREC: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.load([pid_m * BLOCK_M, k])
+        b = b_desc.load([k, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc, input_precision=PREC)
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)
+
+
+@zetile.jit
+def mm_i8_ptr(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr):
+    # int8 operands from masked pointer-tensor loads (row-major a, b, c).
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :],
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+"""
+
+
+def _compile_fp32(tmp_path, prec):
+    """fp32 32x32x32: examples/matmul.py's pointer kernel for Triton's default
+    ("tf32"), a descriptor kernel taking input_precision for the others."""
+    consts = {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4}
+    if prec is None:
+        from matmul import matmul_kernel
+        return zcompile(matmul_kernel, signature=MATMUL_SIG.replace("fp16", "fp32"),
+                        constexprs=consts, target="dg2")
+    (tmp_path / "dg2_dot_prec.py").write_text(DOT_KERNELS)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        mod = importlib.import_module("dg2_dot_prec")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("dg2_dot_prec", None)
+    sig = {"a_desc": "tensordesc<fp32[32,32]>", "b_desc": "tensordesc<fp32[32,32]>",
+           "c_desc": "tensordesc<fp32[32,32]>", "K": "i32"}
+    return zcompile(mod.dot_prec, signature=sig,
+                    constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "PREC": prec},
+                    target="dg2")
+
+
+# input_precision -> bf16 DPAS per block product and K step (no tf32 on XeHPG)
+FP32_TERMS = [(None, 3), ("tf32", 3), ("tf32x3", 6), ("ieee", 6)]
+
+
+@pytest.mark.parametrize("prec,terms", FP32_TERMS)
+def test_fp32_dot_calls_bf16_builtin_per_piece_product(tmp_path, prec, terms):
+    ck = _compile_fp32(tmp_path, prec)
+    per_sg = _blocks_per_subgroup(ck, 32, 32)
+    assert _mad_calls(ck) == {BF16_MAD: per_sg * 2 * terms}, _mad_calls(ck)
+
+
+@needs_tools
+@pytest.mark.parametrize("prec,terms", [FP32_TERMS[0], FP32_TERMS[3]])
+def test_fp32_matmul_uses_bf16_dpas_on_acm_g10(tmp_path, prec, terms):
+    ck = _compile_fp32(tmp_path, prec)
+    spirv_val(ck.asm["spirv"])
+    text = _single(isa.ocloc_isa(ck.asm["spirv"], "dg2")[0])
+    k = isa.analyze_isa(text)
+    assert k["calla"] == 0, k
+    # 8 subgroups: 2 blocks of 8x8 each, K 32 = 2 bf16 steps, `terms` products.
+    want = _blocks_per_subgroup(ck, 32, 32) * 2 * terms
+    assert want == 4 * terms, ck.metadata
+    assert k["dpas"] == want and k["dpas_in_innermost_loop"] == want, k
+    for ln in _dpas_lines(text):
+        assert "(8|M0)" in ln and ":f" in ln and ln.count(":bf") == 2, ln
+
+
 def test_unsupported_dot_names_its_location():
-    from matmul import matmul_kernel
+    from matmul import matmul_descriptor_kernel
+    sig = {"a_desc": "tensordesc<i16[32,32]>", "b_desc": "tensordesc<i16[32,32]>",
+           "c_desc": "tensordesc<fp32[32,32]>", "M": "i32", "N": "i32", "K": "i32"}
     with pytest.raises(Exception) as e:
-        zcompile(matmul_kernel, signature=MATMUL_SIG.replace("fp16", "fp32"),
-                 constexprs={"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32,
-                             "GROUP_SIZE_M": 4}, target="dg2")
+        zcompile(matmul_descriptor_kernel, signature=sig,
+                 constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, target="dg2")
     msg = str(e.value)
     assert "tile.dot" in msg and "matmul.py:" in msg and "dg2" in msg
+    assert "int8 x int8" in msg, msg  # the refusal says what is lowered
+
+
+E5_DOTS = r"""
+import json, sys, numpy as np, zetile
+from matmul import matmul_int8_kernel
+from zetile.tools.tensor_descriptor import TensorDescriptor as TD
+sys.path.insert(0, TMP)
+from dg2_dot_prec import dot_prec, mm_i8_ptr
+assert zetile.get_device().name == "opencl:cpu"
+rng = np.random.default_rng(5)
+out = {}
+# int8 -> int32: M and N not multiples of the 32x32 tile, K not of BLOCK_K 64.
+M, N, K = 127, 272, 96
+a = rng.integers(-128, 128, (M, K), dtype=np.int8)
+b = rng.integers(-128, 128, (K, N), dtype=np.int8)
+c = np.full((M, N), 7, np.int32)
+ck = matmul_int8_kernel[(4, 9)](TD.from_tensor(a, [32, 64]), TD.from_tensor(b, [64, 32]),
+                                TD.from_tensor(c, [32, 32]), M, N, K, BLOCK_M=32, BLOCK_N=32,
+                                BLOCK_K=64)
+zetile.get_device().synchronize()
+out["target"], out["subgroup"] = ck.metadata["target"], int(ck.metadata["subgroup_size"])
+out["int8_mismatches"] = int((c.astype(np.int64) != a.astype(np.int64) @ b.astype(np.int64)).sum())
+M, N, K = 70, 50, 100
+a = rng.integers(-128, 128, (M, K), dtype=np.int8)
+b = rng.integers(-128, 128, (K, N), dtype=np.int8)
+c = np.zeros((M, N), np.int32)
+mm_i8_ptr[(3, 2)](a, b, c, M, N, K, BM=32, BN=32, BK=32)
+zetile.get_device().synchronize()
+out["int8_ptr_mismatches"] = int((c != a.astype(np.int64) @ b.astype(np.int64)).sum())
+# fp32 (and fp16) with one inf: row 0 of the product is not finite.
+M, N, K = 64, 64, 256
+for dt, prec in [("float32", "tf32"), ("float32", "ieee"), ("float16", "ieee")]:
+    a = rng.standard_normal((M, K)).astype(dt)
+    b = rng.standard_normal((K, N)).astype(dt)
+    a[0, 0], b[0, 1] = np.inf, 3.0
+    c = np.zeros((M, N), np.float32)
+    dot_prec[(2, 2)](TD.from_tensor(a, [32, 32]), TD.from_tensor(b, [32, 32]),
+                     TD.from_tensor(c, [32, 32]), K, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
+                     PREC=prec)
+    zetile.get_device().synchronize()
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref = a64 @ b64
+    fin = np.isfinite(ref)
+    err = np.abs(c.astype(np.float64)[fin] - ref[fin]) / (np.abs(a64) @ np.abs(b64))[fin]
+    out[dt + "_" + prec] = {"rel": float(err.max()),
+                            "inf_ok": bool((~np.isfinite(c[~fin])).all())}
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_e5_dots_on_opencl_cpu(tmp_path):
+    names = [d["name"] for d in zetile.devices()]
+    if "opencl:cpu" not in names:
+        pytest.skip("Intel's OpenCL CPU runtime (opencl:cpu) is not available")
+    (tmp_path / "dg2_dot_prec.py").write_text(DOT_KERNELS)
+    r = run_python(E5_DOTS.replace("TMP", repr(str(tmp_path))),
+                   env={"ZETILE_DEVICE": "opencl:cpu", "ZETILE_OPENCL_TARGET": "dg2"},
+                   timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    res = __import__("json").loads(line[len("RESULT "):])
+    assert res["target"] == "dg2" and res["subgroup"] == 8, res
+    assert res["int8_mismatches"] == 0 and res["int8_ptr_mismatches"] == 0, res
+    # Relative to sum |a||b|. tf32 (3 bf16 products of round-to-nearest
+    # pieces): the dropped x1*y1 and the pieces' rounding, ~2^-17 each.
+    assert res["float32_tf32"]["rel"] < 2 ** -16, res
+    # ieee: 6 products, within a few f32 ulps (epsilon 2^-23) of the exact dot.
+    assert res["float32_ieee"]["rel"] < 2 ** -20, res
+    # fp16 inputs: products exact in f32, so the same f32 accumulation bound.
+    assert res["float16_ieee"]["rel"] < 2 ** -20, res
+    assert all(v["inf_ok"] for k, v in res.items() if k.startswith("float")), res
 
 
 E3_LAUNCH = r"""

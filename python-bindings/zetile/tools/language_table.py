@@ -16,9 +16,10 @@ NAMES_FILE = os.path.join(ROOT, "tests", "conformance", "triton_language_names.t
 
 # Supported, but not exactly as Triton does it: what differs.
 DIFFERENCES = {
-    "dot": "fp32 inputs are multiplied exactly on the CPU target whatever input_precision says; "
-           "int8 → int32 on the CPU target, and on pvc/bmg when the operands come through tensor "
-           "descriptors, block pointers or pointer tensors proven contiguous (not on dg2)",
+    "dot": "fp32 inputs are multiplied exactly on the CPU target whatever input_precision says, "
+           "as bf16 pieces on pvc/bmg/dg2 (3 DPAS per product for tf32, 6 for ieee/tf32x3); "
+           "int8 → int32 on the CPU target and dg2, and on pvc/bmg when the operands come through "
+           "tensor descriptors, block pointers or pointer tensors proven contiguous",
     "load": "cache_modifier / eviction_policy / volatile accepted and ignored",
     "store": "cache_modifier / eviction_policy accepted and ignored",
     "device_assert": "compiled in only for debug kernels (@jit(debug=True), ZETILE_DEBUG=assert or "

@@ -19,9 +19,16 @@
 // fp32 accumulators are exact IEEE fma chains here; the hardware's internal
 // precision differs, so compare with a tolerance. fp16/bf16 accumulators
 // are computed in fp32 and rounded once, to nearest even.
-// Not emulated: the 4-bit (k64) and SIMD8 forms, and names outside the
-// specification (e.g. the s8_s8 spelling XeVM emits for int8, which real
-// drivers do not resolve either: emulating it would hide that bug).
+// Subgroup size 8 (the DPAS of DG2, Xe-HPG): N = 8, and each work-item
+// contributes 32 bits per row of A (a: int<M>/uint<M>): work-item j holds
+// A[m][2j], A[m][2j+1] (16-bit types, K = 16) or A[m][4j .. 4j+3] (8-bit,
+// K = 32), lower k in lower bits (the spec's coding sample: as_char4 of
+// sub_group_broadcast(a, k / 4) times as_char4(b.s<k/4>)); b and acc as
+// above. At subgroup size 8 the spec has fp32 accumulators only for fp16 and
+// bf16.
+// Not emulated: the 4-bit (k64) forms, and names outside the specification
+// (e.g. the s8_s8 spelling XeVM emits for int8, which real drivers do not
+// resolve either: emulating it would hide that bug).
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 
 #define OVL __attribute__((overloadable))
@@ -66,6 +73,36 @@ static inline int zt_dot8(ushort a_row, uint8 b, int acc, bool a_signed, bool b_
 }
 
 #define ZT_LANES(v, i) (((const private TA_*)&(v))[i])
+
+// Subgroup size 8: a_row is this work-item's 32 bits of row m (two 16-bit
+// or four 8-bit elements).
+#define ZT_DOT16_SG8(NAME, CVT)                                                \
+  static inline float NAME(uint a_row, int8 b, float acc) {                    \
+    const uint bw[8] = {b.s0, b.s1, b.s2, b.s3, b.s4, b.s5, b.s6, b.s7};       \
+    float r = acc;                                                             \
+    for (int k = 0; k < 16; ++k) {                                             \
+      uint ak = sub_group_broadcast(a_row, (uint)(k / 2)) >> (16 * (k % 2));   \
+      uint bk = bw[k / 2] >> (16 * (k % 2));                                   \
+      r = fma(CVT(ak), CVT(bk), r);                                            \
+    }                                                                          \
+    return r;                                                                  \
+  }
+ZT_DOT16_SG8(zt_dot8_f16, zt_f16)
+ZT_DOT16_SG8(zt_dot8_bf16, zt_bf16)
+
+static inline int zt_dot8_8bit(uint a_row, uint8 b, int acc, bool a_signed, bool b_signed) {
+  const uint bw[8] = {b.s0, b.s1, b.s2, b.s3, b.s4, b.s5, b.s6, b.s7};
+  int r = acc;
+  for (int k = 0; k < 32; ++k) {
+    uint ab = sub_group_broadcast(a_row, (uint)(k / 4)) >> (8 * (k % 4)) & 0xffu;
+    uint bb = bw[k / 4] >> (8 * (k % 4)) & 0xffu;
+    int av = a_signed ? (int)(char)ab : (int)ab;
+    int bv = b_signed ? (int)(char)bb : (int)bb;
+    r += av * bv;
+  }
+  return r;
+}
+
 
 // fp16 / bf16 with fp32 accumulator.
 #define ZT_MAD16_F32(TYPE, DOT, M, TA, TR)                                       \
@@ -120,3 +157,29 @@ ZT_FOR_M(I8_, i8, i8, true, true, short, int8)
 ZT_FOR_M(I8_, i8, u8, true, false, short, uint8)
 ZT_FOR_M(I8_, u8, i8, false, true, ushort, int8)
 ZT_FOR_M(I8_, u8, u8, false, false, ushort, uint8)
+
+// Subgroup size 8 forms (a: int<M> / uint<M>).
+#define ZT_MAD16_F32_SG8(TYPE, DOT, M, TA, TR)                                   \
+  TR OVL intel_sub_group_##TYPE##_##TYPE##_matrix_mad_k16(TA a, int8 b, TR acc) { \
+    TR out;                                                                      \
+    for (int m = 0; m < M; ++m)                                                  \
+      ((private float*)&out)[m] =                                                \
+          DOT((uint)((const private int*)&a)[m], b, ((const private float*)&acc)[m]); \
+    return out;                                                                  \
+  }
+#define ZT_MAD8_SG8(AT, BT, AS, BS, M, TA, TB, TR)                               \
+  TR OVL intel_sub_group_##AT##_##BT##_matrix_mad_k32(TA a, TB b, TR acc) {      \
+    TR out;                                                                      \
+    for (int m = 0; m < M; ++m)                                                  \
+      ((private int*)&out)[m] = zt_dot8_8bit((uint)((const private int*)&a)[m],  \
+                                             as_uint8(b), ((const private int*)&acc)[m], AS, BS); \
+    return out;                                                                  \
+  }
+#define F32_SG8_(TYPE, DOT, M, V, _) ZT_MAD16_F32_SG8(TYPE, DOT, M, int##V, float##V)
+ZT_FOR_M(F32_SG8_, f16, zt_dot8_f16)
+ZT_FOR_M(F32_SG8_, bf16, zt_dot8_bf16)
+#define I8_SG8_(AT, BT, AS, BS, TA, TB, M, V, _) ZT_MAD8_SG8(AT, BT, AS, BS, M, TA##V, TB, int##V)
+ZT_FOR_M(I8_SG8_, i8, i8, true, true, int, int8)
+ZT_FOR_M(I8_SG8_, i8, u8, true, false, int, uint8)
+ZT_FOR_M(I8_SG8_, u8, i8, false, true, uint, int8)
+ZT_FOR_M(I8_SG8_, u8, u8, false, false, uint, uint8)
