@@ -1169,7 +1169,16 @@ zt_status_t zt_builder_dot(zt_builder_t* b, zt_value_t a, zt_value_t x,
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "dot operands differ: %s vs %s",
                tstr(at).s, tstr(bt).s);
   const char* prec = input_precision ? input_precision : "ieee";
-  if (strcmp(prec, "ieee") && strcmp(prec, "tf32") && strcmp(prec, "tf32x3"))
+  // Integer inputs have no precision to choose; "unsigned" says how they are
+  // read (the tile types are signless).
+  bool is_int = at.kind == ZT_I8 || at.kind == ZT_I16 || at.kind == ZT_I32 ||
+                at.kind == ZT_I64;
+  if (!strcmp(prec, "unsigned") && !is_int)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT,
+               "input_precision 'unsigned' needs integer operands, got %s",
+               tstr(at).s);
+  if (strcmp(prec, "ieee") && strcmp(prec, "tf32") && strcmp(prec, "tf32x3") &&
+      strcmp(prec, "unsigned"))
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "unknown input_precision '%s'",
                prec);
   ZT_RETURN_IF_ERROR(fresh(b, ct, out));

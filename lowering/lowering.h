@@ -60,6 +60,10 @@ int zt_tile_kind_bytes(zt_scalar_kind_t kind);
 /// The kernel op's symbol name (borrowed from the context).
 MlirStringRef zt_kernel_name(MlirOperation kernel);
 
+/// Whether a tile.dot reads its integer operands as unsigned
+/// (input_precision = "unsigned"; see zt_builder_dot).
+bool zt_dot_is_unsigned(MlirOperation dot);
+
 /// Replaces each tile.hint by its operand, recording the hint as a
 /// zt.multiple_of / zt.max_contiguous / zt.max_constancy attribute (i64 per
 /// dimension) on the operand's producer (lowering/common/hints.c).

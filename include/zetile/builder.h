@@ -336,7 +336,9 @@ ZT_API zt_status_t zt_builder_reduce_end(zt_builder_t* b, int32_t n,
                                          const zt_value_t* combined,
                                          zt_value_t* out_results);
 
-/// acc + a @ b. a: [M,K], b: [K,N], acc: [M,N].
+/// acc + a @ b. a: [M,K], b: [K,N], acc: [M,N]. input_precision: "ieee"
+/// (NULL), "tf32" or "tf32x3" for float inputs; for integer inputs "ieee"
+/// reads them as signed, "unsigned" as unsigned (integer types are signless).
 ZT_API zt_status_t zt_builder_dot(zt_builder_t* b, zt_value_t a, zt_value_t x,
                                   zt_value_t acc, const char* input_precision,
                                   zt_value_t* out);

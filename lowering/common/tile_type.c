@@ -1,4 +1,5 @@
-// Reading tile types back from parsed MLIR, shared by the lowerings.
+// Reading tile types and op attributes back from parsed MLIR, shared by the
+// lowerings.
 #include <stdio.h>
 #include <string.h>
 
@@ -94,4 +95,12 @@ MlirStringRef zt_kernel_name(MlirOperation kernel) {
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
     return mlirStringRefCreate("", 0);
   return mlirStringAttrGetValue(a);
+}
+
+bool zt_dot_is_unsigned(MlirOperation dot) {
+  MlirAttribute a =
+      mlirOperationGetAttributeByName(dot, mlirStringRefCreateFromCString("input_precision"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a)) return false;
+  MlirStringRef p = mlirStringAttrGetValue(a);
+  return p.length == 8 && memcmp(p.data, "unsigned", 8) == 0;
 }

@@ -514,8 +514,9 @@ static bool is_float(zt_scalar_kind_t k) {
   return k == ZT_F16 || k == ZT_BF16 || k == ZT_F32 || k == ZT_F64;
 }
 
+// `uns`: integers are read as unsigned (widened by zero-extension).
 static void convert(cpu_t* c, const char* x, zt_scalar_kind_t from,
-                    zt_scalar_kind_t to, char out[ZT_CPU_NAME]) {
+                    zt_scalar_kind_t to, bool uns, char out[ZT_CPU_NAME]) {
   if (from == to) {
     snprintf(out, ZT_CPU_NAME, "%s", x);
     return;
@@ -525,16 +526,16 @@ static void convert(cpu_t* c, const char* x, zt_scalar_kind_t from,
   if (is_float(from) && is_float(to))
     opn = fb < tb ? "arith.extf" : "arith.truncf";
   else if (is_float(to))
-    opn = "arith.sitofp";
+    opn = uns ? "arith.uitofp" : "arith.sitofp";
   else if (is_float(from))
     opn = "arith.fptosi";
   else
-    opn = fb < tb ? "arith.extsi" : "arith.trunci";
+    opn = fb < tb ? (uns ? "arith.extui" : "arith.extsi") : "arith.trunci";
   // f16 <-> bf16 have one width: go through f32.
   if (is_float(from) && is_float(to) && fb == tb) {
     char mid[ZT_CPU_NAME];
-    convert(c, x, from, ZT_F32, mid);
-    convert(c, mid, ZT_F32, to, out);
+    convert(c, x, from, ZT_F32, false, mid);
+    convert(c, mid, ZT_F32, to, false, out);
     return;
   }
   cpu_fresh(c, out);
@@ -553,6 +554,7 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
     return cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "dot of rank != 2");
   int64_t M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];
   zt_scalar_kind_t ak = acc->type.kind, ik = a->type.kind;
+  bool uns = zt_dot_is_unsigned(op);
   zt_scalar_kind_t ck = ak;
   if (ak == ZT_F16 || ak == ZT_BF16) ck = ZT_F32;
   if (!is_float(ak) && ak != ZT_I32 && ak != ZT_I64)
@@ -569,7 +571,7 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
   char iv[ZT_CPU_NAME], x[ZT_CPU_NAME], y[ZT_CPU_NAME];
   cpu_loop_begin(c, M * N, iv);
   cpu_read(c, acc, iv, x);
-  convert(c, x, ak, ck, y);
+  convert(c, x, ak, ck, false, y);
   cpu_write(c, work.buf, iv, y);
   cpu_loop_end(c);
   char ivs[3][ZT_CPU_NAME], ai[ZT_CPU_NAME], bi[ZT_CPU_NAME], ri[ZT_CPU_NAME],
@@ -581,12 +583,12 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
   cpu_loop_begin(c, shape[1], ivs[1]);
   cpu_linear(c, 3, ivs, astr, ai);
   cpu_read(c, a, ai, av);
-  convert(c, av, ik, ck, avc);
+  convert(c, av, ik, ck, uns, avc);
   cpu_loop_begin(c, shape[2], ivs[2]);
   cpu_linear(c, 3, ivs, bstr, bi);
   cpu_linear(c, 3, ivs, rstr, ri);
   cpu_read(c, b, bi, bv);
-  convert(c, bv, b->type.kind, ck, bvc);
+  convert(c, bv, b->type.kind, ck, uns, bvc);
   cpu_read(c, &work, ri, rv);
   cpu_fresh(c, nv);
   if (is_float(ck)) {
@@ -602,7 +604,7 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
   if (ck != ak) {
     cpu_loop_begin(c, M * N, iv);
     cpu_read(c, &work, iv, x);
-    convert(c, x, ck, ak, y);
+    convert(c, x, ck, ak, false, y);
     cpu_write(c, res.buf, iv, y);
     cpu_loop_end(c);
   }

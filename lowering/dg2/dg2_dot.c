@@ -106,6 +106,7 @@ static const char* dot_kind(MlirOperation op, const zt_type_t* a, const zt_type_
   static const char* const f16 = "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f";
   static const char* const bf16 = "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f";
   static const char* const i8 = "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_";
+  static const char* const u8 = "_Z36intel_sub_group_u8_u8_matrix_mad_k32Dv8_jS_Dv8_i";
   if (a->kind == ZT_F16 && b->kind == ZT_F16) {
     *k = (dot_kind_t){2, "f16", f16, "f32", 0};
   } else if (a->kind == ZT_BF16 && b->kind == ZT_BF16) {
@@ -114,7 +115,7 @@ static const char* dot_kind(MlirOperation op, const zt_type_t* a, const zt_type_
     *k = (dot_kind_t){2, "i16", bf16, "f32", dg2_f32_pieces(op)};
   } else if (a->kind == ZT_I8 && b->kind == ZT_I8) {
     if (acc->kind != ZT_I32) return "only int32 accumulation of int8 dots";
-    *k = (dot_kind_t){4, "i8", i8, "i32", 0};
+    *k = (dot_kind_t){4, "i8", zt_dot_is_unsigned(op) ? u8 : i8, "i32", 0};
   } else {
     return "only fp16 x fp16, bf16 x bf16, fp32 x fp32 (as bf16 pieces) and int8 x int8 "
            "inputs";

@@ -116,6 +116,9 @@ typedef struct xe_emitter_s {
   /// What the module imports from the driver: 2-D block IO (compat path
   /// on drivers without it) and int8 DPAS (XeVM's name needs a shim).
   bool used_block_io, used_int8_dpas;
+  /// The int8 dots read their operands as unsigned (one signedness per
+  /// module: the shim maps XeVM's one builtin name onto i8_i8 or u8_u8).
+  bool used_uint8_dpas;
   /// Atomics (marked scatters, xe_memory.c) and the next atomic's id.
   bool used_atomics;
   int next_atomic;
@@ -354,6 +357,7 @@ typedef struct xe_module_info_s {
   int nsg;              ///< subgroups per workgroup
   bool block_io;        ///< 2-D block IO (create_nd_tdesc and its loads/stores)
   bool int8_dpas;       ///< int8 DPAS
+  bool uint8_dpas;      ///< ... reading the operands as unsigned
   bool atomics;         ///< marked atomics to rewrite after distribution
 } xe_module_info_t;
 /// The lowered module text for the kernel (used by zt_lower_xe and tests);

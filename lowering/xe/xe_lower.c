@@ -63,6 +63,8 @@ extern const unsigned char zt_compat_block2d_bc[];
 extern const unsigned long zt_compat_block2d_bc_size;
 extern const unsigned char zt_xe_dpas_names_bc[];
 extern const unsigned long zt_xe_dpas_names_bc_size;
+extern const unsigned char zt_xe_dpas_names_u8_bc[];
+extern const unsigned long zt_xe_dpas_names_u8_bc_size;
 
 // Bitcode libraries linked into device modules through
 // xevm-attach-target{l=...} (which takes paths): each is written once per
@@ -77,8 +79,9 @@ typedef struct xe_library_s {
 static xe_library_t g_libs[] = {
     {"the compat path (no 2D block IO)", zt_compat_block2d_bc, &zt_compat_block2d_bc_size, ""},
     {"int8 DPAS (builtin names)", zt_xe_dpas_names_bc, &zt_xe_dpas_names_bc_size, ""},
+    {"uint8 DPAS (builtin names)", zt_xe_dpas_names_u8_bc, &zt_xe_dpas_names_u8_bc_size, ""},
 };
-enum { XE_LIB_COMPAT = 0, XE_LIB_DPAS_NAMES = 1 };
+enum { XE_LIB_COMPAT = 0, XE_LIB_DPAS_NAMES = 1, XE_LIB_DPAS_NAMES_U8 = 2 };
 
 static void remove_library_files(void) {
   for (size_t i = 0; i < sizeof g_libs / sizeof g_libs[0]; ++i)
@@ -306,6 +309,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     info->nsg = e.nsg;
     info->block_io = e.used_block_io;
     info->int8_dpas = e.used_int8_dpas;
+    info->uint8_dpas = e.used_uint8_dpas;
     info->atomics = e.used_atomics;
   }
   xe_emitter_deinit(&e);
@@ -511,7 +515,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
     }
     // int8 DPAS: the builtin under the name upstream calls (dpas_names.cl).
     if (!s && uses_int8_dpas) {
-      s = library_file(XE_LIB_DPAS_NAMES, &path);
+      s = library_file(info.uint8_dpas ? XE_LIB_DPAS_NAMES_U8 : XE_LIB_DPAS_NAMES, &path);
       if (!s) {
         size_t l = strlen(lib);
         snprintf(lib + l, sizeof lib - l, "%s%s", l ? "," : "", path);

@@ -1555,7 +1555,16 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
                    "dot of %s x %s -> %s on Xe (int8 x int8 -> int32 for integers)",
                    zt_scalar_kind_name(ak), zt_scalar_kind_name(b->type.kind),
                    zt_scalar_kind_name(c->type.kind));
-  if (int8) e->used_int8_dpas = true;
+  if (int8) {
+    bool uns = zt_dot_is_unsigned(op);
+    // XeVM calls one builtin for every int8 DPAS; the linked shim decides its
+    // signedness, so a module has one.
+    if (e->used_int8_dpas && uns != e->used_uint8_dpas)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "signed and unsigned int8 dots in one kernel on Xe");
+    e->used_int8_dpas = true;
+    e->used_uint8_dpas = uns;
+  }
   bool f32 = ak == ZT_F32;
   if (!int8 && ((ak != ZT_F16 && ak != ZT_BF16 && ak != ZT_F32) || b->type.kind != ak ||
                 c->type.kind != ZT_F32))

@@ -371,7 +371,7 @@ typedef void (*dot_fn_t)(uint64_t, uint64_t, uint64_t, int32_t, int32_t, int32_t
                          int32_t, int32_t, int32_t, int32_t);
 
 static kernel_t dot_kernel(zt_scalar_kind_t in, zt_scalar_kind_t acc_kind, int M,
-                           int N, int BK) {
+                           int N, int BK, const char* prec) {
   zt_type_t t[4] = {zt_type_ptr(in), zt_type_ptr(in), zt_type_ptr(acc_kind),
                     zt_type_scalar(ZT_I32)};
   zt_value_t a[4];
@@ -385,7 +385,7 @@ static kernel_t dot_kernel(zt_scalar_kind_t in, zt_scalar_kind_t acc_kind, int M
   zt_value_t boff = offsets2(b, kk, rn, cint(b, ZT_I32, N), BK, N);
   OK(zt_builder_load(b, addptr(b, splat2(b, a[0], M, BK), aoff), ZT_NO_VALUE, ZT_NO_VALUE, &x));
   OK(zt_builder_load(b, addptr(b, splat2(b, a[1], BK, N), boff), ZT_NO_VALUE, ZT_NO_VALUE, &y));
-  OK(zt_builder_dot(b, x, y, acc, "ieee", &res));
+  OK(zt_builder_dot(b, x, y, acc, prec, &res));
   OK(zt_builder_for_end(b, 1, &res, &acc));
   OK(zt_builder_store(b, addptr(b, splat2(b, a[2], M, N), offsets2(b, rm, rn, cint(b, ZT_I32, N), M, N)),
                       acc, ZT_NO_VALUE));
@@ -398,7 +398,7 @@ START_TEST(test_dot_f16_f32_i8) {
   zt_scalar_kind_t kinds[3] = {ZT_F16, ZT_F32, ZT_I8};
   for (int v = 0; v < 3; ++v) {
     zt_scalar_kind_t in = kinds[v], ak = in == ZT_I8 ? ZT_I32 : ZT_F32;
-    kernel_t k = dot_kernel(in, ak, M, N, BK);
+    kernel_t k = dot_kernel(in, ak, M, N, BK, "ieee");
     float af[M * K], bf[K * N];
     uint16_t ah[M * K], bh[K * N];
     int8_t ai[M * K], bi[K * N];
@@ -430,6 +430,38 @@ START_TEST(test_dot_f16_f32_i8) {
       }
     release(&k);
   }
+}
+END_TEST
+
+// The same int8 bytes read as unsigned ("unsigned"): exact, values >= 128
+// count as 128..255; "unsigned" on float operands is refused.
+START_TEST(test_dot_u8) {
+  enum { M = 16, N = 32, K = 64, BK = 32 };
+  kernel_t k = dot_kernel(ZT_I8, ZT_I32, M, N, BK, "unsigned");
+  uint8_t a[M * K], x[K * N];
+  for (int i = 0; i < M * K; ++i) a[i] = (uint8_t)(i * 37 + 11);
+  for (int i = 0; i < K * N; ++i) x[i] = (uint8_t)(i * 91 + 200);
+  int32_t c[M * N];
+  ((dot_fn_t)k.fn)((uint64_t)a, (uint64_t)x, (uint64_t)c, K, 0, 0, 0, 1, 1, 1);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      int64_t want = 1;
+      for (int kk = 0; kk < K; ++kk) want += (int64_t)a[m * K + kk] * x[kk * N + n];
+      ck_assert_int_eq(c[m * N + n], want);
+    }
+  release(&k);
+
+  zt_type_t t[1] = {zt_type_ptr(ZT_F16)};
+  zt_value_t arg, v, acc, res;
+  zt_builder_t* b = begin("bad", 1, t, &arg);
+  OK(zt_builder_load(b, splat2(b, arg, 16, 16), ZT_NO_VALUE, ZT_NO_VALUE, &v));
+  acc = splat2(b, cfloat(b, ZT_F32, 0.0), 16, 16);
+  zt_status_t st = zt_builder_dot(b, v, v, acc, "unsigned", &res);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_msg(strstr(zt_status_message(st), "needs integer operands") != NULL, "%s",
+                zt_status_message(st));
+  zt_status_free(st);
+  zt_builder_release(b);
 }
 END_TEST
 
@@ -616,6 +648,7 @@ int main(void) {
   tcase_add_test(tc, test_if_else);
   tcase_add_test(tc, test_f16_bf16);
   tcase_add_test(tc, test_dot_f16_f32_i8);
+  tcase_add_test(tc, test_dot_u8);
   tcase_add_test(tc, test_while_trans_reduce2);
   tcase_add_test(tc, test_while_tensor_only);
   tcase_add_test(tc, test_bad_module_reports_location);

@@ -20,7 +20,7 @@
     }                                 \
   } while (0)
 
-static zt_status_t xk_finish(zt_builder_t* b, char** out_text) {
+static inline zt_status_t xk_finish(zt_builder_t* b, char** out_text) {
   const char* text;
   size_t size;
   zt_status_t s = zt_builder_end_kernel(b);
@@ -34,7 +34,7 @@ static zt_status_t xk_finish(zt_builder_t* b, char** out_text) {
 }
 
 // x, y, out: f32*; n: i32. pid*BLOCK + arange(0, BLOCK), masked tail.
-static zt_status_t xk_vector_add(int64_t block, char** out_text) {
+static inline zt_status_t xk_vector_add(int64_t block, char** out_text) {
   zt_builder_t* b;
   zt_status_t s0 = zt_builder_create(&b);
   if (s0) return s0;
@@ -74,7 +74,7 @@ static zt_status_t xk_vector_add(int64_t block, char** out_text) {
 }
 
 // Softmax of one row (body shared by both variants).
-static zt_status_t xk_softmax_row(zt_builder_t* b, const zt_value_t* a,
+static inline zt_status_t xk_softmax_row(zt_builder_t* b, const zt_value_t* a,
                                   zt_value_t row, int64_t block) {
   int64_t shape[1] = {block};
   zt_value_t in_start, in_off, cols, in_ptrs, mask, ncols, ninf, rowv, mx, mxs,
@@ -116,7 +116,7 @@ static zt_status_t xk_softmax_row(zt_builder_t* b, const zt_value_t* a,
 // out, in: f32*; in_row_stride, out_row_stride, n_rows, n_cols: i32.
 // grid_stride: `for row in range(pid, n_rows, num_programs)` as in the
 // tutorial; otherwise one row per program.
-static zt_status_t xk_softmax(int64_t block, bool grid_stride, char** out_text) {
+static inline zt_status_t xk_softmax(int64_t block, bool grid_stride, char** out_text) {
   zt_builder_t* b;
   zt_status_t s0 = zt_builder_create(&b);
   if (s0) return s0;
@@ -143,7 +143,7 @@ static zt_status_t xk_softmax(int64_t block, bool grid_stride, char** out_text) 
 
 // Layer norm forward (tutorial 05): X, Y, W, B, Mean, Rstd: f32*;
 // stride, N: i32; eps: f32.
-static zt_status_t xk_layer_norm(int64_t block, char** out_text) {
+static inline zt_status_t xk_layer_norm(int64_t block, char** out_text) {
   zt_builder_t* b;
   zt_status_t s0 = zt_builder_create(&b);
   if (s0) return s0;
@@ -397,7 +397,7 @@ __attribute__((unused)) static zt_status_t xk_coverage(int64_t block, char** out
 }
 
 // An unsupported construct on Xe: a 2-D tensor (expand_dims of a range).
-static zt_status_t xk_unsupported_2d(char** out_text) {
+static inline zt_status_t xk_unsupported_2d(char** out_text) {
   zt_builder_t* b;
   zt_status_t s0 = zt_builder_create(&b);
   if (s0) return s0;

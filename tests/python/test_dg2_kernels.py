@@ -126,12 +126,13 @@ def _blocks_per_subgroup(ck, m, n):
 I8_SIG = {"a_desc": "tensordesc<i8[32,64]>", "b_desc": "tensordesc<i8[64,32]>",
           "c_desc": "tensordesc<i32[32,32]>", "M": "i32", "N": "i32", "K": "i32"}
 I8_MAD = "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_"
+U8_MAD = "_Z36intel_sub_group_u8_u8_matrix_mad_k32Dv8_jS_Dv8_i"
 BF16_MAD = "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f"
 
 
-def _compile_int8():
+def _compile_int8(sig=I8_SIG):
     from matmul import matmul_int8_kernel
-    return zcompile(matmul_int8_kernel, signature=I8_SIG,
+    return zcompile(matmul_int8_kernel, signature=sig,
                     constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64}, target="dg2")
 
 
@@ -141,6 +142,19 @@ def test_int8_dot_calls_the_simd8_k32_builtin():
     ck = _compile_int8()
     per_sg = _blocks_per_subgroup(ck, 32, 32)
     assert _mad_calls(ck) == {I8_MAD: per_sg * 2}, _mad_calls(ck)
+
+
+@needs_tools
+def test_uint8_dot_calls_the_u8_builtin():
+    # uint8 operands are read as unsigned: the u8_u8 form, unsigned bytes in
+    # the ISA (iga: ub).
+    sig = {k: v.replace("<i8", "<u8") for k, v in I8_SIG.items()}
+    ck = _compile_int8(sig)
+    assert _mad_calls(ck) == {U8_MAD: _blocks_per_subgroup(ck, 32, 32) * 2}, _mad_calls(ck)
+    spirv_val(ck.asm["spirv"])
+    text = _single(isa.ocloc_isa(ck.asm["spirv"], "dg2")[0])
+    lines = _dpas_lines(text)
+    assert lines and all(ln.count(":ub") == 2 for ln in lines), lines
 
 
 @needs_tools
@@ -284,6 +298,12 @@ c = np.zeros((M, N), np.int32)
 mm_i8_ptr[(3, 2)](a, b, c, M, N, K, BM=32, BN=32, BK=32)
 zetile.get_device().synchronize()
 out["int8_ptr_mismatches"] = int((c != a.astype(np.int64) @ b.astype(np.int64)).sum())
+a = rng.integers(0, 256, (M, K), dtype=np.uint8)
+b = rng.integers(0, 256, (K, N), dtype=np.uint8)
+c = np.zeros((M, N), np.int32)
+mm_i8_ptr[(3, 2)](a, b, c, M, N, K, BM=32, BN=32, BK=32)
+zetile.get_device().synchronize()
+out["uint8_ptr_mismatches"] = int((c != a.astype(np.int64) @ b.astype(np.int64)).sum())
 # fp32 (and fp16) with one inf: row 0 of the product is not finite.
 M, N, K = 64, 64, 256
 for dt, prec in [("float32", "tf32"), ("float32", "ieee"), ("float16", "ieee")]:
@@ -318,6 +338,7 @@ def test_e5_dots_on_opencl_cpu(tmp_path):
     res = __import__("json").loads(line[len("RESULT "):])
     assert res["target"] == "dg2" and res["subgroup"] == 8, res
     assert res["int8_mismatches"] == 0 and res["int8_ptr_mismatches"] == 0, res
+    assert res["uint8_ptr_mismatches"] == 0, res
     # Relative to sum |a||b|. tf32 (3 bf16 products of round-to-nearest
     # pieces): the dropped x1*y1 and the pieces' rounding, ~2^-17 each.
     assert res["float32_tf32"]["rel"] < 2 ** -16, res

@@ -8,6 +8,20 @@
 // device module through xevm-attach-target{l=...} when a kernel has an int8
 // dot, on every driver; IGC inlines the wrapper into one `dpas`.
 
+//
+// Built twice: with ZT_DPAS_UNSIGNED the same name maps onto u8_u8, for
+// kernels whose int8 dots read uint8 operands (XeVM has one name for both;
+// a kernel has one signedness, checked by the emitter).
+
+#ifdef ZT_DPAS_UNSIGNED
+int8 __attribute__((overloadable)) intel_sub_group_u8_u8_matrix_mad_k32(ushort8 a, uint8 b,
+                                                                       int8 acc);
+
+int8 __attribute__((overloadable)) intel_sub_group_s8_s8_matrix_mad_k32(short8 a, int8 b,
+                                                                       int8 acc) {
+  return intel_sub_group_u8_u8_matrix_mad_k32(as_ushort8(a), as_uint8(b), acc);
+}
+#else
 int8 __attribute__((overloadable)) intel_sub_group_i8_i8_matrix_mad_k32(short8 a, int8 b,
                                                                        int8 acc);
 
@@ -15,3 +29,4 @@ int8 __attribute__((overloadable)) intel_sub_group_s8_s8_matrix_mad_k32(short8 a
                                                                        int8 acc) {
   return intel_sub_group_i8_i8_matrix_mad_k32(a, b, acc);
 }
+#endif

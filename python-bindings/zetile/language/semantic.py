@@ -660,6 +660,10 @@ class Semantic:
                 raise ValueError(f"tl.dot accumulator shape {list(acc.shape)} != {list(shape)}")
             out = acc.dtype
         prec = input_precision or ("tf32" if a.dtype.is_fp32() else "ieee")
+        if a.dtype.is_int():
+            # Integer inputs have no precision: the tile IR's integers are
+            # signless, so the dot is told how to read them.
+            prec = "unsigned" if a.dtype.is_int_unsigned() else "ieee"
         h = self.b.dot(a.handle, b_.handle, acc.handle, prec)
         return tensor(h, out, shape)
 

@@ -19,7 +19,8 @@ DIFFERENCES = {
     "dot": "fp32 inputs are multiplied exactly on the CPU target whatever input_precision says, "
            "as bf16 pieces on pvc/bmg/dg2 (3 DPAS per product for tf32, 6 for ieee/tf32x3); "
            "int8 → int32 on the CPU target and dg2, and on pvc/bmg when the operands come through "
-           "tensor descriptors, block pointers or pointer tensors proven contiguous",
+           "tensor descriptors, block pointers or pointer tensors proven contiguous; uint8 operands "
+           "are read as unsigned (one signedness per kernel on pvc/bmg)",
     "load": "cache_modifier / eviction_policy / volatile accepted and ignored",
     "store": "cache_modifier / eviction_policy accepted and ignored",
     "device_assert": "compiled in only for debug kernels (@jit(debug=True), ZETILE_DEBUG=assert or "
