@@ -220,7 +220,11 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   xe_emitter_init(&e, lc);
   MlirOperation k = lc->kernel;
   xe_set_cur(&e, k);
-  zt_status_t s = pick_subgroups(lc, &e.nsg);
+  // One-column / one-row 2-D tiles have no Xe layout; as 1-D tensors they
+  // need none.
+  int squeezed;
+  zt_status_t s = zt_squeeze_unit_dims(k, &squeezed);
+  if (!s) s = pick_subgroups(lc, &e.nsg);
   bool has_2d = false;
   if (!s) s = xe_matrix_plan(&e, &has_2d);
   if (s) {

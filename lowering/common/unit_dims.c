@@ -1,0 +1,213 @@
+// Squeezing unit dimensions out of elementwise tile code: tensors of shape
+// (M, 1) or (1, N) whose every producer and consumer is elementwise become
+// the 1-D tensors (M) / (N) they are.
+//
+// Why: a Triton kernel writes `tl.sum(x, axis=1, keep_dims=True)` stored
+// through `OUT + rm[:, None]`, or `x[:, None]` masks and pointers, and the
+// Xe lowering has layouts for 1-D tensors (16 lanes per chunk) and for 2-D
+// tiles made of DPAS-sized blocks (16 columns), none for a one-column 2-D
+// tile. The same values as 1-D tensors need nothing new.
+//
+// What is squeezed: the results of elementwise ops (arith, math, addptr,
+// pointer casts, load, atomics, broadcast between unit shapes) and the
+// operands of those ops and of stores, when every use of such a value is
+// another squeezed op. A value also used by a genuinely 2-D consumer (a
+// broadcast to (M, N), a dot, a loop's yield) keeps its shape, and so does
+// the chain feeding it: nothing is inserted, only types change. Unit-shaped
+// operands that come from expand_dims/reshape of a 1-D tensor are replaced
+// by that tensor, and from a splat by a 1-D copy of the splat.
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "lowering.h"
+
+static bool name_is(MlirOperation op, const char* s) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return n.length == strlen(s) && memcmp(n.data, s, n.length) == 0;
+}
+
+static bool has_prefix(MlirOperation op, const char* p) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  size_t l = strlen(p);
+  return n.length >= l && memcmp(n.data, p, l) == 0;
+}
+
+static int rank_of(MlirType t) {
+  return mlirTypeIsARankedTensor(t) ? (int)mlirShapedTypeGetRank(t) : 0;
+}
+
+static bool unit_2d(MlirType t) {
+  return rank_of(t) == 2 &&
+         (mlirShapedTypeGetDimSize(t, 0) == 1 || mlirShapedTypeGetDimSize(t, 1) == 1);
+}
+
+static MlirType squeezed(MlirType t) {
+  int64_t n = mlirShapedTypeGetDimSize(t, 0) == 1 ? mlirShapedTypeGetDimSize(t, 1)
+                                                   : mlirShapedTypeGetDimSize(t, 0);
+  return mlirRankedTensorTypeGet(1, &n, mlirShapedTypeGetElementType(t),
+                                 mlirAttributeGetNull());
+}
+
+// An op whose unit-shaped operand can be replaced by a 1-D value directly:
+// expand_dims / reshape of a 1-D tensor (its operand) and splat (a copy).
+static bool is_source(MlirOperation op) {
+  if (mlirOperationGetNumResults(op) != 1 ||
+      !unit_2d(mlirValueGetType(mlirOperationGetResult(op, 0))))
+    return false;
+  if (name_is(op, "tile.splat")) return true;
+  return (name_is(op, "tile.expand_dims") || name_is(op, "tile.reshape")) &&
+         rank_of(mlirValueGetType(mlirOperationGetOperand(op, 0))) == 1;
+}
+
+// Elementwise over unit-shaped tensors (scalar operands allowed).
+static bool is_candidate(MlirOperation op) {
+  if (mlirOperationGetNumRegions(op) != 0) return false;
+  bool elementwise =
+      ((has_prefix(op, "arith.") || has_prefix(op, "math.")) && !name_is(op, "arith.constant")) ||
+      name_is(op, "tile.addptr") || name_is(op, "tile.ptr_to_int") ||
+      name_is(op, "tile.int_to_ptr") || name_is(op, "tile.ptr_cast") ||
+      name_is(op, "tile.load") || name_is(op, "tile.store") || name_is(op, "tile.atomic_rmw") ||
+      name_is(op, "tile.atomic_cas") || name_is(op, "tile.broadcast");
+  if (!elementwise) return false;
+  bool any = false;
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(op, i));
+    if (!unit_2d(t)) return false;
+    any = true;
+  }
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
+    if (rank_of(t) == 0) continue;
+    if (!unit_2d(t)) return false;
+    any = true;
+  }
+  return any;
+}
+
+typedef struct {
+  MlirOperation* ops;
+  bool* in;  // ops[i] is squeezed
+  size_t n, cap;
+  bool oom;
+} walk_t;
+
+static MlirWalkResult collect_cb(MlirOperation op, void* user) {
+  walk_t* w = user;
+  if (!is_candidate(op) && !is_source(op)) return MlirWalkResultAdvance;
+  if (w->n == w->cap) {
+    size_t cap = w->cap ? 2 * w->cap : 64;
+    MlirOperation* p = realloc(w->ops, cap * sizeof *p);
+    if (!p) {
+      w->oom = true;
+      return MlirWalkResultInterrupt;
+    }
+    w->ops = p;
+    w->cap = cap;
+  }
+  w->ops[w->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+// Index of op in w->ops, or -1. Kernels are small: a linear search.
+static ptrdiff_t find(const walk_t* w, MlirOperation op) {
+  for (size_t i = 0; i < w->n; ++i)
+    if (mlirOperationEqual(w->ops[i], op)) return (ptrdiff_t)i;
+  return -1;
+}
+
+static bool squeezed_op(const walk_t* w, MlirOperation op) {
+  ptrdiff_t i = find(w, op);
+  return i >= 0 && w->in[i];
+}
+
+// Whether candidate ops[i] can stay squeezed given the others.
+static bool still_ok(const walk_t* w, size_t i) {
+  MlirOperation op = w->ops[i];
+  for (intptr_t r = 0; r < mlirOperationGetNumResults(op); ++r)
+    for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(op, r));
+         !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
+      if (!squeezed_op(w, mlirOpOperandGetOwner(u))) return false;
+  for (intptr_t k = 0; k < mlirOperationGetNumOperands(op); ++k) {
+    MlirValue v = mlirOperationGetOperand(op, k);
+    if (rank_of(mlirValueGetType(v)) == 0) continue;
+    if (!mlirValueIsAOpResult(v)) return false;  // a block argument keeps its type
+    MlirOperation d = mlirOpResultGetOwner(v);
+    if (!is_source(d) && !squeezed_op(w, d)) return false;
+  }
+  return true;
+}
+
+// The 1-D value for a unit-shaped operand produced by source op d.
+static MlirValue source_value(MlirOperation d) {
+  if (!name_is(d, "tile.splat")) return mlirOperationGetOperand(d, 0);
+  // One 1-D copy per splat, right after it (dominates wherever it does);
+  // found again through its zt.squeezed_copy marker.
+  MlirOperation next = mlirOperationGetNextInBlock(d);
+  MlirStringRef mark = mlirStringRefCreateFromCString("zt.squeezed_copy");
+  if (!mlirOperationIsNull(next) && name_is(next, "tile.splat") &&
+      !mlirAttributeIsNull(mlirOperationGetAttributeByName(next, mark)) &&
+      mlirValueEqual(mlirOperationGetOperand(next, 0), mlirOperationGetOperand(d, 0)))
+    return mlirOperationGetResult(next, 0);
+  MlirOperation copy = mlirOperationClone(d);
+  MlirValue r = mlirOperationGetResult(copy, 0);
+  mlirValueSetType(r, squeezed(mlirValueGetType(r)));
+  mlirOperationSetDiscardableAttributeByName(
+      copy, mark, mlirUnitAttrGet(mlirOperationGetContext(d)));
+  mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(d), d, copy);
+  return r;
+}
+
+zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, int* out_count) {
+  walk_t w = {0};
+  *out_count = 0;
+  mlirOperationWalk(kernel, collect_cb, &w, MlirWalkPreOrder);
+  if (!w.oom && w.n) w.in = malloc(w.n * sizeof *w.in);
+  if (w.oom || (w.n && !w.in)) {
+    free(w.ops);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "squeezing unit dimensions");
+  }
+  for (size_t i = 0; i < w.n; ++i) w.in[i] = is_candidate(w.ops[i]);
+  // Drop candidates with a use or an operand outside the set until stable.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < w.n; ++i)
+      if (w.in[i] && !still_ok(&w, i)) {
+        w.in[i] = false;
+        changed = true;
+      }
+  }
+  int count = 0;
+  for (size_t i = 0; i < w.n; ++i) {
+    if (!w.in[i]) continue;
+    MlirOperation op = w.ops[i];
+    for (intptr_t k = 0; k < mlirOperationGetNumOperands(op); ++k) {
+      MlirValue v = mlirOperationGetOperand(op, k);
+      if (rank_of(mlirValueGetType(v)) != 2) continue;  // scalar, or already squeezed
+      MlirOperation d = mlirOpResultGetOwner(v);
+      if (is_source(d) && !squeezed_op(&w, d))
+        mlirOperationSetOperand(op, k, source_value(d));
+    }
+    for (intptr_t r = 0; r < mlirOperationGetNumResults(op); ++r) {
+      MlirValue v = mlirOperationGetResult(op, r);
+      mlirValueSetType(v, squeezed(mlirValueGetType(v)));
+    }
+    ++count;
+  }
+  // Sources left without uses go (the Xe lowering would still look at them).
+  for (size_t i = 0; i < w.n; ++i) {
+    MlirOperation op = w.ops[i];
+    if (w.in[i] || !is_source(op)) continue;
+    if (mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, 0))))
+      mlirOperationDestroy(op);
+  }
+  free(w.in);
+  free(w.ops);
+  *out_count = count;
+  if (count && !mlirOperationVerify(kernel))
+    return zt_make_status(ZT_STATUS_INTERNAL,
+                          "squeezing unit dimensions produced invalid tile IR");
+  return NULL;
+}
