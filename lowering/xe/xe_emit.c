@@ -548,13 +548,14 @@ static zt_status_t emit_same_shape(xe_emitter_t* e, MlirOperation op) {
   return NULL;
 }
 
-bool xe_math_unsupported(MlirStringRef n) {
+void xe_note_libm(xe_emitter_t* e, MlirStringRef n) {
   // Upstream's math-to-XeVM conversion leaves these to LLVM translation,
-  // which has no intrinsic for them ("missing LLVMTranslationDialectInterface").
+  // which has no intrinsic for them ("missing LLVMTranslationDialectInterface"):
+  // the module then goes through libm calls renamed to OpenCL builtins
+  // (xe_libm.c).
   static const char* const ops[] = {"math.erf", "math.erfc"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i)
-    if (name_is(n, ops[i])) return true;
-  return false;
+    if (name_is(n, ops[i])) e->used_libm = true;
 }
 
 zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
@@ -613,15 +614,12 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
   else if (name_is(n, "arith.minimumf")) s = emit_nan_minmax(e, op, false);
   else if (name_is(n, "arith.mului_extended")) {
     s = emit_mului_extended(e, op);
-  } else if (xe_math_unsupported(n)) {
-    s = xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                "%.*s on Xe (upstream MLIR 22 has no XeVM/SPIR-V lowering for it)",
-                (int)n.length, n.data);
   } else if ((name_has_prefix(n, "arith.") || name_has_prefix(n, "math.")) &&
              mlirOperationGetNumResults(op) == 1 &&
              mlirOperationGetNumRegions(op) == 0) {
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
+    xe_note_libm(e, n);
     s = emit_arith(e, op, name);
   } else {
     s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "operation not supported on Xe yet");

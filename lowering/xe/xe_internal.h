@@ -119,6 +119,9 @@ typedef struct xe_emitter_s {
   /// The int8 dots read their operands as unsigned (one signedness per
   /// module: the shim maps XeVM's one builtin name onto i8_i8 or u8_u8).
   bool used_uint8_dpas;
+  /// Math ops upstream cannot lower (erf): the module goes through libm
+  /// calls renamed to OpenCL builtins (xe_libm.c).
+  bool used_libm;
   /// Atomics (marked scatters, xe_memory.c) and the next atomic's id.
   bool used_atomics;
   int next_atomic;
@@ -228,6 +231,11 @@ void xe_block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, in
 /// Largest number of SLM exchange slots (subgroups) we support.
 #define XE_MAX_SUBGROUPS 64
 
+// --- xe_libm.c --------------------------------------------------------------
+/// Renames the libm declarations convert-math-to-libm made (erff, ...) to
+/// the OpenCL builtins of the same meaning (_Z3erff, ...).
+zt_status_t xe_libm_to_opencl(MlirModule m);
+
 // --- xe_emit.c --------------------------------------------------------------
 /// Lowers the ops of a block in order (the terminator is handled by the
 /// caller through `on_terminator`).
@@ -245,7 +253,8 @@ zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
 xe_val_t* xe_bf16_to_f32(xe_emitter_t* e, const xe_val_t* x);
 xe_val_t* xe_f32_to_bf16(xe_emitter_t* e, const xe_val_t* x);
 /// Math ops upstream cannot lower for Xe (rejected with a message).
-bool xe_math_unsupported(MlirStringRef name);
+/// Records that op `name` needs the libm route (math.erf/erfc, xe_libm.c).
+void xe_note_libm(xe_emitter_t* e, MlirStringRef name);
 
 // --- xe_control.c -----------------------------------------------------------
 zt_status_t xe_emit_for(xe_emitter_t* e, MlirOperation op);
@@ -358,6 +367,7 @@ typedef struct xe_module_info_s {
   bool block_io;        ///< 2-D block IO (create_nd_tdesc and its loads/stores)
   bool int8_dpas;       ///< int8 DPAS
   bool uint8_dpas;      ///< ... reading the operands as unsigned
+  bool libm;            ///< math ops through libm calls (xe_libm.c)
   bool atomics;         ///< marked atomics to rewrite after distribution
 } xe_module_info_t;
 /// The lowered module text for the kernel (used by zt_lower_xe and tests);

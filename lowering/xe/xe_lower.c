@@ -314,6 +314,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     info->block_io = e.used_block_io;
     info->int8_dpas = e.used_int8_dpas;
     info->uint8_dpas = e.used_uint8_dpas;
+    info->libm = e.used_libm;
     info->atomics = e.used_atomics;
   }
   xe_emitter_deinit(&e);
@@ -534,6 +535,19 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
                  "triple=spirv64-unknown-unknown l=%s%s", lib, tail);
       }
     }
+    if (!s && info.libm) {
+      // erf & co. as libm calls, renamed to OpenCL builtins afterwards (xe_libm.c).
+      const char* after = "gpu.module(convert-math-to-xevm{convert-arith=true}),";
+      char* at = strstr(pipeline, after);
+      if (!at) {
+        s = zt_make_status(ZT_STATUS_INTERNAL, "Xe lowering: pipeline without %s", after);
+      } else {
+        at += strlen(after);
+        char tail[sizeof pipeline];
+        snprintf(tail, sizeof tail, "%s", at);
+        snprintf(at, sizeof pipeline - (size_t)(at - pipeline), "convert-math-to-libm,%s", tail);
+      }
+    }
     if (!s) {
       double t = zt_timing_now_ms();
       zt_dce(mlirModuleGetOperation(m));
@@ -557,6 +571,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
     } else if (!s) {
       s = zt_mlir_run_pipeline(lc->ctx, m, pipeline, "Xe pipeline (XeGPU -> XeVM -> LLVM)");
     }
+    if (!s && info.libm) s = xe_libm_to_opencl(m);
     if (!s) s = no_bf16_values(m);
     if (!s) s = emit_validated_spirv(lc, m);
   }

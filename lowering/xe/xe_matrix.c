@@ -1655,10 +1655,7 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
 // Elementwise ops on 2-D float tiles (and casts between them).
 static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  if (xe_math_unsupported(n))
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "%.*s on Xe (upstream MLIR 22 has no XeVM/SPIR-V lowering for it)",
-                   (int)n.length, n.data);
+  xe_note_libm(e, n);
   intptr_t no = mlirOperationGetNumOperands(op);
   if (no > 3) return xe_fail(e, ZT_STATUS_UNSUPPORTED, "%d operands", (int)no);
   xe_val_t* ops[3];

@@ -32,3 +32,22 @@ def column_axpy(X, Y, OUT, n, a, BLOCK: tl.constexpr, ROW: tl.constexpr):
     x = tl.load(X + idx, mask=m, other=0)
     y = tl.load(Y + idx, mask=m, other=0)
     tl.store(OUT + idx, a * x + y, mask=m)
+
+
+@triton.jit
+def erf_1d(X, OUT, N, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = o < N
+    x = tl.load(X + o, mask=m)
+    tl.store(OUT + o, tl.erf(x) + tl.exp(x * 0.25), mask=m)
+
+
+@triton.jit
+def erf_2d(X, OUT, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    # A 2-D tile (DPAS-sized blocks on Xe), as a GELU's erf would be.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :], mask=mask, other=0.0)
+    y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+    tl.store(OUT + rm[:, None] * N + rn[None, :], y, mask=mask)
