@@ -188,6 +188,14 @@ static void arg_of_chunks(xe_emitter_t* e, const argk_t* k, const arg_spec_t* sp
   free(v);
 }
 
+bool xe_argreduce_matches(xe_emitter_t* e, MlirOperation op) {
+  MlirAttribute comb = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("combiner"));
+  arg_spec_t sp = {0};
+  return mlirOperationGetNumOperands(op) == 2 && !mlirAttributeIsNull(comb) &&
+         mlirAttributeIsAFlatSymbolRef(comb) &&
+         match_combiner(e, mlirFlatSymbolRefAttrGetValue(comb), &sp);
+}
+
 zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op) {
   MlirAttribute comb = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("combiner"));
   arg_spec_t sp = {0};

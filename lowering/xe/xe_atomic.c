@@ -5,6 +5,14 @@
 // with the helper written in LLVM dialect (atomicrmw / cmpxchg under the
 // lane's mask), and the marked gather becomes a broadcast of `old`.
 //
+// The same pass also turns lane shuffles into gpu.shuffle: a user-combiner
+// reduction (xe_reduce_user.c) marks `x = addi v, v {zt.shfl_xor = d}`
+// (an op distribution carries over unchanged and nothing folds); here the
+// lane's element of v becomes `gpu.shuffle xor v, d, 16`, which
+// convert-gpu-to-llvm-spv lowers to a subgroup shuffle. Upstream's
+// distribution has no cross-lane move of its own besides reductions, and
+// moving lanes through SLM needs fences, which make it give up.
+//
 // The rewrite works on the printed module (the marked ops print in one
 // line each) and parses the result back: the C API can build ops, but not
 // conveniently ops with properties and regions, and this runs only for
@@ -210,6 +218,46 @@ zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
     bool is_cmp = st && strstr(l, "zt.atomic_cmp = ");
     bool is_rmw = st && strstr(l, "zt.atomic = \"");
     bool is_res = ld && strstr(l, "zt.atomic_result = ");
+    const char* shfl = strstr(l, "zt.shfl_xor = ");
+    if (shfl) {
+      // %r = arith.addi %v, %v {zt.shfl_xor = D : i32} : vector<1xT>
+      const char* eq = strstr(l, " = arith.add");
+      const char* colon = strstr(shfl, "} : ");
+      char r[64] = "", v[64] = "", ty[16] = "";
+      long long d = attr_int(l, "zt.shfl_xor = ");
+      bool ok = eq && colon && d > 0 && operand(l, eq, 0, r, sizeof r) &&
+                operand(eq, colon, 0, v, sizeof v) && elem_type(colon + 4, ty, sizeof ty);
+      if (!ok) {
+        s = zt_make_status(ZT_STATUS_INTERNAL, "Xe shuffles: cannot read '%s'", l);
+        free(l);
+        break;
+      }
+      bool vec = strncmp(colon + 4, "vector<1x", 9) == 0;
+      int f = fresh++;
+      // One element per lane: vector<1xT> (extract, shuffle, broadcast) or T.
+      char src[80], dst[80];
+      if (vec) {
+        snprintf(src, sizeof src, "%%zts%d_e", f);
+        snprintf(dst, sizeof dst, "%%zts%d_s", f);
+      } else {
+        snprintf(src, sizeof src, "%s", v);
+        snprintf(dst, sizeof dst, "%s", r);
+      }
+      if (vec)
+        zt_strbuf_printf(&out, "    %s = vector.extract %s[0] : %s from vector<1x%s>\n", src, v,
+                         ty, ty);
+      zt_strbuf_printf(&out,
+                       "    %%zts%d_d = arith.constant %lld : i32\n"
+                       "    %%zts%d_w = arith.constant 16 : i32\n"
+                       "    %s, %%zts%d_ok = gpu.shuffle xor %s, %%zts%d_d, %%zts%d_w : %s\n",
+                       f, d, f, dst, f, src, f, f, ty);
+      if (vec)
+        zt_strbuf_printf(&out, "    %s = vector.broadcast %s : %s to vector<1x%s>\n", r, dst, ty,
+                         ty);
+      free(l);
+      line = nl ? nl + 1 : end;
+      continue;
+    }
     if (!gpu_module_line && strstr(l, "gpu.module @")) {
       gpu_module_line = line;
       gpu_module_at = out.size + len + 1;

@@ -32,7 +32,7 @@ static int64_t int_attr(MlirOperation op, const char* name, int64_t dflt) {
 
 // Inherent attributes of arith/math ops that change their meaning; copied
 // into the generic form we emit.
-static void op_props(MlirOperation op, zt_strbuf_t* sb) {
+void xe_op_props(MlirOperation op, zt_strbuf_t* sb) {
   static const char* const names[] = {"predicate", "fastmath", "overflowFlags",
                                       "roundingmode", "exact"};
   int n = 0;
@@ -308,7 +308,7 @@ static zt_status_t emit_arith(xe_emitter_t* e, MlirOperation op,
   ZT_RETURN_IF_ERROR(result_type(e, op, 0, &rt));
   zt_strbuf_t props;
   zt_strbuf_init(&props);
-  op_props(op, &props);
+  xe_op_props(op, &props);
   xe_val_t* r;
   zt_status_t s = xe_emit_elementwise(e, opname, props.data, ops, n, rt, &r);
   zt_strbuf_deinit(&props);
@@ -598,9 +598,7 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
   else if (name_is(n, "tile.store")) s = xe_emit_store(e, op);
   else if (name_is(n, "tile.atomic_rmw") || name_is(n, "tile.atomic_cas"))
     s = xe_emit_atomic(e, op);
-  else if (name_is(n, "tile.reduce") && mlirOperationGetNumOperands(op) == 2)
-    s = xe_emit_argreduce(e, op);
-  else if (name_is(n, "tile.reduce")) s = xe_emit_reduce(e, op);
+  else if (name_is(n, "tile.reduce")) s = xe_emit_any_reduce(e, op);
   else if (name_is(n, "tile.scan")) s = xe_emit_scan(e, op);
   else if (name_is(n, "scf.for")) s = xe_emit_for(e, op);
   else if (name_is(n, "scf.if")) s = xe_emit_if(e, op);

@@ -103,6 +103,7 @@ typedef struct xe_emitter_s {
   /// Lazy-evaluation cache of the current tile op (xe_matrix.c).
   void* lazy_cache;
   unsigned slm_kinds;    ///< bit k: the SLM exchange buffer of kind k is used
+  bool used_shuffles;    ///< marked lane shuffles (xe_reduce_user.c, xe_atomic.c)
   /// While lowering an scf.for body: which yield operands are not carried
   /// (loop-invariant) and the init records whose pointer bases stay put.
   const bool* yield_skip;
@@ -247,6 +248,8 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op);
 zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
                                 const char* props, xe_val_t** ops, int nops,
                                 zt_type_t rt, xe_val_t** out);
+/// The arith properties of op (predicate, fastmath, ...) as "<{...}>" text.
+void xe_op_props(MlirOperation op, zt_strbuf_t* sb);
 
 /// bf16 (i16 bits) <-> f32 copies of a scalar or 1-D record (new records,
 /// not bound; NULL on out-of-memory).
@@ -345,6 +348,15 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op);
 /// tile.reduce of (values, positions) with argmax/argmin's combiner (1-D, or
 /// 2-D along either axis; one subgroup): xe_argreduce.c.
 zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op);
+/// Whether xe_emit_argreduce handles op (its combiner is argmax/argmin's).
+bool xe_argreduce_matches(xe_emitter_t* e, MlirOperation op);
+/// Whether op's combiner is a built-in kind xe_emit_reduce(_2d) handles.
+bool xe_reduce_is_builtin(xe_emitter_t* e, MlirOperation op);
+/// tile.reduce of 1..8 tensors with a user combiner (1-D, or 2-D along a
+/// local axis; one subgroup): xe_reduce_user.c.
+zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op);
+/// The reduce lowering for op: argreduce, built-in or user combiner.
+zt_status_t xe_emit_any_reduce(xe_emitter_t* e, MlirOperation op);
 /// tile.scan of a 1-D or 2-D tensor (one subgroup, built-in kinds).
 zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op);
 /// Combines a per-subgroup scalar `in` of kind k across the nsg subgroups
@@ -369,6 +381,7 @@ typedef struct xe_module_info_s {
   bool uint8_dpas;      ///< ... reading the operands as unsigned
   bool libm;            ///< math ops through libm calls (xe_libm.c)
   bool atomics;         ///< marked atomics to rewrite after distribution
+  bool shuffles;        ///< marked lane shuffles to rewrite after distribution
 } xe_module_info_t;
 /// The lowered module text for the kernel (used by zt_lower_xe and tests);
 /// info (may be NULL) receives what the module needs from the driver.

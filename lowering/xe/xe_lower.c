@@ -316,6 +316,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     info->uint8_dpas = e.used_uint8_dpas;
     info->libm = e.used_libm;
     info->atomics = e.used_atomics;
+    info->shuffles = e.used_shuffles;
   }
   xe_emitter_deinit(&e);
   return s;
@@ -501,6 +502,16 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
     return s;
   }
   s = zt_artifact_set(lc->artifact, "mlir", text.data, text.size);
+  // ZETILE_XE_DUMP=file: the lowered module, also when upstream's pipeline
+  // then fails (the artifact is not returned on errors).
+  const char* dump = getenv("ZETILE_XE_DUMP");
+  if (!s && dump && *dump) {
+    FILE* f = fopen(dump, "w");
+    if (f) {
+      fwrite(text.data, 1, text.size, f);
+      fclose(f);
+    }
+  }
   // Only modules with 2-D block IO import the builtins old drivers lack; the
   // others stay byte for byte the same with or without compat.
   bool uses_block_io = info.block_io, uses_int8_dpas = info.int8_dpas;
@@ -553,9 +564,9 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
       zt_dce(mlirModuleGetOperation(m));
       zt_timing_record("dead code", zt_timing_now_ms() - t);
     }
-    if (!s && info.atomics) {
-      // Atomics are rewritten between distribution and the conversions
-      // (xe_atomic.c): the pipeline runs in two parts around that.
+    if (!s && (info.atomics || info.shuffles)) {
+      // Atomics and lane shuffles are rewritten between distribution and the
+      // conversions (xe_atomic.c): the pipeline runs in two parts around that.
       const char* cut = "gpu.module(xegpu-vector-linearize),";
       char* at = strstr(pipeline, cut);
       if (!at) {

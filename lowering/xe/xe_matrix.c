@@ -153,6 +153,12 @@ static MlirWalkResult data_cb(MlirOperation op, void* user) {
     MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
     if (any_data(d, vs, 2))
       for (int i = 0; i < 2; ++i) mark(d, vs[i]);
+  } else if (name_is(n, "tile.reduce") && !xe_argreduce_matches(d->e, op) &&
+             !xe_reduce_is_builtin(d->e, op)) {
+    // A user combiner reads every tensor it reduces as data (one may be a
+    // 2-D integer tensor next to the loaded one). argmin/argmax's positions
+    // stay index arithmetic.
+    for (intptr_t i = 0; i < no; ++i) mark(d, mlirOperationGetOperand(op, i));
   } else if (name_is(n, "tile.scan") && nr >= 1 && no >= 1) {
     MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
     if (any_data(d, vs, 2))
@@ -2065,10 +2071,8 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
     else s = emit_block_io(e, op, name_is(n, "tile.block_store"));
   } else if (name_is(n, "tile.dot")) {
     s = emit_dot(e, op);
-  } else if (name_is(n, "tile.reduce") && mlirOperationGetNumOperands(op) == 2) {
-    s = xe_emit_argreduce(e, op);
   } else if (name_is(n, "tile.reduce") && value_rank(mlirOperationGetOperand(op, 0)) == 2) {
-    s = xe_emit_reduce_2d(e, op);
+    s = xe_emit_any_reduce(e, op);
   } else if (name_is(n, "tile.scan")) {
     s = xe_emit_scan(e, op);
   } else if (name_is(n, "tile.load") || name_is(n, "tile.store")) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
 
 #include "xe/xe_internal.h"
 
@@ -256,6 +257,23 @@ static zt_status_t reduce_kind_of(xe_emitter_t* e, MlirOperation op, const reduc
                    "built-in combiners such as sum/max/min are supported on Xe yet)",
                    (int)cname.length, cname.data);
   return NULL;
+}
+
+bool xe_reduce_is_builtin(xe_emitter_t* e, MlirOperation op) {
+  MlirAttribute comb = mlirOperationGetAttributeByName(
+      op, mlirStringRefCreateFromCString("combiner"));
+  return mlirOperationGetNumOperands(op) == 1 && !mlirAttributeIsNull(comb) &&
+         mlirAttributeIsAFlatSymbolRef(comb) &&
+         combiner_kind(e, mlirFlatSymbolRefAttrGetValue(comb)) != NULL;
+}
+
+zt_status_t xe_emit_any_reduce(xe_emitter_t* e, MlirOperation op) {
+  MlirValue x = mlirOperationGetOperand(op, 0);
+  bool two_d = mlirTypeIsARankedTensor(mlirValueGetType(x)) &&
+               mlirShapedTypeGetRank(mlirValueGetType(x)) == 2;
+  if (xe_argreduce_matches(e, op)) return xe_emit_argreduce(e, op);
+  if (xe_reduce_is_builtin(e, op)) return two_d ? xe_emit_reduce_2d(e, op) : xe_emit_reduce(e, op);
+  return xe_emit_reduce_user(e, op);
 }
 
 static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const xe_val_t* s,

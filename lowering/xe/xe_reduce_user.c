@@ -1,0 +1,457 @@
+// tile.reduce with a user combiner (tl.reduce with a @jit combine function,
+// tuple reductions such as Welford's) on Xe, inside one subgroup.
+//
+// The combiner's body (elementwise arith/math ops) is emitted inline, as
+// often as needed, on whatever the operands are: 16-lane vectors while
+// chunks (1-D) or rows / column blocks (2-D) are combined lane by lane, then
+// a butterfly over the 16 lanes (subgroup shuffles, see partner()), and
+// lane 0 moved out (select on the lane index, then an `or` reduction of the
+// bits: exact for every type, NaN included). The built-in kinds (sum, max,
+// ...) keep their faster path in xe_reduce.c. (Moving every lane out and
+// combining uniform scalars was the first version: upstream's distribution
+// took 20 s on a Welford reduction of 64 elements.)
+//
+// Order: element i of a chunk is combined with element i of the next chunk
+// (lower indices on the left), then the lanes pairwise, lower lanes on the
+// left. A combiner that is associative and commutative, or that breaks ties
+// by an index it carries (argmax-style), gives a sequential reduction's
+// result; Triton's GPU reductions make the same assumption.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+
+#include "xe/xe_internal.h"
+
+#define MAX_VALS 8  // tensors reduced together
+
+static bool named(MlirOperation op, const char* s) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return n.length == strlen(s) && memcmp(n.data, s, n.length) == 0;
+}
+
+static bool prefixed(MlirOperation op, const char* p) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  size_t l = strlen(p);
+  return n.length >= l && memcmp(n.data, p, l) == 0;
+}
+
+// The combiner function of a tile.reduce, or a null op.
+static MlirOperation combiner_fn(xe_emitter_t* e, MlirOperation op) {
+  MlirAttribute c = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("combiner"));
+  if (mlirAttributeIsNull(c) || !mlirAttributeIsAFlatSymbolRef(c)) return (MlirOperation){NULL};
+  MlirStringRef name = mlirFlatSymbolRefAttrGetValue(c);
+  MlirOperation mod = mlirModuleGetOperation(e->lc->tile);
+  MlirBlock top = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
+  for (MlirOperation f = mlirBlockGetFirstOperation(top); !mlirOperationIsNull(f);
+       f = mlirOperationGetNextInBlock(f)) {
+    if (!named(f, "func.func")) continue;
+    MlirAttribute s = mlirOperationGetAttributeByName(f, mlirStringRefCreateFromCString("sym_name"));
+    if (mlirAttributeIsNull(s)) continue;
+    MlirStringRef sv = mlirStringAttrGetValue(s);
+    if (sv.length == name.length && !memcmp(sv.data, name.data, sv.length)) return f;
+  }
+  return (MlirOperation){NULL};
+}
+
+// Values of one inlined combiner body: block arguments and op results.
+typedef struct env_s {
+  const void* keys[128];
+  xe_val_t* vals[128];
+  bool owned[128];
+  int n;
+} env_t;
+
+static xe_val_t* env_get(env_t* v, MlirValue x) {
+  for (int i = 0; i < v->n; ++i)
+    if (v->keys[i] == x.ptr) return v->vals[i];
+  return NULL;
+}
+
+static bool env_put(env_t* v, MlirValue x, xe_val_t* r, bool owned) {
+  if (v->n == 128) return false;
+  v->keys[v->n] = x.ptr;
+  v->vals[v->n] = r;
+  v->owned[v->n++] = owned;
+  return true;
+}
+
+// Emits the combiner on (lhs..., rhs...) records, all 16-lane chunks
+// (vec) or all scalars; out[i] receive new records the caller frees.
+static zt_status_t apply(xe_emitter_t* e, MlirOperation fn, int n, xe_val_t** lhs,
+                         xe_val_t** rhs, bool vec, xe_val_t** out) {
+  MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
+  env_t env = {.n = 0};
+  for (int i = 0; i < n; ++i) {
+    env_put(&env, mlirBlockGetArgument(b, i), lhs[i], false);
+    env_put(&env, mlirBlockGetArgument(b, n + i), rhs[i], false);
+  }
+  MlirOperation cur = e->cur;
+  zt_status_t s = NULL;
+  bool returned = false;
+  for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op) && !s;
+       op = mlirOperationGetNextInBlock(op)) {
+    if (named(op, "func.return")) {
+      for (int i = 0; i < n; ++i) {
+        xe_val_t* r = env_get(&env, mlirOperationGetOperand(op, i));
+        // A copy: the caller owns what it gets.
+        xe_val_t* c = r ? xe_alloc(e, r->type) : NULL;
+        if (!c) {
+          s = e->error ? NULL : xe_fail(e, ZT_STATUS_INTERNAL, "combiner result");
+          break;
+        }
+        for (int32_t k = 0; k < c->nchunks; ++k) memcpy(c->names[k], r->names[k], sizeof c->names[k]);
+        out[i] = c;
+      }
+      returned = !s;
+      break;
+    }
+    xe_set_cur(e, op);
+    zt_type_t t;
+    if (mlirOperationGetNumResults(op) != 1 ||
+        (s = xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, 0)), &t)))
+      break;
+    if (named(op, "arith.constant") && t.rank == 0 && t.kind != ZT_BF16) {
+      zt_strbuf_t text;
+      zt_strbuf_init(&text);
+      zt_strbuf_puts(&text, "arith.constant ");
+      xe_print_attr(mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("value")),
+                    &text);
+      xe_val_t* r = xe_alloc(e, t);
+      if (r) xe_hoist(e, text.data, false, r->names[0]);
+      zt_strbuf_deinit(&text);
+      if (!r || !env_put(&env, mlirOperationGetResult(op, 0), r, true)) {
+        xe_free_val(r);
+        s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "a combiner this large on Xe");
+      }
+      continue;
+    }
+    intptr_t no = mlirOperationGetNumOperands(op);
+    if (!(prefixed(op, "arith.") || prefixed(op, "math.")) || mlirOperationGetNumRegions(op) ||
+        no > 3 || t.rank != 0) {
+      MlirStringRef on = mlirIdentifierStr(mlirOperationGetName(op));
+      s = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                  "%.*s in a reduction combiner on Xe (elementwise arith/math ops only)",
+                  (int)on.length, on.data);
+      break;
+    }
+    xe_val_t* ops[3];
+    for (intptr_t i = 0; i < no && !s; ++i)
+      if (!(ops[i] = env_get(&env, mlirOperationGetOperand(op, i))))
+        s = xe_fail(e, ZT_STATUS_INTERNAL, "combiner operand");
+    if (s) break;
+    xe_note_libm(e, mlirIdentifierStr(mlirOperationGetName(op)));
+    zt_type_t rt = vec ? zt_type_tensor(zt_type_scalar(t.kind), 1, (int64_t[]){16}) : t;
+    char name[64];
+    MlirStringRef on = mlirIdentifierStr(mlirOperationGetName(op));
+    snprintf(name, sizeof name, "%.*s", (int)on.length, on.data);
+    zt_strbuf_t props;
+    zt_strbuf_init(&props);
+    xe_op_props(op, &props);
+    xe_val_t* r = NULL;
+    s = xe_emit_elementwise(e, name, props.data, ops, (int)no, rt, &r);
+    zt_strbuf_deinit(&props);
+    if (!s && (!r || !env_put(&env, mlirOperationGetResult(op, 0), r, true))) {
+      xe_free_val(r);
+      s = e->error ? NULL : xe_fail(e, ZT_STATUS_UNSUPPORTED, "a combiner this large on Xe");
+    }
+  }
+  for (int i = 0; i < env.n; ++i)
+    if (env.owned[i]) xe_free_val(env.vals[i]);
+  xe_set_cur(e, cur);
+  if (!s && !returned && !e->error) s = xe_fail(e, ZT_STATUS_INTERNAL, "combiner without return");
+  if (!returned)
+    for (int i = 0; i < n; ++i) out[i] = NULL;
+  return s ? s : NULL;
+}
+
+static void free_all(xe_val_t** v, int n) {
+  for (int i = 0; i < n; ++i) {
+    xe_free_val(v[i]);
+    v[i] = NULL;
+  }
+}
+
+// A record naming one 16-lane chunk (borrowed name) of kind k.
+static xe_val_t* chunk_rec(xe_emitter_t* e, zt_scalar_kind_t k, const char* name) {
+  xe_val_t* r = xe_alloc(e, zt_type_tensor(zt_type_scalar(k), 1, (int64_t[]){16}));
+  if (r) snprintf(r->names[0], sizeof r->names[0], "%s", name);
+  return r;
+}
+
+// Integer type of a kind's bits, for moving lanes exactly.
+static const char* bits_type(zt_scalar_kind_t k) {
+  switch (zt_scalar_kind_bits(k)) {
+    case 1: return "i1";
+    case 8: return "i8";
+    case 16: return "i16";
+    case 64: return "i64";
+    default: return "i32";
+  }
+}
+
+// Lane i of a 16-lane chunk as a uniform scalar record.
+static xe_val_t* lane_scalar(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int i) {
+  const char* et = xe_elem(k);
+  const char* bt = bits_type(k);
+  xe_name_t bits, lane, ci, eq, zero, sel, red;
+  bool cast = strcmp(et, bt) != 0;
+  const char* l = e->loc.data ? e->loc.data : "";
+  if (cast) {
+    xe_fresh(e, bits);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.bitcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16x%s> to vector<16x%s>%s\n", bits, v, et, bt, l);
+  } else {
+    snprintf(bits, sizeof bits, "%s", v);
+  }
+  char c[8];
+  snprintf(c, sizeof c, "%d", i);
+  xe_lane_i32(e, lane);
+  xe_vconst(e, c, "i32", ci);
+  xe_vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
+  xe_vconst(e, strcmp(bt, "i1") ? "0" : "false", bt, zero);
+  xe_vselect(e, eq, bits, zero, bt, sel);
+  xe_val_t* r = xe_alloc(e, zt_type_scalar(k));
+  if (!r) return NULL;
+  if (cast) xe_fresh(e, red);
+  else snprintf(red, sizeof red, "%s", r->names[0]);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = vector.reduction <or>, %s : vector<16x%s> into %s%s\n", red,
+                   sel, bt, bt, l);
+  if (cast) {
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = arith.bitcast %s : %s to %s%s\n", r->names[0], red, bt, et,
+                     l);
+  }
+  return r;
+}
+
+// Lane j's partner (lane j ^ d): a marked `v + v` that distribution carries
+// to one element per lane, then xe_atomic.c's pass between the pipeline's
+// halves turns into gpu.shuffle xor (a subgroup shuffle). Moving lanes
+// through SLM instead needs fences, and upstream's distribution gives up
+// (silently) once a few of them sit between the accesses.
+static void partner(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int d, xe_name_t out) {
+  const char* et = xe_elem(k);
+  bool f = zt_scalar_kind_is_float(k) && k != ZT_BF16;  // bf16: i16 bits
+  e->used_shuffles = true;
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.%s %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   ", zt.shfl_xor = %d : i32} : vector<16x%s>%s\n",
+                   out, f ? "addf" : "addi", v, v, d, et, e->loc.data ? e->loc.data : "");
+}
+
+static zt_status_t combine_chunks(xe_emitter_t* e, MlirOperation fn, int n,
+                                  const zt_scalar_kind_t* kinds, char (*acc)[XE_NAME_MAX],
+                                  char (*next)[XE_NAME_MAX], int valid);
+
+// Combines n parallel 16-lane chunks (valid lanes: `lanes`) down to n
+// scalars: a butterfly over the lanes (steps 1, 2, 4, 8), in which lane 0
+// always takes the lower lanes on the left; then lane 0.
+static zt_status_t lanes_to_scalars(xe_emitter_t* e, MlirOperation fn, int n,
+                                    const zt_scalar_kind_t* kinds, char (*chunks)[XE_NAME_MAX],
+                                    int lanes, xe_val_t** out) {
+  char acc[MAX_VALS][XE_NAME_MAX], next[MAX_VALS][XE_NAME_MAX];
+  for (int t = 0; t < n; ++t) memcpy(acc[t], chunks[t], XE_NAME_MAX);
+  for (int d = 1; d < lanes && !e->error; d *= 2) {
+    for (int t = 0; t < n; ++t) partner(e, kinds[t], acc[t], d, next[t]);
+    // Lane j combines with lane j + d only when that lane holds an element.
+    if (lanes < 16) {
+      xe_name_t lane, lim, ok, dv;
+      char c[8];
+      xe_lane_i32(e, lane);
+      snprintf(c, sizeof c, "%d", d);
+      xe_vconst(e, c, "i32", dv);
+      xe_name_t p;
+      xe_vbinary(e, "arith.xori", lane, dv, "i32", p);
+      snprintf(c, sizeof c, "%d", lanes);
+      xe_vconst(e, c, "i32", lim);
+      xe_vbinary(e, "arith.cmpi slt,", p, lim, "i32", ok);
+      char kept[MAX_VALS][XE_NAME_MAX];
+      memcpy(kept, acc, sizeof kept);
+      ZT_RETURN_IF_ERROR(combine_chunks(e, fn, n, kinds, acc, next, 16));
+      for (int t = 0; t < n; ++t) {
+        xe_name_t sel;
+        xe_vselect(e, ok, acc[t], kept[t], xe_elem(kinds[t]), sel);
+        memcpy(acc[t], sel, XE_NAME_MAX);
+      }
+    } else {
+      ZT_RETURN_IF_ERROR(combine_chunks(e, fn, n, kinds, acc, next, 16));
+    }
+  }
+  if (e->error) return NULL;
+  for (int t = 0; t < n; ++t)
+    if (!(out[t] = lane_scalar(e, kinds[t], acc[t], 0))) {
+      free_all(out, t);
+      return NULL;
+    }
+  return NULL;
+}
+
+// acc[t] = combine(acc, next) on 16-lane chunks; lanes >= `valid` keep acc.
+static zt_status_t combine_chunks(xe_emitter_t* e, MlirOperation fn, int n,
+                                  const zt_scalar_kind_t* kinds, char (*acc)[XE_NAME_MAX],
+                                  char (*next)[XE_NAME_MAX], int valid) {
+  xe_val_t *a[MAX_VALS] = {0}, *b[MAX_VALS] = {0}, *r[MAX_VALS] = {0};
+  zt_status_t s = NULL;
+  for (int t = 0; t < n && !s; ++t)
+    if (!(a[t] = chunk_rec(e, kinds[t], acc[t])) || !(b[t] = chunk_rec(e, kinds[t], next[t])))
+      s = e->error ? NULL : xe_fail(e, ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+  if (!s && !e->error) s = apply(e, fn, n, a, b, true, r);
+  if (!s && !e->error) {
+    xe_name_t m;
+    if (valid < 16) xe_pad_mask(e, valid, m);
+    for (int t = 0; t < n; ++t) {
+      if (valid < 16) {
+        xe_name_t sel;
+        xe_vselect(e, m, r[t]->names[0], acc[t], xe_elem(kinds[t]), sel);
+        memcpy(acc[t], sel, sizeof sel);
+      } else {
+        memcpy(acc[t], r[t]->names[0], XE_NAME_MAX);
+      }
+    }
+  }
+  free_all(a, n);
+  free_all(b, n);
+  free_all(r, n);
+  return s;
+}
+
+static zt_status_t check(xe_emitter_t* e, MlirOperation op, MlirOperation* fn, int* n,
+                         xe_val_t** src, zt_scalar_kind_t* kinds) {
+  *fn = combiner_fn(e, op);
+  *n = (int)mlirOperationGetNumOperands(op);
+  if (mlirOperationIsNull(*fn))
+    return xe_fail(e, ZT_STATUS_INVALID_ARGUMENT, "tile.reduce without its combiner");
+  if (*n > MAX_VALS)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reductions of more than %d tensors on Xe",
+                   MAX_VALS);
+  for (int t = 0; t < *n; ++t) {
+    if (!(src[t] = xe_lookup(e, mlirOperationGetOperand(op, t)))) return NULL;
+    kinds[t] = src[t]->type.kind;
+    if (kinds[t] == ZT_PTR || kinds[t] == ZT_I1)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "reductions of %s tensors with a user combiner on Xe",
+                     zt_scalar_kind_name(kinds[t]));
+  }
+  return NULL;
+}
+
+zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
+  MlirOperation fn;
+  int n;
+  xe_val_t* src[MAX_VALS];
+  zt_scalar_kind_t kinds[MAX_VALS];
+  ZT_RETURN_IF_ERROR(check(e, op, &fn, &n, src, kinds));
+  if (e->error) return NULL;
+  int rank = src[0]->type.rank;
+  if (rank == 1) {
+    const xe_val_t* s = src[0];
+    for (int t = 0; t < n; ++t)
+      if (src[t]->layout != XE_LAYOUT_ROW16 || src[t]->numel != s->numel ||
+          src[t]->nchunks != s->nchunks || (src[t]->dist && e->nsg > 1))
+        return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                       "a reduction with a user combiner of a tensor split across subgroups "
+                       "on Xe (num_warps=1 keeps it in one)");
+    char acc[MAX_VALS][XE_NAME_MAX], next[MAX_VALS][XE_NAME_MAX];
+    for (int t = 0; t < n; ++t) memcpy(acc[t], src[t]->names[0], XE_NAME_MAX);
+    for (int32_t c = 1; c < s->nchunks && !e->error; ++c) {
+      for (int t = 0; t < n; ++t) memcpy(next[t], src[t]->names[c], XE_NAME_MAX);
+      int64_t left = s->numel - 16LL * c;
+      ZT_RETURN_IF_ERROR(combine_chunks(e, fn, n, kinds, acc, next, left < 16 ? (int)left : 16));
+    }
+    if (e->error) return NULL;
+    xe_val_t* res[MAX_VALS] = {0};
+    int lanes = s->numel < 16 ? (int)s->numel : 16;
+    ZT_RETURN_IF_ERROR(lanes_to_scalars(e, fn, n, kinds, acc, lanes, res));
+    if (e->error) return NULL;
+    for (int t = 0; t < n; ++t) xe_bind(e, mlirOperationGetResult(op, t), res[t]);
+    return NULL;
+  }
+  // 2-D tiles (BLOCK2D, role C), the axis inside each subgroup.
+  MlirAttribute ax = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("axis"));
+  int axis = mlirAttributeIsNull(ax) || !mlirAttributeIsAInteger(ax)
+                 ? -1 : (int)mlirIntegerAttrGetValueInt(ax);
+  const xe_val_t* s = src[0];
+  for (int t = 0; t < n; ++t) {
+    const xe_val_t* x = src[t];
+    if (x->layout != XE_LAYOUT_BLOCK2D || x->role != XE_ROLE_C || x->bc != 16 ||
+        x->br != s->br || x->nbr != s->nbr || x->nbc != s->nbc || kinds[t] == ZT_BF16 ||
+        kinds[t] == ZT_I1)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "a reduction with a user combiner of this 2-D value on Xe");
+  }
+  if ((axis != 0 && axis != 1) || !xe_axis_local(e, s, axis))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D reduction with a user combiner along an axis split across "
+                   "subgroups on Xe");
+  xe_val_t* out[MAX_VALS] = {0};
+  for (int t = 0; t < n; ++t) {
+    zt_type_t rt;
+    ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, t)), &rt));
+    if (rt.rank != 1 || !(out[t] = xe_alloc(e, rt)) ||
+        out[t]->nchunks != (axis == 0 ? s->nbc : (s->tr + 15) / 16)) {
+      free_all(out, n);
+      return e->error ? NULL : xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reduction result layout");
+    }
+  }
+  char acc[MAX_VALS][XE_NAME_MAX], next[MAX_VALS][XE_NAME_MAX];
+  zt_status_t st = NULL;
+  if (axis == 0) {
+    // Each block column: its rows combined lane by lane, top to bottom.
+    for (int32_t bj = 0; bj < s->nbc && !st && !e->error; ++bj) {
+      bool first = true;
+      for (int32_t bi = 0; bi < s->nbr && !st; ++bi)
+        for (int32_t rr = 0; rr < s->br && !st; ++rr) {
+          for (int t = 0; t < n; ++t) xe_block_row(e, src[t], bi, bj, rr, first ? acc[t] : next[t]);
+          if (!first) st = combine_chunks(e, fn, n, kinds, acc, next, 16);
+          first = false;
+        }
+      for (int t = 0; t < n && !st; ++t) memcpy(out[t]->names[bj], acc[t], XE_NAME_MAX);
+    }
+  } else {
+    // Each row: its column blocks lane by lane, then its 16 lanes; the
+    // row's scalar goes to lane (row % 16) of output chunk row / 16.
+    for (int32_t c = 0; c < out[0]->nchunks && !st && !e->error; ++c) {
+      char vec[MAX_VALS][XE_NAME_MAX];
+      for (int i = 0; i < 16 && 16 * c + i < s->tr && !st && !e->error; ++i) {
+        int row = 16 * c + i, bi = row / s->br, rr = row % s->br;
+        for (int32_t bj = 0; bj < s->nbc && !st; ++bj) {
+          for (int t = 0; t < n; ++t) xe_block_row(e, src[t], bi, bj, rr, bj ? next[t] : acc[t]);
+          if (bj) st = combine_chunks(e, fn, n, kinds, acc, next, 16);
+        }
+        xe_val_t* sc[MAX_VALS] = {0};
+        if (!st) st = lanes_to_scalars(e, fn, n, kinds, acc, 16, sc);
+        if (st || e->error) {
+          free_all(sc, n);
+          break;
+        }
+        for (int t = 0; t < n; ++t) {
+          const char* et = xe_elem(kinds[t]);
+          if (i == 0) {
+            xe_name_t z;
+            xe_vconst(e, strcmp(et, "i1") ? (zt_scalar_kind_is_float(kinds[t]) ? "0.0" : "0")
+                                          : "false", et, z);
+            memcpy(vec[t], z, XE_NAME_MAX);
+          }
+          xe_name_t sel;
+          xe_put_lane(e, sc[t]->names[0], i, vec[t], et, sel);
+          memcpy(vec[t], sel, XE_NAME_MAX);
+          memcpy(out[t]->names[c], sel, XE_NAME_MAX);
+        }
+        free_all(sc, n);
+      }
+    }
+  }
+  if (st || e->error) {
+    free_all(out, n);
+    return st;
+  }
+  for (int t = 0; t < n; ++t) xe_bind(e, mlirOperationGetResult(op, t), out[t]);
+  return NULL;
+}

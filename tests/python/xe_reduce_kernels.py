@@ -1,0 +1,61 @@
+"""Reductions with user combine functions (tl.reduce with a @jit combiner,
+tuples), for test_xe_user_reduce.py."""
+import zetile as triton
+import zetile.language as tl
+
+
+@triton.jit
+def _welford(mean_a, m2_a, w_a, mean_b, m2_b, w_b):
+    w = w_a + w_b
+    delta = mean_b - mean_a
+    safe = tl.where(w == 0.0, 1.0, w)
+    mean = mean_a + delta * (w_b / safe)
+    m2 = m2_a + m2_b + delta * delta * (w_a * w_b / safe)
+    return mean, m2, w
+
+
+@triton.jit
+def row_mean_var(X, MEAN, VAR, N, BLOCK: tl.constexpr):
+    # One row per program, Welford's combination over the row.
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + row * N + offs, mask=m, other=0.0)
+    w = tl.where(m, 1.0, 0.0)
+    mean, m2, cnt = tl.reduce((x, tl.zeros_like(x), w), 0, _welford)
+    tl.store(MEAN + row, mean)
+    tl.store(VAR + row, m2 / cnt)
+
+
+@triton.jit
+def _argmax_first(v_a, i_a, v_b, i_b):
+    # The larger value; on a tie the lower index (order independent).
+    take_b = (v_b > v_a) | ((v_b == v_a) & (i_b < i_a))
+    return tl.where(take_b, v_b, v_a), tl.where(take_b, i_b, i_a)
+
+
+@triton.jit
+def argmax_user(X, OUT, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < N, other=-1000)
+    v, i = tl.reduce((x, offs), 0, _argmax_first)
+    tl.store(OUT, v * 1000 + i)
+
+
+@triton.jit
+def _sum_prod(a0, a1, b0, b1):
+    return a0 + b0, a1 * b1
+
+
+@triton.jit
+def pair_2d(X, S, P, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    s, p = tl.reduce((x, x % 3 + 1), AXIS, _sum_prod)
+    if AXIS == 0:
+        tl.store(S + rn, s)
+        tl.store(P + rn, p)
+    else:
+        tl.store(S + rm, s)
+        tl.store(P + rm, p)
