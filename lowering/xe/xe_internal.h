@@ -363,6 +363,10 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op);
 /// through SLM (vector.reduction kind `kind`, e.g. "add", "maxnumf"); every
 /// subgroup gets the result in `out`. identity: text of the kind's neutral
 /// element. i1 values travel as i32.
+/// Every subgroup's uniform scalar `in` (kind k, not i1) into SLM slot s,
+/// then all of them back, 16 per vector (out[j] lane i: subgroup 16j + i;
+/// lanes past nsg undefined); returns how many vectors. Barriers around.
+int xe_cross_sg_gather(xe_emitter_t* e, zt_scalar_kind_t k, const char* in, xe_name_t* out);
 void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
                         zt_scalar_kind_t k, const char* in, xe_name_t out);
 

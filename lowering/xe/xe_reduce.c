@@ -143,70 +143,18 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
     return;
   }
   const char* et = xe_elem(k);
-  e->slm_kinds |= 1u << k;
-  char text[256];
-  xe_name_t slm, sg, sgv, lane0, b;
-  snprintf(text, sizeof text, "memref.get_global @zt_slm_%s : memref<%dx%s, 3>", et,
-           XE_MAX_SUBGROUPS, et);
-  xe_hoist(e, text, false, slm);
-  xe_sg_id(e, sg);
-  snprintf(text, sizeof text,
-           "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-           "} : index to vector<16xindex>",
-           sg);
-  xe_hoist(e, text, true, sgv);
-  xe_lane0_mask(e, lane0);
-  // Lane 0 of subgroup s writes slot s; after the barrier every subgroup
-  // reads all slots (16 per gather) and reduces them.
-  xe_fresh(e, b);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : %s to vector<16x%s>%s\n",
-                   b, in, et, et, loc(e));
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                   "}> : vector<16x%s>, memref<%dx%s, 3>, vector<16xindex>, "
-                   "vector<16xi1>%s\n",
-                   b, slm, sgv, lane0, et, XE_MAX_SUBGROUPS, et, loc(e));
-  xe_line(e);
-  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
-  xe_name_t idv, acc;
+  xe_name_t slots[XE_MAX_SUBGROUPS / XE_SUBGROUP], idv, acc;
+  int nv = xe_cross_sg_gather(e, k, in, slots);
   xe_vconst(e, identity, et, idv);
-  xe_name_t step;
-  xe_lane_index(e, step);
-  for (int j = 0; j * XE_SUBGROUP < e->nsg; ++j) {
-    xe_name_t offs, mask, v, sel;
-    if (j == 0) {
-      memcpy(offs, step, sizeof offs);
-    } else {
-      xe_name_t c;
-      snprintf(text, sizeof text,
-               "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR
-               "} dense<%d> : vector<16xindex>",
-               j * XE_SUBGROUP);
-      xe_hoist(e, text, true, c);
-      snprintf(text, sizeof text,
-               "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-               "} : vector<16xindex>",
-               step, c);
-      xe_hoist(e, text, true, offs);
-    }
+  for (int j = 0; j < nv; ++j) {
+    xe_name_t sel;
     int valid = e->nsg - j * XE_SUBGROUP;
-    if (valid >= XE_SUBGROUP) xe_all_true(e, mask);
-    else xe_pad_mask(e, valid, mask);
-    xe_fresh(e, v);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                     "}> : memref<%dx%s, 3>, vector<16xindex>, vector<16xi1> -> "
-                     "vector<16x%s>%s\n",
-                     v, slm, offs, mask, XE_MAX_SUBGROUPS, et, et, loc(e));
     if (valid < XE_SUBGROUP) {
-      xe_vselect(e, mask, v, idv, et, sel);
+      xe_name_t mask;
+      xe_pad_mask(e, valid, mask);
+      xe_vselect(e, mask, slots[j], idv, et, sel);
     } else {
-      memcpy(sel, v, sizeof sel);
+      memcpy(sel, slots[j], sizeof sel);
     }
     if (j == 0) {
       memcpy(acc, sel, sizeof acc);
@@ -233,9 +181,75 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
   xe_line(e);
   zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n",
                    out, kind, acc, et, et, loc(e));
+}
+
+int xe_cross_sg_gather(xe_emitter_t* e, zt_scalar_kind_t k, const char* in,
+                       xe_name_t* out) {
+  const char* et = xe_elem(k);
+  e->slm_kinds |= 1u << k;
+  char text[256];
+  xe_name_t slm, sg, sgv, lane0, b;
+  snprintf(text, sizeof text, "memref.get_global @zt_slm_%s : memref<%dx%s, 3>", et,
+           XE_MAX_SUBGROUPS, et);
+  xe_hoist(e, text, false, slm);
+  xe_sg_id(e, sg);
+  snprintf(text, sizeof text,
+           "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+           "} : index to vector<16xindex>",
+           sg);
+  xe_hoist(e, text, true, sgv);
+  xe_lane0_mask(e, lane0);
+  // Lane 0 of subgroup s writes slot s; after the barrier every subgroup
+  // reads all slots (16 per gather).
+  xe_fresh(e, b);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : %s to vector<16x%s>%s\n",
+                   b, in, et, et, loc(e));
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                   "}> : vector<16x%s>, memref<%dx%s, 3>, vector<16xindex>, "
+                   "vector<16xi1>%s\n",
+                   b, slm, sgv, lane0, et, XE_MAX_SUBGROUPS, et, loc(e));
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  xe_name_t step;
+  xe_lane_index(e, step);
+  int nv = 0;
+  for (int j = 0; j * XE_SUBGROUP < e->nsg; ++j, ++nv) {
+    xe_name_t offs, mask;
+    if (j == 0) {
+      memcpy(offs, step, sizeof offs);
+    } else {
+      xe_name_t c;
+      snprintf(text, sizeof text,
+               "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR
+               "} dense<%d> : vector<16xindex>",
+               j * XE_SUBGROUP);
+      xe_hoist(e, text, true, c);
+      snprintf(text, sizeof text,
+               "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+               "} : vector<16xindex>",
+               step, c);
+      xe_hoist(e, text, true, offs);
+    }
+    int valid = e->nsg - j * XE_SUBGROUP;
+    if (valid >= XE_SUBGROUP) xe_all_true(e, mask);
+    else xe_pad_mask(e, valid, mask);
+    xe_fresh(e, out[j]);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> : memref<%dx%s, 3>, vector<16xindex>, vector<16xi1> -> "
+                     "vector<16x%s>%s\n",
+                     out[j], slm, offs, mask, XE_MAX_SUBGROUPS, et, et, loc(e));
+  }
   // The slots are reused by the next exchange: wait until all have read.
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  return nv;
 }
 
 // The built-in kind of a tile.reduce (one operand, a single-op combiner).

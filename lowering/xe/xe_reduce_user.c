@@ -352,17 +352,22 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
   int rank = src[0]->type.rank;
   if (rank == 1) {
     const xe_val_t* s = src[0];
+    bool cross = s->dist && e->nsg > 1;
     for (int t = 0; t < n; ++t)
       if (src[t]->layout != XE_LAYOUT_ROW16 || src[t]->numel != s->numel ||
-          src[t]->nchunks != s->nchunks || (src[t]->dist && e->nsg > 1))
-        return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                       "a reduction with a user combiner of a tensor split across subgroups "
-                       "on Xe (num_warps=1 keeps it in one)");
+          src[t]->nchunks != s->nchunks || src[t]->dist != s->dist)
+        return xe_fail(e, ZT_STATUS_INTERNAL, "reduced tensors of different layouts");
+    if (cross && (e->nsg > XE_SUBGROUP || s->numel % XE_SUBGROUP))
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "a reduction with a user combiner across more than 16 subgroups on Xe");
+    // Subgroup g's chunks (all of them when not split) lane by lane, then
+    // its lanes; a split tensor's per-subgroup results then meet in SLM and
+    // combine the same way, subgroup g in lane g (lower indices first).
     char acc[MAX_VALS][XE_NAME_MAX], next[MAX_VALS][XE_NAME_MAX];
     for (int t = 0; t < n; ++t) memcpy(acc[t], src[t]->names[0], XE_NAME_MAX);
     for (int32_t c = 1; c < s->nchunks && !e->error; ++c) {
       for (int t = 0; t < n; ++t) memcpy(next[t], src[t]->names[c], XE_NAME_MAX);
-      int64_t left = s->numel - 16LL * c;
+      int64_t left = cross ? 16 : s->numel - 16LL * c;
       ZT_RETURN_IF_ERROR(combine_chunks(e, fn, n, kinds, acc, next, left < 16 ? (int)left : 16));
     }
     if (e->error) return NULL;
@@ -370,6 +375,17 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
     int lanes = s->numel < 16 ? (int)s->numel : 16;
     ZT_RETURN_IF_ERROR(lanes_to_scalars(e, fn, n, kinds, acc, lanes, res));
     if (e->error) return NULL;
+    if (cross) {
+      char slots[MAX_VALS][XE_NAME_MAX];
+      for (int t = 0; t < n; ++t) {
+        xe_name_t v[XE_MAX_SUBGROUPS / XE_SUBGROUP];
+        xe_cross_sg_gather(e, kinds[t], res[t]->names[0], v);
+        memcpy(slots[t], v[0], XE_NAME_MAX);
+      }
+      free_all(res, n);
+      ZT_RETURN_IF_ERROR(lanes_to_scalars(e, fn, n, kinds, slots, e->nsg, res));
+      if (e->error) return NULL;
+    }
     for (int t = 0; t < n; ++t) xe_bind(e, mlirOperationGetResult(op, t), res[t]);
     return NULL;
   }

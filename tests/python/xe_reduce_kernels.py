@@ -59,3 +59,15 @@ def pair_2d(X, S, P, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
     else:
         tl.store(S + rm, s)
         tl.store(P + rm, p)
+
+
+@triton.jit
+def welford_long(X, MEAN, VAR, N, BLOCK: tl.constexpr):
+    # A row long enough to be split across subgroups (BLOCK 1024).
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m, other=0.0)
+    w = tl.where(m, 1.0, 0.0)
+    mean, m2, cnt = tl.reduce((x, tl.zeros_like(x), w), 0, _welford)
+    tl.store(MEAN, mean)
+    tl.store(VAR, m2 / cnt)
