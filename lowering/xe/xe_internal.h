@@ -146,6 +146,8 @@ bool xe_axis_local(const xe_emitter_t* e, const xe_val_t* t, int axis);
 /// 2-D float tensors get role C (xe_alloc_role for others).
 xe_val_t* xe_alloc(xe_emitter_t* e, zt_type_t t);
 xe_val_t* xe_alloc_role(xe_emitter_t* e, zt_type_t t, int role);
+/// Like xe_alloc_role, but 2-D integer and i1 tensors get blocks too.
+xe_val_t* xe_alloc_blocks(xe_emitter_t* e, zt_type_t t, int role);
 /// Layout attribute text of the vectors of a record ("#zt_l", "#zt_a", ...).
 const char* xe_layout_attr(const xe_val_t* v);
 void xe_free_val(xe_val_t* v);

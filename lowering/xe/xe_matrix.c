@@ -1659,20 +1659,94 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
 // to bf16 does not reach SPIR-V without SPV_KHR_bfloat16, which IGC 2022
 // would read as half (XEGPU_NOTES b2/b3).
 // Elementwise ops on 2-D float tiles (and casts between them).
+// A lazy 2-D integer or i1 value (index arithmetic, masks) as blocks laid
+// out like `like` (role C): each block row is the lazy expression evaluated
+// at that row (the evaluation loads and stores use), inserted row by row.
+// A new record, not bound.
+// `cast` (optional): an op name applied to each row first ("arith.extui"
+// to `cast_kind`): i1 masks become integer or float rows before they are put
+// into blocks, so that no vector of i1 is built (IGC's SPIR-V reader aborts
+// on the logical ops LLVM then makes of such vectors).
+static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_t* like,
+                                     const char* cast, zt_scalar_kind_t cast_kind) {
+  zt_type_t t;
+  if (xe_tile_type(e, mlirValueGetType(v), &t) || t.kind == ZT_PTR || t.rank != 2) {
+    xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D pointer tensors as values on Xe");
+    return NULL;
+  }
+  zt_scalar_kind_t from = t.kind;
+  if (cast) t.kind = cast_kind;
+  xe_val_t* r = xe_alloc_blocks(e, t, like->role);
+  if (!r) return NULL;
+  if (r->layout != XE_LAYOUT_BLOCK2D || r->br != like->br || r->nbr != like->nbr ||
+      r->nbc != like->nbc || r->bc != 16) {
+    xe_free_val(r);
+    xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D integer/mask operand of this layout on Xe");
+    return NULL;
+  }
+  const char* et = xe_block_elem(t.kind);
+  char text[160];
+  xe_name_t zero, row0, col0;
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<%s> : vector<%dx16x%s>",
+           xe_layout_attr(r),
+           t.kind == ZT_I1 ? "false" : zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", r->br, et);
+  xe_hoist(e, text, true, zero);
+  tile_origin(e, r, row0, col0);
+  for (int32_t bi = 0; bi < r->nbr && !e->error; ++bi)
+    for (int32_t bj = 0; bj < r->nbc && !e->error; ++bj) {
+      xe_name_t colb, acc;
+      offset_i32(e, col0, (int64_t)bj * 16, colb);
+      memcpy(acc, zero, sizeof acc);
+      for (int rr = 0; rr < r->br && !e->error; ++rr) {
+        xe_name_t rowi, nb;
+        row_index(e, row0, (int64_t)bi * r->br + rr, rowi);
+        idx_t idx[2] = {{rowi, false}, {colb, true}};
+        lval_t lv;
+        if (lazy_eval(e, v, idx, &lv) || e->error) break;
+        to_vec(e, &lv);
+        if (cast) {
+          xe_name_t c;
+          xe_fresh(e, c);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = %s %s {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16x%s> to vector<16x%s>%s\n",
+                           c, cast, lv.v, xe_block_elem(from), et, loc(e));
+          memcpy(lv.v, c, sizeof c);
+        }
+        xe_fresh(e, nb);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.insert %s, %s [%d] {layout_result_0 = %s} : vector<16x%s> "
+                         "into vector<%dx16x%s>%s\n",
+                         nb, lv.v, acc, rr, xe_layout_attr(r), et, r->br, et, loc(e));
+        memcpy(acc, nb, sizeof acc);
+      }
+      memcpy(r->names[bi * r->nbc + bj], acc, sizeof acc);
+    }
+  if (e->error) {
+    xe_free_val(r);
+    return NULL;
+  }
+  return r;
+}
+
+static xe_val_t* materialize_lazy(xe_emitter_t* e, MlirValue v, const xe_val_t* like) {
+  return materialize_lazy_as(e, v, like, NULL, ZT_I32);
+}
+
 static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   xe_note_libm(e, n);
   intptr_t no = mlirOperationGetNumOperands(op);
   if (no > 3) return xe_fail(e, ZT_STATUS_UNSUPPORTED, "%d operands", (int)no);
   xe_val_t* ops[3];
+  bool lazy[3] = {false, false, false};
   const xe_val_t* shape = NULL;
   for (intptr_t i = 0; i < no; ++i) {
     ops[i] = xe_lookup(e, mlirOperationGetOperand(op, i));
     if (!ops[i]) return NULL;
-    if (ops[i]->layout == XE_LAYOUT_LAZY)
-      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                     "2-D float op with an integer/mask operand on Xe (masks are "
-                     "supported in loads and stores)");
+    lazy[i] = ops[i]->layout == XE_LAYOUT_LAZY;
     if (ops[i]->layout == XE_LAYOUT_BLOCK2D) {
       if (shape && (shape->role != ops[i]->role))
         return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D operands of different layouts");
@@ -1686,31 +1760,68 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "elementwise ops on int8 tiles on Xe (int8 tiles go straight from "
                    "block loads into tl.dot)");
+  static const char* const casts[] = {"arith.extui", "arith.extsi", "arith.uitofp",
+                                      "arith.sitofp", "arith.trunci"};
+  for (size_t i = 0; no == 1 && lazy[0] && i < sizeof casts / sizeof *casts; ++i) {
+    if (!name_is(n, casts[i]) || rt.kind == ZT_BF16) continue;
+    // A cast of index arithmetic or a mask: its rows, cast, are the blocks.
+    xe_val_t* like = xe_alloc_for(e, res, rt, XE_ROLE_C);
+    if (!like) return NULL;
+    xe_val_t* m = like->layout == XE_LAYOUT_BLOCK2D
+                      ? materialize_lazy_as(e, mlirOperationGetOperand(op, 0), like, casts[i],
+                                            rt.kind)
+                      : NULL;
+    xe_free_val(like);
+    if (!m) return e->error ? NULL : xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D cast on Xe");
+    xe_bind(e, res, m);
+    return NULL;
+  }
   xe_val_t* r = xe_alloc_for(e, res, rt, shape ? shape->role : XE_ROLE_C);
   if (!r) return NULL;
+  // Index arithmetic and masks meeting data (a one-hot matrix times a
+  // tensor, a select on a 2-D mask): evaluated into blocks here.
+  xe_val_t* made[3] = {NULL, NULL, NULL};
+  for (intptr_t i = 0; i < no; ++i) {
+    if (!lazy[i]) continue;
+    if (r->layout != XE_LAYOUT_BLOCK2D ||
+        !(made[i] = materialize_lazy(e, mlirOperationGetOperand(op, i), r))) {
+      for (intptr_t j = 0; j < i; ++j) xe_free_val(made[j]);
+      xe_free_val(r);
+      return e->error ? NULL
+                      : xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                                "2-D op mixing index arithmetic and data on Xe");
+    }
+    ops[i] = made[i];
+  }
   const char* la = xe_layout_attr(r);
   char lattr[48];
   snprintf(lattr, sizeof lattr, "{layout_result_0 = %s}", la);
+  // Unsupported bf16 forms are refused before anything is emitted.
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
+  bool to_bf16 = name_is(n, "arith.truncf") && rt.kind == ZT_BF16;
+  bool from_bf16 = name_is(n, "arith.extf") && ops[0]->type.kind == ZT_BF16;
+  bool bf16_scalar = false;
+  for (intptr_t i = 0; i < no; ++i)
+    bf16_scalar |= ops[i]->layout == XE_LAYOUT_SCALAR && ops[i]->type.kind == ZT_BF16;
+  if (bf16_scalar || (rt.kind == ZT_BF16 && !to_bf16) ||
+      (!from_bf16 && ops[0]->type.kind == ZT_BF16 && !name_is(n, "arith.extf"))) {
+    for (intptr_t i = 0; i < no; ++i) xe_free_val(made[i]);
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   bf16_scalar ? "bf16 scalars on Xe"
+                               : "bf16 arithmetic on Xe (convert to f32 with .to(tl.float32))");
+  }
   // Scalars broadcast once.
   xe_name_t bc[3];
   for (intptr_t i = 0; i < no; ++i) {
     if (ops[i]->layout != XE_LAYOUT_SCALAR) continue;
-    if (ops[i]->type.kind == ZT_BF16)
-      return xe_fail(e, ZT_STATUS_UNSUPPORTED, "bf16 scalars on Xe");
     xe_fresh(e, bc[i]);
     xe_line(e);
     const char* t = xe_block_elem(ops[i]->type.kind);
     zt_strbuf_printf(&e->body, "%s = vector.broadcast %s %s : %s to vector<%dx16x%s>%s\n",
                      bc[i], ops[i]->names[0], lattr, t, r->br, t, loc(e));
   }
-  char name[64];
-  snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
-  bool to_bf16 = name_is(n, "arith.truncf") && rt.kind == ZT_BF16;
-  bool from_bf16 = name_is(n, "arith.extf") && ops[0]->type.kind == ZT_BF16;
-  if ((rt.kind == ZT_BF16 && !to_bf16) || (!from_bf16 && ops[0]->type.kind == ZT_BF16 &&
-                                           !name_is(n, "arith.extf")))
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "bf16 arithmetic on Xe (convert to f32 with .to(tl.float32))");
   zt_strbuf_t props;
   zt_strbuf_init(&props);
   static const char* const pn[] = {"predicate", "fastmath", "roundingmode"};
@@ -1799,6 +1910,7 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
     zt_strbuf_printf(&e->body, ") -> vector<%dx16x%s>%s\n", r->br, xe_block_elem(rt.kind), loc(e));
   }
   zt_strbuf_deinit(&props);
+  for (intptr_t i = 0; i < no; ++i) xe_free_val(made[i]);
   xe_bind(e, res, r);
   return NULL;
 }

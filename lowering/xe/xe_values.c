@@ -235,6 +235,10 @@ xe_val_t* xe_alloc_role(xe_emitter_t* e, zt_type_t t, int role) {
   return alloc_impl(e, t, role, false);
 }
 
+xe_val_t* xe_alloc_blocks(xe_emitter_t* e, zt_type_t t, int role) {
+  return alloc_impl(e, t, role, t.rank == 2);
+}
+
 xe_val_t* xe_alloc_for(xe_emitter_t* e, MlirValue v, zt_type_t t, int role) {
   return alloc_impl(e, t, role, t.rank == 2 && xe_is_data(e, v));
 }

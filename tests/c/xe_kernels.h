@@ -396,21 +396,22 @@ __attribute__((unused)) static zt_status_t xk_coverage(int64_t block, char** out
   return xk_finish(b, out_text);
 }
 
-// An unsupported construct on Xe: a 2-D float tile made from 2-D integer
-// index arithmetic (which the Xe lowering keeps lazy, as addresses).
+// An unsupported construct on Xe: the transpose of an 8x16 float tile
+// (no 16x8 tile layout outside dots yet).
 static inline zt_status_t xk_unsupported_2d(char** out_text) {
   zt_builder_t* b;
   zt_status_t s0 = zt_builder_create(&b);
   if (s0) return s0;
   zt_type_t t = zt_type_ptr(ZT_F32);
-  zt_value_t a[1], r, e2, b2, f;
+  zt_value_t a[1], r, e2, b2, f, tr;
   XK_TRY(zt_builder_begin_kernel(b, "k2d", 1, &t, NULL, a));
   zt_builder_set_loc(b, "k2d.py", 3, 9);
   XK_TRY(zt_builder_make_range(b, 0, 16, &r));
   XK_TRY(zt_builder_expand_dims(b, r, 0, &e2));
   XK_TRY(zt_builder_broadcast(b, e2, 2, (int64_t[]){8, 16}, &b2));
-  zt_builder_set_loc(b, "k2d.py", 4, 14);
   XK_TRY(zt_builder_cast(b, ZT_CAST_SITOFP, b2, ZT_F32, &f));
+  zt_builder_set_loc(b, "k2d.py", 4, 14);
+  XK_TRY(zt_builder_trans(b, f, (int32_t[]){1, 0}, &tr));
   return xk_finish(b, out_text);
 }
 
