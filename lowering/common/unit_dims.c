@@ -62,8 +62,20 @@ static bool is_source(MlirOperation op) {
          rank_of(mlirValueGetType(mlirOperationGetOperand(op, 0))) == 1;
 }
 
+// A reshape of a unit-shaped tensor back to 1-D (tl.squeeze): once its
+// operand is squeezed, it is the identity.
+static bool is_unsqueeze_sink(MlirOperation op) {
+  if (!name_is(op, "tile.reshape") || mlirOperationGetNumResults(op) != 1) return false;
+  MlirType in = mlirValueGetType(mlirOperationGetOperand(op, 0));
+  MlirType out = mlirValueGetType(mlirOperationGetResult(op, 0));
+  return unit_2d(in) && rank_of(out) == 1 &&
+         mlirShapedTypeGetDimSize(out, 0) ==
+             mlirShapedTypeGetDimSize(in, 0) * mlirShapedTypeGetDimSize(in, 1);
+}
+
 // Elementwise over unit-shaped tensors (scalar operands allowed).
 static bool is_candidate(MlirOperation op) {
+  if (is_unsqueeze_sink(op)) return true;
   if (mlirOperationGetNumRegions(op) != 0) return false;
   bool elementwise =
       ((has_prefix(op, "arith.") || has_prefix(op, "math.")) && !name_is(op, "arith.constant")) ||
@@ -126,7 +138,8 @@ static bool squeezed_op(const walk_t* w, MlirOperation op) {
 // Whether candidate ops[i] can stay squeezed given the others.
 static bool still_ok(const walk_t* w, size_t i) {
   MlirOperation op = w->ops[i];
-  for (intptr_t r = 0; r < mlirOperationGetNumResults(op); ++r)
+  // A sink's 1-D result may go anywhere.
+  for (intptr_t r = 0; !is_unsqueeze_sink(op) && r < mlirOperationGetNumResults(op); ++r)
     for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(op, r));
          !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
       if (!squeezed_op(w, mlirOpOperandGetOwner(u))) return false;
@@ -190,15 +203,26 @@ zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, int* out_count) {
       if (is_source(d) && !squeezed_op(&w, d))
         mlirOperationSetOperand(op, k, source_value(d));
     }
+    if (is_unsqueeze_sink(op)) {
+      // Its result is the squeezed operand; the op goes below.
+      mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), mlirOperationGetOperand(op, 0));
+      ++count;
+      continue;
+    }
     for (intptr_t r = 0; r < mlirOperationGetNumResults(op); ++r) {
       MlirValue v = mlirOperationGetResult(op, r);
       mlirValueSetType(v, squeezed(mlirValueGetType(v)));
     }
     ++count;
   }
-  // Sources left without uses go (the Xe lowering would still look at them).
+  // Sinks and sources left without uses go (the Xe lowering would still
+  // look at them).
   for (size_t i = 0; i < w.n; ++i) {
     MlirOperation op = w.ops[i];
+    if (w.in[i] && is_unsqueeze_sink(op)) {
+      mlirOperationDestroy(op);
+      continue;
+    }
     if (w.in[i] || !is_source(op)) continue;
     if (mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, 0))))
       mlirOperationDestroy(op);

@@ -510,8 +510,9 @@ static zt_status_t emit_make_range(xe_emitter_t* e, MlirOperation op) {
   return NULL;
 }
 
-static zt_status_t emit_splat(xe_emitter_t* e, MlirOperation op) {
-  xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+// op's result (a tensor, or a scalar) holding the scalar `x` everywhere.
+static zt_status_t emit_splat_of(xe_emitter_t* e, MlirValue x, MlirOperation op) {
+  xe_val_t* s = xe_lookup(e, x);
   if (!s) return NULL;
   zt_type_t t;
   ZT_RETURN_IF_ERROR(result_type(e, op, 0, &t));
@@ -534,16 +535,31 @@ static zt_status_t emit_splat(xe_emitter_t* e, MlirOperation op) {
   return NULL;
 }
 
+static zt_status_t emit_splat(xe_emitter_t* e, MlirOperation op) {
+  return emit_splat_of(e, mlirOperationGetOperand(op, 0), op);
+}
+
 // broadcast / reshape between equal 1-D shapes change nothing.
 static zt_status_t emit_same_shape(xe_emitter_t* e, MlirOperation op) {
   xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
   if (!s) return NULL;
   zt_type_t t;
   ZT_RETURN_IF_ERROR(result_type(e, op, 0, &t));
-  if (!zt_type_equal(t, s->type))
+  if (!zt_type_equal(t, s->type)) {
+    // A one-element tensor broadcast (tl.softmax's max(x, keep_dims=True)):
+    // the splat of its element, here of the scalar it was splat from.
+    MlirValue src = mlirOperationGetOperand(op, 0);
+    MlirOperation def = mlirValueIsAOpResult(src) ? mlirOpResultGetOwner(src)
+                                                  : (MlirOperation){NULL};
+    if (s->numel == 1 && t.rank == 1 && name_is(mlirIdentifierStr(mlirOperationGetName(op)),
+                                                 "tile.broadcast") &&
+        !mlirOperationIsNull(def) &&
+        name_is(mlirIdentifierStr(mlirOperationGetName(def)), "tile.splat"))
+      return emit_splat_of(e, mlirOperationGetOperand(def, 0), op);
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "shape change of a 1-D tensor (%lld -> %lld elements)",
                    (long long)s->numel, (long long)(t.rank ? t.shape[0] : 1));
+  }
   xe_alias(e, mlirOperationGetResult(op, 0), s);
   return NULL;
 }

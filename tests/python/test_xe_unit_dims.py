@@ -3,7 +3,8 @@ tile, so elementwise code on them is rewritten into 1-D code before the Xe
 lowering (lowering/common/unit_dims.c). These kernels used to fail on pvc
 ("2-D float op with an integer/mask operand"); now their SPIR-V passes
 spirv-val (E1) and computes the numpy result on Intel's OpenCL CPU runtime
-(E5); the CPU target gives the same numbers (E4)."""
+(E5); the CPU target gives the same numbers (E4). Also tl.softmax on a 1-D
+tensor (a one-element max broadcast back) and tl.squeeze."""
 import os
 import sys
 
@@ -33,6 +34,7 @@ def _row_stats_ref(x):
      {"BLOCK": BLOCK, "ROW": False}),
     ("column_axpy", {"X": "*i32", "Y": "*i32", "OUT": "*i32", "n": "i32", "a": "i32"},
      {"BLOCK": BLOCK, "ROW": True}),
+    ("softmax_squeeze", {"X": "*fp32", "OUT": "*fp32"}, {"N": 32}),
 ])
 def test_pvc_spirv_validates(kernel, sig, consts):
     if not have_tool("spirv-val"):
@@ -58,6 +60,10 @@ for row in (False, True):
     o = np.zeros(NV, np.int32)
     K.column_axpy[(-(-NV // BLOCK),)](xi, yi, o, NV, 3, BLOCK=BLOCK, ROW=row)
     out["axpy_%d" % row] = {"x": xi.tolist(), "y": yi.tolist(), "o": o.tolist()}
+xs = rng.standard_normal(32).astype(np.float32)
+ys = np.zeros_like(xs)
+K.softmax_squeeze[(1,)](xs, ys, N=32)
+out["softmax"] = {"x": xs.tolist(), "y": ys.tolist()}
 zetile.get_device().synchronize()
 out["x"] = x.ravel().tolist()
 print("RESULT " + json.dumps(out))
@@ -70,6 +76,9 @@ def _check(res):
     np.testing.assert_allclose(res["sum"], s_ref, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.array(res["centered"]).reshape(M, N), c_ref, rtol=1e-6,
                                atol=1e-6)
+    xs = np.array(res["softmax"]["x"], np.float64)
+    sm = np.exp(xs - xs.max()) / np.exp(xs - xs.max()).sum()
+    np.testing.assert_allclose(res["softmax"]["y"], sm + xs, rtol=1e-5, atol=1e-6)
     for row in (0, 1):
         r = res["axpy_%d" % row]
         want = 3 * np.array(r["x"]) + np.array(r["y"])

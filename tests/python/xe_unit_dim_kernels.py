@@ -51,3 +51,13 @@ def erf_2d(X, OUT, M, N, BM: tl.constexpr, BN: tl.constexpr):
     x = tl.load(X + rm[:, None] * N + rn[None, :], mask=mask, other=0.0)
     y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
     tl.store(OUT + rm[:, None] * N + rn[None, :], y, mask=mask)
+
+
+@triton.jit
+def softmax_squeeze(X, OUT, N: tl.constexpr):
+    # tl.softmax on a 1-D tensor (a one-element max broadcast back) and a
+    # squeeze of an unsqueezed tensor.
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    y = tl.softmax(x) + tl.squeeze(tl.unsqueeze(x, 0), 0)
+    tl.store(OUT + offs, y)
