@@ -2127,6 +2127,87 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
   return NULL;
 }
 
+// tile.reshape between a 2-D tile held in one subgroup, whose columns fill
+// whole blocks, and a 1-D tensor (tl.ravel, tl.reshape to and from 1-D):
+// in row-major order 1-D chunk (row * blocks per row + block column) is
+// that block row, so the reshape only moves rows between the two records.
+// Other reshapes are not done (*handled false).
+static zt_status_t emit_reshape_rows(xe_emitter_t* e, MlirOperation op, bool* handled) {
+  *handled = false;
+  MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  zt_type_t st, rt;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(src), &st));
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &rt));
+  if (st.kind == ZT_BF16 || st.kind == ZT_PTR || st.kind == ZT_I1 || st.kind == ZT_I8 ||
+      e->nsg != 1)
+    return NULL;
+  bool ravel = st.rank == 2 && rt.rank == 1;
+  bool unravel = st.rank == 1 && rt.rank == 2 && rt.shape[0] > 1 && rt.shape[1] > 1;
+  if (!ravel && !unravel) return NULL;
+  const zt_type_t* t2 = ravel ? &st : &rt;
+  if (t2->shape[1] % 16) return NULL;
+  xe_val_t* s = xe_lookup(e, src);
+  if (!s) return NULL;
+  xe_val_t *blocks = NULL, *made = NULL;
+  if (ravel) {
+    if (s->layout == XE_LAYOUT_LAZY) {
+      xe_val_t* like = xe_alloc_blocks(e, st, XE_ROLE_C);
+      if (!like) return NULL;
+      made = like->layout == XE_LAYOUT_BLOCK2D ? materialize_lazy(e, src, like) : NULL;
+      xe_free_val(like);
+      if (!made) return NULL;
+      s = made;
+    }
+    if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16) {
+      xe_free_val(made);
+      return NULL;
+    }
+    blocks = s;
+  }
+  *handled = true;
+  xe_val_t* r = ravel ? xe_alloc(e, rt) : xe_alloc_blocks(e, rt, XE_ROLE_C);
+  xe_val_t* line = ravel ? r : s;
+  xe_val_t* tile = ravel ? blocks : r;
+  if (!r || line->layout != XE_LAYOUT_ROW16 || line->dist || tile->layout != XE_LAYOUT_BLOCK2D ||
+      tile->bc != 16 || line->nchunks != tile->nbr * tile->br * tile->nbc) {
+    xe_free_val(r);
+    xe_free_val(made);
+    return e->error ? NULL : xe_fail(e, ZT_STATUS_UNSUPPORTED, "this reshape on Xe");
+  }
+  const char* et = xe_block_elem(rt.kind);
+  xe_name_t zero = "";
+  if (unravel) {
+    char text[160];
+    snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
+             zt_scalar_kind_is_float(rt.kind) ? "0.0" : "0", tile->br, et);
+    xe_hoist(e, text, true, zero);
+  }
+  for (int32_t bi = 0; bi < tile->nbr; ++bi)
+    for (int32_t bj = 0; bj < tile->nbc; ++bj) {
+      xe_name_t acc;
+      memcpy(acc, zero, sizeof acc);
+      for (int32_t rr = 0; rr < tile->br; ++rr) {
+        int32_t chunk = (bi * tile->br + rr) * tile->nbc + bj;
+        if (ravel) {
+          xe_block_row(e, tile, bi, bj, rr, line->names[chunk]);
+          continue;
+        }
+        xe_name_t nb;
+        xe_fresh(e, nb);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.insert %s, %s [%d] {layout_result_0 = #zt_a} : "
+                         "vector<16x%s> into vector<%dx16x%s>%s\n",
+                         nb, line->names[chunk], acc, rr, et, tile->br, et, loc(e));
+        memcpy(acc, nb, sizeof acc);
+      }
+      if (unravel) memcpy(tile->names[bi * tile->nbc + bj], acc, sizeof acc);
+    }
+  xe_free_val(made);
+  xe_bind(e, res, r);
+  return NULL;
+}
+
 // A lazy 2-D value: nothing to emit now. addptr by a uniform amount keeps
 // the root and adds to the carried offset.
 static zt_status_t emit_lazy(xe_emitter_t* e, MlirOperation op) {
@@ -2177,6 +2258,15 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
   if (!two_d && !block_io) return NULL;
   *handled = true;
   zt_status_t s = NULL;
+  if (name_is(n, "tile.reshape")) {
+    // Rows moved between a 2-D tile and a 1-D tensor; other reshapes below.
+    bool done = false;
+    s = emit_reshape_rows(e, op, &done);
+    if (s || done || e->error) {
+      xe_matrix_cache_clear(e);
+      return s;
+    }
+  }
   if (block_io) {
     if (name_is(n, "tile.block_load") && value_rank(mlirOperationGetResult(op, 0)) != 2)
       s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "1-D block loads on Xe");

@@ -2,7 +2,7 @@
 them lazy for addresses and evaluates them into blocks where they meet data
 (xe_matrix.c, materialize_lazy): attention's causal mask as a 2-D where,
 tl.flip and tl.gather (one-hot matrices reduced), an index ramp cast to
-float. These failed on Xe before ("2-D float op with an integer/mask
+float, tl.ravel and a reshape of 1-D data to 2-D. These failed on Xe before ("2-D float op with an integer/mask
 operand"). Shown: spirv-val (E1), ocloc builds them (E2), the numbers on
 Intel's OpenCL CPU runtime (E5) and on the CPU target (E4)."""
 import json
@@ -25,6 +25,7 @@ CASES = [
     ("flip_gather", {"X": "*fp32", "FLIP": "*fp32", "GATHER": "*fp32"}, {"N": 32}),
     ("flip_gather", {"X": "*i32", "FLIP": "*i32", "GATHER": "*i32"}, {"N": 16}),
     ("ramp_plus", {"X": "*fp32", "OUT": "*fp32"}, {"M": 8, "N": 32}),
+    ("ravel_unravel", {"X": "*fp32", "FLAT": "*fp32", "TILE": "*fp32"}, {"M": 8, "N": 32}),
 ]
 
 
@@ -58,6 +59,10 @@ x = rng.standard_normal((8, 32)).astype(np.float32)
 y = np.zeros_like(x)
 K.ramp_plus[(1,)](x, y, M=8, N=32)
 out["ramp"] = {"x": x.tolist(), "y": y.tolist()}
+x = rng.standard_normal((8, 32)).astype(np.float32)
+fl, ti = np.zeros(256, np.float32), np.zeros((8, 32), np.float32)
+K.ravel_unravel[(1,)](x, fl, ti, M=8, N=32, num_warps=1)
+out["ravel"] = {"x": x.tolist(), "flat": fl.tolist(), "tile": ti.tolist()}
 zetile.get_device().synchronize()
 print("RESULT " + json.dumps(out))
 """
@@ -74,6 +79,9 @@ def _check(res):
         v = np.array(r["x"])
         np.testing.assert_array_equal(r["flip"], v[::-1])
         np.testing.assert_array_equal(r["gather"], v[(np.arange(n) * 7 + 3) % n])
+    x = np.array(res["ravel"]["x"], np.float32)  # float32 arithmetic, exact
+    np.testing.assert_array_equal(res["ravel"]["flat"], x.ravel() * np.float32(2))
+    np.testing.assert_array_equal(res["ravel"]["tile"], x + np.float32(1))
     x = np.array(res["ramp"]["x"])
     np.testing.assert_allclose(res["ramp"]["y"], x + np.arange(8 * 32).reshape(8, 32),
                                rtol=1e-6)

@@ -30,3 +30,15 @@ def ramp_plus(X, OUT, M: tl.constexpr, N: tl.constexpr):
     x = tl.load(X + rm[:, None] * N + rn[None, :])
     idx = (rm[:, None] * N + rn[None, :]).to(tl.float32)
     tl.store(OUT + rm[:, None] * N + rn[None, :], x + idx)
+
+
+@triton.jit
+def ravel_unravel(X, FLAT, TILE, M: tl.constexpr, N: tl.constexpr):
+    # 2-D -> 1-D (tl.ravel) and 1-D -> 2-D (tl.reshape) move rows only.
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    k = tl.arange(0, M * N)
+    tl.store(FLAT + k, tl.ravel(x) * 2)
+    f = tl.load(X + k)
+    tl.store(TILE + rm[:, None] * N + rn[None, :], tl.reshape(f, (M, N)) + 1)
