@@ -1659,6 +1659,20 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
 // to bf16 does not reach SPIR-V without SPV_KHR_bfloat16, which IGC 2022
 // would read as half (XEGPU_NOTES b2/b3).
 // Elementwise ops on 2-D float tiles (and casts between them).
+// block[rr] = row (a 16-lane vector) in *block (vector<br x 16 x et>, layout
+// attribute attr): a fresh name replaces *block.
+static void insert_row(xe_emitter_t* e, const char* row, xe_name_t block, int rr, const char* et,
+                       int32_t br, const char* attr) {
+  xe_name_t nb;
+  xe_fresh(e, nb);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.insert %s, %s [%d] {layout_result_0 = %s} : vector<16x%s> "
+                   "into vector<%dx16x%s>%s\n",
+                   nb, row, block, rr, attr, et, br, et, loc(e));
+  memcpy(block, nb, sizeof nb);
+}
+
 // A lazy 2-D integer or i1 value (index arithmetic, masks) as blocks laid
 // out like `like` (role C): each block row is the lazy expression evaluated
 // at that row (the evaluation loads and stores use), inserted row by row.
@@ -1698,7 +1712,7 @@ static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_
       offset_i32(e, col0, (int64_t)bj * 16, colb);
       memcpy(acc, zero, sizeof acc);
       for (int rr = 0; rr < r->br && !e->error; ++rr) {
-        xe_name_t rowi, nb;
+        xe_name_t rowi;
         row_index(e, row0, (int64_t)bi * r->br + rr, rowi);
         idx_t idx[2] = {{rowi, false}, {colb, true}};
         lval_t lv;
@@ -1714,13 +1728,7 @@ static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_
                            c, cast, lv.v, xe_block_elem(from), et, loc(e));
           memcpy(lv.v, c, sizeof c);
         }
-        xe_fresh(e, nb);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = vector.insert %s, %s [%d] {layout_result_0 = %s} : vector<16x%s> "
-                         "into vector<%dx16x%s>%s\n",
-                         nb, lv.v, acc, rr, xe_layout_attr(r), et, r->br, et, loc(e));
-        memcpy(acc, nb, sizeof acc);
+        insert_row(e, lv.v, acc, rr, et, r->br, xe_layout_attr(r));
       }
       memcpy(r->names[bi * r->nbc + bj], acc, sizeof acc);
     }
@@ -2075,16 +2083,7 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
                "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
                zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", r->br, et);
       xe_hoist(e, text, true, blk);
-      for (int32_t rr = 0; rr < r->br; ++rr) {
-        xe_name_t nb;
-        xe_fresh(e, nb);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = vector.insert %s, %s [%d] {layout_result_0 = #zt_a} : "
-                         "vector<16x%s> into vector<%dx16x%s>%s\n",
-                         nb, row, blk, (int)rr, et, r->br, et, loc(e));
-        memcpy(blk, nb, sizeof blk);
-      }
+      for (int32_t rr = 0; rr < r->br; ++rr) insert_row(e, row, blk, rr, et, r->br, "#zt_a");
       for (int32_t bi = 0; bi < r->nbr; ++bi) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
     }
     xe_bind(e, res, r);
@@ -2111,15 +2110,10 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
     xe_name_t blk;
     memcpy(blk, zero, sizeof blk);
     for (int32_t rr = 0; rr < r->br; ++rr) {
-      xe_name_t v, b, nb;
+      xe_name_t v, b;
       lane_value(e, col, (int64_t)bi * r->br + rr, v);
       xe_vsplat(e, v, et, b);
-      xe_fresh(e, nb);
-      xe_line(e);
-      zt_strbuf_printf(&e->body,
-                       "%s = vector.insert %s, %s [%d] {layout_result_0 = #zt_a} : vector<16x%s> "
-                       "into vector<%dx16x%s>%s\n", nb, b, blk, (int)rr, et, r->br, et, loc(e));
-      memcpy(blk, nb, sizeof blk);
+      insert_row(e, b, blk, rr, et, r->br, "#zt_a");
     }
     for (int32_t bj = 0; bj < r->nbc; ++bj) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
   }
@@ -2192,14 +2186,7 @@ static zt_status_t emit_reshape_rows(xe_emitter_t* e, MlirOperation op, bool* ha
           xe_block_row(e, tile, bi, bj, rr, line->names[chunk]);
           continue;
         }
-        xe_name_t nb;
-        xe_fresh(e, nb);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = vector.insert %s, %s [%d] {layout_result_0 = #zt_a} : "
-                         "vector<16x%s> into vector<%dx16x%s>%s\n",
-                         nb, line->names[chunk], acc, rr, et, tile->br, et, loc(e));
-        memcpy(acc, nb, sizeof acc);
+        insert_row(e, line->names[chunk], acc, rr, et, tile->br, "#zt_a");
       }
       if (unravel) memcpy(tile->names[bi * tile->nbc + bj], acc, sizeof acc);
     }

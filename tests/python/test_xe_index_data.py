@@ -5,7 +5,6 @@ tl.flip and tl.gather (one-hot matrices reduced), an index ramp cast to
 float, tl.ravel and a reshape of 1-D data to 2-D. These failed on Xe before ("2-D float op with an integer/mask
 operand"). Shown: spirv-val (E1), ocloc builds them (E2), the numbers on
 Intel's OpenCL CPU runtime (E5) and on the CPU target (E4)."""
-import json
 import os
 import sys
 
@@ -14,7 +13,7 @@ import pytest
 
 import zetile
 from zetile.tools import isa
-from zt_testutil import have_tool, opencl_cpu_or_skip, run_python, run_result, spirv_val
+from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -88,9 +87,7 @@ def _check(res):
 
 
 def test_cpu_numbers():
-    r = run_python("import sys; sys.path.insert(0, %r)\n" % HERE + RUN, env={"ZETILE_DEVICE": "cpu"})
-    assert r.returncode == 0, r.stdout + r.stderr
-    _check(json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:]))
+    _check(run_result(RUN, path=HERE, env={"ZETILE_DEVICE": "cpu"}))
 
 
 def test_e5_pvc_spirv_on_opencl_cpu():

@@ -86,13 +86,7 @@ def _check(res):
 
 
 def test_cpu_numbers():
-    from zt_testutil import run_python
-    import json
-    r = run_python("import sys; sys.path.insert(0, %r)\n" % HERE + RUN,
-                   env={"ZETILE_DEVICE": "cpu"})
-    assert r.returncode == 0, r.stdout + r.stderr
-    line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1]
-    _check(json.loads(line[len("RESULT "):]))
+    _check(run_result(RUN, path=HERE, env={"ZETILE_DEVICE": "cpu"}))
 
 
 @pytest.mark.parametrize("compat", ["0", "1"])

@@ -5,7 +5,6 @@ product) pair along either axis of a 2-D tile, and a row split across
 subgroups. The pvc SPIR-V passes spirv-val (E1), ocloc builds it (E2), and
 it computes numpy's numbers on Intel's OpenCL CPU runtime (E5; not the split
 row, whose SLM exchange that runtime cannot run); the CPU target agrees (E4)."""
-import json
 import os
 import sys
 
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 
 import zetile
-from zt_testutil import have_tool, opencl_cpu_or_skip, run_python, run_result, spirv_val
+from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -117,10 +116,7 @@ def _check(res):
 
 
 def test_cpu_numbers():
-    r = run_python("import sys; sys.path.insert(0, %r)\n" % HERE + RUN.replace("LONG", "True"),
-                   env={"ZETILE_DEVICE": "cpu"})
-    assert r.returncode == 0, r.stdout + r.stderr
-    res = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+    res = run_result(RUN.replace("LONG", "True"), path=HERE, env={"ZETILE_DEVICE": "cpu"})
     assert "long" in res
     _check(res)
 

@@ -57,8 +57,9 @@ def opencl_cpu_or_skip():
 
 
 def run_result(code, path=None, env=None):
-    """Runs code in a fresh interpreter on opencl:cpu (path: a folder put first
-    on sys.path) and returns the JSON it printed after "RESULT "."""
+    """Runs code in a fresh interpreter on opencl:cpu, or the device env names
+    (path: a folder put first on sys.path), and returns the JSON it printed
+    after "RESULT "."""
     import json
     prefix = f"import sys; sys.path.insert(0, {path!r})\n" if path else ""
     r = run_python(prefix + textwrap.dedent(code), env={"ZETILE_DEVICE": "opencl:cpu", **(env or {})})
