@@ -6,9 +6,10 @@
 // lane's mask), and the marked gather becomes a broadcast of `old`.
 //
 // The same pass also turns lane shuffles into gpu.shuffle: a user-combiner
-// reduction (xe_reduce_user.c) marks `x = addi v, v {zt.shfl_xor = d}`
-// (an op distribution carries over unchanged and nothing folds); here the
-// lane's element of v becomes `gpu.shuffle xor v, d, 16`, which
+// reduction or scan (xe_reduce_user.c) marks `x = addi v, v {zt.shfl_xor =
+// d}` (or shfl_up / shfl_down; an op distribution carries over unchanged and
+// nothing folds); here the lane's element of v becomes `gpu.shuffle xor v,
+// d, 16` (up, down), which
 // convert-gpu-to-llvm-spv lowers to a subgroup shuffle. Upstream's
 // distribution has no cross-lane move of its own besides reductions, and
 // moving lanes through SLM needs fences, which make it give up.
@@ -218,13 +219,20 @@ zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
     bool is_cmp = st && strstr(l, "zt.atomic_cmp = ");
     bool is_rmw = st && strstr(l, "zt.atomic = \"");
     bool is_res = ld && strstr(l, "zt.atomic_result = ");
-    const char* shfl = strstr(l, "zt.shfl_xor = ");
+    static const char* const modes[] = {"xor", "up", "down"};
+    const char* shfl = NULL;
+    const char* mode = NULL;
+    char key[24] = "";
+    for (size_t i = 0; i < sizeof modes / sizeof *modes && !shfl; ++i) {
+      snprintf(key, sizeof key, "zt.shfl_%s = ", modes[i]);
+      if ((shfl = strstr(l, key))) mode = modes[i];
+    }
     if (shfl) {
-      // %r = arith.addi %v, %v {zt.shfl_xor = D : i32} : vector<1xT>
+      // %r = arith.addi %v, %v {zt.shfl_<mode> = D : i32} : vector<1xT>
       const char* eq = strstr(l, " = arith.add");
       const char* colon = strstr(shfl, "} : ");
       char r[64] = "", v[64] = "", ty[16] = "";
-      long long d = attr_int(l, "zt.shfl_xor = ");
+      long long d = attr_int(l, key);
       bool ok = eq && colon && d > 0 && operand(l, eq, 0, r, sizeof r) &&
                 operand(eq, colon, 0, v, sizeof v) && elem_type(colon + 4, ty, sizeof ty);
       if (!ok) {
@@ -249,8 +257,8 @@ zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
       zt_strbuf_printf(&out,
                        "    %%zts%d_d = arith.constant %lld : i32\n"
                        "    %%zts%d_w = arith.constant 16 : i32\n"
-                       "    %s, %%zts%d_ok = gpu.shuffle xor %s, %%zts%d_d, %%zts%d_w : %s\n",
-                       f, d, f, dst, f, src, f, f, ty);
+                       "    %s, %%zts%d_ok = gpu.shuffle %s %s, %%zts%d_d, %%zts%d_w : %s\n",
+                       f, d, f, dst, f, mode, src, f, f, ty);
       if (vec)
         zt_strbuf_printf(&out, "    %s = vector.broadcast %s : %s to vector<1x%s>\n", r, dst, ty,
                          ty);

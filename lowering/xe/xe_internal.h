@@ -357,6 +357,8 @@ bool xe_reduce_is_builtin(xe_emitter_t* e, MlirOperation op);
 /// tile.reduce of 1..8 tensors with a user combiner (1-D, or 2-D along a
 /// local axis; one subgroup): xe_reduce_user.c.
 zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op);
+/// tile.scan of 1-D tensors (one subgroup) with a user combiner.
+zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op);
 /// The reduce lowering for op: argreduce, built-in or user combiner.
 zt_status_t xe_emit_any_reduce(xe_emitter_t* e, MlirOperation op);
 /// tile.scan of a 1-D or 2-D tensor (one subgroup, built-in kinds).

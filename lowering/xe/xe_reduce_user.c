@@ -234,7 +234,9 @@ static xe_val_t* lane_scalar(xe_emitter_t* e, zt_scalar_kind_t k, const char* v,
 // halves turns into gpu.shuffle xor (a subgroup shuffle). Moving lanes
 // through SLM instead needs fences, and upstream's distribution gives up
 // (silently) once a few of them sit between the accesses.
-static void partner(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int d, xe_name_t out) {
+// mode: "xor" (lane j ^ d), "up" (lane j - d), "down" (lane j + d).
+static void shuffle(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, const char* mode, int d,
+                    xe_name_t out) {
   const char* et = xe_elem(k);
   bool f = zt_scalar_kind_is_float(k) && k != ZT_BF16;  // bf16: i16 bits
   e->used_shuffles = true;
@@ -242,8 +244,12 @@ static void partner(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int d, x
   xe_line(e);
   zt_strbuf_printf(&e->body,
                    "%s = arith.%s %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   ", zt.shfl_xor = %d : i32} : vector<16x%s>%s\n",
-                   out, f ? "addf" : "addi", v, v, d, et, e->loc.data ? e->loc.data : "");
+                   ", zt.shfl_%s = %d : i32} : vector<16x%s>%s\n",
+                   out, f ? "addf" : "addi", v, v, mode, d, et, e->loc.data ? e->loc.data : "");
+}
+
+static void partner(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int d, xe_name_t out) {
+  shuffle(e, k, v, "xor", d, out);
 }
 
 static zt_status_t combine_chunks(xe_emitter_t* e, MlirOperation fn, int n,
@@ -464,6 +470,91 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
       }
     }
   }
+  if (st || e->error) {
+    free_all(out, n);
+    return st;
+  }
+  for (int t = 0; t < n; ++t) xe_bind(e, mlirOperationGetResult(op, t), out[t]);
+  return NULL;
+}
+
+// --- scans ---------------------------------------------------------------
+//
+// tl.associative_scan with a user combine function (tuples too) of 1-D
+// tensors in one subgroup: each chunk is scanned across its lanes
+// Hillis-Steele style (steps 1, 2, 4, 8: lane j combines lane j - d's value
+// on its left; reverse scans lane j + d's, the higher indices on the left as
+// Triton's flip-scan-flip has them), then combined with the carry of the
+// chunks before it (after it, reversed).
+
+zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
+  MlirOperation fn;
+  int n;
+  xe_val_t* src[MAX_VALS];
+  zt_scalar_kind_t kinds[MAX_VALS];
+  ZT_RETURN_IF_ERROR(check(e, op, &fn, &n, src, kinds));
+  if (e->error) return NULL;
+  const xe_val_t* s = src[0];
+  for (int t = 0; t < n; ++t)
+    if (src[t]->layout != XE_LAYOUT_ROW16 || src[t]->dist || src[t]->numel != s->numel)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "a scan with a user combiner of this value on Xe (1-D tensors in one "
+                     "subgroup: num_warps=1)");
+  MlirAttribute rv = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("reverse"));
+  bool rev = !mlirAttributeIsNull(rv) && mlirAttributeIsABool(rv) && mlirBoolAttrGetValue(rv);
+  xe_val_t* out[MAX_VALS] = {0};
+  for (int t = 0; t < n; ++t)
+    if (!(out[t] = xe_alloc(e, src[t]->type))) {
+      free_all(out, n);
+      return NULL;
+    }
+  xe_val_t* carry[MAX_VALS] = {0};
+  zt_status_t st = NULL;
+  xe_name_t lane;
+  xe_lane_i32(e, lane);
+  for (int32_t q = 0; q < s->nchunks && !st && !e->error; ++q) {
+    int32_t c = rev ? s->nchunks - 1 - q : q;
+    int64_t left = s->numel - 16LL * c;
+    int valid = left < 16 ? (int)left : 16;
+    char acc[MAX_VALS][XE_NAME_MAX], p[MAX_VALS][XE_NAME_MAX];
+    for (int t = 0; t < n; ++t) memcpy(acc[t], src[t]->names[c], XE_NAME_MAX);
+    for (int d = 1; d < valid && !st && !e->error; d *= 2) {
+      for (int t = 0; t < n; ++t) shuffle(e, kinds[t], acc[t], rev ? "down" : "up", d, p[t]);
+      // Lanes with a partner: j >= d (up), j + d < valid (down).
+      xe_name_t ok, lim;
+      char cv[8];
+      snprintf(cv, sizeof cv, "%d", rev ? valid - d : d);
+      xe_vconst(e, cv, "i32", lim);
+      xe_vbinary(e, rev ? "arith.cmpi slt," : "arith.cmpi sge,", lane, lim, "i32", ok);
+      char kept[MAX_VALS][XE_NAME_MAX];
+      memcpy(kept, acc, sizeof kept);
+      // combine(partner, acc): combine_chunks keeps its first argument's lanes.
+      memcpy(acc, p, sizeof acc);
+      st = combine_chunks(e, fn, n, kinds, acc, kept, 16);
+      for (int t = 0; t < n && !st && !e->error; ++t) {
+        xe_name_t sel;
+        xe_vselect(e, ok, acc[t], kept[t], xe_elem(kinds[t]), sel);
+        memcpy(acc[t], sel, XE_NAME_MAX);
+      }
+    }
+    if (!st && !e->error && carry[0]) {
+      // combine(carry, acc) on every lane: the carry is a uniform scalar.
+      xe_val_t* b[MAX_VALS] = {0};
+      xe_val_t* r[MAX_VALS] = {0};
+      for (int t = 0; t < n; ++t) b[t] = chunk_rec(e, kinds[t], acc[t]);
+      st = apply(e, fn, n, carry, b, true, r);
+      for (int t = 0; t < n && !st && !e->error; ++t) memcpy(acc[t], r[t]->names[0], XE_NAME_MAX);
+      free_all(b, n);
+      free_all(r, n);
+    }
+    if (st || e->error) break;
+    for (int t = 0; t < n; ++t) memcpy(out[t]->names[c], acc[t], XE_NAME_MAX);
+    // The running total: the last valid lane (lane 0 when reversed).
+    free_all(carry, n);
+    for (int t = 0; t < n; ++t)
+      if (!(carry[t] = lane_scalar(e, kinds[t], acc[t], rev ? 0 : valid - 1))) break;
+  }
+  free_all(carry, n);
   if (st || e->error) {
     free_all(out, n);
     return st;

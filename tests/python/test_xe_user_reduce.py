@@ -1,8 +1,9 @@
 """tl.reduce with user combine functions on Xe (lowering/xe/xe_reduce_user.c:
 the combiner emitted inline, lanes moved out one at a time): Welford's
 mean/variance (3 tensors), an argmax with index tie-break, and a (sum,
-product) pair along either axis of a 2-D tile, and a row split across
-subgroups. The pvc SPIR-V passes spirv-val (E1), ocloc builds it (E2), and
+product) pair along either axis of a 2-D tile, a row split across
+subgroups, and tl.associative_scan with user combiners (a linear recurrence
+as selective scans write it, a forward fill; forward and reverse). The pvc SPIR-V passes spirv-val (E1), ocloc builds it (E2), and
 it computes numpy's numbers on Intel's OpenCL CPU runtime (E5; not the split
 row, whose SLM exchange that runtime cannot run); the CPU target agrees (E4)."""
 import os
@@ -23,6 +24,10 @@ CASES = [
     ("argmax_user", {"X": "*i32", "OUT": "*i32", "N": "i32"}, {"BLOCK": 64}),
     ("pair_2d", {"X": "*i32", "S": "*i32", "P": "*i32"}, {"M": 16, "N": 32, "AXIS": 0}),
     ("pair_2d", {"X": "*i32", "S": "*i32", "P": "*i32"}, {"M": 16, "N": 32, "AXIS": 1}),
+    ("scan_user", {"A": "*fp32", "B": "*fp32", "H": "*fp32", "S": "*i32", "R": "*i32",
+                   "N": "i32"}, {"BLOCK": 64, "REVERSE": False}),
+    ("scan_user", {"A": "*fp32", "B": "*fp32", "H": "*fp32", "S": "*i32", "R": "*i32",
+                   "N": "i32"}, {"BLOCK": 64, "REVERSE": True}),
     ("welford_long", {"X": "*fp32", "MEAN": "*fp32", "VAR": "*fp32", "N": "i32"},
      {"BLOCK": 1024}),
 ]
@@ -47,7 +52,7 @@ def test_e1_pvc(i):
 
 
 @pytest.mark.skipif(not have_tool("ocloc"), reason="ocloc is not installed")
-@pytest.mark.parametrize("i", [0, len(CASES) - 1])
+@pytest.mark.parametrize("i", [0, 4, 5, len(CASES) - 1])
 def test_e2_ocloc_builds_with_subgroup_shuffles(i):
     # The butterfly's gpu.shuffle must reach IGC as a subgroup shuffle it
     # resolves: no call left in the ISA (also with the SLM exchange).
@@ -81,6 +86,15 @@ for axis in (0, 1):
     s, p = np.zeros(n, np.int32), np.zeros(n, np.int32)
     K.pair_2d[(1,)](x2, s, p, M=16, N=32, AXIS=axis)
     out["pair%d" % axis] = {"x": x2.tolist(), "s": s.tolist(), "p": p.tolist()}
+for rev in (False, True):
+    n = 50
+    a = rng.uniform(0.5, 1.0, n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    si = rng.integers(-3, 4, n).astype(np.int32)
+    h, r = np.zeros(n, np.float32), np.zeros(n, np.int32)
+    K.scan_user[(1,)](a, b, h, si, r, n, BLOCK=64, REVERSE=rev, num_warps=1)
+    out["scan%d" % rev] = {"a": a.tolist(), "b": b.tolist(), "h": h.tolist(),
+                           "s": si.tolist(), "r": r.tolist()}
 if LONG:
     xl = rng.standard_normal(1000).astype(np.float32) * 2 + 5
     ml, vl = np.zeros(1, np.float32), np.zeros(1, np.float32)
@@ -95,6 +109,18 @@ def _check(res):
     x = np.array(res["welford"]["x"], np.float64)
     np.testing.assert_allclose(res["welford"]["mean"], x.mean(axis=1), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(res["welford"]["var"], x.var(axis=1), rtol=1e-4, atol=1e-4)
+    for rev in (0, 1):
+        r = res["scan%d" % rev]
+        a, b, s = np.array(r["a"]), np.array(r["b"]), [int(v) for v in r["s"]]
+        order = range(len(a) - 1, -1, -1) if rev else range(len(a))
+        h, acc, want_h, want_r = 0.0, None, np.zeros(len(a)), [0] * len(a)
+        for k in order:
+            h = a[k] * h + b[k]
+            want_h[k] = h
+            acc = s[k] if acc is None or s[k] != 0 else acc
+            want_r[k] = acc
+        np.testing.assert_allclose(r["h"], want_h, rtol=1e-4, atol=1e-5)
+        assert r["r"] == want_r, (rev, r["r"], want_r)
     if "long" in res:
         xl = np.array(res["long"]["x"], np.float64)
         assert abs(res["long"]["mean"] - xl.mean()) < 1e-4 * abs(xl.mean()), res["long"]

@@ -71,3 +71,29 @@ def welford_long(X, MEAN, VAR, N, BLOCK: tl.constexpr):
     mean, m2, cnt = tl.reduce((x, tl.zeros_like(x), w), 0, _welford)
     tl.store(MEAN, mean)
     tl.store(VAR, m2 / cnt)
+
+
+@triton.jit
+def _linear_rec(a1, b1, a2, b2):
+    # h = a * h_prev + b composed: the scan of a linear recurrence (as
+    # state-space models' selective scans write it).
+    return a1 * a2, b1 * a2 + b2
+
+
+@triton.jit
+def _fill(x, y):
+    # Forward fill (the last non-zero so far): associative, not commutative,
+    # so the order a scan combines in shows.
+    return tl.where(y != 0, y, x)
+
+
+@triton.jit
+def scan_user(A, B, H, S, R, N, BLOCK: tl.constexpr, REVERSE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    a = tl.load(A + offs, mask=m, other=1.0)
+    b = tl.load(B + offs, mask=m, other=0.0)
+    _, h = tl.associative_scan((a, b), 0, _linear_rec, reverse=REVERSE)
+    tl.store(H + offs, h, mask=m)
+    i = tl.load(S + offs, mask=m, other=0)
+    tl.store(R + offs, tl.associative_scan(i, 0, _fill, reverse=REVERSE), mask=m)
