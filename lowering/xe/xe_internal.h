@@ -231,6 +231,10 @@ void xe_put_lane(xe_emitter_t* e, const char* scalar, int i, const char* vec, co
 /// Row rr of block (bi, bj) of a BLOCK2D record as a 16-lane vector.
 void xe_block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, int32_t rr,
                   xe_name_t out);
+/// block[rr] = row (a 16-lane vector) in the block vector<br x 16 x et>
+/// named `block` (layout attribute attr); `block` is renamed to the result.
+void xe_block_insert_row(xe_emitter_t* e, const char* row, xe_name_t block, int rr,
+                         const char* et, int32_t br, const char* attr);
 /// Largest number of SLM exchange slots (subgroups) we support.
 #define XE_MAX_SUBGROUPS 64
 

@@ -1661,8 +1661,8 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
 // Elementwise ops on 2-D float tiles (and casts between them).
 // block[rr] = row (a 16-lane vector) in *block (vector<br x 16 x et>, layout
 // attribute attr): a fresh name replaces *block.
-static void insert_row(xe_emitter_t* e, const char* row, xe_name_t block, int rr, const char* et,
-                       int32_t br, const char* attr) {
+void xe_block_insert_row(xe_emitter_t* e, const char* row, xe_name_t block, int rr,
+                         const char* et, int32_t br, const char* attr) {
   xe_name_t nb;
   xe_fresh(e, nb);
   xe_line(e);
@@ -1728,7 +1728,7 @@ static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_
                            c, cast, lv.v, xe_block_elem(from), et, loc(e));
           memcpy(lv.v, c, sizeof c);
         }
-        insert_row(e, lv.v, acc, rr, et, r->br, xe_layout_attr(r));
+        xe_block_insert_row(e, lv.v, acc, rr, et, r->br, xe_layout_attr(r));
       }
       memcpy(r->names[bi * r->nbc + bj], acc, sizeof acc);
     }
@@ -2083,7 +2083,7 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
                "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
                zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", r->br, et);
       xe_hoist(e, text, true, blk);
-      for (int32_t rr = 0; rr < r->br; ++rr) insert_row(e, row, blk, rr, et, r->br, "#zt_a");
+      for (int32_t rr = 0; rr < r->br; ++rr) xe_block_insert_row(e, row, blk, rr, et, r->br, "#zt_a");
       for (int32_t bi = 0; bi < r->nbr; ++bi) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
     }
     xe_bind(e, res, r);
@@ -2113,7 +2113,7 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
       xe_name_t v, b;
       lane_value(e, col, (int64_t)bi * r->br + rr, v);
       xe_vsplat(e, v, et, b);
-      insert_row(e, b, blk, rr, et, r->br, "#zt_a");
+      xe_block_insert_row(e, b, blk, rr, et, r->br, "#zt_a");
     }
     for (int32_t bj = 0; bj < r->nbc; ++bj) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
   }
@@ -2186,7 +2186,7 @@ static zt_status_t emit_reshape_rows(xe_emitter_t* e, MlirOperation op, bool* ha
           xe_block_row(e, tile, bi, bj, rr, line->names[chunk]);
           continue;
         }
-        insert_row(e, line->names[chunk], acc, rr, et, tile->br, "#zt_a");
+        xe_block_insert_row(e, line->names[chunk], acc, rr, et, tile->br, "#zt_a");
       }
       if (unravel) memcpy(tile->names[bi * tile->nbc + bj], acc, sizeof acc);
     }

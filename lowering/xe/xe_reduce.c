@@ -678,12 +678,7 @@ static void scan_row(xe_emitter_t* e, const reduce_kind_t* rk, zt_scalar_kind_t 
 }
 
 zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
-  if (!xe_reduce_is_builtin(e, op)) {
-    MlirValue x = mlirOperationGetOperand(op, 0);
-    if (mlirTypeIsARankedTensor(mlirValueGetType(x)) &&
-        mlirShapedTypeGetRank(mlirValueGetType(x)) == 1)
-      return xe_emit_scan_user(e, op);
-  }
+  if (!xe_reduce_is_builtin(e, op)) return xe_emit_scan_user(e, op);
   const reduce_kind_t* rk;
   ZT_RETURN_IF_ERROR(reduce_kind_of(e, op, &rk));
   xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));

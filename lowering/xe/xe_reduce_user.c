@@ -480,63 +480,54 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
 
 // --- scans ---------------------------------------------------------------
 //
-// tl.associative_scan with a user combine function (tuples too) of 1-D
-// tensors in one subgroup: each chunk is scanned across its lanes
+// tl.associative_scan with a user combine function (tuples too). Along the
+// lanes (1-D tensors, axis 1 of 2-D tiles) each 16-lane chunk is scanned
 // Hillis-Steele style (steps 1, 2, 4, 8: lane j combines lane j - d's value
 // on its left; reverse scans lane j + d's, the higher indices on the left as
 // Triton's flip-scan-flip has them), then combined with the carry of the
-// chunks before it (after it, reversed).
+// chunks before it (after it, reversed). Along rows (axis 0) each row is
+// combined lane by lane with the running row.
 
-zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
-  MlirOperation fn;
-  int n;
-  xe_val_t* src[MAX_VALS];
-  zt_scalar_kind_t kinds[MAX_VALS];
-  ZT_RETURN_IF_ERROR(check(e, op, &fn, &n, src, kinds));
-  if (e->error) return NULL;
-  const xe_val_t* s = src[0];
-  for (int t = 0; t < n; ++t)
-    if (src[t]->layout != XE_LAYOUT_ROW16 || src[t]->dist || src[t]->numel != s->numel)
-      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                     "a scan with a user combiner of this value on Xe (1-D tensors in one "
-                     "subgroup: num_warps=1)");
-  MlirAttribute rv = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("reverse"));
-  bool rev = !mlirAttributeIsNull(rv) && mlirAttributeIsABool(rv) && mlirBoolAttrGetValue(rv);
-  xe_val_t* out[MAX_VALS] = {0};
-  for (int t = 0; t < n; ++t)
-    if (!(out[t] = xe_alloc(e, src[t]->type))) {
-      free_all(out, n);
-      return NULL;
-    }
-  xe_val_t* carry[MAX_VALS] = {0};
-  zt_status_t st = NULL;
+// The inclusive scan of one chunk across its `valid` lanes, in place.
+static zt_status_t scan_lanes(xe_emitter_t* e, MlirOperation fn, int n,
+                              const zt_scalar_kind_t* kinds, char (*acc)[XE_NAME_MAX], int valid,
+                              bool rev) {
   xe_name_t lane;
   xe_lane_i32(e, lane);
-  for (int32_t q = 0; q < s->nchunks && !st && !e->error; ++q) {
-    int32_t c = rev ? s->nchunks - 1 - q : q;
-    int64_t left = s->numel - 16LL * c;
-    int valid = left < 16 ? (int)left : 16;
-    char acc[MAX_VALS][XE_NAME_MAX], p[MAX_VALS][XE_NAME_MAX];
-    for (int t = 0; t < n; ++t) memcpy(acc[t], src[t]->names[c], XE_NAME_MAX);
-    for (int d = 1; d < valid && !st && !e->error; d *= 2) {
-      for (int t = 0; t < n; ++t) shuffle(e, kinds[t], acc[t], rev ? "down" : "up", d, p[t]);
-      // Lanes with a partner: j >= d (up), j + d < valid (down).
-      xe_name_t ok, lim;
-      char cv[8];
-      snprintf(cv, sizeof cv, "%d", rev ? valid - d : d);
-      xe_vconst(e, cv, "i32", lim);
-      xe_vbinary(e, rev ? "arith.cmpi slt," : "arith.cmpi sge,", lane, lim, "i32", ok);
-      char kept[MAX_VALS][XE_NAME_MAX];
-      memcpy(kept, acc, sizeof kept);
-      // combine(partner, acc): combine_chunks keeps its first argument's lanes.
-      memcpy(acc, p, sizeof acc);
-      st = combine_chunks(e, fn, n, kinds, acc, kept, 16);
-      for (int t = 0; t < n && !st && !e->error; ++t) {
-        xe_name_t sel;
-        xe_vselect(e, ok, acc[t], kept[t], xe_elem(kinds[t]), sel);
-        memcpy(acc[t], sel, XE_NAME_MAX);
-      }
+  for (int d = 1; d < valid && !e->error; d *= 2) {
+    char p[MAX_VALS][XE_NAME_MAX], kept[MAX_VALS][XE_NAME_MAX];
+    for (int t = 0; t < n; ++t) shuffle(e, kinds[t], acc[t], rev ? "down" : "up", d, p[t]);
+    // Lanes with a partner: j >= d (up), j + d < valid (down).
+    xe_name_t ok, lim;
+    char cv[8];
+    snprintf(cv, sizeof cv, "%d", rev ? valid - d : d);
+    xe_vconst(e, cv, "i32", lim);
+    xe_vbinary(e, rev ? "arith.cmpi slt," : "arith.cmpi sge,", lane, lim, "i32", ok);
+    memcpy(kept, acc, sizeof kept);
+    // combine(partner, acc): combine_chunks keeps its first argument's place.
+    memcpy(acc, p, sizeof p);
+    ZT_RETURN_IF_ERROR(combine_chunks(e, fn, n, kinds, acc, kept, 16));
+    for (int t = 0; t < n && !e->error; ++t) {
+      xe_name_t sel;
+      xe_vselect(e, ok, acc[t], kept[t], xe_elem(kinds[t]), sel);
+      memcpy(acc[t], sel, XE_NAME_MAX);
     }
+  }
+  return NULL;
+}
+
+// Scans the chunks ch[k][t] (k = 0..nch-1, in index order; the last one
+// holding `last_valid` elements) across lanes and chunks, in place.
+static zt_status_t scan_chunks(xe_emitter_t* e, MlirOperation fn, int n,
+                               const zt_scalar_kind_t* kinds, char (*ch)[MAX_VALS][XE_NAME_MAX],
+                               int32_t nch, int last_valid, bool rev) {
+  xe_val_t* carry[MAX_VALS] = {0};
+  zt_status_t st = NULL;
+  for (int32_t q = 0; q < nch && !st && !e->error; ++q) {
+    int32_t c = rev ? nch - 1 - q : q;
+    int valid = c == nch - 1 ? last_valid : 16;
+    char (*acc)[XE_NAME_MAX] = ch[c];
+    st = scan_lanes(e, fn, n, kinds, acc, valid, rev);
     if (!st && !e->error && carry[0]) {
       // combine(carry, acc) on every lane: the carry is a uniform scalar.
       xe_val_t* b[MAX_VALS] = {0};
@@ -547,14 +538,108 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
       free_all(b, n);
       free_all(r, n);
     }
-    if (st || e->error) break;
-    for (int t = 0; t < n; ++t) memcpy(out[t]->names[c], acc[t], XE_NAME_MAX);
+    if (st || e->error || q == nch - 1) break;
     // The running total: the last valid lane (lane 0 when reversed).
     free_all(carry, n);
     for (int t = 0; t < n; ++t)
       if (!(carry[t] = lane_scalar(e, kinds[t], acc[t], rev ? 0 : valid - 1))) break;
   }
   free_all(carry, n);
+  return st;
+}
+
+zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
+  MlirOperation fn;
+  int n;
+  xe_val_t* src[MAX_VALS];
+  zt_scalar_kind_t kinds[MAX_VALS];
+  ZT_RETURN_IF_ERROR(check(e, op, &fn, &n, src, kinds));
+  if (e->error) return NULL;
+  MlirAttribute rv = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("reverse"));
+  MlirAttribute ax = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("axis"));
+  bool rev = !mlirAttributeIsNull(rv) && mlirAttributeIsABool(rv) && mlirBoolAttrGetValue(rv);
+  int axis = mlirAttributeIsNull(ax) || !mlirAttributeIsAInteger(ax)
+                 ? 0 : (int)mlirIntegerAttrGetValueInt(ax);
+  const xe_val_t* s = src[0];
+  bool one_d = s->layout == XE_LAYOUT_ROW16;
+  for (int t = 0; t < n; ++t) {
+    const xe_val_t* x = src[t];
+    bool ok = one_d ? x->layout == XE_LAYOUT_ROW16 && !x->dist && x->numel == s->numel
+                    : x->layout == XE_LAYOUT_BLOCK2D && x->role == XE_ROLE_C && x->bc == 16 &&
+                          x->br == s->br && x->nbr == s->nbr && x->nbc == s->nbc &&
+                          kinds[t] != ZT_BF16;
+    if (!ok)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "a scan with a user combiner of this value on Xe (1-D tensors and 2-D "
+                     "tiles in one subgroup: num_warps=1)");
+  }
+  if (!one_d && ((axis == 1 && e->sg_n != 1) || (axis == 0 && e->sg_m != 1) ||
+                 (axis != 0 && axis != 1)))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D scan with a user combiner along an axis split across subgroups on Xe");
+  xe_val_t* out[MAX_VALS] = {0};
+  for (int t = 0; t < n; ++t)
+    if (!(out[t] = xe_alloc_for(e, mlirOperationGetResult(op, t), src[t]->type, XE_ROLE_C)) ||
+        out[t]->layout != s->layout || out[t]->nchunks != s->nchunks) {
+      free_all(out, n);
+      return e->error ? NULL : xe_fail(e, ZT_STATUS_INTERNAL, "scan result layout");
+    }
+  zt_status_t st = NULL;
+  int32_t nrow = one_d ? 1 : s->nbr * s->br;  // rows of 16-lane chunks
+  int32_t ncol = one_d ? s->nchunks : s->nbc;
+  char(*ch)[MAX_VALS][XE_NAME_MAX] = calloc((size_t)nrow * (size_t)ncol, sizeof *ch);
+  if (!ch) {
+    free_all(out, n);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+  }
+  // The chunks: row r's column block j at ch[r * ncol + j].
+  for (int32_t r = 0; r < nrow; ++r)
+    for (int32_t j = 0; j < ncol; ++j)
+      for (int t = 0; t < n; ++t) {
+        if (one_d) memcpy(ch[j][t], src[t]->names[j], XE_NAME_MAX);
+        else xe_block_row(e, src[t], r / s->br, j, r % s->br, ch[r * ncol + j][t]);
+      }
+  if (one_d || axis == 1) {
+    int64_t tail = one_d ? s->numel - 16LL * (s->nchunks - 1) : 16;
+    for (int32_t r = 0; r < nrow && !st && !e->error; ++r)
+      st = scan_chunks(e, fn, n, kinds, ch + (size_t)r * ncol, ncol, (int)tail, rev);
+  } else {
+    // Along rows: row r combines the running row on its left.
+    for (int32_t q = 1; q < nrow && !st && !e->error; ++q) {
+      int32_t r = rev ? nrow - 1 - q : q, prev = rev ? r + 1 : r - 1;
+      for (int32_t j = 0; j < ncol && !st; ++j) {
+        char acc[MAX_VALS][XE_NAME_MAX];
+        memcpy(acc, ch[prev * ncol + j], sizeof acc);
+        st = combine_chunks(e, fn, n, kinds, acc, ch[r * ncol + j], 16);
+        memcpy(ch[r * ncol + j], acc, sizeof acc);
+      }
+    }
+  }
+  if (!st && !e->error) {
+    for (int t = 0; t < n; ++t) {
+      if (one_d) {
+        for (int32_t j = 0; j < ncol; ++j) memcpy(out[t]->names[j], ch[j][t], XE_NAME_MAX);
+        continue;
+      }
+      const char* et = xe_block_elem(kinds[t]);
+      char text[160];
+      xe_name_t zero;
+      snprintf(text, sizeof text,
+               "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
+               zt_scalar_kind_is_float(kinds[t]) ? "0.0" : "0", s->br, et);
+      xe_hoist(e, text, true, zero);
+      for (int32_t bi = 0; bi < s->nbr; ++bi)
+        for (int32_t j = 0; j < ncol; ++j) {
+          xe_name_t blk;
+          memcpy(blk, zero, sizeof blk);
+          for (int32_t rr = 0; rr < s->br; ++rr)
+            xe_block_insert_row(e, ch[(bi * s->br + rr) * ncol + j][t], blk, rr, et, s->br,
+                                "#zt_a");
+          memcpy(out[t]->names[bi * ncol + j], blk, sizeof blk);
+        }
+    }
+  }
+  free(ch);
   if (st || e->error) {
     free_all(out, n);
     return st;

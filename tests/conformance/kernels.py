@@ -355,6 +355,18 @@ def random_kernel(OUT, N, seed, OP: tl.constexpr, BLOCK: tl.constexpr):
 
 # ------------------------------------------------------------ scans, atomics
 @triton.jit
+def _fill_combine(x, y):
+    # Associative, not commutative: the last non-zero so far.
+    return tl.where(y != 0, y, x)
+
+
+@triton.jit
+def _linear_combine(a1, b1, a2, b2):
+    # h = a * h + b composed (a linear recurrence), a tuple scan.
+    return a1 * a2, b1 * a2 + b2
+
+
+@triton.jit
 def scan_kernel(X, OUT, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, OP: tl.constexpr,
                 REVERSE: tl.constexpr):
     rm = tl.arange(0, M)
@@ -364,6 +376,10 @@ def scan_kernel(X, OUT, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, OP
         r = tl.cumsum(x, axis=AXIS, reverse=REVERSE)
     elif OP == "cumprod":
         r = tl.cumprod(x % 3 + 1, axis=AXIS, reverse=REVERSE)
+    elif OP == "fill_scan":
+        r = tl.associative_scan(x % 3, AXIS, _fill_combine, reverse=REVERSE)
+    elif OP == "pair_scan":
+        _, r = tl.associative_scan((x % 3 + 1, x), AXIS, _linear_combine, reverse=REVERSE)
     else:
         r = tl.associative_scan(x, AXIS, _max_combine_user, reverse=REVERSE)
     tl.store(OUT + rm[:, None] * N + rn[None, :], r)

@@ -139,7 +139,7 @@ def _random_cases():
 
 
 def _scan_atomic_block_cases():
-    for op in ["cumsum", "cumprod", "user_scan"]:
+    for op in ["cumsum", "cumprod", "user_scan", "fill_scan", "pair_scan"]:
         for dt in ["int32", "float32"]:
             for axis in (0, 1):
                 for rev in (False, True):

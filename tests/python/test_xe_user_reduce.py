@@ -3,7 +3,8 @@ the combiner emitted inline, lanes moved out one at a time): Welford's
 mean/variance (3 tensors), an argmax with index tie-break, and a (sum,
 product) pair along either axis of a 2-D tile, a row split across
 subgroups, and tl.associative_scan with user combiners (a linear recurrence
-as selective scans write it, a forward fill; forward and reverse). The pvc SPIR-V passes spirv-val (E1), ocloc builds it (E2), and
+as selective scans write it, a forward fill; forward and reverse; 1-D and
+along either axis of a 2-D tile). The pvc SPIR-V passes spirv-val (E1), ocloc builds it (E2), and
 it computes numpy's numbers on Intel's OpenCL CPU runtime (E5; not the split
 row, whose SLM exchange that runtime cannot run); the CPU target agrees (E4)."""
 import os
@@ -95,6 +96,13 @@ for rev in (False, True):
     K.scan_user[(1,)](a, b, h, si, r, n, BLOCK=64, REVERSE=rev, num_warps=1)
     out["scan%d" % rev] = {"a": a.tolist(), "b": b.tolist(), "h": h.tolist(),
                            "s": si.tolist(), "r": r.tolist()}
+for axis in (0, 1):
+    for rev in (False, True):
+        x2 = rng.integers(-5, 6, (8, 32)).astype(np.int32)
+        f2, h2 = np.zeros((8, 32), np.int32), np.zeros((8, 32), np.float32)
+        K.scan2d[(1,)](x2, f2, h2, M=8, N=32, AXIS=axis, REVERSE=rev, num_warps=1)
+        out["scan2d_%d%d" % (axis, rev)] = {"x": x2.tolist(), "f": f2.tolist(),
+                                            "h": h2.tolist()}
 if LONG:
     xl = rng.standard_normal(1000).astype(np.float32) * 2 + 5
     ml, vl = np.zeros(1, np.float32), np.zeros(1, np.float32)
@@ -121,6 +129,24 @@ def _check(res):
             want_r[k] = acc
         np.testing.assert_allclose(r["h"], want_h, rtol=1e-4, atol=1e-5)
         assert r["r"] == want_r, (rev, r["r"], want_r)
+    for axis in (0, 1):
+        for rev in (0, 1):
+            r = res["scan2d_%d%d" % (axis, rev)]
+            x = np.array(r["x"], np.int64)
+            xs = x if axis == 1 else x.T
+            fw, hw = np.zeros(xs.shape, np.int64), np.zeros(xs.shape)
+            for i in range(xs.shape[0]):
+                order = range(xs.shape[1] - 1, -1, -1) if rev else range(xs.shape[1])
+                f, h = None, 0.0
+                for k in order:
+                    v = int(np.fmod(xs[i, k], 3))  # Triton's % truncates, like C
+                    f = v if f is None or v != 0 else f
+                    h = (np.fmod(xs[i, k], 2) + 1) * 0.5 * h + xs[i, k]
+                    fw[i, k], hw[i, k] = f, h
+            if axis == 0:
+                fw, hw = fw.T, hw.T
+            np.testing.assert_array_equal(r["f"], fw)
+            np.testing.assert_allclose(r["h"], hw, rtol=1e-5, atol=1e-5)
     if "long" in res:
         xl = np.array(res["long"]["x"], np.float64)
         assert abs(res["long"]["mean"] - xl.mean()) < 1e-4 * abs(xl.mean()), res["long"]

@@ -97,3 +97,16 @@ def scan_user(A, B, H, S, R, N, BLOCK: tl.constexpr, REVERSE: tl.constexpr):
     tl.store(H + offs, h, mask=m)
     i = tl.load(S + offs, mask=m, other=0)
     tl.store(R + offs, tl.associative_scan(i, 0, _fill, reverse=REVERSE), mask=m)
+
+
+@triton.jit
+def scan2d(X, F, H, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr,
+           REVERSE: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    tl.store(F + rm[:, None] * N + rn[None, :],
+             tl.associative_scan(x % 3, AXIS, _fill, reverse=REVERSE))
+    a = (x % 2 + 1).to(tl.float32) * 0.5
+    _, h = tl.associative_scan((a, x.to(tl.float32)), AXIS, _linear_rec, reverse=REVERSE)
+    tl.store(H + rm[:, None] * N + rn[None, :], h)
