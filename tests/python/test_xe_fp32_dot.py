@@ -8,6 +8,7 @@ spill (E2), and on Intel's OpenCL CPU runtime the SPIR-V's results sit
 within each mode's error bound of a float64 reference (E5)."""
 import json
 import os
+import pathlib
 import sys
 
 import numpy as np
@@ -20,23 +21,7 @@ from zetile.tools import isa
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_xe_matmul as mm  # noqa: E402
 
-KERNEL = """
-import zetile
-import zetile.language as tl
-
-
-@zetile.jit
-def dot_prec(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-             BLOCK_K: tl.constexpr, PREC: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        a = a_desc.load([pid_m * BLOCK_M, k])
-        b = b_desc.load([k, pid_n * BLOCK_N])
-        acc = tl.dot(a, b, acc, input_precision=PREC)
-    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)
-"""
+KERNEL = (pathlib.Path(__file__).parent / "dot_kernels.py").read_text()
 
 
 @pytest.mark.skipif(not (have_tool("ocloc") and have_tool("iga64")), reason="ocloc/iga64 missing")
