@@ -696,18 +696,45 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
   MlirValue res = mlirOperationGetResult(op, 0);
   const char* et = xe_elem(k);
   if (s->layout == XE_LAYOUT_ROW16) {
-    if (s->dist)
+    bool cross = s->dist && e->nsg > 1;
+    if (cross && (e->nsg > XE_SUBGROUP || s->numel % XE_SUBGROUP))
       return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                     "scans of a 1-D tensor split across subgroups on Xe (num_warps=1)");
+                     "scans of a 1-D tensor split across more than 16 subgroups on Xe");
     xe_val_t* r = xe_alloc_for(e, res, s->type, XE_ROLE_C);
     if (!r) return NULL;
     xe_name_t carry = "";
     for (int32_t q = 0; q < s->nchunks; ++q) {
       int32_t c = rev ? s->nchunks - 1 - q : q;
-      int64_t n = s->numel - 16 * (int64_t)c;
+      int64_t n = cross ? 16 : s->numel - 16 * (int64_t)c;
       xe_name_t total;
       scan_row(e, rk, k, s->names[c], n < 16 ? (int)n : 16, rev, carry, r->names[c], total);
       memcpy(carry, total, sizeof carry);
+    }
+    if (cross) {
+      // Split across subgroups (subgroup g holds the g-th part): every
+      // subgroup's total meets in SLM; g's parts then combine with the
+      // totals of the subgroups before it (after it, reversed). The kinds
+      // here are commutative: the identity stands for the others.
+      xe_name_t v[XE_MAX_SUBGROUPS / XE_SUBGROUP], sg, sgv, lane, before, id, sel, prefix, pv;
+      char idt[48];
+      identity_text(rk->identity, k, idt, sizeof idt);
+      xe_cross_sg_gather(e, k, carry, v);
+      xe_sg_id_i32(e, sg);
+      xe_vsplat(e, sg, "i32", sgv);
+      xe_lane_i32(e, lane);
+      xe_vbinary(e, rev ? "arith.cmpi sgt," : "arith.cmpi slt,", lane, sgv, "i32", before);
+      xe_vconst(e, idt, et, id);
+      xe_vselect(e, before, v[0], id, et, sel);
+      xe_fresh(e, prefix);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n",
+                       prefix, rk->kind, sel, et, et, loc(e));
+      xe_vsplat(e, prefix, et, pv);
+      for (int32_t c = 0; c < r->nchunks; ++c) {
+        xe_name_t nc;
+        xe_vbinary(e, rk->combine, pv, r->names[c], et, nc);
+        memcpy(r->names[c], nc, sizeof nc);
+      }
     }
     xe_bind(e, res, r);
     return NULL;

@@ -110,3 +110,12 @@ def scan2d(X, F, H, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr,
     a = (x % 2 + 1).to(tl.float32) * 0.5
     _, h = tl.associative_scan((a, x.to(tl.float32)), AXIS, _linear_rec, reverse=REVERSE)
     tl.store(H + rm[:, None] * N + rn[None, :], h)
+
+
+@triton.jit
+def cumsum_row(X, OUT, N, BLOCK: tl.constexpr, REV: tl.constexpr):
+    # A row long enough to be split across subgroups (BLOCK 1024).
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m, other=0)
+    tl.store(OUT + offs, tl.cumsum(x, 0, reverse=REV), mask=m)

@@ -1,0 +1,51 @@
+"""tl.cumsum of a row split across subgroups on Xe (xe_emit_scan): each
+subgroup scans its part, the parts' totals meet in SLM (the exchange the
+cross-subgroup reductions use) and each part adds the totals before it
+(after it, reversed). Shown: the kernel really is split (more than one
+subgroup), spirv-val (E1), ocloc builds it with no call left (E2), and the
+CPU target's numbers (E4). Not E5: Intel's CPU runtime cannot run SLM
+exchanges (32-bit SLM addresses in upstream's lowering)."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import zetile
+from zetile.tools import isa
+from zt_testutil import have_tool, run_result, spirv_val
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import xe_reduce_kernels as K  # noqa: E402
+
+SIG = {"X": "*i32", "OUT": "*i32", "N": "i32"}
+
+
+@pytest.mark.skipif(not (have_tool("spirv-val") and have_tool("ocloc")),
+                    reason="spirv-val/ocloc are not installed")
+@pytest.mark.parametrize("rev", [False, True])
+def test_e1_e2_split_row(rev):
+    ck = zetile.compile(K.cumsum_row, signature=SIG, constexprs={"BLOCK": 1024, "REV": rev},
+                        target="pvc", cached=False)
+    assert int(str(ck.metadata["local_size"]).split(",")[0]) > 16, ck.metadata
+    spirv_val(ck.asm["spirv"])
+    isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
+    assert isa.analyze_isa("".join(isas.values()))["calla"] == 0, log
+
+
+def test_cpu_numbers():
+    res = run_result(r"""
+import json, numpy as np, zetile
+import xe_reduce_kernels as K
+x = np.random.default_rng(4).integers(-9, 10, 1000).astype(np.int32)
+out = {"x": x.tolist()}
+for rev in (False, True):
+    o = np.zeros_like(x)
+    K.cumsum_row[(1,)](x, o, 1000, BLOCK=1024, REV=rev)
+    out[str(rev)] = o.tolist()
+print("RESULT " + json.dumps(out))
+""", path=HERE, env={"ZETILE_DEVICE": "cpu"})
+    x = np.array(res["x"])
+    np.testing.assert_array_equal(res["False"], np.cumsum(x))
+    np.testing.assert_array_equal(res["True"], np.cumsum(x[::-1])[::-1])
