@@ -192,10 +192,24 @@ static const char* bits_type(zt_scalar_kind_t k) {
 }
 
 // Lane i of a 16-lane chunk as a uniform scalar record.
+// The lane given by the vector<16xi32> `at` (uniform) of a 16-lane chunk as
+// a uniform scalar record.
+static xe_val_t* lane_scalar_at(xe_emitter_t* e, zt_scalar_kind_t k, const char* v,
+                                const char* at);
+
 static xe_val_t* lane_scalar(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int i) {
+  char c[8];
+  xe_name_t ci;
+  snprintf(c, sizeof c, "%d", i);
+  xe_vconst(e, c, "i32", ci);
+  return lane_scalar_at(e, k, v, ci);
+}
+
+static xe_val_t* lane_scalar_at(xe_emitter_t* e, zt_scalar_kind_t k, const char* v,
+                                const char* at) {
   const char* et = xe_elem(k);
   const char* bt = bits_type(k);
-  xe_name_t bits, lane, ci, eq, zero, sel, red;
+  xe_name_t bits, lane, eq, zero, sel, red;
   bool cast = strcmp(et, bt) != 0;
   const char* l = e->loc.data ? e->loc.data : "";
   if (cast) {
@@ -207,11 +221,8 @@ static xe_val_t* lane_scalar(xe_emitter_t* e, zt_scalar_kind_t k, const char* v,
   } else {
     snprintf(bits, sizeof bits, "%s", v);
   }
-  char c[8];
-  snprintf(c, sizeof c, "%d", i);
   xe_lane_i32(e, lane);
-  xe_vconst(e, c, "i32", ci);
-  xe_vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
+  xe_vbinary(e, "arith.cmpi eq,", lane, at, "i32", eq);
   xe_vconst(e, strcmp(bt, "i1") ? "0" : "false", bt, zero);
   xe_vselect(e, eq, bits, zero, bt, sel);
   xe_val_t* r = xe_alloc(e, zt_type_scalar(k));
@@ -548,6 +559,58 @@ static zt_status_t scan_chunks(xe_emitter_t* e, MlirOperation fn, int n,
   return st;
 }
 
+// A 1-D scan split across subgroups, after each subgroup scanned its part
+// (ch[0 .. ncol-1]): the parts' totals meet in SLM, are scanned across the
+// subgroups the same way, and subgroup g's part combines with the total of
+// the parts before it (after it, reversed) on its left.
+static zt_status_t scan_across_subgroups(xe_emitter_t* e, MlirOperation fn, int n,
+                                         const zt_scalar_kind_t* kinds,
+                                         char (*ch)[MAX_VALS][XE_NAME_MAX], int32_t ncol,
+                                         bool rev) {
+  char g[MAX_VALS][XE_NAME_MAX];
+  for (int t = 0; t < n; ++t) {
+    xe_val_t* total = lane_scalar(e, kinds[t], ch[rev ? 0 : ncol - 1][t], rev ? 0 : 15);
+    if (!total) return NULL;
+    xe_name_t v[XE_MAX_SUBGROUPS / XE_SUBGROUP];
+    xe_cross_sg_gather(e, kinds[t], total->names[0], v);
+    xe_free_val(total);
+    memcpy(g[t], v[0], XE_NAME_MAX);
+  }
+  ZT_RETURN_IF_ERROR(scan_lanes(e, fn, n, kinds, g, e->nsg, rev));
+  // Subgroup sg takes lane sg - 1 (sg + 1 reversed), when there is one.
+  xe_name_t sg, sgv, one, at, lim, has;
+  char text[96];
+  xe_sg_id_i32(e, sg);
+  xe_vsplat(e, sg, "i32", sgv);
+  xe_vconst(e, "1", "i32", one);
+  xe_vbinary(e, rev ? "arith.addi" : "arith.subi", sgv, one, "i32", at);
+  snprintf(text, sizeof text, "%d", rev ? e->nsg : -1);
+  xe_vconst(e, text, "i32", lim);
+  xe_vbinary(e, rev ? "arith.cmpi slt," : "arith.cmpi sgt,", at, lim, "i32", has);
+  xe_val_t* prefix[MAX_VALS] = {0};
+  for (int t = 0; t < n; ++t)
+    if (!(prefix[t] = lane_scalar_at(e, kinds[t], g[t], at))) {
+      free_all(prefix, n);
+      return NULL;
+    }
+  zt_status_t st = NULL;
+  for (int32_t c = 0; c < ncol && !st && !e->error; ++c) {
+    xe_val_t* b[MAX_VALS] = {0};
+    xe_val_t* r[MAX_VALS] = {0};
+    for (int t = 0; t < n; ++t) b[t] = chunk_rec(e, kinds[t], ch[c][t]);
+    st = apply(e, fn, n, prefix, b, true, r);
+    for (int t = 0; t < n && !st && !e->error; ++t) {
+      xe_name_t sel;
+      xe_vselect(e, has, r[t]->names[0], ch[c][t], xe_elem(kinds[t]), sel);
+      memcpy(ch[c][t], sel, XE_NAME_MAX);
+    }
+    free_all(b, n);
+    free_all(r, n);
+  }
+  free_all(prefix, n);
+  return st;
+}
+
 zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
   MlirOperation fn;
   int n;
@@ -564,7 +627,7 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
   bool one_d = s->layout == XE_LAYOUT_ROW16;
   for (int t = 0; t < n; ++t) {
     const xe_val_t* x = src[t];
-    bool ok = one_d ? x->layout == XE_LAYOUT_ROW16 && !x->dist && x->numel == s->numel
+    bool ok = one_d ? x->layout == XE_LAYOUT_ROW16 && x->dist == s->dist && x->numel == s->numel
                     : x->layout == XE_LAYOUT_BLOCK2D && x->role == XE_ROLE_C && x->bc == 16 &&
                           x->br == s->br && x->nbr == s->nbr && x->nbc == s->nbc &&
                           kinds[t] != ZT_BF16;
@@ -573,6 +636,10 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
                      "a scan with a user combiner of this value on Xe (1-D tensors and 2-D "
                      "tiles in one subgroup: num_warps=1)");
   }
+  bool cross = one_d && s->dist && e->nsg > 1;
+  if (cross && (e->nsg > XE_SUBGROUP || s->numel % XE_SUBGROUP))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a scan with a user combiner across more than 16 subgroups on Xe");
   if (!one_d && ((axis == 1 && e->sg_n != 1) || (axis == 0 && e->sg_m != 1) ||
                  (axis != 0 && axis != 1)))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
@@ -600,9 +667,10 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
         else xe_block_row(e, src[t], r / s->br, j, r % s->br, ch[r * ncol + j][t]);
       }
   if (one_d || axis == 1) {
-    int64_t tail = one_d ? s->numel - 16LL * (s->nchunks - 1) : 16;
+    int64_t tail = one_d && !cross ? s->numel - 16LL * (s->nchunks - 1) : 16;
     for (int32_t r = 0; r < nrow && !st && !e->error; ++r)
       st = scan_chunks(e, fn, n, kinds, ch + (size_t)r * ncol, ncol, (int)tail, rev);
+    if (cross && !st && !e->error) st = scan_across_subgroups(e, fn, n, kinds, ch, ncol, rev);
   } else {
     // Along rows: row r combines the running row on its left.
     for (int32_t q = 1; q < nrow && !st && !e->error; ++q) {

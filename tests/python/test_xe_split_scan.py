@@ -1,4 +1,6 @@
-"""tl.cumsum of a row split across subgroups on Xe (xe_emit_scan): each
+"""tl.cumsum, and tl.associative_scan with a user combiner (a tuple linear
+recurrence), of a row split across subgroups on Xe (xe_emit_scan,
+xe_reduce_user.c): each
 subgroup scans its part, the parts' totals meet in SLM (the exchange the
 cross-subgroup reductions use) and each part adds the totals before it
 (after it, reversed). Shown: the kernel really is split (more than one
@@ -27,6 +29,21 @@ SIG = {"X": "*i32", "OUT": "*i32", "N": "i32"}
 @pytest.mark.parametrize("rev", [False, True])
 def test_e1_e2_split_row(rev):
     ck = zetile.compile(K.cumsum_row, signature=SIG, constexprs={"BLOCK": 1024, "REV": rev},
+                        target="pvc", cached=False)
+    assert int(str(ck.metadata["local_size"]).split(",")[0]) > 16, ck.metadata
+    spirv_val(ck.asm["spirv"])
+    isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
+    assert isa.analyze_isa("".join(isas.values()))["calla"] == 0, log
+
+
+USER_SIG = {"A": "*fp32", "B": "*fp32", "H": "*fp32", "S": "*i32", "R": "*i32", "N": "i32"}
+
+
+@pytest.mark.skipif(not (have_tool("spirv-val") and have_tool("ocloc")),
+                    reason="spirv-val/ocloc are not installed")
+@pytest.mark.parametrize("rev", [False, True])
+def test_e1_e2_split_row_user_combiner(rev):
+    ck = zetile.compile(K.scan_user, signature=USER_SIG, constexprs={"BLOCK": 1024, "REVERSE": rev},
                         target="pvc", cached=False)
     assert int(str(ck.metadata["local_size"]).split(",")[0]) > 16, ck.metadata
     spirv_val(ck.asm["spirv"])
