@@ -60,6 +60,10 @@ int zt_tile_kind_bytes(zt_scalar_kind_t kind);
 /// The kernel op's symbol name (borrowed from the context).
 MlirStringRef zt_kernel_name(MlirOperation kernel);
 
+/// Whether op's name is `name` / starts with `prefix` ("arith.").
+bool zt_op_named(MlirOperation op, const char* name);
+bool zt_op_name_has_prefix(MlirOperation op, const char* prefix);
+
 /// Whether a tile.dot reads its integer operands as unsigned
 /// (input_precision = "unsigned"; see zt_builder_dot).
 bool zt_dot_is_unsigned(MlirOperation dot);

@@ -104,3 +104,14 @@ bool zt_dot_is_unsigned(MlirOperation dot) {
   MlirStringRef p = mlirStringAttrGetValue(a);
   return p.length == 8 && memcmp(p.data, "unsigned", 8) == 0;
 }
+
+bool zt_op_named(MlirOperation op, const char* name) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
+}
+
+bool zt_op_name_has_prefix(MlirOperation op, const char* prefix) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  size_t l = strlen(prefix);
+  return n.length >= l && memcmp(n.data, prefix, l) == 0;
+}

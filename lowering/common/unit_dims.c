@@ -24,17 +24,6 @@
 
 #include "lowering.h"
 
-static bool name_is(MlirOperation op, const char* s) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  return n.length == strlen(s) && memcmp(n.data, s, n.length) == 0;
-}
-
-static bool has_prefix(MlirOperation op, const char* p) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  size_t l = strlen(p);
-  return n.length >= l && memcmp(n.data, p, l) == 0;
-}
-
 static int rank_of(MlirType t) {
   return mlirTypeIsARankedTensor(t) ? (int)mlirShapedTypeGetRank(t) : 0;
 }
@@ -57,15 +46,15 @@ static bool is_source(MlirOperation op) {
   if (mlirOperationGetNumResults(op) != 1 ||
       !unit_2d(mlirValueGetType(mlirOperationGetResult(op, 0))))
     return false;
-  if (name_is(op, "tile.splat")) return true;
-  return (name_is(op, "tile.expand_dims") || name_is(op, "tile.reshape")) &&
+  if (zt_op_named(op, "tile.splat")) return true;
+  return (zt_op_named(op, "tile.expand_dims") || zt_op_named(op, "tile.reshape")) &&
          rank_of(mlirValueGetType(mlirOperationGetOperand(op, 0))) == 1;
 }
 
 // A reshape of a unit-shaped tensor back to 1-D (tl.squeeze): once its
 // operand is squeezed, it is the identity.
 static bool is_unsqueeze_sink(MlirOperation op) {
-  if (!name_is(op, "tile.reshape") || mlirOperationGetNumResults(op) != 1) return false;
+  if (!zt_op_named(op, "tile.reshape") || mlirOperationGetNumResults(op) != 1) return false;
   MlirType in = mlirValueGetType(mlirOperationGetOperand(op, 0));
   MlirType out = mlirValueGetType(mlirOperationGetResult(op, 0));
   return unit_2d(in) && rank_of(out) == 1 &&
@@ -77,12 +66,13 @@ static bool is_unsqueeze_sink(MlirOperation op) {
 static bool is_candidate(MlirOperation op) {
   if (is_unsqueeze_sink(op)) return true;
   if (mlirOperationGetNumRegions(op) != 0) return false;
-  bool elementwise =
-      ((has_prefix(op, "arith.") || has_prefix(op, "math.")) && !name_is(op, "arith.constant")) ||
-      name_is(op, "tile.addptr") || name_is(op, "tile.ptr_to_int") ||
-      name_is(op, "tile.int_to_ptr") || name_is(op, "tile.ptr_cast") ||
-      name_is(op, "tile.load") || name_is(op, "tile.store") || name_is(op, "tile.atomic_rmw") ||
-      name_is(op, "tile.atomic_cas") || name_is(op, "tile.broadcast");
+  static const char* const tile_ops[] = {
+      "tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.ptr_cast",  "tile.load",
+      "tile.store",  "tile.atomic_rmw", "tile.atomic_cas", "tile.broadcast"};
+  bool elementwise = (zt_op_name_has_prefix(op, "arith.") || zt_op_name_has_prefix(op, "math.")) &&
+                     !zt_op_named(op, "arith.constant");
+  for (size_t i = 0; i < sizeof tile_ops / sizeof *tile_ops && !elementwise; ++i)
+    elementwise = zt_op_named(op, tile_ops[i]);
   if (!elementwise) return false;
   bool any = false;
   for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
@@ -155,12 +145,12 @@ static bool still_ok(const walk_t* w, size_t i) {
 
 // The 1-D value for a unit-shaped operand produced by source op d.
 static MlirValue source_value(MlirOperation d) {
-  if (!name_is(d, "tile.splat")) return mlirOperationGetOperand(d, 0);
+  if (!zt_op_named(d, "tile.splat")) return mlirOperationGetOperand(d, 0);
   // One 1-D copy per splat, right after it (dominates wherever it does);
   // found again through its zt.squeezed_copy marker.
   MlirOperation next = mlirOperationGetNextInBlock(d);
   MlirStringRef mark = mlirStringRefCreateFromCString("zt.squeezed_copy");
-  if (!mlirOperationIsNull(next) && name_is(next, "tile.splat") &&
+  if (!mlirOperationIsNull(next) && zt_op_named(next, "tile.splat") &&
       !mlirAttributeIsNull(mlirOperationGetAttributeByName(next, mark)) &&
       mlirValueEqual(mlirOperationGetOperand(next, 0), mlirOperationGetOperand(d, 0)))
     return mlirOperationGetResult(next, 0);

@@ -26,17 +26,6 @@
 
 #define MAX_VALS 8  // tensors reduced together
 
-static bool named(MlirOperation op, const char* s) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  return n.length == strlen(s) && memcmp(n.data, s, n.length) == 0;
-}
-
-static bool prefixed(MlirOperation op, const char* p) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  size_t l = strlen(p);
-  return n.length >= l && memcmp(n.data, p, l) == 0;
-}
-
 // The combiner function of a tile.reduce, or a null op.
 static MlirOperation combiner_fn(xe_emitter_t* e, MlirOperation op) {
   MlirAttribute c = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("combiner"));
@@ -46,7 +35,7 @@ static MlirOperation combiner_fn(xe_emitter_t* e, MlirOperation op) {
   MlirBlock top = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
   for (MlirOperation f = mlirBlockGetFirstOperation(top); !mlirOperationIsNull(f);
        f = mlirOperationGetNextInBlock(f)) {
-    if (!named(f, "func.func")) continue;
+    if (!zt_op_named(f, "func.func")) continue;
     MlirAttribute s = mlirOperationGetAttributeByName(f, mlirStringRefCreateFromCString("sym_name"));
     if (mlirAttributeIsNull(s)) continue;
     MlirStringRef sv = mlirStringAttrGetValue(s);
@@ -92,7 +81,7 @@ static zt_status_t apply(xe_emitter_t* e, MlirOperation fn, int n, xe_val_t** lh
   bool returned = false;
   for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op) && !s;
        op = mlirOperationGetNextInBlock(op)) {
-    if (named(op, "func.return")) {
+    if (zt_op_named(op, "func.return")) {
       for (int i = 0; i < n; ++i) {
         xe_val_t* r = env_get(&env, mlirOperationGetOperand(op, i));
         // A copy: the caller owns what it gets.
@@ -112,7 +101,7 @@ static zt_status_t apply(xe_emitter_t* e, MlirOperation fn, int n, xe_val_t** lh
     if (mlirOperationGetNumResults(op) != 1 ||
         (s = xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, 0)), &t)))
       break;
-    if (named(op, "arith.constant") && t.rank == 0 && t.kind != ZT_BF16) {
+    if (zt_op_named(op, "arith.constant") && t.rank == 0 && t.kind != ZT_BF16) {
       zt_strbuf_t text;
       zt_strbuf_init(&text);
       zt_strbuf_puts(&text, "arith.constant ");
@@ -128,8 +117,8 @@ static zt_status_t apply(xe_emitter_t* e, MlirOperation fn, int n, xe_val_t** lh
       continue;
     }
     intptr_t no = mlirOperationGetNumOperands(op);
-    if (!(prefixed(op, "arith.") || prefixed(op, "math.")) || mlirOperationGetNumRegions(op) ||
-        no > 3 || t.rank != 0) {
+    bool arith = zt_op_name_has_prefix(op, "arith.") || zt_op_name_has_prefix(op, "math.");
+    if (!arith || mlirOperationGetNumRegions(op) || no > 3 || t.rank != 0) {
       MlirStringRef on = mlirIdentifierStr(mlirOperationGetName(op));
       s = xe_fail(e, ZT_STATUS_UNSUPPORTED,
                   "%.*s in a reduction combiner on Xe (elementwise arith/math ops only)",
@@ -527,6 +516,29 @@ static zt_status_t scan_lanes(xe_emitter_t* e, MlirOperation fn, int n,
   return NULL;
 }
 
+// acc[t] = combine(x[t], acc[t]) on every lane, the uniform scalars x on the
+// left; lanes where `mask` (vector<16xi1>, NULL: all) is false keep acc.
+static zt_status_t combine_scalars_left(xe_emitter_t* e, MlirOperation fn, int n,
+                                        const zt_scalar_kind_t* kinds, xe_val_t** x,
+                                        char (*acc)[XE_NAME_MAX], const char* mask) {
+  xe_val_t* b[MAX_VALS] = {0};
+  xe_val_t* r[MAX_VALS] = {0};
+  for (int t = 0; t < n; ++t) b[t] = chunk_rec(e, kinds[t], acc[t]);
+  zt_status_t st = apply(e, fn, n, x, b, true, r);
+  for (int t = 0; t < n && !st && !e->error; ++t) {
+    if (mask) {
+      xe_name_t sel;
+      xe_vselect(e, mask, r[t]->names[0], acc[t], xe_elem(kinds[t]), sel);
+      memcpy(acc[t], sel, XE_NAME_MAX);
+    } else {
+      memcpy(acc[t], r[t]->names[0], XE_NAME_MAX);
+    }
+  }
+  free_all(b, n);
+  free_all(r, n);
+  return st;
+}
+
 // Scans the chunks ch[k][t] (k = 0..nch-1, in index order; the last one
 // holding `last_valid` elements) across lanes and chunks, in place.
 static zt_status_t scan_chunks(xe_emitter_t* e, MlirOperation fn, int n,
@@ -539,16 +551,7 @@ static zt_status_t scan_chunks(xe_emitter_t* e, MlirOperation fn, int n,
     int valid = c == nch - 1 ? last_valid : 16;
     char (*acc)[XE_NAME_MAX] = ch[c];
     st = scan_lanes(e, fn, n, kinds, acc, valid, rev);
-    if (!st && !e->error && carry[0]) {
-      // combine(carry, acc) on every lane: the carry is a uniform scalar.
-      xe_val_t* b[MAX_VALS] = {0};
-      xe_val_t* r[MAX_VALS] = {0};
-      for (int t = 0; t < n; ++t) b[t] = chunk_rec(e, kinds[t], acc[t]);
-      st = apply(e, fn, n, carry, b, true, r);
-      for (int t = 0; t < n && !st && !e->error; ++t) memcpy(acc[t], r[t]->names[0], XE_NAME_MAX);
-      free_all(b, n);
-      free_all(r, n);
-    }
+    if (!st && !e->error && carry[0]) st = combine_scalars_left(e, fn, n, kinds, carry, acc, NULL);
     if (st || e->error || q == nch - 1) break;
     // The running total: the last valid lane (lane 0 when reversed).
     free_all(carry, n);
@@ -594,19 +597,8 @@ static zt_status_t scan_across_subgroups(xe_emitter_t* e, MlirOperation fn, int 
       return NULL;
     }
   zt_status_t st = NULL;
-  for (int32_t c = 0; c < ncol && !st && !e->error; ++c) {
-    xe_val_t* b[MAX_VALS] = {0};
-    xe_val_t* r[MAX_VALS] = {0};
-    for (int t = 0; t < n; ++t) b[t] = chunk_rec(e, kinds[t], ch[c][t]);
-    st = apply(e, fn, n, prefix, b, true, r);
-    for (int t = 0; t < n && !st && !e->error; ++t) {
-      xe_name_t sel;
-      xe_vselect(e, has, r[t]->names[0], ch[c][t], xe_elem(kinds[t]), sel);
-      memcpy(ch[c][t], sel, XE_NAME_MAX);
-    }
-    free_all(b, n);
-    free_all(r, n);
-  }
+  for (int32_t c = 0; c < ncol && !st && !e->error; ++c)
+    st = combine_scalars_left(e, fn, n, kinds, prefix, ch[c], has);
   free_all(prefix, n);
   return st;
 }

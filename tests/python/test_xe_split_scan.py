@@ -21,29 +21,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import xe_reduce_kernels as K  # noqa: E402
 
-SIG = {"X": "*i32", "OUT": "*i32", "N": "i32"}
+# (kernel, signature, reverse constexpr's name)
+SPLIT = {"cumsum": (K.cumsum_row, {"X": "*i32", "OUT": "*i32", "N": "i32"}, "REV"),
+         "user": (K.scan_user, {"A": "*fp32", "B": "*fp32", "H": "*fp32", "S": "*i32",
+                                "R": "*i32", "N": "i32"}, "REVERSE")}
 
 
 @pytest.mark.skipif(not (have_tool("spirv-val") and have_tool("ocloc")),
                     reason="spirv-val/ocloc are not installed")
+@pytest.mark.parametrize("kind", list(SPLIT))
 @pytest.mark.parametrize("rev", [False, True])
-def test_e1_e2_split_row(rev):
-    ck = zetile.compile(K.cumsum_row, signature=SIG, constexprs={"BLOCK": 1024, "REV": rev},
-                        target="pvc", cached=False)
-    assert int(str(ck.metadata["local_size"]).split(",")[0]) > 16, ck.metadata
-    spirv_val(ck.asm["spirv"])
-    isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
-    assert isa.analyze_isa("".join(isas.values()))["calla"] == 0, log
-
-
-USER_SIG = {"A": "*fp32", "B": "*fp32", "H": "*fp32", "S": "*i32", "R": "*i32", "N": "i32"}
-
-
-@pytest.mark.skipif(not (have_tool("spirv-val") and have_tool("ocloc")),
-                    reason="spirv-val/ocloc are not installed")
-@pytest.mark.parametrize("rev", [False, True])
-def test_e1_e2_split_row_user_combiner(rev):
-    ck = zetile.compile(K.scan_user, signature=USER_SIG, constexprs={"BLOCK": 1024, "REVERSE": rev},
+def test_e1_e2_split_row(kind, rev):
+    fn, sig, rev_name = SPLIT[kind]
+    ck = zetile.compile(fn, signature=sig, constexprs={"BLOCK": 1024, rev_name: rev},
                         target="pvc", cached=False)
     assert int(str(ck.metadata["local_size"]).split(",")[0]) > 16, ck.metadata
     spirv_val(ck.asm["spirv"])
