@@ -265,7 +265,7 @@ zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op) {
   if (rank == 1 && s->layout == XE_LAYOUT_ROW16) {
     arg_of_chunks(e, &k, &sp, s->names, s->nchunks, s->numel, r0->names[0], r1->names[0]);
   } else if (rank == 2 && s->layout == XE_LAYOUT_BLOCK2D && s->role == XE_ROLE_C && s->bc == 16 &&
-             tv.rank == 1) {
+             tv.rank == 1 && !s->narrow) {
     xe_name_t row;
     if (axis == 1) {
       xe_name_t idv, idi;

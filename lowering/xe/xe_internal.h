@@ -74,6 +74,14 @@ typedef struct xe_val_s {
   int role;
   int32_t tr, tc, br, nbr, nbc;
   int32_t bc;        ///< block columns: 16, or 32 for int8 A blocks (8x32)
+  /// Narrow tiles (2, 4 or 8 columns: tl.join's pairs, thin transposes),
+  /// held in one subgroup *by columns*: block bi is vector<tc x 16>, its row
+  /// j column j of tile rows 16*bi .. 16*bi + 15 (lane = row; lanes past the
+  /// last row are padding). br = tc, nbr = ceil(tr / 16), nbc = 1. A column
+  /// is then a 1-D chunk: tl.split, tl.join and reductions along rows need
+  /// no lane moves, and transposes to and from 16-column tiles are whole
+  /// vectors (xe_reshape.c).
+  bool narrow;
   // LAZY: the tile value to re-evaluate.
   MlirValue root;
   xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)
@@ -235,6 +243,17 @@ void xe_block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, in
 /// named `block` (layout attribute attr); `block` is renamed to the result.
 void xe_block_insert_row(xe_emitter_t* e, const char* row, xe_name_t block, int rr,
                          const char* et, int32_t br, const char* attr);
+/// Lane j of `out` = lane j ^ d ("xor"), j - d ("up") or j + d ("down") of
+/// the 16-lane vector v (a marked op that becomes gpu.shuffle after
+/// distribution, xe_atomic.c); lanes without a partner are undefined.
+void xe_lane_shuffle(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, const char* mode,
+                     int d, xe_name_t out);
+/// A lazy 2-D integer/mask value as blocks laid out like `like` (a new
+/// record, not bound; NULL with e->error set on failure).
+xe_val_t* xe_materialize_lazy(xe_emitter_t* e, MlirValue v, const xe_val_t* like);
+/// tile.reshape / tile.trans of small tiles held in one subgroup: elements
+/// moved between registers by lane shuffles (xe_reshape.c).
+zt_status_t xe_emit_permute(xe_emitter_t* e, MlirOperation op);
 /// Largest number of SLM exchange slots (subgroups) we support.
 #define XE_MAX_SUBGROUPS 64
 

@@ -159,6 +159,12 @@ static MlirWalkResult data_cb(MlirOperation op, void* user) {
     // 2-D integer tensor next to the loaded one). argmin/argmax's positions
     // stay index arithmetic.
     for (intptr_t i = 0; i < no; ++i) mark(d, mlirOperationGetOperand(op, i));
+  } else if ((name_is(n, "tile.reshape") || name_is(n, "tile.trans")) && nr == 1 && no == 1) {
+    // Moved between lanes by xe_reshape.c: blocks of data on both sides,
+    // not index arithmetic re-evaluated at each access.
+    MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
+    for (int i = 0; i < 2; ++i)
+      if (value_rank(vs[i]) == 2 && dim(vs[i], 0) > 1 && dim(vs[i], 1) > 1) mark(d, vs[i]);
   } else if (name_is(n, "tile.scan") && nr >= 1 && no >= 1) {
     MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
     if (any_data(d, vs, 2))
@@ -244,6 +250,10 @@ zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
     }
     sm = m / tm > 0 ? m / tm : 1;
     sn = n / tn > 0 ? n / tn : 1;
+    // Narrow tiles (fewer than 16 columns: pairs from tl.join, thin
+    // transposes) stay in one subgroup: their reductions along either axis
+    // and their lane moves (xe_reshape.c) then need no exchange.
+    if (n < 16) sm = sn = 1;
     // Work along one axis only (row statistics, column sums) stays inside a
     // subgroup when the tile is split along the other axis alone, in parts
     // of 16 (the 1-D results then sit where the 1-D layout puts them).
@@ -1050,6 +1060,11 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
     if (v->layout != XE_LAYOUT_BLOCK2D)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D block load of this type on Xe");
   }
+  if (v->tc < 16) {
+    if (!store) xe_free_val(v);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "tensor-descriptor blocks narrower than 16 columns on Xe");
+  }
   // Sizes as index (the kernel passes them as i64 scalars).
   xe_name_t s0, s1, st0, o0, o1;
   cast_index(e, r[1]->names[0], "i64", s0);
@@ -1354,6 +1369,43 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
   return NULL;
 }
 
+// Where block row rr of block (bi, bj) of v sits in the tile: the lazy
+// index to evaluate addresses, masks and index arithmetic at (names in a,
+// b), and in `pad` the mask of its lanes that hold elements ("" when all
+// do). Usual blocks: tile row bi*br + rr over the lanes of columns bj*16..;
+// narrow blocks: column rr over the lanes of rows bi*16.. (xe_val_t.narrow).
+static void block_row_index(xe_emitter_t* e, const xe_val_t* v, const char* row0,
+                            const char* col0, int32_t bi, int32_t bj, int rr, xe_name_t a,
+                            xe_name_t b, idx_t idx[2], xe_name_t pad) {
+  pad[0] = 0;
+  if (v->narrow) {
+    offset_i32(e, row0, (int64_t)bi * 16, a);
+    offset_i32(e, col0, rr, b);
+    idx[0] = (idx_t){a, true};
+    idx[1] = (idx_t){b, false};
+    int64_t left = v->tr - 16LL * bi;
+    if (left < 16) xe_pad_mask(e, left, pad);
+    return;
+  }
+  row_index(e, row0, (int64_t)bi * v->br + rr, a);
+  offset_i32(e, col0, (int64_t)bj * 16, b);
+  idx[0] = (idx_t){a, false};
+  idx[1] = (idx_t){b, true};
+}
+
+// Lanes of padding (pad, see block_row_index) take no part in memory accesses.
+static void narrow_mask(xe_emitter_t* e, const char* pad, xe_name_t mask) {
+  if (!pad[0]) return;
+  xe_name_t m;
+  xe_fresh(e, m);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi1>%s\n",
+                   m, mask, pad, loc(e));
+  memcpy(mask, m, sizeof m);
+}
+
 // tile.load of a 2-D pointer tensor: per block row one 16-lane gather.
 static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
   intptr_t no = mlirOperationGetNumOperands(op);
@@ -1390,14 +1442,12 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
   xe_name_t other_scalar = "", other_vec = "";
   for (int32_t bi = 0; bi < v->nbr; ++bi) {
     for (int32_t bj = 0; bj < v->nbc; ++bj) {
-      xe_name_t colb;
-      offset_i32(e, col0, (int64_t)bj * 16, colb);
       xe_name_t acc;
       memcpy(acc, zero, sizeof acc);
       for (int r = 0; r < v->br; ++r) {
-        xe_name_t rowi;
-        row_index(e, row0, (int64_t)bi * v->br + r, rowi);
-        idx_t idx[2] = {{rowi, false}, {colb, true}};
+        xe_name_t ia, ib, pad;
+        idx_t idx[2];
+        block_row_index(e, v, row0, col0, bi, bj, r, ia, ib, idx, pad);
         lval_t pv;
         ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
         if (e->error) return NULL;
@@ -1406,6 +1456,7 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
         if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
         else xe_all_true(e, mask);
         if (e->error) return NULL;
+        narrow_mask(e, pad, mask);
         xe_fresh(e, ix);
         xe_line(e);
         zt_strbuf_printf(&e->body,
@@ -1484,8 +1535,6 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
   tile_origin(e, v, row0, col0);
   for (int32_t bi = 0; bi < v->nbr; ++bi) {
     for (int32_t bj = 0; bj < v->nbc; ++bj) {
-      xe_name_t colb;
-      offset_i32(e, col0, (int64_t)bj * 16, colb);
       const char* blk = v->names[bi * v->nbc + bj];
       xe_name_t bits;
       if (v->type.kind == ZT_BF16) {
@@ -1500,9 +1549,9 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
         blk = bits;
       }
       for (int r = 0; r < v->br; ++r) {
-        xe_name_t rowi;
-        row_index(e, row0, (int64_t)bi * v->br + r, rowi);
-        idx_t idx[2] = {{rowi, false}, {colb, true}};
+        xe_name_t ia, ib, pad;
+        idx_t idx[2];
+        block_row_index(e, v, row0, col0, bi, bj, r, ia, ib, idx, pad);
         lval_t pv;
         ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
         if (e->error) return NULL;
@@ -1511,6 +1560,7 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
         if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
         else xe_all_true(e, mask);
         if (e->error) return NULL;
+        narrow_mask(e, pad, mask);
         xe_fresh(e, row);
         xe_line(e);
         zt_strbuf_printf(&e->body,
@@ -1601,6 +1651,8 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
       }
     }
   }
+  if (c->tc < 16)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "dots with fewer than 16 output columns on Xe");
   if (a->br != 8 || c->br != 8)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "dots of fewer than 8 rows (M < 8) on Xe");
   int ksteps = a->nbc;
@@ -1708,15 +1760,17 @@ static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_
   tile_origin(e, r, row0, col0);
   for (int32_t bi = 0; bi < r->nbr && !e->error; ++bi)
     for (int32_t bj = 0; bj < r->nbc && !e->error; ++bj) {
-      xe_name_t colb, acc;
-      offset_i32(e, col0, (int64_t)bj * 16, colb);
+      xe_name_t acc;
       memcpy(acc, zero, sizeof acc);
       for (int rr = 0; rr < r->br && !e->error; ++rr) {
-        xe_name_t rowi;
-        row_index(e, row0, (int64_t)bi * r->br + rr, rowi);
-        idx_t idx[2] = {{rowi, false}, {colb, true}};
+        xe_name_t ia, ib, pad;
+        idx_t idx[2];
+        block_row_index(e, r, row0, col0, bi, bj, rr, ia, ib, idx, pad);
         lval_t lv;
-        if (lazy_eval(e, v, idx, &lv) || e->error) break;
+        zt_status_t st = lazy_eval(e, v, idx, &lv);
+        if (st && !e->error) e->error = st;  // callers see a NULL record and e->error
+        else zt_status_free(st);
+        if (e->error) break;
         to_vec(e, &lv);
         if (cast) {
           xe_name_t c;
@@ -1741,6 +1795,81 @@ static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_
 
 static xe_val_t* materialize_lazy(xe_emitter_t* e, MlirValue v, const xe_val_t* like) {
   return materialize_lazy_as(e, v, like, NULL, ZT_I32);
+}
+
+xe_val_t* xe_materialize_lazy(xe_emitter_t* e, MlirValue v, const xe_val_t* like) {
+  return materialize_lazy(e, v, like);
+}
+
+// An elementwise op on a narrow tile with index arithmetic or a mask among
+// its operands, row by row: a narrow block row is one column, whose index is
+// a constant, so lazy rows fold to constants, and a 2-D mask block built of
+// such constants is a non-splat constant upstream does not distribute
+// (22.1.8). Rows are 16-lane vectors instead; the result rows go into blocks.
+static zt_status_t elementwise_rows(xe_emitter_t* e, MlirOperation op, xe_val_t** ops, int no,
+                                    xe_val_t* r) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
+  zt_strbuf_t props;
+  zt_strbuf_init(&props);
+  xe_op_props(op, &props);
+  const char* et = xe_block_elem(r->type.kind);
+  char text[160];
+  xe_name_t zero, row0, col0;
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<%s> : vector<%dx16x%s>",
+           xe_layout_attr(r),
+           r->type.kind == ZT_I1 ? "false" : zt_scalar_kind_is_float(r->type.kind) ? "0.0" : "0",
+           r->br, et);
+  xe_hoist(e, text, true, zero);
+  tile_origin(e, r, row0, col0);
+  zt_status_t s = NULL;
+  xe_name_t rows[3];
+  for (int32_t bi = 0; bi < r->nbr && !s && !e->error; ++bi) {
+    xe_name_t blk;
+    memcpy(blk, zero, sizeof blk);
+    for (int32_t j = 0; j < r->br && !s && !e->error; ++j) {
+      xe_val_t recs[3], *rp[3];
+      for (int i = 0; i < no && !s; ++i) {
+        rp[i] = ops[i];
+        if (ops[i]->layout == XE_LAYOUT_SCALAR) continue;
+        zt_scalar_kind_t k = ops[i]->type.kind;
+        if (ops[i]->layout == XE_LAYOUT_LAZY) {
+          xe_name_t ia, ib, pad;
+          idx_t idx[2];
+          lval_t lv;
+          block_row_index(e, r, row0, col0, bi, 0, j, ia, ib, idx, pad);
+          s = lazy_eval(e, mlirOperationGetOperand(op, i), idx, &lv);
+          if (s || e->error) break;
+          to_vec(e, &lv);
+          memcpy(rows[i], lv.v, sizeof rows[i]);
+          k = lv.kind;
+        } else {
+          xe_block_row(e, ops[i], bi, 0, j, rows[i]);
+        }
+        memset(&recs[i], 0, sizeof recs[i]);
+        recs[i].layout = XE_LAYOUT_ROW16;
+        recs[i].type = zt_type_tensor(zt_type_scalar(k), 1, (int64_t[]){16});
+        recs[i].numel = 16;
+        recs[i].nchunks = 1;
+        recs[i].names = &rows[i];
+        rp[i] = &recs[i];
+      }
+      if (s || e->error) break;
+      xe_val_t* out = NULL;
+      int save_nsg = e->nsg;
+      e->nsg = 1;  // a 16-lane temporary, never split
+      s = xe_emit_elementwise(e, name, props.data, rp, no,
+                              zt_type_tensor(zt_type_scalar(r->type.kind), 1, (int64_t[]){16}),
+                              &out);
+      e->nsg = save_nsg;
+      if (!s && out) xe_block_insert_row(e, out->names[0], blk, j, et, r->br, xe_layout_attr(r));
+      xe_free_val(out);
+    }
+    memcpy(r->names[bi], blk, sizeof blk);
+  }
+  zt_strbuf_deinit(&props);
+  return s;
 }
 
 static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
@@ -1786,6 +1915,20 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   }
   xe_val_t* r = xe_alloc_for(e, res, rt, shape ? shape->role : XE_ROLE_C);
   if (!r) return NULL;
+  bool any_lazy = false, any_bf16 = rt.kind == ZT_BF16;
+  for (intptr_t i = 0; i < no; ++i) {
+    any_lazy |= lazy[i];
+    any_bf16 |= ops[i]->type.kind == ZT_BF16;
+  }
+  if (r->layout == XE_LAYOUT_BLOCK2D && r->narrow && any_lazy && !any_bf16) {
+    zt_status_t s = elementwise_rows(e, op, ops, (int)no, r);
+    if (s || e->error) {
+      xe_free_val(r);
+      return s;
+    }
+    xe_bind(e, res, r);
+    return NULL;
+  }
   // Index arithmetic and masks meeting data (a one-hot matrix times a
   // tensor, a select on a 2-D mask): evaluated into blocks here.
   xe_val_t* made[3] = {NULL, NULL, NULL};
@@ -2010,6 +2153,25 @@ static zt_status_t emit_expand_dims_data(xe_emitter_t* e, MlirOperation op) {
   }
   xe_val_t* r = xe_alloc_for(e, res, t, XE_ROLE_C);
   if (!r) return NULL;
+  if (r->layout == XE_LAYOUT_BLOCK2D && r->narrow && r->tr == 1 && s->nchunks == 1) {
+    // (C) -> (1, C) by columns: column j's one row (lane 0) is element j.
+    const char* et = xe_elem(t.kind);
+    char text[160];
+    xe_name_t blk;
+    snprintf(text, sizeof text,
+             "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
+             zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", r->br, et);
+    xe_hoist(e, text, true, blk);
+    for (int32_t j = 0; j < r->br; ++j) {
+      xe_name_t v;
+      if (j) xe_lane_shuffle(e, t.kind, s->names[0], "down", j, v);
+      else memcpy(v, s->names[0], sizeof v);
+      xe_block_insert_row(e, v, blk, j, et, r->br, "#zt_a");
+    }
+    memcpy(r->names[0], blk, sizeof blk);
+    xe_bind(e, res, r);
+    return NULL;
+  }
   if (r->layout != XE_LAYOUT_BLOCK2D || r->br != 1 || r->nbc != s->nchunks) {
     xe_free_val(r);
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "expand_dims to this 2-D layout on Xe");
@@ -2054,6 +2216,60 @@ static void lane_value(xe_emitter_t* e, const xe_val_t* s, int64_t i, xe_name_t 
                    out, f ? "add" : "or", sel, et, et, loc(e));
 }
 
+// A broadcast to a narrow tile (by columns): an (M, 1) column is every
+// column (its 1-D chunks), a (1, C) row gives column j its element j, index
+// arithmetic is evaluated into the blocks.
+static zt_status_t broadcast_narrow(xe_emitter_t* e, MlirValue src, const xe_val_t* s,
+                                    MlirValue res, xe_val_t* r) {
+  const char* et = xe_elem(r->type.kind);
+  MlirOperation def = mlirValueIsAOpResult(src) ? mlirOpResultGetOwner(src) : (MlirOperation){NULL};
+  xe_val_t* col = NULL;
+  if (s->layout == XE_LAYOUT_LAZY && op_is(def, "tile.expand_dims") &&
+      int_attr(def, "axis", 0) == 1)
+    col = xe_lookup(e, mlirOperationGetOperand(def, 0));
+  char text[160];
+  xe_name_t zero;
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
+           zt_scalar_kind_is_float(r->type.kind) ? "0.0" : "0", r->br, et);
+  if (col && col->layout == XE_LAYOUT_ROW16 && !col->dist && col->nchunks == r->nbr &&
+      r->type.kind != ZT_BF16) {
+    xe_hoist(e, text, true, zero);
+    for (int32_t bi = 0; bi < r->nbr; ++bi) {
+      xe_name_t blk;
+      memcpy(blk, zero, sizeof blk);
+      for (int32_t j = 0; j < r->br; ++j)
+        xe_block_insert_row(e, col->names[bi], blk, j, et, r->br, "#zt_a");
+      memcpy(r->names[bi], blk, sizeof blk);
+    }
+  } else if (s->layout == XE_LAYOUT_BLOCK2D && s->narrow && s->tr == 1 && s->br == r->br &&
+             r->type.kind != ZT_BF16) {
+    xe_hoist(e, text, true, zero);
+    xe_name_t blk;
+    memcpy(blk, zero, sizeof blk);
+    for (int32_t j = 0; j < r->br; ++j) {
+      xe_name_t row, x, v;
+      xe_block_row(e, s, 0, 0, j, row);
+      xe_val_t one = {.layout = XE_LAYOUT_ROW16, .type = s->type, .numel = 1, .nchunks = 1,
+                      .names = &row};
+      lane_value(e, &one, 0, x);
+      xe_vsplat(e, x, et, v);
+      xe_block_insert_row(e, v, blk, j, et, r->br, "#zt_a");
+    }
+    for (int32_t bi = 0; bi < r->nbr; ++bi) memcpy(r->names[bi], blk, sizeof blk);
+  } else if (s->layout == XE_LAYOUT_LAZY && r->type.kind != ZT_PTR && r->type.kind != ZT_I1) {
+    xe_val_t* m = materialize_lazy(e, res, r);
+    xe_free_val(r);
+    if (!m) return e->error ? NULL : xe_fail(e, ZT_STATUS_UNSUPPORTED, "this broadcast on Xe");
+    xe_bind(e, res, m);
+    return NULL;
+  } else {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "broadcast of this value to a narrow tile on Xe");
+  }
+  xe_bind(e, res, r);
+  return NULL;
+}
+
 static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
   MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
   xe_val_t* s = xe_lookup(e, src);
@@ -2067,6 +2283,7 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
     xe_free_val(r);
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "broadcast to this 2-D layout on Xe");
   }
+  if (r->narrow) return broadcast_narrow(e, src, s, res, r);
   if (s->layout == XE_LAYOUT_BLOCK2D && s->br == 1 && s->nbc == r->nbc && e->nsg == 1) {
     // (1, N) -> (M, N): every block row is the source row.
     for (int32_t bj = 0; bj < r->nbc; ++bj) {
@@ -2096,6 +2313,15 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
     col = xe_lookup(e, mlirOperationGetOperand(def, 0));
   bool local = e->nsg == 1 ? !col || !col->dist
                             : e->sg_n == 1 && col && col->dist && col->nchunks * 16 == r->tr;
+  if ((!col || col->layout != XE_LAYOUT_ROW16) && s->layout == XE_LAYOUT_LAZY &&
+      t.kind != ZT_PTR && t.kind != ZT_I1) {
+    // Index arithmetic broadcast into data: evaluated row by row.
+    xe_val_t* m = materialize_lazy(e, res, r);
+    xe_free_val(r);
+    if (!m) return NULL;
+    xe_bind(e, res, m);
+    return NULL;
+  }
   if (!col || col->layout != XE_LAYOUT_ROW16 || !local) {
     xe_free_val(r);
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "broadcast of this value to 2-D on Xe");
@@ -2249,10 +2475,25 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
     // Rows moved between a 2-D tile and a 1-D tensor; other reshapes below.
     bool done = false;
     s = emit_reshape_rows(e, op, &done);
+    MlirValue res = mlirOperationGetResult(op, 0);
+    // (Unit-shaped index arithmetic stays lazy, below.)
+    bool lazy = value_rank(res) == 2 && (dim(res, 0) == 1 || dim(res, 1) == 1) &&
+                !xe_is_data(e, res) &&
+                !mlirTypeIsAFloat(mlirShapedTypeGetElementType(mlirValueGetType(res)));
+    if (!s && !done && !e->error && !lazy) {
+      // Anything else that stays 1-D/2-D: lanes moved by shuffles.
+      s = xe_emit_permute(e, op);
+      done = true;
+    }
     if (s || done || e->error) {
       xe_matrix_cache_clear(e);
       return s;
     }
+  }
+  if (name_is(n, "tile.trans")) {
+    s = xe_emit_permute(e, op);
+    xe_matrix_cache_clear(e);
+    return s;
   }
   if (block_io) {
     if (name_is(n, "tile.block_load") && value_rank(mlirOperationGetResult(op, 0)) != 2)

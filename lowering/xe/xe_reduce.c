@@ -434,6 +434,82 @@ static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const 
 //  axis 1: each row is reduced like a 1-D chunk (vector.reduction, a
 //          uniform scalar); output chunk c puts row 16c + i's scalar into
 //          lane i with a select on the lane index.
+// A narrow tile (by columns, xe_val_t.narrow). Along axis 1 a row's
+// elements sit in one lane of each block row: the rows combine elementwise
+// and block bi is output chunk bi. Along axis 0 column j (row j of every
+// block, padding lanes set to the identity) is reduced like a 1-D tensor
+// and its scalar goes to lane j.
+static zt_status_t reduce_narrow(xe_emitter_t* e, const reduce_kind_t* rk, const xe_val_t* s,
+                                 int axis, xe_val_t* r) {
+  zt_scalar_kind_t k = s->type.kind;
+  const char* et = xe_elem(k);
+  bool nan_check = rk->nan_propagating && zt_scalar_kind_is_float(k);
+  char idt[48];
+  identity_text(rk->identity, k, idt, sizeof idt);
+  xe_name_t id;
+  xe_vconst(e, idt, et, id);
+  if (r->nchunks != (axis == 1 ? s->nbr : 1) || s->nbr > 64)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "this reduction of a narrow tile on Xe");
+  if (axis == 1) {
+    xe_name_t nan_v;
+    if (nan_check) xe_vconst(e, float_bits(k, 2), et, nan_v);
+    for (int32_t bi = 0; bi < s->nbr; ++bi) {
+      xe_name_t acc, any = "";
+      for (int32_t j = 0; j < s->br; ++j) {
+        xe_name_t row, n;
+        xe_block_row(e, s, bi, 0, j, row);
+        if (nan_check) {
+          xe_name_t u;
+          xe_vbinary(e, "arith.cmpf uno,", row, row, et, u);
+          if (any[0]) {
+            xe_name_t o;
+            xe_vbinary(e, "arith.ori", any, u, "i1", o);
+            memcpy(any, o, sizeof any);
+          } else {
+            memcpy(any, u, sizeof any);
+          }
+        }
+        if (j == 0) {
+          memcpy(acc, row, sizeof acc);
+          continue;
+        }
+        xe_vbinary(e, rk->combine, acc, row, et, n);
+        memcpy(acc, n, sizeof acc);
+      }
+      if (nan_check) xe_vselect(e, any, nan_v, acc, et, r->names[bi]);
+      else memcpy(r->names[bi], acc, sizeof acc);
+    }
+    return NULL;
+  }
+  xe_name_t out;
+  memcpy(out, id, sizeof out);
+  for (int32_t j = 0; j < s->br; ++j) {
+    xe_name_t names[64];
+    for (int32_t bi = 0; bi < s->nbr; ++bi) {
+      xe_block_row(e, s, bi, 0, j, names[bi]);
+      int64_t left = s->tr - 16LL * bi;
+      if (left < 16) {
+        xe_name_t pad, sel;
+        xe_pad_mask(e, left, pad);
+        xe_vselect(e, pad, names[bi], id, et, sel);
+        memcpy(names[bi], sel, sizeof sel);
+      }
+    }
+    xe_val_t tmp = {.layout = XE_LAYOUT_ROW16, .numel = 16LL * s->nbr, .nchunks = s->nbr,
+                    .names = names};
+    tmp.type = zt_type_tensor(zt_type_scalar(k), 1, (int64_t[]){tmp.numel});
+    xe_val_t* sc = NULL;
+    ZT_RETURN_IF_ERROR(reduce_row16(e, rk, &tmp, &sc));
+    if (!sc) return NULL;
+    xe_name_t sel;
+    xe_put_lane(e, sc->names[0], j, out, et, sel);
+    xe_free_val(sc);
+    memcpy(out, sel, sizeof out);
+  }
+  memcpy(r->names[0], out, sizeof out);
+  return NULL;
+}
+
 zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
   const reduce_kind_t* rk;
   ZT_RETURN_IF_ERROR(reduce_kind_of(e, op, &rk));
@@ -511,7 +587,14 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
   char idt[48];
   identity_text(rk->identity, k, idt, sizeof idt);
 #define ROW(out, bi, bj, rr) xe_block_row(e, s, bi, bj, rr, out)
-  if (axis == 0) {
+  if (s->narrow) {
+    zt_status_t st = reduce_narrow(e, rk, s, axis, r);
+    if (st || e->error) {
+      xe_free_val(r);
+      xe_free_val(wide);
+      return st;
+    }
+  } else if (axis == 0) {
     xe_name_t nan_v;
     if (nan_check) {
       char text[128];
@@ -739,8 +822,9 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
     xe_bind(e, res, r);
     return NULL;
   }
-  if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a scan of this value on Xe");
+  if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16 || s->narrow)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a scan of this value on Xe (narrow tiles: not yet)");
   if ((axis == 1 && e->sg_n != 1) || (axis == 0 && e->sg_m != 1))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "a 2-D scan along axis %d of a tile split that way across subgroups "

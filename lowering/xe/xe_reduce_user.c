@@ -235,8 +235,8 @@ static xe_val_t* lane_scalar_at(xe_emitter_t* e, zt_scalar_kind_t k, const char*
 // through SLM instead needs fences, and upstream's distribution gives up
 // (silently) once a few of them sit between the accesses.
 // mode: "xor" (lane j ^ d), "up" (lane j - d), "down" (lane j + d).
-static void shuffle(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, const char* mode, int d,
-                    xe_name_t out) {
+void xe_lane_shuffle(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, const char* mode,
+                     int d, xe_name_t out) {
   const char* et = xe_elem(k);
   bool f = zt_scalar_kind_is_float(k) && k != ZT_BF16;  // bf16: i16 bits
   e->used_shuffles = true;
@@ -249,7 +249,7 @@ static void shuffle(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, const ch
 }
 
 static void partner(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int d, xe_name_t out) {
-  shuffle(e, k, v, "xor", d, out);
+  xe_lane_shuffle(e, k, v, "xor", d, out);
 }
 
 static zt_status_t combine_chunks(xe_emitter_t* e, MlirOperation fn, int n,
@@ -424,7 +424,46 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
   }
   char acc[MAX_VALS][XE_NAME_MAX], next[MAX_VALS][XE_NAME_MAX];
   zt_status_t st = NULL;
-  if (axis == 0) {
+  if (s->narrow && axis == 1) {
+    // By columns (xe_val_t.narrow): a row's elements sit in one lane of each
+    // block row, so block bi's rows combine lane by lane, left to right,
+    // into output chunk bi (tl.split is this with a select for a combiner).
+    for (int32_t bi = 0; bi < s->nbr && !st && !e->error; ++bi) {
+      for (int32_t j = 0; j < s->br && !st; ++j) {
+        for (int t = 0; t < n; ++t) xe_block_row(e, src[t], bi, 0, j, j ? next[t] : acc[t]);
+        if (j) st = combine_chunks(e, fn, n, kinds, acc, next, 16);
+      }
+      for (int t = 0; t < n && !st; ++t) memcpy(out[t]->names[bi], acc[t], XE_NAME_MAX);
+    }
+  } else if (s->narrow) {
+    // Column j: its blocks lane by lane (a last partial block's padding
+    // lanes keep the running value), then its lanes; lane j of the output.
+    for (int32_t j = 0; j < s->br && !st && !e->error; ++j) {
+      for (int32_t bi = 0; bi < s->nbr && !st; ++bi) {
+        for (int t = 0; t < n; ++t) xe_block_row(e, src[t], bi, 0, j, bi ? next[t] : acc[t]);
+        int64_t left = s->tr - 16LL * bi;
+        if (bi) st = combine_chunks(e, fn, n, kinds, acc, next, left < 16 ? (int)left : 16);
+      }
+      xe_val_t* sc[MAX_VALS] = {0};
+      if (!st) st = lanes_to_scalars(e, fn, n, kinds, acc, s->tr < 16 ? (int)s->tr : 16, sc);
+      if (st || e->error) {
+        free_all(sc, n);
+        break;
+      }
+      for (int t = 0; t < n; ++t) {
+        const char* et = xe_elem(kinds[t]);
+        if (j == 0) {
+          xe_name_t z;
+          xe_vconst(e, zt_scalar_kind_is_float(kinds[t]) ? "0.0" : "0", et, z);
+          memcpy(out[t]->names[0], z, XE_NAME_MAX);
+        }
+        xe_name_t sel;
+        xe_put_lane(e, sc[t]->names[0], j, out[t]->names[0], et, sel);
+        memcpy(out[t]->names[0], sel, XE_NAME_MAX);
+      }
+      free_all(sc, n);
+    }
+  } else if (axis == 0) {
     // Each block column: its rows combined lane by lane, top to bottom.
     for (int32_t bj = 0; bj < s->nbc && !st && !e->error; ++bj) {
       bool first = true;
@@ -496,7 +535,7 @@ static zt_status_t scan_lanes(xe_emitter_t* e, MlirOperation fn, int n,
   xe_lane_i32(e, lane);
   for (int d = 1; d < valid && !e->error; d *= 2) {
     char p[MAX_VALS][XE_NAME_MAX], kept[MAX_VALS][XE_NAME_MAX];
-    for (int t = 0; t < n; ++t) shuffle(e, kinds[t], acc[t], rev ? "down" : "up", d, p[t]);
+    for (int t = 0; t < n; ++t) xe_lane_shuffle(e, kinds[t], acc[t], rev ? "down" : "up", d, p[t]);
     // Lanes with a partner: j >= d (up), j + d < valid (down).
     xe_name_t ok, lim;
     char cv[8];
@@ -622,7 +661,7 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
     bool ok = one_d ? x->layout == XE_LAYOUT_ROW16 && x->dist == s->dist && x->numel == s->numel
                     : x->layout == XE_LAYOUT_BLOCK2D && x->role == XE_ROLE_C && x->bc == 16 &&
                           x->br == s->br && x->nbr == s->nbr && x->nbc == s->nbc &&
-                          kinds[t] != ZT_BF16;
+                          kinds[t] != ZT_BF16 && !x->narrow;
     if (!ok)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                      "a scan with a user combiner of this value on Xe (1-D tensors and 2-D "

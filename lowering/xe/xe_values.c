@@ -199,6 +199,15 @@ static bool block_geometry(xe_emitter_t* e, xe_val_t* v, int role) {
   v->bc = role == XE_ROLE_A && i8 ? 32 : 16;
   v->tr = (int32_t)(role == XE_ROLE_B ? r : r / sm);
   v->tc = (int32_t)(role == XE_ROLE_A ? c : c / sn);
+  // Narrow tiles (see xe_val_t.narrow), in one subgroup.
+  if (role == XE_ROLE_C && sm == 1 && sn == 1 && (c == 2 || c == 4 || c == 8) && !i8) {
+    v->narrow = true;
+    v->br = (int32_t)c;
+    v->nbr = (int32_t)((r + 15) / 16);
+    v->nbc = 1;
+    v->nchunks = v->nbr;
+    return true;
+  }
   if (v->tr < v->br || v->tc < v->bc || v->tr % v->br || v->tc % v->bc) return false;
   if (role != XE_ROLE_B && r % sm) return false;
   if (role != XE_ROLE_A && c % sn) return false;

@@ -1,0 +1,58 @@
+"""Kernels that move elements between lanes on Xe (xe_reshape.c) and narrow
+2-D tiles (2, 4 or 8 columns): transposes and reshapes of small tiles,
+tl.join / tl.split / tl.interleave, a rotary-embedding style pair update."""
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def transpose(X, OUT, M: tl.constexpr, N: tl.constexpr, PERMUTE: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    if PERMUTE:
+        y = tl.permute(x * 2, (1, 0))
+    else:
+        y = tl.trans(x) * 2
+    tl.store(OUT + rn[:, None] * M + rm[None, :], y + 1)
+
+
+@zetile.jit
+def reshape_2d(X, OUT, M: tl.constexpr, N: tl.constexpr, R: tl.constexpr, C: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    y = tl.reshape(x + 1, (R, C))
+    rr = tl.arange(0, R)
+    rc = tl.arange(0, C)
+    tl.store(OUT + rr[:, None] * C + rc[None, :], y - rc[None, :].to(y.dtype))
+
+
+@zetile.jit
+def rotate_pairs(X, COS, SIN, OUT, N: tl.constexpr):
+    # x holds (re, im) pairs; out = x * (cos + i sin), pairs again.
+    offs = tl.arange(0, N)
+    pair = tl.arange(0, 2)
+    x = tl.load(X + offs[:, None] * 2 + pair[None, :])
+    re, im = tl.split(x)
+    c = tl.load(COS + offs)
+    s = tl.load(SIN + offs)
+    out = tl.join(re * c - im * s, re * s + im * c)
+    tl.store(OUT + offs[:, None] * 2 + pair[None, :], out)
+
+
+@zetile.jit
+def interleave(X, Y, OUT, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    y = tl.load(Y + offs)
+    tl.store(OUT + tl.arange(0, 2 * N), tl.interleave(x, y * 10))
+
+
+@zetile.jit
+def narrow_sums(X, ROWS, COLS, N: tl.constexpr, C: tl.constexpr):
+    rn = tl.arange(0, N)
+    rc = tl.arange(0, C)
+    x = tl.load(X + rn[:, None] * C + rc[None, :])
+    tl.store(ROWS + rn, tl.sum(x, axis=1) + tl.max(x, axis=1))
+    tl.store(COLS + rc, tl.sum(x, axis=0))
