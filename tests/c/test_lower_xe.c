@@ -245,7 +245,7 @@ static void expect_unsupported(const char* text, const char* where, const char* 
 START_TEST(test_unsupported_2d) {
   char* text;
   OK(xk_unsupported_2d(&text));
-  expect_unsupported(text, "k2d.py:4:14", "2-D tensors not supported");
+  expect_unsupported(text, "k2d.py:4:14", "transpose");
   free(text);
 }
 END_TEST
