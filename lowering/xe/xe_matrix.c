@@ -372,6 +372,8 @@ static void offset_i32(xe_emitter_t* e, const char* origin, int64_t k, xe_name_t
 typedef struct idx_s {
   const char* s;  // i32 scalar name or NULL (0)
   bool lane;      // + lane id (0..15)
+  bool known;     // s is the constant c (one subgroup: no run-time origin)
+  int64_t c;
 } idx_t;
 
 // Integer values may stay *split*: a vector part plus a uniform scalar part
@@ -493,6 +495,7 @@ static void to_vec(xe_emitter_t* e, lval_t* l) {
 }
 
 static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out);
+static void lane_value(xe_emitter_t* e, const xe_val_t* s, int64_t i, xe_name_t out);
 static zt_status_t lazy_eval_i64(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out);
 
 static zt_status_t kind_of(xe_emitter_t* e, MlirValue v, zt_scalar_kind_t* k) {
@@ -794,6 +797,19 @@ static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_
                  (int)n.length, n.data);
 }
 
+// Whether eval_op re-evaluates the 1-D value v from its definition (index
+// arithmetic); other 1-D values (loads, reductions, reshapes, loop results)
+// are read as data.
+static bool recomputable(MlirValue v) {
+  if (!mlirValueIsAOpResult(v)) return false;
+  MlirOperation op = mlirOpResultGetOwner(v);
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return name_is(n, "tile.make_range") || name_is(n, "tile.splat") ||
+         name_is(n, "tile.addptr") ||
+         ((has_prefix(n, "arith.") || has_prefix(n, "math.")) &&
+          mlirOperationGetNumRegions(op) == 0);
+}
+
 static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out) {
   int rank = value_rank(v);
   xe_val_t* rec = find_rec(e, v);
@@ -821,7 +837,26 @@ static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lva
     *out = *hit;
     return NULL;
   }
-  if (rec && rec->layout == XE_LAYOUT_LAZY && !mlirValueEqual(rec->root, v)) {
+  if (rank == 1 && rec && rec->layout == XE_LAYOUT_ROW16 && rec->type.kind != ZT_PTR &&
+      !recomputable(v)) {
+    // A 1-D value holding data (a loaded row broadcast over a 2-D tile, a
+    // row of ranks compared with its transpose): at a position known at
+    // compile time, its chunk, or one element as a uniform scalar.
+    const idx_t* i = &idx[0];
+    int64_t chunk = i->known ? i->c / 16 : -1;
+    if (rec->dist || !i->known || (i->lane && i->c % 16) || chunk >= rec->nchunks)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "2-D index arithmetic reading a 1-D value at a position known only at "
+                     "run time on Xe");
+    memset(out, 0, sizeof *out);
+    out->kind = rec->type.kind;
+    if (i->lane) {
+      memcpy(out->v, rec->names[chunk], sizeof out->v);
+      out->vec = true;
+    } else {
+      lane_value(e, rec, i->c, out->v);
+    }
+  } else if (rec && rec->layout == XE_LAYOUT_LAZY && !mlirValueEqual(rec->root, v)) {
     // A moved pointer tensor: its root's value plus the uniform offset.
     lval_t r, d = {.vec = false, .kind = ZT_I64};
     ZT_RETURN_IF_ERROR(lazy_eval(e, rec->root, idx, &r));
@@ -1381,16 +1416,16 @@ static void block_row_index(xe_emitter_t* e, const xe_val_t* v, const char* row0
   if (v->narrow) {
     offset_i32(e, row0, (int64_t)bi * 16, a);
     offset_i32(e, col0, rr, b);
-    idx[0] = (idx_t){a, true};
-    idx[1] = (idx_t){b, false};
+    idx[0] = (idx_t){a, true, !row0[0], (int64_t)bi * 16};
+    idx[1] = (idx_t){b, false, !col0[0], rr};
     int64_t left = v->tr - 16LL * bi;
     if (left < 16) xe_pad_mask(e, left, pad);
     return;
   }
   row_index(e, row0, (int64_t)bi * v->br + rr, a);
   offset_i32(e, col0, (int64_t)bj * 16, b);
-  idx[0] = (idx_t){a, false};
-  idx[1] = (idx_t){b, true};
+  idx[0] = (idx_t){a, false, !row0[0], (int64_t)bi * v->br + rr};
+  idx[1] = (idx_t){b, true, !col0[0], (int64_t)bj * 16};
 }
 
 // Lanes of padding (pad, see block_row_index) take no part in memory accesses.

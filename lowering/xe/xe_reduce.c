@@ -510,11 +510,31 @@ static zt_status_t reduce_narrow(xe_emitter_t* e, const reduce_kind_t* rk, const
   return NULL;
 }
 
+static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kind_t* rk,
+                             xe_val_t* s);
+
 zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op) {
   const reduce_kind_t* rk;
   ZT_RETURN_IF_ERROR(reduce_kind_of(e, op, &rk));
-  xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
+  MlirValue src = mlirOperationGetOperand(op, 0);
+  xe_val_t* s = xe_lookup(e, src);
   if (!s) return NULL;
+  if (s->layout != XE_LAYOUT_LAZY || s->type.kind == ZT_PTR || s->type.kind == ZT_I1)
+    return reduce_2d(e, op, rk, s);
+  // Index arithmetic reduced (a rank: the count of smaller elements, a
+  // histogram's one-hot sums): its blocks first.
+  xe_val_t* like = xe_alloc_blocks(e, s->type, XE_ROLE_C);
+  xe_val_t* made = like && like->layout == XE_LAYOUT_BLOCK2D ? xe_materialize_lazy(e, src, like)
+                                                              : NULL;
+  xe_free_val(like);
+  if (!made) return e->error ? NULL : xe_fail(e, ZT_STATUS_UNSUPPORTED, "this reduction on Xe");
+  zt_status_t st = reduce_2d(e, op, rk, made);
+  xe_free_val(made);
+  return st;
+}
+
+static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kind_t* rk,
+                             xe_val_t* s) {
   MlirAttribute ax = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("axis"));
   int axis = mlirAttributeIsNull(ax) || !mlirAttributeIsAInteger(ax)
                  ? -1 : (int)mlirIntegerAttrGetValueInt(ax);

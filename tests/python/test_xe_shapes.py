@@ -1,10 +1,12 @@
-"""Transposes and reshapes of small tiles, narrow tiles (2, 4, 8 columns)
-and tl.join / tl.split / tl.interleave on Xe (xe_reshape.c, narrow blocks in
-xe_values.c). Before, each of these was refused on pvc ("operation on 2-D
-tensors not supported", "2-D tile 32x2 does not split into 8x16 blocks").
-Now the SPIR-V passes spirv-val (E1) and Intel's ocloc (E2), and computes the
-numpy result on Intel's OpenCL CPU runtime (E5) on both paths; the CPU
-target gives the same numbers (E4)."""
+"""Transposes and reshapes of small tiles, narrow tiles (2, 4, 8 columns),
+tl.join / tl.split / tl.interleave, tl.sort and tl.histogram on Xe
+(xe_reshape.c, narrow blocks in xe_values.c, 2-D index arithmetic reading
+1-D data in xe_matrix.c). Before, each of these was refused on pvc
+("operation on 2-D tensors not supported", "2-D tile 32x2 does not split
+into 8x16 blocks", "reduction of this 2-D value"). Now the SPIR-V passes
+spirv-val (E1) and Intel's ocloc (E2), and computes the numpy result on
+Intel's OpenCL CPU runtime (E5) on both paths; the CPU target gives the same
+numbers (E4)."""
 import os
 import sys
 
@@ -30,7 +32,11 @@ BUILDS = [
     ("rotate_pairs", {"X": "*fp32", "COS": "*fp32", "SIN": "*fp32", "OUT": "*fp32"}, {"N": 64}),
     ("interleave", {"X": "*i32", "Y": "*i32", "OUT": "*i32"}, {"N": 32}),
     ("narrow_sums", {"X": "*fp32", "ROWS": "*fp32", "COLS": "*fp32"}, {"N": 32, "C": 4}),
+    ("sort_rows", {"X": "*i32", "OUT": "*i32", "HIST": "*i32"},
+     {"N": 16, "DESCENDING": True, "BINS": 8}),
+    ("cat_tiles", {"X": "*fp32", "Y": "*fp32", "OUT": "*fp32"}, {"M": 8, "N": 16, "DIM": 1}),
 ]
+CATS = [(1, 32, -1), (2, 16, 0), (8, 16, 1), (16, 8, 1), (4, 8, 0)]
 
 
 @pytest.mark.parametrize("kernel,sig,consts", BUILDS, ids=[b[0] for b in BUILDS])
@@ -64,9 +70,10 @@ def test_large_transpose_is_refused_with_its_line():
 RUN = r"""
 import json, numpy as np, zetile
 import xe_shape_kernels as K
-TRANS, RESHAPE, PAIRS, NARROW = ARGS
+TRANS, RESHAPE, PAIRS, NARROW, CATS = ARGS
 rng = np.random.default_rng(5)
-out = {"trans": [], "reshape": [], "pairs": [], "interleave": [], "narrow": []}
+out = {"trans": [], "reshape": [], "pairs": [], "interleave": [], "narrow": [], "sort": [],
+       "cat": []}
 def sync():
     zetile.get_device().synchronize()
 for dt in ("float32", "float16", "int32"):
@@ -104,8 +111,25 @@ for dt in ("float32", "int32"):
         K.narrow_sums[(1,)](x, rows, cols, N=n, C=c)
         sync()
         out["narrow"].append([dt, x.tolist(), rows.tolist(), cols.tolist()])
+for dt in ("int32", "float32"):
+    for desc in (False, True):
+        x = (rng.standard_normal(16) * 20).astype(dt)
+        x[3] = x[9]  # a tie
+        o = np.zeros(16, dt)
+        h = np.zeros(8, np.int32)
+        K.sort_rows[(1,)](x, o, h, N=16, DESCENDING=desc, BINS=8)
+        sync()
+        out["sort"].append([dt, desc, x.tolist(), o.tolist(), h.tolist()])
+for dt in ("float32", "int32"):
+    for (m, n, d) in CATS:
+        x = (rng.standard_normal((m, n)) * 10).astype(dt)
+        y = (rng.standard_normal((m, n)) * 10).astype(dt)
+        o = np.zeros(2 * m * n, dt)
+        K.cat_tiles[(1,)](x, y, o, M=m, N=n, DIM=d)
+        sync()
+        out["cat"].append([dt, d, x.tolist(), y.tolist(), o.tolist()])
 print("RESULT " + json.dumps(out))
-""".replace("ARGS", repr((TRANS, RESHAPE, PAIRS, NARROW)))
+""".replace("ARGS", repr((TRANS, RESHAPE, PAIRS, NARROW, CATS)))
 
 
 def _close(dt, got, want):
@@ -138,6 +162,19 @@ def _check(res):
         x = np.asarray(x, np.float64)
         _close(dt, rows, x.sum(1) + x.max(1))
         _close(dt, cols, x.sum(0))
+    assert len(res["cat"]) == 2 * len(CATS)
+    for dt, d, x, y, o in res["cat"]:
+        x, y = np.asarray(x), np.asarray(y)
+        want = (np.concatenate([x.ravel(), (y * 3).ravel()]) if d < 0
+                else np.concatenate([x, y * 3], axis=d).ravel())
+        _close(dt, o, want)
+    assert len(res["sort"]) == 4
+    for dt, desc, x, o, h in res["sort"]:
+        x = np.asarray(x)
+        want = np.sort(x)[::-1] if desc else np.sort(x)
+        np.testing.assert_array_equal(o, want)
+        np.testing.assert_array_equal(h, np.bincount((np.abs(x) % 8).astype(np.int64),
+                                                     minlength=8))
 
 
 def test_cpu_numbers():

@@ -56,3 +56,33 @@ def narrow_sums(X, ROWS, COLS, N: tl.constexpr, C: tl.constexpr):
     x = tl.load(X + rn[:, None] * C + rc[None, :])
     tl.store(ROWS + rn, tl.sum(x, axis=1) + tl.max(x, axis=1))
     tl.store(COLS + rc, tl.sum(x, axis=0))
+
+
+@zetile.jit
+def sort_rows(X, OUT, HIST, N: tl.constexpr, DESCENDING: tl.constexpr, BINS: tl.constexpr):
+    # tl.sort compares every pair (an N x N mask whose row sums are ranks);
+    # tl.histogram sums a one-hot N x BINS tile along its rows.
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    tl.store(OUT + offs, tl.sort(x, descending=DESCENDING))
+    h = tl.histogram((tl.abs(x) % BINS).to(tl.int32), BINS)
+    tl.store(HIST + tl.arange(0, BINS), h)
+
+
+@zetile.jit
+def cat_tiles(X, Y, OUT, M: tl.constexpr, N: tl.constexpr, DIM: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    if DIM < 0:  # 1-D
+        z = tl.cat(tl.load(X + rn), tl.load(Y + rn) * 3, can_reorder=False)
+        tl.store(OUT + tl.arange(0, 2 * N), z)
+    else:
+        x = tl.load(X + rm[:, None] * N + rn[None, :])
+        y = tl.load(Y + rm[:, None] * N + rn[None, :])
+        z = tl.cat(x, y * 3, can_reorder=False, dim=DIM)
+        if DIM == 0:
+            r2 = tl.arange(0, 2 * M)
+            tl.store(OUT + r2[:, None] * N + rn[None, :], z)
+        else:
+            c2 = tl.arange(0, 2 * N)
+            tl.store(OUT + rm[:, None] * (2 * N) + c2[None, :], z)

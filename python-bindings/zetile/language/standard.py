@@ -446,6 +446,18 @@ def cat(input, other, can_reorder=False, dim=0):
     dim = _normalize_axis(dim, rank)
     if a.shape != b.shape:
         raise ValueError(f"cat needs equal shapes, got {list(a.shape)} and {list(b.shape)}")
+    if rank == 1:
+        # a then b: the pairs (a_i, b_i) transposed to rows a, b, read in
+        # order (1-D and 2-D values only: what every target holds).
+        n = a.shape[0]
+        return s.reshape(s.permute(join(a, b), (1, 0)), (2 * n,))
+    if rank == 2:
+        if dim == 1:
+            # Columns: the rows' cat of the transposes, transposed back.
+            return s.permute(cat(s.permute(a, (1, 0)), s.permute(b, (1, 0)), dim=0), (1, 0))
+        r, c = a.shape
+        flat = cat(s.reshape(a, (r * c,)), s.reshape(b, (r * c,)))
+        return s.reshape(flat, (2 * r, c))
     j = join(a, b)  # (..., 2)
     order = list(range(dim)) + [rank] + list(range(dim, rank))
     p = s.permute(j, order)  # (..., 2, d_dim, ...)
