@@ -219,7 +219,7 @@ zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
     bool is_cmp = st && strstr(l, "zt.atomic_cmp = ");
     bool is_rmw = st && strstr(l, "zt.atomic = \"");
     bool is_res = ld && strstr(l, "zt.atomic_result = ");
-    static const char* const modes[] = {"xor", "up", "down"};
+    static const char* const modes[] = {"xor", "up", "down", "idx"};
     const char* shfl = NULL;
     const char* mode = NULL;
     char key[24] = "";
@@ -233,7 +233,9 @@ zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
       const char* colon = strstr(shfl, "} : ");
       char r[64] = "", v[64] = "", ty[16] = "";
       long long d = attr_int(l, key);
-      bool ok = eq && colon && d > 0 && operand(l, eq, 0, r, sizeof r) &&
+      // (idx: every lane reads lane d, 0 included.)
+      bool ok = eq && colon && (d > 0 || (d == 0 && strcmp(mode, "idx") == 0)) &&
+                operand(l, eq, 0, r, sizeof r) &&
                 operand(eq, colon, 0, v, sizeof v) && elem_type(colon + 4, ty, sizeof ty);
       if (!ok) {
         s = zt_make_status(ZT_STATUS_INTERNAL, "Xe shuffles: cannot read '%s'", l);

@@ -243,8 +243,8 @@ void xe_block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, in
 /// named `block` (layout attribute attr); `block` is renamed to the result.
 void xe_block_insert_row(xe_emitter_t* e, const char* row, xe_name_t block, int rr,
                          const char* et, int32_t br, const char* attr);
-/// Lane j of `out` = lane j ^ d ("xor"), j - d ("up") or j + d ("down") of
-/// the 16-lane vector v (a marked op that becomes gpu.shuffle after
+/// Lane j of `out` = lane j ^ d ("xor"), j - d ("up"), j + d ("down") or d
+/// ("idx": lane d in every lane) of the 16-lane vector v (a marked op that becomes gpu.shuffle after
 /// distribution, xe_atomic.c); lanes without a partner are undefined.
 void xe_lane_shuffle(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, const char* mode,
                      int d, xe_name_t out);

@@ -853,6 +853,12 @@ static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lva
     if (i->lane) {
       memcpy(out->v, rec->names[chunk], sizeof out->v);
       out->vec = true;
+    } else if (rec->type.kind != ZT_I1) {
+      // Element c in every lane: a lane shuffle, not a uniform scalar
+      // (upstream's distribution slows down sharply with those: a 64-element
+      // tl.sort took minutes).
+      xe_lane_shuffle(e, rec->type.kind, rec->names[chunk], "idx", (int)(i->c % 16), out->v);
+      out->vec = true;
     } else {
       lane_value(e, rec, i->c, out->v);
     }

@@ -680,6 +680,29 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
             memcpy(part, n, sizeof part);
           }
         }
+        if (!nan_check) {
+          // The row's 16 lanes by xor shuffles (every lane ends with the
+          // total), then lane i of the output takes it: vector ops only.
+          // (A vector.reduction per row makes a uniform scalar per row, and
+          // upstream's distribution slows down sharply with those once they
+          // feed other rows' work: tl.sort's ranks.)
+          xe_name_t lane, ci, eq, sel;
+          char num[8];
+          for (int d = 8; d >= 1; d /= 2) {
+            xe_name_t p, n;
+            xe_lane_shuffle(e, k, part, "xor", d, p);
+            xe_vbinary(e, rk->combine, part, p, et, n);
+            memcpy(part, n, sizeof part);
+          }
+          snprintf(num, sizeof num, "%d", i);
+          xe_lane_i32(e, lane);
+          xe_vconst(e, num, "i32", ci);
+          xe_vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
+          xe_vselect(e, eq, part, acc, et, sel);
+          memcpy(acc, sel, sizeof acc);
+          if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(r->names[c], sel, sizeof sel);
+          continue;
+        }
         xe_val_t tmp = {.layout = XE_LAYOUT_ROW16, .numel = 16, .nchunks = 1};
         xe_name_t names[64];
         tmp.type = zt_type_tensor(zt_type_scalar(k), 1, (int64_t[]){16});

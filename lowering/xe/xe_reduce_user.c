@@ -259,11 +259,29 @@ static zt_status_t combine_chunks(xe_emitter_t* e, MlirOperation fn, int n,
 // Combines n parallel 16-lane chunks (valid lanes: `lanes`) down to n
 // scalars: a butterfly over the lanes (steps 1, 2, 4, 8), in which lane 0
 // always takes the lower lanes on the left; then lane 0.
+static zt_status_t butterfly(xe_emitter_t* e, MlirOperation fn, int n,
+                             const zt_scalar_kind_t* kinds, char (*acc)[XE_NAME_MAX], int lanes);
+
 static zt_status_t lanes_to_scalars(xe_emitter_t* e, MlirOperation fn, int n,
                                     const zt_scalar_kind_t* kinds, char (*chunks)[XE_NAME_MAX],
                                     int lanes, xe_val_t** out) {
-  char acc[MAX_VALS][XE_NAME_MAX], next[MAX_VALS][XE_NAME_MAX];
+  char acc[MAX_VALS][XE_NAME_MAX];
   for (int t = 0; t < n; ++t) memcpy(acc[t], chunks[t], XE_NAME_MAX);
+  ZT_RETURN_IF_ERROR(butterfly(e, fn, n, kinds, acc, lanes));
+  if (e->error) return NULL;
+  for (int t = 0; t < n; ++t)
+    if (!(out[t] = lane_scalar(e, kinds[t], acc[t], 0))) {
+      free_all(out, t);
+      return NULL;
+    }
+  return NULL;
+}
+
+// The butterfly of lanes_to_scalars: afterwards lane 0 of acc[t] holds the
+// combination of lanes 0 .. lanes-1, in order.
+static zt_status_t butterfly(xe_emitter_t* e, MlirOperation fn, int n,
+                             const zt_scalar_kind_t* kinds, char (*acc)[XE_NAME_MAX], int lanes) {
+  char next[MAX_VALS][XE_NAME_MAX];
   for (int d = 1; d < lanes && !e->error; d *= 2) {
     for (int t = 0; t < n; ++t) partner(e, kinds[t], acc[t], d, next[t]);
     // Lane j combines with lane j + d only when that lane holds an element.
@@ -290,12 +308,6 @@ static zt_status_t lanes_to_scalars(xe_emitter_t* e, MlirOperation fn, int n,
       ZT_RETURN_IF_ERROR(combine_chunks(e, fn, n, kinds, acc, next, 16));
     }
   }
-  if (e->error) return NULL;
-  for (int t = 0; t < n; ++t)
-    if (!(out[t] = lane_scalar(e, kinds[t], acc[t], 0))) {
-      free_all(out, t);
-      return NULL;
-    }
   return NULL;
 }
 
@@ -486,12 +498,11 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
           for (int t = 0; t < n; ++t) xe_block_row(e, src[t], bi, bj, rr, bj ? next[t] : acc[t]);
           if (bj) st = combine_chunks(e, fn, n, kinds, acc, next, 16);
         }
-        xe_val_t* sc[MAX_VALS] = {0};
-        if (!st) st = lanes_to_scalars(e, fn, n, kinds, acc, 16, sc);
-        if (st || e->error) {
-          free_all(sc, n);
-          break;
-        }
+        // The row's result (lane 0 after the butterfly) moves to lane i by a
+        // shuffle: vector ops only (uniform scalars slow upstream's
+        // distribution down sharply: tl.sort's one-hot rows).
+        if (!st) st = butterfly(e, fn, n, kinds, acc, 16);
+        if (st || e->error) break;
         for (int t = 0; t < n; ++t) {
           const char* et = xe_elem(kinds[t]);
           if (i == 0) {
@@ -500,12 +511,18 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
                                           : "false", et, z);
             memcpy(vec[t], z, XE_NAME_MAX);
           }
-          xe_name_t sel;
-          xe_put_lane(e, sc[t]->names[0], i, vec[t], et, sel);
+          xe_name_t moved, lane, ci, eq, sel;
+          char num[8];
+          if (i) xe_lane_shuffle(e, kinds[t], acc[t], "up", i, moved);
+          else memcpy(moved, acc[t], sizeof moved);
+          snprintf(num, sizeof num, "%d", i);
+          xe_lane_i32(e, lane);
+          xe_vconst(e, num, "i32", ci);
+          xe_vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
+          xe_vselect(e, eq, moved, vec[t], et, sel);
           memcpy(vec[t], sel, XE_NAME_MAX);
           memcpy(out[t]->names[c], sel, XE_NAME_MAX);
         }
-        free_all(sc, n);
       }
     }
   }
