@@ -236,6 +236,10 @@ void xe_vsplat(xe_emitter_t* e, const char* scalar, const char* et, xe_name_t ou
 /// lane index: how a scalar moves into one lane).
 void xe_put_lane(xe_emitter_t* e, const char* scalar, int i, const char* vec, const char* et,
                  xe_name_t out);
+/// A hoisted all-zero (false for i1) block vector<br x 16 x et> of kind k,
+/// layout attribute attr ("#zt_a", xe_layout_attr(...)).
+void xe_zero_block(xe_emitter_t* e, zt_scalar_kind_t k, const char* et, int32_t br,
+                   const char* attr, xe_name_t out);
 /// Row rr of block (bi, bj) of a BLOCK2D record as a 16-lane vector.
 void xe_block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, int32_t rr,
                   xe_name_t out);

@@ -1438,12 +1438,7 @@ static void block_row_index(xe_emitter_t* e, const xe_val_t* v, const char* row0
 static void narrow_mask(xe_emitter_t* e, const char* pad, xe_name_t mask) {
   if (!pad[0]) return;
   xe_name_t m;
-  xe_fresh(e, m);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : vector<16xi1>%s\n",
-                   m, mask, pad, loc(e));
+  xe_vbinary(e, "arith.andi", mask, pad, "i1", m);
   memcpy(mask, m, sizeof m);
 }
 
@@ -1792,12 +1787,8 @@ static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_
     return NULL;
   }
   const char* et = xe_block_elem(t.kind);
-  char text[160];
   xe_name_t zero, row0, col0;
-  snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<%s> : vector<%dx16x%s>",
-           xe_layout_attr(r),
-           t.kind == ZT_I1 ? "false" : zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", r->br, et);
-  xe_hoist(e, text, true, zero);
+  xe_zero_block(e, t.kind, et, r->br, xe_layout_attr(r), zero);
   tile_origin(e, r, row0, col0);
   for (int32_t bi = 0; bi < r->nbr && !e->error; ++bi)
     for (int32_t bj = 0; bj < r->nbc && !e->error; ++bj) {
@@ -1856,13 +1847,8 @@ static zt_status_t elementwise_rows(xe_emitter_t* e, MlirOperation op, xe_val_t*
   zt_strbuf_init(&props);
   xe_op_props(op, &props);
   const char* et = xe_block_elem(r->type.kind);
-  char text[160];
   xe_name_t zero, row0, col0;
-  snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<%s> : vector<%dx16x%s>",
-           xe_layout_attr(r),
-           r->type.kind == ZT_I1 ? "false" : zt_scalar_kind_is_float(r->type.kind) ? "0.0" : "0",
-           r->br, et);
-  xe_hoist(e, text, true, zero);
+  xe_zero_block(e, r->type.kind, et, r->br, xe_layout_attr(r), zero);
   tile_origin(e, r, row0, col0);
   zt_status_t s = NULL;
   xe_name_t rows[3];
@@ -2197,12 +2183,8 @@ static zt_status_t emit_expand_dims_data(xe_emitter_t* e, MlirOperation op) {
   if (r->layout == XE_LAYOUT_BLOCK2D && r->narrow && r->tr == 1 && s->nchunks == 1) {
     // (C) -> (1, C) by columns: column j's one row (lane 0) is element j.
     const char* et = xe_elem(t.kind);
-    char text[160];
     xe_name_t blk;
-    snprintf(text, sizeof text,
-             "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
-             zt_scalar_kind_is_float(t.kind) ? "0.0" : "0", r->br, et);
-    xe_hoist(e, text, true, blk);
+    xe_zero_block(e, t.kind, et, r->br, "#zt_a", blk);
     for (int32_t j = 0; j < r->br; ++j) {
       xe_name_t v;
       if (j) xe_lane_shuffle(e, t.kind, s->names[0], "down", j, v);
@@ -2268,13 +2250,10 @@ static zt_status_t broadcast_narrow(xe_emitter_t* e, MlirValue src, const xe_val
   if (s->layout == XE_LAYOUT_LAZY && op_is(def, "tile.expand_dims") &&
       int_attr(def, "axis", 0) == 1)
     col = xe_lookup(e, mlirOperationGetOperand(def, 0));
-  char text[160];
   xe_name_t zero;
-  snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<%s> : vector<%dx16x%s>",
-           zt_scalar_kind_is_float(r->type.kind) ? "0.0" : "0", r->br, et);
   if (col && col->layout == XE_LAYOUT_ROW16 && !col->dist && col->nchunks == r->nbr &&
       r->type.kind != ZT_BF16) {
-    xe_hoist(e, text, true, zero);
+    xe_zero_block(e, r->type.kind, et, r->br, "#zt_a", zero);
     for (int32_t bi = 0; bi < r->nbr; ++bi) {
       xe_name_t blk;
       memcpy(blk, zero, sizeof blk);
@@ -2284,7 +2263,7 @@ static zt_status_t broadcast_narrow(xe_emitter_t* e, MlirValue src, const xe_val
     }
   } else if (s->layout == XE_LAYOUT_BLOCK2D && s->narrow && s->tr == 1 && s->br == r->br &&
              r->type.kind != ZT_BF16) {
-    xe_hoist(e, text, true, zero);
+    xe_zero_block(e, r->type.kind, et, r->br, "#zt_a", zero);
     xe_name_t blk;
     memcpy(blk, zero, sizeof blk);
     for (int32_t j = 0; j < r->br; ++j) {

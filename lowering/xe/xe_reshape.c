@@ -246,12 +246,8 @@ zt_status_t xe_emit_permute(xe_emitter_t* e, MlirOperation op) {
     for (int o = 0; o < out.n; ++o) memcpy(r->names[o], out.names[o], sizeof r->names[o]);
   } else {
     const char* et = xe_block_elem(k);
-    char text[160];
     xe_name_t zero;
-    snprintf(text, sizeof text,
-             "arith.constant {layout_result_0 = %s} dense<%s> : vector<%dx16x%s>",
-             xe_layout_attr(r), zt_scalar_kind_is_float(k) ? "0.0" : "0", r->br, et);
-    xe_hoist(e, text, true, zero);
+    xe_zero_block(e, k, et, r->br, xe_layout_attr(r), zero);
     for (int32_t b = 0; b < r->nbr * r->nbc; ++b) {
       xe_name_t acc;
       memcpy(acc, zero, sizeof acc);

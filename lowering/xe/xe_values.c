@@ -631,6 +631,14 @@ void xe_vselect(xe_emitter_t* e, const char* m, const char* a, const char* b, co
                    out, m, a, b, et, vloc(e));
 }
 
+void xe_zero_block(xe_emitter_t* e, zt_scalar_kind_t k, const char* et, int32_t br,
+                   const char* attr, xe_name_t out) {
+  char text[192];
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<%s> : vector<%dx16x%s>",
+           attr, k == ZT_I1 ? "false" : zt_scalar_kind_is_float(k) ? "0.0" : "0", (int)br, et);
+  xe_hoist(e, text, true, out);
+}
+
 void xe_block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, int32_t rr,
                   xe_name_t out) {
   const char* et = xe_elem(s->type.kind);
