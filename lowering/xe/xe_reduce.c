@@ -803,6 +803,58 @@ static void scan_row(xe_emitter_t* e, const reduce_kind_t* rk, zt_scalar_kind_t 
   memcpy(out, acc, XE_NAME_MAX);
 }
 
+// A scan of a narrow tile (by columns, xe_val_t.narrow). Down the rows
+// (axis 0) column j is a 1-D sequence: row j of each block, scanned like a
+// 1-D tensor's chunks. Along a row (axis 1) the running value goes from one
+// block row to the next, lane by lane.
+static zt_status_t scan_narrow(xe_emitter_t* e, const reduce_kind_t* rk, const xe_val_t* s,
+                               int axis, bool rev, MlirValue res) {
+  zt_scalar_kind_t k = s->type.kind;
+  const char* et = xe_elem(k);
+  if (axis != 0 && axis != 1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D scan along axis %d", axis);
+  xe_val_t* r = xe_alloc_for(e, res, s->type, XE_ROLE_C);
+  if (!r) return NULL;
+  if (!r->narrow || r->nbr != s->nbr || r->br != s->br) {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_INTERNAL, "narrow scan result layout");
+  }
+  xe_name_t zero;
+  xe_zero_block(e, k, et, s->br, "#zt_a", zero);
+  for (int32_t bi = 0; bi < s->nbr; ++bi) memcpy(r->names[bi], zero, sizeof zero);
+  for (int32_t j = 0; axis == 0 && j < s->br; ++j) {
+    xe_name_t carry = "";
+    for (int32_t q = 0; q < s->nbr; ++q) {
+      int32_t bi = rev ? s->nbr - 1 - q : q;
+      int64_t n = s->tr - 16LL * bi;
+      xe_name_t row, out, total;
+      xe_block_row(e, s, bi, 0, j, row);
+      scan_row(e, rk, k, row, n < 16 ? (int)n : 16, rev, carry, out, total);
+      memcpy(carry, total, sizeof carry);
+      xe_block_insert_row(e, out, r->names[bi], j, et, s->br, "#zt_a");
+    }
+  }
+  for (int32_t bi = 0; axis == 1 && bi < s->nbr; ++bi) {
+    xe_name_t acc = "";
+    for (int32_t q = 0; q < s->br; ++q) {
+      int32_t j = rev ? s->br - 1 - q : q;
+      xe_name_t row, n;
+      xe_block_row(e, s, bi, 0, j, row);
+      if (acc[0]) {
+        // Later elements on the right (reversed: on the left).
+        if (rev) xe_vbinary(e, rk->combine, row, acc, et, n);
+        else xe_vbinary(e, rk->combine, acc, row, et, n);
+        memcpy(acc, n, sizeof acc);
+      } else {
+        memcpy(acc, row, sizeof acc);
+      }
+      xe_block_insert_row(e, acc, r->names[bi], j, et, s->br, "#zt_a");
+    }
+  }
+  xe_bind(e, res, r);
+  return NULL;
+}
+
 zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
   if (!xe_reduce_is_builtin(e, op)) return xe_emit_scan_user(e, op);
   const reduce_kind_t* rk;
@@ -865,9 +917,9 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
     xe_bind(e, res, r);
     return NULL;
   }
-  if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16 || s->narrow)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "a scan of this value on Xe (narrow tiles: not yet)");
+  if (s->layout == XE_LAYOUT_BLOCK2D && s->narrow) return scan_narrow(e, rk, s, axis, rev, res);
+  if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a scan of this value on Xe");
   if ((axis == 1 && e->sg_n != 1) || (axis == 0 && e->sg_m != 1))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "a 2-D scan along axis %d of a tile split that way across subgroups "

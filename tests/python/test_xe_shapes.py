@@ -35,8 +35,11 @@ BUILDS = [
     ("sort_rows", {"X": "*i32", "OUT": "*i32", "HIST": "*i32"},
      {"N": 16, "DESCENDING": True, "BINS": 8}),
     ("cat_tiles", {"X": "*fp32", "Y": "*fp32", "OUT": "*fp32"}, {"M": 8, "N": 16, "DIM": 1}),
+    ("narrow_scans", {"X": "*i32", "DOWN": "*i32", "ALONG": "*i32"},
+     {"N": 32, "C": 4, "REV": True}),
 ]
 CATS = [(1, 32, -1), (2, 16, 0), (8, 16, 1), (16, 8, 1), (4, 8, 0)]
+SCANS = [(16, 2), (32, 4), (8, 8)]
 
 
 @pytest.mark.parametrize("kernel,sig,consts", BUILDS, ids=[b[0] for b in BUILDS])
@@ -70,10 +73,10 @@ def test_large_transpose_is_refused_with_its_line():
 RUN = r"""
 import json, numpy as np, zetile
 import xe_shape_kernels as K
-TRANS, RESHAPE, PAIRS, NARROW, CATS = ARGS
+TRANS, RESHAPE, PAIRS, NARROW, CATS, SCANS = ARGS
 rng = np.random.default_rng(5)
 out = {"trans": [], "reshape": [], "pairs": [], "interleave": [], "narrow": [], "sort": [],
-       "cat": []}
+       "cat": [], "scan": []}
 def sync():
     zetile.get_device().synchronize()
 for dt in ("float32", "float16", "int32"):
@@ -128,8 +131,16 @@ for dt in ("float32", "int32"):
         K.cat_tiles[(1,)](x, y, o, M=m, N=n, DIM=d)
         sync()
         out["cat"].append([dt, d, x.tolist(), y.tolist(), o.tolist()])
+for dt in ("float32", "int32"):
+    for (n, c) in SCANS:
+        for rev in (False, True):
+            x = (rng.standard_normal((n, c)) * 10).astype(dt)
+            down, along = np.zeros((n, c), dt), np.zeros((n, c), dt)
+            K.narrow_scans[(1,)](x, down, along, N=n, C=c, REV=rev)
+            sync()
+            out["scan"].append([dt, rev, x.tolist(), down.tolist(), along.tolist()])
 print("RESULT " + json.dumps(out))
-""".replace("ARGS", repr((TRANS, RESHAPE, PAIRS, NARROW, CATS)))
+""".replace("ARGS", repr((TRANS, RESHAPE, PAIRS, NARROW, CATS, SCANS)))
 
 
 def _close(dt, got, want):
@@ -168,6 +179,12 @@ def _check(res):
         want = (np.concatenate([x.ravel(), (y * 3).ravel()]) if d < 0
                 else np.concatenate([x, y * 3], axis=d).ravel())
         _close(dt, o, want)
+    assert len(res["scan"]) == 2 * 2 * len(SCANS)
+    for dt, rev, x, down, along in res["scan"]:
+        x = np.asarray(x, np.float64)
+        flip = (lambda a, ax: np.flip(a, ax)) if rev else (lambda a, ax: a)
+        _close(dt, down, flip(np.cumsum(flip(x, 0), 0), 0))
+        _close(dt, along, flip(np.cumsum(flip(x, 1), 1), 1))
     assert len(res["sort"]) == 4
     for dt, desc, x, o, h in res["sort"]:
         x = np.asarray(x)

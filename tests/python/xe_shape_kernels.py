@@ -86,3 +86,13 @@ def cat_tiles(X, Y, OUT, M: tl.constexpr, N: tl.constexpr, DIM: tl.constexpr):
         else:
             c2 = tl.arange(0, 2 * N)
             tl.store(OUT + rm[:, None] * (2 * N) + c2[None, :], z)
+
+
+@zetile.jit
+def narrow_scans(X, DOWN, ALONG, N: tl.constexpr, C: tl.constexpr, REV: tl.constexpr):
+    rn = tl.arange(0, N)
+    rc = tl.arange(0, C)
+    offs = rn[:, None] * C + rc[None, :]
+    x = tl.load(X + offs)
+    tl.store(DOWN + offs, tl.cumsum(x, axis=0, reverse=REV))
+    tl.store(ALONG + offs, tl.cumsum(x, axis=1, reverse=REV))
