@@ -659,6 +659,35 @@ static zt_status_t scan_across_subgroups(xe_emitter_t* e, MlirOperation fn, int 
   return st;
 }
 
+// The scan of a narrow tile's chunks ch[bi * br + j] (see xe_emit_scan_user).
+static zt_status_t scan_narrow(xe_emitter_t* e, MlirOperation fn, int n,
+                               const zt_scalar_kind_t* kinds, char (*ch)[MAX_VALS][XE_NAME_MAX],
+                               const xe_val_t* s, int axis, bool rev) {
+  zt_status_t st = NULL;
+  if (axis == 0) {
+    char(*col)[MAX_VALS][XE_NAME_MAX] = calloc((size_t)s->nbr, sizeof *col);
+    if (!col) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    int64_t tail = s->tr - 16LL * (s->nbr - 1);
+    for (int32_t j = 0; j < s->br && !st && !e->error; ++j) {
+      for (int32_t bi = 0; bi < s->nbr; ++bi) memcpy(col[bi], ch[bi * s->br + j], sizeof col[bi]);
+      st = scan_chunks(e, fn, n, kinds, col, s->nbr, (int)tail, rev);
+      for (int32_t bi = 0; bi < s->nbr && !st; ++bi)
+        memcpy(ch[bi * s->br + j], col[bi], sizeof col[bi]);
+    }
+    free(col);
+    return st;
+  }
+  for (int32_t bi = 0; bi < s->nbr && !st && !e->error; ++bi)
+    for (int32_t q = 1; q < s->br && !st && !e->error; ++q) {
+      int32_t j = rev ? s->br - 1 - q : q, prev = rev ? j + 1 : j - 1;
+      char acc[MAX_VALS][XE_NAME_MAX];
+      memcpy(acc, ch[bi * s->br + prev], sizeof acc);
+      st = combine_chunks(e, fn, n, kinds, acc, ch[bi * s->br + j], 16);
+      memcpy(ch[bi * s->br + j], acc, sizeof acc);
+    }
+  return st;
+}
+
 zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
   MlirOperation fn;
   int n;
@@ -678,7 +707,7 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
     bool ok = one_d ? x->layout == XE_LAYOUT_ROW16 && x->dist == s->dist && x->numel == s->numel
                     : x->layout == XE_LAYOUT_BLOCK2D && x->role == XE_ROLE_C && x->bc == 16 &&
                           x->br == s->br && x->nbr == s->nbr && x->nbc == s->nbc &&
-                          kinds[t] != ZT_BF16 && !x->narrow;
+                          kinds[t] != ZT_BF16 && x->narrow == s->narrow;
     if (!ok)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                      "a scan with a user combiner of this value on Xe (1-D tensors and 2-D "
@@ -714,7 +743,12 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
         if (one_d) memcpy(ch[j][t], src[t]->names[j], XE_NAME_MAX);
         else xe_block_row(e, src[t], r / s->br, j, r % s->br, ch[r * ncol + j][t]);
       }
-  if (one_d || axis == 1) {
+  if (!one_d && s->narrow) {
+    // By columns (xe_val_t.narrow) the axes swap roles: down the rows,
+    // column j (row j of every block) is a 1-D sequence of chunks; along a
+    // row, block row j combines the running row j - 1 of the same block.
+    st = scan_narrow(e, fn, n, kinds, ch, s, axis, rev);
+  } else if (one_d || axis == 1) {
     int64_t tail = one_d && !cross ? s->numel - 16LL * (s->nchunks - 1) : 16;
     for (int32_t r = 0; r < nrow && !st && !e->error; ++r)
       st = scan_chunks(e, fn, n, kinds, ch + (size_t)r * ncol, ncol, (int)tail, rev);

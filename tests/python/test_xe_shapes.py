@@ -37,6 +37,8 @@ BUILDS = [
     ("cat_tiles", {"X": "*fp32", "Y": "*fp32", "OUT": "*fp32"}, {"M": 8, "N": 16, "DIM": 1}),
     ("narrow_scans", {"X": "*i32", "DOWN": "*i32", "ALONG": "*i32"},
      {"N": 32, "C": 4, "REV": True}),
+    ("narrow_fill", {"X": "*i32", "DOWN": "*i32", "ALONG": "*i32"},
+     {"N": 32, "C": 4, "REV": False}),
 ]
 CATS = [(1, 32, -1), (2, 16, 0), (8, 16, 1), (16, 8, 1), (4, 8, 0)]
 SCANS = [(16, 2), (32, 4), (8, 8)]
@@ -76,7 +78,7 @@ import xe_shape_kernels as K
 TRANS, RESHAPE, PAIRS, NARROW, CATS, SCANS = ARGS
 rng = np.random.default_rng(5)
 out = {"trans": [], "reshape": [], "pairs": [], "interleave": [], "narrow": [], "sort": [],
-       "cat": [], "scan": []}
+       "cat": [], "scan": [], "fill": []}
 def sync():
     zetile.get_device().synchronize()
 for dt in ("float32", "float16", "int32"):
@@ -139,8 +141,27 @@ for dt in ("float32", "int32"):
             K.narrow_scans[(1,)](x, down, along, N=n, C=c, REV=rev)
             sync()
             out["scan"].append([dt, rev, x.tolist(), down.tolist(), along.tolist()])
+for (n, c) in SCANS:
+    for rev in (False, True):
+        x = (rng.integers(-5, 5, (n, c)) * (rng.random((n, c)) < 0.4)).astype(np.int32)
+        down, along = np.zeros((n, c), np.int32), np.zeros((n, c), np.int32)
+        K.narrow_fill[(1,)](x, down, along, N=n, C=c, REV=rev)
+        sync()
+        out["fill"].append([rev, x.tolist(), down.tolist(), along.tolist()])
 print("RESULT " + json.dumps(out))
 """.replace("ARGS", repr((TRANS, RESHAPE, PAIRS, NARROW, CATS, SCANS)))
+
+
+def _fill_ref(x, axis, rev):
+    # Forward fill along axis (from the end when reversed).
+    x = np.moveaxis(np.array(x), axis, 0)
+    order = range(x.shape[0] - 1, -1, -1) if rev else range(x.shape[0])
+    prev = None
+    for i in order:
+        if prev is not None:
+            x[i] = np.where(x[i] != 0, x[i], prev)
+        prev = x[i]
+    return np.moveaxis(x, 0, axis)
 
 
 def _close(dt, got, want):
@@ -185,6 +206,11 @@ def _check(res):
         flip = (lambda a, ax: np.flip(a, ax)) if rev else (lambda a, ax: a)
         _close(dt, down, flip(np.cumsum(flip(x, 0), 0), 0))
         _close(dt, along, flip(np.cumsum(flip(x, 1), 1), 1))
+    assert len(res["fill"]) == 2 * len(SCANS)
+    for rev, x, down, along in res["fill"]:
+        x = np.asarray(x)
+        np.testing.assert_array_equal(down, _fill_ref(x, 0, rev))
+        np.testing.assert_array_equal(along, _fill_ref(x, 1, rev))
     assert len(res["sort"]) == 4
     for dt, desc, x, o, h in res["sort"]:
         x = np.asarray(x)

@@ -96,3 +96,19 @@ def narrow_scans(X, DOWN, ALONG, N: tl.constexpr, C: tl.constexpr, REV: tl.const
     x = tl.load(X + offs)
     tl.store(DOWN + offs, tl.cumsum(x, axis=0, reverse=REV))
     tl.store(ALONG + offs, tl.cumsum(x, axis=1, reverse=REV))
+
+
+@zetile.jit
+def _fill(a, b):
+    # Forward fill: the later non-zero value wins (not commutative).
+    return tl.where(b != 0, b, a)
+
+
+@zetile.jit
+def narrow_fill(X, DOWN, ALONG, N: tl.constexpr, C: tl.constexpr, REV: tl.constexpr):
+    rn = tl.arange(0, N)
+    rc = tl.arange(0, C)
+    offs = rn[:, None] * C + rc[None, :]
+    x = tl.load(X + offs)
+    tl.store(DOWN + offs, tl.associative_scan(x, 0, _fill, reverse=REV))
+    tl.store(ALONG + offs, tl.associative_scan(x, 1, _fill, reverse=REV))
