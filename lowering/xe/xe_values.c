@@ -264,6 +264,13 @@ static xe_val_t* alloc_impl(xe_emitter_t* e, zt_type_t t, int role, bool data) {
       v->layout = XE_LAYOUT_BLOCK2D;
       if (!block_geometry(e, v, role)) {
         free(v);
+        bool narrow = (t.shape[1] == 2 || t.shape[1] == 4 || t.shape[1] == 8) &&
+                      role == XE_ROLE_C && t.kind != ZT_I8 && e->sg_m * e->sg_n > 1;
+        if (!e->error && narrow)
+          e->error = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                             "2-D tile %lldx%lld: tiles of 2, 4 or 8 columns sit in one "
+                             "subgroup on Xe, and num_warps asks for %d (use num_warps=1)",
+                             (long long)t.shape[0], (long long)t.shape[1], e->sg_m * e->sg_n);
         if (!e->error)
           e->error = xe_fail(e, ZT_STATUS_UNSUPPORTED,
                              "2-D tile %lldx%lld does not split into %s blocks "

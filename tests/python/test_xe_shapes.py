@@ -72,6 +72,14 @@ def test_large_transpose_is_refused_with_its_line():
     assert "xe_shape_kernels.py:16" in msg and "transpose" in msg, msg
 
 
+def test_narrow_tile_with_several_subgroups_is_refused_with_advice():
+    with pytest.raises(zetile.CompilationError) as ei:
+        zetile.compile(K.rotate_pairs,
+                       signature={"X": "*fp32", "COS": "*fp32", "SIN": "*fp32", "OUT": "*fp32"},
+                       constexprs={"N": 64}, target="pvc", num_warps=4, cached=False)
+    assert "num_warps=1" in str(ei.value), str(ei.value)
+
+
 RUN = r"""
 import json, numpy as np, zetile
 import xe_shape_kernels as K
