@@ -86,7 +86,7 @@ import xe_shape_kernels as K
 TRANS, RESHAPE, PAIRS, NARROW, CATS, SCANS = ARGS
 rng = np.random.default_rng(5)
 out = {"trans": [], "reshape": [], "pairs": [], "interleave": [], "narrow": [], "sort": [],
-       "cat": [], "scan": [], "fill": []}
+       "cat": [], "scan": [], "fill": [], "affine": []}
 def sync():
     zetile.get_device().synchronize()
 for dt in ("float32", "float16", "int32"):
@@ -124,6 +124,12 @@ for dt in ("float32", "int32"):
         K.narrow_sums[(1,)](x, rows, cols, N=n, C=c)
         sync()
         out["narrow"].append([dt, x.tolist(), rows.tolist(), cols.tolist()])
+        w = (rng.standard_normal(c) * 10).astype(dt)
+        b = (rng.standard_normal(n) * 10).astype(dt)
+        o = np.zeros((n, c), dt)
+        K.narrow_affine[(1,)](x, w, b, o, N=n, C=c)
+        sync()
+        out["affine"].append([dt, x.tolist(), w.tolist(), b.tolist(), o.tolist()])
 for dt in ("int32", "float32"):
     for desc in (False, True):
         x = (rng.standard_normal(16) * 20).astype(dt)
@@ -202,6 +208,10 @@ def _check(res):
         x = np.asarray(x, np.float64)
         _close(dt, rows, x.sum(1) + x.max(1))
         _close(dt, cols, x.sum(0))
+    assert len(res["affine"]) == 2 * len(NARROW)
+    for dt, x, w, b, o in res["affine"]:
+        x, w, b = (np.asarray(a, np.float64) for a in (x, w, b))
+        _close(dt, o, x * w[None, :] + b[:, None])
     assert len(res["cat"]) == 2 * len(CATS)
     for dt, d, x, y, o in res["cat"]:
         x, y = np.asarray(x), np.asarray(y)

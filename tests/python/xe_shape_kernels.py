@@ -112,3 +112,15 @@ def narrow_fill(X, DOWN, ALONG, N: tl.constexpr, C: tl.constexpr, REV: tl.conste
     x = tl.load(X + offs)
     tl.store(DOWN + offs, tl.associative_scan(x, 0, _fill, reverse=REV))
     tl.store(ALONG + offs, tl.associative_scan(x, 1, _fill, reverse=REV))
+
+
+@zetile.jit
+def narrow_affine(X, W, B, OUT, N: tl.constexpr, C: tl.constexpr):
+    # A (1, C) row and an (N, 1) column broadcast over an (N, C) narrow tile.
+    rn = tl.arange(0, N)
+    rc = tl.arange(0, C)
+    offs = rn[:, None] * C + rc[None, :]
+    x = tl.load(X + offs)
+    w = tl.load(W + rc)
+    b = tl.load(B + rn)
+    tl.store(OUT + offs, x * w[None, :] + b[:, None])
