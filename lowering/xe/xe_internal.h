@@ -236,6 +236,9 @@ void xe_vsplat(xe_emitter_t* e, const char* scalar, const char* et, xe_name_t ou
 /// lane index: how a scalar moves into one lane).
 void xe_put_lane(xe_emitter_t* e, const char* scalar, int i, const char* vec, const char* et,
                  xe_name_t out);
+/// `out` = `vec` with lane i taken from the 16-lane vector `from`.
+void xe_take_lane(xe_emitter_t* e, const char* from, int i, const char* vec, const char* et,
+                  xe_name_t out);
 /// A hoisted all-zero (false for i1) block vector<br x 16 x et> of kind k,
 /// layout attribute attr ("#zt_a", xe_layout_attr(...)).
 void xe_zero_block(xe_emitter_t* e, zt_scalar_kind_t k, const char* et, int32_t br,
@@ -248,8 +251,9 @@ void xe_block_row(xe_emitter_t* e, const xe_val_t* s, int32_t bi, int32_t bj, in
 void xe_block_insert_row(xe_emitter_t* e, const char* row, xe_name_t block, int rr,
                          const char* et, int32_t br, const char* attr);
 /// Lane j of `out` = lane j ^ d ("xor"), j - d ("up"), j + d ("down") or d
-/// ("idx": lane d in every lane) of the 16-lane vector v (a marked op that becomes gpu.shuffle after
-/// distribution, xe_atomic.c); lanes without a partner are undefined.
+/// ("idx": lane d in every lane) of the 16-lane vector v (a marked op that
+/// becomes gpu.shuffle after distribution, xe_atomic.c); lanes without a
+/// partner are undefined.
 void xe_lane_shuffle(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, const char* mode,
                      int d, xe_name_t out);
 /// A lazy 2-D integer/mask value as blocks laid out like `like` (a new

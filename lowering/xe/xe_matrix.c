@@ -2269,6 +2269,8 @@ static zt_status_t broadcast_narrow(xe_emitter_t* e, MlirValue src, const xe_val
     for (int32_t j = 0; j < r->br; ++j) {
       xe_name_t row, x, v;
       xe_block_row(e, s, 0, 0, j, row);
+      // (A reduction and a splat: an idx lane shuffle of a row extracted
+      // from a block is left undistributed by upstream 22.1.8.)
       xe_val_t one = {.layout = XE_LAYOUT_ROW16, .type = s->type, .numel = 1, .nchunks = 1,
                       .names = &row};
       lane_value(e, &one, 0, x);

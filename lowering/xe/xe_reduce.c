@@ -425,15 +425,19 @@ static zt_status_t reduce_row16(xe_emitter_t* e, const reduce_kind_t* rk, const 
   return NULL;
 }
 
-// tile.reduce of a 2-D tile (BLOCK2D, one subgroup) along one axis, to a
-// 1-D tensor in the ROW16 layout. Only ops that upstream distributes are
-// used: rows of a block are vector<16> values (vector.extract), lane j
-// holding column j.
-//  axis 0: each output chunk (16 columns) combines, elementwise, every row
-//          of its block column: no cross-lane work.
-//  axis 1: each row is reduced like a 1-D chunk (vector.reduction, a
-//          uniform scalar); output chunk c puts row 16c + i's scalar into
-//          lane i with a select on the lane index.
+// acc's lane i = the reduction of the 1-D view x (a uniform scalar).
+static zt_status_t reduce_into_lane(xe_emitter_t* e, const reduce_kind_t* rk, const xe_val_t* x,
+                                    int i, xe_name_t acc) {
+  xe_val_t* sc = NULL;
+  ZT_RETURN_IF_ERROR(reduce_row16(e, rk, x, &sc));
+  if (!sc) return NULL;
+  xe_name_t sel;
+  xe_put_lane(e, sc->names[0], i, acc, xe_elem(x->type.kind), sel);
+  xe_free_val(sc);
+  memcpy(acc, sel, sizeof sel);
+  return NULL;
+}
+
 // A narrow tile (by columns, xe_val_t.narrow). Along axis 1 a row's
 // elements sit in one lane of each block row: the rows combine elementwise
 // and block bi is output chunk bi. Along axis 0 column j (row j of every
@@ -498,18 +502,24 @@ static zt_status_t reduce_narrow(xe_emitter_t* e, const reduce_kind_t* rk, const
     xe_val_t tmp = {.layout = XE_LAYOUT_ROW16, .numel = 16LL * s->nbr, .nchunks = s->nbr,
                     .names = names};
     tmp.type = zt_type_tensor(zt_type_scalar(k), 1, (int64_t[]){tmp.numel});
-    xe_val_t* sc = NULL;
-    ZT_RETURN_IF_ERROR(reduce_row16(e, rk, &tmp, &sc));
-    if (!sc) return NULL;
-    xe_name_t sel;
-    xe_put_lane(e, sc->names[0], j, out, et, sel);
-    xe_free_val(sc);
-    memcpy(out, sel, sizeof out);
+    ZT_RETURN_IF_ERROR(reduce_into_lane(e, rk, &tmp, j, out));
+    if (e->error) return NULL;
   }
   memcpy(r->names[0], out, sizeof out);
   return NULL;
 }
 
+// tile.reduce of a 2-D tile (BLOCK2D, one subgroup) along one axis, to a
+// 1-D tensor in the ROW16 layout. Only ops that upstream distributes are
+// used: rows of a block are vector<16> values (vector.extract), lane j
+// holding column j.
+//  axis 0: each output chunk (16 columns) combines, elementwise, every row
+//          of its block column: no cross-lane work.
+//  axis 1: each row's blocks combine elementwise, then its 16 lanes by xor
+//          shuffles; output chunk c takes row 16c + i's total into lane i
+//          with a select on the lane index (NaN-propagating max/min reduce
+//          the row like a 1-D chunk instead).
+// Narrow tiles: reduce_narrow. Index arithmetic is made blocks first.
 static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kind_t* rk,
                              xe_val_t* s);
 
@@ -686,19 +696,14 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
           // (A vector.reduction per row makes a uniform scalar per row, and
           // upstream's distribution slows down sharply with those once they
           // feed other rows' work: tl.sort's ranks.)
-          xe_name_t lane, ci, eq, sel;
-          char num[8];
+          xe_name_t sel;
           for (int d = 8; d >= 1; d /= 2) {
             xe_name_t p, n;
             xe_lane_shuffle(e, k, part, "xor", d, p);
             xe_vbinary(e, rk->combine, part, p, et, n);
             memcpy(part, n, sizeof part);
           }
-          snprintf(num, sizeof num, "%d", i);
-          xe_lane_i32(e, lane);
-          xe_vconst(e, num, "i32", ci);
-          xe_vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
-          xe_vselect(e, eq, part, acc, et, sel);
+          xe_take_lane(e, part, i, acc, et, sel);
           memcpy(acc, sel, sizeof acc);
           if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(r->names[c], sel, sizeof sel);
           continue;
@@ -716,14 +721,9 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
           memcpy(names[0], part, sizeof names[0]);
         }
         tmp.names = names;
-        xe_val_t* sc = NULL;
-        ZT_RETURN_IF_ERROR(reduce_row16(e, rk, &tmp, &sc));
-        if (!sc) return NULL;
-        xe_name_t sel;
-        xe_put_lane(e, sc->names[0], i, acc, et, sel);
-        xe_free_val(sc);
-        memcpy(acc, sel, sizeof acc);
-        if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(r->names[c], sel, sizeof sel);
+        ZT_RETURN_IF_ERROR(reduce_into_lane(e, rk, &tmp, i, acc));
+        if (e->error) return NULL;
+        if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(r->names[c], acc, sizeof acc);
       }
     }
   }

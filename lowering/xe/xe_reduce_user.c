@@ -234,7 +234,8 @@ static xe_val_t* lane_scalar_at(xe_emitter_t* e, zt_scalar_kind_t k, const char*
 // halves turns into gpu.shuffle xor (a subgroup shuffle). Moving lanes
 // through SLM instead needs fences, and upstream's distribution gives up
 // (silently) once a few of them sit between the accesses.
-// mode: "xor" (lane j ^ d), "up" (lane j - d), "down" (lane j + d).
+// mode: "xor" (lane j ^ d), "up" (lane j - d), "down" (lane j + d), "idx"
+// (lane d).
 void xe_lane_shuffle(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, const char* mode,
                      int d, xe_name_t out) {
   const char* et = xe_elem(k);
@@ -255,6 +256,18 @@ static void partner(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int d, x
 static zt_status_t combine_chunks(xe_emitter_t* e, MlirOperation fn, int n,
                                   const zt_scalar_kind_t* kinds, char (*acc)[XE_NAME_MAX],
                                   char (*next)[XE_NAME_MAX], int valid);
+
+// `vec` with lane i replaced by lane 0 of `from` (a butterfly's result),
+// moved by a shuffle: vector ops only (uniform scalars slow upstream's
+// distribution down sharply when many rows feed later work: tl.sort).
+static void lane0_into(xe_emitter_t* e, zt_scalar_kind_t k, const char* from, int i,
+                       xe_name_t vec) {
+  xe_name_t moved, sel;
+  if (i) xe_lane_shuffle(e, k, from, "up", i, moved);
+  else memcpy(moved, from, sizeof moved);
+  xe_take_lane(e, moved, i, vec, xe_elem(k), sel);
+  memcpy(vec, sel, sizeof sel);
+}
 
 // Combines n parallel 16-lane chunks (valid lanes: `lanes`) down to n
 // scalars: a butterfly over the lanes (steps 1, 2, 4, 8), in which lane 0
@@ -456,24 +469,14 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
         int64_t left = s->tr - 16LL * bi;
         if (bi) st = combine_chunks(e, fn, n, kinds, acc, next, left < 16 ? (int)left : 16);
       }
-      xe_val_t* sc[MAX_VALS] = {0};
-      if (!st) st = lanes_to_scalars(e, fn, n, kinds, acc, s->tr < 16 ? (int)s->tr : 16, sc);
-      if (st || e->error) {
-        free_all(sc, n);
-        break;
-      }
+      if (!st) st = butterfly(e, fn, n, kinds, acc, s->tr < 16 ? (int)s->tr : 16);
+      if (st || e->error) break;
       for (int t = 0; t < n; ++t) {
-        const char* et = xe_elem(kinds[t]);
-        if (j == 0) {
-          xe_name_t z;
-          xe_vconst(e, zt_scalar_kind_is_float(kinds[t]) ? "0.0" : "0", et, z);
-          memcpy(out[t]->names[0], z, XE_NAME_MAX);
-        }
-        xe_name_t sel;
-        xe_put_lane(e, sc[t]->names[0], j, out[t]->names[0], et, sel);
-        memcpy(out[t]->names[0], sel, XE_NAME_MAX);
+        if (j == 0)
+          xe_vconst(e, zt_scalar_kind_is_float(kinds[t]) ? "0.0" : "0", xe_elem(kinds[t]),
+                    out[t]->names[0]);
+        lane0_into(e, kinds[t], acc[t], j, out[t]->names[0]);
       }
-      free_all(sc, n);
     }
   } else if (axis == 0) {
     // Each block column: its rows combined lane by lane, top to bottom.
@@ -498,9 +501,6 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
           for (int t = 0; t < n; ++t) xe_block_row(e, src[t], bi, bj, rr, bj ? next[t] : acc[t]);
           if (bj) st = combine_chunks(e, fn, n, kinds, acc, next, 16);
         }
-        // The row's result (lane 0 after the butterfly) moves to lane i by a
-        // shuffle: vector ops only (uniform scalars slow upstream's
-        // distribution down sharply: tl.sort's one-hot rows).
         if (!st) st = butterfly(e, fn, n, kinds, acc, 16);
         if (st || e->error) break;
         for (int t = 0; t < n; ++t) {
@@ -511,17 +511,8 @@ zt_status_t xe_emit_reduce_user(xe_emitter_t* e, MlirOperation op) {
                                           : "false", et, z);
             memcpy(vec[t], z, XE_NAME_MAX);
           }
-          xe_name_t moved, lane, ci, eq, sel;
-          char num[8];
-          if (i) xe_lane_shuffle(e, kinds[t], acc[t], "up", i, moved);
-          else memcpy(moved, acc[t], sizeof moved);
-          snprintf(num, sizeof num, "%d", i);
-          xe_lane_i32(e, lane);
-          xe_vconst(e, num, "i32", ci);
-          xe_vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
-          xe_vselect(e, eq, moved, vec[t], et, sel);
-          memcpy(vec[t], sel, XE_NAME_MAX);
-          memcpy(out[t]->names[c], sel, XE_NAME_MAX);
+          lane0_into(e, kinds[t], acc[t], i, vec[t]);
+          memcpy(out[t]->names[c], vec[t], XE_NAME_MAX);
         }
       }
     }

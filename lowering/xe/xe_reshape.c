@@ -111,23 +111,32 @@ static bool trans_order_ok(MlirOperation op) {
   return mlirDenseI32ArrayGetElement(a, 0) == 1 && mlirDenseI32ArrayGetElement(a, 1) == 0;
 }
 
-// Output vector `o` (run first/len) from the source vectors.
+// The piece of an output vector (run first/stride/len) that starts at lane
+// l: its source vector *v, the distance *d (source lane - output lane), and
+// the lane after its end (returned).
+static int piece_at(const int32_t* vec_of, const int8_t* lane_of, int64_t first, int stride,
+                    int len, bool trans, const zt_type_t* rt, int l, int32_t* v, int* d) {
+  int64_t s = source_of(first + (int64_t)stride * l, trans, rt);
+  *v = vec_of[s];
+  *d = lane_of[s] - l;
+  int hi = l + 1;
+  for (; hi < len; ++hi) {
+    int64_t s2 = source_of(first + (int64_t)stride * hi, trans, rt);
+    if (vec_of[s2] != *v || lane_of[s2] - hi != *d) break;
+  }
+  return hi;
+}
+
+// Output vector (run first/stride/len) from the source vectors.
 static void emit_vector(xe_emitter_t* e, const runs_t* src, const int32_t* vec_of,
                         const int8_t* lane_of, int64_t first, int stride, int len, bool trans,
                         const zt_type_t* rt, zt_scalar_kind_t k, xe_name_t out) {
   const char* et = xe_elem(k);
   xe_name_t acc = "";
-  int l = 0;
-  while (l < len) {
-    int64_t s = source_of(first + (int64_t)stride * l, trans, rt);
-    int32_t v = vec_of[s];
-    int d = lane_of[s] - l;
-    int hi = l + 1;
-    while (hi < len) {
-      int64_t s2 = source_of(first + (int64_t)stride * hi, trans, rt);
-      if (vec_of[s2] != v || lane_of[s2] - hi != d) break;
-      ++hi;
-    }
+  for (int l = 0, hi; l < len; l = hi) {
+    int32_t v;
+    int d;
+    hi = piece_at(vec_of, lane_of, first, stride, len, trans, rt, l, &v, &d);
     xe_name_t moved;
     if (d > 0) xe_lane_shuffle(e, k, src->names[v], "down", d, moved);
     else if (d < 0) xe_lane_shuffle(e, k, src->names[v], "up", -d, moved);
@@ -149,25 +158,18 @@ static void emit_vector(xe_emitter_t* e, const runs_t* src, const int32_t* vec_o
       xe_vselect(e, in, moved, acc, et, sel);
       memcpy(acc, sel, sizeof acc);
     }
-    l = hi;
   }
   memcpy(out, acc, sizeof acc);
 }
 
-// Number of pieces output vector (first, len) takes.
+// Number of pieces an output vector (run first/stride/len) takes.
 static int count_pieces(const int32_t* vec_of, const int8_t* lane_of, int64_t first,
                         int stride, int len, bool trans, const zt_type_t* rt) {
   int n = 0;
-  for (int l = 0; l < len; ++n) {
-    int64_t s = source_of(first + (int64_t)stride * l, trans, rt);
-    int hi = l + 1;
-    while (hi < len) {
-      int64_t s2 = source_of(first + (int64_t)stride * hi, trans, rt);
-      if (vec_of[s2] != vec_of[s] || lane_of[s2] - hi != lane_of[s] - l) break;
-      ++hi;
-    }
-    l = hi;
-  }
+  int32_t v;
+  int d;
+  for (int l = 0; l < len; ++n)
+    l = piece_at(vec_of, lane_of, first, stride, len, trans, rt, l, &v, &d);
   return n;
 }
 

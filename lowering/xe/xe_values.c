@@ -666,14 +666,20 @@ void xe_vsplat(xe_emitter_t* e, const char* scalar, const char* et, xe_name_t ou
                    out, scalar, et, et, vloc(e));
 }
 
-void xe_put_lane(xe_emitter_t* e, const char* scalar, int i, const char* vec, const char* et,
-                 xe_name_t out) {
-  xe_name_t lane, ci, eq, b;
+void xe_take_lane(xe_emitter_t* e, const char* from, int i, const char* vec, const char* et,
+                  xe_name_t out) {
+  xe_name_t lane, ci, eq;
   char v[16];
   snprintf(v, sizeof v, "%d", i);
   xe_lane_i32(e, lane);
   xe_vconst(e, v, "i32", ci);
   xe_vbinary(e, "arith.cmpi eq,", lane, ci, "i32", eq);
+  xe_vselect(e, eq, from, vec, et, out);
+}
+
+void xe_put_lane(xe_emitter_t* e, const char* scalar, int i, const char* vec, const char* et,
+                 xe_name_t out) {
+  xe_name_t b;
   xe_vsplat(e, scalar, et, b);
-  xe_vselect(e, eq, b, vec, et, out);
+  xe_take_lane(e, b, i, vec, et, out);
 }
