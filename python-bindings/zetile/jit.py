@@ -27,8 +27,30 @@ import os
 _ENV_DEBUG = "assert" in os.environ.get("ZETILE_DEBUG", "") or os.environ.get("TRITON_DEBUG") == "1"
 
 
-class KernelArgumentError(TypeError):
-    """A launch whose arguments do not fit the kernel."""
+class KernelArgumentError(TypeError, ValueError):
+    """A launch whose arguments do not fit the kernel (a TypeError, and a
+    ValueError for the array checks that used to raise ValueError)."""
+
+
+def _argument_error(kernel, n, e):
+    """An array check's message (runtime.pointer_arg) with the kernel and
+    argument named: "k: argument 'x' is not contiguous ..."."""
+    msg = str(e)
+    sep = " " if msg.split(" ", 1)[0] in ("is", "has", "cannot") else ": "
+    return KernelArgumentError(f"{kernel}: argument '{n}'{sep}{msg}")
+
+
+def _annotated_pointer(ann):
+    """The element dtype a parameter's annotation promises ("*fp32" or
+    tl.pointer_type(tl.float32)), else None."""
+    if isinstance(ann, str) and ann.strip().startswith("*"):
+        try:
+            ann = T.parse_signature_type(ann)
+        except ValueError:
+            return None
+    if isinstance(ann, T.pointer_type):
+        return ann.element_ty
+    return None
 
 
 def _is_constexpr_annotation(ann):
@@ -102,6 +124,12 @@ class JITFunction:
                          if p.default is not inspect.Parameter.empty}
         self.do_not_specialize = {self.arg_names[d] if isinstance(d, int) else d
                                   for d in do_not_specialize}
+        # Pointer annotations are checked against the arrays passed at launch.
+        self.pointer_annotations = {}
+        for n, p in sig.parameters.items():
+            elt = _annotated_pointer(p.annotation)
+            if elt is not None:
+                self.pointer_annotations[n] = elt
         self.debug = debug
         self._source = None
         self._cache = {}
@@ -205,12 +233,19 @@ class JITFunction:
                 key.append(self._specialize_descriptor(n, v, device, arg_types, divisibility,
                                                        values, descriptors))
                 continue
-            p = runtime.pointer_arg(v, device)
+            try:
+                p = runtime.pointer_arg(v, device)
+            except (ValueError, TypeError) as e:
+                raise _argument_error(self.__name__, n, e) from None
             if p is None:
                 raise KernelArgumentError(
                     f"{self.__name__}: argument '{n}' of type {type(v).__name__} cannot be passed to a "
                     "kernel (expected an array, a tensor, an int, a float or a bool; annotate "
                     "compile-time parameters with tl.constexpr)")
+            want = self.pointer_annotations.get(n)
+            if want is not None and want.name != p.dtype.name:
+                raise KernelArgumentError(f"{self.__name__}: argument '{n}' holds {p.dtype} but its "
+                                          f"annotation says pointer to {want}")
             pt = T.pointer_to(p.dtype)
             arg_types[n] = pt
             d16 = n not in self.do_not_specialize and p.address % 16 == 0
@@ -223,7 +258,10 @@ class JITFunction:
     def _specialize_descriptor(self, n, v, device, arg_types, divisibility, values, descriptors):
         """A host TensorDescriptor becomes run-time arguments (base, shape,
         strides); its block shape, padding and unit strides are compile-time."""
-        p = runtime.pointer_arg(v.base, device, strided=True)
+        try:
+            p = runtime.pointer_arg(v.base, device, strided=True)
+        except (ValueError, TypeError) as e:
+            raise _argument_error(self.__name__, f"{n}.base", e) from None
         if p is None:
             raise KernelArgumentError(f"{self.__name__}: descriptor '{n}' has a base of type "
                                       f"{type(v.base).__name__}, not an array")

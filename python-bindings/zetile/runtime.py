@@ -138,14 +138,30 @@ class PointerArg:
         self.host = host
 
 
+def _check_numpy(a: np.ndarray, strided):
+    """The rules every host array follows before its address is taken: a
+    kernel sees only an address, so anything the address does not describe
+    (strides, byte order, a misaligned start) would be read wrongly without
+    an error."""
+    if not a.dtype.isnative:
+        raise ValueError(f"has non-native byte order ({a.dtype.str}); use a.astype(a.dtype.newbyteorder('='))")
+    if not a.flags.aligned:
+        raise ValueError(f"is not aligned to its element size ({a.dtype.itemsize} bytes)")
+    if not strided and not a.flags.c_contiguous and a.size > 1:
+        raise ValueError(f"is not contiguous (strides {a.strides} for shape {a.shape}); "
+                         "pass np.ascontiguousarray(a) or a copy")
+    return T.from_numpy_dtype(a.dtype)
+
+
 def _numpy_pointer(a: np.ndarray, device, strided=False):
-    dt = T.from_numpy_dtype(a.dtype)
+    dt = _check_numpy(a, strided)
     host = info(device)["host_memory"]
     if strided and host:
         # A strided view (descriptor base): the kernel gets its strides separately.
         return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a, host=True)
     if not a.flags.c_contiguous and a.size > 1:
-        raise ValueError("array arguments must be contiguous (use np.ascontiguousarray)")
+        raise ValueError(f"is not contiguous (strides {a.strides} for shape {a.shape}); "
+                         "pass np.ascontiguousarray(a) or a copy")
     if host:
         return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a, host=True)
     # Stage through device memory and copy back after the launch.
@@ -166,30 +182,39 @@ def pointer_arg(obj, device, strided=False):
         return _numpy_pointer(obj, device, strided)
     if isinstance(obj, Tensor):
         if obj.device is not device and info(obj.device)["name"] != info(device)["name"]:
-            raise ValueError(f"tensor is on {info(obj.device)['name']} but the kernel runs on "
+            raise ValueError(f"is a zetile.Tensor on {info(obj.device)['name']} but the kernel runs on "
                              f"{info(device)['name']}")
         return PointerArg(obj.dtype, obj.data_ptr(), keepalive=obj)
-    if isinstance(obj, np.ndarray):
-        return _numpy_pointer(obj, device, strided)
     mod = type(obj).__module__
     if mod.startswith("torch") and hasattr(obj, "data_ptr"):
         dev_type = obj.device.type
+        if dev_type not in ("cpu", "xpu"):
+            raise ValueError(f"is a torch tensor on {obj.device}; zetile takes cpu or xpu tensors")
+        if str(obj.layout) != "torch.strided":
+            raise ValueError(f"is a {obj.layout} torch tensor; zetile takes dense (torch.strided) tensors")
         dt = T.from_torch_dtype(obj.dtype)
+        # data_ptr() is the first element only: strides and lazy negation
+        # would be ignored by the kernel (torch.arange(8.)[::2] read as 0,1,2,3).
+        if not strided and not obj.is_contiguous():
+            raise ValueError(f"is not contiguous (strides {tuple(obj.stride())} for shape "
+                             f"{tuple(obj.shape)}); pass t.contiguous()")
+        if obj.is_neg() or obj.is_conj():
+            raise ValueError("has a pending negation/conjugation (a lazy view); pass t.resolve_neg()")
         if dev_type == "cpu":
             if info(device)["host_memory"]:
                 return PointerArg(dt, obj.data_ptr(), keepalive=obj, host=True)
             return _torch_staged(obj, dt, device)
-        if dev_type == "xpu":
-            if info(device)["backend"] != "level_zero":
-                raise ValueError("an xpu tensor can only be used by a level_zero device")
-            return PointerArg(dt, obj.data_ptr(), keepalive=obj)
-        raise ValueError(f"torch tensors on {dev_type} are not supported (cpu or xpu only)")
+        if info(device)["backend"] != "level_zero":
+            raise ValueError(f"is an xpu tensor but the kernel runs on {info(device)['name']} "
+                             "(xpu tensors need a level_zero device)")
+        return PointerArg(dt, obj.data_ptr(), keepalive=obj)
     if hasattr(obj, "__dlpack__"):
         try:
             a = np.from_dlpack(obj)
         except (TypeError, RuntimeError, BufferError) as e:
-            raise ValueError(f"cannot use {type(obj).__name__} through DLPack: {e}") from e
-        return _numpy_pointer(a, device)
+            raise ValueError(f"cannot be read through DLPack ({type(obj).__name__}: {e}); "
+                             "zetile takes host (CPU) DLPack arrays") from e
+        return _numpy_pointer(a, device, strided)
     return None
 
 
