@@ -1,0 +1,8 @@
+"""zetile.ops: the stdlib kernels (GEMM, SDPA, FlexAttention templates in
+stdlib-kernels/) as functions taking torch tensors, numpy arrays, DLPack
+objects and zetile.Tensor. Each call launches a @zetile.jit template
+specialized for its configuration, compiled once and cached like any kernel.
+When torch is importable, the same functions are also torch custom ops
+(torch.ops.zetile.gemm / sdpa / flex_attention)."""
+from .gemm import gemm  # noqa: F401
+from ._kernels import stdlib_dir  # noqa: F401

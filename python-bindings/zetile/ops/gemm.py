@@ -1,0 +1,144 @@
+"""zetile.ops.gemm: the GEMM template (stdlib-kernels/gemm.py) from Python."""
+from .. import cdiv, next_power_of_2
+from . import _arrays, _kernels
+
+ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
+_INPUT = ("float16", "bfloat16", "float32", "int8")
+
+
+def _batched(v, what):
+    if v.ndim == 2:
+        return v.expand((1,) + v.shape), False
+    if v.ndim == 3:
+        return v, True
+    raise ValueError(f"gemm: {what} must be 2-D or 3-D (batched), got shape {v.shape}")
+
+
+def config_for(M, N, K, config=None):
+    """The tile configuration: `config` if given, else the template's default
+    with tiles shrunk (to a power of two, at least 16) for small M or N."""
+    g = _kernels.load("gemm")
+    cfg = dict(g.DEFAULT if config is None else config)
+    if config is None:
+        cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(M)))
+        cfg["BLOCK_N"] = min(cfg["BLOCK_N"], max(16, next_power_of_2(N)))
+    return cfg
+
+
+def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0, c=None,
+         out_dtype=None, out=None, scales=None, weight_bits=None, config=None):
+    """out = act(alpha * (a @ b) + beta * c + bias) + residual, cast to out_dtype.
+
+    a: (M, K) or (batch, M, K); b: (K, N) or (batch, K, N); either may be a
+    transposed or otherwise strided view, and a batch of 1 (or a 2-D
+    operand) broadcasts. fp16, bf16 and fp32 accumulate in fp32; int8 x int8
+    accumulates exactly in int32 (the default out_dtype then). bias, c and
+    residual broadcast to the output: a (N,) bias adds to every row, an
+    (M, 1) bias to every column. activation: None, "relu", "gelu",
+    "gelu_tanh" or "silu".
+
+    Weight-only quantization (the LLM decode case): with `scales` given, b
+    holds int8 weights (weight_bits=8, (K, N)) or int4 pairs packed along K
+    (weight_bits=4, (K // 2, N) uint8/int8 bytes, low nibble = even row,
+    value = nibble - 8), dequantized as w * scales[k // group, n] where
+    group = K // scales.shape[0].
+
+    Inputs and outputs are torch tensors, numpy arrays, zetile.Tensor or
+    DLPack objects; the result is the kind of `a` (or `out`, written in place).
+    `config` overrides the tile sizes (one of stdlib-kernels/gemm.py CONFIGS).
+    """
+    act = ACTIVATIONS.get(activation)
+    if act is None:
+        raise ValueError(f"gemm: activation must be one of None, 'relu', 'gelu', 'gelu_tanh', "
+                         f"'silu', got {activation!r}")
+    av = _arrays.as_view(a, "gemm: a")
+    bv = _arrays.as_view(b, "gemm: b")
+    A, a3 = _batched(av, "a")
+    B, b3 = _batched(bv, "b")
+    M, K = A.shape[1], A.shape[2]
+    bits = 0
+    if scales is not None:
+        bits = 8 if weight_bits is None else int(weight_bits)
+        if bits not in (4, 8):
+            raise ValueError(f"gemm: weight_bits must be 4 or 8, got {weight_bits}")
+        if av.dtype not in ("float16", "bfloat16", "float32"):
+            raise TypeError(f"gemm: weight-only quantization takes fp16/bf16/fp32 activations, "
+                            f"got {av.dtype}")
+        if bv.dtype not in ("int8", "uint8"):
+            raise TypeError(f"gemm: quantized weights must be int8/uint8 bytes, got {bv.dtype}")
+        kb = B.shape[1] * (2 if bits == 4 else 1)
+        if kb != K:
+            raise ValueError(f"gemm: a has K={K} but the {bits}-bit weights hold K={kb}")
+        if bits == 4 and K % 2:
+            raise ValueError("gemm: int4 weights need an even K")
+    elif weight_bits is not None:
+        raise ValueError("gemm: weight_bits needs scales")
+    else:
+        if av.dtype not in _INPUT or bv.dtype not in _INPUT:
+            raise TypeError(f"gemm: supported input types are {', '.join(_INPUT)}; got "
+                            f"{av.dtype} and {bv.dtype}")
+        if av.dtype != bv.dtype:
+            raise TypeError(f"gemm: a and b must have the same dtype, got {av.dtype} and {bv.dtype}")
+        if B.shape[1] != K:
+            raise ValueError(f"gemm: shapes {av.shape} and {bv.shape} cannot be multiplied")
+    N = B.shape[2]
+    if A.shape[0] != B.shape[0] and 1 not in (A.shape[0], B.shape[0]):
+        raise ValueError(f"gemm: batch sizes {A.shape[0]} and {B.shape[0]} do not broadcast")
+    nb = max(A.shape[0], B.shape[0])
+    A = A.expand((nb, M, K))
+    B = B.expand((nb,) + B.shape[1:])
+    acc_int = av.dtype == "int8"
+    if out_dtype is None:
+        out_dtype = _arrays.as_view(out).dtype if out is not None else ("int32" if acc_int else av.dtype)
+    out_dtype = _arrays.dtype_name(out_dtype)
+    epilogue = (alpha != 1.0 or c is not None or bias is not None or act != 0
+                or residual is not None or (acc_int and out_dtype != "int32"))
+    if acc_int and epilogue and not _arrays.is_float(out_dtype) and (
+            alpha != 1.0 or beta != 0.0 or act != 0):
+        raise ValueError("gemm: int8 with alpha/beta/activation needs a floating out_dtype")
+    oshape = (nb, M, N) if (a3 or b3) else (M, N)
+    if out is None:
+        out = _arrays.empty(av.kind, oshape, out_dtype)
+    ov = _arrays.as_view(out, "gemm: out")
+    if ov.shape != oshape:
+        raise ValueError(f"gemm: out has shape {ov.shape}, expected {oshape}")
+    if ov.dtype != out_dtype:
+        raise TypeError(f"gemm: out has dtype {ov.dtype}, expected {out_dtype}")
+    O = ov if ov.ndim == 3 else ov.expand((1, M, N))
+
+    def opt(x, what):
+        if x is None:
+            return None, (0, 0, 0)
+        v = _arrays.as_view(x, f"gemm: {what}")
+        try:
+            v = v.expand((nb, M, N))
+        except ValueError:
+            raise ValueError(f"gemm: {what} of shape {v.shape} does not broadcast to "
+                             f"{(nb, M, N)}") from None
+        return v.arg, v.strides
+
+    if c is not None and beta == 0.0:
+        c = None          # torch's addmm: beta=0 ignores C (even NaN in it)
+    bias_arg, sx = opt(bias, "bias")
+    res_arg, sr = opt(residual, "residual")
+    c_arg, sc = opt(c, "c")
+    sc_arg, ss, gk = None, (0, 0), 1
+    if scales is not None:
+        sv = _arrays.as_view(scales, "gemm: scales")
+        if sv.ndim != 2 or sv.shape[1] != N or K % sv.shape[0]:
+            raise ValueError(f"gemm: scales must be (groups, N) with K={K} a multiple of groups, "
+                             f"got {sv.shape}")
+        sc_arg, ss, gk = sv.arg, sv.strides, K // sv.shape[0]
+    cfg = config_for(M, N, K, config)
+    if bits and gk % cfg["BLOCK_K"] and cfg["BLOCK_K"] % gk:
+        raise ValueError(f"gemm: group size {gk} and BLOCK_K {cfg['BLOCK_K']} must divide one another")
+    if M == 0 or N == 0 or nb == 0:
+        return out
+    kern = _kernels.load("gemm").gemm_kernel
+    grid = (cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"]), nb)
+    kern[grid](A.arg, B.arg, O.arg, bias_arg, res_arg, c_arg, sc_arg, M, N, K,
+               *A.strides, *B.strides, *O.strides, *sx, *sr, *sc, *ss,
+               float(alpha), float(beta), ACT=act, EPILOGUE=epilogue, ACC_INT=acc_int,
+               WEIGHT_BITS=bits, GROUP_K=gk, HAS_BIAS=bias_arg is not None,
+               HAS_RES=res_arg is not None, HAS_C=c_arg is not None, **cfg)
+    return out

@@ -1,0 +1,154 @@
+"""Attention forward as one tile program: SDPA and FlexAttention share it.
+
+FlashAttention-style online softmax over KV tiles, in the log2 domain (scores
+times log2(e), exp2), one program per (BLOCK_M query rows, batch*head).
+Constexpr switches pick the variant, so each configuration is its own
+specialization in the kernel cache:
+
+  MASK_KIND   0: none, 1: additive float mask, 2: boolean mask (int8 0/1),
+              loaded through strides (stride 0 broadcasts a dimension)
+  IS_CAUSAL   torch's top-left causal mask (q_idx >= kv_idx)
+  SCORE_MOD   None or a @zetile.jit fn(score, b, h, q_idx, kv_idx, B0, B1, B2, B3)
+  MASK_MOD    None or a @zetile.jit fn(b, h, q_idx, kv_idx, B0, B1, B2, B3) -> bool
+  SPARSE      walk torch's BlockMask (kv_num_blocks / kv_indices, then the
+              full blocks, which skip MASK_MOD) instead of every KV tile
+
+The log-sum-exp is written in log2 units (torch's flex HOP); SDPA callers
+multiply by ln 2. Rows with every score masked give 0 and lse -inf.
+"""
+import zetile
+import zetile.language as tl
+
+# Tunable parameters, the list a tuner walks (HEAD_DIM is the head size
+# rounded up to a power of two; D is the real one).
+CONFIGS = [
+    {"BLOCK_M": 32, "BLOCK_N": 32},
+    {"BLOCK_M": 64, "BLOCK_N": 32},
+    {"BLOCK_M": 64, "BLOCK_N": 64},
+    {"BLOCK_M": 16, "BLOCK_N": 32},
+    {"BLOCK_M": 128, "BLOCK_N": 64},
+]
+DEFAULT = {"BLOCK_M": 32, "BLOCK_N": 32}
+
+
+@zetile.jit
+def _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, offs_m, offs_d, b, h, Lq, Lk, D,
+          stride_kn, stride_vn, qk_scale, sm_scale,
+          mask_ptr, stride_mm, stride_mn,
+          B0, B1, B2, B3,
+          BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
+          SCORE_MOD: tl.constexpr, MASK_MOD: tl.constexpr, APPLY_MASK_MOD: tl.constexpr):
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    kv_ok = offs_n < Lk
+    d_ok = offs_d < D
+    k = tl.load(k_ptrs + start_n * stride_kn, mask=kv_ok[None, :] & d_ok[:, None], other=0.0)
+    s = tl.dot(q, k)
+    if SCORE_MOD is not None:
+        s = SCORE_MOD(s * sm_scale, b, h, offs_m[:, None], offs_n[None, :], B0, B1, B2, B3)
+        s = s.to(tl.float32) * 1.4426950408889634
+    else:
+        s = s * qk_scale
+    keep = kv_ok[None, :] & (offs_m[:, None] >= 0)
+    if IS_CAUSAL:
+        keep = keep & (offs_m[:, None] >= offs_n[None, :])
+    if APPLY_MASK_MOD:
+        keep = keep & MASK_MOD(b, h, offs_m[:, None], offs_n[None, :], B0, B1, B2, B3)
+    if MASK_KIND == 1:
+        mk = tl.load(mask_ptr + offs_m[:, None] * stride_mm + offs_n[None, :] * stride_mn,
+                     mask=(offs_m[:, None] < Lq) & kv_ok[None, :], other=0.0)
+        s = s + mk.to(tl.float32) * 1.4426950408889634
+    if MASK_KIND == 2:
+        mb = tl.load(mask_ptr + offs_m[:, None] * stride_mm + offs_n[None, :] * stride_mn,
+                     mask=(offs_m[:, None] < Lq) & kv_ok[None, :], other=0)
+        keep = keep & (mb != 0)
+    s = tl.where(keep, s, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    # A row with nothing kept so far has m_new = -inf: subtract 0 instead, so
+    # exp2 gives 0 rather than NaN.
+    m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+    p = tl.exp2(s - m_use[:, None])
+    alpha = tl.exp2(m_i - m_use)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    v = tl.load(v_ptrs + start_n * stride_vn, mask=kv_ok[:, None] & d_ok[None, :], other=0.0)
+    acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+    return acc, m_new, l_i
+
+
+@zetile.jit
+def attn_fwd(Q, K, V, O, LSE, M_OUT,
+             stride_qb, stride_qh, stride_qm, stride_qd,
+             stride_kb, stride_kh, stride_kn, stride_kd,
+             stride_vb, stride_vh, stride_vn, stride_vd,
+             stride_ob, stride_oh, stride_om, stride_od,
+             H, Lq, Lk, D, GROUP, sm_scale,
+             mask_ptr, stride_mb, stride_mh, stride_mm, stride_mn,
+             kv_num, kv_idx, full_num, full_idx,
+             sb_b, sb_h, sb_m, si_b, si_h, si_m, KV_BLOCKS_ROW, Q_SPARSE,
+             B0, B1, B2, B3,
+             HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+             MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
+             SCORE_MOD: tl.constexpr, MASK_MOD: tl.constexpr,
+             SPARSE: tl.constexpr, HAS_FULL: tl.constexpr, KV_SPARSE: tl.constexpr,
+             WRITE_MAX: tl.constexpr):
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = bh // H
+    h = bh % H
+    hk = h // GROUP
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    d_ok = offs_d < D
+    m_ok = offs_m < Lq
+    q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
+                mask=m_ok[:, None] & d_ok[None, :], other=0.0)
+    k_ptrs = K + b * stride_kb + hk * stride_kh + tl.arange(0, BLOCK_N)[None, :] * stride_kn + offs_d[:, None] * stride_kd
+    v_ptrs = V + b * stride_vb + hk * stride_vh + tl.arange(0, BLOCK_N)[:, None] * stride_vn + offs_d[None, :] * stride_vd
+    mptr = mask_ptr
+    if MASK_KIND != 0:
+        mptr = mask_ptr + b * stride_mb + h * stride_mh
+    qk_scale = sm_scale * 1.4426950408889634
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    if SPARSE:
+        row = (start_m * BLOCK_M) // Q_SPARSE
+        n_part = tl.load(kv_num + b * sb_b + h * sb_h + row * sb_m)
+        base = kv_idx + b * si_b + h * si_h + row * si_m
+        for i in range(0, n_part):
+            blk = tl.load(base + i)
+            for j in range(0, KV_SPARSE // BLOCK_N):
+                acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + j * BLOCK_N,
+                                      offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
+                                      qk_scale, sm_scale, mptr, stride_mm, stride_mn,
+                                      B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
+                                      SCORE_MOD, MASK_MOD, MASK_MOD is not None)
+        if HAS_FULL:
+            n_full = tl.load(full_num + b * sb_b + h * sb_h + row * sb_m)
+            fbase = full_idx + b * si_b + h * si_h + row * si_m
+            for i in range(0, n_full):
+                blk = tl.load(fbase + i)
+                for j in range(0, KV_SPARSE // BLOCK_N):
+                    acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + j * BLOCK_N,
+                                          offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
+                                          qk_scale, sm_scale, mptr, stride_mm, stride_mn,
+                                          B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
+                                          SCORE_MOD, MASK_MOD, False)
+    else:
+        hi = Lk
+        if IS_CAUSAL:
+            hi = tl.minimum(Lk, (start_m + 1) * BLOCK_M)
+        for start_n in range(0, hi, BLOCK_N):
+            acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n,
+                                  offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
+                                  qk_scale, sm_scale, mptr, stride_mm, stride_mn,
+                                  B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
+                                  SCORE_MOD, MASK_MOD, MASK_MOD is not None)
+    empty = l_i == 0.0
+    l_safe = tl.where(empty, 1.0, l_i)
+    out = acc / l_safe[:, None]
+    tl.store(O + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
+             out.to(O.dtype.element_ty), mask=m_ok[:, None] & d_ok[None, :])
+    lse = tl.where(empty, float("-inf"), m_i + tl.log2(l_safe))
+    tl.store(LSE + bh * Lq + offs_m, lse, mask=m_ok)
+    if WRITE_MAX:
+        tl.store(M_OUT + bh * Lq + offs_m, m_i, mask=m_ok)
