@@ -14,6 +14,8 @@ from .compiler.errors import CompilationError, UnsupportedError  # noqa: F401
 from .jit import jit, compile, JITFunction, CompiledKernel, KernelArgumentError  # noqa: F401
 from .runtime import (devices, set_device, get_device, empty, zeros, from_numpy,  # noqa: F401
                       Tensor)
+from . import testing  # noqa: F401 - triton.testing's helpers (do_bench, perf_report, ...)
+from .autotuner import autotune, Config, heuristics, Autotuner, AutotunerError  # noqa: F401
 
 Error = _C.Error
 __version__ = _C.__version__ if hasattr(_C, "__version__") else "0.1.0"

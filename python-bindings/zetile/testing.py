@@ -1,0 +1,348 @@
+"""Benchmarking and checking helpers with triton.testing's names and
+arguments, so tutorial code runs with only its import changed:
+`do_bench`, `assert_close`, `Benchmark`, `perf_report`.
+
+Timing here is wall time around each call plus a device synchronize
+(`time.perf_counter_ns`). zetile's runtime does not expose Level Zero kernel
+timestamps yet (runtime/level_zero has no zeEventQueryKernelTimestamp path),
+so on a GPU the figures include launch overhead; on the CPU target wall time
+is what the kernel costs.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from . import runtime
+
+__all__ = ["do_bench", "assert_close", "Benchmark", "perf_report", "Mark"]
+
+
+# ----------------------------------------------------------------- flushing
+def _l2_bytes():
+    """The level-2 (last per-core) CPU cache size from sysfs, for sizing the
+    flush buffer; 2 MB when sysfs does not say."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for d in os.listdir(base):
+            try:
+                with open(os.path.join(base, d, "level")) as f:
+                    if f.read().strip() != "2":
+                        continue
+                with open(os.path.join(base, d, "size")) as f:
+                    s = f.read().strip()
+            except OSError:
+                continue
+            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:], 1)
+            return int(s.rstrip("KMG") or 0) * mult
+    except OSError:
+        pass
+    return 2 << 20
+
+
+class _Flusher:
+    """Evicts caches between timed runs, as triton.testing.do_bench zeroes a
+    256 MB buffer. On the CPU target a host buffer of 4x the per-core L2 is
+    rewritten (outside the timed region): that evicts the private caches,
+    not a shared L3 (which VMs report at hundreds of MB: rewriting that much
+    costs ~0.1 s per run here). On a GPU a device buffer of 256 MB is
+    overwritten from the host."""
+
+    def __init__(self, dev):
+        self.host = runtime.info(dev).get("host_memory", False) or \
+            runtime.info(dev).get("backend") == "cpu"
+        if self.host:
+            self.buf = np.empty(min(max(4 * _l2_bytes(), 4 << 20), 64 << 20), np.uint8)
+            self.val = 0
+        else:
+            self.dev = dev
+            self.nbytes = 256 << 20
+            self.buf = dev.alloc(self.nbytes)
+            self.zeros = np.zeros(self.nbytes, np.uint8)
+
+    def __call__(self):
+        if self.host:
+            self.val = (self.val + 1) & 0xFF
+            self.buf.fill(self.val)
+        else:
+            self.buf.write(self.zeros)
+            self.dev.synchronize()
+
+
+_flushers = {}
+
+
+def _flusher(dev):
+    f = _flushers.get(id(dev))
+    if f is None:
+        f = _flushers[id(dev)] = _Flusher(dev)
+    return f
+
+
+def _summarize(times_ms, quantiles, return_mode):
+    t = np.asarray(times_ms, dtype=np.float64)
+    if quantiles is not None:
+        ret = [float(x) for x in np.quantile(t, list(quantiles))]
+        return ret[0] if len(ret) == 1 else ret
+    if return_mode == "all":
+        return [float(x) for x in t]
+    if return_mode not in ("min", "max", "mean", "median"):
+        raise ValueError(f"return_mode must be min, max, mean, median or all, not {return_mode!r}")
+    return float(getattr(np, return_mode)(t))
+
+
+def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean",
+             device=None, flush=True):
+    """Times `fn()` in milliseconds (triton.testing.do_bench's contract).
+
+    warmup / rep: milliseconds spent warming up / measuring, estimated from
+    five first runs. With `flush` the caches are evicted before every timed
+    run (that time is not counted, but it counts against `rep` on the CPU
+    so a tiny kernel cannot make tuning take minutes). quantiles=(0.5, 0.2,
+    0.8) returns [median, p20, p80]; otherwise `return_mode` ("mean",
+    "median", "min", "max", "all") decides. grad_to_none: tensors whose
+    .grad is cleared before each run, as in Triton."""
+    dev = device if hasattr(device, "synchronize") else runtime.get_device(device)
+    sync = dev.synchronize
+    fl = _flusher(dev) if flush else None
+
+    def clear_grads():
+        if grad_to_none is not None:
+            for x in grad_to_none:
+                x.grad = None
+
+    fn()
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(5):
+        if fl:
+            fl()
+        fn()
+        sync()
+    est_all = (time.perf_counter() - t0) * 1000 / 5      # with flushing
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    est_fn = max((time.perf_counter() - t0) * 1000, 1e-4)
+    n_warmup = max(1, int(warmup / est_fn))
+    # The budget counts the flush too (see above), and is capped.
+    n_repeat = max(1, min(int(rep / max(est_all, est_fn)), 10000))
+    for _ in range(n_warmup):
+        fn()
+    sync()
+    times = []
+    for _ in range(n_repeat):
+        clear_grads()
+        if fl:
+            fl()
+        sync()
+        t = time.perf_counter_ns()
+        fn()
+        sync()
+        times.append((time.perf_counter_ns() - t) / 1e6)
+    return _summarize(times, quantiles, return_mode)
+
+
+# ----------------------------------------------------------------- checking
+def _to_numpy(x):
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, runtime.Tensor):
+        return x.numpy()
+    mod = type(x).__module__
+    if mod.startswith("torch") and hasattr(x, "detach"):
+        import torch
+        t = x.detach().cpu()
+        if t.dtype in (torch.bfloat16,) or str(t.dtype).startswith("torch.float8"):
+            t = t.float()
+        return t.numpy()
+    a = np.asarray(x)
+    if a.dtype.name == "bfloat16" or "float8" in a.dtype.name:
+        a = a.astype(np.float32)
+    return a
+
+
+def assert_close(x, y, atol=None, rtol=None, err_msg=""):
+    """Raises AssertionError unless |x - y| <= atol + rtol * |y| everywhere
+    (NaN equal to NaN). Defaults as in Triton: atol=1e-2, rtol=0; either may
+    be a function of x's dtype. Takes numpy arrays, torch tensors,
+    zetile.Tensor and scalars."""
+    xa, ya = _to_numpy(x), _to_numpy(y)
+    if atol is None:
+        atol = 1e-2
+    if rtol is None:
+        rtol = 0.0
+    dt = getattr(x, "dtype", xa.dtype)
+    atol = atol(dt) if callable(atol) else atol
+    rtol = rtol(dt) if callable(rtol) else rtol
+    xa = xa.astype(np.float64) if xa.dtype.kind in "fiub" and xa.dtype.kind != "b" else xa
+    ya = ya.astype(np.float64) if ya.dtype.kind in "fiub" and ya.dtype.kind != "b" else ya
+    if xa.size > 1 or ya.size > 1:
+        np.testing.assert_allclose(xa, ya, atol=atol, rtol=rtol, equal_nan=True, err_msg=err_msg)
+        return
+    if not np.allclose(xa, ya, atol=atol, rtol=rtol, equal_nan=True):
+        raise AssertionError(f"{err_msg} {xa} is not close to {ya} (atol={atol}, rtol={rtol})")
+
+
+# ---------------------------------------------------------------- reporting
+class Benchmark:
+    """One benchmark of a perf_report (triton.testing.Benchmark's fields)."""
+
+    def __init__(self, x_names, x_vals, line_arg, line_vals, line_names, plot_name, args=None,
+                 xlabel="", ylabel="", x_log=False, y_log=False, styles=None, color=None):
+        self.x_names = list(x_names)
+        self.x_vals = list(x_vals)
+        self.line_arg = line_arg
+        self.line_vals = list(line_vals)
+        self.line_names = list(line_names)
+        self.plot_name = plot_name
+        self.args = dict(args or {})
+        self.xlabel = xlabel
+        self.ylabel = ylabel
+        self.x_log = x_log
+        self.y_log = y_log
+        self.styles = styles
+
+
+class Table:
+    """The rows a benchmark produced: a pandas DataFrame's to_string / to_csv
+    without needing pandas (returned when pandas is not installed)."""
+
+    def __init__(self, columns, rows):
+        self.columns = list(columns)
+        self.rows = [list(r) for r in rows]
+
+    def __len__(self):
+        return len(self.rows)
+
+    def column(self, name):
+        i = self.columns.index(name)
+        return [r[i] for r in self.rows]
+
+    def __getitem__(self, name):
+        return self.column(name)
+
+    @staticmethod
+    def _fmt(v):
+        if isinstance(v, float):
+            return "nan" if math.isnan(v) else f"{v:.6g}"
+        return str(v)
+
+    def to_string(self, index=True):
+        cells = [[""] * index + self.columns] + \
+                [([str(i)] if index else []) + [self._fmt(v) for v in r]
+                 for i, r in enumerate(self.rows)]
+        w = [max(len(c[j]) for c in cells) for j in range(len(cells[0]))]
+        return "\n".join("  ".join(c[j].rjust(w[j]) for j in range(len(c))) for c in cells)
+
+    def to_csv(self, path, index=False):
+        import csv
+        with open(path, "w", newline="") as f:
+            wr = csv.writer(f)
+            wr.writerow(([""] if index else []) + self.columns)
+            for i, r in enumerate(self.rows):
+                wr.writerow(([i] if index else []) + r)
+
+    def __str__(self):
+        return self.to_string()
+
+
+def _as_frame(columns, rows):
+    try:
+        import pandas as pd
+    except ImportError:
+        return Table(columns, rows)
+    return pd.DataFrame(rows, columns=columns)
+
+
+class Mark:
+    """What @perf_report returns: call it like the function, or .run() it."""
+
+    def __init__(self, fn, benchmarks):
+        self.fn = fn
+        self.benchmarks = benchmarks
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def _run(self, bench, save_path, show_plots, print_data, diff_col=False, save_precision=6,
+             **kwargs):
+        columns = bench.x_names + bench.line_names + \
+            [f"{n}-min" for n in bench.line_names] + [f"{n}-max" for n in bench.line_names]
+        rows = []
+        for x in bench.x_vals:
+            if not isinstance(x, (list, tuple)):
+                x = [x] * len(bench.x_names)
+            if len(x) != len(bench.x_names):
+                raise ValueError(f"x value {x} does not match x_names {bench.x_names}")
+            x_args = dict(zip(bench.x_names, x))
+            means, mins, maxs = [], [], []
+            for y in bench.line_vals:
+                ret = self.fn(**x_args, **{bench.line_arg: y}, **bench.args, **kwargs)
+                try:
+                    m, lo, hi = ret
+                except TypeError:
+                    m, lo, hi = ret, None, None
+                means.append(m)
+                mins.append(lo)
+                maxs.append(hi)
+            rows.append(list(x) + means + mins + maxs)
+        table = _as_frame(columns, rows)
+        name = bench.plot_name or "benchmark"
+        if save_path or show_plots:
+            from .tools import plot
+            series = {n: ([r[bench.x_names.index(bench.x_names[0])] for r in rows],
+                          [r[len(bench.x_names) + i] for r in rows],
+                          [r[len(bench.x_names) + len(bench.line_names) + i] for r in rows],
+                          [r[len(bench.x_names) + 2 * len(bench.line_names) + i] for r in rows])
+                      for i, n in enumerate(bench.line_names)}
+            if save_path:
+                os.makedirs(save_path, exist_ok=True)
+                ext = ".png" if plot.have_matplotlib() else ".svg"
+                plot.line_plot(os.path.join(save_path, name + ext), series,
+                               xlabel=bench.xlabel or bench.x_names[0], ylabel=bench.ylabel,
+                               title=name, x_log=bench.x_log, y_log=bench.y_log,
+                               styles=bench.styles)
+                _table_subset(table, bench.x_names + bench.line_names).to_csv(
+                    os.path.join(save_path, name + ".csv"), index=False)
+            if show_plots:
+                if plot.have_matplotlib():
+                    import matplotlib.pyplot as plt
+                    plot.line_plot(None, series, xlabel=bench.xlabel or bench.x_names[0],
+                                   ylabel=bench.ylabel, title=name, x_log=bench.x_log,
+                                   y_log=bench.y_log, styles=bench.styles)
+                    plt.show()
+                else:
+                    print(f"zetile.testing: show_plots needs matplotlib (not installed); "
+                          f"use save_path= to write an SVG", file=sys.stderr)
+        if print_data:
+            print(name + ":")
+            print(_table_subset(table, bench.x_names + bench.line_names).to_string())
+        return table
+
+    def run(self, show_plots=False, print_data=False, save_path="", return_df=False, **kwargs):
+        benches = self.benchmarks if isinstance(self.benchmarks, list) else [self.benchmarks]
+        out = [self._run(b, save_path, show_plots, print_data, **kwargs) for b in benches]
+        if return_df:
+            return out if len(out) > 1 else out[0]
+        return None
+
+
+def _table_subset(table, cols):
+    if isinstance(table, Table):
+        idx = [table.columns.index(c) for c in cols]
+        return Table(cols, [[r[i] for i in idx] for r in table.rows])
+    return table[cols]
+
+
+def perf_report(benchmarks):
+    """Decorator: `fn(**x_args, line_arg=y, **args)` returns a time (or
+    (mean, min, max)); `.run(print_data=True, save_path=...)` tabulates and
+    plots it over every x and line value."""
+    def wrap(fn):
+        return Mark(fn, benchmarks)
+    return wrap
