@@ -118,7 +118,15 @@ zt_type_t zt_type_ptr(zt_scalar_kind_t pointee) {
 
 zt_type_t zt_type_tensor(zt_type_t elem, int32_t rank, const int64_t* shape) {
   zt_type_t t = elem;
-  t.rank = rank > ZT_MAX_RANK ? ZT_MAX_RANK : rank;
+  // A rank outside [0, ZT_MAX_RANK] or a missing shape cannot be described:
+  // the result is marked invalid (rank -1), which every builder call refuses
+  // (kernel arguments must have rank 0; values get their types from ops).
+  if (rank < 0 || rank > ZT_MAX_RANK || (rank > 0 && !shape)) {
+    t.rank = -1;
+    memset(t.shape, 0, sizeof t.shape);
+    return t;
+  }
+  t.rank = rank;
   for (int i = 0; i < t.rank; ++i) t.shape[i] = shape[i];
   for (int i = t.rank; i < ZT_MAX_RANK; ++i) t.shape[i] = 0;
   return t;
@@ -154,6 +162,7 @@ static bool same_shape(zt_type_t a, zt_type_t b) {
 
 size_t zt_type_format(zt_type_t t, char* buf, size_t size) {
   char elem[64];
+  if (t.rank < 0 || t.rank > ZT_MAX_RANK) return (size_t)snprintf(buf, size, "<invalid type>");
   if (t.kind == ZT_PTR)
     snprintf(elem, sizeof elem, "!tile.ptr<%s>", kind_spelling(t.pointee));
   else
@@ -207,7 +216,26 @@ static zt_status_t err(zt_builder_t* b, zt_status_code_t code, const char* fmt,
   return zt_make_status(code, "%s", msg);
 }
 
+// Every public call that takes a builder checks it first: a NULL handle is
+// a status, never a crash (err() itself reads the builder's location).
+static zt_status_t null_builder(const char* fn) {
+  return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: NULL builder", fn);
+}
+
+// n values read from `in` and/or written to `out` (either may be unused):
+// a negative count, or a NULL array that n > 0 needs, is a status.
+static zt_status_t check_list(zt_builder_t* b, const char* fn, int32_t n, bool has_in,
+                              const void* in, bool has_out, const void* out) {
+  if (n < 0 || n > (1 << 20))
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "%s: count %d is out of range", fn, (int)n);
+  if (n > 0 && ((has_in && !in) || (has_out && !out)))
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "%s: NULL array for %d value%s", fn, (int)n,
+               n == 1 ? "" : "s");
+  return NULL;
+}
+
 zt_status_t zt_builder_create(zt_builder_t** out) {
+  if (!out) return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_builder_create: NULL out_builder");
   *out = NULL;
   zt_builder_t* b = calloc(1, sizeof *b);
   if (!b) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "builder");
@@ -239,6 +267,7 @@ void zt_builder_release(zt_builder_t* b) {
 }
 
 void zt_builder_set_loc(zt_builder_t* b, const char* file, int line, int col) {
+  if (!b) return;
   char esc[512];
   size_t j = 0;
   for (const char* p = file ? file : "?"; *p && j + 3 < sizeof esc; ++p) {
@@ -273,6 +302,8 @@ static zt_status_t push_region(zt_builder_t* b, region_kind_t kind,
 
 static zt_status_t new_value(zt_builder_t* b, zt_type_t t, const char* name,
                              zt_value_t* out) {
+  // Every op's result goes through here: a NULL output pointer is a status.
+  if (!out) return err(b, ZT_STATUS_INVALID_ARGUMENT, "NULL output value pointer");
   if (b->num_values == b->cap_values) {
     int32_t cap = b->cap_values ? b->cap_values * 2 : 64;
     value_t* v = realloc(b->values, (size_t)cap * sizeof *v);
@@ -317,7 +348,7 @@ static const char* N(zt_builder_t* b, zt_value_t v) { return b->values[v].name; 
 static zt_type_t T(zt_builder_t* b, zt_value_t v) { return b->values[v].type; }
 
 zt_type_t zt_builder_value_type(zt_builder_t* b, zt_value_t v) {
-  if (v < 0 || v >= b->num_values) return zt_type_scalar(ZT_I1);
+  if (!b || v < 0 || v >= b->num_values) return zt_type_scalar(ZT_I1);
   return b->values[v].type;
 }
 
@@ -341,9 +372,15 @@ zt_status_t zt_builder_begin_kernel(zt_builder_t* b, const char* name,
                                     int32_t num_args, const zt_type_t* types,
                                     const int32_t* divisibility,
                                     zt_value_t* out_args) {
+  if (!b) return null_builder("zt_builder_begin_kernel");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_begin_kernel", num_args, true, types, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_begin_kernel", num_args, false, NULL, true, out_args));
+  if (!name) return err(b, ZT_STATUS_INVALID_ARGUMENT, "begin_kernel: NULL name");
   if (b->in_kernel || b->finished)
     return err(b, ZT_STATUS_INVALID_ARGUMENT,
                "a builder holds one kernel; %s was already started", name);
+  if (!name[0] || strlen(name) >= sizeof b->kernel_name)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "kernel name of %zu characters", strlen(name));
   for (const char* p = name; *p; ++p)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
           (*p >= '0' && *p <= '9') || *p == '_'))
@@ -375,6 +412,7 @@ zt_status_t zt_builder_begin_kernel(zt_builder_t* b, const char* name,
 }
 
 zt_status_t zt_builder_end_kernel(zt_builder_t* b) {
+  if (!b) return null_builder("zt_builder_end_kernel");
   if (!b->in_kernel || b->finished)
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "no kernel is open");
   if (b->depth != 1)
@@ -397,6 +435,9 @@ zt_status_t zt_builder_end_kernel(zt_builder_t* b) {
 
 zt_status_t zt_builder_module_text(zt_builder_t* b, const char** out_text,
                                    size_t* out_size) {
+  if (!b) return null_builder("zt_builder_module_text");
+  if (!out_text)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_builder_module_text: NULL out_text");
   if (!b->finished)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
                           "module text is only available after end_kernel");
@@ -444,6 +485,7 @@ static uint16_t f64_to_f16_bits(double d) {
 
 zt_status_t zt_builder_const_int(zt_builder_t* b, zt_scalar_kind_t kind,
                                  int64_t value, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_const_int");
   if (!zt_scalar_kind_is_int(kind))
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "integer constant of type %s",
                kind_spelling(kind));
@@ -460,6 +502,7 @@ zt_status_t zt_builder_const_int(zt_builder_t* b, zt_scalar_kind_t kind,
 
 zt_status_t zt_builder_const_float(zt_builder_t* b, zt_scalar_kind_t kind,
                                    double value, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_const_float");
   if (!zt_scalar_kind_is_float(kind))
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "float constant of type %s",
                kind_spelling(kind));
@@ -504,15 +547,18 @@ static zt_status_t axis_op(zt_builder_t* b, const char* op, int axis,
 }
 
 zt_status_t zt_builder_program_id(zt_builder_t* b, int axis, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_program_id");
   return axis_op(b, "program_id", axis, out);
 }
 
 zt_status_t zt_builder_num_programs(zt_builder_t* b, int axis, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_num_programs");
   return axis_op(b, "num_programs", axis, out);
 }
 
 zt_status_t zt_builder_make_range(zt_builder_t* b, int32_t start, int32_t end,
                                   zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_make_range");
   if (!b->in_kernel || b->finished)
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "no kernel is open");
   int64_t n = (int64_t)end - start;
@@ -534,9 +580,12 @@ zt_status_t zt_builder_make_range(zt_builder_t* b, int32_t start, int32_t end,
 
 static zt_status_t check_shape(zt_builder_t* b, int32_t rank,
                                const int64_t* shape, const char* what) {
-  if (rank < 1 || rank > ZT_MAX_RANK)
+  if (rank < 1)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "%s: rank %d", what, rank);
+  if (rank > ZT_MAX_RANK)
     return err(b, ZT_STATUS_UNSUPPORTED, "%s: rank %d (supported: 1..%d)", what,
                rank, ZT_MAX_RANK);
+  if (!shape) return err(b, ZT_STATUS_INVALID_ARGUMENT, "%s: NULL shape", what);
   for (int i = 0; i < rank; ++i)
     if (shape[i] <= 0)
       return err(b, ZT_STATUS_INVALID_ARGUMENT, "%s: dimension %d is %lld",
@@ -555,6 +604,7 @@ static zt_status_t unary_shape_op(zt_builder_t* b, const char* op, zt_value_t v,
 
 zt_status_t zt_builder_splat(zt_builder_t* b, zt_value_t v, int32_t rank,
                              const int64_t* shape, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_splat");
   ZT_RETURN_IF_ERROR(check(b, v, "splat"));
   ZT_RETURN_IF_ERROR(check_shape(b, rank, shape, "splat"));
   if (T(b, v).rank != 0)
@@ -566,6 +616,7 @@ zt_status_t zt_builder_splat(zt_builder_t* b, zt_value_t v, int32_t rank,
 
 zt_status_t zt_builder_broadcast(zt_builder_t* b, zt_value_t v, int32_t rank,
                                  const int64_t* shape, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_broadcast");
   ZT_RETURN_IF_ERROR(check(b, v, "broadcast"));
   ZT_RETURN_IF_ERROR(check_shape(b, rank, shape, "broadcast"));
   zt_type_t t = T(b, v);
@@ -584,6 +635,7 @@ zt_status_t zt_builder_broadcast(zt_builder_t* b, zt_value_t v, int32_t rank,
 
 zt_status_t zt_builder_expand_dims(zt_builder_t* b, zt_value_t v, int axis,
                                    zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_expand_dims");
   ZT_RETURN_IF_ERROR(check(b, v, "expand_dims"));
   zt_type_t t = T(b, v);
   if (axis < 0) axis += t.rank + 1;
@@ -602,6 +654,8 @@ zt_status_t zt_builder_expand_dims(zt_builder_t* b, zt_value_t v, int axis,
 
 zt_status_t zt_builder_hint(zt_builder_t* b, zt_value_t v, const char* hint,
                             const int64_t* values, int32_t n, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_hint");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_hint", n, true, values, false, NULL));
   ZT_RETURN_IF_ERROR(check(b, v, "hint"));
   zt_type_t t = T(b, v);
   if (!hint || (strcmp(hint, "multiple_of") != 0 && strcmp(hint, "max_contiguous") != 0 &&
@@ -629,6 +683,7 @@ zt_status_t zt_builder_hint(zt_builder_t* b, zt_value_t v, const char* hint,
 
 zt_status_t zt_builder_reshape(zt_builder_t* b, zt_value_t v, int32_t rank,
                                const int64_t* shape, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_reshape");
   ZT_RETURN_IF_ERROR(check(b, v, "reshape"));
   ZT_RETURN_IF_ERROR(check_shape(b, rank, shape, "reshape"));
   zt_type_t t = T(b, v);
@@ -642,10 +697,12 @@ zt_status_t zt_builder_reshape(zt_builder_t* b, zt_value_t v, int32_t rank,
 
 zt_status_t zt_builder_trans(zt_builder_t* b, zt_value_t v,
                              const int32_t* order, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_trans");
   ZT_RETURN_IF_ERROR(check(b, v, "trans"));
   zt_type_t t = T(b, v);
   if (t.rank < 1)
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "trans of a scalar");
+  if (!order) return err(b, ZT_STATUS_INVALID_ARGUMENT, "trans: NULL order");
   int seen[ZT_MAX_RANK] = {0};
   int64_t shape[ZT_MAX_RANK];
   char attrs[128];
@@ -681,6 +738,7 @@ static const char* binary_op_name(zt_binary_op_t op) {
 
 zt_status_t zt_builder_binary(zt_builder_t* b, zt_binary_op_t op,
                               zt_value_t lhs, zt_value_t rhs, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_binary");
   const char* name = binary_op_name(op);
   if (!name) return err(b, ZT_STATUS_INVALID_ARGUMENT, "bad binary op %d", op);
   ZT_RETURN_IF_ERROR(check(b, lhs, name));
@@ -715,6 +773,7 @@ zt_status_t zt_builder_binary(zt_builder_t* b, zt_binary_op_t op,
 
 zt_status_t zt_builder_unary(zt_builder_t* b, zt_unary_op_t op, zt_value_t v,
                              zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_unary");
   const char* name = NULL;
   int fonly = 0;
   switch (op) {
@@ -743,6 +802,7 @@ zt_status_t zt_builder_unary(zt_builder_t* b, zt_unary_op_t op, zt_value_t v,
 
 zt_status_t zt_builder_fma(zt_builder_t* b, zt_value_t a, zt_value_t x,
                            zt_value_t c, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_fma");
   ZT_RETURN_IF_ERROR(check(b, a, "fma"));
   ZT_RETURN_IF_ERROR(check(b, x, "fma"));
   ZT_RETURN_IF_ERROR(check(b, c, "fma"));
@@ -759,6 +819,7 @@ zt_status_t zt_builder_fma(zt_builder_t* b, zt_value_t a, zt_value_t x,
 
 zt_status_t zt_builder_cmp(zt_builder_t* b, zt_cmp_predicate_t pred,
                            zt_value_t lhs, zt_value_t rhs, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_cmp");
   const char *op = NULL, *p = NULL;
   switch (pred) {
 #define ZT_X_(name, o, s) \
@@ -792,6 +853,7 @@ zt_status_t zt_builder_cmp(zt_builder_t* b, zt_cmp_predicate_t pred,
 
 zt_status_t zt_builder_select(zt_builder_t* b, zt_value_t cond, zt_value_t x,
                               zt_value_t y, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_select");
   ZT_RETURN_IF_ERROR(check(b, cond, "select"));
   ZT_RETURN_IF_ERROR(check(b, x, "select"));
   ZT_RETURN_IF_ERROR(check(b, y, "select"));
@@ -811,6 +873,7 @@ zt_status_t zt_builder_select(zt_builder_t* b, zt_value_t cond, zt_value_t x,
 
 zt_status_t zt_builder_cast(zt_builder_t* b, zt_cast_op_t op, zt_value_t v,
                             zt_scalar_kind_t to, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_cast");
   const char* name = NULL;
   switch (op) {
 #define ZT_X_(nm, mlir) \
@@ -861,6 +924,7 @@ zt_status_t zt_builder_cast(zt_builder_t* b, zt_cast_op_t op, zt_value_t v,
 
 zt_status_t zt_builder_addptr(zt_builder_t* b, zt_value_t ptr, zt_value_t offset,
                               zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_addptr");
   ZT_RETURN_IF_ERROR(check(b, ptr, "addptr"));
   ZT_RETURN_IF_ERROR(check(b, offset, "addptr"));
   zt_type_t pt = T(b, ptr), ot = T(b, offset);
@@ -879,6 +943,7 @@ zt_status_t zt_builder_addptr(zt_builder_t* b, zt_value_t ptr, zt_value_t offset
 
 zt_status_t zt_builder_ptr_to_int(zt_builder_t* b, zt_value_t ptr,
                                   zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_ptr_to_int");
   ZT_RETURN_IF_ERROR(check(b, ptr, "ptr_to_int"));
   zt_type_t pt = T(b, ptr);
   if (pt.kind != ZT_PTR)
@@ -890,6 +955,7 @@ zt_status_t zt_builder_ptr_to_int(zt_builder_t* b, zt_value_t ptr,
 
 zt_status_t zt_builder_int_to_ptr(zt_builder_t* b, zt_value_t v,
                                   zt_scalar_kind_t pointee, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_int_to_ptr");
   ZT_RETURN_IF_ERROR(check(b, v, "int_to_ptr"));
   zt_type_t t = T(b, v);
   if (t.kind != ZT_I64 || pointee == ZT_PTR)
@@ -902,6 +968,7 @@ zt_status_t zt_builder_int_to_ptr(zt_builder_t* b, zt_value_t v,
 
 zt_status_t zt_builder_ptr_cast(zt_builder_t* b, zt_value_t ptr,
                                 zt_scalar_kind_t pointee, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_ptr_cast");
   ZT_RETURN_IF_ERROR(check(b, ptr, "ptr_cast"));
   zt_type_t t = T(b, ptr);
   if (t.kind != ZT_PTR || pointee == ZT_PTR)
@@ -913,6 +980,7 @@ zt_status_t zt_builder_ptr_cast(zt_builder_t* b, zt_value_t ptr,
 
 zt_status_t zt_builder_load(zt_builder_t* b, zt_value_t ptr, zt_value_t mask,
                             zt_value_t other, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_load");
   ZT_RETURN_IF_ERROR(check(b, ptr, "load"));
   zt_type_t pt = T(b, ptr);
   if (pt.kind != ZT_PTR)
@@ -954,6 +1022,7 @@ zt_status_t zt_builder_load(zt_builder_t* b, zt_value_t ptr, zt_value_t mask,
 
 zt_status_t zt_builder_store(zt_builder_t* b, zt_value_t ptr, zt_value_t value,
                              zt_value_t mask) {
+  if (!b) return null_builder("zt_builder_store");
   ZT_RETURN_IF_ERROR(check(b, ptr, "store"));
   ZT_RETURN_IF_ERROR(check(b, value, "store"));
   zt_type_t pt = T(b, ptr), vt = T(b, value);
@@ -1014,6 +1083,9 @@ static zt_status_t reduce_result_type(zt_builder_t* b, zt_type_t t, int axis,
 zt_status_t zt_builder_reduce_begin(zt_builder_t* b, int32_t n,
                                     const zt_value_t* srcs, int axis,
                                     zt_value_t* out_args) {
+  if (!b) return null_builder("zt_builder_reduce_begin");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_reduce_begin", n, true, srcs, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_reduce_begin", n, false, NULL, true, out_args));
   if (n < 1) return err(b, ZT_STATUS_INVALID_ARGUMENT, "reduce of 0 values");
   if (n > ZT_MAX_REDUCE_OPERANDS)
     return err(b, ZT_STATUS_UNSUPPORTED, "reductions and scans of more than %d values",
@@ -1122,11 +1194,15 @@ static zt_status_t combiner_end(zt_builder_t* b, bool scan, int32_t n,
 
 zt_status_t zt_builder_reduce_end(zt_builder_t* b, int32_t n, const zt_value_t* combined,
                                   zt_value_t* out_results) {
+  if (!b) return null_builder("zt_builder_reduce_end");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_reduce_end", n, true, combined, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_reduce_end", n, false, NULL, true, out_results));
   return combiner_end(b, false, n, combined, out_results);
 }
 
 zt_status_t zt_builder_reduce(zt_builder_t* b, zt_reduce_kind_t kind,
                               zt_value_t v, int axis, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_reduce");
   ZT_RETURN_IF_ERROR(check(b, v, "reduce"));
   zt_scalar_kind_t k = T(b, v).kind;
   bool f = zt_scalar_kind_is_float(k);
@@ -1155,6 +1231,7 @@ zt_status_t zt_builder_reduce(zt_builder_t* b, zt_reduce_kind_t kind,
 zt_status_t zt_builder_dot(zt_builder_t* b, zt_value_t a, zt_value_t x,
                            zt_value_t acc, const char* input_precision,
                            zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_dot");
   ZT_RETURN_IF_ERROR(check(b, a, "dot"));
   ZT_RETURN_IF_ERROR(check(b, x, "dot"));
   ZT_RETURN_IF_ERROR(check(b, acc, "dot"));
@@ -1267,6 +1344,9 @@ zt_status_t zt_builder_for_begin(zt_builder_t* b, zt_value_t lb, zt_value_t ub,
                                  zt_value_t step, int32_t n,
                                  const zt_value_t* inits, zt_value_t* out_iv,
                                  zt_value_t* out_iter_args) {
+  if (!b) return null_builder("zt_builder_for_begin");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_for_begin", n, true, inits, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_for_begin", n, false, NULL, true, out_iter_args));
   ZT_RETURN_IF_ERROR(check(b, lb, "for lower bound"));
   ZT_RETURN_IF_ERROR(check(b, ub, "for upper bound"));
   ZT_RETURN_IF_ERROR(check(b, step, "for step"));
@@ -1299,6 +1379,9 @@ zt_status_t zt_builder_for_begin(zt_builder_t* b, zt_value_t lb, zt_value_t ub,
 zt_status_t zt_builder_for_end(zt_builder_t* b, int32_t n,
                                const zt_value_t* yields,
                                zt_value_t* out_results) {
+  if (!b) return null_builder("zt_builder_for_end");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_for_end", n, true, yields, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_for_end", n, false, NULL, true, out_results));
   region_t* r = cur(b);
   if (!r || r->kind != REGION_FOR || r->n != n)
     return err(b, ZT_STATUS_INVALID_ARGUMENT,
@@ -1334,6 +1417,7 @@ zt_status_t zt_builder_for_end(zt_builder_t* b, int32_t n,
 }
 
 zt_status_t zt_builder_if_begin(zt_builder_t* b, zt_value_t cond) {
+  if (!b) return null_builder("zt_builder_if_begin");
   ZT_RETURN_IF_ERROR(check(b, cond, "if condition"));
   zt_type_t ct = T(b, cond);
   if (ct.kind != ZT_I1 || ct.rank != 0)
@@ -1346,6 +1430,7 @@ zt_status_t zt_builder_if_begin(zt_builder_t* b, zt_value_t cond) {
 }
 
 zt_status_t zt_builder_if_else(zt_builder_t* b) {
+  if (!b) return null_builder("zt_builder_if_else");
   region_t* r = cur(b);
   if (!r || r->kind != REGION_IF_THEN)
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "if_else without if_begin");
@@ -1364,6 +1449,10 @@ zt_status_t zt_builder_if_end(zt_builder_t* b, int32_t n,
                               const zt_value_t* then_yields,
                               const zt_value_t* else_yields,
                               zt_value_t* out_results) {
+  if (!b) return null_builder("zt_builder_if_end");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_if_end", n, true, then_yields, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_if_end", n, true, else_yields, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_if_end", n, false, NULL, true, out_results));
   region_t* r = cur(b);
   if (!r || (r->kind != REGION_IF_THEN && r->kind != REGION_IF_ELSE))
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "if_end without if_begin");
@@ -1424,6 +1513,9 @@ zt_status_t zt_builder_if_end(zt_builder_t* b, int32_t n,
 zt_status_t zt_builder_while_begin(zt_builder_t* b, int32_t n,
                                    const zt_value_t* inits,
                                    zt_value_t* out_before_args) {
+  if (!b) return null_builder("zt_builder_while_begin");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_while_begin", n, true, inits, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_while_begin", n, false, NULL, true, out_before_args));
   for (int32_t i = 0; i < n; ++i)
     ZT_RETURN_IF_ERROR(check(b, inits[i], "while-carried value"));
   region_t* r;
@@ -1443,9 +1535,12 @@ zt_status_t zt_builder_while_begin(zt_builder_t* b, int32_t n,
 
 zt_status_t zt_builder_while_cond(zt_builder_t* b, zt_value_t cond,
                                   zt_value_t* out_after_args) {
+  if (!b) return null_builder("zt_builder_while_cond");
   region_t* r = cur(b);
   if (!r || r->kind != REGION_WHILE_BEFORE)
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "while_cond without while_begin");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_while_cond", r->n, false, NULL, true,
+                                out_after_args));
   ZT_RETURN_IF_ERROR(check(b, cond, "while condition"));
   zt_type_t ct = T(b, cond);
   if (ct.kind != ZT_I1 || ct.rank != 0)
@@ -1478,6 +1573,9 @@ zt_status_t zt_builder_while_cond(zt_builder_t* b, zt_value_t cond,
 zt_status_t zt_builder_while_end(zt_builder_t* b, int32_t n,
                                  const zt_value_t* yields,
                                  zt_value_t* out_results) {
+  if (!b) return null_builder("zt_builder_while_end");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_while_end", n, true, yields, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_while_end", n, false, NULL, true, out_results));
   region_t* r = cur(b);
   if (!r || r->kind != REGION_WHILE_AFTER || r->n != n)
     return err(b, ZT_STATUS_INVALID_ARGUMENT,
@@ -1534,6 +1632,8 @@ static zt_status_t check_block_view(zt_builder_t* b, const char* what,
   if (rank < 1 || rank > ZT_MAX_RANK)
     return err(b, ZT_STATUS_UNSUPPORTED, "%s: rank %d (supported: 1..%d)", what, rank,
                ZT_MAX_RANK);
+  if (!shape || !strides || !offsets)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "%s: NULL shape, strides or offsets", what);
   for (int32_t d = 0; d < rank; ++d) {
     ZT_RETURN_IF_ERROR(check(b, shape[d], what));
     ZT_RETURN_IF_ERROR(check(b, strides[d], what));
@@ -1568,6 +1668,7 @@ zt_status_t zt_builder_block_load(zt_builder_t* b, zt_value_t base, int32_t rank
                                   const zt_value_t* offsets, const int64_t* block_shape,
                                   uint32_t boundary_mask, zt_padding_t padding,
                                   zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_block_load");
   ZT_RETURN_IF_ERROR(
       check_block_view(b, "block_load", base, rank, shape, strides, offsets));
   ZT_RETURN_IF_ERROR(check_shape(b, rank, block_shape, "block_load"));
@@ -1593,6 +1694,7 @@ zt_status_t zt_builder_block_store(zt_builder_t* b, zt_value_t base, int32_t ran
                                    const zt_value_t* shape, const zt_value_t* strides,
                                    const zt_value_t* offsets, zt_value_t value,
                                    uint32_t boundary_mask) {
+  if (!b) return null_builder("zt_builder_block_store");
   ZT_RETURN_IF_ERROR(
       check_block_view(b, "block_store", base, rank, shape, strides, offsets));
   ZT_RETURN_IF_ERROR(check(b, value, "block_store"));
@@ -1630,6 +1732,7 @@ static zt_status_t check_sem_scope(zt_builder_t* b, const char** sem,
 zt_status_t zt_builder_atomic_rmw(zt_builder_t* b, zt_atomic_kind_t kind,
                                   zt_value_t ptr, zt_value_t value, zt_value_t mask,
                                   const char* sem, const char* scope, zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_atomic_rmw");
   static const char* const names[] = {
 #define ZT_X_(name, s) s,
       ZT_ATOMIC_KINDS(ZT_X_)
@@ -1671,6 +1774,7 @@ zt_status_t zt_builder_atomic_rmw(zt_builder_t* b, zt_atomic_kind_t kind,
 zt_status_t zt_builder_atomic_cas(zt_builder_t* b, zt_value_t ptr, zt_value_t cmp,
                                   zt_value_t value, const char* sem, const char* scope,
                                   zt_value_t* out) {
+  if (!b) return null_builder("zt_builder_atomic_cas");
   ZT_RETURN_IF_ERROR(check(b, ptr, "atomic_cas"));
   ZT_RETURN_IF_ERROR(check(b, cmp, "atomic_cas"));
   ZT_RETURN_IF_ERROR(check(b, value, "atomic_cas"));
@@ -1692,6 +1796,9 @@ zt_status_t zt_builder_atomic_cas(zt_builder_t* b, zt_value_t ptr, zt_value_t cm
 
 zt_status_t zt_builder_scan_begin(zt_builder_t* b, int32_t n, const zt_value_t* srcs,
                                   int axis, bool reverse, zt_value_t* out_args) {
+  if (!b) return null_builder("zt_builder_scan_begin");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_scan_begin", n, true, srcs, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_scan_begin", n, false, NULL, true, out_args));
   ZT_RETURN_IF_ERROR(zt_builder_reduce_begin(b, n, srcs, axis, out_args));
   region_t* r = cur(b);
   r->cond = reverse ? 1 : 0;  // the combiner region remembers reverse
@@ -1713,11 +1820,16 @@ static void mlir_string(zt_strbuf_t* sb, const char* s) {
 
 zt_status_t zt_builder_scan_end(zt_builder_t* b, int32_t n, const zt_value_t* combined,
                                 zt_value_t* out_results) {
+  if (!b) return null_builder("zt_builder_scan_end");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_scan_end", n, true, combined, false, NULL));
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_scan_end", n, false, NULL, true, out_results));
   return combiner_end(b, true, n, combined, out_results);
 }
 
 zt_status_t zt_builder_print(zt_builder_t* b, const char* prefix, int32_t n,
                              const zt_value_t* values, bool hex) {
+  if (!b) return null_builder("zt_builder_print");
+  ZT_RETURN_IF_ERROR(check_list(b, "zt_builder_print", n, true, values, false, NULL));
   if (!b->in_kernel || b->finished)
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "no kernel is open");
   for (int32_t i = 0; i < n; ++i) ZT_RETURN_IF_ERROR(check(b, values[i], "print"));
@@ -1737,6 +1849,7 @@ zt_status_t zt_builder_print(zt_builder_t* b, const char* prefix, int32_t n,
 }
 
 zt_status_t zt_builder_assert(zt_builder_t* b, zt_value_t cond, const char* message) {
+  if (!b) return null_builder("zt_builder_assert");
   ZT_RETURN_IF_ERROR(check(b, cond, "assert"));
   if (T(b, cond).kind != ZT_I1)
     return err(b, ZT_STATUS_INVALID_ARGUMENT, "assert condition must be i1, got %s",

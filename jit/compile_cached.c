@@ -29,6 +29,8 @@ static void update_str(XXH3_state_t* st, const char* tag, const char* s) {
 
 void zt_compile_cache_key(const char* tile_ir, size_t size,
                           const zt_compile_options_t* options, char out_key[33]) {
+  if (!out_key) return;
+  if (!tile_ir) size = 0;  // hashed as empty text
   zt_compile_options_t defaults = {0};
   const zt_compile_options_t* o = options ? options : &defaults;
   XXH3_state_t st;

@@ -92,6 +92,9 @@ zt_status_t zt_compiler_available(void) { return zt_compiler_load(NULL); }
 zt_status_t zt_compile(const char* tile_ir, size_t size,
                        const zt_compile_options_t* options,
                        zt_artifact_t** out_artifact) {
+  if (!out_artifact || (!tile_ir && size))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_compile: NULL %s",
+                          out_artifact ? "tile_ir" : "out_artifact");
   *out_artifact = NULL;
   const zt_compiler_api_t* api;
   ZT_RETURN_IF_ERROR(zt_compiler_load(&api));

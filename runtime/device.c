@@ -1,6 +1,8 @@
 // The backend registry and the public device, buffer, executable and launch
 // calls. Everything a backend can take for granted (sizes within bounds,
 // arguments matching the kernel's signature) is checked here, once.
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +144,11 @@ zt_status_t zt_buffer_alloc(zt_device_t* device, size_t size, zt_buffer_t** out_
   if (!device || !out_buffer)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_buffer_alloc: NULL argument");
   *out_buffer = NULL;
+  // No allocation can exceed PTRDIFF_MAX, and refusing here keeps every
+  // backend's rounding up (cpu: to 64 bytes) from wrapping to a tiny block.
+  if (size > (size_t)PTRDIFF_MAX)
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY,
+                          "zt_buffer_alloc: %zu bytes is more than any device can hold", size);
   zt_buffer_t* b = NULL;
   ZT_RETURN_IF_ERROR(device->vtable->buffer_alloc(device, size, &b));
   b->device = device;

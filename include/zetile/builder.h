@@ -201,6 +201,8 @@ ZT_API zt_type_t zt_type_scalar(zt_scalar_kind_t kind);
 /// A scalar pointer type to elements of `pointee`.
 ZT_API zt_type_t zt_type_ptr(zt_scalar_kind_t pointee);
 /// A tensor of `rank` dims with the element type of `elem` (a scalar type).
+/// A rank outside [0, ZT_MAX_RANK], or a NULL shape with rank > 0, gives an
+/// invalid type (rank -1) that every builder call refuses.
 ZT_API zt_type_t zt_type_tensor(zt_type_t elem, int32_t rank,
                                 const int64_t* shape);
 /// The element (scalar) type of `t`.
@@ -250,6 +252,9 @@ ZT_API zt_type_t zt_builder_value_type(zt_builder_t* b, zt_value_t v);
 
 // ---------------------------------------------------------------------------
 // Ops. Each returns a status naming the current location on a type error.
+// Every call that returns a status gives INVALID_ARGUMENT (never a crash)
+// for a NULL builder, a NULL output pointer, a negative count, or a NULL
+// array where the count needs one.
 
 ZT_API zt_status_t zt_builder_const_int(zt_builder_t* b, zt_scalar_kind_t kind,
                                         int64_t value, zt_value_t* out);

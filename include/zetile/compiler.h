@@ -63,6 +63,7 @@ ZT_API void zt_artifact_release(zt_artifact_t* artifact);
 /// Creates an empty artifact.
 ZT_API zt_status_t zt_artifact_create(zt_artifact_t** out_artifact);
 /// Copies `size` bytes into section `name`, replacing an existing one.
+/// All artifact calls refuse NULL handles and outputs with INVALID_ARGUMENT.
 ZT_API zt_status_t zt_artifact_set(zt_artifact_t* artifact, const char* name,
                                    const void* data, size_t size);
 /// Borrows section `name` (valid until the artifact changes or is freed).

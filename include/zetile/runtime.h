@@ -52,6 +52,7 @@ ZT_API const zt_device_info_t* zt_device_info(const zt_device_t* device);
 ZT_API zt_status_t zt_device_synchronize(zt_device_t* device);
 
 /// Device memory. On host-memory devices the address is a host pointer.
+/// Sizes above PTRDIFF_MAX are refused (OUT_OF_MEMORY) rather than rounded.
 ZT_API zt_status_t zt_buffer_alloc(zt_device_t* device, size_t size,
                                    zt_buffer_t** out_buffer);
 ZT_API void zt_buffer_release(zt_buffer_t* buffer);
@@ -78,7 +79,9 @@ typedef struct zt_arg_s {
 
 /// Loads an artifact (from zt_compile*) on a device. For Level Zero this
 /// builds the SPIR-V (or reuses a cached native binary). Errors carry the
-/// driver's build log.
+/// driver's build log. The artifact's metadata is checked against its code
+/// (CPU: the kernel's signature; Xe: the SPIR-V entry point) before loading:
+/// a mismatch is INVALID_ARGUMENT, not a crash at launch.
 ZT_API zt_status_t zt_executable_create(zt_device_t* device,
                                         const zt_artifact_t* artifact,
                                         zt_executable_t** out_executable);

@@ -19,6 +19,7 @@ struct zt_artifact_s {
 };
 
 zt_status_t zt_artifact_create(zt_artifact_t** out) {
+  if (!out) return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_artifact_create: NULL out_artifact");
   *out = calloc(1, sizeof(zt_artifact_t));
   return *out ? NULL : zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "artifact");
 }
@@ -35,6 +36,13 @@ void zt_artifact_release(zt_artifact_t* a) {
 
 zt_status_t zt_artifact_set(zt_artifact_t* a, const char* name,
                             const void* data, size_t size) {
+  if (!a || !name || (size && !data))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_artifact_set: NULL %s",
+                          !a ? "artifact" : !name ? "section name" : "data");
+  // size + 1 below must not wrap (a wrapped size would copy past a 0-byte block).
+  if (size >= SIZE_MAX / 2)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_artifact_set: section '%s' of %zu bytes",
+                          name, size);
   uint8_t* copy = malloc(size + 1);
   if (!copy) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "artifact section");
   if (size) memcpy(copy, data, size);
@@ -65,6 +73,9 @@ zt_status_t zt_artifact_set(zt_artifact_t* a, const char* name,
 
 zt_status_t zt_artifact_get(const zt_artifact_t* a, const char* name,
                             const void** out_data, size_t* out_size) {
+  if (!a || !name || !out_data)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_artifact_get: NULL %s",
+                          !a ? "artifact" : !name ? "section name" : "out_data");
   for (int32_t i = 0; a && i < a->count; ++i) {
     if (strcmp(a->sections[i].name, name) == 0) {
       *out_data = a->sections[i].data;
@@ -95,6 +106,8 @@ static void put(uint8_t** p, const void* src, size_t n) {
 
 zt_status_t zt_artifact_serialize(const zt_artifact_t* a, void** out_data,
                                   size_t* out_size) {
+  if (!a || !out_data || !out_size)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_artifact_serialize: NULL argument");
   size_t total = 4 + 4 + 8;
   for (int32_t i = 0; i < a->count; ++i)
     total += 4 + strlen(a->sections[i].name) + 8 + a->sections[i].size;
@@ -121,7 +134,10 @@ zt_status_t zt_artifact_serialize(const zt_artifact_t* a, void** out_data,
 
 zt_status_t zt_artifact_deserialize(const void* data, size_t size,
                                     zt_artifact_t** out) {
+  if (!out) return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_artifact_deserialize: NULL out");
   *out = NULL;
+  if (!data && size)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_artifact_deserialize: NULL data");
   const uint8_t* b = data;
   if (size < 16 || memcmp(b, MAGIC, 4) != 0)
     return zt_make_status(ZT_STATUS_IO_ERROR, "not a zetile artifact");

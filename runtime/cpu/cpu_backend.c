@@ -9,6 +9,7 @@
 #include <ffi.h>
 #include <setjmp.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,12 @@ static void cpu_destroy(zt_device_t* device) { free(device); }
 static zt_status_t cpu_buffer_alloc(zt_device_t* device, size_t size, zt_buffer_t** out) {
   zt_buffer_t* b = calloc(1, sizeof *b);
   if (!b) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "buffer");
-  // Round up so that vector loads at the tail stay inside the allocation.
+  // Round up so that vector loads at the tail stay inside the allocation
+  // (zt_buffer_alloc refused sizes where this would wrap).
+  if (size > SIZE_MAX - CPU_ALIGNMENT) {
+    free(b);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu buffer of %zu bytes", size);
+  }
   size_t padded = (size + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
   void* p = aligned_alloc(CPU_ALIGNMENT, padded ? padded : CPU_ALIGNMENT);
   if (!p) {
@@ -102,12 +108,79 @@ static zt_status_t prep_cif(cpu_executable_t* e, const zt_kernel_meta_t* meta) {
   return NULL;
 }
 
+// The LLVM type each argument kind takes in the CPU kernel ABI (what libffi
+// will pass; see ffi_type_of).
+static const char* abi_type_of(zt_scalar_kind_t k) {
+  switch (k) {
+    case ZT_I1:
+    case ZT_I8: return "i8";
+    case ZT_I16:
+    case ZT_F16:
+    case ZT_BF16: return "i16";
+    case ZT_I32: return "i32";
+    case ZT_I64:
+    case ZT_PTR: return "i64";
+    case ZT_F32: return "f32";
+    case ZT_F64: return "f64";
+    default: return "?";
+  }
+}
+
+// An artifact's metadata decides how libffi calls the code: if they
+// disagree (a tampered or mismatched artifact), the kernel would read its
+// hidden context pointer from garbage and crash at launch. Checks the
+// kernel's llvm.func signature against the metadata before loading it.
+static zt_status_t check_signature(const char* llvm, size_t size, const zt_kernel_meta_t* m) {
+  char pat[300];
+  snprintf(pat, sizeof pat, "llvm.func @%s(", m->kernel);
+  const char* p = llvm ? strstr(llvm, pat) : NULL;
+  if (!p)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                          "the artifact's code has no function '%s' named by its metadata",
+                          m->kernel);
+  p += strlen(pat);
+  const char* end = llvm + size;
+  int32_t count = 0;
+  while (p < end && *p != ')') {
+    // One "%argN: type" at a time; types here have no commas at depth 0.
+    const char* colon = memchr(p, ':', (size_t)(end - p));
+    if (!colon) break;
+    const char* t = colon + 1;
+    while (t < end && *t == ' ') ++t;
+    const char* te = t;
+    int depth = 0;
+    while (te < end && (depth > 0 || (*te != ',' && *te != ')'))) {
+      if (*te == '<' || *te == '(') ++depth;
+      if (*te == '>' || *te == ')') --depth;
+      ++te;
+    }
+    if (count < m->num_args) {
+      const char* want = abi_type_of(m->arg_kinds[count]);
+      if ((size_t)(te - t) != strlen(want) || strncmp(t, want, (size_t)(te - t)) != 0)
+        return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                              "kernel '%s': argument %d is %.*s in the code but %s in the "
+                              "metadata", m->kernel, count, (int)(te - t), t,
+                              zt_scalar_kind_name(m->arg_kinds[count]));
+    }
+    ++count;
+    p = te;
+    if (p < end && *p == ',') ++p;
+    while (p < end && *p == ' ') ++p;
+  }
+  if (count != m->num_args + 7)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                          "kernel '%s' takes %d arguments in the code but its metadata lists "
+                          "%d (+7 hidden)", m->kernel, count, m->num_args);
+  return NULL;
+}
+
 static zt_status_t cpu_executable_create(zt_device_t* device, const zt_artifact_t* artifact,
                                          const zt_kernel_meta_t* meta,
                                          zt_executable_t** out) {
   const void* llvm = NULL;
   size_t llvm_size = 0;
   ZT_RETURN_IF_ERROR(zt_artifact_get(artifact, "llvm", &llvm, &llvm_size));
+  ZT_RETURN_IF_ERROR(check_signature(llvm, llvm_size, meta));
   cpu_executable_t* e = calloc(1, sizeof *e);
   if (!e) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu executable");
   zt_status_t s = prep_cif(e, meta);
