@@ -152,3 +152,25 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
     tl.store(LSE + bh * Lq + offs_m, lse, mask=m_ok)
     if WRITE_MAX:
         tl.store(M_OUT + bh * Lq + offs_m, m_i, mask=m_ok)
+
+
+@zetile.jit
+def block_counts(COUNT, H, Q_LEN, KV_LEN, QB, KVB, B0, B1, B2, B3,
+                 MASK_MOD: tl.constexpr, Q_BLOCK: tl.constexpr, KV_BLOCK: tl.constexpr,
+                 SUB_M: tl.constexpr, SUB_N: tl.constexpr):
+    """How many (q, kv) positions of one (Q_BLOCK x KV_BLOCK) block MASK_MOD
+    keeps (create_block_mask: all of them = a full block, some = partial).
+    Positions past Q_LEN / KV_LEN count as masked, as torch pads them."""
+    kb = tl.program_id(0)
+    qb = tl.program_id(1)
+    bh = tl.program_id(2)
+    b = bh // H
+    h = bh % H
+    total = 0
+    for i in range(0, Q_BLOCK // SUB_M):
+        q = qb * Q_BLOCK + i * SUB_M + tl.arange(0, SUB_M)[:, None]
+        for j in range(0, KV_BLOCK // SUB_N):
+            kv = kb * KV_BLOCK + j * SUB_N + tl.arange(0, SUB_N)[None, :]
+            keep = MASK_MOD(b, h, q, kv, B0, B1, B2, B3) & (q < Q_LEN) & (kv < KV_LEN)
+            total += tl.sum(tl.sum(keep.to(tl.int32), 1), 0)
+    tl.store(COUNT + (bh * QB + qb) * KVB + kb, total)

@@ -6,3 +6,6 @@ When torch is importable, the same functions are also torch custom ops
 (torch.ops.zetile.gemm / sdpa / flex_attention)."""
 from .gemm import gemm  # noqa: F401
 from ._kernels import stdlib_dir  # noqa: F401
+from .attention import scaled_dot_product_attention, flex_attention, flex_attention_fwd  # noqa: F401
+from .block_mask import BlockMask, create_block_mask  # noqa: F401
+from .fx_to_tile import FxTranslationError  # noqa: F401

@@ -1,0 +1,320 @@
+"""zetile.ops.scaled_dot_product_attention and flex_attention: the attention
+template (stdlib-kernels/attention.py) from Python, with torch's semantics."""
+import math
+
+import numpy as np
+
+from .. import cdiv, next_power_of_2
+from . import _arrays, _kernels, fx_to_tile
+from .block_mask import BlockMask
+
+LN2 = math.log(2.0)
+_FLOATS = ("float16", "bfloat16", "float32")
+
+
+def _as_4d(x, what):
+    v = _arrays.as_view(x, what)
+    if v.ndim == 3:
+        return v.expand((v.shape[0], 1) + v.shape[1:]), True
+    if v.ndim != 4:
+        raise ValueError(f"{what} must be (batch, heads, length, head_dim) or (batch, length, "
+                         f"head_dim), got shape {v.shape}")
+    return v, False
+
+
+def _check_qkv(fn, query, key, value, enable_gqa):
+    q, q3 = _as_4d(query, f"{fn}: query")
+    k, _ = _as_4d(key, f"{fn}: key")
+    v, _ = _as_4d(value, f"{fn}: value")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError(f"{fn}: query, key and value must have one dtype, got {q.dtype}, "
+                        f"{k.dtype}, {v.dtype}")
+    if q.dtype not in _FLOATS:
+        raise TypeError(f"{fn}: supported dtypes are {', '.join(_FLOATS)}, got {q.dtype}")
+    B, Hq, L, E = q.shape
+    if k.shape[0] != B or v.shape[0] != B:
+        raise ValueError(f"{fn}: batch sizes differ: {q.shape}, {k.shape}, {v.shape}")
+    Hkv, S = k.shape[1], k.shape[2]
+    if v.shape[1] != Hkv or v.shape[2] != S:
+        raise ValueError(f"{fn}: key {k.shape} and value {v.shape} disagree")
+    if k.shape[3] != E:
+        raise ValueError(f"{fn}: query and key head dims differ ({E} and {k.shape[3]})")
+    if v.shape[3] != E:
+        raise NotImplementedError(f"{fn}: a value head dim ({v.shape[3]}) different from the "
+                                  f"query's ({E}) is not built yet")
+    if Hq != Hkv:
+        if not enable_gqa:
+            raise ValueError(f"{fn}: query has {Hq} heads and key/value {Hkv}; pass "
+                             "enable_gqa=True for grouped-query attention")
+        if Hq % Hkv:
+            raise ValueError(f"{fn}: query heads ({Hq}) must be a multiple of key/value heads ({Hkv})")
+    return q, k, v, q3
+
+
+def _config(L, S, head_dim, config, q_block=None, kv_block=None):
+    mod = _kernels.load("attention")
+    cfg = dict(mod.DEFAULT if config is None else config)
+    if config is None:
+        cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(L)))
+        cfg["BLOCK_N"] = min(cfg["BLOCK_N"], max(16, next_power_of_2(S)))
+    # A sparse block must hold whole kernel tiles.
+    if q_block is not None:
+        cfg["BLOCK_M"] = min(cfg["BLOCK_M"], q_block)
+        cfg["BLOCK_N"] = min(cfg["BLOCK_N"], kv_block)
+        if q_block % cfg["BLOCK_M"] or kv_block % cfg["BLOCK_N"]:
+            raise ValueError(f"block mask sizes ({q_block}, {kv_block}) must be multiples of the "
+                             f"kernel tiles ({cfg['BLOCK_M']}, {cfg['BLOCK_N']})")
+    return cfg
+
+
+def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_mod=None,
+            mask_mod=None, buffers=(), sparse=None, write_max=False, config=None, out=None):
+    """Runs the template; returns (out view's source, lse (B, Hq, L) fp32 in
+    log2 units, max scores or None)."""
+    B, Hq, L, E = q.shape
+    Hkv, S = k.shape[1], k.shape[2]
+    head = max(16, next_power_of_2(E))
+    if sparse is not None:
+        cfg = _config(L, S, head, config, sparse["Q_BLOCK"], sparse["KV_BLOCK"])
+    else:
+        cfg = _config(L, S, head, config)
+    kind = q.kind
+    o = out if out is not None else _arrays.empty(kind, q.shape, q.dtype)
+    ov = _arrays.as_view(o, f"{fn}: out")
+    lse = _arrays.empty(kind, (B, Hq, L), "float32")
+    mx = _arrays.empty(kind, (B, Hq, L), "float32") if write_max else None
+    if len(buffers) > fx_to_tile.MAX_BUFFERS:
+        raise ValueError(f"{fn}: at most {fx_to_tile.MAX_BUFFERS} captured tensors")
+    bufs = [(_arrays.as_view(_contig(b), f"{fn}: captured tensor").arg if b is not None else None)
+            for b in buffers]
+    bufs += [None] * (fx_to_tile.MAX_BUFFERS - len(bufs))
+    if mask is not None:
+        margs = (mask.arg, *mask.strides)
+    else:
+        margs = (None, 0, 0, 0, 0)
+    if sparse is not None:
+        sp = (sparse["kv_num"].arg, sparse["kv_idx"].arg,
+              sparse["full_num"].arg if sparse["full_num"] is not None else None,
+              sparse["full_idx"].arg if sparse["full_idx"] is not None else None,
+              *sparse["kv_num"].strides, *sparse["kv_idx"].strides[:3],
+              sparse["kv_idx"].shape[3], sparse["Q_BLOCK"])
+        kv_sparse = sparse["KV_BLOCK"]
+    else:
+        sp = (None, None, None, None, 0, 0, 0, 0, 0, 0, 0, 1)
+        kv_sparse = 1
+    if sparse is not None and sparse["full_num"] is not None:
+        # Full and partial tables share strides in the launch: check it.
+        if (sparse["full_num"].strides != sparse["kv_num"].strides
+                or sparse["full_idx"].strides[:3] != sparse["kv_idx"].strides[:3]):
+            raise ValueError(f"{fn}: full and partial block tables must have the same layout")
+    if B * Hq * L == 0:
+        return o, lse, mx
+    kern = _kernels.load("attention").attn_fwd
+    grid = (cdiv(L, cfg["BLOCK_M"]), B * Hq)
+    kern[grid](q.arg, k.arg, v.arg, ov.arg, lse, mx,
+               *q.strides, *k.strides, *v.strides, *ov.strides if ov.ndim == 4 else
+               (ov.strides[0], 0, ov.strides[1], ov.strides[2]),
+               Hq, L, S, E, Hq // Hkv, float(scale), *margs, *sp, *bufs,
+               HEAD_DIM=head, MASK_KIND=mask_kind, IS_CAUSAL=bool(causal),
+               SCORE_MOD=score_mod, MASK_MOD=mask_mod, SPARSE=sparse is not None,
+               HAS_FULL=sparse is not None and sparse["full_num"] is not None,
+               KV_SPARSE=kv_sparse, WRITE_MAX=write_max, **cfg)
+    return o, lse, mx
+
+
+def _contig(x):
+    if type(x).__module__.startswith("torch"):
+        return x.contiguous()
+    if isinstance(x, np.ndarray):
+        return np.ascontiguousarray(x)
+    return x
+
+
+def _reshape_like(o, q3):
+    if not q3:
+        return o
+    return o.reshape(o.shape[0], o.shape[2], o.shape[3])
+
+
+def _scale_lse(lse, factor, kind):
+    # lse stays float32, as torch returns it.
+    if kind == "torch":
+        return lse * factor
+    if kind == "zetile":
+        from .. import runtime
+        return runtime.from_numpy((lse.numpy() * np.float32(factor)).astype(np.float32))
+    return (lse * np.float32(factor)).astype(np.float32)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                 scale=None, enable_gqa=False, *, return_lse=False, config=None):
+    """torch.nn.functional.scaled_dot_product_attention's forward on zetile.
+
+    query (B, Hq, L, E), key/value (B, Hkv, S, E) (or without the head
+    dimension); attn_mask boolean (True = take part) or additive float,
+    broadcastable to (B, Hq, L, S); is_causal is torch's top-left causal mask;
+    enable_gqa maps query head h to key/value head h // (Hq // Hkv).
+    With return_lse=True returns (out, lse), lse (B, Hq, L) float32 in natural
+    log (torch's SDPA ops' convention). A row whose scores are all masked
+    gives output 0 and lse -inf. dropout_p > 0 is refused.
+    """
+    fn = "scaled_dot_product_attention"
+    if dropout_p:
+        raise NotImplementedError(f"zetile.ops.{fn}: dropout_p={dropout_p} is not built (the "
+                                  "template has no dropout); pass dropout_p=0.0")
+    q, k, v, q3 = _check_qkv(fn, query, key, value, enable_gqa)
+    B, Hq, L, E = q.shape
+    S = k.shape[2]
+    if is_causal and attn_mask is not None:
+        raise ValueError(f"{fn}: pass either attn_mask or is_causal, not both (as torch)")
+    mask, kind = None, 0
+    if attn_mask is not None:
+        m = _arrays.as_view(attn_mask, f"{fn}: attn_mask")
+        try:
+            mask = m.expand((B, Hq, L, S))
+        except ValueError:
+            raise ValueError(f"{fn}: attn_mask of shape {m.shape} does not broadcast to "
+                             f"{(B, Hq, L, S)}") from None
+        if m.dtype == "bool":
+            kind = 2
+        elif _arrays.is_float(m.dtype):
+            kind = 1
+        else:
+            raise TypeError(f"{fn}: attn_mask must be bool or floating, got {m.dtype}")
+    sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    o, lse, _ = _launch(fn, q, k, v, scale=sc, causal=is_causal, mask=mask, mask_kind=kind,
+                        config=config)
+    o = _reshape_like(o, q3)
+    if return_lse:
+        return o, _scale_lse(lse, LN2, q.kind)
+    return o
+
+
+def _sparse_tables(bm, B, Hq, L, S, fn):
+    """The BlockMask's KV tables as broadcast views over (B, Hq, Qblocks)."""
+    qbs, kvbs = bm.BLOCK_SIZE if isinstance(bm.BLOCK_SIZE, tuple) else (bm.BLOCK_SIZE,) * 2
+    qbs, kvbs = int(qbs), int(kvbs)
+    qb = cdiv(L, qbs)
+
+    def table(t, nd):
+        if t is None:
+            return None
+        v = _arrays.as_view(_contig(_to_int32(t)), f"{fn}: block_mask")
+        if v.ndim != nd:
+            raise ValueError(f"{fn}: block_mask tables have shape {v.shape}")
+        if v.shape[2] < qb:
+            raise ValueError(f"{fn}: block_mask covers {v.shape[2]} query blocks of {qbs}, the "
+                             f"query needs {qb}")
+        try:
+            return v.expand((B, Hq) + v.shape[2:])
+        except ValueError:
+            raise ValueError(f"{fn}: block_mask of batch/heads {v.shape[:2]} does not broadcast "
+                             f"to {(B, Hq)}") from None
+    kv_num = table(bm.kv_num_blocks, 3)
+    kv_idx = table(bm.kv_indices, 4)
+    full_num = table(getattr(bm, "full_kv_num_blocks", None), 3)
+    full_idx = table(getattr(bm, "full_kv_indices", None), 4)
+    return {"kv_num": kv_num, "kv_idx": kv_idx, "full_num": full_num, "full_idx": full_idx,
+            "Q_BLOCK": qbs, "KV_BLOCK": kvbs}
+
+
+def _to_int32(t):
+    if type(t).__module__.startswith("torch"):
+        import torch
+        return t.to(torch.int32)
+    if isinstance(t, np.ndarray):
+        return t.astype(np.int32, copy=False)
+    return t
+
+
+def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None,
+                   enable_gqa=False, return_lse=False, *, config=None):
+    """torch.nn.attention.flex_attention.flex_attention's forward on zetile.
+
+    score_mod(score, b, h, q_idx, kv_idx) and block_mask (torch's BlockMask or
+    zetile.ops.create_block_mask's) with torch's semantics: scale applies
+    before score_mod; mask_mod applies on partial blocks only, full blocks
+    skip it, unlisted blocks are masked; GQA maps query head h to kv head
+    h // (Hq // Hkv) and score_mod sees h. Mods are Python functions (traced
+    with make_fx and translated to tile IR; captured tensors are read in
+    place) or @zetile.jit functions. Fully masked rows give 0 and lse -inf.
+    return_lse=True returns (out, lse) with lse in natural log, as torch's
+    flex_attention returns it (the kernel's log2 values times ln 2;
+    `flex_attention_fwd` gives the HOP's log2 values).
+    """
+    out, lse, _ = flex_attention_fwd(query, key, value, score_mod, block_mask, scale,
+                                     enable_gqa, config=config)
+    if return_lse:
+        return out, _scale_lse(lse, LN2, _arrays.as_view(query).kind)
+    return out
+
+
+def flex_attention_fwd(query, key, value, score_mod=None, block_mask=None, scale=None,
+                       enable_gqa=False, *, score_buffers=(), mask_buffers=(), write_max=False,
+                       config=None):
+    """What torch's flex_attention HOP returns: (out, lse, max_scores or
+    None), lse and max_scores (B, Hq, L) float32 in log2 units.
+    score_buffers / mask_buffers supply the tensors of mods translated from
+    graphs with buffer placeholders (fx_to_tile.translate)."""
+    fn = "flex_attention"
+    q, k, v, q3 = _check_qkv(fn, query, key, value, enable_gqa)
+    B, Hq, L, E = q.shape
+    S = k.shape[2]
+    sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    smod = fx_to_tile.from_mod(score_mod, "score") if score_mod is not None else None
+    mmod, sparse = None, None
+    if block_mask is not None:
+        mm = getattr(block_mask, "mask_mod", None)
+        if mm is not None and not _is_noop(mm):
+            mmod = fx_to_tile.from_mod(mm, "mask")
+        sparse = _sparse_tables(block_mask, B, Hq, L, S, fn)
+    buffers = []
+    if smod is not None:
+        buffers += _fill(smod.buffers, score_buffers, fn)
+    score_fn = smod.fn if smod is not None else None
+    mask_fn = None
+    if mmod is not None:
+        mbufs = _fill(mmod.buffers, mask_buffers, fn)
+        mask_fn = _shift_slots(mmod, len(buffers)) if mbufs else mmod.fn
+        buffers += mbufs
+    o, lse, mx = _launch(fn, q, k, v, scale=sc, score_mod=score_fn, mask_mod=mask_fn,
+                         buffers=buffers, sparse=sparse, write_max=write_max, config=config)
+    return _reshape_like(o, q3), lse, mx
+
+
+def _fill(slots, given, fn):
+    """Captured tensors in slot order: the traced ones, or the caller's for
+    placeholder slots (None)."""
+    given = list(given)
+    out = []
+    for t in slots:
+        if t is None:
+            if not given:
+                raise ValueError(f"{fn}: a translated mod needs more captured tensors than given")
+            t = given.pop(0)
+        out.append(t)
+    return out
+
+
+_shifted = {}
+
+
+def _shift_slots(mod, first):
+    """The mask mod reads its captured tensors after the score mod's: a
+    wrapper passes B{first}.. as its B0.."""
+    if first == 0:
+        return mod.fn
+    key = (mod.fn, first)
+    fn = _shifted.get(key)
+    if fn is None:
+        names = [f"B{i}" for i in range(fx_to_tile.MAX_BUFFERS)]
+        moved = names[first:] + ["None"] * first
+        body = [f"    return _zt_user(b, h, q_idx, kv_idx, {', '.join(moved)})"]
+        fn, _ = fx_to_tile._materialize("mask_mod_shifted", list(fx_to_tile.MASK_ARGS), body,
+                                        {"_zt_user": mod.fn})
+        _shifted[key] = fn
+    return fn
+
+
+def _is_noop(mm):
+    return getattr(mm, "__name__", "") in ("noop_mask", "_no_mask")
