@@ -13,6 +13,7 @@
 
 #include "compiler_internal.h"
 #include "lowering.h"
+#include "xe/xe_target.h"
 
 // The Xe lowering lives in lowering/xe/ and may be absent from a build.
 extern zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) __attribute__((weak));
@@ -105,19 +106,27 @@ static zt_status_t compile_locked(const char* tile_ir, size_t size,
   zt_status_t (*lower)(zt_lower_ctx_t*) = NULL;
   if (strcmp(target, "cpu") == 0) {
     lower = zt_lower_cpu;
-  } else if (strcmp(target, "pvc") == 0 || strcmp(target, "bmg") == 0) {
+  } else if (xe_target_find(target) &&
+             xe_target_find(target)->lowering == XE_LOWERING_XEVM) {
     if (!zt_lower_xe)
       return zt_make_status(ZT_STATUS_UNSUPPORTED,
                             "target '%s': this compiler was built without the "
                             "Xe lowering",
                             target);
     lower = zt_lower_xe;
-  } else if (strcmp(target, "dg2") == 0) {
+  } else if (xe_target_find(target) &&
+             xe_target_find(target)->lowering == XE_LOWERING_SIMD8) {
     if (!zt_lower_dg2)
       return zt_make_status(ZT_STATUS_UNSUPPORTED,
                             "target 'dg2': this compiler was built without the "
                             "dg2 lowering");
     lower = zt_lower_dg2;
+  } else if (xe_target_find(target)) {
+    // A row of the target table without a lowering yet (lowering/xe/xe_target.c).
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "target '%s' (%s): not built for yet: %s",
+                          target, xe_target_find(target)->arch,
+                          xe_target_find(target)->not_yet ? xe_target_find(target)->not_yet
+                                                          : "no lowering");
   } else {
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
                           "unknown target '%s' (valid targets: cpu, pvc, bmg, dg2)",

@@ -23,6 +23,7 @@
 #include <mlir-c/Target/LLVMIR.h>
 
 #include "dg2_internal.h"
+#include "xe/xe_target.h"
 
 zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc);
 
@@ -263,10 +264,15 @@ static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kern
 }
 
 zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
+  // The SIMD8 lowering serves the table's SIMD8 rows (xe_target.c).
+  const xe_target_t* tg = xe_target_find(lc->options->target);
+  if (!tg || tg->lowering != XE_LOWERING_SIMD8 || tg->subgroup_size != DG2_SIMD)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "dg2 lowering: target '%s' is not a SIMD8 row",
+                          lc->options->target ? lc->options->target : "");
   zt_kernel_meta_t meta;
   zt_kernel_meta_init(&meta);
   ZT_RETURN_IF_ERROR(zt_kernel_meta_from_func(lc->kernel, &meta));
-  snprintf(meta.target, sizeof meta.target, "dg2");
+  snprintf(meta.target, sizeof meta.target, "%s", tg->name);
   dg2_t c;
   memset(&c, 0, sizeof c);
   c.lc = lc;

@@ -14,6 +14,7 @@ extern char** environ;
 #include <mlir-c/Dialect/GPU.h>
 
 #include "xe/xe_internal.h"
+#include "xe/xe_target.h"
 
 // Work-items per workgroup: nsg subgroups of 16 lanes (the 1-D layout puts
 // element i of a chunk on lane i; see xe_internal.h for how chunks are split
@@ -488,10 +489,15 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
 
 zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   const char* target = lc->options->target ? lc->options->target : "";
-  if (strcmp(target, "pvc") != 0 && strcmp(target, "bmg") != 0)
-    // XeVM only knows these two (others compile silently to wrong code).
+  const xe_target_t* tg = xe_target_find(target);
+  // XeVM has hardware tables for its rows' chips only (others compile
+  // silently to wrong code), and the emitter writes 16-lane vectors.
+  if (!tg || tg->lowering != XE_LOWERING_XEVM || !tg->xevm_chip ||
+      tg->subgroup_size != XE_SUBGROUP)
     return zt_make_status(ZT_STATUS_UNSUPPORTED,
-                          "Xe lowering: target '%s' (pvc and bmg only)", target);
+                          "Xe lowering: target '%s' is not one the XeVM path builds for%s%s",
+                          target, tg && tg->not_yet ? ": " : "",
+                          tg && tg->not_yet ? tg->not_yet : "");
   zt_strbuf_t text;
   zt_strbuf_init(&text);
   xe_module_info_t info = {.nsg = 1};
@@ -520,7 +526,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   zt_strbuf_deinit(&text);
   if (!s) {
     char pipeline[sizeof kPipeline + 600];
-    snprintf(pipeline, sizeof pipeline, kPipeline, target);
+    snprintf(pipeline, sizeof pipeline, kPipeline, tg->xevm_chip);
     char lib[600] = "";
     const char* path = NULL;
     // Drivers without 2D block IO (Debian 12's): link OpenCL C versions of
@@ -596,15 +602,15 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   meta.local_size[0] = nsg * XE_SUBGROUP;
   meta.local_size[1] = 1;
   meta.local_size[2] = 1;
-  meta.subgroup_size = XE_SUBGROUP;
+  meta.subgroup_size = tg->subgroup_size;
   bool has_dot = false;
   mlirOperationWalk(lc->kernel, has_dot_cb, &has_dot, MlirWalkPreOrder);
   if (lc->options->igc_options)
     snprintf(meta.igc_options, sizeof meta.igc_options, "%s", lc->options->igc_options);
-  else if (has_dot)
+  else if (has_dot && tg->grf_large > tg->grf_default)
     // DPAS tiles (accumulators, A/B blocks, prefetch addresses) spill in the
     // default 128 GRF: use the large register file, as Intel's Triton does.
-    snprintf(meta.igc_options, sizeof meta.igc_options, "-ze-opt-large-register-file");
+    snprintf(meta.igc_options, sizeof meta.igc_options, "%s", tg->grf_large_option);
   zt_strbuf_t mt;
   zt_strbuf_init(&mt);
   zt_kernel_meta_format(&meta, &mt);

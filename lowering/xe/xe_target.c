@@ -1,0 +1,86 @@
+// The target table (see xe_target.h). Sources of the figures, per column:
+// subgroup size and DPAS shapes: cl_intel_subgroup_matrix_multiply_accumulate
+// (SIMD16 on Xe-HPC/Xe2/Xe3, SIMD8 on Xe-HPG) and upstream's XeGPU uArch
+// (pvc/bmg: exec size 16, depth 8, repeat 8); 2D block IO:
+// cl_intel_subgroup_2d_block_io (Xe-HPC and later, not Xe-HPG); GRF: 128
+// registers of 64 bytes by default, 256 in IGC's large-register-file mode
+// (Xe-HPC, Xe2, Xe3; Xe-HPG has 128 of 32 bytes); SLM per Xe core: upstream's
+// uArch (pvc 512 KB, bmg 256 KB), 64 KB on Xe-HPG; per workgroup: 128 KB on
+// PVC, 64 KB on Xe-HPG, the others left to the driver.
+#include "xe/xe_target.h"
+
+#include <string.h>
+
+#define KB(x) ((int64_t)(x) * 1024)
+
+static const xe_target_t g_targets[] = {
+    {
+        .name = "pvc", .arch = "Xe-HPC (Data Center GPU Max)", .lowering = XE_LOWERING_XEVM,
+        .xevm_chip = "pvc", .ocloc_device = "pvc", .subgroup_size = 16,
+        .dpas_exec_size = 16, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
+        .dpas_channel_bits = 32, .dpas_tf32 = true, .block_io_2d = true,
+        .grf_default = 128, .grf_large = 256, .grf_bytes = 64,
+        .grf_large_option = "-ze-opt-large-register-file",
+        .slm_per_core = KB(512), .slm_per_workgroup = KB(128),
+    },
+    {
+        .name = "bmg", .arch = "Xe2-HPG (Arc B-series)", .lowering = XE_LOWERING_XEVM,
+        .xevm_chip = "bmg", .ocloc_device = "bmg", .subgroup_size = 16,
+        .dpas_exec_size = 16, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
+        .dpas_channel_bits = 32, .dpas_tf32 = true, .block_io_2d = true,
+        .grf_default = 128, .grf_large = 256, .grf_bytes = 64,
+        .grf_large_option = "-ze-opt-large-register-file",
+        .slm_per_core = KB(256), .slm_per_workgroup = 0,
+    },
+    {
+        .name = "dg2", .arch = "Xe-HPG (Arc A-series, acm-g10)", .lowering = XE_LOWERING_SIMD8,
+        .xevm_chip = NULL, .ocloc_device = "acm-g10", .subgroup_size = 8,
+        .dpas_exec_size = 8, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
+        .dpas_channel_bits = 32, .dpas_tf32 = false, .block_io_2d = false,
+        .grf_default = 128, .grf_large = 0, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_core = KB(64), .slm_per_workgroup = KB(64),
+    },
+    {
+        .name = "lnl", .arch = "Xe2-LPG (Lunar Lake iGPU)", .lowering = XE_LOWERING_NONE,
+        .xevm_chip = NULL, .ocloc_device = "lnl-m", .subgroup_size = 16,
+        .dpas_exec_size = 16, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
+        .dpas_channel_bits = 32, .dpas_tf32 = true, .block_io_2d = true,
+        .grf_default = 128, .grf_large = 256, .grf_bytes = 64,
+        .grf_large_option = "-ze-opt-large-register-file",
+        .slm_per_core = 0, .slm_per_workgroup = 0,
+        .not_yet = "XeVM 22.1 has no hardware table for it and Debian's 2022 IGC does not "
+                   "know the device, so nothing built for it could be checked here",
+    },
+    {
+        .name = "ptl", .arch = "Xe3-LPG (Panther Lake iGPU)", .lowering = XE_LOWERING_NONE,
+        .xevm_chip = NULL, .ocloc_device = "ptl-h", .subgroup_size = 16,
+        .dpas_exec_size = 16, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
+        .dpas_channel_bits = 32, .dpas_tf32 = true, .block_io_2d = true,
+        .grf_default = 128, .grf_large = 256, .grf_bytes = 64,
+        .grf_large_option = "-ze-opt-large-register-file",
+        .slm_per_core = 0, .slm_per_workgroup = 0,
+        .not_yet = "XeVM 22.1 has no hardware table for it and Debian's 2022 IGC does not "
+                   "know the device, so nothing built for it could be checked here",
+    },
+};
+
+int xe_target_count(void) { return (int)(sizeof g_targets / sizeof g_targets[0]); }
+
+const xe_target_t* xe_target_at(int i) {
+  return i >= 0 && i < xe_target_count() ? &g_targets[i] : NULL;
+}
+
+const xe_target_t* xe_target_find(const char* name) {
+  if (!name) return NULL;
+  for (int i = 0; i < xe_target_count(); ++i)
+    if (strcmp(g_targets[i].name, name) == 0) return &g_targets[i];
+  return NULL;
+}
+
+int xe_target_ops_per_channel(const xe_target_t* t, int bits) {
+  return bits > 0 && bits <= t->dpas_channel_bits ? t->dpas_channel_bits / bits : 0;
+}
+
+int xe_target_dpas_k(const xe_target_t* t, int bits) {
+  return t->dpas_systolic_depth * xe_target_ops_per_channel(t, bits);
+}

@@ -1,0 +1,66 @@
+// Intel GPU targets as rows of one table: what the Xe lowerings need to know
+// about a device instead of comparing target names. Adding a target is a
+// row here (and, when its code differs, a lowering that reads the row).
+//
+// The figures are the hardware's published ones (Intel's DPAS and 2D block
+// IO extension specs, the PVC/BMG rows of upstream MLIR's XeGPU uArch
+// tables); nothing here was measured on hardware (no Intel GPU here).
+#ifndef ZETILE_LOWERING_XE_TARGET_H_
+#define ZETILE_LOWERING_XE_TARGET_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/// Which lowering builds code for a target.
+typedef enum xe_lowering_e {
+  /// Not yet: the row documents the device; compiles for it are refused.
+  XE_LOWERING_NONE = 0,
+  /// Subgroup-level XeGPU -> XeVM (lowering/xe): SIMD16 DPAS, 2D block IO.
+  XE_LOWERING_XEVM,
+  /// zetile's own SIMD8 work-item lowering (lowering/dg2).
+  XE_LOWERING_SIMD8,
+} xe_lowering_t;
+
+/// One Intel GPU target.
+typedef struct xe_target_s {
+  const char* name;         ///< zetile's target name ("pvc")
+  const char* arch;         ///< architecture generation ("Xe-HPC")
+  xe_lowering_t lowering;
+  /// Chip string given to XeVM (`xevm-attach-target{chip=...}`); XeVM has
+  /// hardware tables for "pvc" and "bmg" only and accepts any other string
+  /// silently, so only rows whose lowering is XEVM set it.
+  const char* xevm_chip;
+  /// `ocloc -device` name for offline builds (E2).
+  const char* ocloc_device;
+  int subgroup_size;        ///< lanes of the subgroup the kernels run at
+  /// DPAS: execution size (N of one instruction: lanes), systolic depth
+  /// (K steps of one instruction), largest repeat count (M rows), and bits
+  /// per channel (a channel holds 32 bits: 2 fp16/bf16 or 4 int8 values,
+  /// Intel's "ops per channel" = 32 / element bits).
+  int dpas_exec_size, dpas_systolic_depth, dpas_repeat_count, dpas_channel_bits;
+  bool dpas_tf32;           ///< tf32 DPAS exists (Xe-HPG has none)
+  bool block_io_2d;         ///< 2D block loads/stores/prefetches
+  /// General registers per hardware thread: the default mode and the large
+  /// one (0 if none); each register is grf_bytes wide.
+  int grf_default, grf_large, grf_bytes;
+  /// IGC option selecting the large register file ("" if none).
+  const char* grf_large_option;
+  /// Shared local memory: per Xe core, and the most one workgroup may use
+  /// (0: not recorded here; the driver reports it).
+  int64_t slm_per_core, slm_per_workgroup;
+  /// Why a row without a lowering has none (shown in the error message).
+  const char* not_yet;
+} xe_target_t;
+
+/// The row of a target name, or NULL (names are the lower-case ones above).
+const xe_target_t* xe_target_find(const char* name);
+/// Number of rows, and row i (0 <= i < count).
+int xe_target_count(void);
+const xe_target_t* xe_target_at(int i);
+/// Elements of `bits`-bit type a DPAS channel holds (Intel's ops per channel).
+int xe_target_ops_per_channel(const xe_target_t* t, int bits);
+/// K of one DPAS instruction for a `bits`-bit input: systolic depth x ops
+/// per channel (16 for fp16 at depth 8, 32 for int8).
+int xe_target_dpas_k(const xe_target_t* t, int bits);
+
+#endif  // ZETILE_LOWERING_XE_TARGET_H_
