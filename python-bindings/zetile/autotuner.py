@@ -282,7 +282,11 @@ class Autotuner:
         """Compiles every config before timing, in threads: the extension
         releases the GIL while the C compiler runs, so front-end work of one
         config overlaps the compile of another. Failures are left for _bench
-        to record."""
+        to record. Configs with a pre_hook are left to their first timed run:
+        the hook may change the arguments' specialization (tutorial 09 sets
+        descriptor block shapes), and hooks on shared arguments cannot run
+        in parallel."""
+        configs = [c for c in configs if c.pre_hook is None]
         if len(configs) < 2 or not hasattr(self.fn, "warmup"):
             return
 
