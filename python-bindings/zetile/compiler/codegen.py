@@ -171,15 +171,8 @@ def _assigned_names(stmts):
     return out
 
 
-def _ends_with_return(stmts):
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, ast.Return):
-        return True
-    if isinstance(last, ast.If):
-        return _ends_with_return(last.body) and _ends_with_return(last.orelse)
-    return False
+_RETURN_IN_LOOP = ("Cannot have `return` statements inside `while` or `for` statements (as in "
+                   "Triton; a @jit helper called in a loop may return early)")
 
 
 def _contains_return(stmts):
@@ -286,15 +279,18 @@ class CodeGenerator(ast.NodeVisitor):
 
     # ------------------------------------------------------------ statements
     def visit_body(self, stmts):
-        """Visits statements; returns True if the block ended in a return."""
+        """Visits statements; returns True if every path through them ended
+        in a return (the statements after a possibly-returning `if` are then
+        visited inside it, as its continuation)."""
+        stmts = list(stmts)
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, ast.Return):
                 self.visit(stmt)
                 return True
             if isinstance(stmt, ast.If) and _contains_return(stmt.body + stmt.orelse):
-                # `if c: return` -> everything after the if runs in the else branch.
-                rest = stmts[i + 1:]
-                return self.visit_if_with_return(stmt, rest)
+                return self.visit_if_with_return(stmt, stmts[i + 1:])
+            if isinstance(stmt, (ast.For, ast.While)) and _contains_return(stmt.body):
+                raise self.error(stmt, _RETURN_IN_LOOP, UnsupportedError)
             self.visit(stmt)
         return False
 
@@ -377,17 +373,17 @@ class CodeGenerator(ast.NodeVisitor):
         self.dynamic_if(node, cond, node.body, node.orelse)
 
     def visit_if_with_return(self, node, rest):
+        """An `if` with a return somewhere inside, followed by `rest`. The
+        statements after it run only on the paths that did not return, so
+        they become the continuation of both branches: each branch is
+        visited as `branch + rest`, and visiting stops at the first return
+        reached. A compile-time condition splices the taken branch in front
+        of `rest` (never visiting the two apart), so a conditional return
+        nested deeper still sees every statement that follows it."""
         cond = _unwrap(self.visit(node.test))
         if not isinstance(cond, tensor):
-            if self.visit_body(node.body if cond else node.orelse):
-                return True
-            return self.visit_body(rest)
-        # A branch that surely returns ends there; the other one continues
-        # with the statements after the if (a nested conditional return in
-        # it pushes them further down the same way).
-        then_body = node.body if _ends_with_return(node.body) else node.body + rest
-        else_body = node.orelse if _ends_with_return(node.orelse) else node.orelse + rest
-        self.dynamic_if(node, cond, then_body, else_body)
+            return self.visit_body((node.body if cond else node.orelse) + rest)
+        self.dynamic_if(node, cond, node.body + rest, node.orelse + rest)
         return True
 
     def dynamic_if(self, node, cond, then_body, else_body):
@@ -495,8 +491,7 @@ class CodeGenerator(ast.NodeVisitor):
             r = core.static_range(*args, **kwargs)
             for i in builtins.range(r.start, r.end, r.step):
                 self.scope[node.target.id] = i
-                if self.visit_body(node.body):
-                    raise self.error(node, "return inside a loop is not supported", UnsupportedError)
+                self.visit_body(node.body)
             return
         if fn is core.range:
             r = core.range(*args, **kwargs)
@@ -513,8 +508,6 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error(node, "kernels can only loop over range(), tl.range() or tl.static_range()",
                              UnsupportedError)
         lb, ub, step = _unwrap(lb), _unwrap(ub), _unwrap(step)
-        if _contains_return(node.body):
-            raise self.error(node, "return inside a loop is not supported", UnsupportedError)
         negative = isinstance(step, int) and step < 0
         if isinstance(step, int) and step == 0:
             raise self.error(node, "range() step must not be zero")
@@ -567,8 +560,6 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_While(self, node):
         if node.orelse:
             raise self.error(node, "while ... else is not supported", UnsupportedError)
-        if _contains_return(node.body):
-            raise self.error(node, "return inside a loop is not supported", UnsupportedError)
         carried = self._carried(node.body)
         live = dict(self.scope)
         before = self.b.while_begin(self._handles(carried))
@@ -769,13 +760,12 @@ class CodeGenerator(ast.NodeVisitor):
         new_scope = {}
         for p in callee.tree.args.args:
             v = bound.arguments[p.arg]
-            if _is_constexpr_annotation(p.annotation, callee):
-                v = _unwrap(v)
-                if isinstance(v, tensor):
-                    raise self.error(node, f"argument '{p.arg}' of {callee.name} is a constexpr but "
-                                     "was given a run-time value")
-                new_scope[p.arg] = v
+            if _is_constexpr_annotation(p.annotation, callee) and not isinstance(_unwrap(v), tensor):
+                new_scope[p.arg] = _unwrap(v)
             else:
+                # Like Triton, a helper's constexpr annotation does not make a
+                # run-time argument constant: the value decides (the tutorial's
+                # `_attn_fwd_inner(..., offs_m: tl.constexpr, ...)` takes a tensor).
                 new_scope[p.arg] = self.sanitize(v) if isinstance(_unwrap(v), numbers.Number) else _unwrap(v)
         saved = (self.scope, self.src)
         self.scope, self.src = new_scope, callee
