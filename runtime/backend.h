@@ -111,4 +111,7 @@ typedef union zt_packed_arg_u {
 /// Packs `a` into `out` and returns its size in bytes.
 size_t zt_arg_pack(const zt_arg_t* a, zt_packed_arg_t* out);
 
+/// The calling thread's interrupt check (zt_set_interrupt_check), or false.
+bool zt_interrupt_requested(void);
+
 #endif  // ZETILE_RUNTIME_BACKEND_H_

@@ -138,6 +138,18 @@ zt_status_t zt_device_synchronize(zt_device_t* device) {
   return device->vtable->synchronize ? device->vtable->synchronize(device) : NULL;
 }
 
+// --- interrupts ----------------------------------------------------------------
+
+static _Thread_local zt_interrupt_check_t tl_check;
+static _Thread_local void* tl_check_user;
+
+void zt_set_interrupt_check(zt_interrupt_check_t check, void* user) {
+  tl_check = check;
+  tl_check_user = user;
+}
+
+bool zt_interrupt_requested(void) { return tl_check && tl_check(tl_check_user); }
+
 // --- buffers -----------------------------------------------------------------
 
 zt_status_t zt_buffer_alloc(zt_device_t* device, size_t size, zt_buffer_t** out_buffer) {

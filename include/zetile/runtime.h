@@ -88,9 +88,20 @@ ZT_API zt_status_t zt_executable_create(zt_device_t* device,
 ZT_API void zt_executable_release(zt_executable_t* executable);
 /// Launches grid[0] x grid[1] x grid[2] programs. Arguments must match the
 /// kernel's signature (count and kinds), else INVALID_ARGUMENT. May return
-/// before the kernel finishes on asynchronous devices.
+/// before the kernel finishes on asynchronous devices. On the CPU a memory
+/// fault inside a program (SIGSEGV/SIGBUS/SIGILL) ends the launch with
+/// DEVICE_FAULT naming the kernel, program and address instead of killing
+/// the process; what the kernel wrote before the fault stays written.
 ZT_API zt_status_t zt_launch(zt_executable_t* executable, const uint32_t grid[3],
                              int32_t num_args, const zt_arg_t* args);
+
+/// A check for interrupting long launches (Ctrl-C): while a launch runs on
+/// a synchronous device (the CPU), the launching thread calls it about every
+/// 20 ms between programs; when it returns true no further program starts
+/// and zt_launch returns ZT_STATUS_INTERRUPTED (programs already running
+/// finish). Per thread; NULL clears it. It runs on the launching thread only.
+typedef bool (*zt_interrupt_check_t)(void* user);
+ZT_API void zt_set_interrupt_check(zt_interrupt_check_t check, void* user);
 
 /// Per-kernel statistics reported by the device (-1 when unknown).
 typedef struct zt_kernel_stats_s {

@@ -24,7 +24,9 @@ extern "C" {
   X(IO_ERROR, 7, "i/o error")                                                 \
   X(UNAVAILABLE, 8, "unavailable")                                            \
   X(INTERNAL, 9, "internal error")                                            \
-  X(DEVICE_ASSERT, 10, "device assertion failed")
+  X(DEVICE_ASSERT, 10, "device assertion failed")                             \
+  X(DEVICE_FAULT, 11, "kernel memory fault")                                  \
+  X(INTERRUPTED, 12, "interrupted")
 
 typedef enum zt_status_code_e {
 #define ZT_X_(name, value, desc) ZT_STATUS_##name = value,

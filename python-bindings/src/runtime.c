@@ -508,6 +508,23 @@ static int parse_arg(PyObject* item, Py_ssize_t i, zt_arg_t* out) {
   }
 }
 
+// Ctrl-C during a long launch: the launching thread (which released the
+// GIL) takes it back now and then to run Python's signal handlers; a
+// KeyboardInterrupt (or any exception they raise) stops the launch.
+typedef struct interrupt_state_s {
+  PyThreadState* saved;
+  bool raised;
+} interrupt_state_t;
+
+static bool check_signals(void* user) {
+  interrupt_state_t* st = user;
+  if (st->raised) return true;
+  PyEval_RestoreThread(st->saved);
+  st->raised = PyErr_CheckSignals() < 0;
+  st->saved = PyEval_SaveThread();
+  return st->raised;
+}
+
 static PyObject* executable_launch(PyObject* self, PyObject* args, PyObject* kw) {
   static char* kwlist[] = {"grid", "args", NULL};
   PyObject *grid_obj, *args_obj;
@@ -535,9 +552,18 @@ static PyObject* executable_launch(PyObject* self, PyObject* args, PyObject* kw)
   }
   zt_status_t s;
   zt_executable_t* exe = ((ExecutableObject*)self)->exe;
-  Py_BEGIN_ALLOW_THREADS
+  interrupt_state_t ist = {NULL, false};
+  ist.saved = PyEval_SaveThread();
+  zt_set_interrupt_check(check_signals, &ist);
   s = zt_launch(exe, grid, (int32_t)n, zargs);
-  Py_END_ALLOW_THREADS
+  zt_set_interrupt_check(NULL, NULL);
+  PyEval_RestoreThread(ist.saved);
+  if (ist.raised && PyErr_Occurred()) {
+    // The signal handler's exception (KeyboardInterrupt) wins, even if the
+    // launch finished before it noticed.
+    zt_status_free(s);
+    goto cleanup;
+  }
   if (s) {
     zpy_raise(s);
     goto cleanup;

@@ -7,12 +7,16 @@
 #include "cpu/cpu_backend.h"
 
 #include <ffi.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -226,16 +230,126 @@ typedef struct launch_s {
   uint64_t chunk;
   atomic_uint_fast64_t next;
   zt_cpu_launch_error_t error;
+  atomic_int stop;      // set on an interrupt: start no more programs
+  atomic_int faulted;   // the first fault wins the fields below
+  int fault_signal;
+  int fault_write;      // 1 write, 0 read, -1 unknown
+  uintptr_t fault_address;
+  int32_t fault_program[3];
 } launch_t;
+
+// --- faults inside kernels ----------------------------------------------------
+//
+// A program that touches memory it must not (an address out of its
+// buffers) raises SIGSEGV or SIGBUS on the thread running it. The handler
+// jumps back to that program's start (the same exit a failed assertion
+// uses: kernel and libffi frames hold no resources), the program counts as
+// failed and the launch returns DEVICE_FAULT. SA_NODEFER keeps the signal
+// unblocked after the jump (setjmp here does not save the signal mask, and
+// saving it would cost a system call per program); SA_ONSTACK with a
+// per-thread alternate stack lets a stack overflow be caught too. A fault
+// on a thread that is not running a program goes to the previous handler.
+
+static _Thread_local zt_cpu_program_ctx_t* volatile tl_program;
+static _Thread_local volatile int tl_fault_signal, tl_fault_write;
+static _Thread_local volatile uintptr_t tl_fault_address;
+static _Thread_local bool tl_altstack;
+
+#define NUM_FAULT_SIGNALS 3
+static const int fault_signals[NUM_FAULT_SIGNALS] = {SIGSEGV, SIGBUS, SIGILL};
+static struct sigaction previous[NUM_FAULT_SIGNALS];
+static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+
+static void fault_handler(int sig, siginfo_t* info, void* uctx) {
+  zt_cpu_program_ctx_t* p = tl_program;
+  if (p) {
+    tl_program = NULL;
+    tl_fault_signal = sig;
+    tl_fault_address = (uintptr_t)info->si_addr;
+    tl_fault_write = -1;
+#if defined(__x86_64__)
+    // Page-fault error code: bit 1 set for a write.
+    if (sig == SIGSEGV && uctx)
+      tl_fault_write = (((ucontext_t*)uctx)->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0;
+#endif
+    longjmp(p->exit, 2);
+  }
+  for (int i = 0; i < NUM_FAULT_SIGNALS; ++i) {
+    if (fault_signals[i] != sig) continue;
+    struct sigaction* old = &previous[i];
+    if (old->sa_flags & SA_SIGINFO) {
+      old->sa_sigaction(sig, info, uctx);
+      return;
+    }
+    if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+      old->sa_handler(sig);
+      return;
+    }
+    // Default action: restore it; the faulting instruction runs again and
+    // the process ends as it would have without zetile.
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+    return;
+  }
+}
+
+static void install_fault_handlers(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = fault_handler;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < NUM_FAULT_SIGNALS; ++i) sigaction(fault_signals[i], &sa, &previous[i]);
+}
+
+// A stack overflow leaves no stack for the handler: give each thread that
+// runs programs an alternate one (kept for the thread's life; a thread that
+// already has one, such as Python's main thread under faulthandler, keeps it).
+static void ensure_altstack(void) {
+  if (tl_altstack) return;
+  tl_altstack = true;
+  stack_t cur;
+  if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return;
+  size_t size = 64 * 1024;
+  void* mem = malloc(size);
+  if (!mem) return;
+  stack_t ss = {.ss_sp = mem, .ss_size = size, .ss_flags = 0};
+  if (sigaltstack(&ss, NULL) != 0) free(mem);
+}
 
 // One program. setjmp lives in a function of its own so that nothing of the
 // caller's changes between it and a longjmp back from a failed assertion
-// (which skips the kernel's and libffi's frames; neither holds resources).
-static __attribute__((noinline)) void call_program(cpu_executable_t* e, void** avalues,
+// (which skips the kernel's and libffi's frames; neither holds resources)
+// or from a fault (returns true then).
+static __attribute__((noinline)) bool call_program(cpu_executable_t* e, void** avalues,
                                                    zt_cpu_program_ctx_t* pctx) {
-  if (setjmp(pctx->exit)) return;
+  switch (setjmp(pctx->exit)) {
+    case 0: break;
+    case 1: tl_program = NULL; return false;  // a failed assertion, already recorded
+    default: return true;                     // a fault (fault_handler cleared it)
+  }
+  tl_program = pctx;
   ffi_arg ret;
   ffi_call(&e->cif, FFI_FN(e->fn), &ret, avalues);
+  tl_program = NULL;
+  return false;
+}
+
+static void record_fault(launch_t* l, const int32_t ids[3]) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&l->faulted, &expected, 1)) return;
+  l->fault_signal = tl_fault_signal;
+  l->fault_write = tl_fault_write;
+  l->fault_address = tl_fault_address;
+  memcpy(l->fault_program, ids, sizeof l->fault_program);
+}
+
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 static void run_programs(void* ctx, int32_t worker) {
@@ -251,18 +365,41 @@ static void run_programs(void* ctx, int32_t worker) {
   for (int32_t i = 0; i < 6; ++i) avalues[n + i] = &ids[i];
   avalues[n + 6] = &pctx_arg;
   uint64_t gx = l->grid[0], gy = l->grid[1];
+  ensure_altstack();
+  // The launching thread (worker 0) polls for interrupts between programs.
+  uint64_t next_poll = worker == 0 ? now_ms() + 20 : UINT64_MAX;
   for (;;) {
     uint64_t begin = atomic_fetch_add(&l->next, l->chunk);
     if (begin >= l->total) break;
     uint64_t end = begin + l->chunk < l->total ? begin + l->chunk : l->total;
     for (uint64_t p = begin; p < end; ++p) {
-      // After a failed assertion the launch fails: start no more programs.
-      if (atomic_load_explicit(&l->error.failed, memory_order_relaxed)) return;
+      // After a failed assertion, a fault or an interrupt the launch fails:
+      // start no more programs.
+      if (atomic_load_explicit(&l->error.failed, memory_order_relaxed) ||
+          atomic_load_explicit(&l->faulted, memory_order_relaxed) ||
+          atomic_load_explicit(&l->stop, memory_order_relaxed))
+        return;
+      if (next_poll != UINT64_MAX && now_ms() >= next_poll) {
+        if (zt_interrupt_requested()) {
+          atomic_store(&l->stop, 1);
+          return;
+        }
+        next_poll = now_ms() + 20;
+      }
       ids[0] = (int32_t)(p % gx);
       ids[1] = (int32_t)((p / gx) % gy);
       ids[2] = (int32_t)(p / (gx * gy));
-      call_program(l->exe, avalues, &pctx);
+      if (call_program(l->exe, avalues, &pctx)) record_fault(l, ids);
     }
+  }
+}
+
+static const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    default: return "a signal";
   }
 }
 
@@ -282,8 +419,24 @@ static zt_status_t cpu_launch(zt_executable_t* base, const uint32_t grid[3],
   if (l.chunk == 0) l.chunk = 1;
   atomic_init(&l.next, 0);
   atomic_init(&l.error.failed, 0);
+  atomic_init(&l.stop, 0);
+  atomic_init(&l.faulted, 0);
   l.error.message[0] = 0;
+  pthread_once(&handlers_once, install_fault_handlers);
   ZT_RETURN_IF_ERROR(zt_pool_run(run_programs, &l, threads));
+  if (atomic_load(&l.faulted))
+    return zt_make_status(
+        ZT_STATUS_DEVICE_FAULT,
+        "kernel %s: program (%d, %d, %d) stopped by %s %s address 0x%llx (outside the "
+        "memory it may use: an index or pointer out of its buffers' bounds?); writes made "
+        "before the fault stay in memory",
+        base->meta.kernel, l.fault_program[0], l.fault_program[1], l.fault_program[2],
+        signal_name(l.fault_signal),
+        l.fault_write == 1 ? "writing" : l.fault_write == 0 ? "reading" : "at",
+        (unsigned long long)l.fault_address);
+  if (atomic_load(&l.stop))
+    return zt_make_status(ZT_STATUS_INTERRUPTED, "kernel %s: launch interrupted",
+                          base->meta.kernel);
   if (atomic_load(&l.error.failed))
     return zt_make_status(ZT_STATUS_DEVICE_ASSERT, "kernel %s: %s", base->meta.kernel,
                           l.error.message);
