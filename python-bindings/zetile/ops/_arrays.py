@@ -23,6 +23,11 @@ class View:
     def ndim(self):
         return len(self.shape)
 
+    def unsqueeze(self, dim):
+        """A view with a new size-1 dimension at `dim`."""
+        return View(self.arg, self.shape[:dim] + (1,) + self.shape[dim:],
+                    self.strides[:dim] + (0,) + self.strides[dim:], self.dtype, self.kind, self.src)
+
     def expand(self, shape):
         """A broadcast view to `shape` (stride 0 on broadcast dimensions)."""
         nd = len(shape)

@@ -15,7 +15,7 @@ _FLOATS = ("float16", "bfloat16", "float32")
 def _as_4d(x, what):
     v = _arrays.as_view(x, what)
     if v.ndim == 3:
-        return v.expand((v.shape[0], 1) + v.shape[1:]), True
+        return v.unsqueeze(1), True
     if v.ndim != 4:
         raise ValueError(f"{what} must be (batch, heads, length, head_dim) or (batch, length, "
                          f"head_dim), got shape {v.shape}")
