@@ -98,7 +98,7 @@ ZT_API zt_status_t zt_launch(zt_executable_t* executable, const uint32_t grid[3]
 /// A check for interrupting long launches (Ctrl-C): while a launch runs on
 /// a synchronous device (the CPU), the launching thread calls it about every
 /// 20 ms between programs; when it returns true no further program starts
-/// and zt_launch returns ZT_STATUS_INTERRUPTED (programs already running
+/// and zt_launch returns ZT_STATUS_LAUNCH_INTERRUPTED (programs already running
 /// finish). Per thread; NULL clears it. It runs on the launching thread only.
 typedef bool (*zt_interrupt_check_t)(void* user);
 ZT_API void zt_set_interrupt_check(zt_interrupt_check_t check, void* user);

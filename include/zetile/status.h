@@ -26,7 +26,7 @@ extern "C" {
   X(INTERNAL, 9, "internal error")                                            \
   X(DEVICE_ASSERT, 10, "device assertion failed")                             \
   X(DEVICE_FAULT, 11, "kernel memory fault")                                  \
-  X(INTERRUPTED, 12, "interrupted")
+  X(LAUNCH_INTERRUPTED, 12, "launch interrupted")
 
 typedef enum zt_status_code_e {
 #define ZT_X_(name, value, desc) ZT_STATUS_##name = value,

@@ -435,7 +435,7 @@ static zt_status_t cpu_launch(zt_executable_t* base, const uint32_t grid[3],
         l.fault_write == 1 ? "writing" : l.fault_write == 0 ? "reading" : "at",
         (unsigned long long)l.fault_address);
   if (atomic_load(&l.stop))
-    return zt_make_status(ZT_STATUS_INTERRUPTED, "kernel %s: launch interrupted",
+    return zt_make_status(ZT_STATUS_LAUNCH_INTERRUPTED, "kernel %s: launch interrupted",
                           base->meta.kernel);
   if (atomic_load(&l.error.failed))
     return zt_make_status(ZT_STATUS_DEVICE_ASSERT, "kernel %s: %s", base->meta.kernel,

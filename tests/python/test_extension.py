@@ -67,6 +67,7 @@ def test_one_exception_class_per_status_code():
         "DRIVER_ERROR": "DriverError", "OUT_OF_MEMORY": "OutOfMemoryError",
         "IO_ERROR": "IOFailure", "UNAVAILABLE": "UnavailableError",
         "INTERNAL": "InternalError", "DEVICE_ASSERT": "DeviceAssertError",
+        "DEVICE_FAULT": "DeviceFaultError", "LAUNCH_INTERRUPTED": "LaunchInterruptedError",
     }
     assert set(z.STATUS_CODES) == set(expected)
     assert issubclass(z.Error, Exception)
