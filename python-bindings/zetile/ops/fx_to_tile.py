@@ -125,6 +125,7 @@ class _Writer:
         self.lines, self.env, self.buffers = [], {}, []
         self.buffer_shapes = buffer_shapes
         self.tmp = 0
+        self.attr_slots = {}
 
     def new(self, expr, kind):
         name = f"v{self.tmp}"
@@ -179,7 +180,12 @@ class _Writer:
                 if t.numel() == 1 and t.dim() == 0:
                     self.env[n] = _Val(_literal(t.item()), _kind_of(t.dtype), t.item())
                 else:
-                    self.env[n] = self.slot_for(t.detach().contiguous(), n.target)
+                    # One slot per tensor, however often the graph reads it.
+                    known = self.attr_slots.get(id(t))
+                    if known is None:
+                        known = self.attr_slots[id(t)] = self.slot_for(t.detach().contiguous(),
+                                                                       n.target)
+                    self.env[n] = known
                 continue
             if n.op == "output":
                 out = n.args[0]
