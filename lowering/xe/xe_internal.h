@@ -35,6 +35,8 @@
 #include <mlir-c/IR.h>
 
 #include "lowering.h"
+#include "xe/xe_layout.h"
+#include "xe/xe_target.h"
 
 #define XE_SUBGROUP 16
 // SSA names we make are short: "%v123_45", "%f12#300".
@@ -134,6 +136,10 @@ typedef struct xe_emitter_s {
   /// Atomics (marked scatters, xe_memory.c) and the next atomic's id.
   bool used_atomics;
   int next_atomic;
+  /// The target's row (xe_target.c) and the layouts the assignment stage
+  /// gave the kernel's values (xe_layout.c; NULL until xe_matrix_plan).
+  const xe_target_t* target;
+  xe_assign_t* layouts;
 } xe_emitter_t;
 
 // --- xe_values.c ------------------------------------------------------------

@@ -212,6 +212,47 @@ static void find_data_values(xe_emitter_t* e) {
   }
 }
 
+// The layout assignment stage (xe_layout.c) on the planner's grid: a dot
+// that asks for a grid of rows (its accumulator feeds row reductions or
+// another dot's A operand: attention) gets it, and the kernel's one grid
+// follows it (the emitter has one grid per kernel so far: the dots of a
+// kernel must agree, which the assignment's grids then show).
+// ZETILE_DUMP=layouts prints the annotated tile IR to stderr;
+// ZETILE_STOP_AFTER=layouts ends the compile there (FileCheck tests).
+static zt_status_t assign_layouts(xe_emitter_t* e, int sm, int sn) {
+  const xe_target_t* tg = e->target ? e->target : xe_target_find("pvc");
+  int grid[2] = {sm, sn};
+  xe_assign_t* a = NULL;
+  ZT_RETURN_IF_ERROR(xe_assign_layouts(e->lc->kernel, tg, e->lc->options->num_warps, grid, &a));
+  int dg[2];
+  bool rows = false;
+  if (xe_assign_dot_grid(a, dg, &rows) && rows && (dg[0] != sm || dg[1] != sn)) {
+    // Blocked tiles take the kernel's grid: assign again on the dot's.
+    sm = dg[0];
+    sn = dg[1];
+    xe_assign_free(a);
+    a = NULL;
+    ZT_RETURN_IF_ERROR(xe_assign_layouts(e->lc->kernel, tg, e->lc->options->num_warps, dg, &a));
+  }
+  e->layouts = a;
+  e->sg_m = sm;
+  e->sg_n = sn;
+  e->nsg = sm * sn;
+  const char* dump = getenv("ZETILE_DUMP");
+  if (dump && strstr(dump, "layouts")) {
+    zt_strbuf_t sb;
+    zt_strbuf_init(&sb);
+    xe_assign_dump(a, e->lc->kernel, &sb);
+    if (sb.data) fprintf(stderr, "// -----// layouts (%s) //----- //\n%s", tg->name, sb.data);
+    zt_strbuf_deinit(&sb);
+  }
+  const char* stop = getenv("ZETILE_STOP_AFTER");
+  if (stop && strcmp(stop, "layouts") == 0)
+    return zt_make_status(ZT_STATUS_UNAVAILABLE,
+                          "Xe lowering: stopped after layout assignment (ZETILE_STOP_AFTER)");
+  return NULL;
+}
+
 zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
   plan_t p = {.e = e};
   mlirOperationWalk(e->lc->kernel, plan_cb, &p, MlirWalkPreOrder);
@@ -267,10 +308,7 @@ zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
       sn = rows ? 1 : parts;
     }
   }
-  e->sg_m = (int)sm;
-  e->sg_n = (int)sn;
-  e->nsg = (int)(sm * sn);
-  return NULL;
+  return assign_layouts(e, (int)sm, (int)sn);
 }
 
 int xe_matrix_role(xe_emitter_t* e, MlirValue v) {
@@ -1665,6 +1703,42 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
                    "accumulation, int8 with int32)",
                    zt_scalar_kind_name(ak), zt_scalar_kind_name(b->type.kind),
                    zt_scalar_kind_name(c->type.kind));
+  // Layout conversions the assignment recorded at the operands (xe_layout.c).
+  xe_val_t a_view;
+  const xe_layout_t *from = NULL, *to = NULL;
+  xe_conv_tier_t tier = xe_assign_conversion(e->layouts, op, 0, &from, &to);
+  if (tier == XE_CONV_REGISTERS && a->layout == XE_LAYOUT_BLOCK2D && a->role == XE_ROLE_C &&
+      !a->narrow && a->br == 8 && a->bc == 16 && a->tc == a->type.shape[1] &&
+      (ak == ZT_F16 || ak == ZT_BF16) && from->block[0] == 8 && from->block[1] == 16 &&
+      from->lane_data[0] == 1 && from->lane_data[1] == 1) {
+    // Accumulator-shaped 16-bit blocks (8x16, lane j holding column j) whose
+    // rows this subgroup holds whole are A blocks register for register:
+    // attention's P. The record is viewed as role A, nothing is emitted.
+    a_view = *a;
+    a_view.role = XE_ROLE_A;
+    a = &a_view;
+  }
+  for (int i = 0; i < 3; ++i) {
+    xe_val_t* x = i == 0 ? a : i == 1 ? b : c;
+    int want = i == 0 ? XE_ROLE_A : i == 1 ? XE_ROLE_B : XE_ROLE_C;
+    tier = xe_assign_conversion(e->layouts, op, i, &from, &to);
+    if (x->layout == XE_LAYOUT_BLOCK2D && x->role != want && tier != XE_CONV_NONE) {
+      zt_strbuf_t sb;
+      zt_strbuf_init(&sb);
+      xe_layout_print(from, &sb);
+      zt_strbuf_puts(&sb, " -> ");
+      xe_layout_print(to, &sb);
+      zt_status_t st = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                               "dot operand %d needs a layout conversion %s through %s, "
+                               "not emitted yet on Xe",
+                               i, sb.data ? sb.data : "?",
+                               tier == XE_CONV_SLM     ? "shared local memory"
+                               : tier == XE_CONV_LANES ? "lane shuffles"
+                                                       : "registers");
+      zt_strbuf_deinit(&sb);
+      return st;
+    }
+  }
   if (a->layout != XE_LAYOUT_BLOCK2D || a->role != XE_ROLE_A || b->layout != XE_LAYOUT_BLOCK2D ||
       b->role != XE_ROLE_B || c->layout != XE_LAYOUT_BLOCK2D || c->role != XE_ROLE_C)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,

@@ -12,6 +12,7 @@
 void xe_emitter_init(xe_emitter_t* e, zt_lower_ctx_t* lc) {
   memset(e, 0, sizeof *e);
   e->lc = lc;
+  e->target = xe_target_find(lc->options->target);
   zt_strbuf_init(&e->pre);
   zt_strbuf_init(&e->body);
   zt_strbuf_init(&e->loc);
@@ -24,6 +25,7 @@ void xe_emitter_deinit(xe_emitter_t* e) {
   free(e->keys);
   free(e->vals);
   free(e->data_vals);
+  xe_assign_free(e->layouts);
   for (int i = 0; i < e->num_consts; ++i) free(e->const_text[i]);
   free(e->const_text);
   free(e->const_name);
