@@ -1,7 +1,12 @@
 // The on-disk cache: <dir>/<key[0:2]>/<key>/<name>, each file a checked
 // header plus payload, written through a temporary file and rename(2) so
 // that concurrent readers and writers (threads or processes) never see a
-// partial entry. Damaged entries read as misses and are removed.
+// partial entry. The header carries a hash of the entry's own key and name,
+// so an entry copied or swapped into another place does not load there.
+// Entries are opened below the cache directory without following links and
+// only as regular files (a FIFO would block a reader forever, a symlink
+// could point anywhere). Damaged entries read as misses and are moved aside
+// (<name>.bad, beside them) with a warning on stderr.
 #include "zetile/cache.h"
 
 #include <errno.h>
@@ -18,14 +23,21 @@
 #include <xxhash.h>
 
 #define ENTRY_MAGIC 0x3143545au  // "ZTC1" little-endian
-#define ENTRY_VERSION 1u
+#define ENTRY_VERSION 2u         // 2: the header names its key and entry
 
 typedef struct entry_header_s {
   uint32_t magic;
   uint32_t version;
   uint64_t payload_size;
   uint64_t checksum;  // XXH3-64 of the payload
+  uint64_t identity;  // XXH3-64 of "key/name": where the entry belongs
 } entry_header_t;
+
+static uint64_t entry_identity(const char* key, const char* name) {
+  char id[300];
+  int n = snprintf(id, sizeof id, "%s/%s", key, name);
+  return XXH3_64bits(id, (size_t)n);
+}
 
 static atomic_int_fast64_t counters[ZT_CACHE_NATIVE_BUILDS + 1];
 
@@ -119,14 +131,64 @@ static zt_status_t mkdirs(const char* path) {
 
 // --- get / put -----------------------------------------------------------------
 
-static zt_status_t corrupt(const char* path, const char* key, const char* name,
+// Moves a damaged entry (a file, a link, a FIFO, a directory: whatever sits
+// at `name` in dirfd) aside to ".<name>.bad" so that it is recompiled but
+// can still be looked at; says so on stderr (a library never writes to
+// stdout; this is the one warning the cache prints unasked).
+static zt_status_t corrupt(int dirfd, const char* dirpath, const char* key, const char* name,
                            const char* why) {
   zt_cache_count(ZT_CACHE_CORRUPT, 1);
   zt_cache_count(ZT_CACHE_MISSES, 1);
-  unlink(path);  // a concurrent writer may already have replaced it: harmless
+  char bad[200];
+  snprintf(bad, sizeof bad, ".%s.bad", name);
+  // A concurrent reader may have moved it already, or a writer replaced it
+  // with a good entry that this moves aside: both only cost a recompile.
+  bool moved = dirfd >= 0 && renameat(dirfd, name, dirfd, bad) == 0;
+  if (!moved && dirfd >= 0 && errno != ENOENT) unlinkat(dirfd, name, 0);
+  fprintf(stderr, "zetile: warning: cache entry %s/%s was damaged (%s); %s, recompiling\n",
+          dirpath, name, why, moved ? "moved aside (.bad)" : "dropped");
   debug_log("corrupt", key, name, why);
-  return zt_make_status(ZT_STATUS_NOT_FOUND, "cache entry %s/%s was corrupt (%s) and was removed",
-                        key, name, why);
+  return zt_make_status(ZT_STATUS_NOT_FOUND, "cache entry %s/%s was corrupt (%s) and was %s",
+                        key, name, why, moved ? "moved aside" : "removed");
+}
+
+// Opens <cache>/<key[0:2]>/<key> as a directory without following links
+// below the cache directory itself (which the user chose and may be a link).
+// Creates the levels when `create`. Returns the descriptor or -1 (errno;
+// ENOTDIR/ELOOP when a level is not a real directory).
+static int open_entry_dir(const char* key, bool create) {
+  const int dflags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  if (create) {
+    char d[4500];
+    snprintf(d, sizeof d, "%s", zt_cache_dir());
+    zt_status_t s = mkdirs(d);
+    if (s) {
+      zt_status_free(s);
+      return -1;
+    }
+  }
+  int root = open(zt_cache_dir(), dflags);
+  if (root < 0) return -1;
+  char prefix[3] = {key[0], key[1], 0};
+  const char* levels[2] = {prefix, key};
+  int fd = root;
+  for (int i = 0; i < 2; ++i) {
+    if (create && mkdirat(fd, levels[i], 0755) != 0 && errno != EEXIST) {
+      int e = errno;
+      close(fd);
+      errno = e;
+      return -1;
+    }
+    int next = openat(fd, levels[i], dflags | O_NOFOLLOW);
+    int e = errno;
+    close(fd);
+    if (next < 0) {
+      errno = e;
+      return -1;
+    }
+    fd = next;
+  }
+  return fd;
 }
 
 zt_status_t zt_cache_get(const char* key, const char* name, void** out_data,
@@ -136,12 +198,34 @@ zt_status_t zt_cache_get(const char* key, const char* name, void** out_data,
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_cache_get: NULL output");
   *out_data = NULL;
   *out_size = 0;
-  char path[4500];
-  entry_dir(key, path, sizeof path);
-  size_t dl = strlen(path);
-  snprintf(path + dl, sizeof path - dl, "/%s", name);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  char dirpath[4500];
+  entry_dir(key, dirpath, sizeof dirpath);
+  int dirfd = open_entry_dir(key, false);
+  if (dirfd < 0) {
+    if (errno == ENOTDIR || errno == ELOOP) {
+      // A level of the entry's path is a link or a file: move it aside
+      // (from its parent) like any damaged entry.
+      char parent[4500];
+      snprintf(parent, sizeof parent, "%s/%.2s", zt_cache_dir(), key);
+      int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      zt_status_t s = corrupt(pfd, parent, key, pfd >= 0 ? key : name, "not a directory");
+      if (pfd >= 0) close(pfd);
+      return s;
+    }
+    zt_cache_count(ZT_CACHE_MISSES, 1);
+    debug_log("miss", key, name, NULL);
+    return zt_make_status(ZT_STATUS_NOT_FOUND, "cache miss %s/%s", key, name);
+  }
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
+    int e = errno;
+    if (e == ELOOP) {
+      zt_status_t s = corrupt(dirfd, dirpath, key, name, "a symbolic link");
+      close(dirfd);
+      return s;
+    }
+    close(dirfd);
     zt_cache_count(ZT_CACHE_MISSES, 1);
     debug_log("miss", key, name, NULL);
     return zt_make_status(ZT_STATUS_NOT_FOUND, "cache miss %s/%s", key, name);
@@ -150,38 +234,51 @@ zt_status_t zt_cache_get(const char* key, const char* name, void** out_data,
   if (fstat(fd, &st) != 0) {
     int err = errno;
     close(fd);
-    return zt_make_status(ZT_STATUS_IO_ERROR, "cache: stat %s: %s", path, strerror(err));
+    close(dirfd);
+    return zt_make_status(ZT_STATUS_IO_ERROR, "cache: stat %s/%s: %s", key, name, strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    zt_status_t s = corrupt(dirfd, dirpath, key, name, "not a regular file");
+    close(dirfd);
+    return s;
   }
   size_t size = (size_t)st.st_size;
   entry_header_t h;
-  if (size < sizeof h) {
-    close(fd);
-    return corrupt(path, key, name, "truncated header");
-  }
-  uint8_t* buf = malloc(size);
-  if (!buf) {
-    close(fd);
-    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cache entry of %zu bytes", size);
-  }
+  const char* why = NULL;
+  uint8_t* buf = NULL;
   size_t got = 0;
-  while (got < size) {
-    ssize_t r = read(fd, buf + got, size - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += (size_t)r;
+  if (size < sizeof h) {
+    why = "truncated header";
+  } else if (size > ((size_t)1 << 34)) {
+    why = "implausibly large";  // nothing zetile writes comes close to 16 GiB
+  } else if (!(buf = malloc(size))) {
+    close(fd);
+    close(dirfd);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cache entry of %zu bytes", size);
+  } else {
+    while (got < size) {
+      ssize_t r = read(fd, buf + got, size - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    memcpy(&h, buf, sizeof h);
+    if (got != size) why = "short read";
+    else if (h.magic != ENTRY_MAGIC) why = "bad magic";
+    else if (h.version != ENTRY_VERSION) why = "other format version";
+    else if (h.payload_size != size - sizeof h) why = "wrong size";
+    else if (h.identity != entry_identity(key, name)) why = "belongs to another key";
+    else if (XXH3_64bits(buf + sizeof h, size - sizeof h) != h.checksum) why = "checksum mismatch";
   }
   close(fd);
-  memcpy(&h, buf, sizeof h);
-  const char* why = NULL;
-  if (got != size) why = "short read";
-  else if (h.magic != ENTRY_MAGIC) why = "bad magic";
-  else if (h.version != ENTRY_VERSION) why = "other format version";
-  else if (h.payload_size != size - sizeof h) why = "wrong size";
-  else if (XXH3_64bits(buf + sizeof h, size - sizeof h) != h.checksum) why = "checksum mismatch";
   if (why) {
     free(buf);
-    return corrupt(path, key, name, why);
+    zt_status_t s = corrupt(dirfd, dirpath, key, name, why);
+    close(dirfd);
+    return s;
   }
+  close(dirfd);
   // Hand out the payload in place: move it to the front of the allocation.
   memmove(buf, buf + sizeof h, size - sizeof h);
   *out_data = buf;
@@ -210,29 +307,44 @@ zt_status_t zt_cache_put(const char* key, const char* name, const void* data,
   ZT_RETURN_IF_ERROR(check_names(key, name));
   if (size && !data)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_cache_put: NULL data");
-  char dir[4500], tmp[4700], path[4700];
+  char dir[4500];
   entry_dir(key, dir, sizeof dir);
-  ZT_RETURN_IF_ERROR(mkdirs(dir));
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  snprintf(tmp, sizeof tmp, "%s/.%s.tmp.XXXXXX", dir, name);
-  int fd = mkostemp(tmp, O_CLOEXEC);
-  if (fd < 0)
-    return zt_make_status(ZT_STATUS_IO_ERROR, "cache: create %s: %s", tmp, strerror(errno));
-  entry_header_t h = {ENTRY_MAGIC, ENTRY_VERSION, size, XXH3_64bits(data, size)};
+  int dirfd = open_entry_dir(key, true);
+  if (dirfd < 0)
+    return zt_make_status(ZT_STATUS_IO_ERROR, "cache: cannot open %s: %s", dir, strerror(errno));
+  // A temporary name of our own in the entry's directory (O_EXCL), renamed
+  // over the entry: readers see the old entry or the new one, never half.
+  char tmp[200];
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    // Unique per process, call and attempt (O_EXCL catches the rest).
+    static atomic_uint_fast64_t counter;
+    uint64_t seed[3] = {(uint64_t)getpid(), atomic_fetch_add(&counter, 1),
+                        (uint64_t)(uintptr_t)&fd ^ (uint64_t)attempt};
+    uint64_t r = XXH3_64bits(seed, sizeof seed);
+    snprintf(tmp, sizeof tmp, ".%s.tmp.%016llx", name, (unsigned long long)r);
+    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    int e = errno;
+    close(dirfd);
+    return zt_make_status(ZT_STATUS_IO_ERROR, "cache: create in %s: %s", dir, strerror(e));
+  }
+  entry_header_t h = {ENTRY_MAGIC, ENTRY_VERSION, size, XXH3_64bits(data, size),
+                      entry_identity(key, name)};
   zt_status_t s = write_all(fd, &h, sizeof h, tmp);
   if (!s) s = write_all(fd, data, size, tmp);
-  // mkstemp makes 0600 files; entries are readable like other cache files.
-  if (!s) (void)fchmod(fd, 0644);
   if (!s && fsync(fd) != 0)
-    s = zt_make_status(ZT_STATUS_IO_ERROR, "cache: fsync %s: %s", tmp, strerror(errno));
+    s = zt_make_status(ZT_STATUS_IO_ERROR, "cache: fsync %s/%s: %s", dir, tmp, strerror(errno));
   if (close(fd) != 0 && !s)
-    s = zt_make_status(ZT_STATUS_IO_ERROR, "cache: close %s: %s", tmp, strerror(errno));
-  if (!s && rename(tmp, path) != 0)
-    s = zt_make_status(ZT_STATUS_IO_ERROR, "cache: rename to %s: %s", path, strerror(errno));
-  if (s) {
-    unlink(tmp);
-    return s;
-  }
+    s = zt_make_status(ZT_STATUS_IO_ERROR, "cache: close %s/%s: %s", dir, tmp, strerror(errno));
+  if (!s && renameat(dirfd, tmp, dirfd, name) != 0)
+    s = zt_make_status(ZT_STATUS_IO_ERROR, "cache: rename to %s/%s: %s", dir, name,
+                       strerror(errno));
+  if (s) unlinkat(dirfd, tmp, 0);
+  close(dirfd);
+  if (s) return s;
   zt_cache_count(ZT_CACHE_WRITES, 1);
   debug_log("write", key, name, NULL);
   return NULL;

@@ -376,7 +376,7 @@ START_TEST(test_compile_cached_two_processes) {
   }
   const char* ir =
       "module {\n"
-      "  func.func @k(%x: !tile.ptr<f32>) attributes {tile.kernel} {\n"
+      "  func.func @k(%x: !tile.ptr<f32>) attributes {zt.kernel} {\n"
       "    return\n"
       "  }\n"
       "}\n";
