@@ -196,12 +196,22 @@ class Autotuner:
         # Persistence: on unless cache_results=False or ZETILE_AUTOTUNE_DB=off.
         self.cache_results = cache_results is not False
         self._hash = None
+        self.config_errors = {}
+        # For `zetile tune`: re-benchmark even when the database has a result,
+        # and a callback (i, n, config, [median, p20, p80], error) per config.
+        self.force = False
+        self.progress = None
         self._lock = threading.RLock()
         self.__name__ = self.base_fn.__name__
         self.__doc__ = self.base_fn.__doc__
 
     def __repr__(self):
         return f"Autotuner({self.base_fn!r})"
+
+    def kernel_name(self):
+        """FILE.py:NAME, how the database and `zetile tune show` name it."""
+        f = inspect.getsourcefile(self.base_fn.fn) or self.base_fn.__module__
+        return f"{os.path.basename(f)}:{self.base_fn.__qualname__}"
 
     # Triton's default hooks, for numpy arrays, torch tensors and zetile.Tensor.
     def _default_pre_hook(self, nargs, reset_only=False):
@@ -249,7 +259,7 @@ class Autotuner:
         return {k: v for k, v in launch_kwargs.items()
                 if k not in _OPTION_NAMES or k in accepted}
 
-    def _bench(self, *args, config, device, **meta):
+    def _bench(self, *args, config, bench_device, **meta):
         conflicts = meta.keys() & config.kwargs.keys()
         if conflicts:
             raise ValueError(f"Conflicting meta-parameters: {', '.join(sorted(conflicts))}. "
@@ -271,7 +281,7 @@ class Autotuner:
             self.post_hook(full_nargs, exception=None)
 
         try:
-            return self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8), device=device), None
+            return self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8), device=bench_device), None
         except CompilationError as e:
             # Triton's OutOfResources analogue: a config the target refuses.
             if _env_flag("ZETILE_PRINT_AUTOTUNING", "TRITON_PRINT_AUTOTUNING"):
@@ -371,7 +381,7 @@ class Autotuner:
         """Returns True when the result came from the database."""
         db = tune_db.get_db() if self.cache_results else None
         ids = self._db_ids(key, pruned, dev) if db is not None else None
-        if db is not None:
+        if db is not None and not self.force:
             row = db.lookup(**ids)
             got = self._from_db(row, pruned) if row else None
             if got is not None:
@@ -383,10 +393,12 @@ class Autotuner:
         meta = dict(kwargs)
         self._precompile(args, meta, pruned)
         timings, errors = {}, {}
-        for c in pruned:
-            timings[c], err = self._bench(*args, config=c, device=dev, **meta)
+        for i, c in enumerate(pruned):
+            timings[c], err = self._bench(*args, config=c, bench_device=dev, **meta)
             if err:
                 errors[c] = err
+            if self.progress is not None:
+                self.progress(i + 1, len(pruned), c, timings[c], err)
         self.bench_time = time.time() - t0
         if all(t[0] == float("inf") for t in timings.values()):
             raise AutotunerError(f"{self.base_fn.__name__}: no config compiled:\n" +
@@ -399,7 +411,7 @@ class Autotuner:
         # Zero reset_to_zero arguments once more before the real launch.
         self.pre_hook({**self.nargs, **kwargs, **best.all_kwargs()}, reset_only=True)
         if db is not None:
-            db.store(kernel=f"{self.base_fn.__module__}:{self.base_fn.__qualname__}",
+            db.store(kernel=self.kernel_name(),
                      target=runtime.info(dev)["target"], best=best.to_dict(),
                      timings=[{"config": c.to_dict(), "median": t[0], "p20": t[1], "p80": t[2],
                                "error": errors.get(c)} for c, t in timings.items()],

@@ -5,6 +5,7 @@
         --constexpr BLOCK=1024 --target pvc -o out.spv
     zetile demo                                    the demo (examples/demo.py)
     zetile evidence [--kernel NAME] [--json]       evidence level (E1-E5) per kernel
+    zetile tune gemm|FILE.py:KERNEL|show|export|import ...   autotuning (tune_cli.py)
 """
 from __future__ import annotations
 
@@ -197,6 +198,8 @@ def main(argv=None):
     px.set_defaults(fn=cmd_isa)
     from .tools import evidence  # zetile evidence: E1-E5 per kernel (tools/evidence.py)
     evidence.add_parser(sub)
+    from . import tune_cli  # zetile tune: autotuning and its results database (tune_cli.py)
+    tune_cli.add_parser(sub)
     pd = sub.add_parser("demo", help="run the demo")
     pd.add_argument("rest", nargs=argparse.REMAINDER)
     pd.set_defaults(fn=cmd_demo)

@@ -304,45 +304,57 @@ class JITFunction:
         return b.module_text()
 
     def _compile_for(self, device, key, arg_types, divisibility, constexprs, num_warps,
-                     descriptors):
+                     descriptors, xe=(None, None)):
         text = self.build_tile_ir(arg_types, constexprs, divisibility, descriptors)
         info = runtime.info(device)
         # The device says whether its driver lacks 2D block IO; ZETILE_COMPAT=1/0
-        # forces the compat path on or off.
+        # forces the compat path on or off; a launch's compat= (autotune
+        # configs) overrides both.
+        grf_mode, compat_opt = xe
         forced = os.environ.get("ZETILE_COMPAT", "")
         compat = forced == "1" if forced in ("0", "1") else bool(info.get("compat"))
+        if compat_opt is not None:
+            compat = bool(compat_opt)
         try:
             artifact = _C.compile(text, target=info["target"], num_warps=num_warps or 0,
-                                  compat=compat, cached=True)
+                                  compat=compat, igc_options=_grf_igc_options(grf_mode),
+                                  cached=True)
         except _C.Error as e:
             raise _as_compilation_error(self, e) from e
         exe = device.load(artifact)
         return CompiledKernel(self.__name__, artifact, exe, list(arg_types), arg_types, constexprs)
 
-    def warmup(self, *args, grid=None, num_warps=None, num_stages=None, device=None, **kwargs):
+    def warmup(self, *args, grid=None, num_warps=None, num_stages=None, device=None,
+               grf_mode=None, compat=None, **kwargs):
         dev = runtime.get_device(device)
         bound = self._bind(args, kwargs)
         key, arg_types, div, constexprs, _, descs = self.specialize(bound, dev)
-        return self._get_compiled(dev, key, arg_types, div, constexprs, num_warps, descs)
+        return self._get_compiled(dev, key, arg_types, div, constexprs, num_warps, descs,
+                                  (grf_mode, compat))
 
-    def _get_compiled(self, dev, key, arg_types, div, constexprs, num_warps, descs):
-        ckey = (id(dev), key, num_warps, self.debug_enabled)
+    def _get_compiled(self, dev, key, arg_types, div, constexprs, num_warps, descs,
+                      xe=(None, None)):
+        ckey = (id(dev), key, num_warps, self.debug_enabled, xe)
         ck = self._cache.get(ckey)
         if ck is None:
             with self._lock:
                 ck = self._cache.get(ckey)
                 if ck is None:
-                    ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps, descs)
+                    ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps, descs,
+                                           xe)
                     self._cache[ckey] = ck
         return ck
 
     # ------------------------------------------------------------- launching
     def run(self, *args, grid, num_warps=None, num_stages=None, num_ctas=None, device=None,
-            **kwargs):
+            grf_mode=None, compat=None, **kwargs):
+        # grf_mode ("large" | "default" | None: zetile picks) and compat
+        # (None: the device decides) are zetile's Xe knobs (zetile.Config).
         dev = runtime.get_device(device)
         bound = self._bind(args, kwargs)
         key, arg_types, div, constexprs, values, descs = self.specialize(bound, dev)
-        ck = self._get_compiled(dev, key, arg_types, div, constexprs, num_warps, descs)
+        ck = self._get_compiled(dev, key, arg_types, div, constexprs, num_warps, descs,
+                                (grf_mode, compat))
         if callable(grid):
             grid = grid(dict(bound))
         grid = tuple(int(g.value if isinstance(g, core.constexpr) else g) for g in
@@ -379,6 +391,18 @@ class JITFunction:
             for w in writebacks:
                 w()
         return ck
+
+
+def _grf_igc_options(grf_mode):
+    """IGC options for a register-file mode: "large" (256 GRF), "default"
+    (128), None/"auto" lets the lowering choose (large for kernels with dots)."""
+    if grf_mode in (None, "auto"):
+        return None
+    if grf_mode in ("large", 256):
+        return "-ze-opt-large-register-file"
+    if grf_mode in ("default", 128):
+        return ""
+    raise KernelArgumentError(f"grf_mode must be 'auto', 'large' or 'default', not {grf_mode!r}")
 
 
 def _hashable(v):

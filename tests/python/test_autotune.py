@@ -261,3 +261,26 @@ def test_two_threads_compile_concurrently():
     assert not errors, errors
     for f in (2, 3):
         np.testing.assert_allclose(results[f], f * np.arange(n, dtype=np.float32))
+
+
+def test_xe_knobs_reach_the_compiler_and_tune_on_opencl_cpu():
+    # zetile's own Config knobs: grf_mode picks IGC's register-file option,
+    # compat the path without 2D block IO; each is its own specialization.
+    from zt_testutil import opencl_cpu_or_skip
+    opencl_cpu_or_skip()
+    n = 256
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    big = accumulate_kernel.warmup(x, out, n, BLOCK=64, grf_mode="large", device="opencl:cpu")
+    small = accumulate_kernel.warmup(x, out, n, BLOCK=64, grf_mode="default", device="opencl:cpu")
+    assert big.metadata.get("igc_options") == "-ze-opt-large-register-file"
+    assert small.metadata.get("igc_options", "") == ""
+    compat = accumulate_kernel.warmup(x, out, n, BLOCK=64, compat=True, device="opencl:cpu")
+    assert compat is not accumulate_kernel.warmup(x, out, n, BLOCK=64, compat=False,
+                                                  device="opencl:cpu")
+    cfgs = [zetile.Config({"BLOCK": 64}, num_warps=1, grf_mode="large"),
+            zetile.Config({"BLOCK": 128}, num_warps=1, grf_mode="default", compat=True)]
+    k = zetile.autotune(cfgs, key=["n"], restore_value=["out_ptr"], **FAST)(accumulate_kernel)
+    k[_grid(n)](x, out, n, device="opencl:cpu")
+    np.testing.assert_allclose(out, x)
+    assert k.best_config in cfgs and len(k.configs_timings) == 2

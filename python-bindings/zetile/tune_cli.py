@@ -1,0 +1,582 @@
+"""`zetile tune`: tune a user kernel or the GEMM template on a device, or
+rank configs by Intel ISA statistics without one; show, export and import
+the results database.
+
+    zetile tune FILE.py:KERNEL --signature "x_ptr=*fp32,out_ptr=*fp32,n=i32" \\
+        --args "x_ptr=1048576,out_ptr=1048576,n=1048576" --grid "cdiv(n, BLOCK)" \\
+        --space "BLOCK=256|1024|4096;num_warps=4|8" [--device cpu] [--plot p.svg]
+    zetile tune gemm --shape 512x512x512 --dtype fp16 [--device opencl:cpu]
+    zetile tune gemm --shape 4096x4096x4096 --dtype bf16 --target pvc --isa-only
+    zetile tune show [--kernel NAME] [--json]
+    zetile tune export FILE.json | zetile tune import FILE.json
+
+A kernel decorated with @zetile.autotune brings its own configs and key;
+a plain @zetile.jit kernel takes them from --config/--space (and --key,
+default: its integer arguments).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import sys
+import time
+
+SPECIAL = ("show", "export", "import", "gemm")
+
+
+# ------------------------------------------------------------------ output
+class Progress:
+    """A progress bar on stderr: redrawn in place on a terminal, one line
+    per config otherwise (logs, CI)."""
+
+    def __init__(self, total, label, stream=None):
+        self.total, self.label = total, label
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.t0 = time.time()
+
+    def __call__(self, i, n, config, timing, error):
+        self.total = n
+        w = 24
+        done = int(w * i / max(n, 1))
+        bar = "#" * done + "-" * (w - done)
+        what = "failed" if error else f"{timing[0]:.4f} ms"
+        line = (f"{self.label} [{bar}] {i}/{n} {time.time() - self.t0:5.1f}s  "
+                f"{_label(config)}: {what}")
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line + ("\n" if i == n else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _label(config):
+    return config.short() if hasattr(config, "short") else str(config)
+
+
+def _table(headers, rows):
+    cells = [headers] + [[_fmt(v) for v in r] for r in rows]
+    w = [max(len(c[j]) for c in cells) for j in range(len(headers))]
+    out = ["  ".join(c[j].ljust(w[j]) if j == 1 else c[j].rjust(w[j]) for j in range(len(c)))
+           for c in cells]
+    out.insert(1, "  ".join("-" * x for x in w))
+    return "\n".join(out)
+
+
+def _fmt(v):
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf"
+        return f"{v:.4g}"
+    return "-" if v is None else str(v)
+
+
+# ------------------------------------------------------------------ arguments
+def _configs_from_cli(args):
+    from .autotuner import Config
+    from .cli import _parse_pairs, _parse_value
+    opts = ("num_warps", "num_stages", "num_ctas", "maxnreg", "grf_mode", "compat")
+
+    def make(d):
+        kw = {k: v for k, v in d.items() if k not in opts}
+        return Config(kw, **{k: v for k, v in d.items() if k in opts})
+    configs = []
+    for c in args.config or []:
+        configs.append(make({k: _parse_value(v) for k, v in _parse_pairs(c, "--config").items()}))
+    if args.space:
+        axes = []
+        for part in args.space.split(";"):
+            if not part.strip():
+                continue
+            if "=" not in part:
+                raise SystemExit(f"zetile: --space entries are NAME=V1|V2|..., got {part!r}")
+            k, vs = part.split("=", 1)
+            axes.append([(k.strip(), _parse_value(v.strip())) for v in vs.split("|")])
+        for combo in itertools.product(*axes):
+            configs.append(make(dict(combo)))
+    return configs
+
+
+def _signature(kernel, text, fixed):
+    from .cli import _parse_pairs
+    if not text:
+        raise SystemExit("zetile: --signature is needed (the run-time arguments' types)")
+    if "=" in text:
+        return _parse_pairs(text, "--signature")
+    names = [n for n in kernel.arg_names if n not in kernel.constexpr_names and n not in fixed]
+    parts = [s.strip() for s in text.split(",") if s.strip()]
+    if len(parts) != len(names):
+        raise SystemExit(f"zetile: --signature has {len(parts)} types for {len(names)} arguments "
+                         f"({', '.join(names)})")
+    return dict(zip(names, parts))
+
+
+def _make_args(kernel, sig, values, dev):
+    """Arrays (random, in the device's memory) and scalars for a launch."""
+    import numpy as np
+    from . import runtime
+    from .language import dtypes as T
+    rng = np.random.default_rng(0)
+    out = {}
+    for n, ty in sig.items():
+        t = T.parse_signature_type(ty.split(":")[0])
+        if n not in values:
+            raise SystemExit(f"zetile: --args needs a value for {n!r} (a shape such as 4096 or "
+                             "64x64 for a pointer, a number for a scalar)")
+        v = values[n]
+        if t.is_ptr():
+            shape = tuple(int(x) for x in str(v).lower().split("x"))
+            npdt = t.element_ty.to_numpy()
+            if np.dtype(npdt).kind == "f" or "bfloat16" in str(npdt):
+                a = rng.standard_normal(shape).astype(np.float32).astype(npdt)
+            else:
+                a = rng.integers(0, 8, shape).astype(npdt)
+            out[n] = runtime.from_numpy(a, device=dev)
+        elif t.is_floating():
+            out[n] = float(v)
+        else:
+            out[n] = int(v)
+    return out
+
+
+def _grid_fn(expr, scalars):
+    from . import cdiv, next_power_of_2
+    if not expr:
+        raise SystemExit('zetile: --grid is needed, e.g. --grid "cdiv(n, BLOCK)"')
+    env = {"cdiv": cdiv, "next_power_of_2": next_power_of_2, "min": min, "max": max}
+
+    def grid(meta):
+        g = eval(expr, {"__builtins__": {}}, {**env, **scalars, **meta})  # noqa: S307 - the user's own expression
+        return tuple(g) if isinstance(g, (tuple, list)) else (g,)
+    return grid
+
+
+# ------------------------------------------------------------------ results
+def _result_rows(configs, timings, errors):
+    rows = []
+    for c in configs:
+        t = timings.get(c)
+        med, lo, hi = (t if t else (float("inf"),) * 3)
+        spread = (hi - lo) / med * 100 if t and med and math.isfinite(med) else None
+        rows.append({"config": c, "median_ms": med, "p20_ms": lo, "p80_ms": hi,
+                     "spread_pct": spread, "error": errors.get(c)})
+    rows.sort(key=lambda r: r["median_ms"])
+    return rows
+
+
+def _print_timing(rows, extra=None, json_out=False, header=""):
+    if json_out:
+        print(json.dumps([{**{k: v for k, v in r.items() if k != "config"},
+                           "config": r["config"].to_dict()} for r in rows], indent=2))
+        return
+    if header:
+        print(header)
+    heads = ["rank", "config", "median ms", "p20 ms", "p80 ms", "spread %"]
+    if extra:
+        heads.append(extra[0])
+    table = []
+    for i, r in enumerate(rows):
+        line = [i + 1, _label(r["config"]), r["median_ms"], r["p20_ms"], r["p80_ms"],
+                r["spread_pct"]]
+        if extra:
+            line.append(extra[1](r))
+        if r["error"]:
+            line[2] = "failed"
+        table.append(line)
+    print(_table(heads, table))
+    for r in rows:
+        if r["error"]:
+            print(f"  {_label(r['config'])}: {r['error']}")
+
+
+def _plot(path, rows, title, ylabel="median ms (whiskers: p20-p80)", key="median_ms"):
+    from .tools import plot
+    labels = [_label(r["config"]) for r in rows]
+    vals = [r[key] for r in rows]
+    lo = [r.get("p20_ms") if key == "median_ms" else None for r in rows]
+    hi = [r.get("p80_ms") if key == "median_ms" else None for r in rows]
+    plot.bar_plot(path, labels, vals, lo, hi, title=title, ylabel=ylabel)
+    print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+
+
+# ------------------------------------------------------------------ user kernels
+def _tune_user_kernel(args):
+    from . import runtime
+    from .autotuner import Autotuner
+    from .cli import _load_kernel, _parse_pairs, _parse_value
+    from .jit import JITFunction
+    obj = _load_kernel(args.what)
+    cli_configs = _configs_from_cli(args)
+    if isinstance(obj, Autotuner):
+        tuner = obj
+        if cli_configs:
+            tuner.configs = cli_configs
+    elif isinstance(obj, JITFunction):
+        if not cli_configs:
+            raise SystemExit("zetile: a plain @zetile.jit kernel needs --config or --space "
+                             "(or decorate it with @zetile.autotune)")
+        tuner = None
+    else:
+        raise SystemExit(f"zetile: {args.what} is not a @zetile.jit or @zetile.autotune kernel")
+    base = tuner.base_fn if tuner else obj
+    fixed = {k: _parse_value(v) for k, v in _parse_pairs(args.constexpr, "--constexpr").items()}
+    sig = _signature(base, args.signature, fixed)
+    if args.isa_only:
+        configs = tuner.configs if tuner else cli_configs
+        return _isa_rank(args, base, sig, fixed, configs, title=base.__name__)
+    values = _parse_pairs(args.args, "--args")
+    dev = runtime.get_device(args.device)
+    kargs = _make_args(base, sig, values, dev)
+    if tuner is None:
+        keys = args.key.split(",") if args.key else \
+            [n for n, v in kargs.items() if isinstance(v, int)]
+        tuner = Autotuner(base, base.arg_names, cli_configs, keys, warmup=args.warmup,
+                          rep=args.rep)
+    else:
+        tuner.num_warmups, tuner.num_reps = args.warmup, args.rep
+    tuner.force = args.force
+    tuner.progress = None if args.json else Progress(len(tuner.configs), base.__name__)
+    scalars = {n: v for n, v in kargs.items() if not hasattr(v, "shape")}
+    positional = [kargs[n] for n in base.arg_names if n in kargs]
+    if len(positional) != len(kargs) or any(n not in kargs for n in base.arg_names[:len(kargs)]):
+        raise SystemExit("zetile: the run-time arguments must come first, in order")
+    tuner[_grid_fn(args.grid, scalars)](*positional, device=args.device, **fixed)
+    runtime.get_device(args.device).synchronize()
+    configs = list(tuner.configs_timings) or [tuner.best_config]
+    rows = _result_rows(configs, tuner.configs_timings, tuner.config_errors)
+    src = tuner.tuning_source
+    note = {"database": "from the autotuning database (--force re-benchmarks)",
+            "benchmark": f"benchmarked in {tuner.bench_time or 0:.1f}s",
+            "single": "one config: nothing to compare"}.get(src, src)
+    info = runtime.info(dev)
+    _print_timing(rows, json_out=args.json,
+                  header=f"{base.__name__} on {info['name']} ({info.get('description', '')}); "
+                         f"{note}; best: {_label(tuner.best_config)}")
+    if args.plot:
+        _plot(args.plot, rows, f"{base.__name__} on {info['name']}")
+    return 0
+
+
+# ------------------------------------------------------------------ GEMM template
+def _parse_shape(text):
+    try:
+        parts = [int(x) for x in text.lower().replace(",", "x").split("x")]
+    except ValueError:
+        parts = []
+    if len(parts) != 3:
+        raise SystemExit(f"zetile: --shape is MxNxK, got {text!r}")
+    return parts
+
+
+_DTYPES = {"fp16": "float16", "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16",
+           "fp32": "float32", "float32": "float32", "int8": "int8"}
+
+
+def _gemm_template():
+    from .ops import _kernels
+    return _kernels.load("gemm")
+
+
+def _gemm_configs(args):
+    from .autotuner import Config
+    cli = _configs_from_cli(args)
+    if cli:
+        return cli
+    return [Config(dict(c)) for c in _gemm_template().CONFIGS]
+
+
+def _tune_gemm(args):
+    import numpy as np
+    from . import runtime, testing, tune_db
+    from .ops import gemm as gemm_op     # the function zetile.ops.gemm
+    from .ops import _arrays
+    M, N, K = _parse_shape(args.shape or "512x512x512")
+    dt = _DTYPES.get(args.dtype)
+    if dt is None:
+        raise SystemExit(f"zetile: --dtype is one of {', '.join(sorted(_DTYPES))}")
+    configs = _gemm_configs(args)
+    g = _gemm_template()
+    if args.isa_only:
+        sig, fixed = _gemm_signature(M, N, K, dt)
+        return _isa_rank(args, g.gemm_kernel, sig, fixed, configs,
+                         title=f"gemm {M}x{N}x{K} {dt}")
+    dev = runtime.get_device(args.device)
+    info = runtime.info(dev)
+    rng = np.random.default_rng(0)
+    npdt = _arrays.numpy_dtype(dt)
+    if dt == "int8":
+        a_h, b_h = rng.integers(-4, 4, (M, K)).astype(npdt), rng.integers(-4, 4, (K, N)).astype(npdt)
+    else:
+        a_h = rng.standard_normal((M, K)).astype(np.float32).astype(npdt)
+        b_h = rng.standard_normal((K, N)).astype(np.float32).astype(npdt)
+    a, b = runtime.from_numpy(a_h, device=dev), runtime.from_numpy(b_h, device=dev)
+    out = gemm_op(a, b)     # the default config: output buffer and a first check
+    dev.synchronize()
+    db = tune_db.get_db()
+    ids = dict(kernel_hash=tune_db.kernel_hash(g.gemm_kernel), key=json.dumps([M, N, K, dt]),
+               configs_hash=tune_db.configs_hash([c.to_dict() for c in configs]),
+               device=f"{info['name']} | {info.get('description', '')}",
+               driver=str(info.get("driver_version", "")))
+    row = db.lookup(**ids) if db is not None and not args.force else None
+    timings, errors = {}, {}
+    if row:
+        by = {json.dumps(c.to_dict(), sort_keys=True): c for c in configs}
+        for t in row["timings"]:
+            c = by.get(json.dumps(t["config"], sort_keys=True))
+            if c is not None:
+                timings[c] = [t["median"], t["p20"], t["p80"]]
+                if t.get("error"):
+                    errors[c] = t["error"]
+        note = "from the autotuning database (--force re-benchmarks)"
+    else:
+        from .compiler.errors import CompilationError
+        bar = None if args.json else Progress(len(configs), "gemm")
+        t0 = time.time()
+        for i, c in enumerate(configs):
+            try:
+                timings[c] = testing.do_bench(
+                    lambda c=c: gemm_op(a, b, out=out, config=dict(c.kwargs)),
+                    warmup=args.warmup, rep=args.rep, quantiles=(0.5, 0.2, 0.8), device=dev)
+            except (CompilationError, ValueError) as e:
+                timings[c] = [float("inf")] * 3
+                errors[c] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+            if bar:
+                bar(i + 1, len(configs), c, timings[c], errors.get(c))
+        secs = time.time() - t0
+        best = min(timings, key=lambda c: timings[c])
+        if db is not None and math.isfinite(timings[best][0]):
+            db.store(kernel="zetile.ops.gemm", target=info["target"], best=best.to_dict(),
+                     timings=[{"config": c.to_dict(), "median": t[0], "p20": t[1], "p80": t[2],
+                               "error": errors.get(c)} for c, t in timings.items()],
+                     bench_seconds=secs, **ids)
+        note = f"benchmarked in {secs:.1f}s"
+    flops = 2.0 * M * N * K
+    rows = _result_rows(configs, timings, errors)
+    _print_timing(rows, extra=("TFLOP/s", lambda r: flops / (r["median_ms"] * 1e-3) / 1e12
+                               if math.isfinite(r["median_ms"]) else None),
+                  json_out=args.json,
+                  header=f"zetile.ops.gemm {M}x{N}x{K} {dt} on {info['name']} "
+                         f"({info.get('description', '')}); {note}; best: {_label(rows[0]['config'])}")
+    if args.plot:
+        _plot(args.plot, rows, f"gemm {M}x{N}x{K} {dt} on {info['name']}")
+    return 0
+
+
+def _gemm_signature(M, N, K, dt):
+    """The specialization ops.gemm launches for a plain (M, K) @ (K, N): the
+    same strides and hints, written as a compile() signature (no device)."""
+    ty = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "int8": "i8"}[dt]
+    oty = "i32" if dt == "int8" else ty
+    sig = {"A": f"*{ty}", "B": f"*{ty}", "OUT": f"*{oty}", "M": "i32", "N": "i32", "K": "i32",
+           "alpha": "fp32", "beta": "fp32"}
+    fixed = {"BIAS": None, "RES": None, "C_IN": None, "SCALES": None, "ACT": 0,
+             "EPILOGUE": False, "ACC_INT": dt == "int8", "WEIGHT_BITS": 0, "GROUP_K": 1,
+             "HAS_BIAS": False, "HAS_RES": False, "HAS_C": False}
+    strides = {"s_ab": M * K, "s_am": K, "s_ak": 1, "s_bb": K * N, "s_bk": N, "s_bn": 1,
+               "s_ob": M * N, "s_om": N, "s_on": 1}
+    for n in ("s_xb", "s_xm", "s_xn", "s_rb", "s_rm", "s_rn", "s_cb", "s_cm", "s_cn", "s_sg",
+              "s_sn"):
+        strides[n] = 0
+    for n, v in {**strides, "M": M, "N": N, "K": K}.items():
+        if v == 1:
+            fixed[n] = 1            # the launcher makes integers equal to 1 constants
+            sig.pop(n, None)
+        else:
+            sig[n] = "i32:16" if v > 0 and v % 16 == 0 else "i32"
+    return sig, fixed
+
+
+# ------------------------------------------------------------------ ISA ranking
+def _grf_options(grf_mode):
+    if grf_mode in ("large", 256):
+        return "-ze-opt-large-register-file"
+    if grf_mode in ("default", 128):
+        return ""
+    return None        # "auto": zetile decides (large for kernels with dots)
+
+
+def _isa_rank(args, kernel, sig, fixed, configs, title):
+    """Compiles every config for --target and ranks them by ISA statistics:
+    fewer spilled registers, then more DPAS per instruction, then fewer
+    sends per DPAS. No device runs anything: this is not a timing."""
+    from .tools import isa
+    target = args.target or "pvc"
+    if target == "cpu":
+        raise SystemExit("zetile: --isa-only needs an Intel GPU target (pvc, bmg, dg2)")
+    results = []
+    bar = None if args.json else Progress(len(configs), f"isa {target}")
+    for i, c in enumerate(configs):
+        consts = {**fixed, **c.kwargs}
+        try:
+            r = isa.report(kernel, sig, consts, target=target, num_warps=c.num_warps or 0,
+                           compat=bool(c.compat), igc_options=_grf_options(c.grf_mode),
+                           driver=False)
+            ks = list(r["kernels"].values())
+            k = ks[0] if ks else {}
+            instr, dpas, sends = k.get("instructions", 0), k.get("dpas", 0), k.get("sends", 0)
+            res = {"config": c, "spilled_registers": r.get("spilled_registers", 0),
+                   "dpas": dpas, "dpas_in_loop": k.get("dpas_in_innermost_loop", 0),
+                   "instructions": instr, "sends": sends,
+                   "dpas_density": dpas / instr if instr else 0.0,
+                   "sends_per_dpas": sends / dpas if dpas else None,
+                   "grf": r.get("grf_mode"), "error": None}
+        except Exception as e:  # noqa: BLE001 - a config the target refuses is ranked last
+            res = {"config": c, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+        results.append(res)
+        if bar:
+            bar(i + 1, len(configs), c, [res.get("dpas_density", 0)] * 3, res["error"])
+
+    def rank(r):
+        if r["error"]:
+            return (1, 0, 0, 0)
+        spd = r["sends_per_dpas"]
+        return (0, r["spilled_registers"], -r["dpas_density"],
+                spd if spd is not None else float("inf"))
+    results.sort(key=rank)
+    if args.json:
+        print(json.dumps([{**{k: v for k, v in r.items() if k != "config"},
+                           "config": r["config"].to_dict()} for r in results], indent=2))
+    else:
+        print(f"{title}: ISA statistics for {target} (ocloc + iga64); NO TIMING: nothing ran, "
+              "configs are ranked by spills, then DPAS per instruction, then sends per DPAS")
+        heads = ["rank", "config", "spilled regs", "dpas", "dpas in loop", "instructions",
+                 "dpas/instr", "sends/dpas", "GRF"]
+        rows = []
+        for i, r in enumerate(results):
+            if r["error"]:
+                rows.append([i + 1, _label(r["config"]), "failed"] + [None] * 6)
+            else:
+                rows.append([i + 1, _label(r["config"]), r["spilled_registers"], r["dpas"],
+                             r["dpas_in_loop"], r["instructions"], r["dpas_density"],
+                             r["sends_per_dpas"], r["grf"]])
+        print(_table(heads, rows))
+        for r in results:
+            if r["error"]:
+                print(f"  {_label(r['config'])}: {r['error']}")
+    if args.plot:
+        from .tools import plot
+        ok = [r for r in results if not r["error"]]
+        plot.bar_plot(args.plot, [_label(r["config"]) for r in ok],
+                      [r["dpas_density"] for r in ok], [None] * len(ok), [None] * len(ok),
+                      title=f"{title} on {target}: DPAS per instruction (ISA, no timing)",
+                      ylabel="DPAS / instruction")
+        print(f"wrote {args.plot} ({os.path.getsize(args.plot)} bytes)")
+    return 0 if any(not r["error"] for r in results) else 1
+
+
+# ------------------------------------------------------------------ database
+def _show(args):
+    from . import tune_db
+    db = tune_db.get_db()
+    if db is None:
+        print("the autotuning database is off (ZETILE_AUTOTUNE_DB=off)")
+        return 0
+    rows = db.rows(args.kernel)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    version = tune_db.zetile_version()
+    print(f"{db.path}: {len(rows)} result(s)")
+    table = []
+    for r in rows:
+        ok = [t for t in r["timings"] if t.get("median") is not None and
+              math.isfinite(t["median"])]
+        best = min((t["median"] for t in ok), default=None)
+        cfg = r["best"]
+        label = " ".join([f"{k}={v}" for k, v in cfg.get("kwargs", {}).items()] +
+                         [f"{k}={v}" for k, v in cfg.items() if k != "kwargs"])
+        table.append([r["kernel"], r["key"], label, best, len(r["timings"]),
+                      r["device"].split(" | ")[0], r["version"] + ("" if r["version"] == version
+                                                                  else " (stale)"),
+                      time.strftime("%Y-%m-%d %H:%M", time.localtime(r["created"]))])
+    if table:
+        print(_table(["kernel", "key", "best config", "best ms", "configs", "device", "version",
+                      "when"], table))
+    return 0
+
+
+def _export(args):
+    from . import tune_db
+    db = tune_db.get_db()
+    if db is None:
+        raise SystemExit("zetile: the autotuning database is off (ZETILE_AUTOTUNE_DB=off)")
+    rows = db.rows(args.kernel)
+    text = json.dumps({"zetile_autotune": tune_db.SCHEMA_VERSION, "rows": rows}, indent=1)
+    if not args.file or args.file == "-":
+        print(text)
+    else:
+        with open(args.file, "w") as f:
+            f.write(text + "\n")
+        print(f"exported {len(rows)} result(s) to {args.file}")
+    return 0
+
+
+def _import(args):
+    from . import tune_db
+    if not args.file:
+        raise SystemExit("zetile: tune import FILE.json")
+    db = tune_db.get_db()
+    if db is None:
+        raise SystemExit("zetile: the autotuning database is off (ZETILE_AUTOTUNE_DB=off)")
+    with open(args.file) as f:
+        data = json.load(f)
+    if data.get("zetile_autotune") != tune_db.SCHEMA_VERSION:
+        raise SystemExit(f"zetile: {args.file} is not a zetile autotune export "
+                         f"(schema {data.get('zetile_autotune')})")
+    n = db.import_rows(data.get("rows", []))
+    print(f"imported {n} result(s) into {db.path}")
+    return 0
+
+
+def cmd_tune(args):
+    if args.device:
+        from . import runtime
+        runtime.set_device(args.device)
+    if args.what == "show":
+        return _show(args)
+    if args.what == "export":
+        return _export(args)
+    if args.what == "import":
+        return _import(args)
+    if args.what == "gemm":
+        return _tune_gemm(args)
+    if args.what in ("sdpa", "flex"):
+        raise SystemExit(f"zetile: tune {args.what} is not written yet (gemm and user kernels are)")
+    try:
+        return _tune_user_kernel(args)
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001 - shown to the user as it is
+        print(f"zetile: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+def add_parser(sub):
+    p = sub.add_parser("tune", help="autotune a kernel or the GEMM template; show/export/import "
+                                    "the results database")
+    p.add_argument("what", help="FILE.py:KERNEL, gemm, show, export or import")
+    p.add_argument("file", nargs="?", help="export/import: the JSON file (- for stdout)")
+    p.add_argument("--device", "-d", help="cpu, level_zero[:N], opencl:cpu (default: zetile's)")
+    p.add_argument("--signature", "-s", default="", help='"x_ptr=*fp32,n=i32" or "*fp32,i32"')
+    p.add_argument("--args", "-a", default="",
+                   help='values: a shape for pointers, a number for scalars: "x_ptr=4096,n=4096"')
+    p.add_argument("--grid", "-g", default="", help='"cdiv(n, BLOCK)" (argument and meta names)')
+    p.add_argument("--constexpr", "-c", default="", help="fixed constexprs: \"ACT=1,EVEN=True\"")
+    p.add_argument("--config", action="append",
+                   help='one config: "BLOCK=64,num_warps=4" (repeat for more)')
+    p.add_argument("--space", help='a grid of configs: "BLOCK=64|128;num_warps=2|4"')
+    p.add_argument("--key", help="tuning key of a plain kernel (default: its integer arguments)")
+    p.add_argument("--shape", help="gemm: MxNxK")
+    p.add_argument("--dtype", default="fp16", help="gemm: fp16, bf16, fp32 or int8")
+    p.add_argument("--warmup", type=float, default=25, help="ms of warm-up per config")
+    p.add_argument("--rep", type=float, default=100, help="ms of measurement per config")
+    p.add_argument("--force", action="store_true", help="benchmark even if the database has it")
+    p.add_argument("--plot", help="write a plot: FILE.svg (or .png with matplotlib)")
+    p.add_argument("--target", "-t", help="--isa-only: pvc, bmg or dg2")
+    p.add_argument("--isa-only", action="store_true",
+                   help="compile every config for --target and rank by ISA statistics (no timing)")
+    p.add_argument("--kernel", help="show/export: only kernels whose name contains this")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_tune)

@@ -1,0 +1,100 @@
+"""`zetile tune` end to end: a user kernel and the GEMM template on the CPU
+target (a table of every config, a plot file, the database reused by a
+second run), --isa-only for pvc (ranked by ISA statistics, no timing), and
+show / export / import of the database."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from zt_testutil import ROOT, EXAMPLES, have_tool
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KFILE = os.path.join(HERE, "autotune_cli_kernels.py")
+FAST = ["--warmup", "1", "--rep", "5"]
+
+
+def tune(tmp_path, *argv, db="tune.sqlite"):
+    env = dict(os.environ)
+    env["ZETILE_AUTOTUNE_DB"] = str(tmp_path / db)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python-bindings"), EXAMPLES])
+    r = subprocess.run([sys.executable, "-m", "zetile", "tune", *argv], env=env,
+                       capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    return r
+
+
+def ok(r):
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+USER = [f"{KFILE}:scale_kernel", "--signature", "x_ptr=*fp32,out_ptr=*fp32,n=i32,factor=fp32",
+        "--args", "x_ptr=20000,out_ptr=20000,n=20000,factor=2.5", "--grid", "cdiv(n, BLOCK)",
+        "--space", "BLOCK=64|256|1024;num_warps=1|4", "--device", "cpu"]
+
+
+def test_user_kernel_table_plot_and_database(tmp_path):
+    out = ok(tune(tmp_path, *USER, *FAST, "--plot", "user.svg"))
+    assert "benchmarked in" in out
+    table = [l for l in out.splitlines() if "BLOCK=" in l and "best:" not in l]
+    assert len(table) == 6, out       # every config: 3 blocks x 2 warps
+    assert all("failed" not in l for l in table)
+    svg = tmp_path / "user.svg"
+    assert svg.stat().st_size > 500 and svg.read_text().lstrip().startswith("<svg")
+    again = ok(tune(tmp_path, *USER, *FAST))
+    assert "from the autotuning database" in again
+    forced = ok(tune(tmp_path, *USER, *FAST, "--force", "--json"))
+    rows = json.loads(forced)
+    assert len(rows) == 6 and all(r["median_ms"] > 0 for r in rows)
+    assert rows == sorted(rows, key=lambda r: r["median_ms"])
+
+
+def test_autotuned_kernel_brings_its_configs(tmp_path):
+    out = ok(tune(tmp_path, f"{KFILE}:tuned_scale_kernel", "-s", "*fp32,*fp32,i32,fp32",
+                  "--args", "x_ptr=5000,out_ptr=5000,n=5000,factor=1.5", "--grid",
+                  "cdiv(n, BLOCK)", *FAST))
+    assert "BLOCK=128 num_warps=1" in out and "BLOCK=512 num_warps=2" in out
+
+
+def test_gemm_template_on_cpu(tmp_path):
+    out = ok(tune(tmp_path, "gemm", "--shape", "64x96x64", "--dtype", "fp16", "--device", "cpu",
+                  *FAST, "--plot", "gemm.svg"))
+    assert "zetile.ops.gemm 64x96x64 float16 on cpu" in out and "TFLOP/s" in out
+    assert len([l for l in out.splitlines() if "BLOCK_M=" in l and "best:" not in l]) == 5
+    assert (tmp_path / "gemm.svg").stat().st_size > 500
+    show = ok(tune(tmp_path, "show"))
+    assert "zetile.ops.gemm" in show and "[64, 96, 64, \"float16\"]" in show
+
+
+def test_show_export_import(tmp_path):
+    ok(tune(tmp_path, *USER, *FAST))
+    ok(tune(tmp_path, "export", "dump.json"))
+    data = json.loads((tmp_path / "dump.json").read_text())
+    assert len(data["rows"]) == 1 and data["rows"][0]["kernel"].endswith(":scale_kernel")
+    assert "imported 1 result" in ok(tune(tmp_path, "import", "dump.json", db="other.sqlite"))
+    show = ok(tune(tmp_path, "show", "--json", db="other.sqlite"))
+    assert json.loads(show)[0]["key"] == data["rows"][0]["key"]
+    # The imported result serves a tuning run on the other database.
+    again = tune(tmp_path, *USER, *FAST, db="other.sqlite")
+    assert "from the autotuning database" in ok(again)
+
+
+def test_plain_kernel_without_configs_is_refused(tmp_path):
+    r = tune(tmp_path, f"{KFILE}:scale_kernel", "-s", "*fp32,*fp32,i32,fp32")
+    assert r.returncode != 0 and "--config or --space" in r.stderr
+
+
+@pytest.mark.skipif(not (have_tool("ocloc") and have_tool("iga64")),
+                    reason="ocloc/iga64 (intel-opencl-icd, libigc-tools) not installed")
+def test_isa_only_for_pvc(tmp_path):
+    out = ok(tune(tmp_path, "gemm", "--shape", "256x256x256", "--dtype", "bf16", "--target",
+                  "pvc", "--isa-only", "--config", "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32,GROUP_M=8",
+                  "--config", "BLOCK_M=64,BLOCK_N=32,BLOCK_K=64,GROUP_M=8,grf_mode=default",
+                  "--plot", "isa.svg"))
+    assert "NO TIMING" in out and "pvc" in out
+    lines = [l for l in out.splitlines() if "BLOCK_M=" in l]
+    assert len(lines) == 2 and all("failed" not in l for l in lines)
+    assert "128 (default)" in out and "256 (large)" in out   # grf_mode reached IGC's options
+    assert (tmp_path / "isa.svg").stat().st_size > 300
