@@ -57,8 +57,14 @@ ZT_API zt_status_t zt_compiler_load(const zt_compiler_api_t** out_api) {
     // binding them all up front costs ~9 ms of every cold compile.
     void* h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
     if (!h) {
-      snprintf(g_load_error, sizeof g_load_error, "cannot load %s: %s", path,
-               dlerror());
+      // The usual cause on an installed wheel: MLIR/LLVM 22 are not on the
+      // system (they are not bundled); say which packages bring them.
+      const char* why = dlerror();
+      bool missing_llvm = why && (strstr(why, "libMLIR") || strstr(why, "libLLVM"));
+      snprintf(g_load_error, sizeof g_load_error, "cannot load %s: %s%s", path, why,
+               missing_llvm ? " (zetile's compiler needs LLVM/MLIR 22: on Debian 12, "
+                              "apt-get install llvm-22 libmlir-22 from bookworm-security)"
+                            : "");
     } else {
       zt_compiler_get_api_fn get =
           (zt_compiler_get_api_fn)dlsym(h, ZT_COMPILER_GET_API_SYMBOL);

@@ -18,7 +18,7 @@ from . import testing  # noqa: F401 - triton.testing's helpers (do_bench, perf_r
 from .autotuner import autotune, Config, heuristics, Autotuner, AutotunerError  # noqa: F401
 
 Error = _C.Error
-__version__ = _C.__version__ if hasattr(_C, "__version__") else "0.1.0"
+__version__ = _C._ext.__version__  # written once, in include/zetile/api.h
 
 
 def cdiv(x, y):

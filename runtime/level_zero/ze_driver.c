@@ -190,7 +190,9 @@ static void initialize(void) {
   const char* lib = getenv("ZETILE_ZE_LOADER");
   s->library = dlopen(lib && lib[0] ? lib : "libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!s->library) {
-    snprintf(state.why_not, sizeof state.why_not, "cannot load the Level Zero loader: %s",
+    snprintf(state.why_not, sizeof state.why_not,
+             "cannot load the Level Zero loader: %s (on Debian 12: apt-get install libze1 "
+             "intel-opencl-icd, which bring the loader and Intel's NEO driver)",
              dlerror());
     return;
   }

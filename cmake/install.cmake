@@ -1,0 +1,88 @@
+# Install rules, two layouts:
+# - a wheel (scikit-build-core sets SKBUILD): the extension, libzetile,
+#   libzetile_compiler and the tile dialect go into the package folder
+#   `zetile/` (the extension's RPATH is $ORIGIN; libzetile dlopens the
+#   compiler from its own folder), with the package's Python files from
+#   python-bindings/zetile.
+# - a C install (`cmake --install build --prefix P`): P/lib/libzetile.so
+#   (+ .a), P/lib/libzetile_compiler.so, P/include/zetile/*.h,
+#   P/share/zetile/tile.irdl.mlir, an exported package
+#   (P/lib/cmake/zetile: find_package(zetile) -> zetile::zetile,
+#   zetile::compiler) and P/lib/pkgconfig/zetile.pc.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# libzetile_compiler links Debian's libMLIR/libLLVM from LLVM_ROOT/lib, which
+# is not on the dynamic linker's default path: keep it in the installed RUNPATH.
+if(TARGET zetile_compiler)
+  set_target_properties(zetile_compiler PROPERTIES INSTALL_RPATH "${LLVM_ROOT}/lib")
+endif()
+
+if(SKBUILD)
+  set(ZT_PY_DEST zetile)
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/python-bindings/zetile/ DESTINATION ${ZT_PY_DEST}
+    COMPONENT python FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+  install(TARGETS zetile_shared LIBRARY DESTINATION ${ZT_PY_DEST} COMPONENT python)
+  if(TARGET _zetile)
+    install(TARGETS _zetile LIBRARY DESTINATION ${ZT_PY_DEST} COMPONENT python)
+  endif()
+  if(TARGET zetile_compiler)
+    install(TARGETS zetile_compiler LIBRARY DESTINATION ${ZT_PY_DEST} COMPONENT python)
+    install(FILES ${CMAKE_SOURCE_DIR}/dialect/tile.irdl.mlir DESTINATION ${ZT_PY_DEST}
+      COMPONENT python)
+  endif()
+  return()
+endif()
+
+set(ZT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/zetile)
+# The shared and static libraries share OUTPUT_NAME zetile; the installed
+# targets are zetile::zetile (shared) and zetile::zetile_static.
+set_target_properties(zetile_shared PROPERTIES EXPORT_NAME zetile)
+set_target_properties(zetile_static PROPERTIES EXPORT_NAME zetile_static)
+# Consumers see only the public headers; the build tree's include dirs stay private.
+set_property(TARGET zetile_shared zetile_static PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+  $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+# The build tree's link interface names pkg-config's imported targets, which
+# an installed package cannot: inside the build they stay as they are, and an
+# installed consumer gets plain library names (the static library needs
+# libffi and libxxhash; the shared one carries its own dependencies).
+foreach(lk shared static)
+  get_target_property(ZT_OLD_LINK zetile_${lk} INTERFACE_LINK_LIBRARIES)
+  set(ZT_NEW_LINK "")
+  foreach(item ${ZT_OLD_LINK})
+    list(APPEND ZT_NEW_LINK "$<BUILD_INTERFACE:${item}>")
+  endforeach()
+  if(lk STREQUAL "static")
+    foreach(item ffi xxhash ${CMAKE_DL_LIBS} pthread m)
+      list(APPEND ZT_NEW_LINK "$<INSTALL_INTERFACE:${item}>")
+    endforeach()
+  endif()
+  set_property(TARGET zetile_${lk} PROPERTY INTERFACE_LINK_LIBRARIES "${ZT_NEW_LINK}")
+endforeach()
+install(TARGETS zetile_shared zetile_static EXPORT zetileTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(TARGET zetile_compiler)
+  # A module libzetile loads on a cache miss, from its own folder; exported as
+  # zetile::compiler so C programs can depend on its presence.
+  set_target_properties(zetile_compiler PROPERTIES EXPORT_NAME compiler)
+  install(TARGETS zetile_compiler EXPORT zetileTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${CMAKE_SOURCE_DIR}/dialect/tile.irdl.mlir
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zetile)
+endif()
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/zetile DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
+install(EXPORT zetileTargets NAMESPACE zetile:: DESTINATION ${ZT_CMAKE_DIR})
+configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/zetileConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/zetileConfig.cmake INSTALL_DESTINATION ${ZT_CMAKE_DIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_DATADIR)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/zetileConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/zetileConfig.cmake ${CMAKE_BINARY_DIR}/zetileConfigVersion.cmake
+  DESTINATION ${ZT_CMAKE_DIR})
+# zetile.pc finds its prefix from its own folder (relocatable installs).
+file(RELATIVE_PATH ZT_PC_PREFIX_REL "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+configure_file(${CMAKE_SOURCE_DIR}/cmake/zetile.pc.in ${CMAKE_BINARY_DIR}/zetile.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/zetile.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
