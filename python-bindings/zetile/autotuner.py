@@ -325,8 +325,7 @@ class Autotuner:
         return dict(kernel_hash=self._hash,
                     key=json.dumps([_key_value(k) for k in key]),
                     configs_hash=tune_db.configs_hash([c.to_dict() for c in configs]),
-                    device=f"{info['name']} | {info.get('description', '')}",
-                    driver=str(info.get("driver_version", "")))
+                    **dict(zip(("device", "driver"), tune_db.device_ids(info))))
 
     def _from_db(self, row, configs):
         by_id = {json.dumps(c.to_dict(), sort_keys=True): c for c in configs}

@@ -317,8 +317,7 @@ def _tune_gemm(args):
     db = tune_db.get_db()
     ids = dict(kernel_hash=tune_db.kernel_hash(g.gemm_kernel), key=json.dumps([M, N, K, dt]),
                configs_hash=tune_db.configs_hash([c.to_dict() for c in configs]),
-               device=f"{info['name']} | {info.get('description', '')}",
-               driver=str(info.get("driver_version", "")))
+               **dict(zip(("device", "driver"), tune_db.device_ids(info))))
     row = db.lookup(**ids) if db is not None and not args.force else None
     timings, errors = {}, {}
     if row:

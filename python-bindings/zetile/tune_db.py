@@ -226,6 +226,20 @@ class TuneDB:
             return True
         return self._run(w, False)
 
+    def lookup_latest(self, kernel_hash, key, device, driver, version=None):
+        """The newest row for these, whatever configs were compared (for
+        templates, whose config list may grow), else None."""
+        version = version or zetile_version()
+
+        def q(conn):
+            cur = conn.execute(
+                "SELECT * FROM results WHERE kernel_hash=? AND key=? AND device=? AND driver=? "
+                "AND version=? ORDER BY created DESC LIMIT 1",
+                (kernel_hash, key, device, driver, version))
+            row = cur.fetchone()
+            return _row(cur, row) if row else None
+        return self._run(q)
+
     def rows(self, kernel=None):
         def q(conn):
             sql, args = "SELECT * FROM results", ()
@@ -287,6 +301,33 @@ def get_db(path=None):
         if db is None:
             db = _dbs[path] = TuneDB(path)
         return db
+
+
+def device_ids(info):
+    """(device, driver) as the database writes them, from a device's info dict."""
+    return f"{info['name']} | {info.get('description', '')}", str(info.get("driver_version", ""))
+
+
+_template_hashes = {}
+
+
+def best_for_template(jitfn, key_values, device=None):
+    """The best config `zetile tune` stored for a template kernel (e.g. the
+    GEMM template's gemm_kernel with key [M, N, K, dtype]) on `device` (its
+    name, its driver and this zetile version), as a dict {"kwargs": {...},
+    options...}; None when nothing was stored or the database is off.
+    Templates call this before falling back to their own defaults."""
+    db = get_db()
+    if db is None:
+        return None
+    from . import runtime
+    dev = device if hasattr(device, "synchronize") else runtime.get_device(device)
+    h = _template_hashes.get(id(jitfn))
+    if h is None:
+        h = _template_hashes[id(jitfn)] = kernel_hash(jitfn)
+    dev_id, driver = device_ids(runtime.info(dev))
+    row = db.lookup_latest(h, json.dumps(list(key_values)), dev_id, driver)
+    return row["best"] if row else None
 
 
 # ---------------------------------------------------------------- hashing

@@ -42,7 +42,10 @@ def test_user_kernel_table_plot_and_database(tmp_path):
     assert len(table) == 6, out       # every config: 3 blocks x 2 warps
     assert all("failed" not in l for l in table)
     svg = tmp_path / "user.svg"
-    assert svg.stat().st_size > 500 and svg.read_text().lstrip().startswith("<svg")
+    import xml.etree.ElementTree as ET
+    root = ET.parse(str(svg)).getroot()          # well-formed, one bar per config
+    bars = [e for e in root.iter("{http://www.w3.org/2000/svg}rect") if e.get("fill") != "white"]
+    assert len(bars) == 6
     again = ok(tune(tmp_path, *USER, *FAST))
     assert "from the autotuning database" in again
     forced = ok(tune(tmp_path, *USER, *FAST, "--force", "--json"))
@@ -66,6 +69,21 @@ def test_gemm_template_on_cpu(tmp_path):
     assert (tmp_path / "gemm.svg").stat().st_size > 500
     show = ok(tune(tmp_path, "show"))
     assert "zetile.ops.gemm" in show and "[64, 96, 64, \"float16\"]" in show
+    # What a template reads before its defaults: the winner of the table above.
+    best_line = [l for l in out.splitlines() if l.strip().startswith("1  BLOCK_M=")][0]
+    os.environ["ZETILE_AUTOTUNE_DB"] = str(tmp_path / "tune.sqlite")
+    try:
+        from zetile import tune_db
+        from zetile.ops import _kernels
+        best = tune_db.best_for_template(_kernels.load("gemm").gemm_kernel,
+                                         [64, 96, 64, "float16"], device="cpu")
+        assert best is not None
+        assert {f"{k}={v}" for k, v in best["kwargs"].items()} == \
+            {w for w in best_line.split() if "=" in w}
+        assert tune_db.best_for_template(_kernels.load("gemm").gemm_kernel,
+                                         [64, 96, 65, "float16"], device="cpu") is None
+    finally:
+        del os.environ["ZETILE_AUTOTUNE_DB"]
 
 
 def test_show_export_import(tmp_path):
