@@ -9,3 +9,14 @@ from ._kernels import stdlib_dir  # noqa: F401
 from .attention import scaled_dot_product_attention, flex_attention, flex_attention_fwd  # noqa: F401
 from .block_mask import BlockMask, create_block_mask  # noqa: F401
 from .fx_to_tile import FxTranslationError  # noqa: F401
+
+
+def _register_torch_ops():
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        return
+    from . import torch_ops
+    torch_ops.register()
+
+
+_register_torch_ops()

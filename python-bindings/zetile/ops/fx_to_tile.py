@@ -20,8 +20,10 @@ FxTranslationError naming the op.
 from __future__ import annotations
 
 import hashlib
+import json
 import linecache
 import math
+import re
 
 import zetile
 
@@ -38,8 +40,11 @@ class FxTranslationError(NotImplementedError):
 class TranslatedMod:
     """A mod as a @zetile.jit function plus the tensors it reads (in slot order)."""
 
-    def __init__(self, fn, buffers, source, kind):
+    def __init__(self, fn, buffers, source, kind, body=None):
         self.fn, self.buffers, self.source, self.kind = fn, list(buffers), source, kind
+        # The generated body lines (None for a wrapped @zetile.jit mod): with
+        # `kind` they rebuild the function, so they are the mod's portable name.
+        self.body = body
 
     def __repr__(self):
         return f"TranslatedMod({self.kind}, {len(self.buffers)} buffers)"
@@ -442,7 +447,46 @@ def translate(gm, kind, buffer_shapes=None):
     if hit is None:
         hit = _cache[key] = _materialize(f"{kind}_mod", params, lines)
     fn, src = hit
-    return TranslatedMod(fn, buffers, src, kind)
+    return TranslatedMod(fn, buffers, src, kind, tuple(lines))
+
+
+_LINE = re.compile(r"^    (v\d+ = |return )[^;]*$")
+
+
+def from_body(kind, body, n_buffers):
+    """The mod a `body` (TranslatedMod.body) describes, its tensors supplied
+    by the caller. The lines are checked to be generated assignments (no
+    statements of other shapes, no dunder names or imports) before they are
+    compiled, since they may come from a string in generated torch code."""
+    body = tuple(body)
+    for ln in body:
+        if not _LINE.match(ln) or "__" in ln or "import" in ln or "lambda" in ln:
+            raise ValueError(f"not a generated flex mod line: {ln!r}")
+    key = (kind, body)
+    hit = _cache.get(key)
+    if hit is None:
+        params = list(SCORE_ARGS if kind == "score" else MASK_ARGS)
+        hit = _cache[key] = _materialize(f"{kind}_mod", params, list(body))
+    fn, src = hit
+    return TranslatedMod(fn, [None] * n_buffers, src, kind, body)
+
+
+def mods_string(score, mask):
+    """One content-derived string for a (score, mask) pair of translated mods
+    (either may be None): what torch.ops.zetile.flex_attention takes."""
+    for tm in (score, mask):
+        if tm is not None and tm.body is None:
+            raise ValueError("a @zetile.jit mod has no portable string form; pass it to "
+                             "zetile.ops.flex_attention directly")
+    return json.dumps({"score": list(score.body) if score is not None else None,
+                       "mask": list(mask.body) if mask is not None else None})
+
+
+def mods_from_string(text, n_score_buffers, n_mask_buffers):
+    d = json.loads(text)
+    score = from_body("score", d["score"], n_score_buffers) if d.get("score") else None
+    mask = from_body("mask", d["mask"], n_mask_buffers) if d.get("mask") else None
+    return score, mask
 
 
 def trace(mod, kind):
