@@ -100,7 +100,7 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
     """Times `fn()` in milliseconds (triton.testing.do_bench's contract).
 
     warmup / rep: milliseconds spent warming up / measuring, estimated from
-    five first runs. With `flush` the caches are evicted before every timed
+    five first runs (at least 5 timed runs whatever `rep` says). With `flush` the caches are evicted before every timed
     run (that time is not counted, but it counts against `rep` on the CPU
     so a tiny kernel cannot make tuning take minutes). quantiles=(0.5, 0.2,
     0.8) returns [median, p20, p80]; otherwise `return_mode` ("mean",
@@ -130,7 +130,8 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
     est_fn = max((time.perf_counter() - t0) * 1000, 1e-4)
     n_warmup = max(1, int(warmup / est_fn))
     # The budget counts the flush too (see above), and is capped.
-    n_repeat = max(1, min(int(rep / max(est_all, est_fn)), 10000))
+    # At least 5 timed runs, so that quantiles are more than one sample.
+    n_repeat = max(5, min(int(rep / max(est_all, est_fn)), 10000))
     for _ in range(n_warmup):
         fn()
     sync()

@@ -7,6 +7,7 @@ the results database.
         --space "BLOCK=256|1024|4096;num_warps=4|8" [--device cpu] [--plot p.svg]
     zetile tune gemm --shape 512x512x512 --dtype fp16 [--device opencl:cpu]
     zetile tune gemm --shape 4096x4096x4096 --dtype bf16 --target pvc --isa-only
+    zetile tune sdpa --shape 1,8,512,512,64 --dtype fp16 [--causal]    (also: flex)
     zetile tune show [--kernel NAME] [--json]
     zetile tune export FILE.json | zetile tune import FILE.json
 
@@ -279,43 +280,109 @@ def _gemm_template():
     return _kernels.load("gemm")
 
 
-def _gemm_configs(args):
+def _template_configs(args, template):
     from .autotuner import Config
     cli = _configs_from_cli(args)
     if cli:
         return cli
-    return [Config(dict(c)) for c in _gemm_template().CONFIGS]
+    return [Config(dict(c)) for c in template.CONFIGS]
+
+
+def _dtype(args):
+    dt = _DTYPES.get(args.dtype)
+    if dt is None:
+        raise SystemExit(f"zetile: --dtype is one of {', '.join(sorted(_DTYPES))}")
+    return dt
+
+
+def _random(shape, dt, dev, rng):
+    import numpy as np
+    from . import runtime
+    from .ops import _arrays
+    npdt = _arrays.numpy_dtype(dt)
+    if dt == "int8":
+        a = rng.integers(-4, 4, shape).astype(npdt)
+    else:
+        a = rng.standard_normal(shape).astype(np.float32).astype(npdt)
+    return runtime.from_numpy(a, device=dev)
 
 
 def _tune_gemm(args):
     import numpy as np
-    from . import runtime, testing, tune_db
+    from . import runtime
     from .ops import gemm as gemm_op     # the function zetile.ops.gemm
-    from .ops import _arrays
     M, N, K = _parse_shape(args.shape or "512x512x512")
-    dt = _DTYPES.get(args.dtype)
-    if dt is None:
-        raise SystemExit(f"zetile: --dtype is one of {', '.join(sorted(_DTYPES))}")
-    configs = _gemm_configs(args)
+    dt = _dtype(args)
     g = _gemm_template()
+    configs = _template_configs(args, g)
     if args.isa_only:
         sig, fixed = _gemm_signature(M, N, K, dt)
         return _isa_rank(args, g.gemm_kernel, sig, fixed, configs,
                          title=f"gemm {M}x{N}x{K} {dt}")
     dev = runtime.get_device(args.device)
-    info = runtime.info(dev)
     rng = np.random.default_rng(0)
-    npdt = _arrays.numpy_dtype(dt)
-    if dt == "int8":
-        a_h, b_h = rng.integers(-4, 4, (M, K)).astype(npdt), rng.integers(-4, 4, (K, N)).astype(npdt)
+    a, b = _random((M, K), dt, dev, rng), _random((K, N), dt, dev, rng)
+    out = gemm_op(a, b)     # the default config: the output buffer, and a first check
+    return _tune_template(args, dev, name="zetile.ops.gemm", kernel=g.gemm_kernel,
+                          key=[M, N, K, dt], configs=configs,
+                          call=lambda cfg: gemm_op(a, b, out=out, config=cfg),
+                          title=f"zetile.ops.gemm {M}x{N}x{K} {dt}", flops=2.0 * M * N * K)
+
+
+def _attention_shape(text):
+    try:
+        parts = [int(x) for x in text.replace("x", ",").split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) != 5:
+        raise SystemExit(f"zetile: --shape is B,H,L,S,D for attention, got {text!r}")
+    return parts
+
+
+def _tune_attention(args, flex):
+    import numpy as np
+    from . import ops, runtime
+    from .ops import _kernels
+    B, H, L, S, D = _attention_shape(args.shape or "1,8,512,512,64")
+    dt = _dtype(args)
+    if dt not in ("float16", "bfloat16", "float32"):
+        raise SystemExit("zetile: attention takes fp16, bf16 or fp32")
+    t = _kernels.load("attention")
+    configs = _template_configs(args, t)
+    if args.isa_only:
+        raise SystemExit("zetile: --isa-only is written for gemm and user kernels so far")
+    dev = runtime.get_device(args.device)
+    rng = np.random.default_rng(0)
+    q, k, v = (_random((B, H, n, D), dt, dev, rng) for n in (L, S, S))
+    name = "zetile.ops.flex_attention" if flex else "zetile.ops.sdpa"
+    if flex:
+        bm = None
+        if args.causal:
+            bm = ops.create_block_mask(lambda b, h, qi, ki: qi >= ki, B, H, L, S)
+
+        def call(cfg):
+            return ops.flex_attention(q, k, v, block_mask=bm, config=cfg)
     else:
-        a_h = rng.standard_normal((M, K)).astype(np.float32).astype(npdt)
-        b_h = rng.standard_normal((K, N)).astype(np.float32).astype(npdt)
-    a, b = runtime.from_numpy(a_h, device=dev), runtime.from_numpy(b_h, device=dev)
-    out = gemm_op(a, b)     # the default config: output buffer and a first check
+        def call(cfg):
+            return ops.scaled_dot_product_attention(q, k, v, is_causal=args.causal, config=cfg)
+    call(None)
+    # Causal attention does about half the work; the figure counts what is computed.
+    flops = 4.0 * B * H * L * S * D * (0.5 if args.causal else 1.0)
+    return _tune_template(args, dev, name=name, kernel=t.attn_fwd,
+                          key=[B, H, L, S, D, dt, bool(args.causal)], configs=configs,
+                          call=call, title=f"{name} B,H,L,S,D={B},{H},{L},{S},{D} {dt}"
+                                           f"{' causal' if args.causal else ''}", flops=flops)
+
+
+def _tune_template(args, dev, *, name, kernel, key, configs, call, title, flops=None):
+    """Times `call(config)` for every config (or reads the database), stores
+    the result, prints the table and the plot."""
+    from . import runtime, testing, tune_db
+    from .compiler.errors import CompilationError
+    info = runtime.info(dev)
     dev.synchronize()
     db = tune_db.get_db()
-    ids = dict(kernel_hash=tune_db.kernel_hash(g.gemm_kernel), key=json.dumps([M, N, K, dt]),
+    ids = dict(kernel_hash=tune_db.kernel_hash(kernel), key=json.dumps(key),
                configs_hash=tune_db.configs_hash([c.to_dict() for c in configs]),
                **dict(zip(("device", "driver"), tune_db.device_ids(info))))
     row = db.lookup(**ids) if db is not None and not args.force else None
@@ -330,14 +397,13 @@ def _tune_gemm(args):
                     errors[c] = t["error"]
         note = "from the autotuning database (--force re-benchmarks)"
     else:
-        from .compiler.errors import CompilationError
-        bar = None if args.json else Progress(len(configs), "gemm")
+        bar = None if args.json else Progress(len(configs), name.split(".")[-1])
         t0 = time.time()
         for i, c in enumerate(configs):
             try:
-                timings[c] = testing.do_bench(
-                    lambda c=c: gemm_op(a, b, out=out, config=dict(c.kwargs)),
-                    warmup=args.warmup, rep=args.rep, quantiles=(0.5, 0.2, 0.8), device=dev)
+                timings[c] = testing.do_bench(lambda c=c: call(dict(c.kwargs)),
+                                              warmup=args.warmup, rep=args.rep,
+                                              quantiles=(0.5, 0.2, 0.8), device=dev)
             except (CompilationError, ValueError) as e:
                 timings[c] = [float("inf")] * 3
                 errors[c] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
@@ -346,20 +412,21 @@ def _tune_gemm(args):
         secs = time.time() - t0
         best = min(timings, key=lambda c: timings[c])
         if db is not None and math.isfinite(timings[best][0]):
-            db.store(kernel="zetile.ops.gemm", target=info["target"], best=best.to_dict(),
+            db.store(kernel=name, target=info["target"], best=best.to_dict(),
                      timings=[{"config": c.to_dict(), "median": t[0], "p20": t[1], "p80": t[2],
                                "error": errors.get(c)} for c, t in timings.items()],
                      bench_seconds=secs, **ids)
         note = f"benchmarked in {secs:.1f}s"
-    flops = 2.0 * M * N * K
     rows = _result_rows(configs, timings, errors)
-    _print_timing(rows, extra=("TFLOP/s", lambda r: flops / (r["median_ms"] * 1e-3) / 1e12
-                               if math.isfinite(r["median_ms"]) else None),
-                  json_out=args.json,
-                  header=f"zetile.ops.gemm {M}x{N}x{K} {dt} on {info['name']} "
-                         f"({info.get('description', '')}); {note}; best: {_label(rows[0]['config'])}")
+    extra = None
+    if flops:
+        extra = ("TFLOP/s", lambda r: flops / (r["median_ms"] * 1e-3) / 1e12
+                 if math.isfinite(r["median_ms"]) else None)
+    _print_timing(rows, extra=extra, json_out=args.json,
+                  header=f"{title} on {info['name']} ({info.get('description', '')}); {note}; "
+                         f"best: {_label(rows[0]['config'])}")
     if args.plot:
-        _plot(args.plot, rows, f"gemm {M}x{N}x{K} {dt} on {info['name']}")
+        _plot(args.plot, rows, f"{title} on {info['name']}")
     return 0
 
 
@@ -542,7 +609,7 @@ def cmd_tune(args):
     if args.what == "gemm":
         return _tune_gemm(args)
     if args.what in ("sdpa", "flex"):
-        raise SystemExit(f"zetile: tune {args.what} is not written yet (gemm and user kernels are)")
+        return _tune_attention(args, flex=args.what == "flex")
     try:
         return _tune_user_kernel(args)
     except SystemExit:
@@ -555,7 +622,7 @@ def cmd_tune(args):
 def add_parser(sub):
     p = sub.add_parser("tune", help="autotune a kernel or the GEMM template; show/export/import "
                                     "the results database")
-    p.add_argument("what", help="FILE.py:KERNEL, gemm, show, export or import")
+    p.add_argument("what", help="FILE.py:KERNEL, gemm, sdpa, flex, show, export or import")
     p.add_argument("file", nargs="?", help="export/import: the JSON file (- for stdout)")
     p.add_argument("--device", "-d", help="cpu, level_zero[:N], opencl:cpu (default: zetile's)")
     p.add_argument("--signature", "-s", default="", help='"x_ptr=*fp32,n=i32" or "*fp32,i32"')
@@ -567,7 +634,8 @@ def add_parser(sub):
                    help='one config: "BLOCK=64,num_warps=4" (repeat for more)')
     p.add_argument("--space", help='a grid of configs: "BLOCK=64|128;num_warps=2|4"')
     p.add_argument("--key", help="tuning key of a plain kernel (default: its integer arguments)")
-    p.add_argument("--shape", help="gemm: MxNxK")
+    p.add_argument("--shape", help="gemm: MxNxK; sdpa, flex: B,H,L,S,D")
+    p.add_argument("--causal", action="store_true", help="sdpa, flex: a causal mask")
     p.add_argument("--dtype", default="fp16", help="gemm: fp16, bf16, fp32 or int8")
     p.add_argument("--warmup", type=float, default=25, help="ms of warm-up per config")
     p.add_argument("--rep", type=float, default=100, help="ms of measurement per config")

@@ -86,6 +86,14 @@ def test_gemm_template_on_cpu(tmp_path):
         del os.environ["ZETILE_AUTOTUNE_DB"]
 
 
+def test_sdpa_template_on_cpu(tmp_path):
+    # (zetile tune flex shares this path; it is left out to keep the suite fast.)
+    out = ok(tune(tmp_path, "sdpa", "--shape", "1,2,64,64,32", "--causal", "--config",
+                  "BLOCK_M=16,BLOCK_N=32", "--config", "BLOCK_M=32,BLOCK_N=32", *FAST))
+    assert "causal on cpu" in out and "benchmarked in" in out
+    assert len([l for l in out.splitlines() if "BLOCK_M=" in l and "best:" not in l]) == 2
+
+
 def test_show_export_import(tmp_path):
     ok(tune(tmp_path, *USER, *FAST))
     ok(tune(tmp_path, "export", "dump.json"))
