@@ -18,6 +18,8 @@ import time
 import numpy as np
 
 from . import runtime
+from . import language as tl
+from .jit import jit
 
 __all__ = ["do_bench", "assert_close", "Benchmark", "perf_report", "Mark"]
 
@@ -46,31 +48,40 @@ def _l2_bytes():
 
 class _Flusher:
     """Evicts caches between timed runs, as triton.testing.do_bench zeroes a
-    256 MB buffer. On the CPU target a host buffer of 4x the per-core L2 is
-    rewritten (outside the timed region): that evicts the private caches,
-    not a shared L3 (which VMs report at hundreds of MB: rewriting that much
-    costs ~0.1 s per run here). On a GPU a device buffer of 256 MB is
-    overwritten from the host."""
+    256 MB buffer. On the CPU target (and OpenCL's CPU device: host memory)
+    a host buffer of 4x the per-core L2 is rewritten, outside the timed
+    region: that evicts the private caches, not a shared L3 (which VMs report
+    at hundreds of MB: rewriting that much costs ~0.1 s per run here). On a
+    GPU a zetile kernel writes a 256 MB device buffer, as Triton's zero_()
+    does (checked here only on OpenCL's CPU device: no GPU)."""
 
-    def __init__(self, dev):
-        self.host = runtime.info(dev).get("host_memory", False) or \
-            runtime.info(dev).get("backend") == "cpu"
-        if self.host:
+    def __init__(self, dev, host=None, nbytes=256 << 20):
+        if host is None:
+            host = bool(runtime.info(dev).get("host_memory")) or \
+                runtime.info(dev).get("backend") == "cpu"
+        self.host = host
+        self.dev = dev
+        self.val = 0
+        if host:
             self.buf = np.empty(min(max(4 * _l2_bytes(), 4 << 20), 64 << 20), np.uint8)
-            self.val = 0
         else:
-            self.dev = dev
-            self.nbytes = 256 << 20
-            self.buf = dev.alloc(self.nbytes)
-            self.zeros = np.zeros(self.nbytes, np.uint8)
+            self.n = nbytes // 4
+            self.buf = runtime.empty((self.n,), "int32", device=dev)
 
     def __call__(self):
+        self.val = (self.val + 1) & 0x7F
         if self.host:
-            self.val = (self.val + 1) & 0xFF
             self.buf.fill(self.val)
         else:
-            self.buf.write(self.zeros)
+            _fill_kernel[(-(-self.n // 1024),)](self.buf, self.n, self.val, BLOCK=1024,
+                                                device=runtime.info(self.dev)["name"])
             self.dev.synchronize()
+
+
+@jit
+def _fill_kernel(ptr, n, value, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(ptr + offs, tl.zeros([BLOCK], dtype=tl.int32) + value, mask=offs < n)
 
 
 _flushers = {}

@@ -284,3 +284,15 @@ def test_xe_knobs_reach_the_compiler_and_tune_on_opencl_cpu():
     k[_grid(n)](x, out, n, device="opencl:cpu")
     np.testing.assert_allclose(out, x)
     assert k.best_config in cfgs and len(k.configs_timings) == 2
+
+
+def test_gpu_flush_path_writes_the_whole_buffer():
+    # The flush a GPU gets (a zetile kernel writing a device buffer), run on
+    # OpenCL's CPU device, the one place here that executes device kernels.
+    from zt_testutil import opencl_cpu_or_skip
+    opencl_cpu_or_skip()
+    f = testing._Flusher(zetile.get_device("opencl:cpu"), host=False, nbytes=(1 << 20) + 12)
+    f()
+    f()
+    a = f.buf.numpy()
+    assert a.size == (1 << 18) + 3 and (a == 2).all()
