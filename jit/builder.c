@@ -63,6 +63,7 @@ struct zt_builder_s {
   zt_strbuf_t header;  // kernel signature
   zt_strbuf_t module;  // final text
   bool in_kernel, finished;
+  bool bounds_check;   // zt_builder_set_bounds_check
   char loc[600];       // ` loc("file":line:col)` or ""
   char kernel_name[256];
 };
@@ -266,6 +267,14 @@ void zt_builder_release(zt_builder_t* b) {
   free(b);
 }
 
+zt_status_t zt_builder_set_bounds_check(zt_builder_t* b, bool on) {
+  if (!b) return null_builder("zt_builder_set_bounds_check");
+  if (b->in_kernel || b->finished)
+    return err(b, ZT_STATUS_INVALID_ARGUMENT, "set_bounds_check after begin_kernel");
+  b->bounds_check = on;
+  return NULL;
+}
+
 void zt_builder_set_loc(zt_builder_t* b, const char* file, int line, int col) {
   if (!b) return;
   char esc[512];
@@ -400,6 +409,7 @@ zt_status_t zt_builder_begin_kernel(zt_builder_t* b, const char* name,
                      tstr(types[i]).s);
   }
   zt_strbuf_puts(&b->header, ") attributes {zt.kernel");
+  if (b->bounds_check) zt_strbuf_puts(&b->header, ", zt.bounds_check");
   if (num_args > 0) {
     zt_strbuf_puts(&b->header, ", zt.divisibility = array<i32");
     for (int32_t i = 0; i < num_args; ++i)
@@ -1236,9 +1246,13 @@ zt_status_t zt_builder_dot(zt_builder_t* b, zt_value_t a, zt_value_t x,
   ZT_RETURN_IF_ERROR(check(b, x, "dot"));
   ZT_RETURN_IF_ERROR(check(b, acc, "dot"));
   zt_type_t at = T(b, a), bt = T(b, x), ct = T(b, acc);
-  if (at.rank != 2 || bt.rank != 2 || ct.rank != 2 ||
-      at.shape[1] != bt.shape[0] || ct.shape[0] != at.shape[0] ||
-      ct.shape[1] != bt.shape[1])
+  // Rank 3: a batched dot ([B, M, K] @ [B, K, N] + [B, M, N]), as Triton's.
+  int32_t r = at.rank;
+  bool batch_ok = r == 2 || (r == 3 && bt.shape[0] == at.shape[0] &&
+                             ct.shape[0] == at.shape[0]);
+  if ((r != 2 && r != 3) || bt.rank != r || ct.rank != r || !batch_ok ||
+      at.shape[r - 1] != bt.shape[r - 2] || ct.shape[r - 2] != at.shape[r - 2] ||
+      ct.shape[r - 1] != bt.shape[r - 1])
     return err(b, ZT_STATUS_INVALID_ARGUMENT,
                "dot shapes do not fit: %s @ %s + %s", tstr(at).s, tstr(bt).s,
                tstr(ct).s);

@@ -40,6 +40,7 @@ typedef struct zt_compiler_api_s {
 typedef struct zt_cpu_launch_error_s {
   atomic_int failed;  ///< 0; the first failing assertion sets 1 and fills message
   char message[1024];  ///< "file:line:col: program (x, y, z) ...: Assertion `m` failed"
+  int out_of_bounds;   ///< set with `failed` by a failed bounds check (not an assertion)
 } zt_cpu_launch_error_t;
 
 /// The CPU kernels' hidden last argument: per calling thread, set up by the
@@ -54,6 +55,11 @@ typedef struct zt_cpu_launch_error_s {
 typedef struct zt_cpu_program_ctx_s {
   zt_cpu_launch_error_t* error;
   jmp_buf exit;  ///< setjmp'ed by the caller before each program
+  /// Kernels compiled with bounds checks (tile attribute zt.bounds_check)
+  /// check each access against these: per kernel argument, the buffer's
+  /// address and size in bytes (size 0: not a buffer). NULL: no checks.
+  const uint64_t (*bounds)[2];
+  int32_t num_bounds;
 } zt_cpu_program_ctx_t;
 
 /// Exported by libzetile_compiler.

@@ -106,6 +106,7 @@ static const struct {
     // What tile.print and tile.assert call (lowering/cpu/cpu_debug.c).
     {ZT_CPU_PRINT_SYMBOL, (void*)zt_cpu_print},
     {ZT_CPU_ASSERT_SYMBOL, (void*)zt_cpu_assert_fail},
+    {ZT_CPU_BOUNDS_SYMBOL, (void*)zt_cpu_check_access},
 };
 
 // MLIR's ExecutionEngine always attaches LLVM's perf JIT listener, which

@@ -76,6 +76,11 @@ struct zt_backend_vtable_s {
   /// (count and kinds) and a grid with no zero dimension.
   zt_status_t (*launch)(zt_executable_t* executable, const uint32_t grid[3],
                         const zt_arg_t* args);
+  /// Optional: a launch that also gets each argument's buffer size in
+  /// bytes (0 for scalars), for kernels compiled with bounds checks. NULL:
+  /// zt_launch_checked falls back to `launch` (the sizes go unused).
+  zt_status_t (*launch_checked)(zt_executable_t* executable, const uint32_t grid[3],
+                                const zt_arg_t* args, const uint64_t* arg_bytes);
 };
 
 /// Discovery of one backend's devices. Registered in runtime/device.c.

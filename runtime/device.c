@@ -263,6 +263,11 @@ zt_status_t zt_executable_stats(const zt_executable_t* e, zt_kernel_stats_t* out
 
 zt_status_t zt_launch(zt_executable_t* e, const uint32_t grid[3], int32_t num_args,
                       const zt_arg_t* args) {
+  return zt_launch_checked(e, grid, num_args, args, NULL);
+}
+
+zt_status_t zt_launch_checked(zt_executable_t* e, const uint32_t grid[3], int32_t num_args,
+                              const zt_arg_t* args, const uint64_t* arg_bytes) {
   if (!e || !grid)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_launch: NULL executable or grid");
   const zt_kernel_meta_t* m = &e->meta;
@@ -291,5 +296,7 @@ zt_status_t zt_launch(zt_executable_t* e, const uint32_t grid[3], int32_t num_ar
                             "kernel '%s': grid[%d] = %u is too large", m->kernel, d, grid[d]);
   }
   if (!grid[0] || !grid[1] || !grid[2]) return NULL;  // nothing to run
+  if (arg_bytes && e->device->vtable->launch_checked)
+    return e->device->vtable->launch_checked(e, grid, args, arg_bytes);
   return e->device->vtable->launch(e, grid, args);
 }

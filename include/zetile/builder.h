@@ -226,6 +226,12 @@ ZT_API zt_status_t zt_builder_create(zt_builder_t** out_builder);
 /// Frees the builder and its text; NULL is a no-op.
 ZT_API void zt_builder_release(zt_builder_t* builder);
 
+/// Bounds mode (before zt_builder_begin_kernel): marks the kernel
+/// zt.bounds_check, so that the CPU target checks every load, store and
+/// atomic against the buffers given at launch (zt_launch_checked). Other
+/// targets ignore the mark. INVALID_ARGUMENT after begin_kernel.
+ZT_API zt_status_t zt_builder_set_bounds_check(zt_builder_t* b, bool on);
+
 /// Location attached to the ops added from now on (file is copied).
 ZT_API void zt_builder_set_loc(zt_builder_t* b, const char* file, int line,
                                int col);

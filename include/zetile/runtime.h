@@ -95,6 +95,17 @@ ZT_API void zt_executable_release(zt_executable_t* executable);
 ZT_API zt_status_t zt_launch(zt_executable_t* executable, const uint32_t grid[3],
                              int32_t num_args, const zt_arg_t* args);
 
+/// zt_launch plus the size in bytes of the buffer behind each argument
+/// (`arg_bytes[i]`, 0 for scalars and unknown sizes; NULL is zt_launch).
+/// Kernels built with zt_builder_set_bounds_check on the CPU check every
+/// load, store and atomic against [address, address + size) of the pointer
+/// arguments and fail with DEVICE_FAULT naming the op's source line, the
+/// program, the access and the nearest argument (`argument #i`); other
+/// kernels and devices ignore the sizes.
+ZT_API zt_status_t zt_launch_checked(zt_executable_t* executable, const uint32_t grid[3],
+                                     int32_t num_args, const zt_arg_t* args,
+                                     const uint64_t* arg_bytes);
+
 /// A check for interrupting long launches (Ctrl-C): while a launch runs on
 /// a synchronous device (the CPU), the launching thread calls it about every
 /// 20 ms between programs; when it returns true no further program starts

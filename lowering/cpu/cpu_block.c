@@ -153,6 +153,7 @@ zt_status_t cpu_emit_block_load(cpu_t* c, MlirOperation op) {
     cpu_fresh(c, x);
     cpu_line(c, "%s = scf.if %s -> (%s) {", x, inb, ty);
     ++c->indent;
+    cpu_check_access(c, op, addr, rt.kind, 0);
     cpu_raw_load(c, rt.kind, addr, y);
     cpu_line(c, "scf.yield %s : %s", y, ty);
     --c->indent;
@@ -160,6 +161,7 @@ zt_status_t cpu_emit_block_load(cpu_t* c, MlirOperation op) {
     cpu_line(c, "  scf.yield %s : %s", pad, ty);
     cpu_line(c, "}");
   } else {
+    cpu_check_access(c, op, addr, rt.kind, 0);
     cpu_raw_load(c, rt.kind, addr, x);
   }
   c->addr_is_ptr = false;
@@ -189,6 +191,7 @@ zt_status_t cpu_emit_block_store(cpu_t* c, MlirOperation op) {
     cpu_line(c, "scf.if %s {", inb);
     ++c->indent;
   }
+  cpu_check_access(c, op, addr, vt.kind, 1);
   cpu_raw_store(c, vt.kind, addr, x);
   if (inb[0]) {
     --c->indent;

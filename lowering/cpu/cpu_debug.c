@@ -19,15 +19,41 @@ static const char* const k_print_sig =
     "i32, i32, i64, f64)";
 static const char* const k_assert_sig =
     "(!llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32, i32, i32, i32, i32, i32, i32)";
+static const char* const k_bounds_sig = "(!llvm.ptr, i64, i32, i32, !llvm.ptr, i32, i32, i32)";
 
 const char* cpu_declare(cpu_t* c, cpu_helper_t h) {
-  const char* name = h == CPU_HELPER_PRINT ? ZT_CPU_PRINT_SYMBOL : ZT_CPU_ASSERT_SYMBOL;
+  const char* name = h == CPU_HELPER_PRINT    ? ZT_CPU_PRINT_SYMBOL
+                     : h == CPU_HELPER_ASSERT ? ZT_CPU_ASSERT_SYMBOL
+                                              : ZT_CPU_BOUNDS_SYMBOL;
   if (!(c->declared & (1u << h))) {
     c->declared |= 1u << h;
     zt_strbuf_printf(&c->globals, "  llvm.func @%s%s\n", name,
-                     h == CPU_HELPER_PRINT ? k_print_sig : k_assert_sig);
+                     h == CPU_HELPER_PRINT    ? k_print_sig
+                     : h == CPU_HELPER_ASSERT ? k_assert_sig
+                                              : k_bounds_sig);
   }
   return name;
+}
+
+void cpu_check_access(cpu_t* c, MlirOperation op, const char* addr, zt_scalar_kind_t k,
+                      int write) {
+  if (!c->bounds) return;
+  const char* fn = cpu_declare(c, CPU_HELPER_BOUNDS);
+  char a64[ZT_CPU_NAME], where[512], loc[ZT_CPU_NAME], cb[ZT_CPU_NAME], cw[ZT_CPU_NAME];
+  if (c->addr_is_ptr) {
+    cpu_fresh(c, a64);
+    cpu_line(c, "%s = llvm.ptrtoint %s : !llvm.ptr to i64", a64, addr);
+  } else {
+    snprintf(a64, sizeof a64, "%s", addr);
+  }
+  cpu_op_where(op, where, sizeof where);
+  cpu_global_string(c, where, loc);
+  cpu_fresh(c, cb);
+  cpu_line(c, "%s = arith.constant %d : i32", cb, k == ZT_I1 ? 1 : zt_tile_kind_bytes(k));
+  cpu_fresh(c, cw);
+  cpu_line(c, "%s = arith.constant %d : i32", cw, write);
+  cpu_line(c, "llvm.call @%s(%%zt_ctx, %s, %s, %s, %s, %%pidx, %%pidy, %%pidz) : %s -> ()", fn,
+           a64, cb, cw, loc, k_bounds_sig);
 }
 
 void cpu_global_string(cpu_t* c, const char* s, char out[ZT_CPU_NAME]) {

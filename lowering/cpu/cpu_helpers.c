@@ -74,6 +74,45 @@ void zt_cpu_print(const char* prefix, int32_t pidx, int32_t pidy, int32_t pidz,
   fflush(stdout);
 }
 
+void zt_cpu_check_access(zt_cpu_program_ctx_t* ctx, uint64_t addr, int32_t bytes,
+                         int32_t write, const char* where, int32_t pidx, int32_t pidy,
+                         int32_t pidz) {
+  if (!ctx || !ctx->bounds) return;
+  uint64_t end = addr + (uint64_t)bytes;
+  int32_t nearest = -1;
+  uint64_t best = UINT64_MAX;
+  for (int32_t i = 0; i < ctx->num_bounds; ++i) {
+    uint64_t b = ctx->bounds[i][0], n = ctx->bounds[i][1];
+    if (!n) continue;
+    if (addr >= b && end >= addr && end <= b + n) return;
+    uint64_t d = addr < b ? b - addr : addr - (b + n);
+    if (d < best) {
+      best = d;
+      nearest = i;
+    }
+  }
+  zt_cpu_launch_error_t* e = ctx->error;
+  int expected = 0;
+  if (e && atomic_compare_exchange_strong(&e->failed, &expected, 1)) {
+    e->out_of_bounds = 1;
+    size_t len = 0, cap = sizeof e->message;
+    static const char* const what[] = {"load", "store", "atomic"};
+    add(e->message, cap, &len, "%s: program (%d, %d, %d): out-of-bounds %s of %d bytes at 0x%" PRIx64,
+        where && *where ? where : "<unknown location>", pidx, pidy, pidz,
+        what[write >= 0 && write <= 2 ? write : 0], bytes, addr);
+    if (nearest >= 0) {
+      int64_t off = (int64_t)(addr - ctx->bounds[nearest][0]);
+      add(e->message, cap, &len,
+          ": byte offset %" PRId64 " from the start of argument #%d, a buffer of %" PRIu64
+          " bytes",
+          off, nearest, ctx->bounds[nearest][1]);
+    } else {
+      add(e->message, cap, &len, ": the kernel has no buffer arguments");
+    }
+  }
+  longjmp(ctx->exit, 1);
+}
+
 void zt_cpu_assert_fail(zt_cpu_program_ctx_t* ctx, const char* message,
                         const char* where, int32_t pidx, int32_t pidy, int32_t pidz,
                         int32_t rank, int32_t i0, int32_t i1, int32_t i2, int32_t i3) {

@@ -12,6 +12,7 @@
 
 #define ZT_CPU_PRINT_SYMBOL "zt_cpu_print"
 #define ZT_CPU_ASSERT_SYMBOL "zt_cpu_assert_fail"
+#define ZT_CPU_BOUNDS_SYMBOL "zt_cpu_check_access"
 
 /// One element of a tile.print: `pid (x, y, z) idx (i, j)<prefix>[(operand
 /// k) ]<value>` on one line of stdout (see cpu_helpers.c for why stdout).
@@ -29,5 +30,14 @@ void zt_cpu_print(const char* prefix, int32_t pidx, int32_t pidy, int32_t pidz,
 void zt_cpu_assert_fail(zt_cpu_program_ctx_t* ctx, const char* message,
                         const char* where, int32_t pidx, int32_t pidy, int32_t pidz,
                         int32_t rank, int32_t i0, int32_t i1, int32_t i2, int32_t i3);
+
+/// Bounds mode: an access of `bytes` bytes at `addr` (a load when write is
+/// 0, a store 1, an atomic 2) by the op at `where` in program (x, y, z).
+/// Returns if it lies inside one of ctx->bounds; else records the failure
+/// (kernel argument nearest to the address, offset from its start) and
+/// longjmps to ctx->exit. Returns at once without a context or bounds.
+void zt_cpu_check_access(zt_cpu_program_ctx_t* ctx, uint64_t addr, int32_t bytes,
+                         int32_t write, const char* where, int32_t pidx, int32_t pidy,
+                         int32_t pidz);
 
 #endif  // ZETILE_LOWERING_CPU_CPU_HELPERS_H_

@@ -4,7 +4,7 @@
 // i1 as i8, f16/bf16 as i16 bits) then six i32: program id x, y, z and
 // number of programs x, y, z; then a hidden pointer to the calling thread's
 // zt_cpu_program_ctx_t (jit/compiler_api.h), which only failing tile.assert
-// ops use.
+// ops and bounds checks (kernels marked zt.bounds_check) use.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +113,9 @@ zt_status_t zt_lower_cpu(zt_lower_ctx_t* lc) {
   cpu_t c;
   memset(&c, 0, sizeof c);
   c.lc = lc;
+  // Bounds mode: the builder marks the kernel (zt_builder_set_bounds_check).
+  c.bounds = !mlirAttributeIsNull(mlirOperationGetAttributeByName(
+      lc->kernel, mlirStringRefCreateFromCString("zt.bounds_check")));
   zt_strbuf_init(&c.entry);
   zt_strbuf_init(&c.body);
   zt_strbuf_init(&c.globals);

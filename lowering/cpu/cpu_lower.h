@@ -70,6 +70,7 @@ typedef struct cpu_s {
   MlirOperation print_prev, print_head;
   int32_t print_operand;
   bool addr_is_ptr;  // the load/store being emitted got an !llvm.ptr, not i64
+  bool bounds;       // the kernel has zt.bounds_check: check every access
 } cpu_t;
 
 // --- values (cpu_values.c) ------------------------------------------------
@@ -138,8 +139,18 @@ void cpu_global_string(cpu_t* c, const char* s, char out[ZT_CPU_NAME]);
 
 /// Helper functions that kernels call (lowering/cpu/cpu_helpers.c; the JIT
 /// registers them). cpu_declare adds the llvm.func declaration once.
-typedef enum cpu_helper_e { CPU_HELPER_PRINT, CPU_HELPER_ASSERT } cpu_helper_t;
+typedef enum cpu_helper_e {
+  CPU_HELPER_PRINT,
+  CPU_HELPER_ASSERT,
+  CPU_HELPER_BOUNDS,
+} cpu_helper_t;
 const char* cpu_declare(cpu_t* c, cpu_helper_t h);
+/// Bounds mode (c->bounds): a call that checks the access of one element of
+/// kind k at addr (i64, or !llvm.ptr when c->addr_is_ptr) by `op` against
+/// the launch's buffers; write: 0 load, 1 store, 2 atomic. Emits nothing
+/// when the mode is off, so the code of ordinary kernels is unchanged.
+void cpu_check_access(cpu_t* c, MlirOperation op, const char* addr, zt_scalar_kind_t k,
+                      int write);
 
 // --- ops (cpu_ops.c, cpu_control.c, cpu_block.c, cpu_debug.c) ---------------
 /// Lowers every op of a block (stopping at its terminator, which the caller

@@ -434,6 +434,7 @@ static zt_status_t load_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
   int32_t seg[3];
   segments(op, seg);
   if (!seg[1]) {
+    cpu_check_access(c, op, ins[0], rt.kind, 0);
     cpu_raw_load(c, rt.kind, ins[0], outs[0]);
     return NULL;
   }
@@ -443,6 +444,7 @@ static zt_status_t load_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
   cpu_line(c, "%s = scf.if %s -> (%s) {", outs[0], ins[1], ty);
   ++c->indent;
   char x[ZT_CPU_NAME];
+  cpu_check_access(c, op, ins[0], rt.kind, 0);
   cpu_raw_load(c, rt.kind, ins[0], x);
   cpu_line(c, "scf.yield %s : %s", x, ty);
   --c->indent;
@@ -465,6 +467,7 @@ static zt_status_t store_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
     cpu_line(c, "scf.if %s {", ins[2]);
     ++c->indent;
   }
+  cpu_check_access(c, op, ins[0], vt.kind, 1);
   cpu_raw_store(c, vt.kind, ins[0], ins[1]);
   if (seg[2]) {
     --c->indent;
@@ -586,6 +589,7 @@ static zt_status_t atomic_rmw_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_N
   char res[ZT_CPU_NAME];
   if (seg[2]) masked_begin(c, ins[2], cpu_elem(vt.kind), res);
   char p[ZT_CPU_NAME], v[ZT_CPU_NAME], old[ZT_CPU_NAME], x[ZT_CPU_NAME];
+  cpu_check_access(c, op, ins[0], vt.kind, 2);
   to_ptr(c, ins[0], p);
   atomic_convert(c, vt.kind, false, ins[1], false, v);
   cpu_fresh(c, old);
@@ -611,6 +615,7 @@ static zt_status_t atomic_cas_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_N
   const char* mt = atomic_mem_type(vt.kind, true);
   char p[ZT_CPU_NAME], cmp[ZT_CPU_NAME], v[ZT_CPU_NAME], pair[ZT_CPU_NAME],
       old[ZT_CPU_NAME];
+  cpu_check_access(c, op, ins[0], vt.kind, 2);
   to_ptr(c, ins[0], p);
   atomic_convert(c, vt.kind, true, ins[1], false, cmp);
   atomic_convert(c, vt.kind, true, ins[2], false, v);

@@ -54,6 +54,13 @@ static PyObject* set_loc(PyObject* self, PyObject* args, PyObject* kw) {
   Py_RETURN_NONE;
 }
 
+static PyObject* set_bounds_check(PyObject* self, PyObject* arg) {
+  int on = PyObject_IsTrue(arg);
+  if (on < 0) return NULL;
+  ZPY_TRY(zt_builder_set_bounds_check(B(self), on != 0));
+  Py_RETURN_NONE;
+}
+
 static PyObject* begin_kernel(PyObject* self, PyObject* args, PyObject* kw) {
   static char* kwlist[] = {"name", "arg_types", "divisibility", NULL};
   const char* name;
@@ -799,6 +806,9 @@ static PyObject* while_end(PyObject* self, PyObject* args) {
 static PyMethodDef builder_methods[] = {
     M("set_loc", set_loc, KW,
       "set_loc(file, line=0, col=0)\nLocation of the ops added from now on."),
+    M("set_bounds_check", set_bounds_check, METH_O,
+      "set_bounds_check(on)\nBefore begin_kernel: the CPU target checks every access "
+      "against the buffers given at launch (Executable.launch(..., sizes=))."),
     M("begin_kernel", begin_kernel, KW,
       "begin_kernel(name, arg_types, divisibility=None) -> list[int]\n"
       "Opens the kernel; returns the argument values. divisibility: one int "

@@ -526,10 +526,10 @@ static bool check_signals(void* user) {
 }
 
 static PyObject* executable_launch(PyObject* self, PyObject* args, PyObject* kw) {
-  static char* kwlist[] = {"grid", "args", NULL};
-  PyObject *grid_obj, *args_obj;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO:launch", kwlist, &grid_obj,
-                                   &args_obj))
+  static char* kwlist[] = {"grid", "args", "sizes", NULL};
+  PyObject *grid_obj, *args_obj, *sizes_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O:launch", kwlist, &grid_obj,
+                                   &args_obj, &sizes_obj))
     return NULL;
   uint32_t grid[3];
   if (parse_grid(grid_obj, grid) < 0) return NULL;
@@ -544,18 +544,38 @@ static PyObject* executable_launch(PyObject* self, PyObject* args, PyObject* kw)
   zt_arg_t* zargs = n <= 16 ? small : PyMem_Malloc((size_t)n * sizeof *zargs);
   if (!zargs) return PyErr_NoMemory();
   PyObject* r = NULL;
+  uint64_t* sizes = NULL;  // bounds mode: bytes behind each argument
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* item = PySequence_GetItem(args_obj, i);
     int rc = item ? parse_arg(item, i, &zargs[i]) : -1;
     Py_XDECREF(item);
     if (rc < 0) goto cleanup;
   }
+  if (sizes_obj != Py_None) {
+    if (!PySequence_Check(sizes_obj) || PySequence_Size(sizes_obj) != n) {
+      PyErr_Format(PyExc_ValueError, "sizes must be a sequence of %zd ints (bytes per argument)",
+                   n);
+      goto cleanup;
+    }
+    sizes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *sizes);
+    if (!sizes) {
+      PyErr_NoMemory();
+      goto cleanup;
+    }
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* item = PySequence_GetItem(sizes_obj, i);
+      unsigned long long v = item ? PyLong_AsUnsignedLongLong(item) : 0;
+      Py_XDECREF(item);
+      if (PyErr_Occurred()) goto cleanup;
+      sizes[i] = v;
+    }
+  }
   zt_status_t s;
   zt_executable_t* exe = ((ExecutableObject*)self)->exe;
   interrupt_state_t ist = {NULL, false};
   ist.saved = PyEval_SaveThread();
   zt_set_interrupt_check(check_signals, &ist);
-  s = zt_launch(exe, grid, (int32_t)n, zargs);
+  s = zt_launch_checked(exe, grid, (int32_t)n, zargs, sizes);
   zt_set_interrupt_check(NULL, NULL);
   PyEval_RestoreThread(ist.saved);
   if (ist.raised && PyErr_Occurred()) {
@@ -572,6 +592,7 @@ static PyObject* executable_launch(PyObject* self, PyObject* args, PyObject* kw)
   r = Py_None;
 cleanup:
   if (zargs != small) PyMem_Free(zargs);
+  PyMem_Free(sizes);
   return r;
 }
 

@@ -25,6 +25,33 @@ import os
 
 # Read once: launches consult it on every call.
 _ENV_DEBUG = "assert" in os.environ.get("ZETILE_DEBUG", "") or os.environ.get("TRITON_DEBUG") == "1"
+_ENV_BOUNDS = "bounds" in os.environ.get("ZETILE_DEBUG", "")
+
+
+def _arg_bytes(p):
+    """Bytes reachable from a PointerArg's address (bounds mode): what the
+    array, tensor or buffer behind it holds from its first element on."""
+    k = p.keepalive
+    if isinstance(k, np.ndarray):
+        if k.size == 0:
+            return 0
+        return int(sum((d - 1) * abs(s) for d, s in zip(k.shape, k.strides))) + k.itemsize
+    if isinstance(k, runtime.Tensor):
+        return k.nbytes
+    if hasattr(k, "element_size") and hasattr(k, "stride"):  # torch
+        if k.numel() == 0:
+            return 0
+        return (sum((d - 1) * abs(s) for d, s in zip(k.shape, k.stride())) + 1) * k.element_size()
+    return int(getattr(k, "size", 0) or 0)  # a staged _C.Buffer
+
+
+def _name_arguments(e, names):
+    """A bounds error names kernel arguments by position (`argument #i`,
+    over the run-time arguments); put their names in."""
+    msg = str(e)
+    for i, n in enumerate(names):
+        msg = msg.replace(f"argument #{i},", f"argument '{n}',")
+    return type(e)(msg)
 
 
 class KernelArgumentError(TypeError, ValueError):
@@ -144,6 +171,15 @@ class JITFunction:
         return _ENV_DEBUG
 
     @property
+    def bounds_enabled(self):
+        """Bounds-checked kernels (CPU target): @jit(debug=True) or
+        ZETILE_DEBUG=bounds. A separate specialization: ordinary kernels'
+        code and cache keys are unchanged."""
+        if self.debug is not None:
+            return bool(self.debug)
+        return _ENV_BOUNDS
+
+    @property
     def source(self):
         if self._source is None:
             self._source = codegen.FunctionSource(self.fn)
@@ -253,6 +289,8 @@ class JITFunction:
                 divisibility[n] = 16
             values.append((n, pt, p))
             key.append((n, pt, d16))
+        if self.bounds_enabled:
+            key.append(("bounds",))  # its own specialization (checked code)
         return tuple(key), arg_types, divisibility, constexprs, values, descriptors
 
     def _specialize_descriptor(self, n, v, device, arg_types, divisibility, values, descriptors):
@@ -299,6 +337,8 @@ class JITFunction:
     # ------------------------------------------------------------ compiling
     def build_tile_ir(self, arg_types, constexprs, divisibility, descriptors=None):
         b = _C.Builder()
+        if self.bounds_enabled:
+            b.set_bounds_check(True)
         codegen.generate(b, self, self.__name__, arg_types, constexprs, divisibility,
                          descriptors or {}, debug=self.debug_enabled)
         return b.module_text()
@@ -383,7 +423,14 @@ class JITFunction:
                     cargs.append((dt.zt_kind, v))
             else:
                 cargs.append((dt.zt_kind, v))
-        ck.executable.launch(grid, cargs)
+        if self.bounds_enabled:
+            try:
+                ck.executable.launch(grid, cargs, sizes=[_arg_bytes(v) if dt.is_ptr() else 0
+                                                         for _, dt, v in values])
+            except _C.Error as e:
+                raise _name_arguments(e, [n for n, _, _ in values]) from None
+        else:
+            ck.executable.launch(grid, cargs)
         if writebacks or (host_args and runtime.info(dev)["backend"] != "cpu"):
             # numpy/torch-CPU arguments are read by the caller right after the
             # call: on asynchronous devices (GPUs, OpenCL) wait for the kernel.

@@ -230,6 +230,8 @@ typedef struct launch_s {
   uint64_t chunk;
   atomic_uint_fast64_t next;
   zt_cpu_launch_error_t error;
+  const uint64_t (*bounds)[2];  // bounds mode: per argument (address, bytes)
+  int32_t num_bounds;
   atomic_int stop;      // set on an interrupt: start no more programs
   atomic_int faulted;   // the first fault wins the fields below
   int fault_signal;
@@ -360,6 +362,8 @@ static void run_programs(void* ctx, int32_t worker) {
   zt_cpu_program_ctx_t pctx;
   memset(&pctx, 0, sizeof pctx);
   pctx.error = &l->error;
+  pctx.bounds = l->bounds;
+  pctx.num_bounds = l->num_bounds;
   zt_cpu_program_ctx_t* pctx_arg = &pctx;
   for (int32_t i = 0; i < n; ++i) avalues[i] = (void*)&l->values[i];
   for (int32_t i = 0; i < 6; ++i) avalues[n + i] = &ids[i];
@@ -403,13 +407,25 @@ static const char* signal_name(int sig) {
   }
 }
 
-static zt_status_t cpu_launch(zt_executable_t* base, const uint32_t grid[3],
-                              const zt_arg_t* args) {
+static zt_status_t cpu_launch_checked(zt_executable_t* base, const uint32_t grid[3],
+                                      const zt_arg_t* args, const uint64_t* arg_bytes) {
   cpu_executable_t* e = (cpu_executable_t*)base;
   zt_packed_arg_t values[ZT_MAX_KERNEL_ARGS];
+  uint64_t bounds[ZT_MAX_KERNEL_ARGS][2];
   int32_t n = base->meta.num_args;
-  for (int32_t i = 0; i < n; ++i) zt_arg_pack(&args[i], &values[i]);
+  for (int32_t i = 0; i < n; ++i) {
+    zt_arg_pack(&args[i], &values[i]);
+    if (arg_bytes) {
+      bool ptr = args[i].kind == ZT_PTR;
+      bounds[i][0] = ptr ? args[i].value.ptr : 0;
+      bounds[i][1] = ptr ? arg_bytes[i] : 0;
+    }
+  }
   launch_t l = {.exe = e, .values = values, .num_args = n};
+  if (arg_bytes) {
+    l.bounds = bounds;
+    l.num_bounds = n;
+  }
   memcpy(l.grid, grid, sizeof l.grid);
   l.total = (uint64_t)grid[0] * grid[1] * grid[2];
   int32_t threads = zt_pool_concurrency();
@@ -419,6 +435,7 @@ static zt_status_t cpu_launch(zt_executable_t* base, const uint32_t grid[3],
   if (l.chunk == 0) l.chunk = 1;
   atomic_init(&l.next, 0);
   atomic_init(&l.error.failed, 0);
+  l.error.out_of_bounds = 0;
   atomic_init(&l.stop, 0);
   atomic_init(&l.faulted, 0);
   l.error.message[0] = 0;
@@ -438,9 +455,14 @@ static zt_status_t cpu_launch(zt_executable_t* base, const uint32_t grid[3],
     return zt_make_status(ZT_STATUS_LAUNCH_INTERRUPTED, "kernel %s: launch interrupted",
                           base->meta.kernel);
   if (atomic_load(&l.error.failed))
-    return zt_make_status(ZT_STATUS_DEVICE_ASSERT, "kernel %s: %s", base->meta.kernel,
-                          l.error.message);
+    return zt_make_status(l.error.out_of_bounds ? ZT_STATUS_DEVICE_FAULT : ZT_STATUS_DEVICE_ASSERT,
+                          "kernel %s: %s", base->meta.kernel, l.error.message);
   return NULL;
+}
+
+static zt_status_t cpu_launch(zt_executable_t* base, const uint32_t grid[3],
+                              const zt_arg_t* args) {
+  return cpu_launch_checked(base, grid, args, NULL);
 }
 
 static const zt_backend_vtable_t cpu_vtable = {
@@ -454,6 +476,7 @@ static const zt_backend_vtable_t cpu_vtable = {
     /* .executable_destroy = */ cpu_executable_destroy,
     /* .executable_stats   = */ NULL,
     /* .launch             = */ cpu_launch,
+    /* .launch_checked     = */ cpu_launch_checked,
 };
 
 // --- discovery -----------------------------------------------------------------
