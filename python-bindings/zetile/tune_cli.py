@@ -521,6 +521,8 @@ def _isa_rank(args, kernel, sig, fixed, configs, title):
         for r in results:
             if r["error"]:
                 print(f"  {_label(r['config'])}: {r['error']}")
+        if not any(r.get("dpas") for r in results):
+            print("no config has DPAS: the ranking is by spills only (ties keep the given order)")
     if args.plot:
         from .tools import plot
         ok = [r for r in results if not r["error"]]
