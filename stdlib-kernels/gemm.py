@@ -74,8 +74,9 @@ def gemm_kernel(A, B, OUT, BIAS, RES, C_IN, SCALES,
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    m_ok = offs_m < M
-    n_ok = offs_n < N
+    # Masks are written as 2-D comparisons (row < M, col < N): the Xe
+    # lowering reads their bounds per axis to turn pointer tiles into 2D
+    # block IO; an expanded 1-D comparison hides them (row gathers then).
     a_ptrs = A + batch * s_ab + offs_m[:, None] * s_am + offs_k[None, :] * s_ak
     if WEIGHT_BITS == 4:
         b_ptrs = B + batch * s_bb + (offs_k // 2)[:, None] * s_bk + offs_n[None, :] * s_bn
@@ -86,19 +87,19 @@ def gemm_kernel(A, B, OUT, BIAS, RES, C_IN, SCALES,
     else:
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
-        k_ok = offs_k < K - k0
-        a = tl.load(a_ptrs, mask=m_ok[:, None] & k_ok[None, :], other=0)
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k0), other=0)
+        b_ok = (offs_k[:, None] < K - k0) & (offs_n[None, :] < N)
         if WEIGHT_BITS == 0:
-            b = tl.load(b_ptrs, mask=k_ok[:, None] & n_ok[None, :], other=0)
+            b = tl.load(b_ptrs, mask=b_ok, other=0)
         else:
-            raw = tl.load(b_ptrs, mask=k_ok[:, None] & n_ok[None, :], other=0)
+            raw = tl.load(b_ptrs, mask=b_ok, other=0)
             if WEIGHT_BITS == 4:
                 nib = (raw.to(tl.int32) >> (((k0 + offs_k) % 2) * 4)[:, None]) & 15
                 w = (nib - 8).to(tl.float32)
             else:
                 w = raw.to(tl.float32)
             sc = tl.load(SCALES + ((k0 + offs_k) // GROUP_K)[:, None] * s_sg + offs_n[None, :] * s_sn,
-                         mask=k_ok[:, None] & n_ok[None, :], other=0.0)
+                         mask=b_ok, other=0.0)
             b = (w * sc.to(tl.float32)).to(a.dtype)
         acc = tl.dot(a, b, acc)
         a_ptrs += BLOCK_K * s_ak
@@ -106,7 +107,7 @@ def gemm_kernel(A, B, OUT, BIAS, RES, C_IN, SCALES,
             b_ptrs += (BLOCK_K // 2) * s_bk
         else:
             b_ptrs += BLOCK_K * s_bk
-    out_ok = m_ok[:, None] & n_ok[None, :]
+    out_ok = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     if EPILOGUE:
         y = acc.to(tl.float32) * alpha
         if HAS_C:
