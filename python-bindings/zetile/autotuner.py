@@ -33,6 +33,9 @@ from .compiler.errors import CompilationError
 
 __all__ = ["Config", "Autotuner", "autotune", "Heuristics", "heuristics", "AutotunerError"]
 
+# Compile options of other Triton backends that configs carry in kwargs.
+_FOREIGN_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "instruction_sched_variant")
+
 # Options a Config carries besides its meta-parameters, in Triton's order.
 _OPTION_NAMES = ("num_warps", "num_ctas", "num_stages", "maxnreg", "grf_mode", "compat")
 
@@ -241,10 +244,14 @@ class Autotuner:
                                 quantiles=quantiles, device=device)
 
     def _launch_kwargs(self, config, meta):
-        """meta + the config's values, keeping only options the launcher takes."""
+        """meta + the config's values, keeping only options the launcher takes.
+        Other backends' compile options written into a config's kwargs (AMD's
+        waves_per_eu, ... in the HIP configs Triton's tutorials pick on any
+        non-CUDA device) are dropped when the kernel has no such parameter."""
         accepted = inspect.signature(self.base_fn.run).parameters
         opts = config.options()
-        out = dict(meta, **config.kwargs)
+        out = dict(meta, **{k: v for k, v in config.kwargs.items()
+                            if k not in _FOREIGN_OPTIONS or k in self.base_fn.arg_names})
         for k, v in opts.items():
             if k == "maxnreg" and k not in accepted:
                 continue  # no maxnreg on Intel GPUs: grf_mode is the register knob

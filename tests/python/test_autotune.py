@@ -296,3 +296,16 @@ def test_gpu_flush_path_writes_the_whole_buffer():
     f()
     a = f.buf.numpy()
     assert a.size == (1 << 18) + 3 and (a == 2).all()
+
+
+def test_amd_options_in_config_kwargs_are_dropped():
+    # Triton's tutorial 03 picks its HIP configs (with waves_per_eu) on any
+    # non-CUDA device: they must launch on zetile too.
+    n = 300
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    cfgs = [zetile.Config({"BLOCK": 64, "waves_per_eu": 2}, num_warps=4, num_stages=2),
+            zetile.Config({"BLOCK": 128, "waves_per_eu": 3, "kpack": 2}, num_warps=4)]
+    k = zetile.autotune(cfgs, key=["n"], reset_to_zero=["out_ptr"], **FAST)(accumulate_kernel)
+    k[_grid(n)](x, out, n)
+    np.testing.assert_allclose(out, x)
