@@ -552,10 +552,20 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reduction of this 2-D value on Xe");
   if (axis != 0 && axis != 1)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reduction along axis %d", axis);
-  if (!xe_axis_local(e, s, axis))
+  if (!xe_axis_local(e, s, axis)) {
+    bool whole = axis == 1 ? e->sg_n == 1 : e->sg_m == 1;
+    if (whole)
+      // Whole rows (columns) per subgroup, but fewer than 16 of them: the
+      // 1-D result's layout holds 16 per chunk.
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "a 2-D reduction along axis %d with %d %s per subgroup (%dx%d subgroups) "
+                     "on Xe: each subgroup needs a multiple of 16 (use fewer warps)",
+                     axis, axis == 1 ? s->tr : s->tc, axis == 1 ? "rows" : "columns", e->sg_m,
+                     e->sg_n);
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "a 2-D reduction along axis %d of a tile split that way across subgroups "
                    "(%dx%d) on Xe", axis, e->sg_m, e->sg_n);
+  }
   zt_scalar_kind_t k = s->type.kind;
   if (k == ZT_I1)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reductions of i1 tensors on Xe");

@@ -1,0 +1,40 @@
+"""FlashAttention forward written for zetile's tests (the form of Triton's
+tutorial 06: one program per BLOCK_M query rows of one head; K/V streamed
+BLOCK_N rows at a time; online softmax with a running row max and row sum;
+`acc += P @ V` with P cast to V's type). Written here, not copied."""
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def attn_fwd_kernel(Q, K, V, Out, sm_scale, N_CTX,
+                    stride_qm, stride_kn, stride_vn, stride_om,
+                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # Q, K, V, Out: (heads * N_CTX, HEAD_DIM) row-major; program (m, h).
+    start_m = tl.program_id(0)
+    head = tl.program_id(1)
+    base = head * N_CTX
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + (base + offs_m)[:, None] * stride_qm + offs_d[None, :])
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.full([BLOCK_M], 1.0, tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    qk_scale = sm_scale * 1.44269504  # exp(x) = exp2(x * log2(e))
+    for start_n in range(0, N_CTX, BLOCK_N):
+        # K^T as a (HEAD_DIM, BLOCK_N) tile: element (d, n) of key row n.
+        k = tl.load(K + offs_d[:, None] + (base + start_n + offs_n)[None, :] * stride_kn)
+        qk = tl.dot(q, k)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        qk = qk * qk_scale - m_ij[:, None]
+        p = tl.math.exp2(qk)
+        l_ij = tl.sum(p, 1)
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + l_ij
+        acc = acc * alpha[:, None]
+        v = tl.load(V + (base + start_n + offs_n)[:, None] * stride_vn + offs_d[None, :])
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    tl.store(Out + (base + offs_m)[:, None] * stride_om + offs_d[None, :], acc.to(Out.dtype.element_ty))

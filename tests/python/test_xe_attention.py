@@ -1,0 +1,127 @@
+"""The FlashAttention forward (tests/python/attention_kernels.py: QK^T, online
+softmax with a running row max and row sum, acc += P @ V with P cast to fp16)
+on Xe. Before the layout assignment stage it was refused on pvc ("dot
+operands must come straight from loads", num_warps=1; "a 2-D reduction along
+axis 1 of a tile split that way across subgroups", num_warps > 1). Now both
+dots get a grid of rows (8x1 for 8 subgroups), the row statistics are
+slices of the accumulator layout and stay inside each subgroup, and P goes
+from the accumulator layout to the A operand in registers.
+
+Evidence: E1 (spirv-val), E2 (ocloc builds it; DPAS in the K/V loop and no
+spill in the default 256-GRF configuration, counted by `zetile isa`'s
+analysis; no unresolved builtin on the compat path), E4 (the CPU target against a numpy reference) and E5 (the pvc
+SPIR-V on Intel's OpenCL CPU runtime, 2-D block IO emulated from its spec)."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import zetile
+from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from attention_kernels import attn_fwd_kernel  # noqa: E402
+
+# The launcher's specialization of the runs below (sizes and strides
+# divisible by 16 get Triton's hint), so the E5 run finds this compile in
+# the shared cache instead of compiling again.
+SIG = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32",
+       "N_CTX": "i32:16", "stride_qm": "i32:16", "stride_kn": "i32:16", "stride_vn": "i32:16",
+       "stride_om": "i32:16"}
+CONFIG = {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64}
+NUM_WARPS = 8
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("zt_attn_cache"))
+
+
+@pytest.fixture(scope="module")
+def pvc_kernel(cache_dir):
+    old = os.environ.get("ZETILE_CACHE_DIR")
+    os.environ["ZETILE_CACHE_DIR"] = cache_dir
+    try:
+        return zetile.compile(attn_fwd_kernel, signature=SIG, constexprs=CONFIG, target="pvc",
+                              num_warps=NUM_WARPS)
+    finally:
+        if old is None:
+            del os.environ["ZETILE_CACHE_DIR"]
+        else:
+            os.environ["ZETILE_CACHE_DIR"] = old
+
+
+def test_pvc_spirv_validates(pvc_kernel):
+    if not have_tool("spirv-val"):
+        pytest.skip("spirv-val is not installed")
+    mlir = pvc_kernel.asm["mlir"]
+    # 16 rows per subgroup: two 8-row accumulator blocks by four 16-column
+    # blocks, four 16-deep K steps, for each of the two dots.
+    assert mlir.count("xegpu.dpas") == 64, mlir.count("xegpu.dpas")
+    spirv_val(pvc_kernel.asm["spirv"])
+
+
+def test_pvc_isa_has_dpas_in_the_loop_and_no_spill(pvc_kernel):
+    if not (have_tool("ocloc") and have_tool("iga64")):
+        pytest.skip("ocloc/iga64 are not installed")
+    from zetile.tools import isa
+    meta = pvc_kernel.asm["meta"]
+    assert "-ze-opt-large-register-file" in meta, meta
+    isas, log = isa.ocloc_isa(pvc_kernel.asm["spirv"], "pvc", "-ze-opt-large-register-file")
+    r = isa.analyze_isa("".join(isas.values()))
+    print(f"attention fwd pvc: {r} spill~{isa.spill_from_log(log)}")
+    assert r["dpas_in_innermost_loop"] == 64, r
+    assert isa.spill_from_log(log) == 0, log
+    # Debian's IGC lacks the 2D block IO builtins (calls left unresolved on
+    # the native path); the compat path links their OpenCL C versions, after
+    # which nothing is unresolved. Those are per-lane loops (their loops
+    # nest the DPAS loop, and the kernel spills there: ~248 registers
+    # measured), so only the build and the DPAS count are asserted.
+    ck = zetile.compile(attn_fwd_kernel, signature=SIG, constexprs=CONFIG, target="pvc",
+                        num_warps=NUM_WARPS, compat=True, cached=False)
+    isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", "-ze-opt-large-register-file")
+    r = isa.analyze_isa("".join(isas.values()))
+    print(f"attention fwd pvc (compat): {r} spill~{isa.spill_from_log(log)}")
+    assert r["calla"] == 0, r
+    assert r["dpas"] == 64, r
+
+
+RUN = """
+import json, numpy as np, zetile
+from attention_kernels import attn_fwd_kernel
+rng = np.random.default_rng(0)
+heads, n_ctx, d = 2, 256, 64
+q, k, v = (rng.standard_normal((heads * n_ctx, d)).astype(np.float16) for _ in range(3))
+out = np.zeros((heads * n_ctx, d), np.float16)
+scale = 0.125
+attn_fwd_kernel[(n_ctx // 128, heads)](q, k, v, out, scale, n_ctx, d, d, d, d,
+                                       HEAD_DIM=d, BLOCK_M=128, BLOCK_N=64, num_warps=8)
+zetile.get_device().synchronize()
+ref = np.zeros((heads * n_ctx, d), np.float32)
+for h in range(heads):
+    s = slice(h * n_ctx, (h + 1) * n_ctx)
+    qk = q[s].astype(np.float32) @ k[s].astype(np.float32).T * scale
+    p = np.exp(qk - qk.max(1, keepdims=True))
+    ref[s] = (p / p.sum(1, keepdims=True)) @ v[s].astype(np.float32)
+print("RESULT", json.dumps({"err": float(np.abs(out.astype(np.float32) - ref).max()),
+                            "device": zetile.get_device().info["name"]}))
+"""
+
+
+def _check(res, device):
+    assert res["device"] == device, res
+    # P is rounded to fp16 before the second dot (as in Triton's tutorial),
+    # outputs are fp16: errors of a few 1e-3 on values of order 1.
+    assert res["err"] < 1e-2, res
+
+
+def test_cpu_numbers():
+    _check(run_result(RUN, path=HERE, env={"ZETILE_DEVICE": "cpu"}), "cpu")
+
+
+def test_e5_pvc_spirv_on_opencl_cpu(pvc_kernel, cache_dir):
+    opencl_cpu_or_skip()
+    _check(run_result(RUN, path=HERE, env={"ZETILE_CACHE_DIR": cache_dir, "ZETILE_COMPAT": "0"}),
+           "opencl:cpu")
