@@ -39,27 +39,28 @@ def _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, offs_m, offs_d, b, h, Lq, L
           BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
           SCORE_MOD: tl.constexpr, MASK_MOD: tl.constexpr, APPLY_MASK_MOD: tl.constexpr):
     offs_n = start_n + tl.arange(0, BLOCK_N)
-    kv_ok = offs_n < Lk
-    d_ok = offs_d < D
-    k = tl.load(k_ptrs + start_n * stride_kn, mask=kv_ok[None, :] & d_ok[:, None], other=0.0)
+    # 2-D comparisons in masks (not expanded 1-D ones): the Xe lowering reads
+    # their per-axis bounds to use 2D block IO.
+    k = tl.load(k_ptrs + start_n * stride_kn,
+                mask=(offs_n[None, :] < Lk) & (offs_d[:, None] < D), other=0.0)
     s = tl.dot(q, k)
     if SCORE_MOD is not None:
         s = SCORE_MOD(s * sm_scale, b, h, offs_m[:, None], offs_n[None, :], B0, B1, B2, B3)
         s = s.to(tl.float32) * 1.4426950408889634
     else:
         s = s * qk_scale
-    keep = kv_ok[None, :] & (offs_m[:, None] >= 0)
+    keep = (offs_n[None, :] < Lk) & (offs_m[:, None] >= 0)
     if IS_CAUSAL:
         keep = keep & (offs_m[:, None] >= offs_n[None, :])
     if APPLY_MASK_MOD:
         keep = keep & MASK_MOD(b, h, offs_m[:, None], offs_n[None, :], B0, B1, B2, B3)
     if MASK_KIND == 1:
         mk = tl.load(mask_ptr + offs_m[:, None] * stride_mm + offs_n[None, :] * stride_mn,
-                     mask=(offs_m[:, None] < Lq) & kv_ok[None, :], other=0.0)
+                     mask=(offs_m[:, None] < Lq) & (offs_n[None, :] < Lk), other=0.0)
         s = s + mk.to(tl.float32) * 1.4426950408889634
     if MASK_KIND == 2:
         mb = tl.load(mask_ptr + offs_m[:, None] * stride_mm + offs_n[None, :] * stride_mn,
-                     mask=(offs_m[:, None] < Lq) & kv_ok[None, :], other=0)
+                     mask=(offs_m[:, None] < Lq) & (offs_n[None, :] < Lk), other=0)
         keep = keep & (mb != 0)
     s = tl.where(keep, s, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(s, 1))
@@ -69,7 +70,8 @@ def _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, offs_m, offs_d, b, h, Lq, L
     p = tl.exp2(s - m_use[:, None])
     alpha = tl.exp2(m_i - m_use)
     l_i = l_i * alpha + tl.sum(p, 1)
-    v = tl.load(v_ptrs + start_n * stride_vn, mask=kv_ok[:, None] & d_ok[None, :], other=0.0)
+    v = tl.load(v_ptrs + start_n * stride_vn,
+                mask=(offs_n[:, None] < Lk) & (offs_d[None, :] < D), other=0.0)
     acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
     return acc, m_new, l_i
 
@@ -97,10 +99,8 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
     hk = h // GROUP
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
-    d_ok = offs_d < D
-    m_ok = offs_m < Lq
     q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
-                mask=m_ok[:, None] & d_ok[None, :], other=0.0)
+                mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D), other=0.0)
     k_ptrs = K + b * stride_kb + hk * stride_kh + tl.arange(0, BLOCK_N)[None, :] * stride_kn + offs_d[:, None] * stride_kd
     v_ptrs = V + b * stride_vb + hk * stride_vh + tl.arange(0, BLOCK_N)[:, None] * stride_vn + offs_d[None, :] * stride_vd
     mptr = mask_ptr
@@ -147,11 +147,11 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
     l_safe = tl.where(empty, 1.0, l_i)
     out = acc / l_safe[:, None]
     tl.store(O + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
-             out.to(O.dtype.element_ty), mask=m_ok[:, None] & d_ok[None, :])
+             out.to(O.dtype.element_ty), mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D))
     lse = tl.where(empty, float("-inf"), m_i + tl.log2(l_safe))
-    tl.store(LSE + bh * Lq + offs_m, lse, mask=m_ok)
+    tl.store(LSE + bh * Lq + offs_m, lse, mask=offs_m < Lq)
     if WRITE_MAX:
-        tl.store(M_OUT + bh * Lq + offs_m, m_i, mask=m_ok)
+        tl.store(M_OUT + bh * Lq + offs_m, m_i, mask=offs_m < Lq)
 
 
 @zetile.jit

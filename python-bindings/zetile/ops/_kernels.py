@@ -46,3 +46,31 @@ def load(name):
             spec.loader.exec_module(mod)
             _modules[name] = mod
         return mod
+
+
+class Launch:
+    """One planned template launch: kernel, grid, arguments. `run()` launches
+    it on the current device; `tile_ir()` and `compile(target)` build its
+    specialization without launching (for Xe builds on machines without an
+    Intel GPU: zetile isa, spirv-val)."""
+
+    def __init__(self, kernel, grid, args, kwargs, result):
+        self.kernel, self.grid, self.args, self.kwargs, self.result = kernel, grid, args, kwargs, result
+
+    def run(self):
+        if all(g > 0 for g in self.grid):
+            self.kernel[self.grid](*self.args, **self.kwargs)
+        return self.result
+
+    def tile_ir(self):
+        from .. import runtime
+        dev = runtime.get_device("cpu")
+        bound = self.kernel._bind(self.args, self.kwargs)
+        _, arg_types, div, constexprs, _, descs = self.kernel.specialize(bound, dev)
+        return self.kernel.build_tile_ir(arg_types, constexprs, div, descs)
+
+    def compile(self, target, num_warps=0, cached=True):
+        """The artifact (sections "spirv", "mlir", "meta", ...) for `target`."""
+        from .. import _C
+        return _C.compile(self.tile_ir(), target=target, num_warps=num_warps, compat=False,
+                          igc_options=None, cached=cached)

@@ -68,7 +68,8 @@ def _config(L, S, head_dim, config, q_block=None, kv_block=None):
 
 
 def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_mod=None,
-            mask_mod=None, buffers=(), sparse=None, write_max=False, config=None, out=None):
+            mask_mod=None, buffers=(), sparse=None, write_max=False, config=None, out=None,
+            plan=False):
     """Runs the template; returns (out view's source, lse (B, Hq, L) fp32 in
     log2 units, max scores or None)."""
     B, Hq, L, E = q.shape
@@ -107,19 +108,17 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
         if (sparse["full_num"].strides != sparse["kv_num"].strides
                 or sparse["full_idx"].strides[:3] != sparse["kv_idx"].strides[:3]):
             raise ValueError(f"{fn}: full and partial block tables must have the same layout")
-    if B * Hq * L == 0:
-        return o, lse, mx
     kern = _kernels.load("attention").attn_fwd
     grid = (cdiv(L, cfg["BLOCK_M"]), B * Hq)
-    kern[grid](q.arg, k.arg, v.arg, ov.arg, lse, mx,
-               *q.strides, *k.strides, *v.strides, *ov.strides if ov.ndim == 4 else
-               (ov.strides[0], 0, ov.strides[1], ov.strides[2]),
-               Hq, L, S, E, Hq // Hkv, float(scale), *margs, *sp, *bufs,
-               HEAD_DIM=head, MASK_KIND=mask_kind, IS_CAUSAL=bool(causal),
-               SCORE_MOD=score_mod, MASK_MOD=mask_mod, SPARSE=sparse is not None,
-               HAS_FULL=sparse is not None and sparse["full_num"] is not None,
-               KV_SPARSE=kv_sparse, WRITE_MAX=write_max, **cfg)
-    return o, lse, mx
+    launch = _kernels.Launch(
+        kern, grid,
+        (q.arg, k.arg, v.arg, ov.arg, lse, mx, *q.strides, *k.strides, *v.strides, *ov.strides,
+         Hq, L, S, E, Hq // Hkv, float(scale), *margs, *sp, *bufs),
+        dict(HEAD_DIM=head, MASK_KIND=mask_kind, IS_CAUSAL=bool(causal), SCORE_MOD=score_mod,
+             MASK_MOD=mask_mod, SPARSE=sparse is not None,
+             HAS_FULL=sparse is not None and sparse["full_num"] is not None,
+             KV_SPARSE=kv_sparse, WRITE_MAX=write_max, **cfg), (o, lse, mx))
+    return launch if plan else launch.run()
 
 
 def _contig(x):
@@ -147,7 +146,8 @@ def _scale_lse(lse, factor, kind):
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
-                                 scale=None, enable_gqa=False, *, return_lse=False, config=None):
+                                 scale=None, enable_gqa=False, *, return_lse=False, config=None,
+                                 plan=False):
     """torch.nn.functional.scaled_dot_product_attention's forward on zetile.
 
     query (B, Hq, L, E), key/value (B, Hkv, S, E) (or without the head
@@ -156,7 +156,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     enable_gqa maps query head h to key/value head h // (Hq // Hkv).
     With return_lse=True returns (out, lse), lse (B, Hq, L) float32 in natural
     log (torch's SDPA ops' convention). A row whose scores are all masked
-    gives output 0 and lse -inf. dropout_p > 0 is refused.
+    gives output 0 and lse -inf (torch's CPU op writes lse 0 there). dropout_p > 0
+    is refused. plan=True returns the planned launch (_kernels.Launch).
     """
     fn = "scaled_dot_product_attention"
     if dropout_p:
@@ -182,8 +183,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         else:
             raise TypeError(f"{fn}: attn_mask must be bool or floating, got {m.dtype}")
     sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
-    o, lse, _ = _launch(fn, q, k, v, scale=sc, causal=is_causal, mask=mask, mask_kind=kind,
-                        config=config)
+    got = _launch(fn, q, k, v, scale=sc, causal=is_causal, mask=mask, mask_kind=kind,
+                  config=config, plan=plan)
+    if plan:
+        return got
+    o, lse, _ = got
     o = _reshape_like(o, q3)
     if return_lse:
         return o, _scale_lse(lse, LN2, q.kind)
@@ -251,7 +255,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
 
 def flex_attention_fwd(query, key, value, score_mod=None, block_mask=None, scale=None,
                        enable_gqa=False, *, score_buffers=(), mask_buffers=(), write_max=False,
-                       config=None):
+                       config=None, plan=False):
     """What torch's flex_attention HOP returns: (out, lse, max_scores or
     None), lse and max_scores (B, Hq, L) float32 in log2 units.
     score_buffers / mask_buffers supply the tensors of mods translated from
@@ -277,8 +281,11 @@ def flex_attention_fwd(query, key, value, score_mod=None, block_mask=None, scale
         mbufs = _fill(mmod.buffers, mask_buffers, fn)
         mask_fn = _shift_slots(mmod, len(buffers)) if mbufs else mmod.fn
         buffers += mbufs
-    o, lse, mx = _launch(fn, q, k, v, scale=sc, score_mod=score_fn, mask_mod=mask_fn,
-                         buffers=buffers, sparse=sparse, write_max=write_max, config=config)
+    got = _launch(fn, q, k, v, scale=sc, score_mod=score_fn, mask_mod=mask_fn,
+                  buffers=buffers, sparse=sparse, write_max=write_max, config=config, plan=plan)
+    if plan:
+        return got
+    o, lse, mx = got
     return _reshape_like(o, q3), lse, mx
 
 

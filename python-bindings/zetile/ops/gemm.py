@@ -26,7 +26,7 @@ def config_for(M, N, K, config=None):
 
 
 def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0, c=None,
-         out_dtype=None, out=None, scales=None, weight_bits=None, config=None):
+         out_dtype=None, out=None, scales=None, weight_bits=None, config=None, plan=False):
     """out = act(alpha * (a @ b) + beta * c + bias) + residual, cast to out_dtype.
 
     a: (M, K) or (batch, M, K); b: (K, N) or (batch, K, N); either may be a
@@ -46,6 +46,7 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
     Inputs and outputs are torch tensors, numpy arrays, zetile.Tensor or
     DLPack objects; the result is the kind of `a` (or `out`, written in place).
     `config` overrides the tile sizes (one of stdlib-kernels/gemm.py CONFIGS).
+    plan=True returns the planned launch (_kernels.Launch) instead of running it.
     """
     act = ACTIVATIONS.get(activation)
     if act is None:
@@ -132,13 +133,13 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
     cfg = config_for(M, N, K, config)
     if bits and gk % cfg["BLOCK_K"] and cfg["BLOCK_K"] % gk:
         raise ValueError(f"gemm: group size {gk} and BLOCK_K {cfg['BLOCK_K']} must divide one another")
-    if M == 0 or N == 0 or nb == 0:
-        return out
     kern = _kernels.load("gemm").gemm_kernel
     grid = (cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"]), nb)
-    kern[grid](A.arg, B.arg, O.arg, bias_arg, res_arg, c_arg, sc_arg, M, N, K,
-               *A.strides, *B.strides, *O.strides, *sx, *sr, *sc, *ss,
-               float(alpha), float(beta), ACT=act, EPILOGUE=epilogue, ACC_INT=acc_int,
-               WEIGHT_BITS=bits, GROUP_K=gk, HAS_BIAS=bias_arg is not None,
-               HAS_RES=res_arg is not None, HAS_C=c_arg is not None, **cfg)
-    return out
+    launch = _kernels.Launch(
+        kern, grid,
+        (A.arg, B.arg, O.arg, bias_arg, res_arg, c_arg, sc_arg, M, N, K,
+         *A.strides, *B.strides, *O.strides, *sx, *sr, *sc, *ss, float(alpha), float(beta)),
+        dict(ACT=act, EPILOGUE=epilogue, ACC_INT=acc_int, WEIGHT_BITS=bits, GROUP_K=gk,
+             HAS_BIAS=bias_arg is not None, HAS_RES=res_arg is not None,
+             HAS_C=c_arg is not None, **cfg), out)
+    return launch if plan else launch.run()
