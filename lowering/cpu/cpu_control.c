@@ -550,9 +550,13 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
   // Operands are read many times: compute lazy ones once.
   ZT_RETURN_IF_ERROR(cpu_materialize(c, a, &a));
   ZT_RETURN_IF_ERROR(cpu_materialize(c, b, &b));
-  if (a->type.rank != 2 || b->type.rank != 2 || acc->type.rank != 2)
-    return cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "dot of rank != 2");
-  int64_t M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];
+  // Rank 3 is Triton's batched dot: one [M, K] @ [K, N] per leading index.
+  int32_t r = a->type.rank;
+  if ((r != 2 && r != 3) || b->type.rank != r || acc->type.rank != r)
+    return cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "dot of rank %d (2, or 3 batched)",
+                        (int)r);
+  int64_t nb = r == 3 ? a->type.shape[0] : 1;
+  int64_t M = a->type.shape[r - 2], K = a->type.shape[r - 1], N = b->type.shape[r - 1];
   zt_scalar_kind_t ak = acc->type.kind, ik = a->type.kind;
   bool uns = zt_dot_is_unsigned(op);
   zt_scalar_kind_t ck = ak;
@@ -569,24 +573,27 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
     ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, wt, &work));
   }
   char iv[ZT_CPU_NAME], x[ZT_CPU_NAME], y[ZT_CPU_NAME];
-  cpu_loop_begin(c, M * N, iv);
+  cpu_loop_begin(c, nb * M * N, iv);
   cpu_read(c, acc, iv, x);
   convert(c, x, ak, ck, false, y);
   cpu_write(c, work.buf, iv, y);
   cpu_loop_end(c);
-  char ivs[3][ZT_CPU_NAME], ai[ZT_CPU_NAME], bi[ZT_CPU_NAME], ri[ZT_CPU_NAME],
+  char ivs[4][ZT_CPU_NAME], ai[ZT_CPU_NAME], bi[ZT_CPU_NAME], ri[ZT_CPU_NAME],
       av[ZT_CPU_NAME], avc[ZT_CPU_NAME], bv[ZT_CPU_NAME], bvc[ZT_CPU_NAME],
       rv[ZT_CPU_NAME], nv[ZT_CPU_NAME];
-  int64_t shape[3] = {M, K, N};
-  int64_t astr[3] = {K, 1, 0}, bstr[3] = {0, N, 1}, rstr[3] = {N, 0, 1};
-  cpu_loop_begin(c, shape[0], ivs[0]);
-  cpu_loop_begin(c, shape[1], ivs[1]);
-  cpu_linear(c, 3, ivs, astr, ai);
+  // Loops (batch,) M, K, N; a rank-2 dot starts at d0 = 1 (no batch loop).
+  int64_t astr[4] = {M * K, K, 1, 0}, bstr[4] = {K * N, 0, N, 1},
+          rstr[4] = {M * N, N, 0, 1};
+  int32_t d0 = r == 3 ? 0 : 1, nd = 4 - d0;
+  if (r == 3) cpu_loop_begin(c, nb, ivs[0]);
+  cpu_loop_begin(c, M, ivs[1]);
+  cpu_loop_begin(c, K, ivs[2]);
+  cpu_linear(c, nd, ivs + d0, astr + d0, ai);
   cpu_read(c, a, ai, av);
   convert(c, av, ik, ck, uns, avc);
-  cpu_loop_begin(c, shape[2], ivs[2]);
-  cpu_linear(c, 3, ivs, bstr, bi);
-  cpu_linear(c, 3, ivs, rstr, ri);
+  cpu_loop_begin(c, N, ivs[3]);
+  cpu_linear(c, nd, ivs + d0, bstr + d0, bi);
+  cpu_linear(c, nd, ivs + d0, rstr + d0, ri);
   cpu_read(c, b, bi, bv);
   convert(c, bv, b->type.kind, ck, uns, bvc);
   cpu_read(c, &work, ri, rv);
@@ -600,9 +607,9 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
     cpu_line(c, "%s = arith.addi %s, %s : %s", nv, rv, p, cpu_elem(ck));
   }
   cpu_write(c, work.buf, ri, nv);
-  cpu_nest_end(c, 3);
+  cpu_nest_end(c, nd);
   if (ck != ak) {
-    cpu_loop_begin(c, M * N, iv);
+    cpu_loop_begin(c, nb * M * N, iv);
     cpu_read(c, &work, iv, x);
     convert(c, x, ck, ak, false, y);
     cpu_write(c, res.buf, iv, y);

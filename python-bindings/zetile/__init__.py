@@ -16,6 +16,8 @@ from .runtime import (devices, set_device, get_device, empty, zeros, from_numpy,
                       Tensor)
 from . import testing  # noqa: F401 - triton.testing's helpers (do_bench, perf_report, ...)
 from .autotuner import autotune, Config, heuristics, Autotuner, AutotunerError  # noqa: F401
+from .triton_names import (TritonError, InterpreterError, OutOfResources, set_allocator,  # noqa: F401
+                           reinterpret, TensorWrapper, constexpr_function)
 
 Error = _C.Error
 __version__ = _C._ext.__version__  # written once, in include/zetile/api.h

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _C
 from .language import dtypes as T
+from .tensor_wrapper import TensorWrapper
 
 _lock = threading.Lock()
 _devices = {}          # name -> _C.Device
@@ -180,6 +181,14 @@ def pointer_arg(obj, device, strided=False):
     object with __dlpack__; None if obj is not array-like."""
     if isinstance(obj, np.ndarray):
         return _numpy_pointer(obj, device, strided)
+    if isinstance(obj, TensorWrapper):
+        # triton.reinterpret: the memory of `base`, read as another dtype.
+        p = pointer_arg(obj.base, device, strided)
+        if p is not None:
+            if p.dtype.primitive_bitwidth != obj.dtype.primitive_bitwidth:
+                raise ValueError(f"reinterprets {p.dtype} as {obj.dtype}, a different width")
+            p.dtype = obj.dtype
+        return p
     if isinstance(obj, Tensor):
         if obj.device is not device and info(obj.device)["name"] != info(device)["name"]:
             raise ValueError(f"is a zetile.Tensor on {info(obj.device)['name']} but the kernel runs on "

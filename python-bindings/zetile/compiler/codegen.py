@@ -643,7 +643,12 @@ class CodeGenerator(ast.NodeVisitor):
             rhs = self.visit(comp)
             name, pyfn = _CMPOPS[type(op)]
             a, b_ = _unwrap(lhs), _unwrap(rhs)
-            if isinstance(a, tensor) or isinstance(b_, tensor):
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                # Identity is decided at compile time, as in Triton: a kernel
+                # value is never None (`if bias_ptr is not None:` with an
+                # optional pointer; a None argument is a constexpr).
+                r = pyfn(a, b_)
+            elif isinstance(a, tensor) or isinstance(b_, tensor):
                 if name is None:
                     raise self.error(node, f"'{type(op).__name__}' cannot compare tensors", UnsupportedError)
                 r = self.sem.compare(name, a, b_)
@@ -688,7 +693,7 @@ class CodeGenerator(ast.NodeVisitor):
             if node.attr == "dtype":
                 return obj.dtype
             if node.attr == "shape":
-                return tuple(obj.shape)
+                return list(obj.shape)  # a list, as Triton's (`x.shape == [1, N]`)
             if node.attr == "numel":
                 return obj.numel
         try:

@@ -1,8 +1,10 @@
 """Errors raised while compiling a kernel: they name the file, line and source."""
 from __future__ import annotations
 
+from ..errors import TritonError
 
-class CompilationError(Exception):
+
+class CompilationError(TritonError):
     """A kernel could not be compiled. `filename`, `lineno`, `col` and
     `src_line` locate the construct at fault; `__cause__` holds the original
     error when there is one."""

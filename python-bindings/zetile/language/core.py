@@ -12,12 +12,12 @@ import threading
 
 from . import dtypes as _dt
 from .dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8, uint16,  # noqa: F401
-                     uint32, uint64, float16, bfloat16, float32, float64)
+                     uint32, uint64, float16, bfloat16, float32, float64, float8e4nv, float8e5,
+                     float8e4b15, float8e4b8, float8e5b16)
 from .semantic import tensor
 
 from .. import _C
 
-float8e4nv = float8e5 = None  # not supported yet: listed so `tl.float8e5` names itself clearly
 
 _state = threading.local()
 
@@ -517,6 +517,28 @@ def _getitem(self, slices):
 
 
 tensor.to = _to
+tensor.cast = _to
+
+
+def _item(self):
+    """x.item(): the one element of a block as a scalar (Triton's)."""
+    if self.shape and self.numel != 1:
+        raise ValueError(f"item() needs a tensor of one element, got shape {list(self.shape)}")
+    if not self.shape:
+        return self
+    # A one-element reduction gives the scalar: XOR with nothing for integers,
+    # a sum of one term for floats (16-bit floats through float32, exactly).
+    s = _sem()
+    dt = self.dtype
+    if dt.is_floating():
+        wide = dt.primitive_bitwidth < 32
+        t = s.cast(self, float32) if wide else self
+        r = s.reduce_builtin(t, None, _C.REDUCE_ADD)
+        return s.cast(r, dt) if wide else r
+    return s.reduce_builtin(self, None, _C.REDUCE_XOR)
+
+
+tensor.item = _item
 tensor.__getitem__ = _getitem
 tensor.T = property(lambda self: trans(self))
 tensor.reshape = lambda self, *shape, **kw: reshape(self, *shape, **kw)

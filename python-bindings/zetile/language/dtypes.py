@@ -15,6 +15,15 @@ class dtype:
     SINT = ("int8", "int16", "int32", "int64")
     UINT = ("int1", "uint8", "uint16", "uint32", "uint64")
     FP = ("fp16", "bf16", "fp32", "fp64")
+    # Triton's 8-bit floats. They name types (signatures, casts, pointers)
+    # but kernels cannot compute on them yet: zt_kind refuses them.
+    FP8 = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    # Triton's lists of type names (tl.dtype.SINT_TYPES + ...).
+    SINT_TYPES = list(SINT)
+    UINT_TYPES = list(UINT)
+    STANDARD_FP_TYPES = list(FP)
+    FP_TYPES = list(FP8) + list(FP)
+    OTHER_TYPES = []
 
     def __init__(self, name: str):
         self.name = name
@@ -26,6 +35,8 @@ class dtype:
             self._bits, self._kind = int(name[4:]), KIND_UINT
         elif name in self.FP:
             self._bits, self._kind = int(name[2:]) if name != "bf16" else 16, KIND_FLOAT
+        elif name in self.FP8:
+            self._bits, self._kind = 8, KIND_FLOAT
         else:
             raise ValueError(f"unknown dtype {name!r}")
 
@@ -39,8 +50,16 @@ class dtype:
     def is_bf16(self): return self.name == "bf16"
     def is_fp32(self): return self.name == "fp32"
     def is_fp64(self): return self.name == "fp64"
+    def is_fp8(self): return self.name in self.FP8
+    def is_fp8e4nv(self): return self.name == "fp8e4nv"
+    def is_fp8e5(self): return self.name == "fp8e5"
+    def is_fp8e4b15(self): return self.name == "fp8e4b15"
     def is_ptr(self): return False
-    def is_standard_floating(self): return self.is_floating()
+    def is_block(self): return False
+    def is_standard_floating(self): return self.is_floating() and not self.is_fp8()
+
+    @property
+    def scalar(self): return self  # as Triton's: a scalar type is its own element type
 
     def kind(self):
         # Triton orders kinds bool < integer < float for weak Python scalars;
@@ -58,7 +77,8 @@ class dtype:
 
     @property
     def fp_mantissa_width(self):
-        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}[self.name]
+        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52, "fp8e4nv": 3, "fp8e5": 2,
+                "fp8e4b15": 3, "fp8e4b8": 3, "fp8e5b16": 2}[self.name]
 
     def get_int_min_value(self):
         if self.is_bool(): return 0
@@ -71,6 +91,9 @@ class dtype:
     @property
     def zt_kind(self) -> int:
         """The builder's scalar kind (signless)."""
+        if self.is_fp8():
+            raise TypeError(f"{self.name} values are not supported in zetile kernels yet "
+                            "(8-bit floats: load their bytes as tl.uint8)")
         if self.is_floating():
             return {"fp16": _C.F16, "bf16": _C.BF16, "fp32": _C.F32, "fp64": _C.F64}[self.name]
         return {1: _C.I1, 8: _C.I8, 16: _C.I16, 32: _C.I32, 64: _C.I64}[self._bits]
@@ -127,8 +150,10 @@ int1 = dtype("int1")
 int8, int16, int32, int64 = (dtype(n) for n in dtype.SINT)
 uint8, uint16, uint32, uint64 = (dtype(n) for n in dtype.UINT[1:])
 float16, bfloat16, float32, float64 = (dtype(n) for n in dtype.FP)
+float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16 = (dtype(n) for n in dtype.FP8)
 _PUBLIC_NAMES = {"int1": "int1", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
-                 "fp64": "float64"}
+                 "fp64": "float64", "fp8e4nv": "float8e4nv", "fp8e5": "float8e5",
+                 "fp8e4b15": "float8e4b15", "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}
 
 ALL_DTYPES = [int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float16, bfloat16, float32, float64]
@@ -139,7 +164,22 @@ _SIG = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i6
         "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64"}
 _SIG_REV = {v: k for k, v in _SIG.items()}
 _SIG_REV.update({"f16": "fp16", "f32": "fp32", "f64": "fp64", "u1": "int1", "bool": "int1"})
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES + [float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16]}
+
+
+_CANONICAL = {"float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15",
+              "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16", "float8_e4m3fn": "fp8e4nv",
+              "float8_e5m2": "fp8e5", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+              "bool": "int1", "i1": "int1"}
+
+
+def str_to_ty(name: str, c=None) -> dtype:
+    """tl.str_to_ty: a dtype from Triton's signature spelling ("*fp32",
+    "i32", "bf16") or a numpy/torch name ("float32", "uint8", "bool")."""
+    name = name.strip()
+    if name.startswith("*"):
+        return pointer_type(str_to_ty(name[1:].lstrip("k")))
+    return parse_signature_type(_CANONICAL.get(name, name))
 
 
 def signature_name(d: dtype) -> str:

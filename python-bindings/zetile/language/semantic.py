@@ -25,7 +25,9 @@ class tensor:
 
     @property
     def type(self):
-        return self
+        """Triton's `x.type`: the dtype of a scalar (`ptr.type.element_ty` on
+        a pointer argument), a block_type of a block."""
+        return block_type(self.dtype, self.shape) if self.shape else self.dtype
 
     @property
     def scalar(self):
@@ -49,6 +51,44 @@ class tensor:
         raise TypeError("a tensor's truth value is only known when the kernel runs; "
                         "use it in an `if`/`while` of the kernel (which zetile compiles), "
                         "or tl.where for elementwise choice")
+
+
+class block_type:
+    """The type of a block (Triton's tl.block_type): element type and shape;
+    dtype questions (is_floating(), primitive_bitwidth, ...) are answered
+    by the element type."""
+
+    def __init__(self, element_ty: dtype, shape):
+        self.element_ty = element_ty
+        self.shape = [int(s) for s in shape]
+        self.numel = 1
+        for s in self.shape:
+            self.numel *= s
+
+    @property
+    def scalar(self):
+        return self.element_ty
+
+    def is_block(self):
+        return True
+
+    def get_block_shapes(self):
+        return list(self.shape)
+
+    def __getattr__(self, name):
+        return getattr(self.element_ty, name)
+
+    def __eq__(self, other):
+        return isinstance(other, block_type) and (self.element_ty, self.shape) == \
+            (other.element_ty, other.shape)
+
+    def __hash__(self):
+        return hash((self.element_ty, tuple(self.shape)))
+
+    def __str__(self):
+        return f"<{self.shape}, {self.element_ty}>"
+
+    __repr__ = __str__
 
 
 def _zt_type(dt: dtype, shape=()):
@@ -641,17 +681,20 @@ class Semantic:
         return r
 
     def dot(self, a: tensor, b_: tensor, acc, input_precision, out_dtype) -> tensor:
-        if len(a.shape) != 2 or len(b_.shape) != 2:
-            raise ValueError(f"tl.dot needs 2-D operands, got {list(a.shape)} and {list(b_.shape)}")
-        if a.shape[1] != b_.shape[0]:
-            raise ValueError(f"tl.dot: inner dimensions differ: {list(a.shape)} @ {list(b_.shape)}")
+        # Rank 3 is a batched dot: [B, M, K] @ [B, K, N], as in Triton.
+        r = len(a.shape)
+        if r not in (2, 3) or len(b_.shape) != r:
+            raise ValueError(f"tl.dot needs 2-D or 3-D (batched) operands of one rank, got "
+                             f"{list(a.shape)} and {list(b_.shape)}")
+        if a.shape[-1] != b_.shape[-2] or a.shape[:-2] != b_.shape[:-2]:
+            raise ValueError(f"tl.dot: shapes do not fit: {list(a.shape)} @ {list(b_.shape)}")
         if a.dtype != b_.dtype:
             raise TypeError(f"tl.dot operands must have one dtype, got {a.dtype} and {b_.dtype}")
         if a.dtype.is_int():
             out = T.int32
         else:
             out = out_dtype if out_dtype is not None else T.float32
-        shape = (a.shape[0], b_.shape[1])
+        shape = tuple(a.shape[:-1]) + (b_.shape[-1],)
         if acc is None:
             acc = self.full(shape, 0, out)
         else:

@@ -1,0 +1,204 @@
+"""Triton names and semantics that Triton's own language tests exercise
+(issue 19), each checked here on the CPU target without Triton's tree:
+optional pointers (`x is None`), the TritonError hierarchy, batched tl.dot,
+set_allocator, tensor.shape as a list, tensor.cast/item/type, tl.dtype's
+type-name lists, str_to_ty and triton.reinterpret."""
+import numpy as np
+import pytest
+import torch
+
+import zetile as triton
+import zetile.language as tl
+
+pytestmark = pytest.mark.usefixtures("cpu_device")
+
+
+@pytest.fixture
+def cpu_device():
+    prev = triton.get_device()
+    triton.set_device("cpu")
+    yield
+    triton.set_device(prev.name if hasattr(prev, "name") else "cpu")
+
+
+# ------------------------------------------------------------ x is None
+@triton.jit
+def _optional_bias(x_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if b_ptr is not None:
+        x += tl.load(b_ptr + offs, mask=offs < n)
+    if b_ptr is None:
+        x = x * 10
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+def test_optional_pointer_is_none():
+    x = torch.arange(8.0)
+    b = torch.full((8,), 0.5)
+    out = torch.empty(8)
+    _optional_bias[(1,)](x, None, out, 8, BLOCK=8)
+    assert torch.equal(out, x * 10)
+    _optional_bias[(1,)](x, b, out, 8, BLOCK=8)
+    assert torch.equal(out, x + 0.5)
+
+
+@triton.jit
+def _is_tensor(x_ptr, out_ptr):
+    x = tl.load(x_ptr)
+    y = x
+    same = x is y          # identity of kernel values, decided at compile time
+    other = x is not None
+    tl.store(out_ptr, (x + 1) if same and other else x)
+
+
+def test_is_on_kernel_values_is_identity():
+    x = torch.tensor([2.0])
+    out = torch.empty(1)
+    _is_tensor[(1,)](x, out)
+    assert out.item() == 3.0
+
+
+# ------------------------------------------------------------ TritonError
+def test_triton_error_hierarchy():
+    assert issubclass(triton.CompilationError, triton.TritonError)
+    assert issubclass(triton.compiler.errors.UnsupportedError, triton.TritonError)
+    assert issubclass(triton.InterpreterError, triton.TritonError)
+
+
+@triton.jit
+def _bad_kernel(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) + undefined_name)  # noqa: F821
+
+
+def test_compile_error_is_a_triton_error():
+    with pytest.raises(triton.TritonError, match="undefined_name"):
+        _bad_kernel[(1,)](torch.zeros(1))
+
+
+# ------------------------------------------------------------ batched dot
+@triton.jit
+def _bmm(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, K: tl.constexpr,
+         N: tl.constexpr):
+    bi = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + bi * M * K + tl.arange(0, M)[None, :, None] * K
+                + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + bi * K * N + tl.arange(0, K)[None, :, None] * N
+                + tl.arange(0, N)[None, None, :])
+    c = tl.dot(a, b)
+    tl.static_assert(c.shape == [B, M, N])
+    tl.store(c_ptr + bi * M * N + tl.arange(0, M)[None, :, None] * N
+             + tl.arange(0, N)[None, None, :], c)
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float16, torch.int8])
+def test_batched_dot(dt):
+    g = torch.Generator().manual_seed(0)
+    a = (torch.randn(2, 4, 8, generator=g) * 4).to(dt)
+    b = (torch.randn(2, 8, 16, generator=g) * 4).to(dt)
+    out = torch.empty(2, 4, 16, dtype=torch.int32 if dt == torch.int8 else torch.float32)
+    _bmm[(1,)](a, b, out, 2, 4, 8, 16)
+    ref = torch.bmm(a.double(), b.double())
+    if dt == torch.int8:
+        assert torch.equal(out.double(), ref)
+    else:
+        torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-4)
+    # Each batch is its own product: swapping the batches of `a` changes the result.
+    out2 = torch.empty_like(out)
+    _bmm[(1,)](a.flip(0).contiguous(), b, out2, 2, 4, 8, 16)
+    ref2 = torch.bmm(a.flip(0).double(), b.double())
+    assert torch.allclose(out2.double(), ref2, rtol=1e-5, atol=1e-4)
+    assert not torch.allclose(out2.double(), ref, rtol=1e-5, atol=1e-4)
+
+
+def test_batched_dot_on_xe_is_a_clean_unsupported_error():
+    with pytest.raises(triton.compiler.errors.UnsupportedError) as e:
+        triton.compile(_bmm, signature={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"},
+                       constexprs=dict(B=2, M=16, K=16, N=16), target="pvc")
+    assert e.value.lineno > 0 and "3-D" in str(e.value)
+
+
+# ------------------------------------------------------------ allocator
+def test_set_allocator():
+    from zetile.allocation import NullAllocator, get_allocator
+    calls = []
+
+    def alloc(size, align, stream):
+        calls.append(size)
+        return torch.empty(size, dtype=torch.int8)
+
+    triton.set_allocator(alloc)
+    try:
+        assert get_allocator() is alloc
+    finally:
+        triton.set_allocator(NullAllocator())
+    with pytest.raises(RuntimeError, match="set_allocator"):
+        get_allocator()(16, 16, None)
+
+
+# ------------------------------------------------------------ tensor attributes
+@triton.jit
+def _tensor_attrs(x_ptr, out_ptr, N: tl.constexpr):
+    t = tl.load(x_ptr + tl.arange(0, N))[None, :]
+    tl.static_assert(t.shape == [1, N])
+    tl.static_assert(x_ptr.type.element_ty == tl.float32)
+    tl.static_assert(t.type.element_ty == tl.float32)
+    tl.static_assert(t.type.shape == [1, N])
+    s = tl.sum(t, axis=1).item()
+    first = tl.reshape(t, (N,))
+    y = t.cast(tl.int32).cast(tl.float32) + s
+    tl.store(out_ptr + tl.arange(0, N)[None, :], y)
+
+
+def test_shape_list_cast_item_type():
+    x = torch.arange(4.0) + 0.5
+    out = torch.empty(4)
+    _tensor_attrs[(1,)](x, out, 4)
+    assert out.tolist() == [8.0, 9.0, 10.0, 11.0]
+
+
+@triton.jit
+def _item_int(x_ptr, out_ptr):
+    v = tl.load(x_ptr + tl.arange(0, 1)).item()
+    tl.static_assert(v.dtype == tl.int8)
+    tl.store(out_ptr, v)
+
+
+def test_item_keeps_dtype():
+    x = torch.tensor([-7], dtype=torch.int8)
+    out = torch.zeros(1, dtype=torch.int8)
+    _item_int[(1,)](x, out)
+    assert out.item() == -7
+
+
+def test_dtype_name_lists_and_str_to_ty():
+    names = tl.dtype.SINT_TYPES + tl.dtype.UINT_TYPES + tl.dtype.STANDARD_FP_TYPES
+    assert [tl.dtype(n) for n in names]
+    assert "int8" in tl.dtype.SINT_TYPES and "uint64" in tl.dtype.UINT_TYPES
+    assert tl.str_to_ty("*fp16") == tl.pointer_type(tl.float16)
+    assert tl.str_to_ty("float32") == tl.float32
+    assert tl.str_to_ty("i64") == tl.int64
+    assert tl.float8e4nv.primitive_bitwidth == 8 and tl.float8e5.is_floating()
+
+
+# ------------------------------------------------------------ reinterpret
+@triton.jit
+def _add_one(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+def test_reinterpret_unsigned():
+    x = torch.tensor([-1, 5], dtype=torch.int32)        # 0xFFFFFFFF read as uint32
+    out = torch.zeros(2, dtype=torch.int32)
+    _add_one[(1,)](triton.reinterpret(x, tl.uint32), triton.reinterpret(out, tl.uint32), 2)
+    assert out.tolist() == [0, 6]                       # uint32 wraps to 0
+    assert triton.reinterpret(x, tl.int32) is x
+    with pytest.raises(ValueError, match="width"):
+        _add_one[(1,)](triton.reinterpret(x, tl.uint8), out, 2)
+
+
+def test_driver_active_target():
+    t = triton.runtime.driver.active.get_current_target()
+    assert t.backend == "cpu" and t.warp_size > 0
+    assert np.all(np.array([1]))
