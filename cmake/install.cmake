@@ -22,6 +22,10 @@ if(SKBUILD)
   set(ZT_PY_DEST zetile)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/python-bindings/zetile/ DESTINATION ${ZT_PY_DEST}
     COMPONENT python FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+  # torch's autoload hook (the "torch.backends" entry point in pyproject.toml):
+  # a top-level module, so `import torch` does not import the zetile package.
+  install(FILES ${CMAKE_SOURCE_DIR}/python-bindings/_zetile_torch_hook.py DESTINATION .
+    COMPONENT python)
   install(TARGETS zetile_shared LIBRARY DESTINATION ${ZT_PY_DEST} COMPONENT python)
   if(TARGET _zetile)
     install(TARGETS _zetile LIBRARY DESTINATION ${ZT_PY_DEST} COMPONENT python)

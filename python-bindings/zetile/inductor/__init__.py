@@ -1,0 +1,95 @@
+"""zetile's torch.compile plugin: Inductor uses zetile's GEMM, SDPA and
+FlexAttention kernels (docs/TORCH.md).
+
+Installed by torch's autoload (the `torch.backends` entry point of the
+zetile wheel, _zetile_torch_hook.autoload) on the first compile, or by
+zetile.inductor.enable() where no entry point is installed (an in-place
+development tree). What it routes is ZETILE_INDUCTOR (settings.py).
+
+    install(lowering)   the lowerings (mm, addmm, bmm, baddbmm, flex_attention)
+                        and one post-grad pass (SDPA rewrite; its uuid puts
+                        zetile's version and the settings in the FX-graph-cache
+                        key). Idempotent.
+"""
+import threading
+
+from . import log, settings  # noqa: F401
+
+_lock = threading.Lock()
+_installed = False
+
+
+class _PostGradPass:
+    """Built lazily (the base class lives in Inductor)."""
+    instance = None
+
+
+def _make_pass():
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    from . import sdpa
+
+    class ZetilePostGradPass(CustomGraphPass):
+        """Rewrites fused-attention aten ops to torch.ops.zetile.sdpa. Its
+        uuid enters Inductor's FX-graph-cache key: the overridden lowerings
+        do not, so without it a graph compiled before zetile was installed,
+        or by another zetile version or mode, would be reused."""
+
+        def __call__(self, graph):
+            sdpa.rewrite(graph)
+
+        def uuid(self):
+            from torch._inductor.custom_graph_pass import get_hash_for_files
+            import os
+            here = os.path.dirname(os.path.abspath(__file__))
+            files = tuple(os.path.join(here, f) for f in sorted(os.listdir(here))
+                          if f.endswith(".py"))
+            return get_hash_for_files(files, extra=settings.cache_tag())
+
+    return ZetilePostGradPass()
+
+
+def _add_pass(config):
+    p = _PostGradPass.instance
+    cur = config.post_grad_custom_post_pass
+    if cur is None:
+        config.post_grad_custom_post_pass = p
+    elif isinstance(cur, (list, tuple)):
+        if p not in cur:
+            config.post_grad_custom_post_pass = [*cur, p]
+    elif cur is not p:
+        config.post_grad_custom_post_pass = [cur, p]
+
+
+def install(lowering=None):
+    """Installs the plugin into Inductor (once per process)."""
+    global _installed
+    if _installed:
+        return
+    with _lock:
+        if _installed:
+            return
+        import torch._inductor.config as config
+        if lowering is None:
+            import torch._inductor.lowering as lowering
+        import zetile.ops  # noqa: F401 - defines torch.ops.zetile.* before any graph runs
+        from . import flex, gemm
+        gemm.install(lowering)
+        flex.install(lowering)
+        _PostGradPass.instance = _make_pass()
+        _add_pass(config)
+        _installed = True
+        log.log.debug("installed (mode %s)", settings.mode())
+
+
+def enable():
+    """Installs the plugin where torch's autoload did not (no entry point in
+    an in-place development tree): lazily, like the hook, unless Inductor is
+    already loaded. Never raises; returns the hook's error, if any."""
+    import _zetile_torch_hook as hook
+    hook.autoload()
+    return hook.error
+
+
+def is_installed():
+    return _installed

@@ -1,0 +1,150 @@
+"""The fused-attention aten ops rewritten to torch.ops.zetile.sdpa in the
+post-grad graph (before lowering, so Inductor emits one extern call).
+
+On CPU, every F.scaled_dot_product_attention reaches the post-grad graph as
+aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p,
+is_causal, *, attn_mask, scale) -> (out, lse): a bool mask has already been
+turned into an additive float mask, and with GQA k/v keep their Hkv heads.
+zetile::sdpa takes the same arguments and returns (out, lse) with lse
+(B, H, L) fp32 in natural log, so the node's users (getitem 0 / 1) stay.
+
+On xpu, Inductor keeps aten._scaled_dot_product_fused_attention_overrideable
+and aten._scaled_dot_product_flash_attention as fallbacks; both are matched
+here too (their first two outputs are out and lse), but no Intel GPU was
+available: that path has not run.
+
+Not taken (logged): dropout > 0, a graph that reads lse (a training graph:
+the backward is not built in zetile, and the aten backward expects the aten
+op's lse), devices zetile is not routed to, other dtypes, a value head dim
+different from the query's, head dims above 256, debug masks.
+"""
+import operator
+
+import torch
+
+from . import log, settings
+
+aten = torch.ops.aten
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32)
+MAX_HEAD_DIM = 256
+
+
+def _targets():
+    t = {}
+    cpu = getattr(aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+    if cpu is not None:
+        t[cpu.default] = "cpu_flash"
+    ovr = getattr(aten, "_scaled_dot_product_fused_attention_overrideable", None)
+    if ovr is not None:
+        t[ovr.default] = "overrideable"
+    fl = getattr(aten, "_scaled_dot_product_flash_attention", None)
+    if fl is not None:
+        t[fl.default] = "flash"
+    return t
+
+
+def _arg(node, i, name, default):
+    if len(node.args) > i:
+        return node.args[i]
+    return node.kwargs.get(name, default)
+
+
+def _parse(node, kind):
+    """(q, k, v, mask, dropout, causal, scale, debug_mask) of a matched node."""
+    q, k, v = node.args[:3]
+    if kind == "cpu_flash":
+        return (q, k, v, node.kwargs.get("attn_mask"), _arg(node, 3, "dropout_p", 0.0),
+                _arg(node, 4, "is_causal", False), node.kwargs.get("scale"), False)
+    if kind == "overrideable":
+        return (q, k, v, _arg(node, 3, "attn_bias", None), _arg(node, 4, "dropout_p", 0.0),
+                _arg(node, 5, "is_causal", False), node.kwargs.get("scale"),
+                _arg(node, 6, "return_debug_mask", False))
+    return (q, k, v, None, _arg(node, 3, "dropout_p", 0.0), _arg(node, 4, "is_causal", False),
+            node.kwargs.get("scale"), _arg(node, 5, "return_debug_mask", False))
+
+
+def _val(n):
+    return n.meta.get("val") if isinstance(n, torch.fx.Node) else None
+
+
+def why_not(node, kind):
+    q, k, v, mask, dropout, causal, scale, debug = _parse(node, kind)
+    qv, kv, vv = _val(q), _val(k), _val(v)
+    if qv is None or kv is None or vv is None:
+        return "no tensor metadata on the inputs"
+    if qv.device.type not in settings.devices():
+        return f"device {qv.device} is not routed to zetile (ZETILE_INDUCTOR={settings.mode()})"
+    if dropout:
+        return f"dropout_p={dropout} (zetile's attention has no dropout)"
+    if debug:
+        return "return_debug_mask=True"
+    if not (qv.dtype == kv.dtype == vv.dtype) or qv.dtype not in _FLOATS:
+        return f"dtypes {qv.dtype}/{kv.dtype}/{vv.dtype} (zetile takes one of fp16, bf16, fp32)"
+    if qv.dim() != 4 or kv.dim() != 4 or vv.dim() != 4:
+        return "inputs are not 4-D"
+    if any(not isinstance(s, int) for t in (qv, kv, vv) for s in t.shape):
+        return "dynamic shapes (symbolic sizes)"
+    E = qv.shape[-1]
+    if vv.shape[-1] != E:
+        return f"value head dim {vv.shape[-1]} differs from the query's {E}"
+    if E > MAX_HEAD_DIM:
+        return f"head dim {E} > {MAX_HEAD_DIM}"
+    if qv.shape[1] % kv.shape[1]:
+        return f"{qv.shape[1]} query heads are not a multiple of {kv.shape[1]} kv heads"
+    mv = _val(mask)
+    if mask is not None and (mv is None or mv.dtype not in _FLOATS + (torch.bool,)):
+        return f"attn_mask of dtype {getattr(mv, 'dtype', None)}"
+    outs = list(node.users)
+    for u in outs:
+        if not (u.op == "call_function" and u.target is operator.getitem):
+            return f"output used by {u.target} directly"
+        if u.args[1] >= 2 and u.users:
+            return f"output {u.args[1]} of the aten op is used"
+        if u.args[1] == 1 and u.users:
+            return "the graph reads logsumexp (a training graph: zetile's backward is not built)"
+    return None
+
+
+def rewrite(graph):
+    """Replaces every matched node zetile takes; returns how many."""
+    targets = _targets()
+    n_done = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in targets:
+            continue
+        kind = targets[node.target]
+        name = str(node.target)
+        reason = why_not(node, kind)
+        if reason:
+            log.fallback(name, reason)
+            continue
+        q, k, v, mask, _, causal, scale, _ = _parse(node, kind)
+        gqa = _val(q).shape[1] != _val(k).shape[1]
+        with graph.inserting_before(node):
+            new = graph.call_function(torch.ops.zetile.sdpa.default,
+                                      (q, k, v, mask, bool(causal), scale, gqa))
+        fake = _fake(new, q, k, v)
+        new.meta.update(node.meta)
+        if fake is not None:
+            new.meta["val"] = fake
+        # Users read outputs 0 and 1 (lse unused); later outputs have no users.
+        for u in list(node.users):
+            if u.args[1] >= 2:
+                graph.erase_node(u)
+        node.replace_all_uses_with(new)
+        graph.erase_node(node)
+        log.took(name, "torch.ops.zetile.sdpa")
+        n_done += 1
+    return n_done
+
+
+def _fake(new, q, k, v):
+    """zetile::sdpa's own fake outputs (its strides, not the aten op's)."""
+    qv = _val(q)
+    mode = getattr(qv, "fake_mode", None)
+    if mode is None:
+        return None
+    with mode:
+        out = torch.empty_like(qv)     # as zetile::sdpa's fake
+        lse = qv.new_empty(qv.shape[:-1], dtype=torch.float32)
+    return (out, lse)
