@@ -46,6 +46,7 @@ struct xe_assign_s {
   bool has_dot, rows_only;
   int dot_grid[2];           ///< the first dot's grid
   bool changed;
+  bool anchors_only;         ///< defaults(): sources only (the first round)
   bool oom;
 };
 
@@ -443,6 +444,8 @@ static MlirWalkResult propagate(MlirOperation op, void* user) {
 // Step 4: defaults for everything left. 2-D values hold data when they are
 // floats or loaded (int8 operands); other 2-D integers, masks and pointers
 // are index arithmetic, evaluated where used.
+// In the first round (anchors_only) only the sources get them: loads (block
+// IO anchors) and scalars; what they reach is propagated before the rest.
 static MlirWalkResult defaults(MlirOperation op, void* user) {
   xe_assign_t* a = user;
   bool loaded = op_is(op, "tile.load") || op_is(op, "tile.block_load");
@@ -450,6 +453,7 @@ static MlirWalkResult defaults(MlirOperation op, void* user) {
     MlirValue r = mlirOperationGetResult(op, i);
     if (get(a, r)) continue;
     int rank = rank_of(r);
+    if (a->anchors_only && rank != 0 && !loaded) continue;
     xe_layout_t l;
     if (rank == 0) l = uniform();
     else if (rank == 1) l = blocked1d(a->default_grid[0] * a->default_grid[1]);
@@ -521,13 +525,14 @@ zt_status_t xe_assign_layouts(MlirOperation kernel, const xe_target_t* tg, int n
   a->default_grid[0] = default_grid[0] > 0 ? default_grid[0] : 1;
   a->default_grid[1] = default_grid[1] > 0 ? default_grid[1] : 1;
   mlirOperationWalk(kernel, anchor_dots, a, MlirWalkPreOrder);
-  for (int pass = 0; pass < 2; ++pass) {
+  for (int pass = 0; pass < 3; ++pass) {
     a->changed = true;
     for (int round = 0; a->changed && round < 64; ++round) {
       a->changed = false;
       mlirOperationWalk(kernel, propagate, a, MlirWalkPreOrder);
     }
-    if (pass == 0) mlirOperationWalk(kernel, defaults, a, MlirWalkPreOrder);
+    a->anchors_only = pass == 0;
+    if (pass < 2) mlirOperationWalk(kernel, defaults, a, MlirWalkPreOrder);
   }
   mlirOperationWalk(kernel, conversions, a, MlirWalkPreOrder);
   if (a->oom) {

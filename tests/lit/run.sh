@@ -18,8 +18,13 @@ failed=0
 n=0
 for f in "$dir"/*.tile; do
   n=$((n + 1))
-  set -- $(sed -n 's|^// RUN: *||p' "$f" | head -1)
+  set -- $(sed -n 's|^// RUN: *||p' "$f" | head -1) "" "" ""
   stage=$1 target=$2 warps=$3
+  if [ -z "$stage" ] || [ -z "$target" ] || [ -z "$warps" ]; then
+    echo "FAIL: $(basename "$f") (no '// RUN: <stage> <target> <num_warps>' line)"
+    failed=$((failed + 1))
+    continue
+  fi
   if ZETILE_DUMP=$stage ZETILE_STOP_AFTER=$stage "$tool" "$f" "$target" "$warps" 2>&1 |
       "$fc" "$f"; then
     echo "PASS: $(basename "$f")"

@@ -125,3 +125,24 @@ def test_e5_pvc_spirv_on_opencl_cpu(pvc_kernel, cache_dir):
     opencl_cpu_or_skip()
     _check(run_result(RUN, path=HERE, env={"ZETILE_CACHE_DIR": cache_dir, "ZETILE_COMPAT": "0"}),
            "opencl:cpu")
+
+
+def test_unemitted_conversion_is_named():
+    # A prologue multiply between A's load and the dot, on a 2x2 grid: the
+    # dot's A rows are split across two subgroups' columns, so the
+    # conversion goes through shared local memory, which is not emitted yet:
+    # the message names both layouts and the tier (it used to say "dot
+    # operands must come straight from loads").
+    import xe_layout_kernels as L
+    with pytest.raises(zetile.CompilationError) as ei:
+        zetile.compile(L.scaled_dot_tile, signature={"A": "*fp16", "B": "*fp16", "C": "*fp32"},
+                       constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
+    msg = str(ei.value)
+    assert "xe_layout_kernels.py:29" in msg, msg
+    assert "blocked<grid=[2, 2]" in msg and "dpas<A, grid=[2, 1]" in msg, msg
+    assert "shared local memory" in msg, msg
+    # Without the multiply the same tile builds (the loads make the operands).
+    ck = zetile.compile(L.dot_tile, signature={"A": "*fp16", "B": "*fp16", "C": "*fp32"},
+                        constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
+    # Per subgroup: a 32x32 part, 4x2 accumulator blocks x 2 K steps.
+    assert ck.asm["mlir"].count("xegpu.dpas") == 8 * 2

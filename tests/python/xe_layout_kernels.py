@@ -1,0 +1,39 @@
+"""Small kernels whose layouts tests/lit checks (their tile IR is in
+tests/lit/*.tile, made by tests/lit/make_tiles.py) and whose Xe builds
+tests/python/test_xe_attention.py checks."""
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def dot_tile(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # One BMxBN tile of A @ B, row-major, leading dimensions BK and BN.
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(A + rm[:, None] * BK + rk[None, :])
+    b = tl.load(B + rk[:, None] * BN + rn[None, :])
+    c = tl.dot(a, b)
+    tl.store(C + rm[:, None] * BN + rn[None, :], c)
+
+
+@zetile.jit
+def scaled_dot_tile(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # A prologue op between the load and the dot: A's tile is not loaded in
+    # the A operand's layout, so the dot reads it through a conversion.
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(A + rm[:, None] * BK + rk[None, :]) * 2.0
+    b = tl.load(B + rk[:, None] * BN + rn[None, :])
+    c = tl.dot(a.to(tl.float16), b)
+    tl.store(C + rm[:, None] * BN + rn[None, :], c)
+
+
+@zetile.jit
+def row_softmax(X, Y, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    e = tl.exp(x - tl.max(x, 1)[:, None])
+    tl.store(Y + rm[:, None] * N + rn[None, :], e / tl.sum(e, 1)[:, None])
