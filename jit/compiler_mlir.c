@@ -1,6 +1,7 @@
 // MLIR helpers shared by the lowerings (lowering/lowering.h): parsing,
 // pass pipelines and printing, with MLIR's diagnostics turned into statuses.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -130,8 +131,16 @@ zt_status_t zt_mlir_parse_untimed(MlirContext ctx, const char* text, size_t size
                                   const char* what, MlirModule* out_module) {
   *out_module = (MlirModule){NULL};
   zt_mlir_diag_clear();
+  // MLIR's lexer reads one byte past the text it is given (it expects a
+  // NUL there): text from the C API need not have one (found by
+  // tests/fuzz/fuzz_tile_ir.c under ASan), so parse a terminated copy.
+  char* copy = malloc(size + 1);
+  if (!copy) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "%s: %zu bytes of text", what, size);
+  if (size) memcpy(copy, text, size);
+  copy[size] = 0;
   MlirOperation op = mlirOperationCreateParse(
-      ctx, mlirStringRefCreate(text, size), mlirStringRefCreateFromCString(what));
+      ctx, mlirStringRefCreate(copy, size), mlirStringRefCreateFromCString(what));
+  free(copy);
   char msg[256];
   if (mlirOperationIsNull(op)) {
     snprintf(msg, sizeof msg, "%s does not parse", what);

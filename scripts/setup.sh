@@ -13,7 +13,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # Debian packages (LLVM/MLIR 22 come from bookworm-security).
 DEB_PKGS=(
   build-essential cmake ninja-build pkg-config ccache git
-  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 llvm-22-tools
+  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 llvm-22-tools libclang-rt-22-dev
   libze1 libze-dev intel-opencl-icd libigc-tools spirv-tools
   check libffi-dev libxxhash-dev
   ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1
