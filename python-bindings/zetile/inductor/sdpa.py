@@ -145,6 +145,6 @@ def _fake(new, q, k, v):
     if mode is None:
         return None
     with mode:
-        out = torch.empty_like(qv)     # as zetile::sdpa's fake
+        out = qv.new_empty(qv.shape)     # contiguous, as zetile::sdpa's fake
         lse = qv.new_empty(qv.shape[:-1], dtype=torch.float32)
     return (out, lse)

@@ -71,7 +71,8 @@ def _define():
 
     @sdpa.register_fake
     def _(q, k, v, attn_mask=None, is_causal=False, scale=None, enable_gqa=False):
-        return torch.empty_like(q), q.new_empty(q.shape[:-1], dtype=torch.float32)
+        # Contiguous like the real output (empty_like would copy a strided q's layout).
+        return q.new_empty(q.shape), q.new_empty(q.shape[:-1], dtype=torch.float32)
 
     @torch.library.custom_op(lib + "flex_attention", mutates_args=())
     def flex_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -94,7 +95,7 @@ def _define():
     def _(q, k, v, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, score_bufs,
           mask_bufs, scale, q_block, kv_block, mods, enable_gqa=False):
         stats = q.new_empty(q.shape[:-1], dtype=torch.float32)
-        return torch.empty_like(q), stats, torch.empty_like(stats)
+        return q.new_empty(q.shape), stats, torch.empty_like(stats)   # contiguous, as the real one
 
 
 class _Tables:
