@@ -9,15 +9,16 @@ import sys
 
 import pytest
 
-from zt_testutil import ROOT, EXAMPLES, have_tool
+from zt_testutil import AUB_ENV, ROOT, EXAMPLES, have_tool, neo_installed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KFILE = os.path.join(HERE, "autotune_cli_kernels.py")
 FAST = ["--warmup", "1", "--rep", "5"]
 
 
-def tune(tmp_path, *argv, db="tune.sqlite"):
+def tune(tmp_path, *argv, db="tune.sqlite", env_extra=None):
     env = dict(os.environ)
+    env.update(env_extra or {})
     env["ZETILE_AUTOTUNE_DB"] = str(tmp_path / db)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python-bindings"), EXAMPLES])
     r = subprocess.run([sys.executable, "-m", "zetile", "tune", *argv], env=env,
@@ -35,7 +36,7 @@ USER = [f"{KFILE}:scale_kernel", "--signature", "x_ptr=*fp32,out_ptr=*fp32,n=i32
         "--space", "BLOCK=64|256|1024;num_warps=1|4", "--device", "cpu"]
 
 
-def test_user_kernel_table_plot_and_database(tmp_path):
+def test_user_kernel_table_plot_database_show_export_import(tmp_path):
     out = ok(tune(tmp_path, *USER, *FAST, "--plot", "user.svg"))
     assert "benchmarked in" in out
     table = [l for l in out.splitlines() if "BLOCK=" in l and "best:" not in l]
@@ -52,6 +53,15 @@ def test_user_kernel_table_plot_and_database(tmp_path):
     rows = json.loads(forced)
     assert len(rows) == 6 and all(r["median_ms"] > 0 for r in rows)
     assert rows == sorted(rows, key=lambda r: r["median_ms"])
+    # show / export / import: the result moves to another database and serves it.
+    assert ":scale_kernel" in ok(tune(tmp_path, "show"))
+    ok(tune(tmp_path, "export", "dump.json"))
+    data = json.loads((tmp_path / "dump.json").read_text())
+    assert len(data["rows"]) == 1 and data["rows"][0]["kernel"].endswith(":scale_kernel")
+    assert "imported 1 result" in ok(tune(tmp_path, "import", "dump.json", db="other.sqlite"))
+    show = ok(tune(tmp_path, "show", "--json", db="other.sqlite"))
+    assert json.loads(show)[0]["key"] == data["rows"][0]["key"]
+    assert "from the autotuning database" in ok(tune(tmp_path, *USER, *FAST, db="other.sqlite"))
 
 
 def test_autotuned_kernel_brings_its_configs(tmp_path):
@@ -94,19 +104,6 @@ def test_sdpa_template_on_cpu(tmp_path):
     assert len([l for l in out.splitlines() if "BLOCK_M=" in l and "best:" not in l]) == 2
 
 
-def test_show_export_import(tmp_path):
-    ok(tune(tmp_path, *USER, *FAST))
-    ok(tune(tmp_path, "export", "dump.json"))
-    data = json.loads((tmp_path / "dump.json").read_text())
-    assert len(data["rows"]) == 1 and data["rows"][0]["kernel"].endswith(":scale_kernel")
-    assert "imported 1 result" in ok(tune(tmp_path, "import", "dump.json", db="other.sqlite"))
-    show = ok(tune(tmp_path, "show", "--json", db="other.sqlite"))
-    assert json.loads(show)[0]["key"] == data["rows"][0]["key"]
-    # The imported result serves a tuning run on the other database.
-    again = tune(tmp_path, *USER, *FAST, db="other.sqlite")
-    assert "from the autotuning database" in ok(again)
-
-
 def test_plain_kernel_without_configs_is_refused(tmp_path):
     r = tune(tmp_path, f"{KFILE}:scale_kernel", "-s", "*fp32,*fp32,i32,fp32")
     assert r.returncode != 0 and "--config or --space" in r.stderr
@@ -124,3 +121,14 @@ def test_isa_only_for_pvc(tmp_path):
     assert len(lines) == 2 and all("failed" not in l for l in lines)
     assert "128 (default)" in out and "256 (large)" in out   # grf_mode reached IGC's options
     assert (tmp_path / "isa.svg").stat().st_size > 300
+
+
+@pytest.mark.skipif(not neo_installed(), reason="Debian's Level Zero driver (NEO) is not installed")
+def test_gemm_on_level_zero_in_aub_mode(tmp_path):
+    # E3 for the tuner's Level Zero path: the template, the flush kernel and
+    # the synchronizes go through the real driver in AUB mode. Nothing
+    # computes there, so the figures are driver overhead, not kernel time.
+    out = ok(tune(tmp_path, "gemm", "--device", "level_zero", "--shape", "64x64x64",
+                  "--config", "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32,GROUP_M=8", "--warmup", "0",
+                  "--rep", "1", env_extra=AUB_ENV))
+    assert "on level_zero:0" in out and "benchmarked in" in out and "failed" not in out
