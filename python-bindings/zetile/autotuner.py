@@ -27,6 +27,7 @@ import json
 import os
 import threading
 import time
+import warnings
 
 from . import runtime, testing, tune_db
 from .compiler.errors import CompilationError
@@ -175,8 +176,9 @@ class Autotuner:
         self.keys = list(key)
         for k in self.keys:
             if k not in self.arg_names:
-                raise ValueError(f"autotune key {k!r} is not an argument of "
-                                 f"{self.base_fn.__name__}")
+                # Triton ignores such a key; say so once instead of failing.
+                warnings.warn(f"autotune key {k!r} is not an argument of "
+                              f"{self.base_fn.__name__}: it is ignored", stacklevel=3)
         self.cache = {}
         self.configs_timings = {}
         self.best_config = None
