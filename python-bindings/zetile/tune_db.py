@@ -93,7 +93,8 @@ class TuneDB:
     # ------------------------------------------------------------ connecting
     def _connect(self):
         conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        # A connection never crosses a fork (SQLite's rule): a child opens its own.
+        if conn is not None and self._local.pid == os.getpid():
             return conn
         d = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(d, exist_ok=True)
@@ -120,6 +121,7 @@ class TuneDB:
             conn.close()
             raise
         self._local.conn = conn
+        self._local.pid = os.getpid()
         return conn
 
     @staticmethod
@@ -138,7 +140,8 @@ class TuneDB:
     def close(self):
         conn = getattr(self._local, "conn", None)
         if conn is not None:
-            conn.close()
+            if self._local.pid == os.getpid():
+                conn.close()
             self._local.conn = None
 
     def _recover(self, err):

@@ -194,3 +194,27 @@ def test_export_import_round_trip(kmod, tmp_path):
     assert other.import_rows(json.loads(json.dumps(rows))) == len(rows)
     got = other.rows()
     assert [(r["key"], r["best"]) for r in got] == [(r["key"], r["best"]) for r in rows]
+
+
+def test_forked_child_uses_its_own_connection(kmod, tmp_path):
+    # multiprocessing's fork start method copies the parent's connection:
+    # the child must open its own (SQLite forbids sharing one across a fork).
+    kmod.run(600)
+    db = tune_db.get_db()
+    parent_conn = db._connect()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            if db._connect() is parent_conn:
+                os._exit(3)
+            db.strict = True
+            db.store(kernel="child", kernel_hash="h", key="[1]", configs_hash="c", device="d",
+                     driver="v", target="cpu", best={"kwargs": {}}, timings=[])
+            code = 0 if len(db.rows("child")) == 1 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert [r["kernel"] for r in db.rows("child")] == ["child"]
+    assert len(db.rows()) == 2
