@@ -9,8 +9,11 @@ import zetile.language as tl
 @zetile.jit
 def attn_fwd_kernel(Q, K, V, Out, sm_scale, N_CTX,
                     stride_qm, stride_kn, stride_vn, stride_om,
-                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    CAUSAL: tl.constexpr = False):
     # Q, K, V, Out: (heads * N_CTX, HEAD_DIM) row-major; program (m, h).
+    # CAUSAL: query row i sees key rows 0..i (the loop stops after the
+    # block holding the diagonal; keys past it are masked to -inf).
     start_m = tl.program_id(0)
     head = tl.program_id(1)
     base = head * N_CTX
@@ -22,10 +25,13 @@ def attn_fwd_kernel(Q, K, V, Out, sm_scale, N_CTX,
     l_i = tl.full([BLOCK_M], 1.0, tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
     qk_scale = sm_scale * 1.44269504  # exp(x) = exp2(x * log2(e))
-    for start_n in range(0, N_CTX, BLOCK_N):
+    hi = (start_m + 1) * BLOCK_M if CAUSAL else N_CTX
+    for start_n in range(0, hi, BLOCK_N):
         # K^T as a (HEAD_DIM, BLOCK_N) tile: element (d, n) of key row n.
         k = tl.load(K + offs_d[:, None] + (base + start_n + offs_n)[None, :] * stride_kn)
         qk = tl.dot(q, k)
+        if CAUSAL:
+            qk = tl.where(offs_m[:, None] >= start_n + offs_n[None, :], qk, float("-inf"))
         m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
         qk = qk * qk_scale - m_ij[:, None]
         p = tl.math.exp2(qk)
