@@ -60,7 +60,10 @@ def _label(config):
 def _table(headers, rows):
     cells = [headers] + [[_fmt(v) for v in r] for r in rows]
     w = [max(len(c[j]) for c in cells) for j in range(len(headers))]
-    out = ["  ".join(c[j].ljust(w[j]) if j == 1 else c[j].rjust(w[j]) for j in range(len(c)))
+    # Text columns left, number columns right.
+    text = [any(isinstance(r[j], str) and r[j] not in ("failed", "-") for r in rows)
+            for j in range(len(headers))]
+    out = ["  ".join(c[j].ljust(w[j]) if text[j] else c[j].rjust(w[j]) for j in range(len(c)))
            for c in cells]
     out.insert(1, "  ".join("-" * x for x in w))
     return "\n".join(out)
