@@ -184,6 +184,8 @@ static const zt_compiler_api_t g_api = {
     /* .compile = */ compiler_compile,
     /* .cpu_load = */ zt_cpu_jit_load,
     /* .cpu_unload = */ zt_cpu_jit_unload,
+    /* .cpu_load_object = */ zt_cpu_object_load,
+    /* .cpu_unload_object = */ zt_cpu_object_unload,
 };
 
 ZT_API const zt_compiler_api_t* zt_compiler_get_api(void) { return &g_api; }

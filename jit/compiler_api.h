@@ -12,7 +12,7 @@
 #include "zetile/compiler.h"
 #include "zetile/status.h"
 
-#define ZT_COMPILER_API_VERSION 1
+#define ZT_COMPILER_API_VERSION 2
 
 typedef struct zt_compiler_api_s {
   int api_version;
@@ -34,6 +34,15 @@ typedef struct zt_compiler_api_s {
                           const char* kernel_name, void** out_fn,
                           void** out_engine);
   void (*cpu_unload)(void* engine);
+  /// CPU target, version 2: links an artifact's "obj" section (machine code
+  /// for the CPU named in its "obj_host" section) without recompiling it.
+  /// ZT_STATUS_UNSUPPORTED when the object was built for another CPU: the
+  /// caller then loads the "llvm" section with cpu_load. The engine is
+  /// released with cpu_unload_object.
+  zt_status_t (*cpu_load_object)(const void* obj, size_t size, const char* host,
+                                 size_t host_size, const char* kernel_name, void** out_fn,
+                                 void** out_engine);
+  void (*cpu_unload_object)(void* engine);
 } zt_compiler_api_t;
 
 /// The error slot of one CPU launch, shared by the threads running it.

@@ -109,6 +109,15 @@ static const struct {
     {ZT_CPU_BOUNDS_SYMBOL, (void*)zt_cpu_check_access},
 };
 
+size_t zt_cpu_runtime_symbol_count(void) {
+  return sizeof k_runtime_symbols / sizeof k_runtime_symbols[0];
+}
+
+const char* zt_cpu_runtime_symbol(size_t i, void** out_fn) {
+  *out_fn = k_runtime_symbols[i].fn;
+  return k_runtime_symbols[i].name;
+}
+
 // MLIR's ExecutionEngine always attaches LLVM's perf JIT listener, which
 // writes a jitdump file per engine under $JITDUMPDIR/.debug/jit (/tmp when
 // unset): over a thousand files after one test run. Unless the user asks

@@ -27,6 +27,12 @@ zt_status_t zt_lower_cpu(zt_lower_ctx_t* lc);
 zt_status_t zt_lower_xe(zt_lower_ctx_t* lc);
 
 /// Parses `text` in ctx; errors carry MLIR's diagnostics (with locations).
+/// CPU target: optimizes the LLVM-dialect module `m` for this host and stores
+/// its object code in the artifact ("obj", and "obj_host" naming the CPU it
+/// was built for), so that loading it later needs no code generation
+/// (jit/compiler_cpu_object.c).
+zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact);
+
 zt_status_t zt_mlir_parse(MlirContext ctx, const char* text, size_t size,
                           const char* what, MlirModule* out_module);
 /// Runs a textual pass pipeline ("builtin.module(...)") on the module;

@@ -35,7 +35,10 @@ typedef struct zt_compile_options_s {
 /// A compiled kernel: named byte sections.
 ///   "tile"  the tile IR text that was compiled
 ///   "mlir"  zetile's lowered MLIR, before upstream's pipeline
-///   "llvm"  (cpu) LLVM-dialect MLIR that the CPU backend JIT-compiles
+///   "llvm"  (cpu) LLVM-dialect MLIR that the CPU backend JIT-compiles when
+///           it cannot use "obj"
+///   "obj"   (cpu) the kernel's machine code (an ELF object) for the CPU named
+///           in "obj_host" ("cpu=NAME;features=..."), linked at load
 ///   "spirv" (Xe) the SPIR-V module handed to the driver
 ///   "meta"  kernel metadata (jit/kernel_meta.h): name, arguments, launch
 typedef struct zt_artifact_s zt_artifact_t;

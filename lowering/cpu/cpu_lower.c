@@ -137,6 +137,10 @@ zt_status_t zt_lower_cpu(zt_lower_ctx_t* lc) {
     s = llvm.failed ? zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "llvm text")
                     : zt_artifact_set(lc->artifact, "llvm", llvm.data, llvm.size);
     zt_strbuf_deinit(&llvm);
+    // The machine code too, so a later process links it instead of running
+    // LLVM -O3 again (ZETILE_CPU_OBJECT=0: the LLVM text only).
+    const char* obj = getenv("ZETILE_CPU_OBJECT");
+    if (!s && !(obj && obj[0] == '0')) s = zt_cpu_object_emit(m, lc->artifact);
   }
   if (!mlirModuleIsNull(m)) mlirModuleDestroy(m);
   if (!s) {

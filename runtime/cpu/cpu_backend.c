@@ -29,7 +29,8 @@
 typedef struct cpu_executable_s {
   zt_executable_t base;
   void* fn;
-  void* engine;                     // from cpu_load; NULL for test functions
+  void* engine;                     // from cpu_load(_object); NULL for test functions
+  bool engine_is_object;            // from cpu_load_object: released by cpu_unload_object
   const zt_compiler_api_t* api;     // to unload the engine
   ffi_cif cif;
   ffi_type* arg_types[MAX_FFI_ARGS];
@@ -178,6 +179,23 @@ static zt_status_t check_signature(const char* llvm, size_t size, const zt_kerne
   return NULL;
 }
 
+// An optional section: true and its bytes if the artifact has it.
+static bool artifact_has(const zt_artifact_t* a, const char* name, const void** data,
+                         size_t* size) {
+  zt_status_t s = zt_artifact_get(a, name, data, size);
+  bool found = s == NULL;
+  zt_status_free(s);
+  return found;
+}
+
+static void cpu_engine_release(cpu_executable_t* e) {
+  if (!e->engine || !e->api) return;
+  if (e->engine_is_object)
+    e->api->cpu_unload_object(e->engine);
+  else if (e->api->cpu_unload)
+    e->api->cpu_unload(e->engine);
+}
+
 static zt_status_t cpu_executable_create(zt_device_t* device, const zt_artifact_t* artifact,
                                          const zt_kernel_meta_t* meta,
                                          zt_executable_t** out) {
@@ -198,7 +216,23 @@ static zt_status_t cpu_executable_create(zt_device_t* device, const zt_artifact_
     s = zt_make_status(ZT_STATUS_UNSUPPORTED, "this compiler cannot load CPU kernels");
     goto cleanup;
   }
-  s = e->api->cpu_load(llvm, llvm_size, meta->kernel, &e->fn, &e->engine);
+  // Machine code built at compile time for this CPU links in about a
+  // millisecond; without it (or built for another CPU) the LLVM text is
+  // optimized and compiled again here.
+  const void *obj = NULL, *host = NULL;
+  size_t obj_size = 0, host_size = 0;
+  if (artifact_has(artifact, "obj", &obj, &obj_size) &&
+      artifact_has(artifact, "obj_host", &host, &host_size)) {
+    s = e->api->cpu_load_object(obj, obj_size, host, host_size, meta->kernel, &e->fn,
+                                &e->engine);
+    if (!s) e->engine_is_object = true;
+    if (s && zt_status_code(s) == ZT_STATUS_UNSUPPORTED) {
+      zt_status_free(s);  // another CPU's code: load the LLVM text below
+      s = NULL;
+    }
+    if (s) goto cleanup;
+  }
+  if (!e->fn) s = e->api->cpu_load(llvm, llvm_size, meta->kernel, &e->fn, &e->engine);
   if (s) goto cleanup;
   if (!e->fn) {
     s = zt_make_status(ZT_STATUS_INTERNAL, "cpu_load returned no function");
@@ -207,14 +241,14 @@ static zt_status_t cpu_executable_create(zt_device_t* device, const zt_artifact_
   *out = &e->base;
   return NULL;
 cleanup:
-  if (e->engine && e->api && e->api->cpu_unload) e->api->cpu_unload(e->engine);
+  cpu_engine_release(e);
   free(e);
   return s;
 }
 
 static void cpu_executable_destroy(zt_executable_t* base) {
   cpu_executable_t* e = (cpu_executable_t*)base;
-  if (e->engine && e->api && e->api->cpu_unload) e->api->cpu_unload(e->engine);
+  cpu_engine_release(e);
   free(e);
 }
 

@@ -196,6 +196,63 @@ START_TEST(test_vector_add_compiled_and_cached) {
 }
 END_TEST
 
+static bool has_section(const zt_artifact_t* a, const char* name) {
+  const void* d = NULL;
+  size_t n = 0;
+  zt_status_t s = zt_artifact_get(a, name, &d, &n);
+  bool found = s == NULL;
+  zt_status_free(s);
+  return found && n > 0;
+}
+
+// CPU artifacts carry machine code for the host ("obj", "obj_host"), linked
+// at load without recompiling; code for another CPU is not used (the LLVM
+// text is compiled instead), and damaged code is an error, not a crash.
+START_TEST(test_machine_code_in_the_artifact) {
+  if (compiler_missing(__func__)) return;
+  char* ir = NULL;
+  OK(vector_add(64, &ir));
+  zt_compile_options_t o = {.target = "cpu"};
+  zt_artifact_t* a = NULL;
+  OK(zt_compile(ir, strlen(ir), &o, &a));
+  ck_assert(has_section(a, "obj"));
+  ck_assert(has_section(a, "obj_host"));
+  const void* host = NULL;
+  size_t host_size = 0;
+  OK(zt_artifact_get(a, "obj_host", &host, &host_size));
+  ck_assert(strncmp(host, "cpu=", 4) == 0);
+  run_vector_add(a, 1000, 64);
+
+  const char* other = "cpu=another-cpu;features=+sse2";
+  OK(zt_artifact_set(a, "obj_host", other, strlen(other)));
+  run_vector_add(a, 1000, 64);  // from the LLVM text
+
+  zt_artifact_t* b = NULL;
+  OK(zt_compile(ir, strlen(ir), &o, &b));
+  const char junk[64] = "not an object file";
+  OK(zt_artifact_set(b, "obj", junk, sizeof junk));
+  zt_device_t* d = NULL;
+  zt_executable_t* e = NULL;
+  OK(zt_device_open("cpu", &d));
+  zt_status_t s = zt_executable_create(d, b, &e);
+  ck_assert_msg(s != NULL, "damaged machine code was accepted");
+  ck_assert_msg(strstr(zt_status_message(s), "add_kernel"), "%s", zt_status_message(s));
+  zt_status_free(s);
+  zt_device_release(d);
+
+  setenv("ZETILE_CPU_OBJECT", "0", 1);  // LLVM text only
+  zt_artifact_t* c = NULL;
+  OK(zt_compile(ir, strlen(ir), &o, &c));
+  unsetenv("ZETILE_CPU_OBJECT");
+  ck_assert(!has_section(c, "obj"));
+  run_vector_add(c, 1000, 64);
+  zt_artifact_release(a);
+  zt_artifact_release(b);
+  zt_artifact_release(c);
+  free(ir);
+}
+END_TEST
+
 START_TEST(test_wrong_arguments_name_the_kernel) {
   if (compiler_missing(__func__)) return;
   char* ir = NULL;
@@ -263,6 +320,7 @@ int main(int argc, char** argv) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_vector_add_compiled_and_cached);
   tcase_add_test(tc, test_wrong_arguments_name_the_kernel);
+  tcase_add_test(tc, test_machine_code_in_the_artifact);
   suite_add_tcase(suite, tc);
   SRunner* runner = srunner_create(suite);
   srunner_run_all(runner, CK_NORMAL);

@@ -1,0 +1,201 @@
+// CPU target: machine code kept in the artifact.
+//
+// Why: a CPU artifact used to hold only the LLVM-dialect text, and every new
+// process re-ran translation, LLVM -O3 and code generation on it when it
+// loaded the kernel (65-145 ms a kernel: 50 cached kernels took 3.5-3.9 s to
+// become ready). Now the compile emits an object file for the host CPU
+// ("obj", with the host it was built for in "obj_host"), and loading links
+// that object with ORC (LLVM's C API): no optimization, no code generation.
+// An object built for another CPU (a cache shared between machines) is not
+// used: the loader reports it and the runtime falls back to the LLVM text.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <mlir-c/Target/LLVMIR.h>
+
+#include "compiler_internal.h"
+#include "lowering.h"
+
+static zt_status_t llvm_error(LLVMErrorRef e, const char* what) {
+  char* msg = LLVMGetErrorMessage(e);  // consumes e
+  zt_status_t s = zt_make_status(ZT_STATUS_COMPILE_ERROR, "%s: %s", what, msg ? msg : "?");
+  LLVMDisposeErrorMessage(msg);
+  return s;
+}
+
+static void init_native_target(void) {
+  static bool done;  // callers hold the compiler lock
+  if (done) return;
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+  done = true;
+}
+
+// "cpu=<name>;features=<+a,-b,...>": what the object was generated for.
+static char* host_identity(void) {
+  char* cpu = LLVMGetHostCPUName();
+  char* features = LLVMGetHostCPUFeatures();
+  size_t n = strlen(cpu) + strlen(features) + 32;
+  char* id = malloc(n);
+  if (id) snprintf(id, n, "cpu=%s;features=%s", cpu, features);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  return id;
+}
+
+zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact) {
+  init_native_target();
+  char* triple = LLVMGetDefaultTargetTriple();
+  char* cpu = LLVMGetHostCPUName();
+  char* features = LLVMGetHostCPUFeatures();
+  char* host = host_identity();
+  LLVMContextRef llctx = LLVMContextCreate();
+  LLVMModuleRef mod = NULL;
+  LLVMTargetMachineRef tm = NULL;
+  LLVMMemoryBufferRef obj = NULL;
+  zt_status_t s = NULL;
+  char* err = NULL;
+  LLVMTargetRef target;
+  if (!host) {
+    s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "host identity");
+    goto cleanup;
+  }
+  if (LLVMGetTargetFromTriple(triple, &target, &err)) {
+    s = zt_make_status(ZT_STATUS_COMPILE_ERROR, "no LLVM target for %s: %s", triple, err);
+    goto cleanup;
+  }
+  // PIC: the object is linked wherever ORC maps it in a later process.
+  tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelAggressive,
+                               LLVMRelocPIC, LLVMCodeModelDefault);
+  if (!tm) {
+    s = zt_make_status(ZT_STATUS_COMPILE_ERROR, "no target machine for %s", cpu);
+    goto cleanup;
+  }
+  mod = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(m), llctx);
+  if (!mod) {
+    s = zt_mlir_diag_status(ZT_STATUS_COMPILE_ERROR, "translation of the CPU kernel to LLVM IR");
+    goto cleanup;
+  }
+  LLVMSetTarget(mod, triple);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(mod, dl);
+  LLVMDisposeTargetData(dl);
+  // The same optimization MLIR's ExecutionEngine ran at load (O3 for the host).
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) {
+    s = llvm_error(e, "LLVM -O3 on the CPU kernel");
+    goto cleanup;
+  }
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &obj)) {
+    s = zt_make_status(ZT_STATUS_COMPILE_ERROR, "code generation for %s: %s", cpu, err);
+    goto cleanup;
+  }
+  s = zt_artifact_set(artifact, "obj", LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
+  if (!s) s = zt_artifact_set(artifact, "obj_host", host, strlen(host));
+cleanup:
+  if (err) LLVMDisposeMessage(err);
+  if (obj) LLVMDisposeMemoryBuffer(obj);
+  if (mod) LLVMDisposeModule(mod);
+  if (tm) LLVMDisposeTargetMachine(tm);
+  LLVMContextDispose(llctx);
+  LLVMDisposeMessage(triple);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  free(host);
+  return s;
+}
+
+static zt_status_t define_runtime_symbols(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
+  size_t n = zt_cpu_runtime_symbol_count();
+  LLVMOrcCSymbolMapPair* pairs = calloc(n, sizeof *pairs);
+  if (!pairs) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "runtime symbols");
+  for (size_t i = 0; i < n; ++i) {
+    void* fn = NULL;
+    const char* name = zt_cpu_runtime_symbol(i, &fn);
+    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, name);
+    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)fn;
+    pairs[i].Sym.Flags.GenericFlags =
+        LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+  }
+  LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, n);  // takes the names
+  free(pairs);
+  LLVMErrorRef e = LLVMOrcJITDylibDefine(jd, mu);
+  return e ? llvm_error(e, "defining the CPU runtime's symbols") : NULL;
+}
+
+static zt_status_t load_locked(const void* obj, size_t size, const char* host, size_t host_size,
+                               const char* name, void** out_fn, void** out_engine) {
+  init_native_target();
+  char* here = host_identity();
+  if (!here) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "host identity");
+  bool same = strlen(here) == host_size && memcmp(here, host, host_size) == 0;
+  free(here);
+  if (!same)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                          "the kernel's machine code was built for another CPU");
+  LLVMOrcLLJITRef jit = NULL;
+  LLVMErrorRef e = LLVMOrcCreateLLJIT(&jit, NULL);
+  if (e) return llvm_error(e, "creating an ORC JIT");
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
+  zt_status_t s = define_runtime_symbols(jit, jd);
+  // Everything else (libm's expf, memcpy, ...) resolves in this process.
+  LLVMOrcDefinitionGeneratorRef gen = NULL;
+  if (!s) {
+    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+        &gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL);
+    if (e)
+      s = llvm_error(e, "process symbol generator");
+    else
+      LLVMOrcJITDylibAddGenerator(jd, gen);
+  }
+  if (!s) {
+    LLVMMemoryBufferRef buf =
+        LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, size, "zetile-cpu-kernel");
+    e = LLVMOrcLLJITAddObjectFile(jit, jd, buf);  // takes buf
+    if (e) s = llvm_error(e, "linking the kernel's machine code");
+  }
+  LLVMOrcExecutorAddress addr = 0;
+  if (!s) {
+    e = LLVMOrcLLJITLookup(jit, &addr, name);
+    if (e) s = llvm_error(e, "looking up the kernel");
+  }
+  if (s) {
+    LLVMErrorRef d = LLVMOrcDisposeLLJIT(jit);
+    if (d) LLVMConsumeError(d);
+    return zt_status_annotate(s, "kernel %s", name);
+  }
+  *out_fn = (void*)(uintptr_t)addr;
+  *out_engine = jit;
+  return NULL;
+}
+
+zt_status_t zt_cpu_object_load(const void* obj, size_t size, const char* host,
+                               size_t host_size, const char* kernel_name, void** out_fn,
+                               void** out_engine) {
+  *out_fn = NULL;
+  *out_engine = NULL;
+  if (!obj || !size || !host || !kernel_name)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "cpu_load_object: NULL argument");
+  zt_compiler_lock();
+  zt_status_t s = load_locked(obj, size, host, host_size, kernel_name, out_fn, out_engine);
+  zt_compiler_unlock();
+  return s;
+}
+
+void zt_cpu_object_unload(void* engine) {
+  if (!engine) return;
+  zt_compiler_lock();
+  LLVMErrorRef e = LLVMOrcDisposeLLJIT((LLVMOrcLLJITRef)engine);
+  if (e) LLVMConsumeError(e);
+  zt_compiler_unlock();
+}
