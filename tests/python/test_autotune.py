@@ -227,6 +227,10 @@ def test_perf_report_table_and_svg(tmp_path):
     assert "toy.csv" in files and any(f.startswith("toy.") and f != "toy.csv" for f in files)
     plot = [p for p in tmp_path.iterdir() if p.name.startswith("toy.") and p.suffix != ".csv"][0]
     assert plot.stat().st_size > 200
+    if plot.suffix == ".svg":   # written by zetile itself (no matplotlib): one line per series
+        import xml.etree.ElementTree as ET
+        lines = list(ET.parse(str(plot)).getroot().iter("{http://www.w3.org/2000/svg}polyline"))
+        assert len(lines) == 2 and all(len(l.get("points").split()) == 2 for l in lines)
 
 
 def test_two_threads_compile_concurrently():
