@@ -11,7 +11,6 @@ import textwrap
 import time
 import warnings
 
-import numpy as np
 import pytest
 
 import zetile
