@@ -21,7 +21,6 @@ not pipeline by stages yet, so configs differing only there compile alike.
 from __future__ import annotations
 
 import builtins
-import concurrent.futures
 import inspect
 import json
 import os
@@ -29,7 +28,9 @@ import threading
 import time
 import warnings
 
-from . import runtime, testing, tune_db
+# tune_db (sqlite3) and concurrent.futures load on first tuning: `import zetile`
+# stays as fast as before (bench/compile_latency.py counts it).
+from . import runtime, testing
 from .compiler.errors import CompilationError
 
 __all__ = ["Config", "Autotuner", "autotune", "Heuristics", "heuristics", "AutotunerError"]
@@ -314,6 +315,7 @@ class Autotuner:
                 self.fn.warmup(*args, **self._warmup_kwargs(self._launch_kwargs(cfg, meta)))
             except CompilationError:
                 pass
+        import concurrent.futures
         workers = max(1, min(len(configs), os.cpu_count() or 1, 4))
         with concurrent.futures.ThreadPoolExecutor(workers) as ex:
             for f in [ex.submit(one, c) for c in configs]:
@@ -329,6 +331,7 @@ class Autotuner:
 
     def _db_ids(self, key, configs, dev):
         info = runtime.info(dev)
+        from . import tune_db
         if self._hash is None:
             self._hash = tune_db.kernel_hash(self.base_fn)
         return dict(kernel_hash=self._hash,
@@ -387,6 +390,7 @@ class Autotuner:
 
     def _tune(self, args, kwargs, pruned, key, mem_key, dev):
         """Returns True when the result came from the database."""
+        from . import tune_db
         db = tune_db.get_db() if self.cache_results else None
         ids = self._db_ids(key, pruned, dev) if db is not None else None
         if db is not None and not self.force:
