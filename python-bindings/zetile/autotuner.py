@@ -208,6 +208,7 @@ class Autotuner:
         self.force = False
         self.progress = None
         self._lock = threading.RLock()
+        self._run_params = None
         self.__name__ = self.base_fn.__name__
         self.__doc__ = self.base_fn.__doc__
 
@@ -251,7 +252,9 @@ class Autotuner:
         Other backends' compile options written into a config's kwargs (AMD's
         waves_per_eu, ... in the HIP configs Triton's tutorials pick on any
         non-CUDA device) are dropped when the kernel has no such parameter."""
-        accepted = inspect.signature(self.base_fn.run).parameters
+        accepted = self._run_params
+        if accepted is None:   # once: this runs on every launch
+            accepted = self._run_params = frozenset(inspect.signature(self.base_fn.run).parameters)
         opts = config.options()
         out = dict(meta, **{k: v for k, v in config.kwargs.items()
                             if k not in _FOREIGN_OPTIONS or k in self.base_fn.arg_names})
