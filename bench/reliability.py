@@ -7,8 +7,9 @@ interpreter, so a crash or hang is counted instead of ending the run.
 
 Outcomes: "error" (a zetile/Python exception with a message: the intended
 end of a bad input), "ok" (ran and gave the right numbers), "WRONG" (ran and
-gave wrong numbers without an error), "CRASH" (the process died of a
-signal), "HANG" (killed after the time limit). The summary line counts
+gave wrong numbers without an error), "accepted" (a bad input that ran
+without an error), "CRASH" (the process died of a signal), "HANG" (killed
+after the time limit). The summary line counts
 crashes, hangs and silent wrong results; all three should be 0.
 CPU target only (no Intel GPU here).
 """
@@ -100,7 +101,7 @@ y = torch.zeros(4)
 k[(1,)](torch.arange(8.)[::2], y, B=4)
 report(y.tolist() == [0, 4, 8, 12])
 """, {}),
-    "torch transposed, expanded": ("""
+    "torch expanded (stride 0)": ("""
 import torch
 @zetile.jit
 def k(x_ptr, y_ptr, B: tl.constexpr):
@@ -185,6 +186,20 @@ def k(x_ptr, B: tl.constexpr):
 k[(1,)](np.zeros(8, np.float32), B=6)
 report(False)
 """, {}),
+    "tl.arange(0, 16.0) (should be refused)": ("""
+@zetile.jit
+def k(x_ptr, B: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, 16.0), 1.0)
+k[(1,)](np.zeros(16, np.float32), B=4)
+print("RESULT accepted")
+""", {}),
+    "float constexpr BLOCK=16.5 (should be refused)": ("""
+@zetile.jit
+def k(x_ptr, B: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, B), 1.0)
+k[(1,)](np.zeros(32, np.float32), B=16.5)
+print("RESULT accepted")
+""", {}),
     "device_assert failing (debug=True)": ("""
 @zetile.jit(debug=True)
 def k(x_ptr, B: tl.constexpr):
@@ -259,6 +274,56 @@ x = np.arange(16, dtype=np.float32); y = np.zeros(16, np.float32); z = np.zeros(
 scale[(1,)](x, y, B=16); shift[(1,)](x, z, B=16)
 report((y == 3 * x).all() and (z == x + 100).all())
 """
+
+
+def cli_and_interrupt():
+    section("command line and Ctrl-C")
+    counts = {}
+    p = subprocess.run([PY, "-m", "zetile", "info"], env=dict(ENV, ZETILE_DEVICE="garbage"),
+                       capture_output=True, text=True, timeout=120)
+    out = (p.stdout + p.stderr).strip().splitlines()
+    verdict = "error" if p.returncode != 0 else "accepted"
+    counts[verdict] = 1
+    print(f"  {verdict:6} zetile info with ZETILE_DEVICE=garbage: exit {p.returncode}: "
+          f"{(out or [''])[-1][:120]}")
+    code = PRELUDE + textwrap.dedent("""
+        import time
+        @zetile.jit
+        def spin(x_ptr, n, B: tl.constexpr):
+            o = tl.arange(0, B)
+            acc = tl.zeros([B], dtype=tl.float32)
+            for i in range(n):
+                acc = acc * 0.5 + 1.0
+            tl.store(x_ptr + o, acc)
+        x = np.zeros(16, np.float32)
+        spin[(2,)](x, 10, B=16)
+        print("started", flush=True)
+        try:
+            spin[(100000,)](x, 20000000, B=16)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+    """)
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(code)
+    p = subprocess.Popen([PY, f.name], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    p.stdout.readline()
+    time.sleep(1.0)
+    import signal
+    t = time.time()
+    p.send_signal(signal.SIGINT)
+    try:
+        out, _ = p.communicate(timeout=60)
+        verdict = "error" if "interrupted" in out else f"exit {p.returncode}"
+        print(f"  {verdict:6} Ctrl-C 1 s into a launch of hours: KeyboardInterrupt, process "
+              f"ended {time.time() - t:.2f} s after the signal")
+    except subprocess.TimeoutExpired:
+        p.kill()
+        verdict = "HANG"
+        print("  HANG   Ctrl-C during a long launch: still running 60 s later")
+    os.unlink(f.name)
+    counts[verdict] = counts.get(verdict, 0) + 1
+    return counts
 
 
 def cache_damage():
@@ -400,6 +465,8 @@ def main():
     cache = tempfile.mkdtemp(prefix="zt-rel-")
     bad = bad_inputs(cache)
     shutil.rmtree(cache, ignore_errors=True)
+    for k, v in cli_and_interrupt().items():
+        bad[k] = bad.get(k, 0) + v
     dmg = cache_damage()
     right, procs, threads = concurrency(args.procs, args.rounds)
     c_misuse()
@@ -408,7 +475,8 @@ def main():
     hangs = bad.get("HANG", 0) + dmg.get("HANG", 0)
     wrong = bad.get("WRONG", 0) + dmg.get("WRONG", 0) + (procs - right) + (threads != "ok")
     print(f"\nSUMMARY ({time.time() - t0:.0f}s): {crashes} crashes, {hangs} hangs, "
-          f"{wrong} silent wrong results or failed concurrent runs; fuzzers "
+          f"{wrong} silent wrong results or failed concurrent runs, "
+          f"{bad.get('accepted', 0)} bad inputs accepted without an error; fuzzers "
           f"{'clean' if fuzz_rc == 0 else 'FAILED' if fuzz_rc else 'skipped'}")
     return 1 if crashes or hangs or wrong or fuzz_rc else 0
 
