@@ -13,6 +13,7 @@
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
 #include <xxhash.h>
 
+#include "compile_budget.h"
 #include "zetile/cache.h"
 #include "zetile/compiler.h"
 #include "zt_build_id.h"
@@ -87,7 +88,12 @@ zt_status_t zt_compile_cached(const char* tile_ir, size_t size,
 
   zt_artifact_t* a = NULL;
   zt_cache_count(ZT_CACHE_COMPILES, 1);
-  ZT_RETURN_IF_ERROR(zt_compile(tile_ir, size, options, &a));
+  // A time budget (ZETILE_COMPILE_TIMEOUT) runs the compile in a worker
+  // process that can be ended; without one, or without the worker, here.
+  double budget = zt_compile_budget_seconds();
+  bool ran = false;
+  if (budget > 0) ZT_RETURN_IF_ERROR(zt_compile_budgeted(tile_ir, size, options, budget, &a, &ran));
+  if (!ran) ZT_RETURN_IF_ERROR(zt_compile(tile_ir, size, options, &a));
   s = zt_artifact_serialize(a, &blob, &blob_size);
   if (!s) {
     s = zt_cache_put(key, ARTIFACT_ENTRY, blob, blob_size);

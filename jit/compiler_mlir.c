@@ -106,7 +106,29 @@ static double now_ms(void) {
 
 void zt_timing_reset(void) { zt_strbuf_clear(&g_timings); }
 
+// The compile worker (jit/compile_worker.c) streams stages to stderr so that
+// the process that gave it a time budget can say where the time went.
+static int stage_stream(void) {
+  static int on = -1;
+  if (on < 0) {
+    const char* e = getenv("ZETILE_STAGE_STREAM");
+    on = e && e[0] == '1';
+  }
+  return on;
+}
+
+void zt_stage_begin(const char* what) {
+  if (stage_stream()) {
+    fprintf(stderr, "zetile-stage: begin %s\n", what);
+    fflush(stderr);
+  }
+}
+
 void zt_timing_record(const char* what, double ms) {
+  if (stage_stream()) {
+    fprintf(stderr, "zetile-stage: done %s %.1f\n", what, ms);
+    fflush(stderr);
+  }
   zt_strbuf_printf(&g_timings, "%s=%.3f\n", what, ms);
 }
 
@@ -119,10 +141,11 @@ double zt_timing_now_ms(void) { return now_ms(); }
 
 zt_status_t zt_mlir_parse(MlirContext ctx, const char* text, size_t size,
                           const char* what, MlirModule* out_module) {
-  double t0 = now_ms();
-  zt_status_t s = zt_mlir_parse_untimed(ctx, text, size, what, out_module);
   char label[160];
   snprintf(label, sizeof label, "parse %s", what);
+  zt_stage_begin(label);
+  double t0 = now_ms();
+  zt_status_t s = zt_mlir_parse_untimed(ctx, text, size, what, out_module);
   zt_timing_record(label, now_ms() - t0);
   return s;
 }
@@ -167,10 +190,11 @@ zt_status_t zt_mlir_parse_untimed(MlirContext ctx, const char* text, size_t size
 
 zt_status_t zt_mlir_run_pipeline(MlirContext ctx, MlirModule module,
                                  const char* pipeline, const char* what) {
-  double t0 = now_ms();
-  zt_status_t s = zt_mlir_run_pipeline_untimed(ctx, module, pipeline, what);
   char label[160];
   snprintf(label, sizeof label, "pipeline %s", what);
+  zt_stage_begin(label);
+  double t0 = now_ms();
+  zt_status_t s = zt_mlir_run_pipeline_untimed(ctx, module, pipeline, what);
   zt_timing_record(label, now_ms() - t0);
   return s;
 }

@@ -47,6 +47,9 @@ zt_status_t zt_mlir_run_pipeline_untimed(MlirContext ctx, MlirModule module,
 /// and pipelines record themselves; lowerings may add their own stages.
 void zt_timing_reset(void);
 void zt_timing_record(const char* what, double ms);
+/// Marks the start of a stage (streamed by the compile worker; see
+/// ZETILE_COMPILE_TIMEOUT): lets a timed-out compile say where it was.
+void zt_stage_begin(const char* what);
 const char* zt_timing_log(size_t* out_size);
 double zt_timing_now_ms(void);
 /// Prints an operation (generic form off) into sb.
