@@ -77,10 +77,18 @@ def cmd_info(args):
     from . import _C, __version__
     devs = _C.devices()
     ok, msg = _C.compiler_available()
+    # The default device is the one launches would open: open it, so that a
+    # bad ZETILE_DEVICE is reported here rather than at the first launch.
+    default_error = None
+    try:
+        default = _C.Device(os.environ.get("ZETILE_DEVICE") or "default").info["name"]
+    except _C.Error as e:
+        default, default_error = os.environ.get("ZETILE_DEVICE"), str(e)
     info = {
         "version": __version__,
         "devices": devs,
-        "default_device": os.environ.get("ZETILE_DEVICE") or (devs[0]["name"] if devs else None),
+        "default_device": default,
+        "default_device_error": default_error,
         "targets": ["cpu", "pvc", "bmg", "dg2"],
         "compiler": {"available": bool(ok), "version": _C.compiler_version() if ok else None,
                      "message": msg},
@@ -88,18 +96,22 @@ def cmd_info(args):
     }
     if args.json:
         print(json.dumps(info, indent=2))
-        return 0
+        return 1 if default_error else 0
     print(f"zetile {info['version']}")
     print("devices:")
     for d in devs:
         extra = f", driver {d['driver_version']}" if d.get("driver_version") else ""
         compat = " (compat path: no 2D block IO)" if d.get("compat") else ""
         print(f"  {d['name']:<16} target={d['target']:<5} {d['description']}{extra}{compat}")
-    print(f"default device: {info['default_device']}")
+    print(f"default device: {info['default_device']}"
+          + (" (cannot be opened: see below)" if default_error else ""))
     print(f"compile targets: {', '.join(info['targets'])}")
     c = info["compiler"]
     print(f"compiler: {c['version'] if c['available'] else 'not available: ' + str(c['message'])}")
     print(f"cache: {info['cache']['dir']}")
+    if default_error:
+        print(f"zetile: the default device cannot be opened: {default_error}", file=sys.stderr)
+        return 1
     return 0
 
 
