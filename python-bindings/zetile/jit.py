@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 import threading
 
 import numpy as np
@@ -188,6 +189,20 @@ class JITFunction:
     def __repr__(self):
         return f"JITFunction({self.__module__}:{self.__qualname__})"
 
+    @property
+    def src(self):
+        """The kernel's source from its `def` line (Triton's JITFunction.src)."""
+        text = textwrap.dedent("".join(self.source.lines))
+        m = re.search(r"^(async\s+)?def\s", text, re.MULTILINE)
+        return text[m.start():] if m else text
+
+    def _unsafe_update_src(self, new_src):
+        """Compiles `new_src` (same signature) instead of the function's own
+        source from now on, as Triton's; compiled specializations are dropped."""
+        self._source = codegen.FunctionSource(self.fn, text=new_src)
+        with self._lock:
+            self._cache.clear()
+
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self.__name__} is a @zetile.jit kernel: launch it as "
                            f"{self.__name__}[grid](...), or call it from another kernel")
@@ -223,16 +238,31 @@ class JITFunction:
         arg_types, divisibility, constexprs, values = {}, {}, {}, []
         descriptors = {}
         key = []
-        for n in self.arg_names:
-            v = bound[n]
+        # A tuple argument is specialized element by element (Triton's rule):
+        # its elements become arguments named "<name>.<i>", visited next, and
+        # the code generator rebuilds the tuple from them (codegen.TupleArg).
+        work = [(n, bound[n]) for n in self.arg_names]
+        i = 0
+        while i < len(work):
+            n, v = work[i]
+            i += 1
+            # tl.constexpr(x) passed at launch is a compile-time value, as are
+            # @jit functions (called by the kernel, inlined).
+            wrapped = isinstance(v, core.constexpr) or isinstance(v, JITFunction)
             if isinstance(v, core.constexpr):
                 v = v.value
-            if n in self.constexpr_names:
+            if n in self.constexpr_names or wrapped:
                 if isinstance(v, (np.ndarray, runtime.Tensor)):
                     raise KernelArgumentError(f"{self.__name__}: constexpr argument '{n}' must be a "
                                               "compile-time value, got an array")
                 constexprs[n] = v
                 key.append((n, "c", _hashable(v)))
+                continue
+            if isinstance(v, tuple):
+                leaves = [(f"{n}.{j}", x) for j, x in enumerate(v)]
+                work[i:i] = leaves
+                constexprs[n] = codegen.TupleArg(type(v), [ln for ln, _ in leaves])
+                key.append((n, "tuple", len(v), _tuple_type_key(type(v))))
                 continue
             if v is None:
                 constexprs[n] = None
@@ -450,6 +480,10 @@ def _grf_igc_options(grf_mode):
     if grf_mode in ("default", 128):
         return ""
     raise KernelArgumentError(f"grf_mode must be 'auto', 'large' or 'default', not {grf_mode!r}")
+
+
+def _tuple_type_key(cls):
+    return "" if cls is tuple else f"{cls.__module__}.{cls.__qualname__}:{id(cls)}"
 
 
 def _hashable(v):

@@ -3,6 +3,8 @@
 optional pointers (`x is None`), the TritonError hierarchy, batched tl.dot,
 set_allocator, tensor.shape as a list, tensor.cast/item/type, tl.dtype's
 type-name lists, str_to_ty and triton.reinterpret."""
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 import torch
@@ -202,3 +204,80 @@ def test_driver_active_target():
     t = triton.runtime.driver.active.get_current_target()
     assert t.backend == "cpu" and t.warp_size > 0
     assert np.all(np.array([1]))
+
+
+# ------------------------------------------------------------ tuples as arguments
+class Strided(NamedTuple):
+    ptr: object
+    stride: tuple
+
+
+@triton.jit
+def _tuple_args(out_ptr, vals, pair: Strided, nested, N: tl.constexpr):
+    incremented = tl.tuple([v + 1 for v in vals])
+    for i in tl.static_range(len(incremented)):
+        tl.store(out_ptr + i, incremented[i])
+    x = tl.load(pair.ptr + tl.arange(0, N) * pair.stride[0])
+    tl.store(out_ptr + 4 + tl.arange(0, N), x)
+    tl.static_assert(nested[1][1] is None)
+    tl.store(out_ptr + 8, tl.load(nested[0]) + nested[1][0])
+    both = tl.tuple((1, 2)) + (3, 4)
+    tl.store(out_ptr + 9, both[3] + (tl.tuple((1, 2)) == (1, 2)))
+
+
+def test_tuple_arguments():
+    out = torch.zeros(10, dtype=torch.float32)
+    src = torch.arange(8.0)
+    one = torch.tensor([7.0])
+    _tuple_args[(1,)](out, (1, 2.5, 3), Strided(src, (2,)), (one, (5, None)), 4)
+    assert out.tolist() == [2.0, 3.5, 4.0, 0.0, 0.0, 2.0, 4.0, 6.0, 12.0, 5.0]
+    # Another tuple length is another specialization.
+    out.zero_()
+    _tuple_args[(1,)](out, (1,), Strided(src, (1,)), (one, (-7, None)), 4)
+    assert out.tolist() == [2.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 0.0, 5.0]
+
+
+@triton.jit
+def _constexpr_unpack(out_ptr, shape: tl.constexpr):
+    d0: tl.constexpr
+    d1: tl.constexpr
+    d0, d1 = shape
+    x = tl.full((d0, d1), 1.0, dtype=tl.float32)
+    tl.store(out_ptr + tl.arange(0, d0 * d1), tl.reshape(x, (d0 * d1,)) * d1)
+
+
+def test_constexpr_declared_names_stay_constexpr():
+    out = torch.zeros(8)
+    _constexpr_unpack[(1,)](out, shape=(2, 4))
+    assert out.tolist() == [4.0] * 8
+
+
+# ------------------------------------------------------------ src / _unsafe_update_src
+@triton.jit
+def _template(x_ptr):
+    tl.store(x_ptr, GENERATE_HERE)  # noqa: F821
+
+
+def test_update_src():
+    k = triton.JITFunction(_template.fn)
+    assert k.src.startswith("def _template(x_ptr):")
+    k._unsafe_update_src(k.src.replace("GENERATE_HERE", "tl.load(x_ptr) * 3"))
+    x = torch.tensor([2.0])
+    k[(1,)](x)
+    assert x.item() == 6.0
+    k._unsafe_update_src(k.src.replace("* 3", "+ 1"))   # compiled again, not cached
+    k[(1,)](x)
+    assert x.item() == 7.0
+
+
+@triton.jit
+def _rand_with(x_ptr, seed):
+    tl.store(x_ptr + tl.arange(0, 1), tl.rand(seed, tl.arange(0, 1)))
+
+
+def test_random_seed_must_be_an_integer():
+    x = torch.empty(1)
+    _rand_with[(1,)](x, 123)
+    assert 0.0 <= x.item() < 1.0
+    with pytest.raises(triton.CompilationError, match="seed"):
+        _rand_with[(1,)](x, 2.5)

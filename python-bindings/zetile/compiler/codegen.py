@@ -36,6 +36,7 @@ _CMPOPS = {
     ast.In: (None, lambda a, b: a in b), ast.NotIn: (None, lambda a, b: a not in b),
 }
 _RETURN = "$return"
+_CONSTEXPR_NAMES = "$constexpr_names"  # names declared `x: tl.constexpr` without a value
 
 # Python builtins a kernel may call on compile-time values.
 _PY_BUILTINS = {"min": builtins.min, "max": builtins.max, "len": builtins.len, "int": builtins.int,
@@ -90,7 +91,9 @@ def _block_lines(fn):
 class FunctionSource:
     """Parsed source of a Python function with its file and first line."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, text=None):
+        """text: source to compile instead of fn's own (Triton's
+        JITFunction._unsafe_update_src), starting at its `def` line."""
         self.fn = fn
         self.name = fn.__name__
         try:
@@ -100,6 +103,11 @@ class FunctionSource:
             raise UnsupportedError(getattr(fn, "__code__", None) and fn.__code__.co_filename or "?",
                                    0, 0, "", fn.__name__,
                                    f"cannot read the source of {fn.__name__}: {e}") from e
+        if text is not None:
+            # Errors keep pointing into fn's file, from its `def` line on.
+            defs = [i for i, ln in enumerate(lines) if ln.lstrip().startswith(("def ", "async def "))]
+            self.first_line += defs[0] if defs else 0
+            lines = textwrap.dedent(text).splitlines(True)
         self.file = inspect.getsourcefile(fn) or fn.__code__.co_filename
         self.lines = lines
         src = textwrap.dedent("".join(lines))
@@ -126,6 +134,29 @@ class FunctionSource:
     def source_line(self, node):
         i = getattr(node, "lineno", 1) - 1
         return self.lines[i] if 0 <= i < len(self.lines) else ""
+
+
+class TupleArg:
+    """A tuple kernel argument, specialized element by element: `names` are
+    the arguments holding its elements (run-time values or constexprs,
+    nested tuples being TupleArgs again); `cls` rebuilds it (a NamedTuple
+    keeps its field names)."""
+
+    def __init__(self, cls, names):
+        self.cls = cls
+        self.names = list(names)
+
+    def rebuild(self, lookup):
+        items = []
+        for n in self.names:
+            v = lookup(n)
+            items.append(v.rebuild(lookup) if isinstance(v, TupleArg) else v)
+        if self.cls is not tuple and hasattr(self.cls, "_fields"):
+            return self.cls(*items)
+        return tuple(items)
+
+    def __repr__(self):
+        return f"TupleArg({self.cls.__name__}, {self.names})"
 
 
 def _is_jit(obj):
@@ -242,7 +273,9 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(value, (bool, int, float)) and not isinstance(value, T.dtype):
             return self.sem.to_tensor(value)
         if isinstance(value, tuple):
-            return tuple(self.sanitize(v) for v in value)
+            items = [self.sanitize(v) for v in value]
+            # NamedTuples (Triton's aggregates) and tl.tuple keep their type.
+            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
         return value
 
     # ------------------------------------------------------------- kernel
@@ -270,8 +303,11 @@ class CodeGenerator(ast.NodeVisitor):
                         block_shape, padding)
                 elif n in flat:
                     self.scope[n] = flat[n]
+            def leaf(name):
+                return flat[name] if name in flat else constexprs[name]
+
             for n, v in constexprs.items():
-                self.scope[n] = v
+                self.scope[n] = v.rebuild(leaf) if isinstance(v, TupleArg) else v
             ret = self.visit_body(fdef.body)
         if ret is not None and _RETURN in self.scope and self.scope[_RETURN] is not None:
             raise self.error(fdef, "a kernel cannot return a value")
@@ -313,6 +349,10 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node):
         if node.value is None:
+            # `d0: tl.constexpr` declares a name whose later assignments
+            # (`d0, d1 = shape`) stay compile-time values, as in Triton.
+            if isinstance(node.target, ast.Name) and _is_constexpr_annotation(node.annotation, self.src):
+                self.scope.setdefault(_CONSTEXPR_NAMES, set()).add(node.target.id)
             return
         value = self.visit(node.value)
         if _is_constexpr_annotation(node.annotation, self.src):
@@ -334,6 +374,13 @@ class CodeGenerator(ast.NodeVisitor):
 
     def assign(self, target, value, node):
         if isinstance(target, ast.Name):
+            if target.id in self.scope.get(_CONSTEXPR_NAMES, ()):
+                v = _unwrap(value)
+                if isinstance(v, tensor):
+                    raise self.error(node, f"'{target.id}' is declared constexpr but its value is "
+                                     "only known at run time")
+                self.scope[target.id] = v
+                return
             self.scope[target.id] = self.sanitize(value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             value = _unwrap(value)
@@ -739,6 +786,9 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error(node, f"{fn.__name__} can only be used as a for-loop iterator")
         if isinstance(fn, type) and issubclass(fn, core.constexpr):
             return _unwrap(args[0]) if args else None
+        if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields"):
+            # A NamedTuple holds kernel values as they are (Triton's aggregates).
+            return fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
         flat = [_unwrap(a) for a in args] + [_unwrap(v) for v in kwargs.values()]
         if any(isinstance(a, tensor) for a in flat):
             name = getattr(fn, "__name__", repr(fn))
@@ -786,6 +836,45 @@ class CodeGenerator(ast.NodeVisitor):
             if node is not None:
                 self.set_loc(node)
         return ret
+
+    def _comprehension(self, node):
+        """[expr for x in <compile-time iterable> if <compile-time cond>]:
+        unrolled at compile time (the iterable is a tuple, range, ...)."""
+        out = []
+        saved = dict(self.scope)
+
+        def gen(i):
+            if i == len(node.generators):
+                out.append(self.visit(node.elt))
+                return
+            g = node.generators[i]
+            it = _unwrap(self.visit(g.iter))
+            if isinstance(it, tensor):
+                raise self.error(g.iter, "comprehensions iterate over compile-time values "
+                                 "(tuples, range of constants), not tensors", UnsupportedError)
+            for x in it:
+                self.assign(g.target, x, node)
+                if all(self._static_cond(c) for c in g.ifs):
+                    gen(i + 1)
+
+        try:
+            gen(0)
+        finally:
+            self.scope = saved
+        return out
+
+    def _static_cond(self, test):
+        c = _unwrap(self.visit(test))
+        if isinstance(c, tensor):
+            raise self.error(test, "a comprehension's condition must be a compile-time value",
+                             UnsupportedError)
+        return bool(c)
+
+    def visit_ListComp(self, node):
+        return self._comprehension(node)
+
+    def visit_GeneratorExp(self, node):
+        return tuple(self._comprehension(node))
 
     def visit_Lambda(self, node):
         raise self.error(node, "lambdas are not supported in kernels; define a @zetile.jit function",

@@ -38,6 +38,7 @@ def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: tl.constexpr = N_ROUNDS_DEFAUL
 
 @jit
 def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    tl.static_assert(seed.dtype.is_int(), "the seed of a random number must be an integer")
     seed = seed.to(tl.uint64)
     if c0.dtype.primitive_bitwidth == 32:
         seed_hi = ((seed >> 32) & 0xffffffff).to(tl.uint32)

@@ -275,7 +275,7 @@ class Semantic:
         if not a.is_int() or not b_.is_int():
             raise TypeError(f"unexpected types {a} and {b_}")
         if div_or_mod and a.is_int_signed() != b_.is_int_signed():
-            raise TypeError(f"cannot use /, // or % with {a} and {b_} because they have different "
+            raise TypeError(f"Cannot use /, //, or % with {a} and {b_} because they have different "
                             "signedness; cast them to the same signedness")
         return self.integer_promote(a, b_)
 
@@ -761,7 +761,7 @@ def flatten_value(v):
             for pts, rb in parts:
                 out.append(rb(ts[i:i + len(pts)]))
                 i += len(pts)
-            return kind(out)
+            return kind(*out) if hasattr(kind, "_fields") else kind(out)  # NamedTuples
         return flat, rebuild
     return [], lambda ts: v
 
