@@ -135,6 +135,11 @@ static zt_status_t define_runtime_symbols(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRe
 
 static zt_status_t load_locked(const void* obj, size_t size, const char* host, size_t host_size,
                                const char* name, void** out_fn, void** out_engine) {
+  // perf's jitdump (ZETILE_JITDUMP=1) comes from the listener MLIR's
+  // ExecutionEngine attaches: profiling runs load the LLVM text through it.
+  const char* dump = getenv("ZETILE_JITDUMP");
+  if (dump && dump[0] == '1')
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "ZETILE_JITDUMP=1 loads the LLVM text");
   init_native_target();
   char* here = host_identity();
   if (!here) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "host identity");
