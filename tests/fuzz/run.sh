@@ -36,17 +36,21 @@ build tile_ir "$ROOT/tests/fuzz/fuzz_tile_ir.c" -L"$ROOT/build" -lzetile \
   -Wl,-rpath,"$ROOT/build" || exit 1
 
 status=0
-for name in artifact cache_entry builder tile_ir; do
+# tile_ir runs once per target family: the CPU lowering, Xe (pvc) and the
+# Xe compat path for DG2, each from the same seeds.
+for name in artifact cache_entry builder tile_ir tile_ir_pvc tile_ir_dg2; do
   if [ -n "${ZT_FUZZ_ONLY:-}" ] && [ "$ZT_FUZZ_ONLY" != "$name" ]; then continue; fi
   work="$(mktemp -d)"
-  seeds="$ROOT/tests/fuzz/corpus/$name"
+  bin="$name"; target=cpu
+  case "$name" in tile_ir_*) bin=tile_ir; target="${name#tile_ir_}";; esac
+  seeds="$ROOT/tests/fuzz/corpus/$bin"
   log="$OUT/fuzz_$name.log"
   # tile_ir: MLIR leaks nothing per input but keeps global caches, so leak
   # checks are off there; every harness gets a per-input time limit.
-  detect_leaks=1; [ "$name" = tile_ir ] && detect_leaks=0
+  detect_leaks=1; [ "$bin" = tile_ir ] && detect_leaks=0
   ASAN_OPTIONS="detect_leaks=$detect_leaks:allocator_may_return_null=1" \
-  ZETILE_CACHE_DIR="$work/cache" \
-    "$OUT/fuzz_$name" -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=4096 \
+  ZETILE_CACHE_DIR="$work/cache" ZT_FUZZ_TARGET="$target" \
+    "$OUT/fuzz_$bin" -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=4096 \
       -max_len=65536 -artifact_prefix="$OUT/crash_${name}_" -print_final_stats=1 \
       "$work" $( [ -d "$seeds" ] && echo "$seeds" ) >"$log" 2>&1
   rc=$?
