@@ -1,61 +1,85 @@
 """The tutorial kernels on zetile's CPU target against numpy and torch (CPU)
 on the same inputs, in the same run, plus host launch overhead.
 
-    .venv/bin/python bench/cpu_kernels.py [--reps 20]
+    .venv/bin/python bench/cpu_kernels.py [--reps 20] [--threads 1]
 
-CPU timings of the CPU target (what zetile runs without an Intel GPU);
-they say nothing about GPU speed.
+--threads N sets ZETILE_NUM_THREADS and torch.set_num_threads to N (numpy's
+ops here are single-threaded anyway); without it each library uses its own
+default. Each figure is the minimum over --rounds rounds of --reps calls (the
+machine is shared: the minimum is the least disturbed), the median beside it.
+CPU timings of the CPU target (what zetile runs without an Intel GPU); they
+say nothing about GPU speed.
 """
 import argparse
 import os
+import statistics
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
-import zetile  # noqa: E402
-from layer_norm import layer_norm  # noqa: E402
-from softmax import softmax  # noqa: E402
-from vector_add import add, add_kernel  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 
-def timed(fn, reps):
+def timed(fn, reps, rounds):
     fn()
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    return (time.perf_counter() - t0) / reps
+    per = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        per.append((time.perf_counter() - t0) / reps)
+    return min(per), statistics.median(per)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--only", default="", help="comma-separated row names (prefixes)")
     args = ap.parse_args()
+    if args.threads:
+        os.environ["ZETILE_NUM_THREADS"] = str(args.threads)
+    import zetile
+    from layer_norm import layer_norm
+    from matmul import matmul
+    from softmax import softmax
+    from vector_add import add, add_kernel
     zetile.set_device("cpu")
     try:
         import torch
+        if args.threads:
+            torch.set_num_threads(args.threads)
     except ImportError:
         torch = None
     rng = np.random.default_rng(0)
+    want = [w for w in args.only.split(",") if w]
     rows = []
+
+    def row(name, shape, z, npy, tt):
+        if want and not any(name.startswith(w) for w in want):
+            return
+        t = lambda f: timed(f, args.reps, args.rounds)  # noqa: E731
+        rows.append((name, shape, t(z), t(npy), t(tt) if tt else None))
+
     n = 4_000_037
     x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
     out = np.empty_like(x)
     tx, ty = (torch.from_numpy(x), torch.from_numpy(y)) if torch else (None, None)
-    rows.append(("vector add", f"{n}", timed(lambda: add(x, y, out), args.reps),
-                 timed(lambda: np.add(x, y, out=out), args.reps),
-                 timed(lambda: torch.add(tx, ty), args.reps) if torch else None))
-    xs = rng.standard_normal((4096, 781), dtype=np.float32)
-    outs = np.empty_like(xs)
-    txs = torch.from_numpy(xs) if torch else None
+    row("vector add", f"{n}", lambda: add(x, y, out), lambda: np.add(x, y, out=out),
+        (lambda: torch.add(tx, ty)) if torch else None)
+    for shape in ((4096, 781), (4096, 4096)):
+        xs = rng.standard_normal(shape, dtype=np.float32)
+        outs = np.empty_like(xs)
+        txs = torch.from_numpy(xs) if torch else None
 
-    def np_softmax():
-        e = np.exp(xs - xs.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
-    rows.append(("fused softmax", "4096x781", timed(lambda: softmax(xs, outs), args.reps),
-                 timed(np_softmax, args.reps),
-                 timed(lambda: torch.softmax(txs, dim=1), args.reps) if torch else None))
+        def np_softmax(xs=xs):
+            e = np.exp(xs - xs.max(axis=1, keepdims=True))
+            return e / e.sum(axis=1, keepdims=True)
+        row("fused softmax", "x".join(map(str, shape)), lambda xs=xs, outs=outs: softmax(xs, outs),
+            np_softmax, (lambda txs=txs: torch.softmax(txs, dim=1)) if torch else None)
     M, N = 2048, 1531
     xl = rng.standard_normal((M, N), dtype=np.float32)
     w, b = rng.standard_normal(N, dtype=np.float32), rng.standard_normal(N, dtype=np.float32)
@@ -65,20 +89,30 @@ def main():
     def np_ln():
         m = xl.mean(axis=1, keepdims=True)
         return (xl - m) / np.sqrt(((xl - m) ** 2).mean(axis=1, keepdims=True) + 1e-5) * w + b
-    rows.append(("layer norm fwd", f"{M}x{N}", timed(lambda: layer_norm(xl, w, b, yl, mean, rstd), args.reps),
-                 timed(np_ln, args.reps),
-                 timed(lambda: torch.nn.functional.layer_norm(txl, (N,), tw, tb), args.reps)
-                 if torch else None))
-    print(f"{'kernel':<16}{'shape':<12}{'zetile cpu':>12}{'numpy':>10}{'torch':>10}"
+    row("layer norm fwd", f"{M}x{N}", lambda: layer_norm(xl, w, b, yl, mean, rstd), np_ln,
+        (lambda: torch.nn.functional.layer_norm(txl, (N,), tw, tb)) if torch else None)
+    for S in (512, 1024):
+        a = rng.standard_normal((S, S), dtype=np.float32)
+        bm = rng.standard_normal((S, S), dtype=np.float32)
+        cm = np.empty((S, S), np.float32)
+        ta, tbm = (torch.from_numpy(a), torch.from_numpy(bm)) if torch else (None, None)
+        row("matmul fp32", f"{S}^3", lambda a=a, bm=bm, cm=cm: matmul(a, bm, cm),
+            lambda a=a, bm=bm, cm=cm: np.matmul(a, bm, out=cm),
+            (lambda ta=ta, tbm=tbm: torch.mm(ta, tbm)) if torch else None)
+    threads = args.threads or "default"
+    print(f"threads: {threads}; min (median) of {args.rounds} rounds of {args.reps} calls")
+    print(f"{'kernel':<16}{'shape':<11}{'zetile cpu':>18}{'numpy':>18}{'torch':>18}"
           f"{'numpy/zetile':>14}{'torch/zetile':>14}")
+    ms = lambda t: f"{t[0] * 1e3:.2f} ({t[1] * 1e3:.2f})ms"  # noqa: E731
     for name, shape, z, npy, tt in rows:
-        tcol = f"{tt * 1e3:>8.2f}ms" if tt else f"{'-':>10}"
-        tratio = f"{tt / z:>13.2f}x" if tt else f"{'-':>14}"
-        print(f"{name:<16}{shape:<12}{z * 1e3:>10.2f}ms{npy * 1e3:>8.2f}ms{tcol}{npy / z:>13.2f}x{tratio}")
-    tiny = np.zeros(16, np.float32)
-    t = timed(lambda: add_kernel[(1,)](tiny, tiny, tiny, 16, BLOCK_SIZE=16), 5000)
-    print(f"host launch overhead, 1 program, 4 arguments: {t * 1e6:.1f} us "
-          "(Triton 3.6 on an H100 host: 21 us, from ../shared/DESIGN.md)")
+        tcol = f"{ms(tt):>18}" if tt else f"{'-':>18}"
+        tratio = f"{tt[0] / z[0]:>13.2f}x" if tt else f"{'-':>14}"
+        print(f"{name:<16}{shape:<11}{ms(z):>18}{ms(npy):>18}{tcol}{npy[0] / z[0]:>13.2f}x{tratio}")
+    if not want:
+        tiny = np.zeros(16, np.float32)
+        t = timed(lambda: add_kernel[(1,)](tiny, tiny, tiny, 16, BLOCK_SIZE=16), 5000, 1)[0]
+        print(f"host launch overhead, 1 program, 4 arguments: {t * 1e6:.1f} us "
+              "(Triton 3.6 on an H100 host: 21 us, from ../shared/DESIGN.md)")
 
 
 if __name__ == "__main__":
