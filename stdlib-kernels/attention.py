@@ -58,14 +58,13 @@ def _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, offs_m, offs_d, b, h, Lq, L
         mk = tl.load(mask_ptr + offs_m[:, None] * stride_mm + offs_n[None, :] * stride_mn,
                      mask=(offs_m[:, None] < Lq) & (offs_n[None, :] < Lk), other=0.0)
         s = s + mk.to(tl.float32) * 1.4426950408889634
+    s = tl.where(keep, s, float("-inf"))
     if MASK_KIND == 2:
+        # The boolean mask's bytes (0/1) as +-inf bounds through a minimum: the
+        # Xe lowering cannot yet select with a mask computed from loaded data.
         mb = tl.load(mask_ptr + offs_m[:, None] * stride_mm + offs_n[None, :] * stride_mn,
                      mask=(offs_m[:, None] < Lq) & (offs_n[None, :] < Lk), other=0)
-        keep = keep & (mb != 0)
-    # Masked scores become -inf through a minimum with +-inf rather than a
-    # select: the Xe lowering cannot yet select with a 2-D mask computed from
-    # loaded data (a boolean attn_mask, a mask_mod reading a captured tensor).
-    s = tl.minimum(s, (keep.to(tl.float32) * 2.0 - 1.0) * float("inf"))
+        s = tl.minimum(s, (tl.minimum(mb.to(tl.float32), 1.0) * 2.0 - 1.0) * float("inf"))
     m_new = tl.maximum(m_i, tl.max(s, 1))
     # A row with nothing kept so far has m_new = -inf: subtract 0 instead, so
     # exp2 gives 0 rather than NaN.
