@@ -319,6 +319,44 @@ static void dot_grid(xe_assign_t* a, MlirOperation dot, int grid[2], bool* rows)
   grid[1] = 1;
 }
 
+// Same element width and class (float or integer): a layout's registers
+// hold them alike.
+static bool same_elem_width(MlirValue x, MlirValue y) {
+  MlirType a = elem_of(x), b = elem_of(y);
+  bool fa = mlirTypeIsAFloat(a), fb = mlirTypeIsAFloat(b);
+  if (fa != fb) return false;
+  if (fa) return mlirFloatTypeGetWidth(a) == mlirFloatTypeGetWidth(b);
+  return mlirTypeIsAInteger(a) && mlirTypeIsAInteger(b) &&
+         mlirIntegerTypeGetWidth(a) == mlirIntegerTypeGetWidth(b);
+}
+
+static bool single_use(MlirValue x) {
+  MlirOpOperand u = mlirValueGetFirstUse(x);
+  return !mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u));
+}
+
+// A dot operand's layout, backward: a load read by the dot alone produces
+// it directly; an elementwise op read by the dot alone (a prologue: scaling,
+// a cast) computes in it, and so do its operands of the same element width
+// that it alone reads, back to their loads. A value read elsewhere too, or
+// of another width (int8 weights before their conversion), keeps its own
+// layout and the op reading it records a conversion.
+static void operand_chain(xe_assign_t* a, MlirValue x, const xe_layout_t* l, int depth) {
+  if (depth > 16 || rank_of(x) != 2 || !single_use(x) || !mlirValueIsAOpResult(x)) return;
+  MlirOperation p = mlirOpResultGetOwner(x);
+  if (op_is(p, "tile.load") || op_is(p, "tile.block_load")) {
+    set(a, x, l);
+    return;
+  }
+  if (!elementwise(p)) return;
+  set(a, x, l);
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(p); ++i) {
+    MlirValue y = mlirOperationGetOperand(p, i);
+    if (rank_of(y) == 2 && same_elem_width(y, x))
+      operand_chain(a, y, l, depth + 1);
+  }
+}
+
 static MlirWalkResult anchor_dots(MlirOperation op, void* user) {
   xe_assign_t* a = user;
   if (!op_is(op, "tile.dot")) return MlirWalkResultAdvance;
@@ -333,17 +371,8 @@ static MlirWalkResult anchor_dots(MlirOperation op, void* user) {
   if (rows) a->rows_only = true;
   int bits = bits_of(mlirOperationGetOperand(op, 0));
   for (int i = 0; i < 2; ++i) {
-    MlirValue x = mlirOperationGetOperand(op, i);
-    // A load read by this dot alone produces the operand layout directly.
-    if (!mlirValueIsAOpResult(x)) continue;
-    MlirOperation p = mlirOpResultGetOwner(x);
-    bool load = op_is(p, "tile.load") || op_is(p, "tile.block_load");
-    MlirOpOperand u = mlirValueGetFirstUse(x);
-    bool single = !mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u));
-    if (load && single) {
-      xe_layout_t l = dpas(a->tg, i == 0 ? XE_DPAS_A : XE_DPAS_B, bits, grid);
-      set(a, x, &l);
-    }
+    xe_layout_t l = dpas(a->tg, i == 0 ? XE_DPAS_A : XE_DPAS_B, bits, grid);
+    operand_chain(a, mlirOperationGetOperand(op, i), &l, 0);
   }
   xe_layout_t c = dpas(a->tg, XE_DPAS_C, bits, grid);
   set(a, mlirOperationGetResult(op, 0), &c);

@@ -312,7 +312,11 @@ zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
 }
 
 int xe_matrix_role(xe_emitter_t* e, MlirValue v) {
-  (void)e;
+  // The assignment's dot-operand layouts first (prologue chains computed in
+  // the operand's layout, xe_layout.c), then the direct users.
+  const xe_layout_t* l = xe_assign_get(e->layouts, v);
+  if (l && l->kind == XE_LK_DPAS && l->operand == XE_DPAS_A) return XE_ROLE_A;
+  if (l && l->kind == XE_LK_DPAS && l->operand == XE_DPAS_B) return XE_ROLE_B;
   for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
     MlirOperation owner = mlirOpOperandGetOwner(u);
@@ -2014,8 +2018,51 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
     xe_bind(e, res, m);
     return NULL;
   }
-  xe_val_t* r = xe_alloc_for(e, res, rt, shape ? shape->role : XE_ROLE_C);
+  int role = shape ? shape->role : XE_ROLE_C;
+  // The assignment may want the result as a dot's A operand where its
+  // operands are accumulator-shaped (attention's P = exp2(...).to(fp16)):
+  // with a register-tier conversion the blocks are the same registers.
+  const xe_layout_t* rl = xe_assign_get(e->layouts, res);
+  if (shape && role == XE_ROLE_C && rl && rl->kind == XE_LK_DPAS && rl->operand == XE_DPAS_A &&
+      (rt.kind == ZT_F16 || rt.kind == ZT_BF16) && !shape->narrow && shape->br == 8 &&
+      rl->block[0] == 8 && rl->block[1] == 16 && rl->lane_data[1] == 1) {
+    bool regs = true;
+    for (intptr_t i = 0; i < no; ++i)
+      if (ops[i]->layout == XE_LAYOUT_BLOCK2D &&
+          xe_assign_conversion(e->layouts, op, (int)i, NULL, NULL) != XE_CONV_REGISTERS)
+        regs = false;
+    if (regs) role = XE_ROLE_A;
+  }
+  if (shape && rl && rl->kind == XE_LK_DPAS && rl->operand != XE_DPAS_C &&
+      role != (rl->operand == XE_DPAS_A ? XE_ROLE_A : XE_ROLE_B)) {
+    // A dot operand computed here from values in another layout: name the
+    // conversion the assignment found (the dot would refuse it anyway).
+    for (intptr_t i = 0; i < no; ++i) {
+      const xe_layout_t *from = NULL, *to = NULL;
+      xe_conv_tier_t tier = xe_assign_conversion(e->layouts, op, (int)i, &from, &to);
+      if (tier != XE_CONV_LANES && tier != XE_CONV_SLM) continue;
+      zt_strbuf_t sb;
+      zt_strbuf_init(&sb);
+      xe_layout_print(from, &sb);
+      zt_strbuf_puts(&sb, " -> ");
+      xe_layout_print(to, &sb);
+      zt_status_t st = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                               "a dot operand computed from operand %d needs a layout "
+                               "conversion %s through %s, not emitted yet on Xe",
+                               (int)i, sb.data ? sb.data : "?",
+                               tier == XE_CONV_SLM ? "shared local memory" : "lane shuffles");
+      zt_strbuf_deinit(&sb);
+      return st;
+    }
+  }
+  xe_val_t* r = xe_alloc_for(e, res, rt, role);
   if (!r) return NULL;
+  if (role != (shape ? shape->role : XE_ROLE_C) &&
+      (r->layout != XE_LAYOUT_BLOCK2D || r->nbr != shape->nbr || r->nbc != shape->nbc ||
+       r->br != shape->br)) {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_INTERNAL, "accumulator blocks do not line up with A blocks");
+  }
   bool any_lazy = false, any_bf16 = rt.kind == ZT_BF16;
   for (intptr_t i = 0; i < no; ++i) {
     any_lazy |= lazy[i];

@@ -140,21 +140,51 @@ def test_e5_pvc_spirv_on_opencl_cpu(pvc_kernel, cache_dir):
 
 
 def test_unemitted_conversion_is_named():
-    # A prologue multiply between A's load and the dot, on a 2x2 grid: the
-    # dot's A rows are split across two subgroups' columns, so the
+    # B loaded as fp32 and cast to fp16 for the dot: the load keeps the
+    # blocked layout of the 2x2 grid; the dot's B columns are needed by both
+    # subgroups of a grid column, which hold different rows, so the
     # conversion goes through shared local memory, which is not emitted yet:
     # the message names both layouts and the tier (it used to say "dot
     # operands must come straight from loads").
     import xe_layout_kernels as L
     with pytest.raises(zetile.CompilationError) as ei:
-        zetile.compile(L.scaled_dot_tile, signature={"A": "*fp16", "B": "*fp16", "C": "*fp32"},
+        zetile.compile(L.cast_dot_tile, signature={"A": "*fp16", "B": "*fp32", "C": "*fp32"},
                        constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
     msg = str(ei.value)
-    assert "xe_layout_kernels.py:29" in msg, msg
-    assert "blocked<grid=[2, 2]" in msg and "dpas<A, grid=[2, 1]" in msg, msg
+    assert "xe_layout_kernels.py:51" in msg, msg
+    assert "blocked<grid=[2, 2]" in msg and "dpas<B, grid=[1, 2]" in msg, msg
     assert "shared local memory" in msg, msg
-    # Without the multiply the same tile builds (the loads make the operands).
-    ck = zetile.compile(L.dot_tile, signature={"A": "*fp16", "B": "*fp16", "C": "*fp32"},
+
+
+PROLOGUE_RUN = """
+import json, numpy as np, zetile
+import xe_layout_kernels as L
+rng = np.random.default_rng(1)
+a = rng.standard_normal((64, 32)).astype(np.float16)
+b = rng.standard_normal((32, 64)).astype(np.float16)
+c = np.zeros((64, 64), np.float32)
+L.scaled_dot_tile[(1,)](a, b, c, BM=64, BN=64, BK=32)
+zetile.get_device().synchronize()
+ref = (a.astype(np.float32) * 2) @ b.astype(np.float32)
+print("RESULT", json.dumps({"err": float(np.abs(c - ref).max()),
+                            "device": zetile.get_device().info["name"]}))
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
+def test_prologue_dot(device):
+    # A multiply between A's load and the dot: the assignment gives the load,
+    # the splat and the multiply the dpas<A> layout (no conversion), so it
+    # builds for pvc (E1 in process, DPAS counted) and computes right on the
+    # CPU target (E4) and as pvc SPIR-V on the OpenCL CPU runtime (E5).
+    import xe_layout_kernels as L
+    ck = zetile.compile(L.scaled_dot_tile, signature={"A": "*fp16", "B": "*fp16", "C": "*fp32"},
                         constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
     # Per subgroup: a 32x32 part, 4x2 accumulator blocks x 2 K steps.
     assert ck.asm["mlir"].count("xegpu.dpas") == 8 * 2
+    spirv_val(ck.asm["spirv"])
+    if device == "opencl:cpu":
+        opencl_cpu_or_skip()
+    res = run_result(PROLOGUE_RUN, path=HERE, env={"ZETILE_DEVICE": device})
+    assert res["device"] == device, res
+    assert res["err"] < 1e-2, res

@@ -37,3 +37,17 @@ def row_softmax(X, Y, M: tl.constexpr, N: tl.constexpr):
     x = tl.load(X + rm[:, None] * N + rn[None, :])
     e = tl.exp(x - tl.max(x, 1)[:, None])
     tl.store(Y + rm[:, None] * N + rn[None, :], e / tl.sum(e, 1)[:, None])
+
+
+@zetile.jit
+def cast_dot_tile(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # B is loaded as fp32 and cast to fp16 for the dot: the cast changes the
+    # element width, so the load keeps the blocked layout and the cast reads
+    # it through a conversion to dpas<B>.
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(A + rm[:, None] * BK + rk[None, :])
+    b = tl.load(B + rk[:, None] * BN + rn[None, :]).to(tl.float16)
+    c = tl.dot(a, b)
+    tl.store(C + rm[:, None] * BN + rn[None, :], c)
