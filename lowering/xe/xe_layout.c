@@ -232,7 +232,9 @@ static where_t where(const xe_layout_t* l, const int64_t* shape, int64_t i, int6
   for (int d = 0; d < rank; ++d) {
     int g = p.grid[d] > 0 ? p.grid[d] : 1;
     int64_t part = shp[d] / g > 0 ? shp[d] / g : 1;
-    w.sg[d] = g > 1 ? (int)(idx[d] / part) : (p.kind == XE_LK_DPAS && g == 1 ? -1 : 0);
+    // One subgroup along a grid dim: every subgroup of the workgroup along
+    // it holds the element (replicated).
+    w.sg[d] = g > 1 ? (int)(idx[d] / part) : -1;
     idx[d] %= part;
   }
   if (rank == 1) {
@@ -485,7 +487,12 @@ static MlirWalkResult defaults(MlirOperation op, void* user) {
     if (a->anchors_only && rank != 0 && !loaded) continue;
     xe_layout_t l;
     if (rank == 0) l = uniform();
-    else if (rank == 1) l = blocked1d(a->default_grid[0] * a->default_grid[1]);
+    else if (rank == 1) {
+      // As the emitter holds 1-D tensors: split over the subgroups when
+      // they have a 16-element chunk each, else replicated in every one.
+      int nsg = a->default_grid[0] * a->default_grid[1];
+      l = blocked1d((dim_of(r, 0) + 15) / 16 >= nsg ? nsg : 1);
+    }
     else if (is_float(r) || loaded) l = blocked2d(a->default_grid);
     else l = lazy();
     set(a, r, &l);
