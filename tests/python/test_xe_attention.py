@@ -89,6 +89,21 @@ def test_pvc_isa_has_dpas_in_the_loop_and_no_spill(pvc_kernel):
     assert r["dpas"] == 64, r
 
 
+def test_one_subgroup_builds():
+    # num_warps=1 (refused before with "dot operands must come straight from
+    # loads"): one subgroup holds whole rows. A small tile keeps the compile
+    # short (upstream's distribution slows down sharply with the pieces per
+    # subgroup: BLOCK_M 128 / BLOCK_N 64 in one subgroup took ~250 s here).
+    if not have_tool("spirv-val"):
+        pytest.skip("spirv-val is not installed")
+    ck = zetile.compile(attn_fwd_kernel, signature=SIG, target="pvc", num_warps=1, cached=False,
+                        constexprs={"HEAD_DIM": 64, "BLOCK_M": 16, "BLOCK_N": 32})
+    # 16 rows: QK^T 2x2 accumulator blocks x 4 K steps, PV 2x4 x 2.
+    assert ck.asm["mlir"].count("xegpu.dpas") == 16 + 16
+    assert "local_size=16,1,1" in ck.asm["meta"], ck.asm["meta"]
+    spirv_val(ck.asm["spirv"])
+
+
 RUN = """
 import json, numpy as np, zetile, ml_dtypes
 from attention_kernels import attn_fwd_kernel
