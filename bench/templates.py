@@ -129,14 +129,14 @@ def throughput(name, repeats, quick):
 
 def latency(name, with_compile):
     out = {}
-    zc = tempfile.mkdtemp(prefix="zt-bench-")
-    tc = tempfile.mkdtemp(prefix="ti-bench-")
-    env = {"ZETILE_CACHE_DIR": zc, "TORCHINDUCTOR_CACHE_DIR": tc}
-    out["zetile_cold"] = child(name, "zetile", env)["first_call"]
-    out["zetile_warm"] = child(name, "zetile", env)["first_call"]
-    if with_compile:
-        out["compile_cold"] = child(name, "compile", env)["first_call"]
-        out["compile_warm"] = child(name, "compile", env)["first_call"]
+    with tempfile.TemporaryDirectory(prefix="zt-bench-") as zc, \
+            tempfile.TemporaryDirectory(prefix="ti-bench-") as tc:
+        env = {"ZETILE_CACHE_DIR": zc, "TORCHINDUCTOR_CACHE_DIR": tc}
+        out["zetile_cold"] = child(name, "zetile", env)["first_call"]
+        out["zetile_warm"] = child(name, "zetile", env)["first_call"]
+        if with_compile:
+            out["compile_cold"] = child(name, "compile", env)["first_call"]
+            out["compile_warm"] = child(name, "compile", env)["first_call"]
     return out
 
 
