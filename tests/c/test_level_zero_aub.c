@@ -319,6 +319,24 @@ static void break_first_instruction(uint8_t* spv, size_t n) {
   ck_abort_msg("no OpLabel in the fixture");
 }
 
+// Metadata listing fewer arguments than the SPIR-V kernel takes (a launch
+// would leave parameters unset) is refused at load (issue 17).
+START_TEST(test_load_refused_when_meta_disagrees_with_spirv) {
+  REQUIRE_NEO();
+  zt_device_t* d = NULL;
+  OK(zt_device_open("level_zero:0", &d));
+  zt_artifact_t* a = make_artifact("e1_gather_scatter_1d_mask.pvc.spv",
+                                   "kernel=tail1d\ntarget=pvc\nargs=ptr:f32,ptr:f32,i64\n"
+                                   "local_size=16,1,1\nsubgroup_size=16\n");
+  zt_executable_t* e = NULL;
+  expect_code(zt_executable_create(d, a, &e), ZT_STATUS_INVALID_ARGUMENT,
+              "takes 11 arguments but its meta lists 3");
+  ck_assert_ptr_null(e);
+  zt_artifact_release(a);
+  zt_device_release(d);
+}
+END_TEST
+
 START_TEST(test_build_failure_carries_log) {
   REQUIRE_NEO();
   zt_device_t* d = NULL;
@@ -695,6 +713,7 @@ int main(int argc, char** argv) {
   tcase_add_test(tc, test_compat_override);
   tcase_add_test(tc, test_disabled_by_env);
   tcase_add_test(tc, test_xe_programs_cold_then_warm_process);
+  tcase_add_test(tc, test_load_refused_when_meta_disagrees_with_spirv);
   suite_add_tcase(suite, tc);
   SRunner* runner = srunner_create(suite);
   srunner_run_all(runner, CK_NORMAL);
