@@ -23,6 +23,8 @@ TILES = {
     "xe_layouts_prologue.tile": (L.scaled_dot_tile, DOT_SIG, {"BM": 64, "BN": 64, "BK": 32}),
     "xe_layouts_cast.tile": (L.cast_dot_tile, {"A": "*fp16", "B": "*fp32", "C": "*fp32"},
                              {"BM": 64, "BN": 64, "BK": 32}),
+    "xe_layouts_int8.tile": (L.dot_tile, {"A": "*i8", "B": "*i8", "C": "*i32"},
+                             {"BM": 64, "BN": 64, "BK": 64}),
     "xe_layouts_softmax.tile": (L.row_softmax, {"X": "*fp32", "Y": "*fp32"}, {"M": 64, "N": 64}),
 }
 
