@@ -143,15 +143,17 @@ def _check_numpy(a: np.ndarray, strided):
     """The rules every host array follows before its address is taken: a
     kernel sees only an address, so anything the address does not describe
     (strides, byte order, a misaligned start) would be read wrongly without
-    an error."""
-    if not a.dtype.isnative:
-        raise ValueError(f"has non-native byte order ({a.dtype.str}); use a.astype(a.dtype.newbyteorder('='))")
-    if not a.flags.aligned:
-        raise ValueError(f"is not aligned to its element size ({a.dtype.itemsize} bytes)")
-    if not strided and not a.flags.c_contiguous and a.size > 1:
+    an error. (One flags object per call: launches run this per array.)"""
+    dt = a.dtype
+    if not dt.isnative:
+        raise ValueError(f"has non-native byte order ({dt.str}); use a.astype(a.dtype.newbyteorder('='))")
+    flags = a.flags
+    if not flags.aligned:
+        raise ValueError(f"is not aligned to its element size ({dt.itemsize} bytes)")
+    if not strided and not flags.c_contiguous and a.size > 1:
         raise ValueError(f"is not contiguous (strides {a.strides} for shape {a.shape}); "
                          "pass np.ascontiguousarray(a) or a copy")
-    return T.from_numpy_dtype(a.dtype)
+    return T.from_numpy_dtype(dt)
 
 
 def _numpy_pointer(a: np.ndarray, device, strided=False):
