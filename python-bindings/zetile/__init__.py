@@ -20,6 +20,10 @@ from .triton_names import (TritonError, InterpreterError, OutOfResources, set_al
                            reinterpret, TensorWrapper, constexpr_function)
 
 Error = _C.Error
+# What a launch can raise from inside a kernel (docs/RELIABILITY.md): a
+# failed tl.device_assert, and a memory fault or bounds-mode violation.
+DeviceAssertError = _C.DeviceAssertError
+DeviceFaultError = _C.DeviceFaultError
 __version__ = _C._ext.__version__  # written once, in include/zetile/api.h
 
 

@@ -12,7 +12,7 @@ import zetile
 import zetile.language as tl
 
 zjit = sys.modules["zetile.jit"]  # the module (zetile.jit is the decorator)
-DeviceFaultError = zetile._C.DeviceFaultError
+DeviceFaultError = zetile.DeviceFaultError
 
 torch = pytest.importorskip("torch")
 
