@@ -88,6 +88,7 @@ zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact) {
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
+  zt_cpu_vector_math_annotate(mod);  // vector exp, log, ... -> libmvec
   // The same optimization MLIR's ExecutionEngine ran at load (O3 for the host).
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
@@ -141,6 +142,7 @@ static zt_status_t load_locked(const void* obj, size_t size, const char* host, s
   if (dump && dump[0] == '1')
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "ZETILE_JITDUMP=1 loads the LLVM text");
   init_native_target();
+  zt_cpu_vector_math_init();  // the object may call libmvec
   char* here = host_identity();
   if (!here) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "host identity");
   bool same = strlen(here) == host_size && memcmp(here, host, host_size) == 0;

@@ -3,6 +3,7 @@
 #ifndef ZETILE_JIT_COMPILER_INTERNAL_H_
 #define ZETILE_JIT_COMPILER_INTERNAL_H_
 
+#include <llvm-c/Types.h>
 #include <mlir-c/IR.h>
 
 #include "compiler_api.h"
@@ -45,5 +46,13 @@ zt_status_t zt_cpu_object_load(const void* obj, size_t size, const char* host,
                                size_t host_size, const char* kernel_name, void** out_fn,
                                void** out_engine);
 void zt_cpu_object_unload(void* engine);
+/// Loads glibc's libmvec (globally, once per process: kernels' vector math
+/// calls resolve in it); false when it is missing. Caller holds the
+/// compiler lock (jit/compiler_cpu_vecmath.c).
+bool zt_cpu_vector_math_init(void);
+/// Marks the module's scalar math calls (llvm.exp.f32, ...) with their
+/// libmvec variants for the host, before optimization, so that LLVM's
+/// vectorizers call those; returns the number of calls marked.
+int zt_cpu_vector_math_annotate(LLVMModuleRef mod);
 
 #endif  // ZETILE_JIT_COMPILER_INTERNAL_H_

@@ -362,11 +362,12 @@ zt_status_t cpu_emit_while(cpu_t* c, MlirOperation op) {
 
 // ---------------------------------------------------------------------------
 // tile.reduce: for every position of the kept dims, a loop along the axis
-// whose body is the combiner's ops, re-emitted on scalars.
+// whose body is the combiner's ops, re-emitted on scalars (built-in
+// combiners go in blocked tree order instead: cpu_reduce_tree.c).
 
-static zt_status_t inline_combiner(cpu_t* c, MlirOperation fn, int32_t n,
-                                   char (*lhs)[ZT_CPU_NAME], char (*rhs)[ZT_CPU_NAME],
-                                   char (*out)[ZT_CPU_NAME]) {
+zt_status_t cpu_inline_combiner(cpu_t* c, MlirOperation fn, int32_t n,
+                                char (*lhs)[ZT_CPU_NAME], char (*rhs)[ZT_CPU_NAME],
+                                char (*out)[ZT_CPU_NAME]) {
   MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
   if (mlirBlockIsNull(b) || mlirBlockGetNumArguments(b) != 2 * n)
     return cpu_op_error(fn, ZT_STATUS_INVALID_ARGUMENT,
@@ -439,8 +440,14 @@ zt_status_t cpu_emit_reduce(cpu_t* c, MlirOperation op) {
   cpu_nest_begin(c, kr, kept_shape, ivs);
   cpu_linear(c, kr, ivs, kept_sstr, base);
   char acc[16][ZT_CPU_NAME], fin[16][ZT_CPU_NAME];
-  for (int32_t i = 0; i < n; ++i) cpu_read(c, src[i], base, acc[i]);
-  if (len > 1) {
+  bool tree = false;
+  if (n == 1)
+    ZT_RETURN_IF_ERROR(cpu_emit_tree_reduce(c, fn, src[0], len, astr, base, &tree, fin[0]));
+  if (!tree)
+    for (int32_t i = 0; i < n; ++i) cpu_read(c, src[i], base, acc[i]);
+  if (tree) {
+    // fin[0] holds the result (cpu_reduce_tree.c).
+  } else if (len > 1) {
     char loop[ZT_CPU_NAME], k[ZT_CPU_NAME], c1[ZT_CPU_NAME], cl[ZT_CPU_NAME],
         cs[ZT_CPU_NAME], args[16][ZT_CPU_NAME];
     cpu_fresh(c, loop);
@@ -472,7 +479,7 @@ zt_status_t cpu_emit_reduce(cpu_t* c, MlirOperation op) {
     cpu_fresh(c, idx);
     cpu_line(c, "%s = arith.addi %s, %s : index", idx, base, off);
     for (int32_t i = 0; i < n; ++i) cpu_read(c, src[i], idx, rhs[i]);
-    ZT_RETURN_IF_ERROR(inline_combiner(c, fn, n, args, rhs, out));
+    ZT_RETURN_IF_ERROR(cpu_inline_combiner(c, fn, n, args, rhs, out));
     zt_strbuf_init(&line);
     zt_strbuf_puts(&line, "scf.yield ");
     for (int32_t i = 0; i < n; ++i) zt_strbuf_printf(&line, "%s%s", i ? ", " : "", out[i]);
@@ -716,7 +723,7 @@ zt_status_t cpu_emit_scan(cpu_t* c, MlirOperation op) {
     cpu_fresh(c, idx);
     cpu_line(c, "%s = arith.%s %s, %s : index", idx, reverse ? "subi" : "addi", first, off);
     for (int32_t i = 0; i < n; ++i) cpu_read(c, src[i], idx, rhs[i]);
-    ZT_RETURN_IF_ERROR(inline_combiner(c, fn, n, args, rhs, out));
+    ZT_RETURN_IF_ERROR(cpu_inline_combiner(c, fn, n, args, rhs, out));
     for (int32_t i = 0; i < n; ++i) cpu_write(c, res[i].buf, idx, out[i]);
     zt_strbuf_init(&line);
     zt_strbuf_puts(&line, "scf.yield ");

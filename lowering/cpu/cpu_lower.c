@@ -21,6 +21,22 @@ static const char* k_pipeline =
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
     "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)";
 
+// convert-scf-to-cf carries an scf.for's `llvm.loop_annotation` to its
+// latch branch as a discardable attribute, which translation to LLVM IR
+// ignores; moved onto llvm.br's own `loop_annotation` it becomes !llvm.loop
+// metadata (cpu_loop_end_lanes: lane loops LLVM must not unroll).
+static MlirWalkResult move_loop_annotation(MlirOperation op, void* user) {
+  (void)user;
+  MlirStringRef key = mlirStringRefCreateFromCString("llvm.loop_annotation");
+  MlirAttribute a = mlirOperationGetDiscardableAttributeByName(op, key);
+  if (!mlirAttributeIsNull(a) && cpu_op_is(op, "llvm.br")) {
+    mlirOperationSetInherentAttributeByName(
+        op, mlirStringRefCreateFromCString("loop_annotation"), a);
+    mlirOperationRemoveDiscardableAttributeByName(op, key);
+  }
+  return MlirWalkResultAdvance;
+}
+
 static void cpu_deinit(cpu_t* c) {
   zt_strbuf_deinit(&c->entry);
   zt_strbuf_deinit(&c->body);
@@ -131,6 +147,8 @@ zt_status_t zt_lower_cpu(zt_lower_ctx_t* lc) {
   zt_strbuf_deinit(&text);
   if (!s) s = zt_mlir_run_pipeline(lc->ctx, m, k_pipeline, "CPU LLVM pipeline");
   if (!s) {
+    mlirOperationWalk(mlirModuleGetOperation(m), move_loop_annotation, NULL,
+                      MlirWalkPostOrder);
     zt_strbuf_t llvm;
     zt_strbuf_init(&llvm);
     zt_mlir_print(mlirModuleGetOperation(m), &llvm);

@@ -104,6 +104,9 @@ void cpu_write(cpu_t* c, int32_t buf, const char* idx, const char* x);
 /// Opens `scf.for` over [0, n) (index); writes the induction variable name.
 void cpu_loop_begin(cpu_t* c, int64_t n, char iv[ZT_CPU_NAME]);
 void cpu_loop_end(cpu_t* c);
+/// Closes a loop over vector lanes: LLVM must not fully unroll it (that
+/// would leave its loop vectorizer nothing to vectorize).
+void cpu_loop_end_lanes(cpu_t* c);
 /// Opens a loop nest over shape (rank >= 1); ivs[d] get the names.
 void cpu_nest_begin(cpu_t* c, int32_t rank, const int64_t* shape,
                     char ivs[][ZT_CPU_NAME]);
@@ -152,6 +155,9 @@ const char* cpu_declare(cpu_t* c, cpu_helper_t h);
 void cpu_check_access(cpu_t* c, MlirOperation op, const char* addr, zt_scalar_kind_t k,
                       int write);
 
+/// e^x of an f32 SSA value as inline arithmetic (cpu_math.c).
+void cpu_exp_f32(cpu_t* c, const char* x, char out[ZT_CPU_NAME]);
+
 // --- ops (cpu_ops.c, cpu_control.c, cpu_block.c, cpu_debug.c) ---------------
 /// Lowers every op of a block (stopping at its terminator, which the caller
 /// handles) .
@@ -161,6 +167,18 @@ zt_status_t cpu_emit_for(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_if(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_while(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_reduce(cpu_t* c, MlirOperation op);
+/// The combiner function `fn` (2n scalar arguments) inlined on lhs/rhs;
+/// writes its n results' names to out.
+zt_status_t cpu_inline_combiner(cpu_t* c, MlirOperation fn, int32_t n,
+                                char (*lhs)[ZT_CPU_NAME], char (*rhs)[ZT_CPU_NAME],
+                                char (*out)[ZT_CPU_NAME]);
+/// tile.reduce of one value along an axis of `len` elements (element k at
+/// index base + k * astr) in blocked tree order, when `fn` is a single
+/// commutative arith op and len suits (*done set; the result's name in
+/// out); else emits nothing and leaves *done false (cpu_reduce_tree.c).
+zt_status_t cpu_emit_tree_reduce(cpu_t* c, MlirOperation fn, const cpu_val_t* src,
+                                 int64_t len, int64_t astr, const char* base,
+                                 bool* done, char out[ZT_CPU_NAME]);
 zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_scan(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_block_load(cpu_t* c, MlirOperation op);

@@ -332,9 +332,27 @@ static zt_status_t safe_div_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAM
   return generic_fn(c, op, safe, outs);
 }
 
+// exp on f32 without a call (cpu_math.c: vectorizes; libmvec's expf is slow
+// on the -inf padding of masked rows).
+static zt_status_t exp_f32_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                              char outs[][ZT_CPU_NAME]) {
+  (void)op;
+  cpu_exp_f32(c, ins[0], outs[0]);
+  return NULL;
+}
+
+static bool is_exp_f32(MlirOperation op) {
+  if (!cpu_op_is(op, "math.exp") || mlirOperationGetNumResults(op) != 1) return false;
+  zt_type_t t;
+  zt_status_t s = cpu_value_type(mlirOperationGetResult(op, 0), &t);
+  zt_status_free(s);
+  return !s && t.kind == ZT_F32;
+}
+
 // The scalar emitter of an arith/math op.
 static elem_fn arith_fn(MlirOperation op) {
   bool is_signed;
+  if (is_exp_f32(op)) return exp_f32_fn;
   return is_int_division(op, &is_signed) ? safe_div_fn : generic_fn;
 }
 

@@ -210,6 +210,12 @@ void cpu_loop_end(cpu_t* c) {
   cpu_line(c, "}");
 }
 
+void cpu_loop_end_lanes(cpu_t* c) {
+  --c->indent;
+  cpu_line(c, "} {llvm.loop_annotation = #llvm.loop_annotation<unroll = "
+              "#llvm.loop_unroll<disable = true>>}");
+}
+
 void cpu_nest_begin(cpu_t* c, int32_t rank, const int64_t* shape,
                     char ivs[][ZT_CPU_NAME]) {
   for (int32_t d = 0; d < rank; ++d) cpu_loop_begin(c, shape[d], ivs[d]);

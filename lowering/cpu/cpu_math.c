@@ -1,0 +1,99 @@
+// exp on f32 as inline arithmetic (no call), so the loops around it
+// vectorize into straight vector code.
+//
+// Why not libmvec's expf alone (jit/compiler_cpu_vecmath.c maps the other
+// math functions there): softmax rows are padded with -inf (masked loads'
+// `other`), and libmvec sends every vector holding a lane outside about
+// +-87 to a scalar fallback, one libm call per lane: a 4096x513 softmax
+// (half its lanes padding) ran ~4x slower than a 4096x1024 one.
+//
+// The method (Cody-Waite reduction, minimax polynomial, as in Cephes'
+// expf): n = round(x / ln2), r = x - n ln2 in two fma steps (|r| <= ln2/2),
+// e^r = 1 + r + r^2 p(r) with p of degree 5, result = e^r * 2^n with 2^n
+// applied as two powers of two so that n = 128 stays in the exponent range.
+// x > 88.72283935546875 (above log(FLT_MAX)) gives +inf, NaN stays NaN, and
+// results below about FLT_MIN (x < -87.33654) are flushed to 0, as GPUs' exp
+// does: computing a denormal costs a microcode assist of ~100 cycles per
+// vector, and the -inf padding of masked softmax rows hit it on every
+// vector (a 4096x513 softmax ran 3.5x slower than a 4096x1024 one). Error:
+// within 2 ulp of the correctly rounded result wherever that is a normal
+// float (tests/python/test_cpu_math.py checks it against float64).
+#include <stdio.h>
+
+#include "cpu_lower.h"
+
+static void emit(cpu_t* c, char out[ZT_CPU_NAME], const char* fmt, const char* a,
+                 const char* b, const char* d) {
+  char line[256];
+  snprintf(line, sizeof line, fmt, a, b, d);
+  cpu_fresh(c, out);
+  cpu_line(c, "%s = %s", out, line);
+}
+
+static void fconst(cpu_t* c, const char* v, char out[ZT_CPU_NAME]) {
+  cpu_fresh(c, out);
+  cpu_line(c, "%s = arith.constant %s : f32", out, v);
+}
+
+void cpu_exp_f32(cpu_t* c, const char* x, char out[ZT_CPU_NAME]) {
+  char lo[ZT_CPU_NAME], hi[ZT_CPU_NAME], l2e[ZT_CPU_NAME], ln2h[ZT_CPU_NAME],
+      ln2l[ZT_CPU_NAME], one[ZT_CPU_NAME], inf[ZT_CPU_NAME];
+  fconst(c, "-87.33654022216797", lo);  // just above log(FLT_MIN)
+  fconst(c, "88.72283935546875", hi);
+  fconst(c, "1.44269502162933349609375", l2e);  // log2(e) rounded to f32
+  fconst(c, "-0.693359375", ln2h);              // -ln2, high part (exact in 9 bits)
+  fconst(c, "2.12194440e-4", ln2l);             // -ln2 - ln2h
+  fconst(c, "1.0", one);
+  fconst(c, "0x7F800000", inf);
+  static const char* const poly[] = {"1.9875691500e-4", "1.3981999507e-3",
+                                     "8.3334519073e-3", "4.1665795894e-2",
+                                     "1.6666665459e-1", "5.0000001201e-1"};
+  char xc[ZT_CPU_NAME], t[ZT_CPU_NAME], n[ZT_CPU_NAME], r[ZT_CPU_NAME], r2[ZT_CPU_NAME],
+      p[ZT_CPU_NAME], y[ZT_CPU_NAME], tmp[ZT_CPU_NAME];
+  emit(c, tmp, "arith.maximumf %s, %s : f32", x, lo, "");
+  emit(c, xc, "arith.minimumf %s, %s : f32", tmp, hi, "");
+  emit(c, t, "arith.mulf %s, %s : f32", xc, l2e, "");
+  emit(c, n, "math.roundeven %s : f32", t, "", "");
+  emit(c, tmp, "math.fma %s, %s, %s : f32", n, ln2h, xc);
+  emit(c, r, "math.fma %s, %s, %s : f32", n, ln2l, tmp);
+  emit(c, r2, "arith.mulf %s, %s : f32", r, r, "");
+  fconst(c, poly[0], p);
+  for (int i = 1; i < 6; ++i) {
+    char k[ZT_CPU_NAME], q[ZT_CPU_NAME];
+    fconst(c, poly[i], k);
+    emit(c, q, "math.fma %s, %s, %s : f32", p, r, k);
+    snprintf(p, ZT_CPU_NAME, "%s", q);
+  }
+  emit(c, tmp, "math.fma %s, %s, %s : f32", p, r2, r);
+  emit(c, y, "arith.addf %s, %s : f32", tmp, one, "");
+  // 2^n as 2^n1 * 2^n2, each built in the exponent field.
+  char ni[ZT_CPU_NAME], n1[ZT_CPU_NAME], n2[ZT_CPU_NAME], c1[ZT_CPU_NAME], bias[ZT_CPU_NAME],
+      c23[ZT_CPU_NAME];
+  emit(c, ni, "arith.fptosi %s : f32 to i32", n, "", "");
+  cpu_fresh(c, c1);
+  cpu_line(c, "%s = arith.constant 1 : i32", c1);
+  cpu_fresh(c, bias);
+  cpu_line(c, "%s = arith.constant 127 : i32", bias);
+  cpu_fresh(c, c23);
+  cpu_line(c, "%s = arith.constant 23 : i32", c23);
+  emit(c, n1, "arith.shrsi %s, %s : i32", ni, c1, "");
+  emit(c, n2, "arith.subi %s, %s : i32", ni, n1, "");
+  const char* parts[2] = {n1, n2};
+  for (int i = 0; i < 2; ++i) {
+    char b[ZT_CPU_NAME], s[ZT_CPU_NAME], f[ZT_CPU_NAME], m[ZT_CPU_NAME];
+    emit(c, b, "arith.addi %s, %s : i32", parts[i], bias, "");
+    emit(c, s, "arith.shli %s, %s : i32", b, c23, "");
+    emit(c, f, "arith.bitcast %s : i32 to f32", s, "", "");
+    emit(c, m, "arith.mulf %s, %s : f32", y, f, "");
+    snprintf(y, ZT_CPU_NAME, "%s", m);
+  }
+  char big[ZT_CPU_NAME], small[ZT_CPU_NAME], nan[ZT_CPU_NAME], y1[ZT_CPU_NAME],
+      y2[ZT_CPU_NAME], zero[ZT_CPU_NAME];
+  fconst(c, "0.0", zero);
+  emit(c, small, "arith.cmpf olt, %s, %s : f32", x, lo, "");
+  emit(c, y1, "arith.select %s, %s, %s : f32", small, zero, y);
+  emit(c, big, "arith.cmpf ogt, %s, %s : f32", x, hi, "");
+  emit(c, y2, "arith.select %s, %s, %s : f32", big, inf, y1);
+  emit(c, nan, "arith.cmpf uno, %s, %s : f32", x, x, "");
+  emit(c, out, "arith.select %s, %s, %s : f32", nan, x, y2);
+}
