@@ -185,3 +185,26 @@ def test_translated_source_is_a_jit_function():
     assert isinstance(tm.fn, zetile.JITFunction)
     assert "tl.load(B0" in tm.source and len(tm.buffers) == 1
     assert tm.buffers[0].shape == DOC.shape
+
+
+def test_light_tracer_matches_make_fx():
+    # The light tracer (no torch._dynamo import) and make_fx give the same
+    # generated code for the standard mods (up to operand order of a product).
+    from zetile.ops import fx_to_tile
+    for mod, kind in [(causal, "mask"), (sliding, "mask"), (prefix_lm, "mask"),
+                      (document, "mask"), (alibi, "score"), (relative_bias, "score")]:
+        fast = fx_to_tile.translate(fx_to_tile._fast_trace(mod, kind), kind)
+        ref = fx_to_tile.translate(fx_to_tile._make_fx_trace(mod, kind), kind)
+        assert fast.body == ref.body, mod.__name__
+        assert [b is not None for b in fast.buffers] == [b is not None for b in ref.buffers]
+
+
+def test_python_control_flow_is_refused_clearly():
+    def branchy(score, b, h, q, kv):
+        if q > 3:        # data-dependent Python control flow: neither tracer can follow it
+            return score
+        return score * 2
+
+    q, k, v = _qkv(Lq=16, Lk=16)
+    with pytest.raises(ops.FxTranslationError, match="cannot trace"):
+        ops.flex_attention(q, k, v, score_mod=branchy)

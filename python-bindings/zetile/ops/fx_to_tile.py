@@ -490,8 +490,19 @@ def mods_from_string(text, n_score_buffers, n_mask_buffers):
 
 
 def trace(mod, kind):
-    """make_fx of a Python mod on one-element tensors (score fp32, indices
-    int32), as torch traces flex mods; captured tensors become constants."""
+    """An FX graph of a Python mod, with aten-named call targets and each
+    node's value in meta["val"]. A light tracer first (proxies through
+    __torch_function__ and Python operators: no torch._dynamo import, which
+    costs seconds in a fresh process); what it does not know falls back to
+    make_fx on one-element tensors, as torch traces flex mods."""
+    try:
+        return _fast_trace(mod, kind)
+    except _Fallback:
+        pass
+    return _make_fx_trace(mod, kind)
+
+
+def _make_fx_trace(mod, kind):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
     # Distinct tensors: make_fx maps a tensor object to one graph input.
@@ -504,6 +515,188 @@ def trace(mod, kind):
     except Exception as e:  # data-dependent Python control flow, unsupported torch calls
         raise FxTranslationError(f"flex mods: cannot trace {getattr(mod, '__name__', mod)!r} to an FX "
                                  f"graph: {type(e).__name__}: {e}") from e
+
+
+class _Fallback(Exception):
+    """The light tracer met something it does not model."""
+
+
+class _Target:
+    """A call target named like an aten overload ("ge.Tensor") for the writer."""
+
+    def __init__(self, name, fn):
+        self.__name__, self._fn = name, fn
+
+    def __call__(self, *a, **k):
+        return self._fn(*a, **k)
+
+    def __repr__(self):
+        return f"aten.{self.__name__}"
+
+
+# torch-level names -> aten-level op names the writer knows.
+_TORCH_TO_ATEN = {"__getitem__": "index", "true_divide": "div", "subtract": "sub",
+                  "multiply": "mul", "greater_equal": "ge", "greater": "gt", "less_equal": "le",
+                  "less": "lt", "not_equal": "ne", "absolute": "abs", "negative": "neg",
+                  "clip": "clamp", "type": "to", "float": "to", "int": "to", "bool": "to",
+                  "long": "to"}
+_FAST_OPS = set(_UNARY_FLOAT) | set(_COMPARE) | set(_BITWISE) | {
+    "add", "sub", "mul", "rsub", "div", "floor_divide", "remainder", "fmod", "neg", "abs",
+    "maximum", "minimum", "clamp", "clamp_min", "clamp_max", "where", "pow", "to", "square",
+    "sign", "logical_not", "bitwise_not", "index"}
+
+
+class _Tracer:
+    def __init__(self):
+        import torch
+        self.torch = torch
+        self.graph = torch.fx.Graph()
+        self.consts = {}
+        self.root = torch.nn.Module()
+
+    def const(self, t):
+        node = self.consts.get(id(t))
+        if node is None:
+            name = f"_c{len(self.consts)}"
+            setattr(self.root, name, t)
+            node = self.graph.get_attr(name)
+            node.meta["val"] = t
+            self.consts[id(t)] = node
+        return node
+
+    def lower(self, x):
+        """(graph argument, real value) of a traced argument."""
+        torch = self.torch
+        if isinstance(x, _Proxy):
+            return x.node, x.val
+        if isinstance(x, torch.Tensor):
+            return self.const(x), x
+        if isinstance(x, (bool, int, float)):
+            return x, x
+        if isinstance(x, (list, tuple)):
+            parts = [self.lower(y) for y in x]
+            return [p[0] for p in parts], type(x)(p[1] for p in parts)
+        if x is None or isinstance(x, (str, torch.dtype)):
+            return x, x
+        raise _Fallback(f"argument of type {type(x).__name__}")
+
+    def record(self, name, fn, args, kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = _TORCH_TO_ATEN.get(name, name)
+        if name not in _FAST_OPS:
+            raise _Fallback(name)
+        gargs, vals = zip(*[self.lower(a) for a in args]) if args else ((), ())
+        gkw, vkw = {}, {}
+        for k, v in kwargs.items():
+            gkw[k], vkw[k] = self.lower(v)
+        if name == "index":
+            # tensor[proxy] / tensor[p0, p1]: aten.index.Tensor(tensor, [indices]).
+            idx = gargs[1] if isinstance(gargs[1], list) else [gargs[1]]
+            if not isinstance(args[0], self.torch.Tensor) or isinstance(args[0], _Proxy):
+                raise _Fallback("index of a computed value")
+            gargs = (gargs[0], idx)
+        with self.torch._C.DisableTorchFunction():
+            out = fn(*vals, **vkw)
+        if not isinstance(out, self.torch.Tensor):
+            raise _Fallback(f"{name} returned {type(out).__name__}")
+        overload = {"index": "Tensor", "where": "self"}.get(name, "default")
+        node = self.graph.call_function(_Target(f"{name}.{overload}", fn), tuple(gargs), gkw)
+        node.meta["val"] = out
+        return _Proxy(self, node, out)
+
+
+class _Proxy:
+    """A traced value: its graph node and a real one-element value (for dtypes)."""
+    __slots__ = ("tracer", "node", "val")
+
+    def __init__(self, tracer, node, val):
+        self.tracer, self.node, self.val = tracer, node, val
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        tracer = next(a.tracer for a in _flat(args) if isinstance(a, _Proxy))
+        return tracer.record(getattr(func, "__name__", str(func)), func, args, kwargs)
+
+    def _op(self, name, fn, *args):
+        return self.tracer.record(name, fn, args)
+
+    def __bool__(self):
+        raise _Fallback("Python control flow on a traced value")
+
+    def __getitem__(self, i):
+        raise _Fallback("indexing a traced value")
+
+    @property
+    def dtype(self):
+        return self.val.dtype
+
+    def to(self, *a, **k):
+        return self.tracer.record("to", lambda x, *a, **k: x.to(*a, **k), (self,) + a, k)
+
+
+def _flat(xs):
+    for x in xs:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _binop(name, fn, swap=False):
+    def op(self, other):
+        return self._op(name, fn, *((other, self) if swap else (self, other)))
+    return op
+
+
+def _install_operators():
+    import operator as O
+    ops = {"__add__": ("add", O.add, False), "__radd__": ("add", O.add, True),
+           "__sub__": ("sub", O.sub, False), "__rsub__": ("sub", O.sub, True),
+           "__mul__": ("mul", O.mul, False), "__rmul__": ("mul", O.mul, True),
+           "__truediv__": ("div", O.truediv, False), "__rtruediv__": ("div", O.truediv, True),
+           "__floordiv__": ("floor_divide", O.floordiv, False),
+           "__rfloordiv__": ("floor_divide", O.floordiv, True),
+           "__mod__": ("remainder", O.mod, False), "__rmod__": ("remainder", O.mod, True),
+           "__pow__": ("pow", O.pow, False),
+           "__and__": ("bitwise_and", O.and_, False), "__rand__": ("bitwise_and", O.and_, True),
+           "__or__": ("bitwise_or", O.or_, False), "__ror__": ("bitwise_or", O.or_, True),
+           "__xor__": ("bitwise_xor", O.xor, False), "__rxor__": ("bitwise_xor", O.xor, True),
+           "__ge__": ("ge", O.ge, False), "__gt__": ("gt", O.gt, False),
+           "__le__": ("le", O.le, False), "__lt__": ("lt", O.lt, False),
+           "__eq__": ("eq", O.eq, False), "__ne__": ("ne", O.ne, False)}
+    for dunder, (name, fn, swap) in ops.items():
+        setattr(_Proxy, dunder, _binop(name, fn, swap))
+    _Proxy.__neg__ = lambda self: self._op("neg", O.neg, self)
+    _Proxy.__abs__ = lambda self: self._op("abs", abs, self)
+    _Proxy.__invert__ = lambda self: self._op("bitwise_not", O.invert, self)
+
+
+_install_operators()
+
+
+def _fast_trace(mod, kind):
+    import torch
+    tr = _Tracer()
+    names = SCORE_ARGS if kind == "score" else MASK_ARGS
+    proxies = []
+    for n in names:
+        node = tr.graph.placeholder(n)
+        val = torch.zeros((1,), dtype=torch.float32 if n == "score" else torch.int32)
+        node.meta["val"] = val
+        proxies.append(_Proxy(tr, node, val))
+    try:
+        out = mod(*proxies)
+    except _Fallback:
+        raise
+    except Exception as e:   # anything the proxies do not model: let make_fx try
+        raise _Fallback(f"{type(e).__name__}: {e}") from e
+    if isinstance(out, _Proxy):
+        tr.graph.output(out.node)
+    elif isinstance(out, (bool, int, float)):
+        tr.graph.output(out)
+    else:
+        raise _Fallback(f"the mod returned {type(out).__name__}")
+    return torch.fx.GraphModule(tr.root, tr.graph)
 
 
 def _wrap_jit(user, kind):
