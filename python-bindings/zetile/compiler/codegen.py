@@ -789,6 +789,10 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields"):
             # A NamedTuple holds kernel values as they are (Triton's aggregates).
             return fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+        if fn in (builtins.isinstance, builtins.type, builtins.hasattr, builtins.getattr):
+            # Compile-time questions about kernel values (`isinstance(d,
+            # tl.tensor_descriptor)`, `x.dtype` via getattr) are answered now.
+            return fn(*[_unwrap(a) for a in args])
         flat = [_unwrap(a) for a in args] + [_unwrap(v) for v in kwargs.values()]
         if any(isinstance(a, tensor) for a in flat):
             name = getattr(fn, "__name__", repr(fn))

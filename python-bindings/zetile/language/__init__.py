@@ -24,3 +24,12 @@ from .standard import (add, sub, mul, to_tensor, assume, reduce_or, unsqueeze, s
                        split, interleave, swizzle2d, softmax)
 TRITON_MAX_TENSOR_NUMEL = 1048576
 from .standard import gather, flip, cat, histogram, sort, topk  # noqa: F401,E402
+
+
+def __getattr__(name):
+    # tl.extra (libdevice) is loaded on first use: it is written with @jit,
+    # which needs the rest of zetile imported first.
+    if name == "extra":
+        import importlib
+        return importlib.import_module(".extra", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -407,7 +407,7 @@ class Semantic:
     def _bitwise(self, op, x, y) -> tensor:
         x, y = self.binary_operands(x, y)
         if not (x.dtype.is_int() and y.dtype.is_int()):
-            raise TypeError(f"bitwise operation needs integer operands, got {x.dtype} and {y.dtype}")
+            raise TypeError(f"invalid operands of type {x.dtype} and {y.dtype} (bitwise operations need integers)")
         rt = self.integer_promote(x.dtype, y.dtype)
         x, y = self.cast(x, rt), self.cast(y, rt)
         return self._bin(op, x, y)

@@ -1,0 +1,1 @@
+from ..libdevice import *  # noqa: F401,F403
