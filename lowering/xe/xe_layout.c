@@ -419,16 +419,19 @@ static MlirWalkResult propagate(MlirOperation op, void* user) {
       if (!l || l->kind == XE_LK_LAZY || l->kind == XE_LK_UNIFORM) continue;
       if (!best || (l->kind == XE_LK_DPAS && best->kind != XE_LK_DPAS)) best = l;
     }
-    if (best && (is_float(r) || !get(a, r))) {
+    // Integer results follow only dot data (int32 accumulators); other
+    // integers are index arithmetic and masks.
+    if (best && (is_float(r) || best->kind == XE_LK_DPAS)) {
       xe_layout_t c = *best;
-      if (is_float(r) || best->kind == XE_LK_DPAS) set(a, r, &c);
+      set(a, r, &c);
     }
-    // Backward: splats and broadcasts feeding it take the result's layout.
+    // Backward: float splats and broadcasts feeding it take the result's
+    // layout (masks and indices stay lazy).
     const xe_layout_t* rl = get(a, r);
     if (rl && rl->kind != XE_LK_LAZY)
       for (intptr_t i = 0; i < no; ++i) {
         MlirValue x = mlirOperationGetOperand(op, i);
-        if (!mlirValueIsAOpResult(x) || rank_of(x) != rank_of(r)) continue;
+        if (!mlirValueIsAOpResult(x) || rank_of(x) != rank_of(r) || !is_float(x)) continue;
         MlirOperation p = mlirOpResultGetOwner(x);
         if (op_is(p, "tile.splat") || op_is(p, "tile.broadcast")) {
           xe_layout_t c = *rl;
