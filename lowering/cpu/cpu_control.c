@@ -515,7 +515,9 @@ zt_status_t cpu_emit_reduce(cpu_t* c, MlirOperation op) {
 // ---------------------------------------------------------------------------
 // tile.dot: R = acc; for m, k: for n: R[m,n] += a[m,k] * b[k,n] (the inner
 // loop runs along rows of b and R, which LLVM vectorizes). Narrow float
-// accumulators are summed in f32 and rounded once at the end.
+// accumulators are summed in f32 and rounded once at the end. f32/f16
+// operands of suitable shapes go through cpu_dot.c's register-blocked
+// vector kernel instead (same FMAs in the same order).
 
 static bool is_float(zt_scalar_kind_t k) {
   return k == ZT_F16 || k == ZT_BF16 || k == ZT_F32 || k == ZT_F64;
@@ -585,36 +587,40 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
   convert(c, x, ak, ck, false, y);
   cpu_write(c, work.buf, iv, y);
   cpu_loop_end(c);
-  char ivs[4][ZT_CPU_NAME], ai[ZT_CPU_NAME], bi[ZT_CPU_NAME], ri[ZT_CPU_NAME],
-      av[ZT_CPU_NAME], avc[ZT_CPU_NAME], bv[ZT_CPU_NAME], bvc[ZT_CPU_NAME],
-      rv[ZT_CPU_NAME], nv[ZT_CPU_NAME];
-  // Loops (batch,) M, K, N; a rank-2 dot starts at d0 = 1 (no batch loop).
-  int64_t astr[4] = {M * K, K, 1, 0}, bstr[4] = {K * N, 0, N, 1},
-          rstr[4] = {M * N, N, 0, 1};
-  int32_t d0 = r == 3 ? 0 : 1, nd = 4 - d0;
-  if (r == 3) cpu_loop_begin(c, nb, ivs[0]);
-  cpu_loop_begin(c, M, ivs[1]);
-  cpu_loop_begin(c, K, ivs[2]);
-  cpu_linear(c, nd, ivs + d0, astr + d0, ai);
-  cpu_read(c, a, ai, av);
-  convert(c, av, ik, ck, uns, avc);
-  cpu_loop_begin(c, N, ivs[3]);
-  cpu_linear(c, nd, ivs + d0, bstr + d0, bi);
-  cpu_linear(c, nd, ivs + d0, rstr + d0, ri);
-  cpu_read(c, b, bi, bv);
-  convert(c, bv, b->type.kind, ck, uns, bvc);
-  cpu_read(c, &work, ri, rv);
-  cpu_fresh(c, nv);
-  if (is_float(ck)) {
-    cpu_line(c, "%s = math.fma %s, %s, %s : %s", nv, avc, bvc, rv, cpu_elem(ck));
-  } else {
-    char p[ZT_CPU_NAME];
-    cpu_fresh(c, p);
-    cpu_line(c, "%s = arith.muli %s, %s : %s", p, avc, bvc, cpu_elem(ck));
-    cpu_line(c, "%s = arith.addi %s, %s : %s", nv, rv, p, cpu_elem(ck));
+  bool vec = false;  // f32 accumulation in vector registers (cpu_dot.c)
+  if (r == 2) ZT_RETURN_IF_ERROR(cpu_emit_dot_vector(c, a, b, &work, M, K, N, &vec));
+  if (!vec) {
+    char ivs[4][ZT_CPU_NAME], ai[ZT_CPU_NAME], bi[ZT_CPU_NAME], ri[ZT_CPU_NAME],
+        av[ZT_CPU_NAME], avc[ZT_CPU_NAME], bv[ZT_CPU_NAME], bvc[ZT_CPU_NAME],
+        rv[ZT_CPU_NAME], nv[ZT_CPU_NAME];
+    // Loops (batch,) M, K, N; a rank-2 dot starts at d0 = 1 (no batch loop).
+    int64_t astr[4] = {M * K, K, 1, 0}, bstr[4] = {K * N, 0, N, 1},
+            rstr[4] = {M * N, N, 0, 1};
+    int32_t d0 = r == 3 ? 0 : 1, nd = 4 - d0;
+    if (r == 3) cpu_loop_begin(c, nb, ivs[0]);
+    cpu_loop_begin(c, M, ivs[1]);
+    cpu_loop_begin(c, K, ivs[2]);
+    cpu_linear(c, nd, ivs + d0, astr + d0, ai);
+    cpu_read(c, a, ai, av);
+    convert(c, av, ik, ck, uns, avc);
+    cpu_loop_begin(c, N, ivs[3]);
+    cpu_linear(c, nd, ivs + d0, bstr + d0, bi);
+    cpu_linear(c, nd, ivs + d0, rstr + d0, ri);
+    cpu_read(c, b, bi, bv);
+    convert(c, bv, b->type.kind, ck, uns, bvc);
+    cpu_read(c, &work, ri, rv);
+    cpu_fresh(c, nv);
+    if (is_float(ck)) {
+      cpu_line(c, "%s = math.fma %s, %s, %s : %s", nv, avc, bvc, rv, cpu_elem(ck));
+    } else {
+      char p[ZT_CPU_NAME];
+      cpu_fresh(c, p);
+      cpu_line(c, "%s = arith.muli %s, %s : %s", p, avc, bvc, cpu_elem(ck));
+      cpu_line(c, "%s = arith.addi %s, %s : %s", nv, rv, p, cpu_elem(ck));
+    }
+    cpu_write(c, work.buf, ri, nv);
+    cpu_nest_end(c, nd);
   }
-  cpu_write(c, work.buf, ri, nv);
-  cpu_nest_end(c, nd);
   if (ck != ak) {
     cpu_loop_begin(c, nb * M * N, iv);
     cpu_read(c, &work, iv, x);

@@ -18,7 +18,7 @@
 static const char* k_pipeline =
     "builtin.module(convert-scf-to-cf,convert-math-to-llvm,"
     "convert-math-to-libm,arith-expand,expand-strided-metadata,"
-    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-vector-to-llvm,finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
     "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)";
 
 // convert-scf-to-cf carries an scf.for's `llvm.loop_annotation` to its

@@ -180,6 +180,12 @@ zt_status_t cpu_emit_tree_reduce(cpu_t* c, MlirOperation fn, const cpu_val_t* sr
                                  int64_t len, int64_t astr, const char* base,
                                  bool* done, char out[ZT_CPU_NAME]);
 zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op);
+/// work (f32 buffer, M x N, holding the accumulator) += a (M x K) @ b (K x N)
+/// as a vector micro-kernel when a and b are f32/f16 buffers and the shapes
+/// suit (*done set); else emits nothing (cpu_dot.c).
+zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b,
+                                const cpu_val_t* work, int64_t M, int64_t K, int64_t N,
+                                bool* done);
 zt_status_t cpu_emit_scan(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_block_load(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_block_store(cpu_t* c, MlirOperation op);
