@@ -44,7 +44,7 @@ def main():
         os.environ["ZETILE_NUM_THREADS"] = str(args.threads)
     import zetile
     from layer_norm import layer_norm
-    from matmul import matmul
+    from matmul import matmul, matmul_descriptor
     from softmax import softmax
     from vector_add import add, add_kernel
     zetile.set_device("cpu")
@@ -99,15 +99,24 @@ def main():
         row("matmul fp32", f"{S}^3", lambda a=a, bm=bm, cm=cm: matmul(a, bm, cm),
             lambda a=a, bm=bm, cm=cm: np.matmul(a, bm, out=cm),
             (lambda ta=ta, tbm=tbm: torch.mm(ta, tbm)) if torch else None)
+    # Tensor descriptors (contiguous tile loads) with 64x64x32 tiles: the dot
+    # itself, without the pointer-tensor gathers of the tutorial matmul.
+    S = 1024
+    a = rng.standard_normal((S, S), dtype=np.float32)
+    bm = rng.standard_normal((S, S), dtype=np.float32)
+    cm = np.empty((S, S), np.float32)
+    ta, tbm = (torch.from_numpy(a), torch.from_numpy(bm)) if torch else (None, None)
+    row("matmul fp32 desc", f"{S}^3", lambda: matmul_descriptor(a, bm, cm, 64, 64, 32),
+        lambda: np.matmul(a, bm, out=cm), (lambda: torch.mm(ta, tbm)) if torch else None)
     threads = args.threads or "default"
     print(f"threads: {threads}; min (median) of {args.rounds} rounds of {args.reps} calls")
-    print(f"{'kernel':<16}{'shape':<11}{'zetile cpu':>18}{'numpy':>18}{'torch':>18}"
+    print(f"{'kernel':<17}{'shape':<10}{'zetile cpu':>18}{'numpy':>18}{'torch':>18}"
           f"{'numpy/zetile':>14}{'torch/zetile':>14}")
     ms = lambda t: f"{t[0] * 1e3:.2f} ({t[1] * 1e3:.2f})ms"  # noqa: E731
     for name, shape, z, npy, tt in rows:
         tcol = f"{ms(tt):>18}" if tt else f"{'-':>18}"
         tratio = f"{tt[0] / z[0]:>13.2f}x" if tt else f"{'-':>14}"
-        print(f"{name:<16}{shape:<11}{ms(z):>18}{ms(npy):>18}{tcol}{npy[0] / z[0]:>13.2f}x{tratio}")
+        print(f"{name:<17}{shape:<10}{ms(z):>18}{ms(npy):>18}{tcol}{npy[0] / z[0]:>13.2f}x{tratio}")
     if not want:
         tiny = np.zeros(16, np.float32)
         t = timed(lambda: add_kernel[(1,)](tiny, tiny, tiny, 16, BLOCK_SIZE=16), 5000, 1)[0]
