@@ -345,8 +345,9 @@ static bool is_exp_f32(MlirOperation op) {
   if (!cpu_op_is(op, "math.exp") || mlirOperationGetNumResults(op) != 1) return false;
   zt_type_t t;
   zt_status_t s = cpu_value_type(mlirOperationGetResult(op, 0), &t);
+  bool ok = !s && t.kind == ZT_F32;
   zt_status_free(s);
-  return !s && t.kind == ZT_F32;
+  return ok;
 }
 
 // The scalar emitter of an arith/math op.
