@@ -12,6 +12,8 @@ Constexpr switches (each configuration is its own cached specialization):
   WEIGHT_BITS 0: B holds A's type (or int8 with int8 A); 8: B is int8 weights
               and 4: B packs two int4 weights per byte along K (low nibble
               first, value = nibble - 8), both times SCALES[k // GROUP_K, n]
+PRECISION   fp32 dots: None (the compiler's default), "tf32" or "ieee" (on Xe
+            3 or 6 bf16-piece DPAS per product; the CPU target computes fp32)
 Optional operands (BIAS, RES, C_IN, SCALES) are None when absent, and the
 HAS_* constexprs say which are present (a pointer cannot be compared with
 None inside a kernel), so an absent operand costs nothing.
@@ -59,7 +61,8 @@ def gemm_kernel(A, B, OUT, BIAS, RES, C_IN, SCALES,
                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                 GROUP_M: tl.constexpr, ACT: tl.constexpr, EPILOGUE: tl.constexpr,
                 ACC_INT: tl.constexpr, WEIGHT_BITS: tl.constexpr, GROUP_K: tl.constexpr,
-                HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, HAS_C: tl.constexpr):
+                HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, HAS_C: tl.constexpr,
+                PRECISION: tl.constexpr = None):
     pid = tl.program_id(0)
     batch = tl.program_id(1)
     num_m = tl.cdiv(M, BLOCK_M)
@@ -100,7 +103,7 @@ def gemm_kernel(A, B, OUT, BIAS, RES, C_IN, SCALES,
             sc = tl.load(SCALES + ((k0 + offs_k) // GROUP_K)[:, None] * s_sg + offs_n[None, :] * s_sn,
                          mask=b_ok, other=0.0)
             b = (w * sc.to(tl.float32)).to(a.dtype)
-        acc = tl.dot(a, b, acc)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
         a_ptrs += BLOCK_K * s_ak
         if WEIGHT_BITS == 4:
             b_ptrs += (BLOCK_K // 2) * s_bk

@@ -177,3 +177,11 @@ def test_gemm_errors():
         ops.gemm(a, _rand(7, 4))
     with pytest.raises(ValueError, match="does not broadcast"):
         ops.gemm(a, b, bias=_rand(5))
+
+
+@pytest.mark.parametrize("precision", ["tf32", "ieee"])
+def test_gemm_fp32_precision(precision):
+    a, b = _rand(33, 47), _rand(47, 29, seed=1)
+    _close(ops.gemm(a, b, precision=precision), a.double() @ b.double(), torch.float32)
+    with pytest.raises(ValueError, match="fp32 inputs only"):
+        ops.gemm(a.half(), b.half(), precision=precision)

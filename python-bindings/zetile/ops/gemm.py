@@ -26,7 +26,8 @@ def config_for(M, N, K, config=None):
 
 
 def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0, c=None,
-         out_dtype=None, out=None, scales=None, weight_bits=None, config=None, plan=False):
+         out_dtype=None, out=None, scales=None, weight_bits=None, precision=None, config=None,
+         plan=False):
     """out = act(alpha * (a @ b) + beta * c + bias) + residual, cast to out_dtype.
 
     a: (M, K) or (batch, M, K); b: (K, N) or (batch, K, N); either may be a
@@ -46,6 +47,8 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
     Inputs and outputs are torch tensors, numpy arrays, zetile.Tensor or
     DLPack objects; the result is the kind of `a` (or `out`, written in place).
     `config` overrides the tile sizes (one of stdlib-kernels/gemm.py CONFIGS).
+    precision: fp32 inputs only, None (the compiler's default), "tf32" or
+    "ieee" (Triton's input_precision: on Xe 3 or 6 bf16-piece DPAS per product).
     plan=True returns the planned launch (_kernels.Launch) instead of running it.
     """
     act = ACTIVATIONS.get(activation)
@@ -130,6 +133,11 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
             raise ValueError(f"gemm: scales must be (groups, N) with K={K} a multiple of groups, "
                              f"got {sv.shape}")
         sc_arg, ss, gk = sv.arg, sv.strides, K // sv.shape[0]
+    if precision is not None:
+        if precision not in ("tf32", "ieee"):
+            raise ValueError(f"gemm: precision must be None, 'tf32' or 'ieee', got {precision!r}")
+        if av.dtype != "float32" or bits:
+            raise ValueError("gemm: precision applies to fp32 inputs only")
     cfg = config_for(M, N, K, config)
     if bits and gk % cfg["BLOCK_K"] and cfg["BLOCK_K"] % gk:
         raise ValueError(f"gemm: group size {gk} and BLOCK_K {cfg['BLOCK_K']} must divide one another")
@@ -141,5 +149,5 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
          *A.strides, *B.strides, *O.strides, *sx, *sr, *sc, *ss, float(alpha), float(beta)),
         dict(ACT=act, EPILOGUE=epilogue, ACC_INT=acc_int, WEIGHT_BITS=bits, GROUP_K=gk,
              HAS_BIAS=bias_arg is not None, HAS_RES=res_arg is not None,
-             HAS_C=c_arg is not None, **cfg), out)
+             HAS_C=c_arg is not None, PRECISION=precision, **cfg), out)
     return launch if plan else launch.run()

@@ -21,7 +21,7 @@ def _z(*shape, dt="float16"):
     return torch.zeros(*shape, dtype=getattr(torch, dt))
 
 
-def _gemm(dt="float16", trans_b=False, batch=0, epilogue=False, weight_bits=0):
+def _gemm(dt="float16", trans_b=False, batch=0, epilogue=False, weight_bits=0, precision=None):
     from . import gemm
     torch = _t()
     M = N = K = 512
@@ -30,7 +30,7 @@ def _gemm(dt="float16", trans_b=False, batch=0, epilogue=False, weight_bits=0):
         b = torch.zeros((K // 2 if weight_bits == 4 else K, N), dtype=torch.int8)
         return gemm(a, b, scales=_z(K // 32, N, dt=dt), weight_bits=weight_bits, plan=True)
     b = _z(N, K, dt=dt).T if trans_b else _z(K, N, dt=dt)
-    kw = {}
+    kw = {"precision": precision} if precision else {}
     if epilogue:
         kw = dict(bias=_z(N, dt=dt), activation="gelu", residual=_z(M, N, dt=dt))
     return gemm(a, b, plan=True, **kw)
@@ -80,6 +80,8 @@ CASES = {
     "gemm_fp16": lambda: _gemm("float16"),
     "gemm_bf16": lambda: _gemm("bfloat16"),
     "gemm_fp32": lambda: _gemm("float32"),
+    "gemm_fp32_tf32": lambda: _gemm("float32", precision="tf32"),
+    "gemm_fp32_ieee": lambda: _gemm("float32", precision="ieee"),
     "gemm_int8": lambda: _gemm("int8"),
     "gemm_fp16_bias_gelu_residual": lambda: _gemm("float16", epilogue=True),
     "gemm_fp16_bT": lambda: _gemm("float16", trans_b=True),
