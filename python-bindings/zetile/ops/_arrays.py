@@ -101,8 +101,7 @@ def as_view(x, what="argument"):
         for s in reversed(x.shape):
             st.append(acc)
             acc *= s
-        return View(x, x.shape, tuple(reversed(st)), str(x.dtype.to_numpy().name)
-                    if x.dtype.to_numpy().name != "bfloat16" else "bfloat16", "zetile", x)
+        return View(x, x.shape, tuple(reversed(st)), _np_name(x.dtype.to_numpy()), "zetile", x)
     if hasattr(x, "__dlpack__"):
         return _np_view(np.from_dlpack(x), x, "numpy")
     raise TypeError(f"{what} must be a torch tensor, a numpy array, a zetile.Tensor or a DLPack "

@@ -51,7 +51,7 @@ def _check_qkv(fn, query, key, value, enable_gqa):
     return q, k, v, q3
 
 
-def _config(L, S, head_dim, config, q_block=None, kv_block=None):
+def _config(L, S, config, q_block=None, kv_block=None):
     mod = _kernels.load("attention")
     cfg = dict(mod.DEFAULT if config is None else config)
     if config is None:
@@ -76,9 +76,9 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
     Hkv, S = k.shape[1], k.shape[2]
     head = max(16, next_power_of_2(E))
     if sparse is not None:
-        cfg = _config(L, S, head, config, sparse["Q_BLOCK"], sparse["KV_BLOCK"])
+        cfg = _config(L, S, config, sparse["Q_BLOCK"], sparse["KV_BLOCK"])
     else:
-        cfg = _config(L, S, head, config)
+        cfg = _config(L, S, config)
     kind = q.kind
     o = out if out is not None else _arrays.empty(kind, q.shape, q.dtype)
     ov = _arrays.as_view(o, f"{fn}: out")
@@ -97,11 +97,10 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
         sp = (sparse["kv_num"].arg, sparse["kv_idx"].arg,
               sparse["full_num"].arg if sparse["full_num"] is not None else None,
               sparse["full_idx"].arg if sparse["full_idx"] is not None else None,
-              *sparse["kv_num"].strides, *sparse["kv_idx"].strides[:3],
-              sparse["kv_idx"].shape[3], sparse["Q_BLOCK"])
+              *sparse["kv_num"].strides, *sparse["kv_idx"].strides[:3], sparse["Q_BLOCK"])
         kv_sparse = sparse["KV_BLOCK"]
     else:
-        sp = (None, None, None, None, 0, 0, 0, 0, 0, 0, 0, 1)
+        sp = (None, None, None, None, 0, 0, 0, 0, 0, 0, 1)
         kv_sparse = 1
     if sparse is not None and sparse["full_num"] is not None:
         # Full and partial tables share strides in the launch: check it.
