@@ -279,28 +279,44 @@ static int bits_of(MlirValue v) {
   return 64;
 }
 
-// Whether a value flows (through elementwise ops, loop carries and
-// broadcasts) into a reduction along axis 1 or a dot's A operand.
-static bool reaches_rows(MlirValue v, int depth) {
-  if (depth > 64) return false;
-  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
-       u = mlirOpOperandGetNextUse(u)) {
-    MlirOperation o = mlirOpOperandGetOwner(u);
-    unsigned i = mlirOpOperandGetOperandNumber(u);
-    if (op_is(o, "tile.reduce") && int_attr(o, "axis", -1) == 1 && rank_of(v) == 2) return true;
-    if (op_is(o, "tile.dot") && i == 0) return true;
-    if (op_is(o, "tile.dot")) continue;
-    if (elementwise(o) && rank_of(mlirOperationGetResult(o, 0)) == 2 &&
-        reaches_rows(mlirOperationGetResult(o, 0), depth + 1))
-      return true;
+// Whether a value flows (through elementwise ops) into a reduction along
+// axis 1 or a dot's A operand: a walk over the values it reaches, each
+// visited once (elementwise DAGs share values: x * x + x).
+static bool reaches_rows(MlirValue v) {
+  enum { CAP = 1024 };  // values looked at; a dot's epilogue is far smaller
+  const void* seen[CAP];
+  MlirValue todo[CAP];
+  int nseen = 0, ntodo = 0;
+  todo[ntodo++] = v;
+  seen[nseen++] = v.ptr;
+  bool found = false;
+  while (ntodo && !found) {
+    MlirValue x = todo[--ntodo];
+    for (MlirOpOperand u = mlirValueGetFirstUse(x); !mlirOpOperandIsNull(u) && !found;
+         u = mlirOpOperandGetNextUse(u)) {
+      MlirOperation o = mlirOpOperandGetOwner(u);
+      unsigned i = mlirOpOperandGetOperandNumber(u);
+      if (op_is(o, "tile.reduce") && int_attr(o, "axis", -1) == 1 && rank_of(x) == 2)
+        found = true;
+      else if (op_is(o, "tile.dot")) found = i == 0;
+      else if (elementwise(o) && rank_of(mlirOperationGetResult(o, 0)) == 2) {
+        MlirValue r = mlirOperationGetResult(o, 0);
+        bool dup = false;
+        for (int k = 0; k < nseen && !dup; ++k) dup = seen[k] == r.ptr;
+        if (!dup && nseen < CAP && ntodo < CAP) {
+          seen[nseen++] = r.ptr;
+          todo[ntodo++] = r;
+        }
+      }
+    }
   }
-  return false;
+  return found;
 }
 
 // The grid of a dot: rows only when its result reaches row work.
 static void dot_grid(xe_assign_t* a, MlirOperation dot, int grid[2], bool* rows) {
   MlirValue r = mlirOperationGetResult(dot, 0);
-  *rows = reaches_rows(r, 0);
+  *rows = reaches_rows(r);
   // The planner's grid serves when it already keeps rows whole.
   if (!*rows || a->default_grid[1] == 1) {
     grid[0] = a->default_grid[0];
