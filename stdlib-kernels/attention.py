@@ -116,25 +116,27 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
         row = (start_m * BLOCK_M) // Q_SPARSE
         n_part = tl.load(kv_num + b * sb_b + h * sb_h + row * sb_m)
         base = kv_idx + b * si_b + h * si_h + row * si_m
-        for i in range(0, n_part):
-            blk = tl.load(base + i)
-            for j in range(0, KV_SPARSE // BLOCK_N):
-                acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + j * BLOCK_N,
-                                      offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
-                                      qk_scale, sm_scale, mptr, stride_mm, stride_mn,
-                                      B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
-                                      SCORE_MOD, MASK_MOD, MASK_MOD is not None)
+        # One flat loop over (listed block, tile in block) pairs rather than
+        # two nested loops: the nested form does not lower for Xe yet (an
+        # index cast survives to SPIR-V emission).
+        SUBS = KV_SPARSE // BLOCK_N
+        for t in range(0, n_part * SUBS):
+            blk = tl.load(base + t // SUBS)
+            acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + (t % SUBS) * BLOCK_N,
+                                  offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
+                                  qk_scale, sm_scale, mptr, stride_mm, stride_mn,
+                                  B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
+                                  SCORE_MOD, MASK_MOD, MASK_MOD is not None)
         if HAS_FULL:
             n_full = tl.load(full_num + b * sb_b + h * sb_h + row * sb_m)
             fbase = full_idx + b * si_b + h * si_h + row * si_m
-            for i in range(0, n_full):
-                blk = tl.load(fbase + i)
-                for j in range(0, KV_SPARSE // BLOCK_N):
-                    acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + j * BLOCK_N,
-                                          offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
-                                          qk_scale, sm_scale, mptr, stride_mm, stride_mn,
-                                          B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
-                                          SCORE_MOD, MASK_MOD, False)
+            for t in range(0, n_full * SUBS):
+                blk = tl.load(fbase + t // SUBS)
+                acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + (t % SUBS) * BLOCK_N,
+                                      offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
+                                      qk_scale, sm_scale, mptr, stride_mm, stride_mn,
+                                      B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
+                                      SCORE_MOD, MASK_MOD, False)
     else:
         hi = Lk
         if IS_CAUSAL:
