@@ -15,6 +15,7 @@ started passing), so both show up. The exit status is 1 when either exists.
 import argparse
 import fnmatch
 import os
+import re
 import subprocess
 import sys
 import time
@@ -33,7 +34,9 @@ def run_file(mode, src, name, out, timeout, extra):
     xml = os.path.join(out, f"{mode}_{name[:-3]}.xml")
     log = os.path.join(out, f"{mode}_{name[:-3]}.log")
     env = dict(os.environ)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+    # -v: one line per test as it finishes, so a run cut short still has results.
+    cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-o", "addopts=",
+           "-o", "console_output_style=classic", "--disable-warnings",
            f"test/unit/language/{name}", "--device", "cpu", f"--junitxml={xml}"] + extra
     for d in DESELECT:
         cmd += ["--deselect", d]
@@ -56,10 +59,31 @@ def run_file(mode, src, name, out, timeout, extra):
     return xml, time.time() - t0
 
 
+_LINE = re.compile(r"^test/unit/language/(\S+\.py::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)")
+_STATE = {"PASSED": "passed", "XPASS": "passed", "FAILED": "failed", "ERROR": "failed",
+          "SKIPPED": "skipped", "XFAIL": "skipped"}
+
+
+def read_log(log):
+    """Results from the -v log, for a run cut short (no XML written)."""
+    out = {}
+    if os.path.exists(log):
+        for line in open(log, errors="replace"):
+            m = _LINE.match(line)
+            if m and out.get(m.group(1)) != "failed":
+                out[m.group(1)] = _STATE[m.group(2)]
+    return out
+
+
 def read_results(xml):
-    """{test id: 'passed' | 'failed' | 'skipped'} from a JUnit XML file."""
+    """{test id: 'passed' | 'failed' | 'skipped'} from a JUnit XML file, or
+    from the -v log beside it when the run did not finish."""
     out = {}
     if not os.path.exists(xml):
+        out = read_log(xml[:-4] + ".log")
+        if out:
+            print(f"  {os.path.basename(xml)} missing: {len(out)} results read from the log "
+                  "(a partial run)", file=sys.stderr)
         return out
     for tc in ET.parse(xml).getroot().iter("testcase"):
         file = tc.get("file") or (tc.get("classname", "").split(".")[-1] + ".py")

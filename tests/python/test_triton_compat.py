@@ -281,3 +281,19 @@ def test_random_seed_must_be_an_integer():
     assert 0.0 <= x.item() < 1.0
     with pytest.raises(triton.CompilationError, match="seed"):
         _rand_with[(1,)](x, 2.5)
+
+
+def test_update_src_with_a_closure_cell_assigned_later():
+    # `out` is read by the template's body, so Python makes it a closure
+    # variable of the kernel; the test function assigns it only after the
+    # patch (Triton's test_scan2d does this).
+    @triton.jit
+    def kernel(X):
+        GENERATE_HERE  # noqa: F821
+        tl.store(X, out)  # noqa: F821
+
+    k = triton.JITFunction(kernel.fn)
+    k._unsafe_update_src(k.src.replace("GENERATE_HERE", "out = tl.load(X) + 1"))
+    out = torch.tensor([1.0])
+    k[(1,)](out)
+    assert out.item() == 2.0

@@ -88,6 +88,27 @@ def _block_lines(fn):
     return block, start + 1
 
 
+class _Cells:
+    """A function's closure cells as a read-only mapping of their current
+    values; empty cells are absent."""
+
+    def __init__(self, names, cells):
+        self._cells = dict(zip(names, cells))
+
+    def __contains__(self, name):
+        c = self._cells.get(name)
+        if c is None:
+            return False
+        try:
+            c.cell_contents
+        except ValueError:
+            return False
+        return True
+
+    def __getitem__(self, name):
+        return self._cells[name].cell_contents
+
+
 class FunctionSource:
     """Parsed source of a Python function with its file and first line."""
 
@@ -120,11 +141,10 @@ class FunctionSource:
         fdef.decorator_list = []
         self.tree = fdef
         self.globals = fn.__globals__
-        # Closure variables are compile-time values too.
-        if fn.__closure__:
-            self.closure = {n: c.cell_contents for n, c in zip(fn.__code__.co_freevars, fn.__closure__)}
-        else:
-            self.closure = {}
+        # Closure variables are compile-time values too, read when looked up:
+        # a cell may still be empty here (a name the enclosing function
+        # assigns after patching the kernel's source, as Triton's tests do).
+        self.closure = _Cells(fn.__code__.co_freevars, fn.__closure__ or ())
 
     def location(self, node):
         line = self.first_line + getattr(node, "lineno", 1) - 1
