@@ -106,6 +106,23 @@ def why_not(q, k, v, block_mask, kernel_options):
     return None
 
 
+def _next_pow2(n):
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _block_sizes(q_block, kv_block, L, S):
+    """A block at least as long as the sequence holds all of it, so it can
+    shrink to the sequence's power of two without changing what the tables
+    say. Without a block mask Inductor passes blocks of 2**30 (one block per
+    row); zetile's template walks a listed block tile by tile, so it would
+    step through 2**30 / BLOCK_N empty tiles."""
+    if q_block >= L:
+        q_block = max(16, _next_pow2(L))
+    if kv_block >= S:
+        kv_block = max(16, _next_pow2(S))
+    return q_block, kv_block
+
+
 def zt_flex(query, key, value, subgraph, block_mask, scale, kernel_options,
             score_mod_other_buffers, mask_mod_other_buffers):
     from torch._inductor.lowering import fallback_handler
@@ -121,11 +138,12 @@ def zt_flex(query, key, value, subgraph, block_mask, scale, kernel_options,
                              score_mod_other_buffers, mask_mod_other_buffers)
     kvn, kvi, fkvn, fkvi = block_mask[2:6]
     gqa = int(query.get_size()[1]) != int(key.get_size()[1])
+    q_block, kv_block = _block_sizes(int(block_mask[-3]), int(block_mask[-2]),
+                                     int(query.get_size()[2]), int(key.get_size()[2]))
     op = torch.ops.zetile.flex_attention.default
     out, lse, mx = fallback_handler(op, add_to_fallback_set=False)(
         query, key, value, kvn, kvi, fkvn, fkvi, list(score_mod_other_buffers),
-        list(mask_mod_other_buffers), float(scale), int(block_mask[-3]), int(block_mask[-2]),
-        mods, gqa)
+        list(mask_mod_other_buffers), float(scale), q_block, kv_block, mods, gqa)
     log.took(name, "torch.ops.zetile.flex_attention")
     return (out, lse, mx)
 
