@@ -167,3 +167,25 @@ def test_argument_error_is_still_a_value_error():
     # Callers that caught the ValueError these checks raised before still do.
     with pytest.raises(ValueError):
         run(np.arange(8, dtype=np.float32)[::2], np.zeros(4, np.float32))
+
+
+# ------------------------------------------------------------ constexprs
+@zetile.jit
+def fill(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+@zetile.jit
+def fill_float_range(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, 16.0), 1.0)
+
+
+def test_float_sizes_are_refused_not_truncated():
+    # Both ran as 16 before (int() truncated them).
+    with pytest.raises(zetile.CompilationError, match="arange's end must be an integer, got 16.5"):
+        fill[(1,)](np.zeros(32, np.float32), BLOCK=16.5)
+    with pytest.raises(zetile.CompilationError, match="arange's end must be an integer, got 16.0"):
+        fill_float_range[(1,)](np.zeros(32, np.float32), BLOCK=4)
+    x = np.zeros(32, np.float32)
+    fill[(1,)](x, BLOCK=np.int64(16))  # numpy integers are integers
+    assert x.sum() == 16

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import numbers
 import threading
 
 from . import dtypes as _dt
@@ -92,6 +93,9 @@ def _int(x, what):
     x = _unwrap(x)
     if isinstance(x, tensor):
         raise TypeError(f"{what} must be a compile-time constant (tl.constexpr), got a tensor")
+    # int() would truncate: tl.arange(0, 16.0) or BLOCK=16.5 ran as 16 (issue 17).
+    if isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral):
+        raise TypeError(f"{what} must be an integer, got {x!r}")
     return int(x)
 
 
