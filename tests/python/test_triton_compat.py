@@ -297,3 +297,77 @@ def test_update_src_with_a_closure_cell_assigned_later():
     out = torch.tensor([1.0])
     k[(1,)](out)
     assert out.item() == 2.0
+
+
+# ------------------------------------------------------------ smaller semantics
+@triton.jit
+def _argmax_nan(x_ptr, idx_ptr, N: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=-float("inf"))
+    tl.store(idx_ptr, tl.argmax(x, axis=0))
+    tl.store(idx_ptr + 1, tl.argmin(x, axis=0))
+    tl.store(idx_ptr + 2, tl.argmax(x, axis=0, tie_break_left=False))
+
+
+@pytest.mark.parametrize("vals,expect", [([float("nan"), 6.0, 8.0], [2, 3, 2]),
+                                         ([3.0, 5.0, float("nan")], [1, 3, 1])])
+def test_argmax_argmin_skip_nan(vals, expect):
+    idx = torch.zeros(3, dtype=torch.int32)
+    _argmax_nan[(1,)](torch.tensor(vals), idx, N=3, BLOCK=4)
+    assert idx.tolist() == expect
+
+
+@triton.jit
+def _interleave_scalars(X, Y, Z):
+    z = tl.interleave(X, Y)
+    tl.static_assert(z.shape == [2])
+    tl.store(Z + tl.arange(0, 2), z)
+
+
+def test_interleave_scalars():
+    z = torch.zeros(2)
+    _interleave_scalars[(1,)](10.0, 20.0, z)
+    assert z.tolist() == [10.0, 20.0]
+
+
+@triton.jit
+def _expand_bad(x_ptr, CASE: tl.constexpr):
+    t = tl.arange(0, 8)
+    if CASE == 0:
+        t = tl.expand_dims(t, -3)
+    else:
+        t = tl.expand_dims(t, (0, -3))
+    tl.store(x_ptr + tl.arange(0, 8), tl.reshape(t, (8,)).to(tl.float32))
+
+
+@triton.jit
+def _pid_axis(x_ptr):
+    tl.store(x_ptr, tl.program_id(20))
+
+
+def test_error_messages_as_triton():
+    x = torch.zeros(8)
+    with pytest.raises(triton.TritonError) as e:
+        _expand_bad[(1,)](x, 0)
+    assert "invalid axis -3" in str(e.value)
+    with pytest.raises(triton.TritonError, match=r"duplicate axes, normalized axes = \[0, 0\]"):
+        _expand_bad[(1,)](x, 1)
+    with pytest.raises(triton.TritonError, match="program_id axis must be 0, 1, or 2 but got 20"):
+        _pid_axis[(1,)](x)
+
+
+@triton.jit
+def _members(x_ptr, p_ptr, out_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 4))
+    tl.store(out_ptr + tl.arange(0, 4), x.sqrt_rn())
+    tl.store(out_ptr + 4 + tl.arange(0, 4), tl.load(p_ptr + tl.arange(0, 4)).abs())
+
+
+def test_members_and_dtype_facts():
+    x = torch.tensor([1.0, 4.0, 9.0, 2.0])
+    out = torch.zeros(8)
+    _members[(1,)](x, -x, out)
+    assert out.tolist() == torch.sqrt(x).tolist() + x.tolist()
+    assert tl.pi32_t == tl.pointer_type(tl.int32)
+    assert (tl.float16.exponent_bias, tl.float32.exponent_bias, tl.float8e4nv.exponent_bias) == \
+        (15, 127, 7)

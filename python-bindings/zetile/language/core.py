@@ -17,6 +17,8 @@ from .dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8
                      float8e4b15, float8e4b8, float8e5b16)
 from .semantic import tensor
 
+pi32_t = _dt.pointer_type(int32)  # Triton's name for a pointer to int32
+
 from .. import _C
 
 
@@ -109,7 +111,10 @@ def _shape(shape):
 # ---------------------------------------------------------------- programs
 @builtin
 def program_id(axis):
-    return _sem().program_id(_int(axis, "program_id's axis"))
+    axis = _int(axis, "program_id's axis")
+    if axis not in (0, 1, 2):
+        raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis}")
+    return _sem().program_id(axis)
 
 
 @builtin
@@ -296,7 +301,14 @@ def expand_dims(input, axis):
     axes = _unwrap(axis)
     axes = [axes] if isinstance(axes, int) else [_int(a, "expand_dims axis") for a in axes]
     rank = len(t.shape) + len(axes)
-    for a in sorted(a + rank if a < 0 else a for a in axes):
+    norm = [a + rank if a < 0 else a for a in axes]
+    for a, n in zip(axes, norm):
+        if not 0 <= n < rank:
+            raise ValueError(f"invalid axis {a}: expand_dims of a rank-{len(t.shape)} tensor by "
+                             f"{len(axes)} dimension(s) takes axes in [{-rank}, {rank})")
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"expand_dims got duplicate axes, normalized axes = {sorted(norm)}")
+    for a in sorted(norm):
         t = s.expand_dims(t, a)
     return t
 
@@ -554,7 +566,7 @@ tensor.permute = lambda self, *dims: permute(self, *dims)
 tensor.ravel = lambda self: ravel(self)
 for _m in ("sum", "max", "min", "xor_sum"):
     setattr(tensor, _m, (lambda f: lambda self, *a, **k: f(self, *a, **k))(globals()[_m]))
-for _m in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "floor", "ceil",
+for _m in ("exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "abs", "floor", "ceil",
            "erf", "sigmoid"):
     setattr(tensor, _m, (lambda f: lambda self: f(self))(globals()[_m]))
 

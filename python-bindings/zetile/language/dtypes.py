@@ -80,6 +80,11 @@ class dtype:
         return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52, "fp8e4nv": 3, "fp8e5": 2,
                 "fp8e4b15": 3, "fp8e4b8": 3, "fp8e5b16": 2}[self.name]
 
+    @property
+    def exponent_bias(self):
+        return {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023, "fp8e4nv": 7, "fp8e5": 15,
+                "fp8e4b15": 15, "fp8e4b8": 8, "fp8e5b16": 16}[self.name]
+
     def get_int_min_value(self):
         if self.is_bool(): return 0
         return -(1 << (self._bits - 1)) if self.is_int_signed() else 0

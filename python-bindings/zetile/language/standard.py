@@ -145,6 +145,10 @@ def _with_indices(input, axis, better, tie_break_left, keep_dims):
 
     def combine(v1, i1, v2, i2):
         gt = better(v1, v2)
+        if v1.dtype.is_floating():
+            # NaNs are skipped, as tl.max/tl.min skip them (Triton's rule):
+            # a number beats a NaN whichever side it is on.
+            gt = s.logical_or(gt, s.logical_and(s.not_equal(v2, v2), s.equal(v1, v1)))
         if _unwrap(tie_break_left):
             gt = s.logical_or(gt, s.logical_and(s.equal(v1, v2), s.less_than(i1, i2)))
         return s.where(gt, v1, v2), s.where(gt, i1, i2)
@@ -342,6 +346,8 @@ def split(a):
 @builtin
 def interleave(a, b):
     t = join(a, b)
+    if len(t.shape) == 1:
+        return t  # two scalars: [a, b]
     return _sem().reshape(t, t.shape[:-2] + (t.shape[-2] * 2,))
 
 
@@ -445,7 +451,7 @@ def cat(input, other, can_reorder=False, dim=0):
     rank = len(a.shape)
     dim = _normalize_axis(dim, rank)
     if a.shape != b.shape:
-        raise ValueError(f"cat needs equal shapes, got {list(a.shape)} and {list(b.shape)}")
+        raise ValueError(f"tl.cat requires tensors of the same shape, got {list(a.shape)} and {list(b.shape)}")
     if rank == 1:
         # a then b: the pairs (a_i, b_i) transposed to rows a, b, read in
         # order (1-D and 2-D values only: what every target holds).
