@@ -10,15 +10,17 @@ environment, no entry point. A third row, `import torch; import zetile`,
 shows what a hook inside the zetile package would have cost (importing the
 package is what the hook avoids). Each figure is the minimum over --rounds
 fresh processes (the machine is shared: the minimum is the least disturbed),
-the median beside it. Also printed: the hook call itself, timed in-process.
+the median beside it, and the minimum CPU time (user + system) of the
+whole child process, which the other processes on a shared host disturb
+less than wall time. Also printed: the entry point's import and call, timed alone.
 """
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
@@ -29,10 +31,14 @@ PROBE = ("import time; t=time.perf_counter(); import torch{extra}; "
 
 
 def once(env, extra=""):
+    """(wall seconds of `import torch`, CPU seconds of the whole child, finder installed)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run([sys.executable, "-c", PROBE.format(extra=extra)], env=env,
                        capture_output=True, text=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     t, finder = r.stdout.split()
-    return float(t), finder == "True"
+    return float(t), cpu, finder == "True"
 
 
 def main():
@@ -48,31 +54,37 @@ def main():
     base.pop("ZETILE_INDUCTOR", None)
     base["PYTHONPATH"] = os.pathsep.join(p for p in (base.get("PYTHONPATH"),) if p)
     with_hook = dict(base, PYTHONPATH=os.pathsep.join(filter(None, (str(ep), base["PYTHONPATH"]))))
-    rows = {"without hook": [], "with hook": [], "import torch; import zetile": []}
+    names = ("without hook", "with hook", "import torch; import zetile")
+    wall = {k: [] for k in names}
+    cpu = {k: [] for k in names}
     once(base)                                            # warm the file cache
     for _ in range(args.rounds):
-        t, f = once(base)
-        assert not f, "a zetile hook ran without the entry point"
-        rows["without hook"].append(t)
-        t, f = once(with_hook)
-        assert f, "the entry point did not install zetile's finder"
-        rows["with hook"].append(t)
-        rows["import torch; import zetile"].append(once(base, "; import zetile")[0])
+        for k, env, extra in ((names[0], base, ""), (names[1], with_hook, ""),
+                              (names[2], base, "; import zetile")):
+            t, c, f = once(env, extra)
+            assert f == (k == names[1]), f"{k}: zetile's finder installed: {f}"
+            wall[k].append(t)
+            cpu[k].append(c)
     print(f"import torch, {args.rounds} fresh processes each, interleaved (CPU host, shared)")
-    print(f"{'':30s} {'min s':>8s} {'median s':>9s}")
-    for k, v in rows.items():
-        print(f"{k:30s} {min(v):8.3f} {statistics.median(v):9.3f}")
-    base_min = min(rows["without hook"])
-    base_med = statistics.median(rows["without hook"])
-    print(f"ratio with/without hook: {min(rows['with hook']) / base_min:.3f} (min), "
-          f"{statistics.median(rows['with hook']) / base_med:.3f} (median)")
-    print(f"ratio torch+zetile/without: {min(rows['import torch; import zetile']) / base_min:.3f} "
-          "(min)")
-    sys.path.insert(0, os.path.join(ROOT, "python-bindings"))
-    import _zetile_torch_hook as hook
-    t0 = time.perf_counter()
-    hook.autoload()
-    print(f"the hook call itself: {(time.perf_counter() - t0) * 1e6:.0f} us")
+    print(f"{'':30s} {'wall min s':>10s} {'wall med s':>10s} {'CPU min s':>10s}")
+    for k in names:
+        print(f"{k:30s} {min(wall[k]):10.3f} {statistics.median(wall[k]):10.3f} "
+              f"{min(cpu[k]):10.3f}")
+    for k in names[1:]:
+        print(f"ratio {k} / without hook: wall {min(wall[k]) / min(wall[names[0]]):.3f} (min), "
+              f"{statistics.median(wall[k]) / statistics.median(wall[names[0]]):.3f} (median); "
+              f"CPU {min(cpu[k]) / min(cpu[names[0]]):.3f} (min)")
+    # What torch does for the entry point, timed alone in a fresh interpreter
+    # that has imported torch without autoload: find it, import it, call it.
+    probe = ("import time, torch, importlib.metadata as md; t = time.perf_counter(); "
+             "eps = [e for e in md.entry_points(group='torch.backends') if e.name == 'zetile']; "
+             "t1 = time.perf_counter(); eps[0].load()(); t2 = time.perf_counter(); "
+             "print((t1 - t) * 1e3, (t2 - t1) * 1e3)")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                       env=dict(with_hook, TORCH_DEVICE_BACKEND_AUTOLOAD="0"))
+    find_ms, load_ms = (float(x) for x in r.stdout.split())
+    print(f"entry point lookup {find_ms:.2f} ms (torch does it with or without zetile), "
+          f"hook import + call {load_ms:.2f} ms")
 
 
 if __name__ == "__main__":
