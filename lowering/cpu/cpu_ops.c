@@ -74,7 +74,7 @@ static bool lazy_user_ok(MlirOperation user) {
       "tile.trans",    "tile.broadcast",   "tile.reshape", "tile.expand_dims",
       "tile.ptr_cast", "tile.ptr_to_int",  "tile.int_to_ptr", "tile.atomic_rmw",
       "tile.atomic_cas", "tile.scan",      "tile.block_store", "tile.print",
-      "tile.assert"};
+      "tile.assert",   "scf.yield"};
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i)
     if (cpu_op_is(user, ok[i])) return true;
   return false;

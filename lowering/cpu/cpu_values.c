@@ -284,6 +284,14 @@ zt_status_t cpu_materialize(cpu_t* c, const cpu_val_t* v, const cpu_val_t** out)
 
 zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* in_srcs,
                               const int32_t* dsts) {
+  // One carried tensor: a lazy source (an elementwise chain, which reads
+  // every input at the index it writes) goes straight into the destination,
+  // even when it reads that destination (`acc += x` in a loop): no
+  // temporary buffer and second copy per iteration.
+  if (n == 1 && in_srcs[0]->kind == CPU_LAZY) {
+    cpu_copy_to(c, in_srcs[0], dsts[0]);
+    return NULL;
+  }
   // Lazy sources read other buffers, which the copies may overwrite:
   // evaluate them all first.
   const cpu_val_t* srcs[64];
