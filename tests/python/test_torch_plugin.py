@@ -58,13 +58,17 @@ def test_gemm_ops():
 
 def test_linear_gelu_block():
     torch.manual_seed(0)
-    m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 16))
-    x = torch.randn(24, 32)
+    m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 16),
+                            torch.nn.ReLU())
+    x = torch.randn(2, 12, 32)
     got, code = compiled(m, x)
     with torch.no_grad():
         want = m(x)
     _close(got, want)
     assert code.count(GEMM) == 2, code
+    # The activations are the GEMMs' epilogues, not kernels of their own.
+    assert "'gelu')" in code and "'relu')" in code, code
+    assert "cpp_fused" not in code and "erf(" not in code, code
 
 
 def test_sdpa_cases():

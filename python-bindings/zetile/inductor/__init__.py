@@ -27,15 +27,17 @@ class _PostGradPass:
 def _make_pass():
     from torch._inductor.custom_graph_pass import CustomGraphPass
 
-    from . import sdpa
+    from . import epilogue, sdpa
 
     class ZetilePostGradPass(CustomGraphPass):
-        """Rewrites fused-attention aten ops to torch.ops.zetile.sdpa. Its
+        """Takes GEMM epilogues (epilogue.py) and rewrites fused-attention
+        aten ops to torch.ops.zetile.sdpa (sdpa.py). Its
         uuid enters Inductor's FX-graph-cache key: the overridden lowerings
         do not, so without it a graph compiled before zetile was installed,
         or by another zetile version or mode, would be reused."""
 
         def __call__(self, graph):
+            epilogue.fuse(graph)
             sdpa.rewrite(graph)
 
         def uuid(self):
