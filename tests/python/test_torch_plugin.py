@@ -233,13 +233,15 @@ _AUTOLOAD = """
 
 def test_autoload_through_the_entry_point(tmp_path):
     ep = entry_point_dir(tmp_path)
-    env = {"PYTHONPATH": str(ep), "ZETILE_INDUCTOR": "cpu",
+    env = {"PYTHONPATH": str(ep), "ZETILE_INDUCTOR": "cpu", "ZETILE_DEBUG": "inductor",
            "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
     rc, out, err = run_python(_AUTOLOAD, env)
     assert rc == 0, err
     # import torch installed the finder only: neither zetile nor Inductor's lowering loaded.
     assert "finder True zetile False lowering False error None" in out, out + err
     assert "installed True gemm True" in out, out + err
+    # ZETILE_DEBUG=inductor prints what zetile took, once (not again through torch's logging).
+    assert err.count("zetile.inductor: aten.mm -> torch.ops.zetile.gemm") == 1, err
 
 
 @pytest.mark.parametrize("off", [{"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, {"ZETILE_INDUCTOR": "off"}])
