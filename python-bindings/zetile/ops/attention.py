@@ -99,6 +99,12 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
               sparse["full_idx"].arg if sparse["full_idx"] is not None else None,
               *sparse["kv_num"].strides, *sparse["kv_idx"].strides[:3], sparse["Q_BLOCK"])
         kv_sparse = sparse["KV_BLOCK"]
+        # A KV block at least as long as the keys is the one block there is:
+        # walk only the tiles the keys fill. (Inductor passes blocks of 2**30
+        # when flex_attention gets no block mask; the kernel stepped through
+        # all 2**30 / BLOCK_N tiles of it, which ran for over 20 minutes.)
+        if kv_sparse >= S:
+            kv_sparse = max(cfg["BLOCK_N"], next_power_of_2(S))
     else:
         sp = (None, None, None, None, 0, 0, 0, 0, 0, 0, 1)
         kv_sparse = 1
