@@ -87,11 +87,13 @@ def test_wheel_is_abi3_with_its_libraries(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for n in ("zetile/_zetile.abi3.so", "zetile/libzetile.so", "zetile/libzetile_compiler.so",
               "zetile/tile.irdl.mlir", "zetile/__init__.py", "zetile/language/core.py",
-              "zetile/compiler/codegen.py"):
+              "zetile/compiler/codegen.py", "_zetile_torch_hook.py"):
         assert n in names, n
     ep = zipfile.ZipFile(wheel).read(
         [n for n in names if n.endswith("entry_points.txt")][0]).decode()
     assert "zetile = zetile.cli:main" in ep
+    # torch's autoload finds the Inductor plugin's hook through this group.
+    assert "[torch.backends]" in ep and "_zetile_torch_hook:autoload" in ep, ep
 
 
 def test_installed_wheel_runs_a_kernel(wheel, tmp_path):
