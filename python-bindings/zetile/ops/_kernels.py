@@ -48,6 +48,32 @@ def load(name):
         return mod
 
 
+_tuned = {}
+
+
+def tuned_config(kernel, key):
+    """The config `zetile tune` stored for template `kernel` with `key` on the
+    current device (its name, driver and this zetile version), as the
+    template's keyword arguments, else None. Looked up once per process and
+    key: the database is read before the template's own defaults."""
+    from .. import runtime, tune_db
+    dev = runtime.get_device()
+    k = (id(kernel), repr(key), id(dev))
+    if k not in _tuned:
+        try:
+            best = tune_db.best_for_template(kernel, key, dev)
+        except Exception:  # noqa: BLE001 - a database problem never fails an op
+            best = None
+        _tuned[k] = dict(best["kwargs"]) if best and best.get("kwargs") else None
+    return _tuned[k]
+
+
+def forget_tuned():
+    """Forgets the configs tuned_config looked up (after a tuning run in
+    this process)."""
+    _tuned.clear()
+
+
 class Launch:
     """One planned template launch: kernel, grid, arguments. `run()` launches
     it on the current device; `tile_ir()` and `compile(target)` build its

@@ -78,6 +78,10 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
     if sparse is not None:
         cfg = _config(L, S, config, sparse["Q_BLOCK"], sparse["KV_BLOCK"])
     else:
+        if config is None and score_mod is None and mask_mod is None and mask is None:
+            # What `zetile tune sdpa --shape B,H,L,S,D [--causal]` stored, if anything.
+            config = _kernels.tuned_config(_kernels.load("attention").attn_fwd,
+                                           [B, Hq, L, S, E, q.dtype, bool(causal)])
         cfg = _config(L, S, config)
     kind = q.kind
     o = out if out is not None else _arrays.empty(kind, q.shape, q.dtype)

@@ -14,10 +14,13 @@ def _batched(v, what):
     raise ValueError(f"gemm: {what} must be 2-D or 3-D (batched), got shape {v.shape}")
 
 
-def config_for(M, N, K, config=None):
-    """The tile configuration: `config` if given, else the template's default
+def config_for(M, N, K, config=None, dtype=None):
+    """The tile configuration: `config` if given, else what `zetile tune gemm`
+    stored for (M, N, K, dtype) on this device, else the template's default
     with tiles shrunk (to a power of two, at least 16) for small M or N."""
     g = _kernels.load("gemm")
+    if config is None and dtype is not None:
+        config = _kernels.tuned_config(g.gemm_kernel, [M, N, K, dtype])
     cfg = dict(g.DEFAULT if config is None else config)
     if config is None:
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(M)))
@@ -138,7 +141,7 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
             raise ValueError(f"gemm: precision must be None, 'tf32' or 'ieee', got {precision!r}")
         if av.dtype != "float32" or bits:
             raise ValueError("gemm: precision applies to fp32 inputs only")
-    cfg = config_for(M, N, K, config)
+    cfg = config_for(M, N, K, config, None if bits else av.dtype)
     if bits and gk % cfg["BLOCK_K"] and cfg["BLOCK_K"] % gk:
         raise ValueError(f"gemm: group size {gk} and BLOCK_K {cfg['BLOCK_K']} must divide one another")
     kern = _kernels.load("gemm").gemm_kernel
