@@ -22,6 +22,9 @@ if(SKBUILD)
   set(ZT_PY_DEST zetile)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/python-bindings/zetile/ DESTINATION ${ZT_PY_DEST}
     COMPONENT python FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+  # The templates (zetile.ops finds them inside the package when installed).
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/stdlib-kernels/ DESTINATION ${ZT_PY_DEST}/stdlib-kernels
+    COMPONENT python PATTERN "__pycache__" EXCLUDE)
   # torch's autoload hook (the "torch.backends" entry point in pyproject.toml):
   # a top-level module, so `import torch` does not import the zetile package.
   install(FILES ${CMAKE_SOURCE_DIR}/python-bindings/_zetile_torch_hook.py DESTINATION .

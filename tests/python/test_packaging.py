@@ -87,7 +87,8 @@ def test_wheel_is_abi3_with_its_libraries(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for n in ("zetile/_zetile.abi3.so", "zetile/libzetile.so", "zetile/libzetile_compiler.so",
               "zetile/tile.irdl.mlir", "zetile/__init__.py", "zetile/language/core.py",
-              "zetile/compiler/codegen.py", "_zetile_torch_hook.py"):
+              "zetile/compiler/codegen.py", "_zetile_torch_hook.py",
+              "zetile/stdlib-kernels/gemm.py", "zetile/stdlib-kernels/attention.py"):
         assert n in names, n
     ep = zipfile.ZipFile(wheel).read(
         [n for n in names if n.endswith("entry_points.txt")][0]).decode()
@@ -115,9 +116,14 @@ def test_installed_wheel_runs_a_kernel(wheel, tmp_path):
         o = np.zeros_like(x)
         add[(4,)](x, x, o, 100, B=32)
         assert (o == 2 * x).all()
+        import zetile.ops   # the templates, from the installed package
+        a = np.random.default_rng(0).standard_normal((40, 24)).astype(np.float32)
+        np.testing.assert_allclose(zetile.ops.gemm(a, a.T), a @ a.T, rtol=1e-4, atol=1e-4)
+        print("templates from", zetile.ops._kernels.stdlib_dir())
         print("from", zetile.__file__, zetile.__version__)
     """))
     # The installed copy comes first on the path, before the in-place package.
     env = dict(os.environ, PYTHONPATH=str(target), ZETILE_CACHE_DIR=str(tmp_path / "cache"))
     out = _run([sys.executable, str(kernel)], env=env, cwd=str(tmp_path)).stdout
     assert f"from {target}" in out, out
+    assert f"templates from {target}" in out, out
