@@ -59,7 +59,7 @@ def run_file(mode, src, name, out, timeout, extra):
     return xml, time.time() - t0
 
 
-_LINE = re.compile(r"^test/unit/language/(\S+\.py::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)")
+_LINE = re.compile(r"^test/unit/language/(\S+\.py::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
 _STATE = {"PASSED": "passed", "XPASS": "passed", "FAILED": "failed", "ERROR": "failed",
           "SKIPPED": "skipped", "XFAIL": "skipped"}
 

@@ -371,3 +371,36 @@ def test_members_and_dtype_facts():
     assert tl.pi32_t == tl.pointer_type(tl.int32)
     assert (tl.float16.exponent_bias, tl.float32.exponent_bias, tl.float8e4nv.exponent_bias) == \
         (15, 127, 7)
+
+
+@triton.jit
+def _bf16_cumsum(x_ptr, y_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.store(y_ptr + tl.arange(0, N), tl.cumsum(x, axis=0))
+
+
+def test_bf16_scan_rounds_each_prefix_once():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(256, generator=g).bfloat16()
+    y = torch.empty_like(x)
+    _bf16_cumsum[(1,)](x, y, 256)
+    ref = torch.cumsum(x.double(), 0)
+    # each prefix is the float32 sum rounded once to bf16: within half a bf16 ulp (+ fp32 noise)
+    assert torch.equal(y, ref.float().bfloat16())
+
+
+@triton.jit
+def _dot_prec(a_ptr, b_ptr, c_ptr, PREC: tl.constexpr):
+    r = tl.arange(0, 16)
+    a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 16 + r[None, :])
+    tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b, input_precision=PREC))
+
+
+@pytest.mark.parametrize("prec", ["bf16x3", "bf16x6"])
+def test_dot_bf16x_precisions(prec):
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(16, 16, generator=g), torch.randn(16, 16, generator=g)
+    c = torch.empty(16, 16)
+    _dot_prec[(1,)](a, b, c, prec)
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5)

@@ -703,6 +703,10 @@ class Semantic:
                 raise ValueError(f"tl.dot accumulator shape {list(acc.shape)} != {list(shape)}")
             out = acc.dtype
         prec = input_precision or ("tf32" if a.dtype.is_fp32() else "ieee")
+        if prec in ("bf16x3", "bf16x6"):
+            # Triton's fp32 emulations by bf16 products: the targets here
+            # compute fp32 dots at least that precisely.
+            prec = "ieee"
         if a.dtype.is_int():
             # Integer inputs have no precision: the tile IR's integers are
             # signless, so the dot is told how to read them.

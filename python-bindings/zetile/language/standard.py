@@ -114,16 +114,25 @@ def cumsum(input, axis=0, reverse=False, dtype=None):
     dt = _sum_dtype(t.dtype, _unwrap(dtype))
     if dt is not None:
         t = s.cast(t, dt)
-    return _reduce_impl([t], axis, lambda a, b: s.add(a, b), False, scan=True,
-                        reverse=_unwrap(reverse))[0]
+    return _scan_wide(t, lambda a, b: s.add(a, b), axis, reverse)
 
 
 @builtin
 def cumprod(input, axis=0, reverse=False):
     s = _sem()
     t = s.to_tensor(_unwrap(input))
-    return _reduce_impl([t], axis, lambda a, b: s.mul(a, b), False, scan=True,
-                        reverse=_unwrap(reverse))[0]
+    return _scan_wide(t, lambda a, b: s.mul(a, b), axis, reverse)
+
+
+def _scan_wide(t, combine, axis, reverse):
+    """A built-in scan; 16-bit floats run in float32 and each prefix is
+    rounded once (a row of bf16 partial sums rounded at every step drifts
+    past Triton's tests' 1% on long rows, where GPUs scan in a tree)."""
+    s = _sem()
+    narrow = t.dtype.is_floating() and t.dtype.primitive_bitwidth < 32
+    w = s.cast(t, T.float32) if narrow else t
+    r = _reduce_impl([w], axis, combine, False, scan=True, reverse=_unwrap(reverse))[0]
+    return s.cast(r, t.dtype) if narrow else r
 
 
 def _with_indices(input, axis, better, tie_break_left, keep_dims):
