@@ -89,6 +89,9 @@ def _is_constexpr_annotation(ann):
     return False
 
 
+_BINARY_SECTIONS = ("spirv", "obj", "native")
+
+
 class CompiledKernel:
     """One specialization compiled for one target (and loaded on a device
     when `executable` is set). `asm` maps section names to their contents:
@@ -109,7 +112,8 @@ class CompiledKernel:
         if self._asm is None:
             asm = {}
             for k, v in self.artifact.sections().items():
-                asm[k] = v if k == "spirv" else v.decode("utf-8", "replace")
+                # Binary sections (SPIR-V, the CPU target's machine code) stay bytes.
+                asm[k] = v if k in _BINARY_SECTIONS else v.decode("utf-8", "replace")
             self._asm = asm
         return self._asm
 
