@@ -8,12 +8,11 @@ python/conftest.py are used; nothing of it is copied here). Each test file
 runs as its own pytest process per mode, results land as JUnit XML in --out,
 and the summary prints `N passed, N failed, N skipped` per mode. Failures of
 zetile are then matched against tests/triton_suite_known_failures.txt
-(patterns with a reason each): a failure no pattern covers is reported as
+(patterns with `*` wildcards, a reason each): a failure no pattern covers is reported as
 new, and a pattern that covers only passing tests as stale (a test that
 started passing), so both show up. The exit status is 1 when either exists.
 """
 import argparse
-import fnmatch
 import os
 import re
 import subprocess
@@ -115,6 +114,12 @@ def read_known(path):
     return known
 
 
+def _match(test_id, pattern):
+    """Shell-style `*` and `?` only: brackets are literal (test parameters)."""
+    rx = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(rx, test_id) is not None
+
+
 def counts(results):
     c = {"passed": 0, "failed": 0, "skipped": 0}
     for s in results.values():
@@ -129,7 +134,8 @@ def main():
     ap.add_argument("--modes", default="zetile,interpreter")
     ap.add_argument("--out", default=os.environ.get("ZT_SUITE_OUT", "/tmp/zetile-triton-suite"))
     ap.add_argument("--timeout", type=int, default=4 * 3600, help="seconds per file and mode")
-    ap.add_argument("--reuse", action="store_true", help="reuse XML results already in --out")
+    ap.add_argument("--reuse", action="store_true",
+                    help="read results already in --out (XML, or the -v log of a run cut short)")
     ap.add_argument("--known", default=KNOWN)
     ap.add_argument("-k", dest="select", help="pytest -k expression (both modes)")
     args = ap.parse_args()
@@ -143,7 +149,8 @@ def main():
     for m in modes:
         for f in files:
             xml = os.path.join(args.out, f"{m}_{f[:-3]}.xml")
-            if not (args.reuse and os.path.exists(xml)):
+            log = xml[:-4] + ".log"
+            if not (args.reuse and (os.path.exists(xml) or os.path.exists(log))):
                 print(f"running {f} ({m}) ...", file=sys.stderr, flush=True)
                 xml, secs = run_file(m, args.triton_src, f, args.out, args.timeout, extra)
                 print(f"  {secs:.0f} s", file=sys.stderr)
@@ -173,13 +180,13 @@ def main():
             continue
         if interp.get(tid) == "failed":
             continue  # fails in Triton's interpreter too
-        pat = next((p for p, _ in known if fnmatch.fnmatchcase(tid, p)), None)
+        pat = next((p for p, _ in known if _match(tid, p)), None)
         if pat is None:
             unlisted.append(tid)
         else:
             hits[pat] += 1
     ran = set(zt)
-    stale = [p for p, _ in known if hits[p] == 0 and any(fnmatch.fnmatchcase(t, p) for t in ran)]
+    stale = [p for p, _ in known if hits[p] == 0 and any(_match(t, p) for t in ran)]
     listed = sum(hits.values())
     both = sum(1 for t, s in zt.items() if s == "failed" and interp.get(t) == "failed")
     print(f"zetile failures: {listed} listed in {os.path.relpath(args.known, ROOT)}, "

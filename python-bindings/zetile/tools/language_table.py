@@ -20,8 +20,12 @@ DIFFERENCES = {
            "as bf16 pieces on pvc/bmg/dg2 (3 DPAS per product for tf32, 6 for ieee/tf32x3); "
            "int8 → int32 on the CPU target and dg2, and on pvc/bmg when the operands come through "
            "tensor descriptors, block pointers or pointer tensors proven contiguous; uint8 operands "
-           "are read as unsigned (one signedness per kernel on pvc/bmg)",
+           "are read as unsigned (one signedness per kernel on pvc/bmg); bf16x3/bf16x6 are "
+           "computed as ieee; 3-D (batched) operands on the CPU target only (Xe refuses 3-D "
+           "tensors)",
     "load": "cache_modifier / eviction_policy / volatile accepted and ignored",
+    **{f"float8{v}": "a dtype name (signatures, tl.str_to_ty, dtype facts); kernels cannot compute "
+                     "on 8-bit floats yet" for v in ("e4b15", "e4b8", "e4nv", "e5", "e5b16")},
     "store": "cache_modifier / eviction_policy accepted and ignored",
     "device_assert": "compiled in only for debug kernels (@jit(debug=True), ZETILE_DEBUG=assert or "
                      "TRITON_DEBUG=1), as in Triton",
