@@ -404,3 +404,37 @@ def test_dot_bf16x_precisions(prec):
     c = torch.empty(16, 16)
     _dot_prec[(1,)](a, b, c, prec)
     torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def _dot4d(x_ptr, y_ptr, z_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 2048)).reshape([2, 2, 16, 32])
+    y = tl.load(y_ptr + tl.arange(0, 2048)).reshape([2, 2, 16, 32])
+    z = tl.dot(x, tl.trans(y))          # trans swaps the last two axes
+    tl.store(z_ptr + tl.arange(0, 1024), z.reshape([1024]))
+
+
+def test_rank4_dot_and_batched_trans():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(-4, 5, (2, 2, 16, 32), generator=g).float()
+    y = torch.randint(-4, 5, (2, 2, 16, 32), generator=g).float()
+    z = torch.empty(2, 2, 16, 16)
+    _dot4d[(1,)](x, y, z)
+    assert torch.equal(z, x @ y.transpose(-1, -2))
+
+
+@triton.jit
+def _unsplat_if(x_ptr, out_ptr):
+    c = tl.load(x_ptr + tl.arange(0, 1)) > 0     # a one-element block as an if condition
+    if c:
+        tl.store(out_ptr, 1.0)
+    else:
+        tl.store(out_ptr, 2.0)
+
+
+def test_one_element_block_as_condition():
+    out = torch.zeros(1)
+    _unsplat_if[(1,)](torch.tensor([3.0]), out)
+    assert out.item() == 1.0
+    _unsplat_if[(1,)](torch.tensor([-3.0]), out)
+    assert out.item() == 2.0

@@ -427,6 +427,9 @@ class CodeGenerator(ast.NodeVisitor):
     # ------------------------------------------------------------------ if
     def _cond_scalar(self, cond, node, what):
         cond = self.sem.to_bool(cond)
+        if cond.shape and cond.numel == 1:
+            with core._SemanticScope(self.sem):
+                cond = cond.item()  # a one-element block stands for its element, as in Triton
         if cond.shape:
             raise self.error(node, f"{what} condition must be a scalar, got a tensor of shape "
                              f"{list(cond.shape)} (use tl.where for elementwise choice)")

@@ -342,9 +342,11 @@ def trans(input, *dims):
     if len(dims) == 1 and isinstance(_unwrap(dims[0]), (tuple, list)):
         dims = _unwrap(dims[0])
     if not dims:
-        if len(t.shape) != 2:
-            raise ValueError(f"tl.trans without dims needs a 2-D tensor, got {list(t.shape)}")
-        dims = (1, 0)
+        # Swaps the last two axes (a batched transpose for rank > 2), as Triton's.
+        n = len(t.shape)
+        if n < 2:
+            raise ValueError("tl.trans invoked with a 0- or 1-dimensional tensor")
+        dims = tuple(builtins.range(n - 2)) + (n - 1, n - 2)
     return _sem().permute(t, [_int(d, "trans dims") for d in dims])
 
 

@@ -681,7 +681,19 @@ class Semantic:
         return r
 
     def dot(self, a: tensor, b_: tensor, acc, input_precision, out_dtype) -> tensor:
-        # Rank 3 is a batched dot: [B, M, K] @ [B, K, N], as in Triton.
+        # Rank 3 is a batched dot: [B, M, K] @ [B, K, N], as in Triton; more
+        # leading dimensions are folded into one batch and unfolded after.
+        if len(a.shape) > 3 and len(b_.shape) == len(a.shape) and a.shape[:-2] == b_.shape[:-2]:
+            lead = a.shape[:-2]
+            nb = 1
+            for d in lead:
+                nb *= d
+            if acc is not None:
+                acc = self.to_tensor(acc)
+                acc = self.reshape(acc, (nb,) + tuple(acc.shape[-2:]))
+            r3 = self.dot(self.reshape(a, (nb,) + a.shape[-2:]), self.reshape(b_, (nb,) + b_.shape[-2:]),
+                          acc, input_precision, out_dtype)
+            return self.reshape(r3, lead + r3.shape[-2:])
         r = len(a.shape)
         if r not in (2, 3) or len(b_.shape) != r:
             raise ValueError(f"tl.dot needs 2-D or 3-D (batched) operands of one rank, got "
