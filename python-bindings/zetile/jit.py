@@ -136,7 +136,11 @@ def _specialize_int(v):
         return T.int64
     if 2**63 <= v < 2**64:
         return T.uint64
-    raise KernelArgumentError(f"integer argument {v} does not fit in 64 bits")
+    raise _IntegerOverflow(f"integer argument {v} does not fit in 64 bits")
+
+
+class _IntegerOverflow(KernelArgumentError, OverflowError):
+    """An integer argument wider than 64 bits (an OverflowError, as in Triton)."""
 
 
 class JITFunction:

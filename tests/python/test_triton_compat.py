@@ -438,3 +438,8 @@ def test_one_element_block_as_condition():
     assert out.item() == 1.0
     _unsplat_if[(1,)](torch.tensor([-3.0]), out)
     assert out.item() == 2.0
+
+
+def test_integer_argument_overflow_is_an_overflow_error():
+    with pytest.raises(OverflowError):
+        _add_one[(1,)](2**64, torch.zeros(2), 2)
