@@ -178,19 +178,18 @@ def main():
     for tid, state in sorted(zt.items()):
         if state != "failed":
             continue
-        if interp.get(tid) == "failed":
-            continue  # fails in Triton's interpreter too
         pat = next((p for p, _ in known if _match(tid, p)), None)
-        if pat is None:
-            unlisted.append(tid)
-        else:
+        if pat is not None:
             hits[pat] += 1
+        elif interp.get(tid) != "failed":  # failing in Triton's interpreter too is not ours
+            unlisted.append(tid)
     ran = set(zt)
     stale = [p for p, _ in known if hits[p] == 0 and any(_match(t, p) for t in ran)]
-    listed = sum(hits.values())
-    both = sum(1 for t, s in zt.items() if s == "failed" and interp.get(t) == "failed")
+    failed = [t for t, s in zt.items() if s == "failed"]
+    listed = sum(1 for t in failed if any(_match(t, p) for p, _ in known))
+    both = sum(1 for t in failed if interp.get(t) == "failed" and not any(_match(t, p) for p, _ in known))
     print(f"zetile failures: {listed} listed in {os.path.relpath(args.known, ROOT)}, "
-          f"{both} also fail in Triton's interpreter, {len(unlisted)} not listed")
+          f"{both} others also fail in Triton's interpreter, {len(unlisted)} neither")
     if interp:
         lost = [t for t, s in interp.items() if s == "passed" and zt.get(t) != "passed"]
         gained = [t for t, s in zt.items() if s == "passed" and interp.get(t) != "passed"]
