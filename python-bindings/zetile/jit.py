@@ -29,6 +29,35 @@ _ENV_DEBUG = "assert" in os.environ.get("ZETILE_DEBUG", "") or os.environ.get("T
 _ENV_BOUNDS = "bounds" in os.environ.get("ZETILE_DEBUG", "")
 
 
+def _launch_ints(bound):
+    """The integer values among a launch's arguments (strides a kernel takes)."""
+    return {int(v) for v in bound.values()
+            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))}
+
+
+def _strides_passed(v, ints):
+    """Whether a non-contiguous array `v` is passed the way Triton kernels
+    take strided operands: by its first element's address, with every
+    non-unit stride of it (in elements) among the launch's integer
+    arguments (`matmul(a, b.T, ..., b.stride(0), b.stride(1))`). Then the
+    kernel addresses it through those strides, as in Triton. A view whose
+    strides the launch does not carry (`x[::2]` given to a kernel that
+    indexes x contiguously) is refused by pointer_arg instead of being read
+    wrongly. Zero or negative strides (broadcasts, reversed numpy views) are
+    never passed this way."""
+    if isinstance(v, np.ndarray):
+        if v.itemsize == 0 or any(s % v.itemsize for s in v.strides):
+            return False
+        strides = [s // v.itemsize for s in v.strides]
+        shape = v.shape
+    elif type(v).__module__.startswith("torch") and hasattr(v, "stride"):
+        strides, shape = list(v.stride()), tuple(v.shape)
+    else:
+        return False
+    need = [s for s, d in zip(strides, shape) if d > 1]
+    return all(s > 0 for s in need) and all(s == 1 or s in ints for s in need)
+
+
 def _arg_bytes(p):
     """Bytes reachable from a PointerArg's address (bounds mode): what the
     array, tensor or buffer behind it holds from its first element on."""
@@ -250,6 +279,7 @@ class JITFunction:
         # its elements become arguments named "<name>.<i>", visited next, and
         # the code generator rebuilds the tuple from them (codegen.TupleArg).
         work = [(n, bound[n]) for n in self.arg_names]
+        launch_ints = None  # the launch's integer arguments, on the first array
         i = 0
         while i < len(work):
             n, v = work[i]
@@ -307,8 +337,10 @@ class JITFunction:
                 key.append(self._specialize_descriptor(n, v, device, arg_types, divisibility,
                                                        values, descriptors))
                 continue
+            if launch_ints is None:
+                launch_ints = _launch_ints(bound)
             try:
-                p = runtime.pointer_arg(v, device)
+                p = runtime.pointer_arg(v, device, strided=_strides_passed(v, launch_ints))
             except (ValueError, TypeError) as e:
                 raise _argument_error(self.__name__, n, e) from None
             if p is None:

@@ -2,7 +2,8 @@
 does not describe (strides, byte order, misalignment, another device, a lazy
 view) must be refused with an error naming the argument, never run with
 silently wrong results (issue 17). Every kind of array follows one rule:
-numpy, torch, DLPack objects, zetile.Tensor."""
+numpy, torch, DLPack objects, zetile.Tensor. A view whose strides the launch
+passes as integer arguments is taken as Triton takes it (docs/RELIABILITY.md)."""
 import numpy as np
 import pytest
 
@@ -96,7 +97,32 @@ def test_numpy_views_refused():
     a = np.arange(8, dtype=np.float32)
     refused(a[::2], r"argument 'x_ptr' is not contiguous \(strides \(8,\)")
     refused(a[::-1][:4], "argument 'x_ptr' is not contiguous")
-    refused(a.reshape(2, 4).T, "argument 'x_ptr' is not contiguous")
+    refused(a.reshape(4, 2).T, "argument 'x_ptr' is not contiguous")
+
+
+@zetile.jit
+def copy2d(x_ptr, y_ptr, M, N, sxm, sxn, BM: tl.constexpr, BN: tl.constexpr):
+    # Triton's way with strided operands: the kernel takes the strides.
+    m = tl.arange(0, BM)[:, None]
+    n = tl.arange(0, BN)[None, :]
+    ok = (m < M) & (n < N)
+    tl.store(y_ptr + m * N + n, tl.load(x_ptr + m * sxm + n * sxn, mask=ok), mask=ok)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_views_whose_strides_the_launch_passes_are_taken(kind):
+    # As in Triton: a transposed or sliced operand is passed by its first
+    # element's address when every non-unit stride of it is an integer
+    # argument of the launch (the kernel indexes it through them).
+    base = np.arange(35, dtype=np.float32).reshape(5, 7)
+    for view in (base.T, base[1:4, ::2], base[:, 2:5]):
+        x = view if kind == "numpy" else torch.from_numpy(base)[...].as_strided(
+            view.shape, tuple(s // 4 for s in view.strides),
+            (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // 4)
+        st = view.strides[0] // 4, view.strides[1] // 4
+        y = np.zeros(view.shape, np.float32)
+        copy2d[(1,)](x, y, view.shape[0], view.shape[1], st[0], st[1], BM=8, BN=8)
+        np.testing.assert_array_equal(y, view)
 
 
 def test_numpy_byte_order_refused():
