@@ -40,11 +40,15 @@ static void init_native_target(void) {
 }
 
 // "cpu=<name>;features=<+a,-b,...>": what the object was generated for.
-static char* host_identity(void) {
+// The host does not change within a process: built once (callers hold the
+// compiler lock), not on every kernel load. NULL if out of memory.
+static const char* host_identity(void) {
+  static char* id;
+  if (id) return id;
   char* cpu = LLVMGetHostCPUName();
   char* features = LLVMGetHostCPUFeatures();
   size_t n = strlen(cpu) + strlen(features) + 32;
-  char* id = malloc(n);
+  id = malloc(n);
   if (id) snprintf(id, n, "cpu=%s;features=%s", cpu, features);
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(features);
@@ -56,7 +60,7 @@ zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact) {
   char* triple = LLVMGetDefaultTargetTriple();
   char* cpu = LLVMGetHostCPUName();
   char* features = LLVMGetHostCPUFeatures();
-  char* host = host_identity();
+  const char* host = host_identity();
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
   LLVMTargetMachineRef tm = NULL;
@@ -112,7 +116,6 @@ cleanup:
   LLVMDisposeMessage(triple);
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(features);
-  free(host);
   return s;
 }
 
@@ -143,10 +146,9 @@ static zt_status_t load_locked(const void* obj, size_t size, const char* host, s
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "ZETILE_JITDUMP=1 loads the LLVM text");
   init_native_target();
   zt_cpu_vector_math_init();  // the object may call libmvec
-  char* here = host_identity();
+  const char* here = host_identity();
   if (!here) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "host identity");
   bool same = strlen(here) == host_size && memcmp(here, host, host_size) == 0;
-  free(here);
   if (!same)
     return zt_make_status(ZT_STATUS_UNSUPPORTED,
                           "the kernel's machine code was built for another CPU");
