@@ -279,7 +279,6 @@ class JITFunction:
         # its elements become arguments named "<name>.<i>", visited next, and
         # the code generator rebuilds the tuple from them (codegen.TupleArg).
         work = [(n, bound[n]) for n in self.arg_names]
-        launch_ints = None  # the launch's integer arguments, on the first array
         i = 0
         while i < len(work):
             n, v = work[i]
@@ -337,12 +336,18 @@ class JITFunction:
                 key.append(self._specialize_descriptor(n, v, device, arg_types, divisibility,
                                                        values, descriptors))
                 continue
-            if launch_ints is None:
-                launch_ints = _launch_ints(bound)
             try:
-                p = runtime.pointer_arg(v, device, strided=_strides_passed(v, launch_ints))
+                p = runtime.pointer_arg(v, device)
             except (ValueError, TypeError) as e:
-                raise _argument_error(self.__name__, n, e) from None
+                # Only a refused array pays for the stride check (launches
+                # run this per array): a view the launch gives its strides
+                # to is taken as Triton takes it, any other refusal stands.
+                if not _strides_passed(v, _launch_ints(bound)):
+                    raise _argument_error(self.__name__, n, e) from None
+                try:
+                    p = runtime.pointer_arg(v, device, strided=True)
+                except (ValueError, TypeError) as e2:
+                    raise _argument_error(self.__name__, n, e2) from None
             if p is None:
                 raise KernelArgumentError(
                     f"{self.__name__}: argument '{n}' of type {type(v).__name__} cannot be passed to a "
