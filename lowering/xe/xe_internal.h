@@ -319,6 +319,15 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op);
 /// element per lane) into per-lane atomics; *m is replaced by the result.
 zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m);
 
+/// zetile's own lane distribution (xe_distribute.c): the emitted
+/// subgroup-level module rewritten in place into one lane's code, in place
+/// of upstream's xegpu-subgroup-distribute. Sets *done when it applied; when
+/// the module holds something outside what it handles it changes nothing,
+/// leaves *done false and says what in why (the caller then runs upstream's
+/// pass).
+zt_status_t xe_distribute_lanes(MlirContext ctx, MlirModule m, bool* done, char* why,
+                                size_t why_size);
+
 // --- xe_matrix.c ------------------------------------------------------------
 /// Chooses the subgroup grid for 2-D tiles (sets e->nsg, sg_m, sg_n) when
 /// the kernel has 2-D tensors; false if it has none.

@@ -570,6 +570,33 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
       zt_dce(mlirModuleGetOperation(m));
       zt_timing_record("dead code", zt_timing_now_ms() - t);
     }
+    // Lane distribution: zetile's own (xe_distribute.c) where it covers the
+    // kernel, upstream's xegpu-subgroup-distribute otherwise.
+    // ZETILE_XE_DISTRIBUTE=upstream forces upstream's; =zetile makes a kernel
+    // ours cannot take an error (for tests of its coverage).
+    if (!s) {
+      const char* mode = getenv("ZETILE_XE_DISTRIBUTE");
+      bool ours = !(mode && strcmp(mode, "upstream") == 0);
+      bool strict = mode && strcmp(mode, "zetile") == 0;
+      bool done = false;
+      char why[256] = "";
+      if (ours) {
+        double t = zt_timing_now_ms();
+        s = xe_distribute_lanes(lc->ctx, m, &done, why, sizeof why);
+        zt_timing_record(done ? "lane distribution (zetile)" : "lane distribution check",
+                         zt_timing_now_ms() - t);
+      }
+      if (!s && strict && !done)
+        s = zt_make_status(ZT_STATUS_UNSUPPORTED,
+                           "Xe lowering: zetile's lane distribution does not cover this kernel "
+                           "(%s) and ZETILE_XE_DISTRIBUTE=zetile",
+                           why);
+      if (!s && done) {
+        const char* pass = "gpu.module(xegpu-subgroup-distribute),";
+        char* at = strstr(pipeline, pass);
+        if (at) memmove(at, at + strlen(pass), strlen(at + strlen(pass)) + 1);
+      }
+    }
     if (!s && (info.atomics || info.shuffles)) {
       // Atomics and lane shuffles are rewritten between distribution and the
       // conversions (xe_atomic.c): the pipeline runs in two parts around that.

@@ -1,0 +1,509 @@
+// zetile's own lane distribution: the emitted subgroup-level XeGPU module
+// rewritten in place into one lane's code (SIMT form), instead of upstream's
+// xegpu-subgroup-distribute.
+//
+// Why: upstream's pass moves ops out of a gpu.warp_execute_on_lane_0 region
+// one pattern at a time and rebuilds the region's yields each time; its cost
+// grows much faster than the kernel (the FlashAttention forward: 64 DPAS
+// become 8,768 transient copies, 6.6 of the compile's 7 s; a 256x256 GEMM
+// 3.5 s). Our emitter already fixes every layout, and all of them are of one
+// family: lane j holds column j of each 16-column chunk (lane_layout [16] or
+// [1, 16], lane_data [1] / [1, 1] / [2, 1] / [4, 1] for VNNI-packed B
+// operands). So the distributed type of every value is a function of its own
+// type alone (the last dimension divided by 16), elementwise ops, loops and
+// block rows keep their shape, and only a handful of ops change form:
+//   - arith.constant splats get a splat of the lane's type;
+//   - vector.step (0..15) becomes the lane id;
+//   - vector.reduction over a 16-lane vector becomes the lane's own
+//     reduction and a butterfly of gpu.shuffle xor 1, 2, 4, 8;
+//   - block IO and DPAS take 1-D lane vectors (shape casts around them;
+//     `packed` on loads of VNNI operands), tensor descriptors lose their
+//     layout.
+// Anything outside this (a cross-lane extract, a non-splat constant, another
+// lane map, an op not listed) leaves the module untouched and the caller
+// runs upstream's pass, so coverage can grow without risk: the check runs
+// over the whole kernel before anything is changed.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "xe/xe_internal.h"
+
+#define LANES 16
+
+typedef struct {
+  MlirOperation* ops;
+  size_t n, cap;
+  bool oom;
+} op_list_t;
+
+static void list_push(op_list_t* l, MlirOperation op) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 256;
+    MlirOperation* g = realloc(l->ops, cap * sizeof *g);
+    if (!g) {
+      l->oom = true;
+      return;
+    }
+    l->ops = g;
+    l->cap = cap;
+  }
+  l->ops[l->n++] = op;
+}
+
+static bool name_is(MlirOperation op, const char* name) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
+}
+
+static bool name_starts(MlirOperation op, const char* prefix) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  size_t n = strlen(prefix);
+  return s.length >= n && memcmp(s.data, prefix, n) == 0;
+}
+
+static void print_cb(MlirStringRef s, void* user) {
+  zt_strbuf_t* sb = user;
+  zt_strbuf_printf(sb, "%.*s", (int)s.length, s.data);
+}
+
+// ---------------------------------------------------------------- checking
+
+typedef struct {
+  MlirContext ctx;
+  char why[240];
+  bool bad;
+} check_t;
+
+static void refuse(check_t* c, MlirOperation op, const char* fmt, const char* detail) {
+  if (c->bad) return;
+  c->bad = true;
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  char msg[160];
+  snprintf(msg, sizeof msg, fmt, detail);
+  snprintf(c->why, sizeof c->why, "%.*s: %s", (int)n.length, n.data, msg);
+}
+
+// A vector this pass can distribute: rank 1 or 2, the last dimension a
+// multiple of the 16 lanes.
+static bool lane_vector(MlirType t) {
+  if (!mlirTypeIsAVector(t)) return true;
+  intptr_t r = mlirShapedTypeGetRank(t);
+  if (r < 1 || r > 2) return false;
+  return mlirShapedTypeGetDimSize(t, r - 1) % LANES == 0;
+}
+
+// A layout attribute of the family above ("" when absent).
+static bool layout_ok(MlirAttribute a) {
+  if (mlirAttributeIsNull(a)) return true;
+  zt_strbuf_t sb;
+  zt_strbuf_init(&sb);
+  mlirAttributePrint(a, print_cb, &sb);
+  bool ok = !sb.failed && !strstr(sb.data, "sg_layout") && !strstr(sb.data, "inst_data") &&
+            (strstr(sb.data, "lane_layout = [16], lane_data = [1]>") ||
+             strstr(sb.data, "lane_layout = [1, 16], lane_data = [1, 1]>") ||
+             strstr(sb.data, "lane_layout = [1, 16], lane_data = [2, 1]>") ||
+             strstr(sb.data, "lane_layout = [1, 16], lane_data = [4, 1]>"));
+  zt_strbuf_deinit(&sb);
+  return ok;
+}
+
+static bool types_ok(MlirOperation op) {
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
+    if (!lane_vector(mlirValueGetType(mlirOperationGetResult(op, i)))) return false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    if (!lane_vector(mlirValueGetType(mlirOperationGetOperand(op, i)))) return false;
+  for (intptr_t r = 0; r < mlirOperationGetNumRegions(op); ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+         !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b))
+      for (intptr_t i = 0; i < mlirBlockGetNumArguments(b); ++i)
+        if (!lane_vector(mlirValueGetType(mlirBlockGetArgument(b, i)))) return false;
+  return true;
+}
+
+// Element types gpu.shuffle lowers for (convert-gpu-to-llvm-spv).
+static bool shuffle_type(MlirType t) {
+  if (mlirTypeIsAF16(t) || mlirTypeIsAF32(t) || mlirTypeIsAF64(t)) return true;
+  if (!mlirTypeIsAInteger(t)) return false;
+  unsigned w = mlirIntegerTypeGetWidth(t);
+  return w == 8 || w == 16 || w == 32 || w == 64;
+}
+
+static MlirWalkResult check_op(MlirOperation op, void* user) {
+  check_t* c = user;
+  if (c->bad) return MlirWalkResultInterrupt;
+  if (!types_ok(op)) {
+    refuse(c, op, "%s", "a vector whose last dimension is not a multiple of 16 lanes");
+    return MlirWalkResultInterrupt;
+  }
+  static const char* const layout_names[] = {"layout", "layout_result_0", "layout_a",
+                                             "layout_b", "layout_cd"};
+  for (size_t i = 0; i < sizeof layout_names / sizeof *layout_names; ++i)
+    if (!layout_ok(mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(
+                                                           layout_names[i])))) {
+      refuse(c, op, "a lane map outside the family (%s)", layout_names[i]);
+      return MlirWalkResultInterrupt;
+    }
+  bool vec_result = mlirOperationGetNumResults(op) > 0 &&
+                    mlirTypeIsAVector(mlirValueGetType(mlirOperationGetResult(op, 0)));
+  if (name_is(op, "arith.constant")) {
+    if (vec_result) {
+      MlirAttribute v = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("value"));
+      if (!mlirAttributeIsADenseElements(v) || !mlirDenseElementsAttrIsSplat(v))
+        refuse(c, op, "%s", "a vector constant that is not a splat");
+    }
+  } else if (name_starts(op, "arith.") || name_starts(op, "math.")) {
+    // elementwise
+  } else if (name_is(op, "vector.broadcast")) {
+  } else if (name_is(op, "vector.extract")) {
+    if (mlirOperationGetNumOperands(op) != 1 || !vec_result)
+      refuse(c, op, "%s", "an element taken out of its lane");
+  } else if (name_is(op, "vector.insert")) {
+    if (mlirOperationGetNumOperands(op) != 2 ||
+        !mlirTypeIsAVector(mlirValueGetType(mlirOperationGetOperand(op, 0))))
+      refuse(c, op, "%s", "an element put into another lane");
+  } else if (name_is(op, "vector.reduction")) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
+    if (mlirShapedTypeGetRank(t) != 1 || !shuffle_type(mlirShapedTypeGetElementType(t)))
+      refuse(c, op, "%s", "a reduction gpu.shuffle cannot carry");
+  } else if (name_is(op, "vector.step")) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
+    if (mlirShapedTypeGetDimSize(t, 0) != LANES) refuse(c, op, "%s", "a step of other than 16");
+  } else if (name_is(op, "xegpu.load_nd")) {
+    if (!mlirAttributeIsNull(
+            mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("transpose"))))
+      refuse(c, op, "%s", "a transposing block load");
+  } else if (name_is(op, "xegpu.create_nd_tdesc")) {
+    zt_strbuf_t sb;
+    zt_strbuf_init(&sb);
+    mlirTypePrint(mlirValueGetType(mlirOperationGetResult(op, 0)), print_cb, &sb);
+    if (sb.failed || strstr(sb.data, "array_length")) refuse(c, op, "%s", "array_length > 1");
+    zt_strbuf_deinit(&sb);
+  } else if (name_is(op, "xegpu.store_nd") || name_is(op, "xegpu.prefetch_nd") ||
+             name_is(op, "xegpu.update_nd_offset") || name_is(op, "xegpu.dpas")) {
+  } else if (name_is(op, "xegpu.load") || name_is(op, "xegpu.store")) {
+    if (!mlirAttributeIsNull(
+            mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("chunk_size"))))
+      refuse(c, op, "%s", "chunked gathers");
+  } else if (name_starts(op, "scf.")) {
+    if (!name_is(op, "scf.for") && !name_is(op, "scf.while") && !name_is(op, "scf.if") &&
+        !name_is(op, "scf.yield") && !name_is(op, "scf.condition"))
+      refuse(c, op, "%s", "not handled");
+  } else if (name_starts(op, "gpu.")) {
+    if (name_is(op, "gpu.func")) return MlirWalkResultAdvance;
+    if (vec_result) refuse(c, op, "%s", "a vector-valued gpu op");
+  } else if (name_starts(op, "llvm.")) {
+    if (vec_result) refuse(c, op, "%s", "a vector-valued llvm op");
+  } else {
+    refuse(c, op, "%s", "not handled");
+  }
+  return c->bad ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
+}
+
+// ---------------------------------------------------------------- rewriting
+
+typedef struct {
+  MlirContext ctx;
+  op_list_t fix;  // ops that change form, in program order
+  zt_status_t status;
+} rewrite_t;
+
+// The lane's type of a subgroup-level type: vector<...xN> -> vector<...xN/16>;
+// a tensor descriptor without its layout; anything else unchanged.
+static MlirType lane_type(MlirContext ctx, MlirType t) {
+  if (mlirTypeIsAVector(t)) {
+    intptr_t r = mlirShapedTypeGetRank(t);
+    int64_t shape[2];
+    for (intptr_t i = 0; i < r; ++i) shape[i] = mlirShapedTypeGetDimSize(t, i);
+    shape[r - 1] /= LANES;
+    return mlirVectorTypeGet(r, shape, mlirShapedTypeGetElementType(t));
+  }
+  zt_strbuf_t sb;
+  zt_strbuf_init(&sb);
+  mlirTypePrint(t, print_cb, &sb);
+  MlirType out = t;
+  const char* at = sb.failed ? NULL : strstr(sb.data, ", #xegpu.layout<");
+  if (at && strncmp(sb.data, "!xegpu.tensor_desc<", 19) == 0) {
+    // Drop ", #xegpu.layout<...>" (its brackets nest).
+    const char* p = at + strlen(", #xegpu.layout<");
+    int depth = 1;
+    while (*p && depth) depth += (*p == '<') - (*p == '>'), ++p;
+    zt_strbuf_t nt;
+    zt_strbuf_init(&nt);
+    zt_strbuf_printf(&nt, "%.*s%s", (int)(at - sb.data), sb.data, p);
+    if (!nt.failed) {
+      MlirType parsed = mlirTypeParseGet(ctx, mlirStringRefCreate(nt.data, nt.size));
+      if (!mlirTypeIsNull(parsed)) out = parsed;
+    }
+    zt_strbuf_deinit(&nt);
+  }
+  zt_strbuf_deinit(&sb);
+  return out;
+}
+
+static bool needs_fix(MlirOperation op) {
+  static const char* const names[] = {"arith.constant", "vector.step",    "vector.reduction",
+                                      "xegpu.load_nd",  "xegpu.store_nd", "xegpu.dpas",
+                                      "xegpu.load",     "xegpu.store"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
+    if (name_is(op, names[i])) return true;
+  return false;
+}
+
+static MlirWalkResult retype_op(MlirOperation op, void* user) {
+  rewrite_t* rw = user;
+  if (name_is(op, "gpu.func")) return MlirWalkResultAdvance;
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
+    MlirValue v = mlirOperationGetResult(op, i);
+    mlirValueSetType(v, lane_type(rw->ctx, mlirValueGetType(v)));
+  }
+  for (intptr_t r = 0; r < mlirOperationGetNumRegions(op); ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+         !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b))
+      for (intptr_t i = 0; i < mlirBlockGetNumArguments(b); ++i) {
+        MlirValue a = mlirBlockGetArgument(b, i);
+        mlirBlockArgumentSetType(a, lane_type(rw->ctx, mlirValueGetType(a)));
+      }
+  // The layouts have been applied: later passes see plain lane code.
+  mlirOperationRemoveAttributeByName(op, mlirStringRefCreateFromCString("layout_result_0"));
+  if (needs_fix(op)) list_push(&rw->fix, op);
+  return MlirWalkResultAdvance;
+}
+
+static MlirOperation make_op(MlirContext ctx, const char* name, MlirLocation loc, intptr_t nops,
+                             const MlirValue* ops, intptr_t nres, const MlirType* res,
+                             intptr_t nattr, const MlirNamedAttribute* attrs) {
+  (void)ctx;
+  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString(name), loc);
+  if (nops) mlirOperationStateAddOperands(&st, nops, ops);
+  if (nres) mlirOperationStateAddResults(&st, nres, res);
+  if (nattr) mlirOperationStateAddAttributes(&st, nattr, attrs);
+  return mlirOperationCreate(&st);
+}
+
+static MlirNamedAttribute named(MlirContext ctx, const char* name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name)), a);
+}
+
+// Inserts op before `before` and returns its first result.
+static MlirValue put_before(MlirOperation before, MlirOperation op) {
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return mlirOperationGetResult(op, 0);
+}
+
+static MlirValue shape_cast_before(MlirContext ctx, MlirOperation before, MlirValue v,
+                                   MlirType to) {
+  return put_before(before, make_op(ctx, "vector.shape_cast", mlirOperationGetLocation(before), 1,
+                                    &v, 1, &to, 0, NULL));
+}
+
+static MlirType flat_type(MlirType vec) {
+  int64_t n = 1;
+  for (intptr_t i = 0; i < mlirShapedTypeGetRank(vec); ++i) n *= mlirShapedTypeGetDimSize(vec, i);
+  return mlirVectorTypeGet(1, &n, mlirShapedTypeGetElementType(vec));
+}
+
+// Result 0 of op becomes 1-D; its readers get it back in the lane's shape.
+static void flatten_result(MlirContext ctx, MlirOperation op) {
+  MlirValue r = mlirOperationGetResult(op, 0);
+  MlirType shaped = mlirValueGetType(r);
+  if (mlirShapedTypeGetRank(shaped) == 1) return;
+  mlirValueSetType(r, flat_type(shaped));
+  MlirOperation cast = make_op(ctx, "vector.shape_cast", mlirOperationGetLocation(op), 1, &r, 1,
+                               &shaped, 0, NULL);
+  mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(op), op, cast);
+  MlirValue c = mlirOperationGetResult(cast, 0);
+  mlirValueReplaceAllUsesOfWith(r, c);
+  mlirOperationSetOperand(cast, 0, r);
+}
+
+static void flatten_operand(MlirContext ctx, MlirOperation op, intptr_t i) {
+  MlirValue v = mlirOperationGetOperand(op, i);
+  MlirType t = mlirValueGetType(v);
+  if (!mlirTypeIsAVector(t) || mlirShapedTypeGetRank(t) == 1) return;
+  mlirOperationSetOperand(op, i, shape_cast_before(ctx, op, v, flat_type(t)));
+}
+
+static bool remove_attr(MlirOperation op, const char* name) {
+  return mlirOperationRemoveAttributeByName(op, mlirStringRefCreateFromCString(name));
+}
+
+static MlirAttribute get_attr(MlirOperation op, const char* name) {
+  return mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+}
+
+// The arith op that combines two partial results of a reduction kind.
+static const char* combiner(const char* kind, bool fl) {
+  static const struct {
+    const char* kind;
+    const char* f;
+    const char* i;
+  } map[] = {{"add", "arith.addf", "arith.addi"},        {"mul", "arith.mulf", "arith.muli"},
+             {"maxnumf", "arith.maxnumf", NULL},         {"minnumf", "arith.minnumf", NULL},
+             {"maximumf", "arith.maximumf", NULL},       {"minimumf", "arith.minimumf", NULL},
+             {"maxsi", NULL, "arith.maxsi"},             {"minsi", NULL, "arith.minsi"},
+             {"maxui", NULL, "arith.maxui"},             {"minui", NULL, "arith.minui"},
+             {"and", NULL, "arith.andi"},                {"or", NULL, "arith.ori"},
+             {"xor", NULL, "arith.xori"}};
+  for (size_t i = 0; i < sizeof map / sizeof *map; ++i)
+    if (strcmp(kind, map[i].kind) == 0) return fl ? map[i].f : map[i].i;
+  return NULL;
+}
+
+static MlirValue i32_const(MlirContext ctx, MlirOperation before, int64_t v) {
+  MlirType i32 = mlirIntegerTypeGet(ctx, 32);
+  MlirNamedAttribute a = named(ctx, "value", mlirIntegerAttrGet(i32, v));
+  return put_before(before, make_op(ctx, "arith.constant", mlirOperationGetLocation(before), 0,
+                                    NULL, 1, &i32, 1, &a));
+}
+
+// vector.reduction <kind>, %v [, %acc] over 16 lanes -> the lane's own
+// elements combined, then a butterfly across the lanes (every lane ends with
+// the total, as the subgroup-level op's uniform scalar result).
+static zt_status_t fix_reduction(MlirContext ctx, MlirOperation op) {
+  MlirLocation loc = mlirOperationGetLocation(op);
+  MlirValue v = mlirOperationGetOperand(op, 0);
+  MlirType vt = mlirValueGetType(v);
+  MlirType et = mlirShapedTypeGetElementType(vt);
+  MlirAttribute kind_attr = get_attr(op, "kind");
+  zt_strbuf_t ks;
+  zt_strbuf_init(&ks);
+  mlirAttributePrint(kind_attr, print_cb, &ks);
+  // "#vector.kind<add>"
+  char kind[24] = "";
+  const char* lt = ks.failed ? NULL : strchr(ks.data, '<');
+  if (lt) snprintf(kind, sizeof kind, "%.*s", (int)strcspn(lt + 1, ">"), lt + 1);
+  zt_strbuf_deinit(&ks);
+  const char* comb = combiner(kind, mlirTypeIsAFloat(et));
+  if (!comb)
+    return zt_make_status(ZT_STATUS_INTERNAL, "Xe lane distribution: reduction kind '%s'", kind);
+  MlirValue x;
+  if (mlirShapedTypeGetDimSize(vt, 0) == 1) {
+    MlirNamedAttribute pos = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){0}));
+    x = put_before(op, make_op(ctx, "vector.extract", loc, 1, &v, 1, &et, 1, &pos));
+  } else {
+    MlirNamedAttribute k = named(ctx, "kind", kind_attr);
+    x = put_before(op, make_op(ctx, "vector.reduction", loc, 1, &v, 1, &et, 1, &k));
+  }
+  MlirValue width = i32_const(ctx, op, LANES);
+  MlirAttribute xor_mode = mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString("#gpu<shuffle_mode xor>"));
+  if (mlirAttributeIsNull(xor_mode))
+    return zt_make_status(ZT_STATUS_INTERNAL, "Xe lane distribution: no gpu shuffle mode");
+  for (int d = 1; d < LANES; d *= 2) {
+    MlirValue args[3] = {x, i32_const(ctx, op, d), width};
+    MlirType res[2] = {et, mlirIntegerTypeGet(ctx, 1)};
+    MlirNamedAttribute mode = named(ctx, "mode", xor_mode);
+    MlirValue other = put_before(op, make_op(ctx, "gpu.shuffle", loc, 3, args, 2, res, 1, &mode));
+    MlirValue pair[2] = {x, other};
+    x = put_before(op, make_op(ctx, comb, loc, 2, pair, 1, &et, 0, NULL));
+  }
+  if (mlirOperationGetNumOperands(op) > 1) {
+    MlirValue pair[2] = {mlirOperationGetOperand(op, 1), x};
+    x = put_before(op, make_op(ctx, comb, loc, 2, pair, 1, &et, 0, NULL));
+  }
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), x);
+  mlirOperationDestroy(op);
+  return NULL;
+}
+
+// vector.step : vector<16xindex> -> the lane id as vector<1xindex>.
+static void fix_step(MlirContext ctx, MlirOperation op) {
+  MlirLocation loc = mlirOperationGetLocation(op);
+  MlirType idx = mlirIndexTypeGet(ctx);
+  MlirValue lane = put_before(op, make_op(ctx, "gpu.lane_id", loc, 0, NULL, 1, &idx, 0, NULL));
+  MlirType vt = mlirValueGetType(mlirOperationGetResult(op, 0));
+  MlirValue b = put_before(op, make_op(ctx, "vector.broadcast", loc, 1, &lane, 1, &vt, 0, NULL));
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), b);
+  mlirOperationDestroy(op);
+}
+
+// Whether a block-IO layout is a VNNI-packed operand (lane_data [2, 1] or [4, 1]).
+static bool packed_layout(MlirAttribute a) {
+  if (mlirAttributeIsNull(a)) return false;
+  zt_strbuf_t sb;
+  zt_strbuf_init(&sb);
+  mlirAttributePrint(a, print_cb, &sb);
+  bool p = !sb.failed && (strstr(sb.data, "lane_data = [2, 1]") || strstr(sb.data, "lane_data = [4, 1]"));
+  zt_strbuf_deinit(&sb);
+  return p;
+}
+
+static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
+  if (name_is(op, "arith.constant")) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
+    if (!mlirTypeIsAVector(t)) return NULL;
+    MlirAttribute v = get_attr(op, "value");
+    mlirOperationSetAttributeByName(
+        op, mlirStringRefCreateFromCString("value"),
+        mlirDenseElementsAttrSplatGet(t, mlirDenseElementsAttrGetSplatValue(v)));
+  } else if (name_is(op, "vector.step")) {
+    fix_step(ctx, op);
+  } else if (name_is(op, "vector.reduction")) {
+    return fix_reduction(ctx, op);
+  } else if (name_is(op, "xegpu.load_nd")) {
+    bool packed = packed_layout(get_attr(op, "layout"));
+    remove_attr(op, "layout");
+    if (packed) mlirOperationSetAttributeByName(op, mlirStringRefCreateFromCString("packed"),
+                                                mlirUnitAttrGet(ctx));
+    flatten_result(ctx, op);
+  } else if (name_is(op, "xegpu.store_nd")) {
+    remove_attr(op, "layout");
+    flatten_operand(ctx, op, 0);
+  } else if (name_is(op, "xegpu.dpas")) {
+    remove_attr(op, "layout_a");
+    remove_attr(op, "layout_b");
+    remove_attr(op, "layout_cd");
+    for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) flatten_operand(ctx, op, i);
+    flatten_result(ctx, op);
+  } else if (name_is(op, "xegpu.load") || name_is(op, "xegpu.store")) {
+    remove_attr(op, "layout");
+  }
+  return NULL;
+}
+
+typedef struct {
+  MlirOperation funcs[8];
+  int n;
+} funcs_t;
+
+static MlirWalkResult find_funcs(MlirOperation op, void* user) {
+  funcs_t* f = user;
+  if (name_is(op, "gpu.func")) {
+    if (f->n < 8) f->funcs[f->n] = op;
+    f->n++;
+    return MlirWalkResultSkip;
+  }
+  return MlirWalkResultAdvance;
+}
+
+zt_status_t xe_distribute_lanes(MlirContext ctx, MlirModule m, bool* done, char* why,
+                                size_t why_size) {
+  *done = false;
+  if (why_size) why[0] = 0;
+  funcs_t fs = {.n = 0};
+  mlirOperationWalk(mlirModuleGetOperation(m), find_funcs, &fs, MlirWalkPreOrder);
+  if (fs.n != 1) {
+    snprintf(why, why_size, "%d kernel functions", fs.n);
+    return NULL;
+  }
+  check_t c = {.ctx = ctx, .bad = false};
+  mlirOperationWalk(fs.funcs[0], check_op, &c, MlirWalkPreOrder);
+  if (c.bad) {
+    snprintf(why, why_size, "%s", c.why);
+    return NULL;
+  }
+  rewrite_t rw = {.ctx = ctx};
+  mlirOperationWalk(fs.funcs[0], retype_op, &rw, MlirWalkPreOrder);
+  if (rw.fix.oom) {
+    free(rw.fix.ops);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe lane distribution");
+  }
+  zt_status_t s = NULL;
+  for (size_t i = 0; i < rw.fix.n && !s; ++i) s = fix_op(ctx, rw.fix.ops[i]);
+  free(rw.fix.ops);
+  if (!s) *done = true;
+  return s;
+}
