@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "compiler_api.h"
+#include "cpu/kernel_call.h"
 #include "cpu/thread_pool.h"
 
 #define CPU_ALIGNMENT 64
@@ -34,6 +35,8 @@ typedef struct cpu_executable_s {
   const zt_compiler_api_t* api;     // to unload the engine
   ffi_cif cif;
   ffi_type* arg_types[MAX_FFI_ARGS];
+  bool direct;             // called through kplan (kernel_call.h), else libffi
+  zt_kcall_plan_t kplan;
 } cpu_executable_t;
 
 // --- device ------------------------------------------------------------------
@@ -110,6 +113,9 @@ static zt_status_t prep_cif(cpu_executable_t* e, const zt_kernel_meta_t* meta) {
                                &ffi_type_void, e->arg_types);
   if (fs != FFI_OK)
     return zt_make_status(ZT_STATUS_INTERNAL, "ffi_prep_cif failed (%d)", (int)fs);
+  // ZETILE_CPU_FFI=1 keeps libffi (to compare the two calls).
+  const char* ffi_env = getenv("ZETILE_CPU_FFI");
+  e->direct = !(ffi_env && ffi_env[0] == '1') && zt_kcall_plan(&e->kplan, meta->arg_kinds, n);
   return NULL;
 }
 
@@ -360,6 +366,7 @@ static void ensure_altstack(void) {
 // (which skips the kernel's and libffi's frames; neither holds resources)
 // or from a fault (returns true then).
 static __attribute__((noinline)) bool call_program(cpu_executable_t* e, void** avalues,
+                                                   const zt_kcall_frame_t* frame,
                                                    zt_cpu_program_ctx_t* pctx) {
   switch (setjmp(pctx->exit)) {
     case 0: break;
@@ -367,8 +374,12 @@ static __attribute__((noinline)) bool call_program(cpu_executable_t* e, void** a
     default: return true;                     // a fault (fault_handler cleared it)
   }
   tl_program = pctx;
-  ffi_arg ret;
-  ffi_call(&e->cif, FFI_FN(e->fn), &ret, avalues);
+  if (e->direct) {
+    zt_kcall(&e->kplan, e->fn, frame);
+  } else {
+    ffi_arg ret;
+    ffi_call(&e->cif, FFI_FN(e->fn), &ret, avalues);
+  }
   tl_program = NULL;
   return false;
 }
@@ -402,6 +413,20 @@ static void run_programs(void* ctx, int32_t worker) {
   for (int32_t i = 0; i < n; ++i) avalues[i] = (void*)&l->values[i];
   for (int32_t i = 0; i < 6; ++i) avalues[n + i] = &ids[i];
   avalues[n + 6] = &pctx_arg;
+  // The direct call's frame: filled once, then only the program ids change.
+  cpu_executable_t* e = l->exe;
+  zt_kcall_frame_t frame;
+  uint64_t *wx = NULL, *wy = NULL, *wz = NULL;
+  if (e->direct) {
+    memset(&frame, 0, sizeof frame);  // unused slots are passed too
+    const zt_kernel_meta_t* m = &e->base.meta;
+    for (int32_t i = 0; i < n; ++i) zt_kcall_set(&e->kplan, &frame, i, m->arg_kinds[i], &l->values[i]);
+    for (int32_t i = 0; i < 6; ++i) *zt_kcall_word(&e->kplan, &frame, n + i) = (uint64_t)(int64_t)ids[i];
+    *zt_kcall_word(&e->kplan, &frame, n + 6) = (uint64_t)(uintptr_t)pctx_arg;
+    wx = zt_kcall_word(&e->kplan, &frame, n);
+    wy = zt_kcall_word(&e->kplan, &frame, n + 1);
+    wz = zt_kcall_word(&e->kplan, &frame, n + 2);
+  }
   uint64_t gx = l->grid[0], gy = l->grid[1];
   ensure_altstack();
   // The launching thread (worker 0) polls for interrupts between programs.
@@ -427,7 +452,12 @@ static void run_programs(void* ctx, int32_t worker) {
       ids[0] = (int32_t)(p % gx);
       ids[1] = (int32_t)((p / gx) % gy);
       ids[2] = (int32_t)(p / (gx * gy));
-      if (call_program(l->exe, avalues, &pctx)) record_fault(l, ids);
+      if (wx) {
+        *wx = (uint64_t)ids[0];  // ids are never negative
+        *wy = (uint64_t)ids[1];
+        *wz = (uint64_t)ids[2];
+      }
+      if (call_program(e, avalues, &frame, &pctx)) record_fault(l, ids);
     }
   }
 }

@@ -1,8 +1,15 @@
 // The CPU backend's persistent thread pool. One process-wide pool: workers
-// wait for the job generation to change, spinning briefly first (back-to-back
-// launches then start without a futex wake-up, which costs tens of
-// microseconds) and then sleeping on a condition variable. The caller waits
-// for the workers the same way. ZETILE_SPIN=0 disables spinning.
+// wait for a new job, spinning briefly first (back-to-back launches then
+// start without a futex wake-up, which costs tens of microseconds) and then
+// sleeping on a condition variable. ZETILE_SPIN=0 disables spinning.
+//
+// A job is open while its caller runs its own share; a worker enters it only
+// while it is open (one compare-and-swap on `job`), so the caller closes it
+// when its work function returns and then waits only for the workers that
+// entered: a worker that is slow to wake (asleep, or descheduled on a busy
+// machine) no longer holds up a short launch, and never touches a job whose
+// caller has returned. Wake-ups and the caller's wait use the mutex and a
+// system call only when someone sleeps.
 #include "cpu/thread_pool.h"
 
 #include <errno.h>
@@ -15,7 +22,7 @@
 #include <unistd.h>
 
 #define DEFAULT_STACK_MIB 64
-#define DEFAULT_SPIN 4000  // iterations of a pause loop: roughly 20-100 us
+#define DEFAULT_SPIN 4000  // iterations of a pause loop: roughly 20-200 us
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -25,15 +32,22 @@
 #define cpu_relax() ((void)0)
 #endif
 
+// `job` packs the job's sequence number (high 32 bits), whether it is open
+// (bit 31) and how many workers are inside it (low 31 bits).
+#define JOB_OPEN ((uint64_t)1 << 31)
+#define JOB_ACTIVE_MASK (JOB_OPEN - 1)
+#define JOB_SEQ(j) ((j) >> 32)
+
 typedef struct pool_s {
   pthread_mutex_t mu;
-  pthread_cond_t wake;
-  pthread_cond_t done;
-  atomic_uint_fast64_t generation;  // bumped (under mu) to publish a job
+  pthread_cond_t wake;      // workers sleep here for a new job
+  pthread_cond_t done;      // the caller sleeps here for the workers inside a job
+  _Atomic uint64_t job;
+  atomic_int sleepers;      // workers asleep (or about to sleep) on `wake`
+  atomic_int caller_waits;  // the caller asleep (or about to) on `done`
   zt_pool_fn_t fn;
   void* ctx;
-  atomic_int participants;  // threads in the current job, caller included
-  atomic_int pending;       // participating workers still running it
+  atomic_int participants;  // threads the current job may use, caller included
   int32_t num_workers;
   int32_t spin;
   pthread_t* threads;
@@ -49,25 +63,60 @@ typedef struct worker_arg_s {
 static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER;
 static pool_t* the_pool;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static atomic_int affinity_cpus;  // 0 until counted (sched_getaffinity, once)
 
 static void atfork_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&run_mu, &fresh, sizeof fresh);
   the_pool = NULL;  // its threads do not exist here; leak the struct
+  atomic_store(&affinity_cpus, 0);  // the child may run with another mask
 }
 
 static void register_atfork(void) { pthread_atfork(NULL, NULL, atfork_child); }
 
-int32_t zt_pool_concurrency(void) {
-  const char* env = getenv("ZETILE_NUM_THREADS");
-  if (env && atoi(env) > 0) return atoi(env) > 1024 ? 1024 : atoi(env);
+// The CPUs this process may run on, counted once: launches ask on every
+// call, and the system call was a tenth of a short launch's cost.
+static int32_t cpus_available(void) {
+  int n = atomic_load_explicit(&affinity_cpus, memory_order_relaxed);
+  if (n > 0) return n;
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return n;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+  if (n <= 0) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    n = c > 0 ? (int)c : 1;
   }
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int32_t)n : 1;
+  atomic_store_explicit(&affinity_cpus, n, memory_order_relaxed);
+  return n;
+}
+
+int32_t zt_pool_concurrency(void) {
+  // getenv stays per call (no system call; tests and tools change it).
+  const char* env = getenv("ZETILE_NUM_THREADS");
+  if (env && env[0]) {
+    int v = atoi(env);
+    if (v > 0) return v > 1024 ? 1024 : v;
+  }
+  return cpus_available();
+}
+
+// Enters job `seq` if it is still open; false if it closed or moved on.
+static bool enter_job(pool_t* pool, uint64_t seq) {
+  uint64_t j = atomic_load(&pool->job);
+  while (JOB_SEQ(j) == seq && (j & JOB_OPEN)) {
+    if (atomic_compare_exchange_weak(&pool->job, &j, j + 1)) return true;
+  }
+  return false;
+}
+
+static void leave_job(pool_t* pool) {
+  uint64_t prev = atomic_fetch_sub(&pool->job, 1);
+  // The last worker out of a closed job wakes a caller that went to sleep.
+  if ((prev & JOB_ACTIVE_MASK) == 1 && !(prev & JOB_OPEN) &&
+      atomic_load(&pool->caller_waits)) {
+    pthread_mutex_lock(&pool->mu);
+    pthread_cond_signal(&pool->done);
+    pthread_mutex_unlock(&pool->mu);
+  }
 }
 
 static void* worker_main(void* p) {
@@ -75,27 +124,29 @@ static void* worker_main(void* p) {
   pool_t* pool = arg->pool;
   int32_t index = arg->index;
   free(arg);
-  uint64_t seen = 0;
+  uint64_t seen = 0;  // jobs count from 1: one published before we started is ours too
   for (;;) {
-    uint64_t g = atomic_load(&pool->generation);
-    for (int32_t i = 0; i < pool->spin && g == seen; ++i) {
+    uint64_t seq = JOB_SEQ(atomic_load(&pool->job));
+    for (int32_t i = 0; i < pool->spin && seq == seen; ++i) {
       cpu_relax();
-      g = atomic_load(&pool->generation);
+      seq = JOB_SEQ(atomic_load_explicit(&pool->job, memory_order_relaxed));
     }
-    if (g == seen) {
+    if (seq == seen) {
       pthread_mutex_lock(&pool->mu);
-      while ((g = atomic_load(&pool->generation)) == seen)
+      // sleepers before re-reading the job, and the caller publishes before
+      // reading sleepers (both sequentially consistent): one of us sees the
+      // other, so a job is never published to a worker that sleeps on.
+      atomic_fetch_add(&pool->sleepers, 1);
+      while ((seq = JOB_SEQ(atomic_load(&pool->job))) == seen)
         pthread_cond_wait(&pool->wake, &pool->mu);
+      atomic_fetch_sub(&pool->sleepers, 1);
       pthread_mutex_unlock(&pool->mu);
     }
-    seen = g;
+    seen = seq;
     if (index >= atomic_load(&pool->participants)) continue;  // not needed this time
+    if (!enter_job(pool, seq)) continue;  // the caller finished it alone
     pool->fn(pool->ctx, index);
-    if (atomic_fetch_sub(&pool->pending, 1) == 1) {
-      pthread_mutex_lock(&pool->mu);
-      pthread_cond_signal(&pool->done);
-      pthread_mutex_unlock(&pool->mu);
-    }
+    leave_job(pool);
   }
   return NULL;
 }
@@ -107,9 +158,10 @@ static zt_status_t pool_create(pool_t** out) {
   pthread_mutex_init(&pool->mu, NULL);
   pthread_cond_init(&pool->wake, NULL);
   pthread_cond_init(&pool->done, NULL);
-  atomic_init(&pool->generation, 0);
+  atomic_init(&pool->job, 0);
+  atomic_init(&pool->sleepers, 0);
+  atomic_init(&pool->caller_waits, 0);
   atomic_init(&pool->participants, 0);
-  atomic_init(&pool->pending, 0);
   const char* spin = getenv("ZETILE_SPIN");
   pool->spin = spin && spin[0] ? atoi(spin) : DEFAULT_SPIN;
   if (pool->spin < 0) pool->spin = 0;
@@ -141,10 +193,30 @@ static zt_status_t pool_create(pool_t** out) {
   return NULL;
 }
 
+// Closes the job (no worker enters it any more) and waits for those inside.
+static void finish_job(pool_t* pool) {
+  uint64_t j = atomic_fetch_and(&pool->job, ~JOB_OPEN) & ~JOB_OPEN;
+  for (int32_t i = 0; i < pool->spin && (j & JOB_ACTIVE_MASK); ++i) {
+    cpu_relax();
+    j = atomic_load(&pool->job);
+  }
+  if (!(j & JOB_ACTIVE_MASK)) return;
+  pthread_mutex_lock(&pool->mu);
+  atomic_store(&pool->caller_waits, 1);
+  while (atomic_load(&pool->job) & JOB_ACTIVE_MASK) pthread_cond_wait(&pool->done, &pool->mu);
+  atomic_store(&pool->caller_waits, 0);
+  pthread_mutex_unlock(&pool->mu);
+}
+
 zt_status_t zt_pool_run(zt_pool_fn_t fn, void* ctx, int32_t participants) {
+  if (participants <= 1) {
+    // One thread: the caller alone, no pool state touched (nor its lock).
+    fn(ctx, 0);
+    return NULL;
+  }
   pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&run_mu);
-  if (!the_pool && participants > 1) {
+  if (!the_pool) {
     zt_status_t s = pool_create(&the_pool);
     if (s) {
       pthread_mutex_unlock(&run_mu);
@@ -153,29 +225,23 @@ zt_status_t zt_pool_run(zt_pool_fn_t fn, void* ctx, int32_t participants) {
   }
   pool_t* pool = the_pool;
   int32_t workers = participants - 1;
-  if (!pool || workers < 0) workers = 0;
-  if (pool && workers > pool->num_workers) workers = pool->num_workers;
+  if (workers > pool->num_workers) workers = pool->num_workers;
   if (workers > 0) {
-    // Only participants read fn/ctx, and the previous job's participants have
-    // all finished (we waited for them), so these plain writes are safe.
+    // Workers read fn/ctx only inside an open job, and the previous job's
+    // workers have all left it (finish_job), so these plain writes are safe.
     pool->fn = fn;
     pool->ctx = ctx;
     atomic_store(&pool->participants, workers + 1);
-    atomic_store(&pool->pending, workers);
-    pthread_mutex_lock(&pool->mu);
-    atomic_fetch_add(&pool->generation, 1);
-    pthread_cond_broadcast(&pool->wake);
-    pthread_mutex_unlock(&pool->mu);
-  }
-  fn(ctx, 0);
-  if (workers > 0) {
-    for (int32_t i = 0; i < pool->spin && atomic_load(&pool->pending) > 0; ++i) cpu_relax();
-    if (atomic_load(&pool->pending) > 0) {
+    uint64_t seq = JOB_SEQ(atomic_load(&pool->job)) + 1;
+    atomic_store(&pool->job, (seq << 32) | JOB_OPEN);
+    if (atomic_load(&pool->sleepers) > 0) {
       pthread_mutex_lock(&pool->mu);
-      while (atomic_load(&pool->pending) > 0) pthread_cond_wait(&pool->done, &pool->mu);
+      pthread_cond_broadcast(&pool->wake);
       pthread_mutex_unlock(&pool->mu);
     }
   }
+  fn(ctx, 0);
+  if (workers > 0) finish_job(pool);
   pthread_mutex_unlock(&run_mu);
   return NULL;
 }

@@ -1,0 +1,147 @@
+// The CPU backend's direct kernel call (runtime/cpu/kernel_call.c) against
+// libffi's: a hand-written kernel with more integer and floating-point
+// arguments than there are registers (so both classes spill to the stack,
+// interleaved), every narrow kind, launched both ways; and the thread
+// pool's job hand-off under many short back-to-back launches, with workers
+// that sleep at once (ZETILE_SPIN=0) so that they often wake after the
+// caller has run every program alone.
+#include <check.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_backend.h"
+#include "zetile/zetile.h"
+
+#define OK(expr)                                                       \
+  do {                                                                 \
+    zt_status_t s_ = (expr);                                           \
+    ck_assert_msg(s_ == NULL, "%s: %s", #expr, zt_status_message(s_)); \
+  } while (0)
+
+// 9 f64 and 9 f32 (18 vector-class values, 8 registers) mixed with 9
+// integer-class values (6 registers), then the hidden ids and context.
+#define META_MANY                                                                  \
+  "kernel=many\ntarget=cpu\n"                                                      \
+  "args=ptr:i32,f64,f32,i8,f64,f32,i16,f64,f32,i32,f64,f32,i64,f64,f32,f16,f64,f32,bf16,"  \
+  "f64,f32,i1,f64,f32,f64,f32,i64\n"                                               \
+  "local_size=1,1,1\nsubgroup_size=1\n"
+
+static void many(uint64_t bad, double d0, float f0, int8_t i8, double d1, float f1, int16_t i16,
+                 double d2, float f2, int32_t i32, double d3, float f3, int64_t i64, double d4,
+                 float f4, uint16_t h, double d5, float f5, uint16_t bh, double d6, float f6,
+                 int8_t b, double d7, float f7, double d8, float f8, int64_t last, int32_t px,
+                 int32_t py, int32_t pz, int32_t nx, int32_t ny, int32_t nz, void* ctx) {
+  (void)ctx;
+  const double d[9] = {d0, d1, d2, d3, d4, d5, d6, d7, d8};
+  const float f[9] = {f0, f1, f2, f3, f4, f5, f6, f7, f8};
+  int wrong = 0;
+  for (int k = 0; k < 9; ++k) {
+    wrong += d[k] != 0.5 + k;
+    wrong += f[k] != -1.25f - (float)k;
+  }
+  wrong += i8 != -7;
+  wrong += i16 != -300;
+  wrong += i32 != -70000;
+  wrong += i64 != -5000000000LL;
+  wrong += h != 0xabcd;
+  wrong += bh != 0x8001;
+  wrong += b != 1;
+  wrong += last != 0x123456789abcLL;
+  wrong += px < 0 || px >= nx || py < 0 || py >= ny || pz < 0 || pz >= nz;
+  wrong += nx != 3 || ny != 2 || nz != 1;
+  atomic_fetch_add((atomic_int*)(uintptr_t)bad, wrong);
+}
+
+static void launch_many(void) {
+  zt_device_t* d;
+  OK(zt_device_open("cpu", &d));
+  zt_executable_t* e;
+  OK(zt_cpu_executable_create_from_function(d, META_MANY, (void*)many, &e));
+  atomic_int bad = 0;
+  zt_arg_t a[27];
+  memset(a, 0, sizeof a);
+  a[0] = (zt_arg_t){ZT_PTR, {.ptr = (uint64_t)(uintptr_t)&bad}};
+  int fd = 0, ff = 0;
+  static const zt_scalar_kind_t kinds[27] = {
+      ZT_PTR, ZT_F64, ZT_F32, ZT_I8,  ZT_F64, ZT_F32, ZT_I16, ZT_F64, ZT_F32,
+      ZT_I32, ZT_F64, ZT_F32, ZT_I64, ZT_F64, ZT_F32, ZT_F16, ZT_F64, ZT_F32,
+      ZT_BF16, ZT_F64, ZT_F32, ZT_I1, ZT_F64, ZT_F32, ZT_F64, ZT_F32, ZT_I64};
+  for (int i = 1; i < 27; ++i) {
+    a[i].kind = kinds[i];
+    switch (kinds[i]) {
+      case ZT_F64: a[i].value.f = 0.5 + fd++; break;
+      case ZT_F32: a[i].value.f = -1.25 - ff++; break;
+      case ZT_I8: a[i].value.i = -7; break;
+      case ZT_I16: a[i].value.i = -300; break;
+      case ZT_I32: a[i].value.i = -70000; break;
+      case ZT_I64: a[i].value.i = i == 26 ? 0x123456789abcLL : -5000000000LL; break;
+      case ZT_F16: a[i].value.bits = 0xabcd; break;
+      case ZT_BF16: a[i].value.bits = 0x8001; break;
+      case ZT_I1: a[i].value.i = 1; break;
+      default: break;
+    }
+  }
+  uint32_t grid[3] = {3, 2, 1};
+  OK(zt_launch(e, grid, 27, a));
+  ck_assert_int_eq(atomic_load(&bad), 0);
+  zt_executable_release(e);
+  zt_device_release(d);
+}
+
+START_TEST(test_direct_call_every_slot) { launch_many(); }
+END_TEST
+
+START_TEST(test_libffi_call_every_slot) {
+  setenv("ZETILE_CPU_FFI", "1", 1);  // read when the executable is created
+  launch_many();
+  unsetenv("ZETILE_CPU_FFI");
+}
+END_TEST
+
+static void count(uint64_t counts, int32_t px, int32_t py, int32_t pz, int32_t nx, int32_t ny,
+                  int32_t nz, void* ctx) {
+  (void)py, (void)pz, (void)nx, (void)ny, (void)nz, (void)ctx;
+  atomic_fetch_add((atomic_int*)(uintptr_t)counts + px, 1);
+}
+
+START_TEST(test_short_launches_count_each_program_once) {
+  setenv("ZETILE_NUM_THREADS", "4", 1);
+  setenv("ZETILE_SPIN", "0", 1);  // read when the pool starts (here)
+  zt_device_t* d;
+  OK(zt_device_open("cpu", &d));
+  zt_executable_t* e;
+  OK(zt_cpu_executable_create_from_function(
+      d, "kernel=count\ntarget=cpu\nargs=ptr:i32\nlocal_size=1,1,1\nsubgroup_size=1\n",
+      (void*)count, &e));
+  atomic_int counts[8];
+  for (int round = 0; round < 3000; ++round) {
+    uint32_t n = 1 + (uint32_t)round % 8;
+    for (int i = 0; i < 8; ++i) atomic_init(&counts[i], 0);
+    zt_arg_t a = {ZT_PTR, {.ptr = (uint64_t)(uintptr_t)counts}};
+    uint32_t grid[3] = {n, 1, 1};
+    OK(zt_launch(e, grid, 1, &a));
+    for (uint32_t i = 0; i < 8; ++i)
+      ck_assert_msg(atomic_load(&counts[i]) == (i < n ? 1 : 0),
+                    "round %d: program %u ran %d times", round, i, atomic_load(&counts[i]));
+  }
+  zt_executable_release(e);
+  zt_device_release(d);
+}
+END_TEST
+
+int main(void) {
+  Suite* suite = suite_create("cpu_kernel_call");
+  TCase* tc = tcase_create("cpu");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_direct_call_every_slot);
+  tcase_add_test(tc, test_libffi_call_every_slot);
+  tcase_add_test(tc, test_short_launches_count_each_program_once);
+  suite_add_tcase(suite, tc);
+  SRunner* runner = srunner_create(suite);
+  srunner_run_all(runner, CK_NORMAL);
+  int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
