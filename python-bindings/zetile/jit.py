@@ -12,7 +12,6 @@ import inspect
 import re
 import textwrap
 import threading
-import time
 
 import numpy as np
 
@@ -199,7 +198,6 @@ class JITFunction:
         self.debug = debug
         self._source = None
         self._cache = {}
-        self._compiling = {}  # specialization -> its compile's lock
         self._lock = threading.Lock()
 
     @property
@@ -422,9 +420,7 @@ class JITFunction:
 
     def _compile_for(self, device, key, arg_types, divisibility, constexprs, num_warps,
                      descriptors, xe=(None, None)):
-        t0 = time.perf_counter()
         text = self.build_tile_ir(arg_types, constexprs, divisibility, descriptors)
-        front_end_ms = (time.perf_counter() - t0) * 1e3  # the compile's timings show it
         info = runtime.info(device)
         # The device says whether its driver lacks 2D block IO; ZETILE_COMPAT=1/0
         # forces the compat path on or off; a launch's compat= (autotune
@@ -437,7 +433,7 @@ class JITFunction:
         try:
             artifact = _C.compile(text, target=info["target"], num_warps=num_warps or 0,
                                   compat=compat, igc_options=_grf_igc_options(grf_mode),
-                                  cached=True, front_end_ms=front_end_ms)
+                                  cached=True)
         except _C.Error as e:
             raise _as_compilation_error(self, e) from e
         exe = device.load(artifact)
@@ -456,22 +452,12 @@ class JITFunction:
         ckey = (id(dev), key, num_warps, self.debug_enabled, xe)
         ck = self._cache.get(ckey)
         if ck is None:
-            # One lock per specialization: threads wanting the same one wait
-            # for a single compile, different ones (autotuning configs)
-            # compile at the same time (the compiler runs without the GIL).
             with self._lock:
-                klock = self._compiling.setdefault(ckey, threading.Lock())
-            try:
-                with klock:
-                    ck = self._cache.get(ckey)
-                    if ck is None:
-                        ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps,
-                                               descs, xe)
-                        with self._lock:
-                            self._cache[ckey] = ck
-            finally:
-                with self._lock:
-                    self._compiling.pop(ckey, None)
+                ck = self._cache.get(ckey)
+                if ck is None:
+                    ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps, descs,
+                                           xe)
+                    self._cache[ckey] = ck
         return ck
 
     # ------------------------------------------------------------- launching
@@ -643,12 +629,10 @@ def compile(fn, signature, constexprs=None, constants=None, target="cpu", num_wa
     unknown = set(signature) - set(fn.arg_names) if isinstance(signature, dict) else set()
     if unknown:
         raise KernelArgumentError(f"signature names unknown arguments: {', '.join(sorted(unknown))}")
-    t0 = time.perf_counter()
     text = fn.build_tile_ir(arg_types, constexprs, div, descs)
-    front_end_ms = (time.perf_counter() - t0) * 1e3
     try:
         artifact = _C.compile(text, target=target, num_warps=num_warps, compat=compat,
-                              igc_options=igc_options, cached=cached, front_end_ms=front_end_ms)
+                              igc_options=igc_options, cached=cached)
     except _C.Error as e:
         raise _as_compilation_error(fn, e) from e
     return CompiledKernel(fn.__name__, artifact, None, [n for n in fn.arg_names if n in arg_types],
