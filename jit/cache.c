@@ -9,6 +9,8 @@
 // (<name>.bad, beside them) with a warning on stderr.
 #include "zetile/cache.h"
 
+#include "debug_flags.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -89,10 +91,18 @@ const char* zt_cache_dir(void) {
   return cache_dir;
 }
 
-static bool debug_enabled(void) {
+// ZETILE_DEBUG: a list of topics ("cache,time"; any separator), or 1 / all
+// for every topic. A topic counts wherever it appears in the value, as the
+// Python side reads it ("assert" in ZETILE_DEBUG). Read on every call: a
+// program may set it after loading zetile.
+bool zt_debug_enabled(const char* topic) {
   const char* d = getenv("ZETILE_DEBUG");
-  return d && (strstr(d, "cache") || strcmp(d, "1") == 0 || strcmp(d, "all") == 0);
+  if (!d || !d[0]) return false;
+  if (strcmp(d, "1") == 0 || strcmp(d, "all") == 0) return true;
+  return topic && topic[0] && strstr(d, topic) != NULL;
 }
+
+static bool debug_enabled(void) { return zt_debug_enabled("cache"); }
 
 static void debug_log(const char* what, const char* key, const char* name,
                       const char* detail) {

@@ -10,10 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
 #include <xxhash.h>
 
+#include "base/kernel_meta.h"
+#include "base/strbuf.h"
 #include "compile_budget.h"
+#include "compile_report.h"
+#include "debug_flags.h"
 #include "zetile/cache.h"
 #include "zetile/compiler.h"
 #include "zt_build_id.h"
@@ -56,13 +61,97 @@ void zt_compile_cache_key(const char* tile_ir, size_t size,
            (unsigned long long)h.low64);
 }
 
+// --- where the time went (ZETILE_DEBUG=time) ----------------------------------
+
+// Set by a front end just before it compiles on this thread (the Python
+// extension: the AST -> tile IR step); taken by that compile's report.
+static _Thread_local double g_front_end_ms = -1;
+
+ZT_API void zt_compile_note_front_end(double ms) { g_front_end_ms = ms; }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+// Appends "what=ms" to the artifact's "timings" section (made if absent).
+static void add_timing(zt_artifact_t* a, const char* what, double ms) {
+  const void* old = NULL;
+  size_t n = 0;
+  zt_status_t s = zt_artifact_get(a, "timings", &old, &n);
+  zt_status_free(s);
+  zt_strbuf_t sb;
+  zt_strbuf_init(&sb);
+  if (!s && n) zt_strbuf_append(&sb, old, n);
+  zt_strbuf_printf(&sb, "%s=%.3f\n", what, ms);
+  if (!sb.failed) zt_status_free(zt_artifact_set(a, "timings", sb.data, sb.size));
+  zt_strbuf_deinit(&sb);
+}
+
+void zt_compile_report(zt_artifact_t* a, const zt_compile_options_t* options,
+                       const char* how, double wall_ms) {
+  double fe = g_front_end_ms;
+  g_front_end_ms = -1;
+  if (a && fe >= 0) add_timing(a, "front end", fe);
+  if (!a || !zt_debug_enabled("time")) return;
+  zt_kernel_meta_t meta;
+  zt_kernel_meta_init(&meta);
+  const void* text = NULL;
+  size_t n = 0;
+  zt_status_t s = zt_artifact_get(a, "meta", &text, &n);
+  if (!s) s = zt_kernel_meta_parse(text, n, &meta);
+  zt_status_free(s);
+  // One block, written with one call: compiles on other threads report
+  // too, and their lines must not interleave with these.
+  zt_strbuf_t sb;
+  zt_strbuf_init(&sb);
+  const char* target = options && options->target ? options->target : "cpu";
+  zt_strbuf_printf(&sb, "zetile time: %s for %s, %s: %.1f ms%s\n",
+                   meta.kernel[0] ? meta.kernel : "(kernel)", target, how,
+                   wall_ms + (fe > 0 ? fe : 0), fe >= 0 ? " with the front end" : "");
+  s = zt_artifact_get(a, "timings", &text, &n);
+  if (s) {
+    zt_status_free(s);
+    zt_strbuf_puts(&sb, "  (the artifact has no timings)\n");
+  } else {
+    // Front end first: it ran first, though it is recorded last.
+    const char* p = text;
+    const char* end = p + n;
+    if (fe >= 0) zt_strbuf_printf(&sb, "  %-52s %9.1f ms\n", "front end", fe);
+    while (p < end) {
+      const char* nl = memchr(p, '\n', (size_t)(end - p));
+      const char* line_end = nl ? nl : end;
+      const char* eq = NULL;
+      for (const char* q = line_end; q > p; --q)
+        if (q[-1] == '=') {
+          eq = q - 1;
+          break;
+        }
+      if (eq && !(eq - p == 9 && memcmp(p, "front end", 9) == 0)) {
+        double ms = strtod(eq + 1, NULL);
+        zt_strbuf_printf(&sb, "  %-52.*s %9.1f ms\n", (int)(eq - p), p, ms);
+      }
+      p = line_end + 1;
+    }
+  }
+  if (!sb.failed) {
+    fputs(sb.data, stderr);
+    fflush(stderr);
+  }
+  zt_strbuf_deinit(&sb);
+}
+
 zt_status_t zt_compile_cached(const char* tile_ir, size_t size,
                               const zt_compile_options_t* options,
                               zt_artifact_t** out_artifact, bool* out_cache_hit) {
-  if (!tile_ir || !out_artifact)
+  if (!tile_ir || !out_artifact) {
+    g_front_end_ms = -1;
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_compile_cached: NULL argument");
+  }
   *out_artifact = NULL;
   if (out_cache_hit) *out_cache_hit = false;
+  double t0 = now_ms();
   char key[33];
   zt_compile_cache_key(tile_ir, size, options, key);
 
@@ -74,6 +163,10 @@ zt_status_t zt_compile_cached(const char* tile_ir, size_t size,
     s = zt_artifact_deserialize(blob, blob_size, &a);
     free(blob);
     if (!s) {
+      // A hit's "timings" are the original compile's; its own cost is this.
+      double ms = now_ms() - t0;
+      add_timing(a, "cache hit (read)", ms);
+      zt_compile_report(a, options, "cache hit", ms);
       *out_artifact = a;
       if (out_cache_hit) *out_cache_hit = true;
       return NULL;
@@ -85,6 +178,8 @@ zt_status_t zt_compile_cached(const char* tile_ir, size_t size,
     // An unreadable cache must not stop compilation.
   }
   zt_status_free(s);
+  s = NULL;
+  double lookup_ms = now_ms() - t0;
 
   zt_artifact_t* a = NULL;
   zt_cache_count(ZT_CACHE_COMPILES, 1);
@@ -92,8 +187,13 @@ zt_status_t zt_compile_cached(const char* tile_ir, size_t size,
   // process that can be ended; without one, or without the worker, here.
   double budget = zt_compile_budget_seconds();
   bool ran = false;
-  if (budget > 0) ZT_RETURN_IF_ERROR(zt_compile_budgeted(tile_ir, size, options, budget, &a, &ran));
-  if (!ran) ZT_RETURN_IF_ERROR(zt_compile(tile_ir, size, options, &a));
+  if (budget > 0) s = zt_compile_budgeted(tile_ir, size, options, budget, &a, &ran);
+  if (!s && !ran) s = zt_compile_unreported(tile_ir, size, options, &a);
+  if (s) {
+    g_front_end_ms = -1;
+    return s;
+  }
+  double t1 = now_ms();
   s = zt_artifact_serialize(a, &blob, &blob_size);
   if (!s) {
     s = zt_cache_put(key, ARTIFACT_ENTRY, blob, blob_size);
@@ -102,6 +202,12 @@ zt_status_t zt_compile_cached(const char* tile_ir, size_t size,
   // A cache that cannot be written (read-only home, full disk) costs speed,
   // not correctness: the compiled artifact is still returned.
   zt_status_free(s);
+  double t2 = now_ms();
+  // The cache's own stages go into the returned artifact's timings (the
+  // stored copy was written before they were known).
+  add_timing(a, "cache lookup (miss)", lookup_ms);
+  add_timing(a, "cache write", t2 - t1);
+  zt_compile_report(a, options, ran ? "compiled in a worker process" : "compiled", t2 - t0);
   *out_artifact = a;
   return NULL;
 }

@@ -147,7 +147,7 @@ static void jitdump_begin(jitdump_guard_t* g) {
   const char* old = getenv("JITDUMPDIR");
   g->had = old != NULL;
   g->saved = old ? strdup(old) : NULL;
-  setenv("JITDUMPDIR", g->dir, 1);  // compiles are serialized by the compiler lock
+  setenv("JITDUMPDIR", g->dir, 1);  // under the exclusive compiler lock: no compile reads the environment now
   g->active = true;
 }
 
@@ -161,12 +161,24 @@ static void jitdump_end(jitdump_guard_t* g) {
   nftw(g->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static zt_status_t load_in(MlirContext ctx, const char* text, size_t size, const char* name,
+                           void** out_fn, void** out_engine);
+
 static zt_status_t load_locked(const char* text, size_t size, const char* name,
                                void** out_fn, void** out_engine) {
-  MlirContext ctx;
-  ZT_RETURN_IF_ERROR(zt_compiler_context(&ctx));
+  zt_mlir_context_t c;
+  ZT_RETURN_IF_ERROR(zt_compiler_context_acquire(&c));
+  zt_status_t s = load_in(c.ctx, text, size, name, out_fn, out_engine);
+  // The engine owns its translated LLVM module: the context can go back.
+  zt_compiler_context_release(c);
+  zt_compile_thread_release();
+  return s;
+}
+
+static zt_status_t load_in(MlirContext ctx, const char* text, size_t size, const char* name,
+                           void** out_fn, void** out_engine) {
   MlirModule m;
-  ZT_RETURN_IF_ERROR(zt_mlir_parse(ctx, text, size, "llvm section", &m));
+  ZT_RETURN_IF_ERROR(zt_mlir_parse_untimed(ctx, text, size, "llvm section", &m));
   zt_mlir_diag_clear();
   jitdump_guard_t dump;
   jitdump_begin(&dump);

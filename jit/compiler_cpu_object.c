@@ -8,6 +8,7 @@
 // that object with ORC (LLVM's C API): no optimization, no code generation.
 // An object built for another CPU (a cache shared between machines) is not
 // used: the loader reports it and the runtime falls back to the LLVM text.
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,29 +32,44 @@ static zt_status_t llvm_error(LLVMErrorRef e, const char* what) {
   return s;
 }
 
-static void init_native_target(void) {
-  static bool done;  // callers hold the compiler lock
-  if (done) return;
+// Compiles (which emit objects) run on several threads at once, and loads
+// beside them: the one-time set-up below runs once.
+static pthread_once_t g_native_once = PTHREAD_ONCE_INIT;
+
+static void native_init(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
-  done = true;
 }
 
+static void init_native_target(void) { pthread_once(&g_native_once, native_init); }
+
 // "cpu=<name>;features=<+a,-b,...>": what the object was generated for.
-// The host does not change within a process: built once (callers hold the
-// compiler lock), not on every kernel load. NULL if out of memory.
-static const char* host_identity(void) {
-  static char* id;
-  if (id) return id;
+// The host does not change within a process: built once, not on every
+// kernel load. NULL if out of memory.
+static char* g_host_id;
+static pthread_once_t g_host_once = PTHREAD_ONCE_INIT;
+
+static void host_init(void) {
   char* cpu = LLVMGetHostCPUName();
   char* features = LLVMGetHostCPUFeatures();
   size_t n = strlen(cpu) + strlen(features) + 32;
-  id = malloc(n);
-  if (id) snprintf(id, n, "cpu=%s;features=%s", cpu, features);
+  g_host_id = malloc(n);
+  if (g_host_id) snprintf(g_host_id, n, "cpu=%s;features=%s", cpu, features);
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(features);
-  return id;
 }
+
+static const char* host_identity(void) {
+  pthread_once(&g_host_once, host_init);
+  return g_host_id;
+}
+
+// Object loads and unloads are serialized among themselves (ORC instances
+// are independent, but one lock keeps this path as it was measured), not
+// against compiles: a launch need not wait for another thread's compile.
+// Loads also hold the compiler lock shared (jit/compiler.c): an
+// ExecutionEngine load sets JITDUMPDIR, and a load reads the environment.
+static pthread_mutex_t g_object_lock = PTHREAD_MUTEX_INITIALIZER;
 
 zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact) {
   init_native_target();
@@ -68,6 +84,7 @@ zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact) {
   zt_status_t s = NULL;
   char* err = NULL;
   LLVMTargetRef target;
+  double t0;  // stage timings (the artifact's "timings" section)
   if (!host) {
     s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "host identity");
     goto cleanup;
@@ -83,7 +100,9 @@ zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact) {
     s = zt_make_status(ZT_STATUS_COMPILE_ERROR, "no target machine for %s", cpu);
     goto cleanup;
   }
+  t0 = zt_timing_now_ms();
   mod = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(m), llctx);
+  zt_timing_record("CPU translate to LLVM IR", zt_timing_now_ms() - t0);
   if (!mod) {
     s = zt_mlir_diag_status(ZT_STATUS_COMPILE_ERROR, "translation of the CPU kernel to LLVM IR");
     goto cleanup;
@@ -95,13 +114,18 @@ zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact) {
   zt_cpu_vector_math_annotate(mod);  // vector exp, log, ... -> libmvec
   // The same optimization MLIR's ExecutionEngine ran at load (O3 for the host).
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  t0 = zt_timing_now_ms();
   LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+  zt_timing_record("CPU LLVM -O3", zt_timing_now_ms() - t0);
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     s = llvm_error(e, "LLVM -O3 on the CPU kernel");
     goto cleanup;
   }
-  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &obj)) {
+  t0 = zt_timing_now_ms();
+  LLVMBool failed = LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &obj);
+  zt_timing_record("CPU machine code", zt_timing_now_ms() - t0);
+  if (failed) {
     s = zt_make_status(ZT_STATUS_COMPILE_ERROR, "code generation for %s: %s", cpu, err);
     goto cleanup;
   }
@@ -195,16 +219,18 @@ zt_status_t zt_cpu_object_load(const void* obj, size_t size, const char* host,
   *out_engine = NULL;
   if (!obj || !size || !host || !kernel_name)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "cpu_load_object: NULL argument");
-  zt_compiler_lock();
+  zt_compiler_lock_shared();  // not while an ExecutionEngine load changes the environment
+  pthread_mutex_lock(&g_object_lock);
   zt_status_t s = load_locked(obj, size, host, host_size, kernel_name, out_fn, out_engine);
+  pthread_mutex_unlock(&g_object_lock);
   zt_compiler_unlock();
   return s;
 }
 
 void zt_cpu_object_unload(void* engine) {
   if (!engine) return;
-  zt_compiler_lock();
+  pthread_mutex_lock(&g_object_lock);
   LLVMErrorRef e = LLVMOrcDisposeLLJIT((LLVMOrcLLJITRef)engine);
   if (e) LLVMConsumeError(e);
-  zt_compiler_unlock();
+  pthread_mutex_unlock(&g_object_lock);
 }

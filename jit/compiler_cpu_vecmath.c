@@ -14,6 +14,7 @@
 // ABI; glibc documents its functions to within 4 ulp (the scalar ones about
 // 1 ulp).
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,10 +23,14 @@
 
 #include "compiler_internal.h"
 
+static bool g_mvec;
+static pthread_once_t g_mvec_once = PTHREAD_ONCE_INIT;
+
+static void mvec_init(void) { g_mvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != NULL; }
+
 bool zt_cpu_vector_math_init(void) {
-  static int state;  // 0 not tried, 1 loaded, -1 unavailable; under the compiler lock
-  if (!state) state = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) ? 1 : -1;
-  return state > 0;
+  pthread_once(&g_mvec_once, mvec_init);  // compiles and loads call it from any thread
+  return g_mvec;
 }
 
 // LLVM intrinsic name suffix -> libmvec base name (f32 adds "f"); `args`

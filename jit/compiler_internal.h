@@ -1,5 +1,5 @@
-// Internal to libzetile_compiler: the process-wide MLIR context, the lock
-// that serializes every use of it, and the diagnostics it collects.
+// Internal to libzetile_compiler: the pool of MLIR contexts, the locks that
+// remain, and the diagnostics each compile collects.
 #ifndef ZETILE_JIT_COMPILER_INTERNAL_H_
 #define ZETILE_JIT_COMPILER_INTERNAL_H_
 
@@ -14,14 +14,31 @@ extern const unsigned char zt_tile_dialect_text[];
 extern const unsigned long zt_tile_dialect_size;
 extern const char zt_compiler_source_hash[];
 
-/// Every compile and JIT load holds this lock: MLIR contexts are not
-/// thread-safe for our use (diagnostics are collected in one place).
+/// Compiles hold this lock shared and run in parallel; MLIR ExecutionEngine
+/// loads and unloads (jit/compiler_cpu_jit.c) hold it exclusively (they
+/// change the environment, which compiles read).
 void zt_compiler_lock(void);
-void zt_compiler_unlock(void);
+void zt_compiler_unlock(void);  // either kind
+/// Shared: compiles and object loads (they read the environment). Not
+/// recursive: a thread holding it must not take it again.
+void zt_compiler_lock_shared(void);
 
-/// The process's context (created on first use, with all dialects, passes,
-/// LLVM translations and the tile dialect). Call with the lock held.
-zt_status_t zt_compiler_context(MlirContext* out_ctx);
+/// A context of the pool (jit/compiler.c): all dialects, LLVM translations
+/// and the tile dialect (whose IRDL module `dialect` must outlive it).
+typedef struct zt_mlir_context_s {
+  MlirContext ctx;
+  MlirModule dialect;
+} zt_mlir_context_t;
+
+/// Takes a context for this thread's exclusive use (an idle one, or a new
+/// one); give it back with zt_compiler_context_release. Thread-safe.
+zt_status_t zt_compiler_context_acquire(zt_mlir_context_t* out);
+void zt_compiler_context_release(zt_mlir_context_t c);
+
+/// The sum of the stage times recorded so far by this thread's compile.
+double zt_timing_recorded_ms(void);
+/// Frees this thread's diagnostic and timing buffers (end of a compile).
+void zt_compile_thread_release(void);
 
 /// Diagnostics: the handler attached to the context appends every message
 /// (as `file:line:col: error: msg`) to one buffer; zt_mlir_diag_clear starts
@@ -47,8 +64,8 @@ zt_status_t zt_cpu_object_load(const void* obj, size_t size, const char* host,
                                void** out_engine);
 void zt_cpu_object_unload(void* engine);
 /// Loads glibc's libmvec (globally, once per process: kernels' vector math
-/// calls resolve in it); false when it is missing. Caller holds the
-/// compiler lock (jit/compiler_cpu_vecmath.c).
+/// calls resolve in it); false when it is missing. Thread-safe
+/// (jit/compiler_cpu_vecmath.c).
 bool zt_cpu_vector_math_init(void);
 /// Marks the module's scalar math calls (llvm.exp.f32, ...) with their
 /// libmvec variants for the host, before optimization, so that LLVM's

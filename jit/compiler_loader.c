@@ -10,9 +10,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "compile_report.h"
 #include "compiler_api.h"
 #include "zetile/compiler.h"
 
@@ -95,9 +97,9 @@ ZT_API zt_status_t zt_compiler_load(const zt_compiler_api_t** out_api) {
 
 zt_status_t zt_compiler_available(void) { return zt_compiler_load(NULL); }
 
-zt_status_t zt_compile(const char* tile_ir, size_t size,
-                       const zt_compile_options_t* options,
-                       zt_artifact_t** out_artifact) {
+zt_status_t zt_compile_unreported(const char* tile_ir, size_t size,
+                                  const zt_compile_options_t* options,
+                                  zt_artifact_t** out_artifact) {
   if (!out_artifact || (!tile_ir && size))
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_compile: NULL %s",
                           out_artifact ? "tile_ir" : "out_artifact");
@@ -105,6 +107,19 @@ zt_status_t zt_compile(const char* tile_ir, size_t size,
   const zt_compiler_api_t* api;
   ZT_RETURN_IF_ERROR(zt_compiler_load(&api));
   return api->compile(tile_ir, size, options, out_artifact);
+}
+
+zt_status_t zt_compile(const char* tile_ir, size_t size,
+                       const zt_compile_options_t* options,
+                       zt_artifact_t** out_artifact) {
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  zt_status_t s = zt_compile_unreported(tile_ir, size, options, out_artifact);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  // On failure too: the noted front end belongs to this compile only.
+  zt_compile_report(s ? NULL : *out_artifact, options, "compiled (no cache)", ms);
+  return s;
 }
 
 // The version names the compiler's bytes, read without loading it: cache

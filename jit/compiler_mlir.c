@@ -1,5 +1,6 @@
 // MLIR helpers shared by the lowerings (lowering/lowering.h): parsing,
 // pass pipelines and printing, with MLIR's diagnostics turned into statuses.
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,12 @@
 #include "compiler_internal.h"
 #include "lowering.h"
 
-// One buffer: all MLIR use is serialized by zt_compiler_lock.
-static zt_strbuf_t g_diags;
-static int g_num_diags;
+// One buffer per thread: a compile runs on one thread, in a context of its
+// own whose MLIR threading is off (jit/compiler.c), so MLIR emits every
+// diagnostic of that compile on the compiling thread. Compiles on other
+// threads collect theirs in their own buffers.
+static _Thread_local zt_strbuf_t g_diags;
+static _Thread_local int g_num_diags;
 
 static void append_cb(MlirStringRef s, void* user) {
   zt_strbuf_append((zt_strbuf_t*)user, s.data, s.length);
@@ -74,7 +78,6 @@ static MlirLogicalResult diag_handler(MlirDiagnostic d, void* user) {
 }
 
 void zt_mlir_diag_attach(MlirContext ctx) {
-  zt_strbuf_init(&g_diags);
   mlirContextAttachDiagnosticHandler(ctx, diag_handler, NULL, NULL);
 }
 
@@ -93,10 +96,12 @@ zt_status_t zt_mlir_diag_status(zt_status_code_t code, const char* what) {
   return s;
 }
 
-// Stage timings of the compile in progress (compiles are serialized by the
-// compiler lock): every parse and pipeline records "what=milliseconds", and
-// compiler.c stores the log as the artifact's "timings" section.
-static zt_strbuf_t g_timings;
+// Stage timings of the compile in progress on this thread: every parse and
+// pipeline records "what=milliseconds", and compiler.c stores the log as the
+// artifact's "timings" section. g_timed_ms sums what was recorded, so that
+// compiler.c can tell the lowering's own (unrecorded) time from the rest.
+static _Thread_local zt_strbuf_t g_timings;
+static _Thread_local double g_timed_ms;
 
 static double now_ms(void) {
   struct timespec ts;
@@ -104,17 +109,35 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-void zt_timing_reset(void) { zt_strbuf_clear(&g_timings); }
+void zt_timing_reset(void) {
+  zt_strbuf_clear(&g_timings);
+  g_timed_ms = 0;
+}
+
+double zt_timing_recorded_ms(void) { return g_timed_ms; }
+
+void zt_compile_thread_release(void) {
+  // Python's worker threads come and go: their buffers must not outlive
+  // the compile (a thread's _Thread_local storage is not freed at its exit).
+  zt_strbuf_deinit(&g_timings);
+  zt_strbuf_deinit(&g_diags);
+  g_num_diags = 0;
+  g_timed_ms = 0;
+}
 
 // The compile worker (jit/compile_worker.c) streams stages to stderr so that
 // the process that gave it a time budget can say where the time went.
+static int g_stage_stream;
+static pthread_once_t g_stage_stream_once = PTHREAD_ONCE_INIT;
+
+static void stage_stream_init(void) {
+  const char* e = getenv("ZETILE_STAGE_STREAM");
+  g_stage_stream = e && e[0] == '1';
+}
+
 static int stage_stream(void) {
-  static int on = -1;
-  if (on < 0) {
-    const char* e = getenv("ZETILE_STAGE_STREAM");
-    on = e && e[0] == '1';
-  }
-  return on;
+  pthread_once(&g_stage_stream_once, stage_stream_init);
+  return g_stage_stream;
 }
 
 void zt_stage_begin(const char* what) {
@@ -130,6 +153,7 @@ void zt_timing_record(const char* what, double ms) {
     fflush(stderr);
   }
   zt_strbuf_printf(&g_timings, "%s=%.3f\n", what, ms);
+  g_timed_ms += ms;
 }
 
 const char* zt_timing_log(size_t* out_size) {
@@ -188,6 +212,9 @@ zt_status_t zt_mlir_parse_untimed(MlirContext ctx, const char* text, size_t size
   return NULL;
 }
 
+static zt_status_t run_pipeline(MlirContext ctx, MlirModule module, const char* pipeline,
+                                const char* what);
+
 zt_status_t zt_mlir_run_pipeline(MlirContext ctx, MlirModule module,
                                  const char* pipeline, const char* what) {
   char label[160];
@@ -201,6 +228,17 @@ zt_status_t zt_mlir_run_pipeline(MlirContext ctx, MlirModule module,
 
 zt_status_t zt_mlir_run_pipeline_untimed(MlirContext ctx, MlirModule module,
                                          const char* pipeline, const char* what) {
+  // gpu-module-to-binary runs LLVM's SPIR-V backend, whose module state is
+  // process-wide (llvm/llvm-project#160613): one emission at a time.
+  bool emits = strstr(pipeline, "gpu-module-to-binary") != NULL;
+  if (emits) zt_spirv_emission_lock();
+  zt_status_t s = run_pipeline(ctx, module, pipeline, what);
+  if (emits) zt_spirv_emission_unlock();
+  return s;
+}
+
+static zt_status_t run_pipeline(MlirContext ctx, MlirModule module, const char* pipeline,
+                                const char* what) {
   zt_mlir_diag_clear();
   MlirPassManager pm = mlirPassManagerCreate(ctx);
   zt_strbuf_t err;

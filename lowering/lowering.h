@@ -52,6 +52,13 @@ void zt_timing_record(const char* what, double ms);
 void zt_stage_begin(const char* what);
 const char* zt_timing_log(size_t* out_size);
 double zt_timing_now_ms(void);
+/// LLVM's SPIR-V backend keeps module state in a static member
+/// (llvm/llvm-project#160613): compiles run in parallel, but every use of
+/// that backend (emission) holds this lock. zt_mlir_run_pipeline takes it
+/// by itself for pipelines with gpu-module-to-binary; lowerings that drive
+/// the backend through LLVM's C API take it around the emission.
+void zt_spirv_emission_lock(void);
+void zt_spirv_emission_unlock(void);
 /// Prints an operation (generic form off) into sb.
 void zt_mlir_print(MlirOperation op, zt_strbuf_t* sb);
 /// Fills the argument part of `meta` from the kernel's signature.

@@ -145,7 +145,7 @@ static zt_status_t emit_body_and_yield(cpu_t* c, MlirBlock b, intptr_t first,
 }
 
 static MlirValue op_operand_from(MlirOperation op, intptr_t i);
-static intptr_t g_operand_offset;  // offset for op_operand_from (single-threaded)
+static _Thread_local intptr_t g_operand_offset;  // offset for op_operand_from (per compiling thread)
 static MlirValue op_operand_from(MlirOperation op, intptr_t i) {
   return mlirOperationGetOperand(op, g_operand_offset + i);
 }

@@ -201,12 +201,16 @@ static void fixup_module(LLVMModuleRef mod, LLVMContextRef ctx, const char* kern
 }
 
 static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kernel) {
+  // The SPIR-V backend's module state and its options are process-wide
+  // (lowering.h): from its set-up to its disposal, one compile at a time.
+  zt_spirv_emission_lock();
   pthread_once(&g_spirv_once, spirv_init);
   double t0 = zt_timing_now_ms();
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(m), ctx);
   if (!mod) {
     LLVMContextDispose(ctx);
+    zt_spirv_emission_unlock();
     return zt_make_status(ZT_STATUS_INTERNAL, "dg2: translation to LLVM IR failed");
   }
   zt_timing_record("dg2 translate to LLVM IR", zt_timing_now_ms() - t0);
@@ -260,6 +264,7 @@ static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kern
   if (tm) LLVMDisposeTargetMachine(tm);
   LLVMDisposeModule(mod);
   LLVMContextDispose(ctx);
+  zt_spirv_emission_unlock();
   return s;
 }
 

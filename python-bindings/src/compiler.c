@@ -3,34 +3,50 @@
 // a launch) should keep going.
 #include "zetile_py.h"
 
+// libzetile, exported for front ends (jit/compile_report.h): the next
+// compile on this thread counts `ms` as its front end in its timings.
+ZT_API void zt_compile_note_front_end(double ms);
+
 typedef struct {
   const char* ir;
   Py_ssize_t size;
   zt_compile_options_t options;
+  double front_end_ms;  // < 0: not given
 } compile_args_t;
 
-static char* compile_kwlist[] = {"tile_ir",     "target", "num_warps", "compat",
-                                 "igc_options", "cached", NULL};
+static char* compile_kwlist[] = {"tile_ir",     "target", "num_warps",    "compat",
+                                 "igc_options", "cached", "front_end_ms", NULL};
 
 // Parses (tile_ir, target="cpu", num_warps=0, compat=False, igc_options=None
-// [, cached=True]); None is accepted for target ("cpu") and num_warps (0).
-// The strings stay valid while `args`/`kw` live.
+// [, cached=True, front_end_ms=None]); None is accepted for target ("cpu")
+// and num_warps (0). The strings stay valid while `args`/`kw` live.
 static int parse_compile_args(PyObject* args, PyObject* kw, bool with_cached,
                               compile_args_t* out, int* cached) {
   const char* target = "cpu";
   PyObject* warps_obj = Py_None;  // None means 0: let zetile pick
+  PyObject* fe_obj = Py_None;
   int32_t num_warps = 0;
   int compat = 0;
   const char* igc = NULL;
   *cached = 1;
-  char* kwlist[7];
-  for (int i = 0; i < 7; ++i) kwlist[i] = compile_kwlist[i];
+  char* kwlist[8];
+  for (int i = 0; i < 8; ++i) kwlist[i] = compile_kwlist[i];
   if (!with_cached) kwlist[5] = NULL;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kw, with_cached ? "s#|zOpzp:compile" : "s#|zOpz:compile_cache_key",
+          args, kw, with_cached ? "s#|zOpzpO:compile" : "s#|zOpz:compile_cache_key",
           kwlist, &out->ir, &out->size, &target, &warps_obj, &compat, &igc,
-          cached))
+          cached, &fe_obj))
     return -1;
+  out->front_end_ms = -1;
+  if (fe_obj != Py_None) {
+    // The Python front end's time (AST -> tile IR), for the timings.
+    out->front_end_ms = PyFloat_AsDouble(fe_obj);
+    if (out->front_end_ms == -1.0 && PyErr_Occurred()) return -1;
+    if (out->front_end_ms < 0) {
+      PyErr_SetString(PyExc_ValueError, "front_end_ms must be >= 0");
+      return -1;
+    }
+  }
   if (warps_obj != Py_None && zpy_int32(warps_obj, "num_warps", &num_warps) < 0)
     return -1;
   if (num_warps < 0) {
@@ -53,6 +69,7 @@ static PyObject* py_compile(PyObject* m, PyObject* args, PyObject* kw) {
   bool hit = false;
   zt_status_t s;
   Py_BEGIN_ALLOW_THREADS
+  if (c.front_end_ms >= 0) zt_compile_note_front_end(c.front_end_ms);
   s = cached ? zt_compile_cached(c.ir, (size_t)c.size, &c.options, &a, &hit)
              : zt_compile(c.ir, (size_t)c.size, &c.options, &a);
   Py_END_ALLOW_THREADS
@@ -116,10 +133,12 @@ static PyObject* py_hash_hex(PyObject* m, PyObject* arg) {
 static PyMethodDef compiler_functions[] = {
     {"compile", FN(py_compile), KW,
      "compile(tile_ir, target='cpu', num_warps=0, compat=False, "
-     "igc_options=None, cached=True) -> Artifact\n"
+     "igc_options=None, cached=True, front_end_ms=None) -> Artifact\n"
      "Compiles tile IR text (zt_compile_cached, or zt_compile when cached is "
-     "False) without holding the GIL. CompileError carries MLIR's "
-     "diagnostics."},
+     "False) without holding the GIL; compiles on other threads run at the "
+     "same time. CompileError carries MLIR's diagnostics. front_end_ms: "
+     "the time that made tile_ir, recorded as the \"front end\" stage of "
+     "the artifact's timings (ZETILE_DEBUG=time prints them)."},
     {"compile_cache_key", FN(py_compile_cache_key), KW,
      "compile_cache_key(tile_ir, target='cpu', num_warps=0, compat=False, "
      "igc_options=None) -> str\nThe 32-hex-digit key compile(cached=True) "

@@ -12,6 +12,7 @@ import inspect
 import re
 import textwrap
 import threading
+import time
 
 import numpy as np
 
@@ -198,6 +199,7 @@ class JITFunction:
         self.debug = debug
         self._source = None
         self._cache = {}
+        self._compiling = {}  # specialization -> its compile's lock
         self._lock = threading.Lock()
 
     @property
@@ -420,7 +422,9 @@ class JITFunction:
 
     def _compile_for(self, device, key, arg_types, divisibility, constexprs, num_warps,
                      descriptors, xe=(None, None)):
+        t0 = time.perf_counter()
         text = self.build_tile_ir(arg_types, constexprs, divisibility, descriptors)
+        front_end_ms = (time.perf_counter() - t0) * 1e3  # the compile's timings show it
         info = runtime.info(device)
         # The device says whether its driver lacks 2D block IO; ZETILE_COMPAT=1/0
         # forces the compat path on or off; a launch's compat= (autotune
@@ -452,12 +456,22 @@ class JITFunction:
         ckey = (id(dev), key, num_warps, self.debug_enabled, xe)
         ck = self._cache.get(ckey)
         if ck is None:
+            # One lock per specialization: threads wanting the same one wait
+            # for a single compile, different ones (autotuning configs)
+            # compile at the same time (the compiler runs without the GIL).
             with self._lock:
-                ck = self._cache.get(ckey)
-                if ck is None:
-                    ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps, descs,
-                                           xe)
-                    self._cache[ckey] = ck
+                klock = self._compiling.setdefault(ckey, threading.Lock())
+            try:
+                with klock:
+                    ck = self._cache.get(ckey)
+                    if ck is None:
+                        ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps,
+                                               descs, xe)
+                        with self._lock:
+                            self._cache[ckey] = ck
+            finally:
+                with self._lock:
+                    self._compiling.pop(ckey, None)
         return ck
 
     # ------------------------------------------------------------- launching
@@ -629,10 +643,12 @@ def compile(fn, signature, constexprs=None, constants=None, target="cpu", num_wa
     unknown = set(signature) - set(fn.arg_names) if isinstance(signature, dict) else set()
     if unknown:
         raise KernelArgumentError(f"signature names unknown arguments: {', '.join(sorted(unknown))}")
+    t0 = time.perf_counter()
     text = fn.build_tile_ir(arg_types, constexprs, div, descs)
+    front_end_ms = (time.perf_counter() - t0) * 1e3
     try:
         artifact = _C.compile(text, target=target, num_warps=num_warps, compat=compat,
-                              igc_options=igc_options, cached=cached)
+                              igc_options=igc_options, cached=cached, front_end_ms=front_end_ms)
     except _C.Error as e:
         raise _as_compilation_error(fn, e) from e
     return CompiledKernel(fn.__name__, artifact, None, [n for n in fn.arg_names if n in arg_types],
