@@ -78,6 +78,9 @@ if(TARGET zetile_compiler)
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(FILES ${CMAKE_SOURCE_DIR}/dialect/tile.irdl.mlir
     DESTINATION ${CMAKE_INSTALL_DATADIR}/zetile)
+  # The templates' exported specializations (include/zetile/ops.h).
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/stdlib-kernels/prebuilt/
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zetile/prebuilt)
 endif()
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/zetile DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")

@@ -129,3 +129,75 @@ def gemm_kernel(A, B, OUT, BIAS, RES, C_IN, SCALES,
         y = acc
     tl.store(OUT + batch * s_ob + offs_m[:, None] * s_om + offs_n[None, :] * s_on,
              y.to(OUT.dtype.element_ty), mask=out_ok)
+
+
+# Split-K for skinny shapes (M and N small, K large): few output tiles leave
+# most of the device idle, so K is cut into SPLITS slices, each program
+# computes one tile's partial sum over one slice into an fp32 workspace
+# (SPLITS, batch, M, N), and gemm_splitk_reduce adds the slices in a fixed
+# order (deterministic: no atomics) and applies the epilogue.
+@zetile.jit
+def gemm_splitk_partial(A, B, WS, M, N, K, K_SPLIT,
+                        s_ab, s_am, s_ak, s_bb, s_bk, s_bn,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                        PRECISION: tl.constexpr = None):
+    pid = tl.program_id(0)
+    batch = tl.program_id(1)
+    split = tl.program_id(2)
+    num_n = tl.cdiv(N, BLOCK_N)
+    pid_m = pid // num_n
+    pid_n = pid % num_n
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    k_lo = split * K_SPLIT
+    k_hi = tl.minimum(K, k_lo + K_SPLIT)
+    a_ptrs = A + batch * s_ab + offs_m[:, None] * s_am + (k_lo + offs_k)[None, :] * s_ak
+    b_ptrs = B + batch * s_bb + (k_lo + offs_k)[:, None] * s_bk + offs_n[None, :] * s_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(k_lo, k_hi, BLOCK_K):
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_hi - k0), other=0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_hi - k0) & (offs_n[None, :] < N), other=0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        a_ptrs += BLOCK_K * s_ak
+        b_ptrs += BLOCK_K * s_bk
+    nb = tl.num_programs(1)
+    ws = WS + ((split * nb + batch) * M + offs_m[:, None]) * N + offs_n[None, :]
+    tl.store(ws, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@zetile.jit
+def gemm_splitk_reduce(WS, OUT, BIAS, RES, C_IN, M, N, SPLITS, NB,
+                       s_ob, s_om, s_on, s_xb, s_xm, s_xn, s_rb, s_rm, s_rn, s_cb, s_cm, s_cn,
+                       alpha, beta,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
+                       EPILOGUE: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
+                       HAS_C: tl.constexpr):
+    pid = tl.program_id(0)
+    batch = tl.program_id(1)
+    num_n = tl.cdiv(N, BLOCK_N)
+    offs_m = (pid // num_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = (pid % num_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    out_ok = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for s in range(0, SPLITS):
+        acc += tl.load(WS + ((s * NB + batch) * M + offs_m[:, None]) * N + offs_n[None, :],
+                       mask=out_ok, other=0.0)
+    y = acc
+    if EPILOGUE:
+        y = y * alpha
+        if HAS_C:
+            c = tl.load(C_IN + batch * s_cb + offs_m[:, None] * s_cm + offs_n[None, :] * s_cn,
+                        mask=out_ok, other=0.0)
+            y += beta * c.to(tl.float32)
+        if HAS_BIAS:
+            bias = tl.load(BIAS + batch * s_xb + offs_m[:, None] * s_xm + offs_n[None, :] * s_xn,
+                           mask=out_ok, other=0.0)
+            y += bias.to(tl.float32)
+        y = _activation(y, ACT)
+        if HAS_RES:
+            r = tl.load(RES + batch * s_rb + offs_m[:, None] * s_rm + offs_n[None, :] * s_rn,
+                        mask=out_ok, other=0.0)
+            y += r.to(tl.float32)
+    tl.store(OUT + batch * s_ob + offs_m[:, None] * s_om + offs_n[None, :] * s_on,
+             y.to(OUT.dtype.element_ty), mask=out_ok)

@@ -7,8 +7,26 @@ NAME.args (one line per run-time argument, in launch order: name, kind
 ("ptr" or a scalar kind) and the value the specialization was made for;
 constexprs and integers equal to 1 are compiled in). tests/c/
 test_stdlib_templates.c runs them; tests/python/test_templates_prebuilt.py
-checks that the checked-in files match the templates. This is the build-time
-half of a C API for the templates (docs/TEMPLATES.md, "Next").
+checks that the checked-in files match the templates.
+
+The C API (include/zetile/ops.h, runtime/ops/) names the specialization it
+needs with a spec string and reads SPEC.tile / SPEC.args from the prebuilt
+folder; `spec_manifest(spec)` builds any of them:
+
+    gemm-DT-ACT-EPI-BMxBNxBK            gemm-f16-relu-epi-64x64x32
+    attn-DT-dHD-BMxBN-CAUSAL-MASK-SCORE-MASKMOD-KV
+                                        attn-f32-d64-32x32-causal-nomask-none-none-dense
+  DT f32|f16|bf16; ACT none|relu|gelu|gelu_tanh|silu; EPI plain (store the
+  accumulator) or epi (alpha, beta * C, bias, act, residual, all operands
+  present: the C side points absent ones at a zero with stride 0);
+  CAUSAL causal|full; MASK nomask|fmask (additive, q's dtype)|bmask (int8);
+  SCORE none|alibi|softcap, MASKMOD none|causal|sliding|document
+  (stdlib-kernels/mods.py); KV dense, sparseN or sparsefullN (a block mask
+  with KV blocks of N, without or with full blocks).
+These are generic: every integer is a run-time int32 (none compiled in as 1,
+no divisibility hints), so one specialization serves every shape and
+stride. `python -m zetile.ops.export DIR SPEC...` writes the ones named;
+`python -m zetile.ops.export DIR` rewrites the default set (SPECS).
 """
 import os
 import sys
@@ -52,6 +70,135 @@ def manifest(launch):
     return text, rows
 
 
+_DT = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+_ACT = {"none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
+
+# The default set checked in to stdlib-kernels/prebuilt/ (what the C API
+# finds without an export step): GEMM in every dtype and epilogue; SDPA
+# (head dims 64 and 128: plain and causal; 64 also with a float mask); flex
+# over block masks of 64-blocks with the exported mods (fp32; fp16 causal).
+SPECS = (
+    [f"gemm-{d}-none-plain-64x64x32" for d in _DT]
+    + [f"gemm-{d}-{a}-epi-64x64x32" for d in _DT for a in _ACT]
+    + [f"attn-{d}-d{hd}-32x32-{c}-nomask-none-none-dense" for d in _DT for hd in (64, 128)
+       for c in ("full", "causal")]
+    + [f"attn-{d}-d64-32x32-full-fmask-none-none-dense" for d in _DT]
+    + [f"attn-f32-d64-32x32-full-nomask-{s}-{mm}-sparsefull64"
+       for s, mm in (("none", "none"), ("none", "causal"), ("none", "sliding"),
+                     ("none", "document"), ("alibi", "causal"), ("softcap", "causal"))]
+    + ["attn-f16-d64-32x32-full-nomask-none-causal-sparsefull64"]
+)
+
+
+def _tiles(text, n, spec):
+    parts = text.split("x")
+    if len(parts) != n or not all(p.isdigit() for p in parts):
+        raise ValueError(f"{spec}: tiles must be {'x'.join(['N'] * n)}, got {text!r}")
+    return [int(p) for p in parts]
+
+
+def _build(kernel, params, constexprs, types):
+    """Tile IR of `kernel` with every run-time parameter in `params` typed
+    by `types` (default int32) and nothing else specialized."""
+    from ..language import dtypes as T
+    arg_types, rows = {}, []
+    for n in params:
+        if n in constexprs:
+            continue
+        t = types.get(n, "int32")
+        if t is None:
+            constexprs[n] = None
+            continue
+        if t.startswith("*"):
+            arg_types[n] = T.pointer_to(getattr(T, t[1:]))
+            rows.append((n, "ptr", 0))
+        else:
+            arg_types[n] = getattr(T, t)
+            rows.append((n, {"float32": "fp32", "int32": "int32"}[t], 0))
+    text = kernel.build_tile_ir(arg_types, constexprs, {}, {})
+    return text, rows
+
+
+def spec_manifest(spec):
+    """(kernel name, tile IR text, [(name, kind, 0)]) of a spec string."""
+    from . import _kernels
+    f = spec.split("-")
+    if f[0] == "gemm" and len(f) == 5:
+        _, dt, act, epi, tiles = f
+        if dt not in _DT or act not in _ACT or epi not in ("plain", "epi"):
+            raise ValueError(f"{spec}: not a gemm spec (gemm-DT-ACT-plain|epi-BMxBNxBK)")
+        if epi == "plain" and act != "none":
+            raise ValueError(f"{spec}: an activation needs the epi epilogue")
+        bm, bn, bk = _tiles(tiles, 3, spec)
+        kern = _kernels.load("gemm").gemm_kernel
+        e = epi == "epi"
+        ty = "*" + _DT[dt]
+        types = {"A": ty, "B": ty, "OUT": ty, "BIAS": ty if e else None, "RES": ty if e else None,
+                 "C_IN": ty if e else None, "SCALES": None, "alpha": "float32", "beta": "float32"}
+        ce = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACT=_ACT[act], EPILOGUE=e,
+                  ACC_INT=False, WEIGHT_BITS=0, GROUP_K=1, HAS_BIAS=e, HAS_RES=e, HAS_C=e,
+                  PRECISION=None)
+    elif f[0] == "attn" and len(f) == 9:
+        _, dt, hd, tiles, causal, mask, smod, mmod, kv = f
+        mods = _kernels.load("mods")
+        if (dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit()
+                or causal not in ("causal", "full") or mask not in ("nomask", "fmask", "bmask")
+                or (smod != "none" and smod not in mods.SCORE_MODS)
+                or (mmod != "none" and mmod not in mods.MASK_MODS)):
+            raise ValueError(f"{spec}: not an attention spec "
+                             "(attn-DT-dHD-BMxBN-causal|full-nomask|fmask|bmask-SCORE-MASKMOD-KV)")
+        bm, bn = _tiles(tiles, 2, spec)
+        if kv == "dense":
+            sparse, full, kvb = False, False, 1
+        elif kv.startswith("sparsefull") and kv[10:].isdigit():
+            sparse, full, kvb = True, True, int(kv[10:])
+        elif kv.startswith("sparse") and kv[6:].isdigit():
+            sparse, full, kvb = True, False, int(kv[6:])
+        else:
+            raise ValueError(f"{spec}: KV must be dense, sparseN or sparsefullN, got {kv!r}")
+        if mmod != "none" and not sparse:
+            raise ValueError(f"{spec}: a mask mod needs a block mask (sparseN or sparsefullN)")
+        kern = _kernels.load("attention").attn_fwd
+        ty = "*" + _DT[dt]
+        mk = {"nomask": 0, "fmask": 1, "bmask": 2}[mask]
+        types = {"Q": ty, "K": ty, "V": ty, "O": ty, "LSE": "*float32", "M_OUT": None,
+                 "sm_scale": "float32",
+                 "mask_ptr": None if mk == 0 else (ty if mk == 1 else "*int8"),
+                 "kv_num": "*int32" if sparse else None, "kv_idx": "*int32" if sparse else None,
+                 "full_num": "*int32" if full else None, "full_idx": "*int32" if full else None,
+                 "B0": "*float32" if smod == "alibi" else None, "B1": None,
+                 "B2": "*int32" if mmod == "document" else None,
+                 "B3": "*float32" if (smod != "none" or mmod != "none") else None}
+        ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=bm, BLOCK_N=bn, MASK_KIND=mk,
+                  IS_CAUSAL=causal == "causal",
+                  SCORE_MOD=mods.SCORE_MODS[smod] if smod != "none" else None,
+                  MASK_MOD=mods.MASK_MODS[mmod] if mmod != "none" else None,
+                  SPARSE=sparse, HAS_FULL=full, KV_SPARSE=kvb, WRITE_MAX=False)
+    else:
+        raise ValueError(f"{spec}: a spec starts with gemm- (5 fields) or attn- (9 fields)")
+    text, rows = _build(kern, kern.arg_names, ce, types)
+    return kern.__name__, _relative(text), rows
+
+
+def _relative(text):
+    from ._kernels import stdlib_dir
+    return text.replace(os.path.abspath(stdlib_dir()), "stdlib-kernels")
+
+
+def export_specs(out_dir, specs=SPECS):
+    os.makedirs(out_dir, exist_ok=True)
+    for spec in specs:
+        kname, text, rows = spec_manifest(spec)
+        with open(os.path.join(out_dir, spec + ".tile"), "w") as f:
+            f.write(text)
+        with open(os.path.join(out_dir, spec + ".args"), "w") as f:
+            f.write(f"# {spec}: run-time arguments of {kname} in launch order (generic: "
+                    "every integer at run time)\n")
+            for r in rows:
+                f.write(f"{r[0]} {r[1]} {r[2]}\n")
+    return list(specs)
+
+
 def export(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     written = []
@@ -71,4 +218,7 @@ def export(out_dir):
 if __name__ == "__main__":
     target = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "stdlib-kernels", "prebuilt")
-    print("\n".join(export(target)))
+    if len(sys.argv) > 2:
+        print("\n".join(export_specs(target, sys.argv[2:])))
+    else:
+        print("\n".join(export(target) + export_specs(target)))

@@ -28,9 +28,42 @@ def config_for(M, N, K, config=None, dtype=None):
     return cfg
 
 
+# Split-K: at most this many K slices, each at least this deep.
+MAX_SPLITS = 16
+MIN_SLICE = 256
+
+
+def split_k_for(M, N, K, nb, cfg, programs=None):
+    """How many K slices a GEMM of this shape should be cut into (1: none).
+    Split when the output tiles are fewer than the device can run at once
+    (`programs`, default: 2 per compute unit, at least 8) and K is deep
+    enough to give every slice MIN_SLICE or more."""
+    if programs is None:
+        from .. import runtime
+        cu = runtime.info(runtime.get_device()).get("compute_units", 0) or 1
+        programs = max(8, 2 * cu)
+    tiles = cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"]) * nb
+    if tiles >= programs:
+        return 1
+    return max(1, min(MAX_SPLITS, cdiv(programs, tiles), K // MIN_SLICE))
+
+
+class SplitKLaunch:
+    """A split-K GEMM planned: the partial-sum launch, then the reduction."""
+
+    def __init__(self, partial, reduce, result):
+        self.launches, self.result = (partial, reduce), result
+        self.kernel, self.grid = partial.kernel, partial.grid
+
+    def run(self):
+        for launch in self.launches:
+            launch.run()
+        return self.result
+
+
 def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0, c=None,
          out_dtype=None, out=None, scales=None, weight_bits=None, precision=None, config=None,
-         plan=False):
+         split_k=None, plan=False):
     """out = act(alpha * (a @ b) + beta * c + bias) + residual, cast to out_dtype.
 
     a: (M, K) or (batch, M, K); b: (K, N) or (batch, K, N); either may be a
@@ -52,7 +85,11 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
     `config` overrides the tile sizes (one of stdlib-kernels/gemm.py CONFIGS).
     precision: fp32 inputs only, None (the compiler's default), "tf32" or
     "ieee" (Triton's input_precision: on Xe 3 or 6 bf16-piece DPAS per product).
-    plan=True returns the planned launch (_kernels.Launch) instead of running it.
+    split_k: None picks by shape (split_k_for: skinny M, N with a deep K cut
+    K into slices summed by a second, deterministic pass), 1 never splits,
+    n > 1 cuts K into n slices (fp16/bf16/fp32 without weight-only scales).
+    plan=True returns the planned launch (_kernels.Launch, or SplitKLaunch:
+    its two launches) instead of running it.
     """
     act = ACTIVATIONS.get(activation)
     if act is None:
@@ -144,6 +181,16 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
     cfg = config_for(M, N, K, config, None if bits else av.dtype)
     if bits and gk % cfg["BLOCK_K"] and cfg["BLOCK_K"] % gk:
         raise ValueError(f"gemm: group size {gk} and BLOCK_K {cfg['BLOCK_K']} must divide one another")
+    if split_k is not None and (int(split_k) != split_k or split_k < 1):
+        raise ValueError(f"gemm: split_k must be None or an integer >= 1, got {split_k!r}")
+    splits = 1
+    if not bits and not acc_int:
+        splits = split_k_for(M, N, K, nb, cfg) if split_k is None else int(split_k)
+    elif split_k not in (None, 1):
+        raise ValueError("gemm: split_k takes fp16/bf16/fp32 inputs without weight-only scales")
+    if splits > 1:
+        return _split_k(A, B, O, out, av.kind, M, N, K, nb, splits, cfg, precision, act,
+                        epilogue, (bias_arg, sx), (res_arg, sr), (c_arg, sc), alpha, beta, plan)
     kern = _kernels.load("gemm").gemm_kernel
     grid = (cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"]), nb)
     launch = _kernels.Launch(
@@ -153,4 +200,31 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
         dict(ACT=act, EPILOGUE=epilogue, ACC_INT=acc_int, WEIGHT_BITS=bits, GROUP_K=gk,
              HAS_BIAS=bias_arg is not None, HAS_RES=res_arg is not None,
              HAS_C=c_arg is not None, PRECISION=precision, **cfg), out)
+    return launch if plan else launch.run()
+
+
+def _split_k(A, B, O, out, kind, M, N, K, nb, splits, cfg, precision, act, epilogue,
+             bias, res, c, alpha, beta, plan):
+    """K cut into `splits` slices of whole BLOCK_K steps: fp32 partial tiles
+    into a (splits, nb, M, N) workspace, then a reduction in slice order."""
+    g = _kernels.load("gemm")
+    bk = cfg["BLOCK_K"]
+    k_split = cdiv(cdiv(K, splits), bk) * bk
+    splits = cdiv(K, k_split)              # no empty slice
+    ws = _arrays.empty(kind, (splits, nb, M, N), "float32")
+    wsv = _arrays.as_view(ws, "gemm: workspace")
+    tiles = cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"])
+    tile_cfg = dict(BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"])
+    partial = _kernels.Launch(
+        g.gemm_splitk_partial, (tiles, nb, splits),
+        (A.arg, B.arg, wsv.arg, M, N, K, k_split, *A.strides, *B.strides),
+        dict(BLOCK_K=bk, PRECISION=precision, **tile_cfg), None)
+    (bias_arg, sx), (res_arg, sr), (c_arg, sc) = bias, res, c
+    reduce = _kernels.Launch(
+        g.gemm_splitk_reduce, (tiles, nb),
+        (wsv.arg, O.arg, bias_arg, res_arg, c_arg, M, N, splits, nb, *O.strides, *sx, *sr, *sc,
+         float(alpha), float(beta)),
+        dict(ACT=act, EPILOGUE=epilogue, HAS_BIAS=bias_arg is not None,
+             HAS_RES=res_arg is not None, HAS_C=c_arg is not None, **tile_cfg), out)
+    launch = SplitKLaunch(partial, reduce, out)
     return launch if plan else launch.run()

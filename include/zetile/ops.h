@@ -1,0 +1,192 @@
+// zetile: the stdlib templates (GEMM, SDPA, FlexAttention) from C.
+//
+// Each call plans one template specialization from a descriptor (shapes,
+// strides, dtypes, epilogue, masks, mods), compiles it through the compile
+// cache (zt_compile_cached) and launches it on any zetile device. No Python
+// runs: the specializations are tile IR exported ahead of time by
+// `python -m zetile.ops.export DIR [SPEC...]` (stdlib-kernels/prebuilt/ holds
+// the default set, docs/TEMPLATES.md "C API" lists it). A descriptor whose
+// specialization is not in the folder gets ZT_STATUS_NOT_FOUND naming the spec
+// and the command that exports it. The folder is $ZETILE_OPS_DIR if set,
+// else the installed share/zetile/prebuilt, else the source tree's.
+//
+// Strides are in elements, never negative; a stride of 0 broadcasts. A
+// layout whose strides are all zero means "contiguous" (see each field).
+// Every argument is checked before anything runs: a bad shape, dtype,
+// stride or buffer too small for its view is INVALID_ARGUMENT naming the
+// argument, never a crash.
+#ifndef ZETILE_OPS_H_
+#define ZETILE_OPS_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "zetile/api.h"
+#include "zetile/builder.h"
+#include "zetile/runtime.h"
+#include "zetile/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A planned template launch: the compiled specialization, its argument
+/// list and scratch buffers, bound to one device. Not thread-safe; plans
+/// may be used from different threads one at a time.
+typedef struct zt_ops_plan_s zt_ops_plan_t;
+
+/// Strides of a (batch, rows, cols) operand, in elements.
+typedef struct zt_ops_strides3_s {
+  int64_t batch, row, col;
+} zt_ops_strides3_t;
+
+/// Strides of a (batch, heads, seq, dim) operand, in elements.
+typedef struct zt_ops_strides4_s {
+  int64_t batch, head, seq, dim;
+} zt_ops_strides4_t;
+
+typedef enum zt_ops_activation_e {
+  ZT_OPS_ACT_NONE = 0,
+  ZT_OPS_ACT_RELU = 1,
+  ZT_OPS_ACT_GELU = 2,       ///< erf form
+  ZT_OPS_ACT_GELU_TANH = 3,  ///< tanh approximation
+  ZT_OPS_ACT_SILU = 4,
+} zt_ops_activation_t;
+
+// ------------------------------------------------------------------ GEMM
+/// out = act(alpha * A @ B + beta * C + bias) + residual, per batch.
+/// A is (batch, m, k), B (batch, k, n), out and the epilogue operands
+/// (batch, m, n), all of `dtype`; fp32 accumulation.
+typedef struct zt_ops_gemm_desc_s {
+  zt_scalar_kind_t dtype;  ///< ZT_F32, ZT_F16 or ZT_BF16
+  int64_t batch, m, n, k;  ///< batch >= 1; m, n, k >= 1
+  /// A stored as (k, m) / B as (n, k) (used for the default strides only).
+  bool trans_a, trans_b;
+  /// Strides of the logical A (m x k), B (k x n), out (m x n). All zero:
+  /// contiguous in the stored layout (trans_*), batches one after another.
+  zt_ops_strides3_t a, b, out;
+  zt_ops_activation_t activation;
+  float alpha, beta;  ///< zt_ops_gemm_desc_init sets 1 and 0
+  /// Optional epilogue operands with their strides over (batch, m, n); all
+  /// zero means contiguous (batch, m, n). A bias added to every row is
+  /// {0, 0, 1}; one per row (an (m, 1) column) {0, 1, 0}. `c` is read only
+  /// when beta != 0 (beta = 0 ignores it, NaN included, as torch's addmm).
+  bool has_bias, has_residual, has_c;
+  zt_ops_strides3_t bias, residual, c;
+  /// Tiles (0: 64, 64, 32): part of the spec name.
+  int32_t block_m, block_n, block_k;
+} zt_ops_gemm_desc_t;
+
+/// Defaults: fp32, batch 1, alpha 1, everything else zero/absent.
+ZT_API void zt_ops_gemm_desc_init(zt_ops_gemm_desc_t* desc);
+
+typedef struct zt_ops_gemm_buffers_s {
+  zt_buffer_t *a, *b, *out;
+  zt_buffer_t *bias, *residual, *c;  ///< needed when has_* says so
+} zt_ops_gemm_buffers_t;
+
+ZT_API zt_status_t zt_ops_gemm_plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc,
+                                    zt_ops_plan_t** out_plan);
+ZT_API zt_status_t zt_ops_gemm_run(zt_ops_plan_t* plan, const zt_ops_gemm_buffers_t* buffers);
+
+// ------------------------------------------------------------ attention
+/// What SDPA and FlexAttention share. q is (batch, q_heads, q_len,
+/// head_dim), k and v (batch, kv_heads, kv_len, head_dim), out like q, all
+/// of `dtype`. GQA/MQA: q_heads a multiple of kv_heads (query head h reads
+/// kv head h / (q_heads / kv_heads)).
+typedef struct zt_ops_attention_s {
+  zt_scalar_kind_t dtype;  ///< ZT_F32, ZT_F16 or ZT_BF16
+  int64_t batch, q_heads, kv_heads, q_len, kv_len, head_dim;
+  /// All zero: contiguous (batch, heads, seq, dim).
+  zt_ops_strides4_t q, k, v, out;
+  float scale;  ///< 0: 1 / sqrt(head_dim)
+  /// Tiles (0: 32, 32): part of the spec name.
+  int32_t block_m, block_n;
+} zt_ops_attention_t;
+
+typedef enum zt_ops_mask_kind_e {
+  ZT_OPS_MASK_NONE = 0,
+  ZT_OPS_MASK_ADDITIVE = 1,  ///< float mask of `dtype`, added to the scores
+  ZT_OPS_MASK_BOOL = 2,      ///< int8 0/1, 1 = attend
+} zt_ops_mask_kind_t;
+
+/// torch's scaled_dot_product_attention forward (no dropout).
+typedef struct zt_ops_sdpa_desc_s {
+  zt_ops_attention_t attn;
+  bool causal;  ///< torch's top-left causal mask
+  zt_ops_mask_kind_t mask_kind;
+  /// The mask's strides over (batch, q_heads, q_len, kv_len); 0 broadcasts.
+  /// All zero with a mask: contiguous (batch, q_heads, q_len, kv_len).
+  zt_ops_strides4_t mask;
+} zt_ops_sdpa_desc_t;
+
+/// Score mods exported with the template (stdlib-kernels/mods.py).
+typedef enum zt_ops_score_mod_e {
+  ZT_OPS_SCORE_NONE = 0,
+  ZT_OPS_SCORE_ALIBI = 1,    ///< score + slope[h] * (kv - q); slopes: buffers.score_tensor, (q_heads,) fp32
+  ZT_OPS_SCORE_SOFTCAP = 2,  ///< softcap * tanh(score / softcap)
+} zt_ops_score_mod_t;
+
+/// Mask mods exported with the template.
+typedef enum zt_ops_mask_mod_e {
+  ZT_OPS_MASK_MOD_NONE = 0,
+  ZT_OPS_MASK_MOD_CAUSAL = 1,    ///< q >= kv
+  ZT_OPS_MASK_MOD_SLIDING = 2,   ///< q - window < kv <= q
+  ZT_OPS_MASK_MOD_DOCUMENT = 3,  ///< doc[q] == doc[kv]; doc: buffers.mask_tensor, (document_len,) int32
+} zt_ops_mask_mod_t;
+
+/// FlexAttention forward with torch's BlockMask semantics: for each
+/// (batch, head, query block) the kernel visits kv_num_blocks[b, h, qb]
+/// partial blocks listed in kv_indices[b, h, qb, :] (mask mod applied), then
+/// the full ones (full_kv_*; mask mod skipped); unlisted blocks are masked.
+/// The tables are contiguous int32: num (mask_batch, mask_heads, q_blocks),
+/// indices (mask_batch, mask_heads, q_blocks, kv_blocks), q_blocks =
+/// ceil(q_len / q_block), kv_blocks = ceil(kv_len / kv_block); a
+/// mask_batch / mask_heads of 1 broadcasts. Scale applies before the score
+/// mod, which sees the query head.
+typedef struct zt_ops_flex_desc_s {
+  zt_ops_attention_t attn;
+  zt_ops_score_mod_t score_mod;
+  float softcap;  ///< ZT_OPS_SCORE_SOFTCAP: > 0
+  zt_ops_mask_mod_t mask_mod;
+  int32_t window;        ///< ZT_OPS_MASK_MOD_SLIDING: >= 1
+  int64_t document_len;  ///< ZT_OPS_MASK_MOD_DOCUMENT: >= max(q_len, kv_len)
+  int64_t q_block, kv_block;  ///< torch's BLOCK_SIZE (0: 128 both)
+  int64_t mask_batch, mask_heads;  ///< 0 counts as 1
+  bool has_full_blocks;
+} zt_ops_flex_desc_t;
+
+typedef struct zt_ops_attention_buffers_s {
+  zt_buffer_t *q, *k, *v, *out;
+  /// Optional: (batch, q_heads, q_len) fp32 log-sum-exp in log2 units (as
+  /// torch's flex HOP; times ln 2 gives torch's natural-log lse). Rows with
+  /// every score masked give out 0 and lse -inf.
+  zt_buffer_t* lse;
+  zt_buffer_t* mask;  ///< SDPA with a mask
+  /// FlexAttention block mask tables.
+  zt_buffer_t *kv_num_blocks, *kv_indices, *full_kv_num_blocks, *full_kv_indices;
+  zt_buffer_t* score_tensor;  ///< the score mod's tensor (ALiBi slopes)
+  zt_buffer_t* mask_tensor;   ///< the mask mod's tensor (document ids)
+} zt_ops_attention_buffers_t;
+
+ZT_API zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc,
+                                    zt_ops_plan_t** out_plan);
+ZT_API zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc,
+                                    zt_ops_plan_t** out_plan);
+/// Runs an SDPA or FlexAttention plan.
+ZT_API zt_status_t zt_ops_attention_run(zt_ops_plan_t* plan,
+                                        const zt_ops_attention_buffers_t* buffers);
+
+// ------------------------------------------------------------- common
+/// The spec name of the plan's specialization (borrowed, plan lifetime),
+/// e.g. "gemm-f16-relu-epi-64x64x32".
+ZT_API const char* zt_ops_plan_spec(const zt_ops_plan_t* plan);
+/// Whether the compile came from the on-disk cache.
+ZT_API bool zt_ops_plan_cache_hit(const zt_ops_plan_t* plan);
+/// Frees a plan (its scratch buffers, executable, device reference); NULL is a no-op.
+ZT_API void zt_ops_plan_release(zt_ops_plan_t* plan);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // ZETILE_OPS_H_

@@ -1,0 +1,66 @@
+// zetile ops (include/zetile/ops.h): what the GEMM and attention planners
+// share. A plan is one exported specialization (SPEC.tile, SPEC.args from
+// the prebuilt folder), compiled through the cache, with its run-time
+// arguments kept by name so the planners fill them without knowing the
+// launch order (the .args manifest gives it).
+#ifndef ZT_RUNTIME_OPS_INTERNAL_H_
+#define ZT_RUNTIME_OPS_INTERNAL_H_
+
+#include <stdint.h>
+
+#include "zetile/ops.h"
+
+#define ZT_OPS_MAX_ARGS 80
+#define ZT_OPS_SPEC_MAX 160
+
+typedef enum { ZT_OPS_GEMM, ZT_OPS_SDPA, ZT_OPS_FLEX } zt_ops_family_t;
+
+struct zt_ops_plan_s {
+  zt_ops_family_t family;
+  char spec[ZT_OPS_SPEC_MAX];
+  zt_device_t* device;
+  zt_executable_t* exe;
+  bool cache_hit;
+  int32_t nargs;
+  char names[ZT_OPS_MAX_ARGS][24];
+  zt_arg_t args[ZT_OPS_MAX_ARGS];
+  uint64_t arg_bytes[ZT_OPS_MAX_ARGS];
+  uint32_t grid[3];
+  zt_buffer_t* zero;    // gemm: one zero element standing for absent epilogue operands
+  zt_buffer_t* lse;     // attention: where the lse goes when the caller wants none
+  zt_buffer_t* params;  // flex: the mods' fp32 parameters (B3)
+  union {
+    zt_ops_gemm_desc_t gemm;
+    zt_ops_sdpa_desc_t sdpa;
+    zt_ops_flex_desc_t flex;
+  } d;
+};
+
+// "f32", "f16", "bf16"; NULL for other kinds.
+const char* zt_ops__dtype_name(zt_scalar_kind_t k);
+size_t zt_ops__dtype_bytes(zt_scalar_kind_t k);
+
+// Reads SPEC.tile / SPEC.args, compiles (cached) for the device's target and
+// loads it; a missing spec is NOT_FOUND naming the export command.
+zt_status_t zt_ops__plan_create(zt_device_t* device, zt_ops_family_t family,
+                                const char* spec, zt_ops_plan_t** out_plan);
+
+// Argument setters by manifest name (INTERNAL if the manifest lacks it:
+// the exported files and the planner disagree).
+zt_status_t zt_ops__set_int(zt_ops_plan_t* p, const char* name, int64_t v);
+zt_status_t zt_ops__set_f32(zt_ops_plan_t* p, const char* name, double v);
+zt_status_t zt_ops__set_buffer(zt_ops_plan_t* p, const char* name, const zt_buffer_t* b);
+
+// Strides: none negative, and the view's furthest element addressable with
+// the kernels' int32 offsets. `what` names the argument in the message.
+zt_status_t zt_ops__check_strides(const char* op, const char* what, int rank,
+                                  const int64_t* dims, const int64_t* strides);
+// A buffer present and large enough for the view.
+zt_status_t zt_ops__check_view(const char* op, const char* what, const zt_buffer_t* buf,
+                               size_t elem_bytes, int rank, const int64_t* dims,
+                               const int64_t* strides);
+
+zt_status_t zt_ops__launch(zt_ops_plan_t* p);
+int64_t zt_ops__cdiv(int64_t a, int64_t b);
+
+#endif  // ZT_RUNTIME_OPS_INTERNAL_H_

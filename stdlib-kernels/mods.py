@@ -1,0 +1,55 @@
+"""FlexAttention mods exported for C programs (include/zetile/ops.h).
+
+A C program cannot hand the attention template a Python function, so these
+standard mods are exported with it (python -m zetile.ops.export): each has
+the signature the template calls (attention.py, fx_to_tile.py):
+    score mods: fn(score, b, h, q_idx, kv_idx, B0, B1, B2, B3)
+    mask mods:  fn(b, h, q_idx, kv_idx, B0, B1, B2, B3)
+Slots, as the C API fills them: B0 the score mod's tensor, B2 the mask
+mod's tensor, B3 four fp32 parameters (P[0] softcap, P[1] window, P[2] the
+length of the mask tensor) written by zt_ops_plan_create.
+"""
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def alibi(score, b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    # ALiBi: score + slope[h] * (kv - q), slopes (Hq,) fp32 in B0.
+    return score + tl.load(B0 + h) * (kv_idx - q_idx).to(tl.float32)
+
+
+@zetile.jit
+def softcap(score, b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    # cap * tanh(score / cap), written without a select (1 - 2 / (e^2x + 1))
+    # as the GEMM template's tanh, so it saturates through inf.
+    cap = tl.load(B3)
+    x = score / cap
+    return cap * (1.0 - 2.0 / (tl.exp2(2.8853900817779268 * x) + 1.0))
+
+
+@zetile.jit
+def causal(b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    return q_idx >= kv_idx
+
+
+@zetile.jit
+def sliding(b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    # Causal sliding window: q - window < kv <= q (window in P[1]).
+    window = tl.load(B3 + 1).to(tl.int32)
+    return (q_idx >= kv_idx) & (q_idx - kv_idx < window)
+
+
+@zetile.jit
+def document(b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    # Same document: doc[q] == doc[kv], doc ids (n,) int32 in B2, n in P[2].
+    # Indices are clamped: padding rows and columns past n read the last id
+    # (the template masks them afterwards) instead of reading out of bounds.
+    last = tl.load(B3 + 2).to(tl.int32) - 1
+    dq = tl.load(B2 + tl.minimum(q_idx, last))
+    dk = tl.load(B2 + tl.minimum(kv_idx, last))
+    return dq == dk
+
+
+SCORE_MODS = {"alibi": alibi, "softcap": softcap}
+MASK_MODS = {"causal": causal, "sliding": sliding, "document": document}

@@ -1,0 +1,718 @@
+// include/zetile/ops.h without Python: GEMM, SDPA and FlexAttention planned
+// from descriptors, compiled from stdlib-kernels/prebuilt/ through the
+// cache, launched on the CPU device and compared with naive C references
+// (double precision); then misuse: every bad argument is a status naming it.
+// Shapes are deliberately not multiples of the tiles. Skips (loudly) when
+// libzetile_compiler is not built.
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "zetile/ops.h"
+#include "zetile/zetile.h"
+
+#define OK(expr)                                                                   \
+  do {                                                                             \
+    zt_status_t s_ = (expr);                                                       \
+    ck_assert_msg(s_ == NULL, "%s: %s", #expr, zt_status_message(s_));             \
+  } while (0)
+
+static char dir[256];
+static zt_device_t* dev;
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/zt-ops-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  setenv("ZETILE_CACHE_DIR", dir, 1);
+  OK(zt_device_open("cpu", &dev));
+}
+
+static void teardown(void) {
+  zt_device_release(dev);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static bool compiler_missing(const char* test) {
+  zt_status_t s = zt_compiler_available();
+  if (!s) return false;
+  fprintf(stderr, "SKIP %s: %s\n", test, zt_status_message(s));
+  zt_status_free(s);
+  return true;
+}
+
+// ---------------------------------------------------------------- dtypes
+static uint16_t f2bf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7FFF + ((u >> 16) & 1);  // round to nearest even
+  return (uint16_t)(u >> 16);
+}
+static float bf2f(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+// Host values rounded to `k` (the reference uses the rounded inputs).
+static void* pack(zt_scalar_kind_t k, float* v, size_t n) {
+  size_t eb = k == ZT_F32 ? 4 : 2;
+  void* out = malloc(n * eb);
+  for (size_t i = 0; i < n; ++i) {
+    if (k == ZT_F32) {
+      ((float*)out)[i] = v[i];
+    } else if (k == ZT_F16) {
+      _Float16 h = (_Float16)v[i];
+      memcpy((char*)out + 2 * i, &h, 2);
+      v[i] = (float)h;
+    } else {
+      uint16_t b = f2bf(v[i]);
+      memcpy((char*)out + 2 * i, &b, 2);
+      v[i] = bf2f(b);
+    }
+  }
+  return out;
+}
+
+static float unpack1(zt_scalar_kind_t k, const void* p, size_t i) {
+  if (k == ZT_F32) return ((const float*)p)[i];
+  uint16_t b;
+  memcpy(&b, (const char*)p + 2 * i, 2);
+  if (k == ZT_BF16) return bf2f(b);
+  _Float16 h;
+  memcpy(&h, &b, 2);
+  return (float)h;
+}
+
+static float frand(unsigned* s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (float)((*s >> 8) & 0xFFFF) / 32768.0f - 1.0f;
+}
+
+static float* randv(size_t n, unsigned seed) {
+  float* v = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) v[i] = frand(&seed);
+  return v;
+}
+
+// A device buffer holding `n` values of `v` as kind k (v is rounded in place).
+static zt_buffer_t* upload(zt_scalar_kind_t k, float* v, size_t n) {
+  size_t eb = k == ZT_F32 ? 4 : 2;
+  zt_buffer_t* b = NULL;
+  OK(zt_buffer_alloc(dev, n * eb, &b));
+  if (v) {
+    void* h = pack(k, v, n);
+    OK(zt_buffer_write(b, 0, h, n * eb));
+    free(h);
+  }
+  return b;
+}
+
+static zt_buffer_t* upload_raw(const void* h, size_t bytes) {
+  zt_buffer_t* b = NULL;
+  OK(zt_buffer_alloc(dev, bytes, &b));
+  OK(zt_buffer_write(b, 0, h, bytes));
+  return b;
+}
+
+static float* download(zt_scalar_kind_t k, zt_buffer_t* b, size_t n) {
+  size_t eb = k == ZT_F32 ? 4 : 2;
+  void* h = malloc(n * eb);
+  OK(zt_buffer_read(b, 0, h, n * eb));
+  float* v = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) v[i] = unpack1(k, h, i);
+  free(h);
+  return v;
+}
+
+static double tol(zt_scalar_kind_t k) { return k == ZT_F32 ? 1e-4 : k == ZT_F16 ? 2e-2 : 1e-1; }
+
+// ------------------------------------------------------------------ GEMM
+static double act(zt_ops_activation_t a, double y) {
+  switch (a) {
+    case ZT_OPS_ACT_RELU: return y > 0 ? y : 0;
+    case ZT_OPS_ACT_GELU: return 0.5 * y * (1 + erf(y / sqrt(2.0)));
+    case ZT_OPS_ACT_GELU_TANH:
+      return 0.5 * y * (1 + tanh(0.7978845608028654 * (y + 0.044715 * y * y * y)));
+    case ZT_OPS_ACT_SILU: return y / (1 + exp(-y));
+    default: return y;
+  }
+}
+
+// One GEMM: batch 2, A transposed (stored (k, m)), B row-major, bias per
+// column (N,), residual, C with beta; checked against a double reference.
+static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue) {
+  const int64_t Bt = 2, M = 37, N = 50, K = 70;
+  zt_ops_gemm_desc_t d;
+  zt_ops_gemm_desc_init(&d);
+  d.dtype = k;
+  d.batch = Bt;
+  d.m = M;
+  d.n = N;
+  d.k = K;
+  d.trans_a = true;
+  d.activation = a;
+  if (epilogue) {
+    d.alpha = 0.5f;
+    d.beta = 2.0f;
+    d.has_bias = d.has_residual = d.has_c = true;
+    d.bias = (zt_ops_strides3_t){0, 0, 1};  // (N,) added to every row
+  }
+  size_t na = (size_t)(Bt * K * M), nb = (size_t)(Bt * K * N), nm = (size_t)(Bt * M * N);
+  float *ha = randv(na, 1), *hb = randv(nb, 2), *hbias = randv((size_t)N, 3),
+        *hres = randv(nm, 4), *hc = randv(nm, 5);
+  zt_buffer_t *ba = upload(k, ha, na), *bb = upload(k, hb, nb), *bo = upload(k, NULL, nm);
+  zt_buffer_t *bx = upload(k, hbias, (size_t)N), *br = upload(k, hres, nm), *bc = upload(k, hc, nm);
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_gemm_plan(dev, &d, &p));
+  const char* want = epilogue ? "epi" : "plain";
+  ck_assert_msg(strstr(zt_ops_plan_spec(p), want), "spec %s", zt_ops_plan_spec(p));
+  zt_ops_gemm_buffers_t bufs = {.a = ba, .b = bb, .out = bo};
+  if (epilogue) {
+    bufs.bias = bx;
+    bufs.residual = br;
+    bufs.c = bc;
+  }
+  OK(zt_ops_gemm_run(p, &bufs));
+  OK(zt_device_synchronize(dev));
+  float* got = download(k, bo, nm);
+  double worst = 0;
+  for (int64_t b = 0; b < Bt; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double acc = 0;
+        for (int64_t x = 0; x < K; ++x)
+          acc += (double)ha[b * K * M + x * M + i] * hb[b * K * N + x * N + j];
+        size_t o = (size_t)(b * M * N + i * N + j);
+        double y = acc;
+        if (epilogue) y = act(a, d.alpha * acc + d.beta * hc[o] + hbias[j]) + hres[o];
+        double err = fabs(y - got[o]) / (1.0 + fabs(y));
+        if (err > worst) worst = err;
+      }
+  ck_assert_msg(worst < tol(k), "gemm %s: max rel error %g", zt_ops_plan_spec(p), worst);
+  zt_ops_plan_release(p);
+  zt_buffer_t* all[] = {ba, bb, bo, bx, br, bc};
+  for (int i = 0; i < 6; ++i) zt_buffer_release(all[i]);
+  free(ha);
+  free(hb);
+  free(hbias);
+  free(hres);
+  free(hc);
+  free(got);
+}
+
+START_TEST(test_gemm_f32_plain) {
+  if (compiler_missing(__func__)) return;
+  run_gemm(ZT_F32, ZT_OPS_ACT_NONE, false);
+}
+END_TEST
+
+START_TEST(test_gemm_f32_gelu_epilogue) {
+  if (compiler_missing(__func__)) return;
+  run_gemm(ZT_F32, ZT_OPS_ACT_GELU, true);
+}
+END_TEST
+
+START_TEST(test_gemm_f16_silu_epilogue) {
+  if (compiler_missing(__func__)) return;
+  run_gemm(ZT_F16, ZT_OPS_ACT_SILU, true);
+}
+END_TEST
+
+START_TEST(test_gemm_bf16_relu_epilogue) {
+  if (compiler_missing(__func__)) return;
+  run_gemm(ZT_BF16, ZT_OPS_ACT_RELU, true);
+}
+END_TEST
+
+// ------------------------------------------------------------- attention
+typedef double (*score_fn)(double s, int64_t b, int64_t h, int64_t q, int64_t kv, const void* u);
+typedef bool (*keep_fn)(int64_t q, int64_t kv, const void* u);
+
+// softmax(scale * q k^T [mod] [mask]) v per (b, h); lse in log2 units.
+// Rows with nothing kept give 0 and lse -inf.
+static void attn_ref(const zt_ops_attention_t* a, const float* q, const float* k, const float* v,
+                     score_fn smod, keep_fn keep, const void* u, double* out, double* lse) {
+  int64_t B = a->batch, Hq = a->q_heads, Hk = a->kv_heads, L = a->q_len, S = a->kv_len,
+          E = a->head_dim;
+  double* p = malloc(sizeof(double) * (size_t)S);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h) {
+      int64_t hk = h / (Hq / Hk);
+      for (int64_t i = 0; i < L; ++i) {
+        const float* qi = q + ((b * Hq + h) * L + i) * E;
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < S; ++j) {
+          double s = 0;
+          for (int64_t x = 0; x < E; ++x) s += (double)qi[x] * k[((b * Hk + hk) * S + j) * E + x];
+          s *= a->scale;
+          if (smod) s = smod(s, b, h, i, j, u);
+          p[j] = keep && !keep(i, j, u) ? -INFINITY : s;
+          if (p[j] > mx) mx = p[j];
+        }
+        double* o = out + ((b * Hq + h) * L + i) * E;
+        if (mx == -INFINITY) {
+          for (int64_t x = 0; x < E; ++x) o[x] = 0;
+          lse[(b * Hq + h) * L + i] = -INFINITY;
+          continue;
+        }
+        for (int64_t j = 0; j < S; ++j) sum += exp(p[j] - mx);
+        for (int64_t x = 0; x < E; ++x) {
+          double acc = 0;
+          for (int64_t j = 0; j < S; ++j)
+            acc += exp(p[j] - mx) / sum * v[((b * Hk + hk) * S + j) * E + x];
+          o[x] = acc;
+        }
+        lse[(b * Hq + h) * L + i] = (mx + log(sum)) / log(2.0);
+      }
+    }
+  free(p);
+}
+
+typedef struct {
+  zt_buffer_t *q, *k, *v, *o, *lse;
+  float *hq, *hk, *hv;
+  size_t nq, nk;
+} qkv_t;
+
+static qkv_t make_qkv(const zt_ops_attention_t* a) {
+  qkv_t t;
+  t.nq = (size_t)(a->batch * a->q_heads * a->q_len * a->head_dim);
+  t.nk = (size_t)(a->batch * a->kv_heads * a->kv_len * a->head_dim);
+  t.hq = randv(t.nq, 11);
+  t.hk = randv(t.nk, 12);
+  t.hv = randv(t.nk, 13);
+  t.q = upload(a->dtype, t.hq, t.nq);
+  t.k = upload(a->dtype, t.hk, t.nk);
+  t.v = upload(a->dtype, t.hv, t.nk);
+  t.o = upload(a->dtype, NULL, t.nq);
+  OK(zt_buffer_alloc(dev, sizeof(float) * (size_t)(a->batch * a->q_heads * a->q_len), &t.lse));
+  return t;
+}
+
+static void free_qkv(qkv_t* t) {
+  zt_buffer_t* all[] = {t->q, t->k, t->v, t->o, t->lse};
+  for (int i = 0; i < 5; ++i) zt_buffer_release(all[i]);
+  free(t->hq);
+  free(t->hk);
+  free(t->hv);
+}
+
+static void compare(const zt_ops_attention_t* a, qkv_t* t, score_fn smod, keep_fn keep,
+                    const void* u, const char* what) {
+  size_t rows = (size_t)(a->batch * a->q_heads * a->q_len);
+  double* ro = malloc(sizeof(double) * t->nq);
+  double* rl = malloc(sizeof(double) * rows);
+  attn_ref(a, t->hq, t->hk, t->hv, smod, keep, u, ro, rl);
+  float* o = download(a->dtype, t->o, t->nq);
+  float* l = download(ZT_F32, t->lse, rows);
+  double worst = 0, worst_lse = 0;
+  for (size_t i = 0; i < t->nq; ++i) worst = fmax(worst, fabs(ro[i] - o[i]));
+  for (size_t i = 0; i < rows; ++i) {
+    if (isinf(rl[i])) {
+      ck_assert_msg(isinf(l[i]) && l[i] < 0, "%s: lse[%zu] = %g, expected -inf", what, i, l[i]);
+      continue;
+    }
+    worst_lse = fmax(worst_lse, fabs(rl[i] - l[i]));
+  }
+  ck_assert_msg(worst < tol(a->dtype), "%s: max abs error %g", what, worst);
+  ck_assert_msg(worst_lse < tol(a->dtype) * 10, "%s: lse max abs error %g", what, worst_lse);
+  free(ro);
+  free(rl);
+  free(o);
+  free(l);
+}
+
+static bool causal_keep(int64_t q, int64_t kv, const void* u) {
+  (void)u;
+  return q >= kv;
+}
+
+static const float* g_mask;  // the SDPA additive mask (L, S) for the reference
+static double add_mask(double s, int64_t b, int64_t h, int64_t q, int64_t kv, const void* u) {
+  (void)b;
+  (void)h;
+  return s + g_mask[q * *(const int64_t*)u + kv];
+}
+
+// Causal SDPA, GQA (4 query heads over 2 kv heads), lengths not multiples of
+// the tiles, head dim 64.
+START_TEST(test_sdpa_f32_causal_gqa) {
+  if (compiler_missing(__func__)) return;
+  zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 2, .q_heads = 4, .kv_heads = 2,
+                                   .q_len = 40, .kv_len = 70, .head_dim = 64},
+                          .causal = true};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_sdpa_plan(dev, &d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-causal-nomask-none-none-dense");
+  d.attn.scale = (float)(1.0 / sqrt(64.0));
+  qkv_t t = make_qkv(&d.attn);
+  zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  compare(&d.attn, &t, NULL, causal_keep, NULL, "sdpa f32 causal gqa");
+  free_qkv(&t);
+  zt_ops_plan_release(p);
+}
+END_TEST
+
+// fp16, head dim 80 (padded to 128 inside), an explicit scale.
+START_TEST(test_sdpa_f16_d80) {
+  if (compiler_missing(__func__)) return;
+  zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F16, .batch = 1, .q_heads = 2, .kv_heads = 2,
+                                   .q_len = 33, .kv_len = 45, .head_dim = 80, .scale = 0.2f}};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_sdpa_plan(dev, &d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f16-d128-32x32-full-nomask-none-none-dense");
+  qkv_t t = make_qkv(&d.attn);
+  zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  compare(&d.attn, &t, NULL, NULL, NULL, "sdpa f16 d80");
+  free_qkv(&t);
+  zt_ops_plan_release(p);
+}
+END_TEST
+
+// An additive float mask (L, S) broadcast over batch and heads.
+START_TEST(test_sdpa_f32_float_mask) {
+  if (compiler_missing(__func__)) return;
+  int64_t L = 29, S = 51;
+  zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 2, .q_heads = 2, .kv_heads = 2,
+                                   .q_len = L, .kv_len = S, .head_dim = 64},
+                          .mask_kind = ZT_OPS_MASK_ADDITIVE,
+                          .mask = {0, 0, S, 1}};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_sdpa_plan(dev, &d, &p));
+  d.attn.scale = 0.125f;
+  float* hm = randv((size_t)(L * S), 21);
+  zt_buffer_t* bm = upload(ZT_F32, hm, (size_t)(L * S));
+  qkv_t t = make_qkv(&d.attn);
+  zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse,
+                                  .mask = bm};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  g_mask = hm;
+  compare(&d.attn, &t, add_mask, NULL, &S, "sdpa f32 float mask");
+  free_qkv(&t);
+  free(hm);
+  zt_buffer_release(bm);
+  zt_ops_plan_release(p);
+}
+END_TEST
+
+// -------------------------------------------------------- FlexAttention
+// torch's create_block_mask on the host: per (q block, kv block), the
+// blocks where `keep` holds somewhere are partial, or full where it holds
+// everywhere (positions past the lengths count as masked).
+typedef struct {
+  int32_t *num, *idx, *fnum, *fidx;
+  int64_t qb, kvb;
+} tables_t;
+
+static tables_t make_tables(int64_t L, int64_t S, int64_t QB, int64_t KB, keep_fn keep,
+                            const void* u) {
+  tables_t t;
+  t.qb = (L + QB - 1) / QB;
+  t.kvb = (S + KB - 1) / KB;
+  t.num = calloc((size_t)t.qb, 4);
+  t.fnum = calloc((size_t)t.qb, 4);
+  t.idx = calloc((size_t)(t.qb * t.kvb), 4);
+  t.fidx = calloc((size_t)(t.qb * t.kvb), 4);
+  for (int64_t r = 0; r < t.qb; ++r)
+    for (int64_t c = 0; c < t.kvb; ++c) {
+      int64_t kept = 0;
+      for (int64_t i = r * QB; i < (r + 1) * QB; ++i)
+        for (int64_t j = c * KB; j < (c + 1) * KB; ++j)
+          kept += i < L && j < S && (!keep || keep(i, j, u));
+      if (kept == QB * KB) t.fidx[r * t.kvb + t.fnum[r]++] = (int32_t)c;
+      else if (kept) t.idx[r * t.kvb + t.num[r]++] = (int32_t)c;
+    }
+  return t;
+}
+
+static void free_tables(tables_t* t) {
+  free(t->num);
+  free(t->idx);
+  free(t->fnum);
+  free(t->fidx);
+}
+
+typedef struct {
+  const int32_t* doc;
+  const float* slopes;
+  int32_t window;
+  float cap;
+} mods_t;
+
+static bool doc_keep(int64_t q, int64_t kv, const void* u) {
+  const mods_t* m = u;
+  return m->doc[q] == m->doc[kv];
+}
+static bool sliding_keep(int64_t q, int64_t kv, const void* u) {
+  const mods_t* m = u;
+  return q >= kv && q - kv < m->window;
+}
+static double alibi_score(double s, int64_t b, int64_t h, int64_t q, int64_t kv, const void* u) {
+  (void)b;
+  return s + ((const mods_t*)u)->slopes[h] * (double)(kv - q);
+}
+static double softcap_score(double s, int64_t b, int64_t h, int64_t q, int64_t kv,
+                            const void* u) {
+  (void)b;
+  (void)h;
+  (void)q;
+  (void)kv;
+  double c = ((const mods_t*)u)->cap;
+  return c * tanh(s / c);
+}
+
+static void run_flex(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn sref, keep_fn kref,
+                     const char* what) {
+  const int64_t L = 150, S = 150, H = 2;  // not multiples of the 64-blocks
+  int32_t doc[150];
+  for (int i = 0; i < 150; ++i) doc[i] = i < 50 ? 0 : i < 77 ? 1 : 2;
+  float slopes[2] = {0.5f, 0.25f};
+  mods_t u = {.doc = doc, .slopes = slopes, .window = 40, .cap = 2.0f};
+  zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = H, .kv_heads = H,
+                                   .q_len = L, .kv_len = S, .head_dim = 64},
+                          .score_mod = sm, .mask_mod = mm, .softcap = u.cap, .window = u.window,
+                          .document_len = 150, .q_block = 64, .kv_block = 64,
+                          .has_full_blocks = true};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_flex_plan(dev, &d, &p));
+  d.attn.scale = 0.125f;
+  tables_t tb = make_tables(L, S, 64, 64, kref, &u);
+  size_t cells = (size_t)(tb.qb * tb.kvb) * 4;
+  zt_buffer_t *bn = upload_raw(tb.num, (size_t)tb.qb * 4), *bi = upload_raw(tb.idx, cells);
+  zt_buffer_t *bfn = upload_raw(tb.fnum, (size_t)tb.qb * 4), *bfi = upload_raw(tb.fidx, cells);
+  zt_buffer_t *bdoc = upload_raw(doc, sizeof doc), *bsl = upload_raw(slopes, sizeof slopes);
+  qkv_t t = make_qkv(&d.attn);
+  zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse,
+                                  .kv_num_blocks = bn, .kv_indices = bi,
+                                  .full_kv_num_blocks = bfn, .full_kv_indices = bfi,
+                                  .score_tensor = bsl, .mask_tensor = bdoc};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  compare(&d.attn, &t, sref, kref, &u, what);
+  free_qkv(&t);
+  zt_buffer_t* all[] = {bn, bi, bfn, bfi, bdoc, bsl};
+  for (int i = 0; i < 6; ++i) zt_buffer_release(all[i]);
+  free_tables(&tb);
+  zt_ops_plan_release(p);
+}
+
+START_TEST(test_flex_causal) {
+  if (compiler_missing(__func__)) return;
+  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, NULL, causal_keep, "flex causal");
+}
+END_TEST
+
+START_TEST(test_flex_document) {
+  if (compiler_missing(__func__)) return;
+  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_DOCUMENT, NULL, doc_keep, "flex document");
+}
+END_TEST
+
+START_TEST(test_flex_sliding) {
+  if (compiler_missing(__func__)) return;
+  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_SLIDING, NULL, sliding_keep, "flex sliding");
+}
+END_TEST
+
+START_TEST(test_flex_alibi_causal) {
+  if (compiler_missing(__func__)) return;
+  run_flex(ZT_OPS_SCORE_ALIBI, ZT_OPS_MASK_MOD_CAUSAL, alibi_score, causal_keep, "flex alibi");
+}
+END_TEST
+
+START_TEST(test_flex_softcap_causal) {
+  if (compiler_missing(__func__)) return;
+  run_flex(ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, softcap_score, causal_keep,
+           "flex softcap");
+}
+END_TEST
+
+// ----------------------------------------------------------------- misuse
+static void expect(zt_status_t s, zt_status_code_t code, const char* needle) {
+  ck_assert_msg(s != NULL, "expected %s (%s), got OK", zt_status_code_name(code), needle);
+  ck_assert_msg(zt_status_code(s) == code, "expected %s, got %s: %s", zt_status_code_name(code),
+                zt_status_code_name(zt_status_code(s)), zt_status_message(s));
+  ck_assert_msg(strstr(zt_status_message(s), needle), "message '%s' lacks '%s'",
+                zt_status_message(s), needle);
+  zt_status_free(s);
+}
+
+START_TEST(test_gemm_misuse) {
+  zt_ops_plan_t* p = (zt_ops_plan_t*)0x1;
+  zt_ops_gemm_desc_t d;
+  zt_ops_gemm_desc_init(&d);
+  d.m = d.n = d.k = 16;
+  expect(zt_ops_gemm_plan(NULL, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "must not be NULL");
+  expect(zt_ops_gemm_plan(dev, NULL, &p), ZT_STATUS_INVALID_ARGUMENT, "must not be NULL");
+  d.dtype = ZT_I32;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.dtype");
+  ck_assert_ptr_null(p);  // cleared on failure
+  d.dtype = ZT_F32;
+  d.k = 0;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.k");
+  d.k = 16;
+  d.a = (zt_ops_strides3_t){256, -16, 1};
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "a has a negative stride");
+  d.a = (zt_ops_strides3_t){0, 0, 0};
+  d.out = (zt_ops_strides3_t){256, 0, 1};
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.out has a zero stride");
+  d.out = (zt_ops_strides3_t){0, 0, 0};
+  d.activation = (zt_ops_activation_t)9;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.activation");
+  d.activation = ZT_OPS_ACT_NONE;
+  d.block_m = 48;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "block_m");
+  d.block_m = 0;
+  d.m = 1 << 20;
+  d.k = 1 << 12;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_UNSUPPORTED, "2^31");
+  if (compiler_missing(__func__)) return;
+  // A tile configuration not exported: NOT_FOUND naming the export command.
+  d.m = d.k = 16;
+  d.block_m = 128;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_NOT_FOUND,
+         "python -m zetile.ops.export");
+  // Buffers too small or missing, and an attention run of a GEMM plan.
+  d.block_m = 0;
+  OK(zt_ops_gemm_plan(dev, &d, &p));
+  zt_buffer_t *small = NULL, *ok = NULL;
+  OK(zt_buffer_alloc(dev, 16 * 16 * 4 - 4, &small));
+  OK(zt_buffer_alloc(dev, 16 * 16 * 4, &ok));
+  zt_ops_gemm_buffers_t b = {.a = ok, .b = small, .out = ok};
+  expect(zt_ops_gemm_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "buffer 'b' holds 1020 bytes");
+  b.b = NULL;
+  expect(zt_ops_gemm_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "buffer 'b' is NULL");
+  zt_ops_attention_buffers_t ab = {0};
+  expect(zt_ops_attention_run(p, &ab), ZT_STATUS_INVALID_ARGUMENT, "not an attention plan");
+  zt_ops_plan_release(p);
+  // A bias with has_bias but no buffer.
+  d.has_bias = true;
+  d.bias = (zt_ops_strides3_t){0, 0, 1};
+  OK(zt_ops_gemm_plan(dev, &d, &p));
+  b.b = ok;
+  expect(zt_ops_gemm_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "buffer 'bias' is NULL");
+  zt_ops_plan_release(p);
+  zt_buffer_release(small);
+  zt_buffer_release(ok);
+  zt_ops_plan_release(NULL);
+}
+END_TEST
+
+START_TEST(test_attention_misuse) {
+  zt_ops_plan_t* p = NULL;
+  zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = 3, .kv_heads = 2,
+                                   .q_len = 16, .kv_len = 16, .head_dim = 64}};
+  expect(zt_ops_sdpa_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "multiple of desc.attn.kv_heads");
+  d.attn.q_heads = 2;
+  d.attn.head_dim = 300;
+  expect(zt_ops_sdpa_plan(dev, &d, &p), ZT_STATUS_UNSUPPORTED, "head_dim");
+  d.attn.head_dim = 64;
+  d.attn.q_len = -1;
+  expect(zt_ops_sdpa_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.attn.q_len");
+  d.attn.q_len = 16;
+  d.attn.k = (zt_ops_strides4_t){1024, 1024, -64, 1};
+  expect(zt_ops_sdpa_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "k has a negative stride");
+  d.attn.k = (zt_ops_strides4_t){0};
+  d.mask_kind = (zt_ops_mask_kind_t)7;
+  expect(zt_ops_sdpa_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.mask_kind");
+  d.mask_kind = ZT_OPS_MASK_NONE;
+  d.attn.scale = NAN;
+  expect(zt_ops_sdpa_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "scale");
+  d.attn.scale = 0;
+  zt_ops_flex_desc_t f = {.attn = d.attn, .score_mod = ZT_OPS_SCORE_SOFTCAP, .q_block = 64,
+                          .kv_block = 64};
+  expect(zt_ops_flex_plan(dev, &f, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.softcap");
+  f.score_mod = ZT_OPS_SCORE_NONE;
+  f.mask_mod = ZT_OPS_MASK_MOD_DOCUMENT;
+  f.document_len = 8;
+  expect(zt_ops_flex_plan(dev, &f, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.document_len");
+  f.mask_mod = ZT_OPS_MASK_MOD_CAUSAL;
+  f.q_block = 48;
+  expect(zt_ops_flex_plan(dev, &f, &p), ZT_STATUS_INVALID_ARGUMENT, "multiples of the kernel tiles");
+  f.q_block = 64;
+  f.mask_heads = 3;
+  expect(zt_ops_flex_plan(dev, &f, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.mask_heads");
+  f.mask_heads = 1;
+  if (compiler_missing(__func__)) return;
+  // No full blocks: a spec the default set lacks.
+  expect(zt_ops_flex_plan(dev, &f, &p), ZT_STATUS_NOT_FOUND,
+         "attn-f32-d64-32x32-full-nomask-none-causal-sparse64");
+  // A block index outside the table is refused before the launch.
+  f.has_full_blocks = true;
+  f.attn.q_len = f.attn.kv_len = 100;  // 2 x 2 blocks
+  OK(zt_ops_flex_plan(dev, &f, &p));
+  zt_buffer_t *q = NULL, *num = NULL, *idx = NULL;
+  OK(zt_buffer_alloc(dev, 2 * 100 * 64 * 4, &q));
+  int32_t n[2] = {1, 1}, ix[4] = {0, 0, 1, 7};
+  num = upload_raw(n, sizeof n);
+  idx = upload_raw(ix, sizeof ix);
+  zt_ops_attention_buffers_t b = {.q = q, .k = q, .v = q, .out = q, .kv_num_blocks = num,
+                                  .kv_indices = idx, .full_kv_num_blocks = num,
+                                  .full_kv_indices = idx};
+  OK(zt_buffer_write(idx, 0, (int32_t[]){0, 0, 5, 0}, 16));
+  expect(zt_ops_attention_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "kv_indices[1, 0] = 5");
+  b.kv_indices = NULL;
+  expect(zt_ops_attention_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "buffer 'kv_indices' is NULL");
+  zt_ops_gemm_buffers_t gb = {0};
+  expect(zt_ops_gemm_run(p, &gb), ZT_STATUS_INVALID_ARGUMENT, "not a GEMM plan");
+  zt_ops_plan_release(p);
+  zt_buffer_release(q);
+  zt_buffer_release(num);
+  zt_buffer_release(idx);
+}
+END_TEST
+
+// The folder comes from $ZETILE_OPS_DIR when set: an empty one has nothing.
+START_TEST(test_ops_dir_override) {
+  char empty[300];
+  snprintf(empty, sizeof empty, "%s/empty", dir);
+  ck_assert_int_eq(mkdir(empty, 0700), 0);
+  setenv("ZETILE_OPS_DIR", empty, 1);
+  zt_ops_gemm_desc_t d;
+  zt_ops_gemm_desc_init(&d);
+  d.m = d.n = d.k = 16;
+  zt_ops_plan_t* p = NULL;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_NOT_FOUND, "gemm-f32-none-plain-64x64x32");
+  unsetenv("ZETILE_OPS_DIR");
+}
+END_TEST
+
+int main(void) {
+  Suite* s = suite_create("ops_api");
+  TCase* tc = tcase_create("cpu");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_gemm_f32_plain);
+  tcase_add_test(tc, test_gemm_f32_gelu_epilogue);
+  tcase_add_test(tc, test_gemm_f16_silu_epilogue);
+  tcase_add_test(tc, test_gemm_bf16_relu_epilogue);
+  tcase_add_test(tc, test_sdpa_f32_causal_gqa);
+  tcase_add_test(tc, test_sdpa_f16_d80);
+  tcase_add_test(tc, test_sdpa_f32_float_mask);
+  tcase_add_test(tc, test_flex_causal);
+  tcase_add_test(tc, test_flex_document);
+  tcase_add_test(tc, test_flex_sliding);
+  tcase_add_test(tc, test_flex_alibi_causal);
+  tcase_add_test(tc, test_flex_softcap_causal);
+  tcase_add_test(tc, test_gemm_misuse);
+  tcase_add_test(tc, test_attention_misuse);
+  tcase_add_test(tc, test_ops_dir_override);
+  suite_add_tcase(s, tc);
+  SRunner* r = srunner_create(s);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? 1 : 0;
+}
