@@ -303,10 +303,13 @@ class Autotuner:
 
     def _precompile(self, args, meta, configs):
         """Compiles every config before timing, in threads: the extension
-        releases the GIL while the C compiler runs, so front-end work of one
-        config overlaps the compile of another. Failures are left for _bench
-        to record. Configs with a pre_hook are left to their first timed run:
-        the hook may change the arguments' specialization (tutorial 09 sets
+        releases the GIL while the C compiler runs, and compiles of different
+        specializations run at the same time (each in an MLIR context of its
+        own; only SPIR-V emission is serialized), so on N cores up to N
+        configs compile at once. Failures are left for _bench to record (it
+        compiles the config again and reports or raises what it gets).
+        Configs with a pre_hook are left to their first timed run: the hook
+        may change the arguments' specialization (tutorial 09 sets
         descriptor block shapes), and hooks on shared arguments cannot run
         in parallel."""
         configs = [c for c in configs if c.pre_hook is None]
@@ -316,10 +319,12 @@ class Autotuner:
         def one(cfg):
             try:
                 self.fn.warmup(*args, **self._warmup_kwargs(self._launch_kwargs(cfg, meta)))
-            except CompilationError:
+            except Exception:  # noqa: BLE001 - _bench meets it again, in order
                 pass
         import concurrent.futures
-        workers = max(1, min(len(configs), os.cpu_count() or 1, 4))
+        # Threads beyond the cores only add memory (a context each) and
+        # contention: the front end holds the GIL, the compiler a core.
+        workers = max(1, min(len(configs), os.cpu_count() or 1, 8))
         with concurrent.futures.ThreadPoolExecutor(workers) as ex:
             for f in [ex.submit(one, c) for c in configs]:
                 f.result()

@@ -278,3 +278,45 @@ def test_front_end_ms_is_checked():
         _C.compile("module {}", target="cpu", front_end_ms=-1.0)
     with pytest.raises(TypeError):
         _C.compile("module {}", target="cpu", front_end_ms="fast")
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the autotuner uses one thread per core")
+def test_autotuner_compiles_its_configs_at_the_same_time(monkeypatch, tmp_path):
+    # Every compile is made to take 0.3 s longer (the GIL released, as the
+    # real compiler does); the configs' compiles must overlap. With one
+    # lock per kernel, as before, at most one was ever in flight.
+    zjit = sys.modules["zetile.jit"]
+    monkeypatch.setenv("ZETILE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ZETILE_AUTOTUNE_DB", str(tmp_path / "tune.sqlite"))
+    zetile.set_device("cpu")
+    real = zjit._C.compile
+    lock = threading.Lock()
+    state = {"now": 0, "max": 0, "calls": 0}
+
+    def slow_compile(*a, **kw):
+        with lock:
+            state["now"] += 1
+            state["calls"] += 1
+            state["max"] = max(state["max"], state["now"])
+        try:
+            threading.Event().wait(0.3)
+            return real(*a, **kw)
+        finally:
+            with lock:
+                state["now"] -= 1
+    monkeypatch.setattr(zjit._C, "compile", slow_compile)
+
+    @zetile.jit
+    def scaled(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 3, mask=m)
+    configs = [zetile.Config({"BLOCK": b}) for b in (32, 64, 128, 256)]
+    k = zetile.autotune(configs, key=["n"], warmup=1, rep=2)(scaled)
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    k[lambda META: (zetile.cdiv(n, META["BLOCK"]),)](x, out, n)
+    np.testing.assert_array_equal(out, 3 * x)
+    assert state["calls"] == len(configs), state
+    assert state["max"] >= 2, state
