@@ -28,12 +28,16 @@ typedef struct zt_device_info_s {
   char name[64];          ///< "cpu", "level_zero:0", ...
   char backend[32];       ///< "cpu", "level_zero", ...
   char description[256];  ///< human-readable device name
-  char target[32];        ///< compile target: "cpu", "pvc", "bmg", "dg2"
+  char target[32];        ///< compile target: "cpu", "pvc", "bmg", "dg2", "tgllp", ...
   char driver_version[64];
   int32_t compute_units;  ///< cores / EUs
   uint64_t memory_bytes;
   bool host_memory;       ///< buffers are plain host memory (the CPU target)
   bool compat;            ///< the driver lacks 2D block IO: compile with compat
+  /// Why the device got its target (an Intel GPU's row: "PCI id 0x9a49:
+  /// Tiger Lake (Gen12LP)", "ZETILE_TARGET=...", the properties it was
+  /// matched by); empty for the CPU.
+  char target_why[192];
 } zt_device_info_t;
 
 /// Lists every device that can be opened now (never crashes on machines

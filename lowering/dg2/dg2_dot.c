@@ -10,7 +10,8 @@
 //      column in the lowest bits)
 //   B: component i of lane j = B[pack*i .. pack*i + pack-1][j] (VNNI)
 //   C: component i of lane j = C[i][j] (f32, or i32 for int8).
-// fp32 dots are bf16 dots on pieces of the operands (dg2_dot_f32.c).
+// fp32 dots are bf16 dots on pieces of the operands (dg2_dot_f32.c). Rows
+// without XMX keep these layouts and put the products on FMAs (dg2_dot_fma.c).
 // The dot's [M,N] tile is split over a wm x wn grid of subgroups; each
 // subgroup computes its (M/wm) x (N/wn) part as 8x8 blocks, K in steps of
 // 8 * pack. Layout hints (dg2_plan) make the loads feeding a dot produce its
@@ -97,12 +98,30 @@ typedef struct dot_kind_s {
   const char* fn;   // the builtin's mangled name
   const char* acc;  // accumulator element type
   int32_t pieces;   // fp32 operands: bf16 pieces each (0: none, the inputs are used)
+  bool fma;         // the row has no XMX: FMA products (dg2_dot_fma.c)
 } dot_kind_t;
 
+// A dot on a row without XMX: the same layouts with one element per
+// channel (four int8 with DP4A), the products on FMAs (dg2_dot_fma.c).
+static const char* fma_kind(dg2_t* c, const zt_type_t* a, const zt_type_t* b,
+                            const zt_type_t* acc, dot_kind_t* k) {
+  bool fl = a->kind == ZT_F16 || a->kind == ZT_BF16 || a->kind == ZT_F32;
+  if (a->kind != b->kind || (!fl && a->kind != ZT_I8))
+    return "only fp16 x fp16, bf16 x bf16, fp32 x fp32 and int8 x int8 inputs (FMA dots: this "
+           "GPU has no XMX)";
+  if (fl && acc->kind != ZT_F32) return "only fp32 accumulation of float dots";
+  if (!fl && acc->kind != ZT_I32) return "only int32 accumulation of int8 dots";
+  *k = (dot_kind_t){dg2_fma_pack(c, a->kind, a->shape[1]), "", "", fl ? "f32" : "i32", 0, true};
+  if (a->shape[0] % 8 || b->shape[1] % 8 || a->shape[1] % 8)
+    return "M, N and K must be multiples of 8 (FMA dots: this GPU has no XMX)";
+  return NULL;
+}
+
 // Why a dot cannot use the DPAS path (NULL when it can; then *k says how).
-static const char* dot_kind(MlirOperation op, const zt_type_t* a, const zt_type_t* b,
+static const char* dot_kind(dg2_t* c, MlirOperation op, const zt_type_t* a, const zt_type_t* b,
                             const zt_type_t* acc, dot_kind_t* k) {
   if (a->rank != 2 || b->rank != 2 || acc->rank != 2) return "only 2-D dots";
+  if (c->target && !xe_target_has_xmx(c->target)) return fma_kind(c, a, b, acc, k);
   static const char* const f16 = "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f";
   static const char* const bf16 = "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f";
   static const char* const i8 = "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_";
@@ -142,7 +161,7 @@ static zt_status_t plan_op(dg2_t* c, MlirOperation op) {
   zt_type_t a, b, acc;
   dot_kind_t dk;
   zt_status_t s = dot_shapes(op, &a, &b, &acc);
-  if (s || dot_kind(op, &a, &b, &acc, &dk)) {
+  if (s || dot_kind(c, op, &a, &b, &acc, &dk)) {
     zt_status_free(s);
     return NULL;  // reported when the dot is lowered
   }
@@ -219,7 +238,7 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
   zt_type_t a, b, acc;
   ZT_RETURN_IF_ERROR(dot_shapes(op, &a, &b, &acc));
   dot_kind_t dk;
-  const char* why = dot_kind(op, &a, &b, &acc, &dk);
+  const char* why = dot_kind(c, op, &a, &b, &acc, &dk);
   if (why) return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: %s", why);
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
   int32_t la, lb, lc;
@@ -234,6 +253,18 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
   ZT_RETURN_IF_ERROR(dg2_to_layout(c, va, la, &A));
   ZT_RETURN_IF_ERROR(dg2_to_layout(c, vb, lb, &B));
   ZT_RETURN_IF_ERROR(dg2_to_layout(c, vc, lc, &C));
+  if (dk.fma) {
+    dg2_val_t r;
+    memset(&r, 0, sizeof r);
+    r.kind = DV_DIST;
+    ZT_RETURN_IF_ERROR(dg2_value_type(mlirOperationGetResult(op, 0), &r.type));
+    r.layout = lc;
+    r.el = dg2_alloc_names(c, c->layouts[lc].e);
+    if (!r.el) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 dot");
+    dg2_fma_dot_t d = {&A, &B, &C, a.kind, a.kind == ZT_I8 && zt_dot_is_unsigned(op)};
+    ZT_RETURN_IF_ERROR(dg2_emit_dot_fma(c, &d, &r));
+    return dg2_put(c, mlirOperationGetResult(op, 0), &r);
+  }
   int32_t wm = c->layouts[lc].wm, wn = c->layouts[lc].wn;
   int64_t mb = m / wm / 8, nb = n / wn / 8, kb = k / (8 * dk.pack);
   char vacc[32], sig[128];

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "lowering.h"
+#include "xe/xe_target.h"
 
 #define DG2_NAME 32
 #define DG2_SIMD 8
@@ -70,6 +71,7 @@ typedef struct dg2_entry_s {
 
 typedef struct dg2_s {
   zt_lower_ctx_t* lc;
+  const xe_target_t* target;  // the row compiled for: XMX (DPAS) or FMA dots, DP4A
   int32_t num_warps;
   int32_t threads;  // 8 * num_warps
   zt_strbuf_t entry;    // kernel entry: ids, layout bases
@@ -174,6 +176,19 @@ int32_t dg2_f32_pieces(MlirOperation op);
 int32_t dg2_f32_terms(int32_t pieces, const int32_t (**out)[2]);
 /// Emits the split of f32 x into `pieces` bf16 pieces (i16 bits) out[0..).
 void dg2_split_bf16(dg2_t* c, const char* x, int32_t pieces, char out[][DG2_NAME]);
+
+// --- dots without XMX (dg2_dot_fma.c) ------------------------------------------
+/// A dot's operands, already in the DPAS layouts of pack dg2_fma_pack().
+typedef struct dg2_fma_dot_s {
+  const dg2_val_t *A, *B, *C;
+  zt_scalar_kind_t in;  // F16, BF16, F32 or I8 (both operands)
+  bool is_unsigned;     // int8: unsigned operands
+} dg2_fma_dot_t;
+/// Elements per 32 bits of the FMA path's A/B layouts: 4 for int8 dots on
+/// a DP4A row with K a multiple of 32, else 1.
+int32_t dg2_fma_pack(const dg2_t* c, zt_scalar_kind_t in, int64_t k);
+/// r: DIST in C's layout with r->el allocated; fills r->el.
+zt_status_t dg2_emit_dot_fma(dg2_t* c, const dg2_fma_dot_t* d, dg2_val_t* r);
 
 /// Local memory: byte offset name -> !llvm.ptr<3> name.
 void dg2_smem_ptr(dg2_t* c, const char* byte_off, char out[DG2_NAME]);

@@ -10,7 +10,10 @@
 // workgroup of 8 * num_warps work-items (meta: local_size, subgroup_size=8).
 // No SPIR-V extension is needed: subgroup shuffles are core SPIR-V 1.3
 // (GroupNonUniformShuffle), the XMX builtins are imported functions that IGC
-// resolves.
+// resolves; only DP4A (int8 dots on Gen12LP / Xe-LPG rows, which have no
+// XMX) uses SPV_KHR_integer_dot_product. The same lowering serves every
+// SIMD8 row of xe_target.c: dg2 and arl-h (XMX), the integrated GPUs from
+// Gen9 to Xe-LPG and DG1 (FMA dots, dg2_dot_fma.c).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <mlir-c/Target/LLVMIR.h>
@@ -41,6 +45,15 @@ static void spirv_init(void) {
   LLVMInitializeSPIRVTarget();
   LLVMInitializeSPIRVTargetMC();
   LLVMInitializeSPIRVAsmPrinter();
+  // DP4A (int8 dots on rows without XMX, dg2_dot_fma.c): LLVM 22's SPIR-V
+  // backend lowers OpenCL's dot_4x8packed_* to OpSDot/OpUDot only with
+  // SPV_KHR_integer_dot_product enabled (without it, to an OpFMul on
+  // integers, invalid SPIR-V), and takes extensions only from its
+  // --spirv-ext option, which is process-wide. An enabled extension is
+  // declared in a module only when an instruction needs it, so other SPIR-V
+  // is unchanged. Errors go to llvm::nulls() and are ignored.
+  const char* argv[] = {"zetile", "--spirv-ext=+SPV_KHR_integer_dot_product"};
+  LLVMParseCommandLineOptions(2, argv, "");
 }
 
 // Largest tensor in the kernel (elements), to size the default workgroup.
@@ -281,6 +294,7 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   dg2_t c;
   memset(&c, 0, sizeof c);
   c.lc = lc;
+  c.target = tg;
   c.num_warps = pick_num_warps(lc);
   c.threads = DG2_SIMD * c.num_warps;
   zt_strbuf_init(&c.entry);

@@ -17,6 +17,7 @@ static const xe_target_t g_targets[] = {
     {
         .name = "pvc", .arch = "Xe-HPC (Data Center GPU Max)", .lowering = XE_LOWERING_XEVM,
         .xevm_chip = "pvc", .ocloc_device = "pvc", .subgroup_size = 16,
+        .subgroup_sizes = {16, 32}, .dp4a = true,
         .dpas_exec_size = 16, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
         .dpas_channel_bits = 32, .dpas_tf32 = true, .block_io_2d = true,
         .grf_default = 128, .grf_large = 256, .grf_bytes = 64,
@@ -26,6 +27,7 @@ static const xe_target_t g_targets[] = {
     {
         .name = "bmg", .arch = "Xe2-HPG (Arc B-series)", .lowering = XE_LOWERING_XEVM,
         .xevm_chip = "bmg", .ocloc_device = "bmg", .subgroup_size = 16,
+        .subgroup_sizes = {16, 32}, .dp4a = true,
         .dpas_exec_size = 16, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
         .dpas_channel_bits = 32, .dpas_tf32 = true, .block_io_2d = true,
         .grf_default = 128, .grf_large = 256, .grf_bytes = 64,
@@ -35,6 +37,7 @@ static const xe_target_t g_targets[] = {
     {
         .name = "dg2", .arch = "Xe-HPG (Arc A-series, acm-g10)", .lowering = XE_LOWERING_SIMD8,
         .xevm_chip = NULL, .ocloc_device = "acm-g10", .subgroup_size = 8,
+        .subgroup_sizes = {8, 16, 32}, .dp4a = true,
         .dpas_exec_size = 8, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
         .dpas_channel_bits = 32, .dpas_tf32 = false, .block_io_2d = false,
         .grf_default = 128, .grf_large = 0, .grf_bytes = 32, .grf_large_option = "",
@@ -43,6 +46,7 @@ static const xe_target_t g_targets[] = {
     {
         .name = "lnl", .arch = "Xe2-LPG (Lunar Lake iGPU)", .lowering = XE_LOWERING_NONE,
         .xevm_chip = NULL, .ocloc_device = "lnl-m", .subgroup_size = 16,
+        .subgroup_sizes = {16, 32}, .dp4a = true,
         .dpas_exec_size = 16, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
         .dpas_channel_bits = 32, .dpas_tf32 = true, .block_io_2d = true,
         .grf_default = 128, .grf_large = 256, .grf_bytes = 64,
@@ -54,6 +58,7 @@ static const xe_target_t g_targets[] = {
     {
         .name = "ptl", .arch = "Xe3-LPG (Panther Lake iGPU)", .lowering = XE_LOWERING_NONE,
         .xevm_chip = NULL, .ocloc_device = "ptl-h", .subgroup_size = 16,
+        .subgroup_sizes = {16, 32}, .dp4a = true,
         .dpas_exec_size = 16, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
         .dpas_channel_bits = 32, .dpas_tf32 = true, .block_io_2d = true,
         .grf_default = 128, .grf_large = 256, .grf_bytes = 64,
@@ -61,6 +66,83 @@ static const xe_target_t g_targets[] = {
         .slm_per_core = 0, .slm_per_workgroup = 0,
         .not_yet = "XeVM 22.1 has no hardware table for it and Debian's 2022 IGC does not "
                    "know the device, so nothing built for it could be checked here",
+    },
+    // Integrated GPUs and DG1 (issue 21). None of them has XMX except
+    // arl-h; their dots are FMAs in the SIMD8 lowering (dg2_dot_fma.c), int8
+    // dots DP4A where the row has it. Subgroups of 8, 16 and 32 on Gen9 to
+    // Xe-LPG (the SIMD8 lowering takes 8). Registers: 128 of 32 bytes (no
+    // large-GRF mode). SLM: 64 KB per workgroup, what NEO reports as
+    // CL_DEVICE_LOCAL_MEM_SIZE on these parts; per core left to the driver.
+    // Published figures, not measured here (no Intel GPU on this machine).
+    {
+        .name = "skl", .arch = "Gen9 (Skylake to Comet Lake: HD/UHD Graphics 5xx/6xx)",
+        .lowering = XE_LOWERING_SIMD8, .xevm_chip = NULL, .ocloc_device = "skl",
+        .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = false,
+        .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_workgroup = KB(64),
+    },
+    {
+        .name = "icllp", .arch = "Gen11 (Ice Lake: Iris Plus, UHD Graphics G1)",
+        .lowering = XE_LOWERING_SIMD8, .xevm_chip = NULL, .ocloc_device = "icllp",
+        .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = false,
+        .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_workgroup = KB(64),
+    },
+    {
+        .name = "tgllp", .arch = "Gen12LP / Xe-LP (Tiger Lake: Iris Xe, UHD Graphics)",
+        .lowering = XE_LOWERING_SIMD8, .xevm_chip = NULL, .ocloc_device = "tgllp",
+        .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
+        .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_workgroup = KB(64),
+    },
+    {
+        .name = "rkl", .arch = "Gen12LP / Xe-LP (Rocket Lake: UHD Graphics 730/750)",
+        .lowering = XE_LOWERING_SIMD8, .xevm_chip = NULL, .ocloc_device = "rkl",
+        .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
+        .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_workgroup = KB(64),
+    },
+    {
+        .name = "adl-s", .arch = "Gen12LP / Xe-LP (Alder/Raptor Lake-S: UHD Graphics 7xx)",
+        .lowering = XE_LOWERING_SIMD8, .xevm_chip = NULL, .ocloc_device = "adl-s",
+        .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
+        .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_workgroup = KB(64),
+    },
+    {
+        .name = "adl-p", .arch = "Gen12LP / Xe-LP (Alder/Raptor Lake-P/H/U: Iris Xe)",
+        .lowering = XE_LOWERING_SIMD8, .xevm_chip = NULL, .ocloc_device = "adl-p",
+        .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
+        .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_workgroup = KB(64),
+    },
+    {
+        .name = "dg1", .arch = "Gen12LP / Xe-LP discrete (DG1: Iris Xe MAX)",
+        .lowering = XE_LOWERING_SIMD8, .xevm_chip = NULL, .ocloc_device = "dg1",
+        .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
+        .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_workgroup = KB(64),
+    },
+    // Xe-LPG derives from Xe-HPG without its XMX. Debian's ocloc (22.43)
+    // knows neither mtl nor arl-h: their SPIR-V is the tgllp / dg2 rows'
+    // (same subgroup size and features), which is what was checked.
+    {
+        .name = "mtl", .arch = "Xe-LPG (Meteor Lake: Core Ultra Series 1 Arc/Intel Graphics)",
+        .lowering = XE_LOWERING_SIMD8, .xevm_chip = NULL, .ocloc_device = "mtl-h",
+        .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
+        .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_workgroup = KB(64),
+    },
+    // Xe-LPG+ adds Xe-HPG's SIMD8 XMX back (Intel's Arc 130T/140T), so it
+    // takes dg2's DPAS path.
+    {
+        .name = "arl-h", .arch = "Xe-LPG+ (Arrow Lake-H: Arc 130T/140T, with XMX)",
+        .lowering = XE_LOWERING_SIMD8, .xevm_chip = NULL, .ocloc_device = "arl-h",
+        .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
+        .dpas_exec_size = 8, .dpas_systolic_depth = 8, .dpas_repeat_count = 8,
+        .dpas_channel_bits = 32, .dpas_tf32 = false, .block_io_2d = false,
+        .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
+        .slm_per_workgroup = KB(64),
     },
 };
 
@@ -76,6 +158,8 @@ const xe_target_t* xe_target_find(const char* name) {
     if (strcmp(g_targets[i].name, name) == 0) return &g_targets[i];
   return NULL;
 }
+
+bool xe_target_has_xmx(const xe_target_t* t) { return t->dpas_exec_size > 0; }
 
 int xe_target_ops_per_channel(const xe_target_t* t, int bits) {
   return bits > 0 && bits <= t->dpas_channel_bits ? t->dpas_channel_bits / bits : 0;

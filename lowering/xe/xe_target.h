@@ -33,7 +33,14 @@ typedef struct xe_target_s {
   /// `ocloc -device` name for offline builds (E2).
   const char* ocloc_device;
   int subgroup_size;        ///< lanes of the subgroup the kernels run at
-  /// DPAS: execution size (N of one instruction: lanes), systolic depth
+  /// Every subgroup size the hardware offers (zero-terminated), what a
+  /// driver reports and device detection matches an unknown GPU against.
+  int subgroup_sizes[4];
+  /// DP4A: a 4-way int8 dot product with 32-bit accumulation per lane
+  /// (Gen12LP and later; OpenCL's cl_khr_integer_dot_product).
+  bool dp4a;
+  /// DPAS (XMX): all four 0 when the GPU has none (dots become FMAs,
+  /// lowering/dg2/dg2_dot_fma.c). Execution size (N of one instruction: lanes), systolic depth
   /// (K steps of one instruction), largest repeat count (M rows), and bits
   /// per channel (a channel holds 32 bits: 2 fp16/bf16 or 4 int8 values,
   /// Intel's "ops per channel" = 32 / element bits).
@@ -57,6 +64,8 @@ const xe_target_t* xe_target_find(const char* name);
 /// Number of rows, and row i (0 <= i < count).
 int xe_target_count(void);
 const xe_target_t* xe_target_at(int i);
+/// Whether the GPU has XMX (DPAS); rows without it have zero DPAS fields.
+bool xe_target_has_xmx(const xe_target_t* t);
 /// Elements of `bits`-bit type a DPAS channel holds (Intel's ops per channel).
 int xe_target_ops_per_channel(const xe_target_t* t, int bits);
 /// K of one DPAS instruction for a `bits`-bit input: systolic depth x ops

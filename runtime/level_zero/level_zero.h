@@ -27,8 +27,6 @@ typedef struct zt_ze_state_s {
 /// fails; read `available`.
 const zt_ze_state_t* zt_ze_state(void);
 
-/// Maps a PCI device id and a device name to a compile target ("pvc",
-/// "bmg", "dg2"; "" when unknown).
-const char* zt_ze_target_for(uint32_t device_id, const char* name);
+// Device ids, names and properties -> target rows: runtime/xe_detect.h.
 
 #endif  // ZETILE_RUNTIME_LEVEL_ZERO_LEVEL_ZERO_H_

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "level_zero/level_zero.h"
+#include "xe_detect.h"
 #include "zetile/cache.h"
 
 extern const unsigned char zt_ze_block_io_probe_spv[];
@@ -48,22 +49,6 @@ static bool neo_simulation_requested(void) {
          strcmp(getenv("SetCommandStreamReceiver"), "0") != 0;
 }
 
-const char* zt_ze_target_for(uint32_t id, const char* name) {
-  // PCI ids: PVC 0x0BD0-0x0BDB and 0x0B69/0x0B6E; BMG 0xE20x/0xE21x;
-  // DG2 (Alchemist, ACM) 0x4F8x, 0x56xx.
-  if ((id & 0xfff0) == 0x0bd0 || id == 0x0b69 || id == 0x0b6e) return "pvc";
-  if ((id & 0xffe0) == 0xe200) return "bmg";
-  if ((id & 0xfff0) == 0x4f80 || (id & 0xff00) == 0x5600) return "dg2";
-  if (name) {
-    if (strstr(name, "Max") || strstr(name, "PVC")) return "pvc";
-    if (strstr(name, "Arc(TM) B") || strstr(name, "BMG") || strstr(name, "Battlemage"))
-      return "bmg";
-    if (strstr(name, "Arc(TM) A") || strstr(name, "DG2") || strstr(name, "Alchemist"))
-      return "dg2";
-  }
-  return "";
-}
-
 static void fill_info(int32_t index, ze_driver_handle_t driver, ze_device_handle_t dev,
                       const ze_device_properties_t* p, zt_device_info_t* info) {
   const zt_ze_syms_t* s = &state.syms;
@@ -71,20 +56,29 @@ static void fill_info(int32_t index, ze_driver_handle_t driver, ze_device_handle
   snprintf(info->name, sizeof info->name, "level_zero:%d", index);
   snprintf(info->backend, sizeof info->backend, "level_zero");
   snprintf(info->description, sizeof info->description, "%s", p->name);
-  const char* target = zt_ze_target_for(p->deviceId, p->name);
-  if (!target[0] && s->zeDeviceGetComputeProperties) {
-    // An id and name we do not know (NEO's simulated devices report id 0):
-    // SIMD8 support marks the Xe-HPG class, whose DPAS is SIMD8 (dg2);
-    // PVC and BMG offer sub-groups of 16 and 32 only.
+  // The target row: by id, name, or the closest by what the driver reports
+  // (runtime/xe_detect.c); ZETILE_TARGET overrides.
+  zt_xe_props_t xp = {.device_id = p->deviceId, .name = p->name, .dp4a = -1, .xmx = -1};
+  if (neo_simulation_requested()) xp.simulated = getenv("ProductFamilyOverride");
+  if (s->zeDeviceGetComputeProperties) {
     ze_device_compute_properties_t cp = {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES};
     if (s->zeDeviceGetComputeProperties(dev, &cp) == ZE_RESULT_SUCCESS)
-      for (uint32_t i = 0; i < cp.numSubGroupSizes && i < ZE_SUBGROUPSIZE_COUNT; ++i)
-        if (cp.subGroupSizes[i] == 8) target = "dg2";
+      for (uint32_t i = 0; i < cp.numSubGroupSizes && i < ZE_SUBGROUPSIZE_COUNT && i < 7; ++i)
+        xp.subgroup_sizes[i] = (int)cp.subGroupSizes[i];
   }
-  // Other unknown Intel GPUs get the newest target; ZETILE_TARGET overrides.
+  if (s->zeDeviceGetModuleProperties) {
+    ze_device_module_properties_t mp = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES};
+    if (s->zeDeviceGetModuleProperties(dev, &mp) == ZE_RESULT_SUCCESS)
+      xp.dp4a = (mp.flags & ZE_DEVICE_MODULE_FLAG_DP4A) != 0;
+  }
   const char* forced = getenv("ZETILE_TARGET");
-  snprintf(info->target, sizeof info->target, "%s",
-           forced && forced[0] ? forced : (target[0] ? target : "pvc"));
+  if (forced && forced[0]) {
+    snprintf(info->target, sizeof info->target, "%s", forced);
+    snprintf(info->target_why, sizeof info->target_why, "ZETILE_TARGET=%s", forced);
+  } else {
+    snprintf(info->target, sizeof info->target, "%s",
+             zt_xe_detect(&xp, info->target_why, sizeof info->target_why));
+  }
   ze_driver_properties_t dp = {.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES};
   if (s->zeDriverGetProperties(driver, &dp) == ZE_RESULT_SUCCESS) {
     uint32_t v = dp.driverVersion;

@@ -42,7 +42,8 @@
   REQUIRED(zeEventHostSynchronize)              \
   REQUIRED(zeEventHostReset)                    \
   OPTIONAL(zeDriverGetApiVersion)               \
-  OPTIONAL(zeDeviceGetComputeProperties)
+  OPTIONAL(zeDeviceGetComputeProperties)        \
+  OPTIONAL(zeDeviceGetModuleProperties)
 
 typedef struct zt_ze_syms_s {
   void* library;

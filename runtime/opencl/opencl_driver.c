@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "opencl/opencl.h"
+#include "xe_detect.h"
 
 static zt_cl_state_t state;
 static pthread_once_t state_once = PTHREAD_ONCE_INIT;
@@ -121,6 +122,30 @@ static bool has_subgroup_size_16(const zt_cl_syms_t* s, cl_device_id dev) {
   return false;
 }
 
+// The target row of an Intel GPU from what the OpenCL driver reports
+// (runtime/xe_detect.c): cl_intel_device_attribute_query's PCI id, IP
+// version and DP4A/DPAS flags where the driver has them, subgroup sizes.
+static const char* gpu_target(const zt_cl_syms_t* s, cl_device_id dev, const char* name,
+                              char* why, size_t why_cap) {
+  zt_xe_props_t xp = {.name = name, .dp4a = -1, .xmx = -1};
+  cl_uint v = 0;
+  if (s->clGetDeviceInfo(dev, CL_DEVICE_ID_INTEL, sizeof v, &v, NULL) == CL_SUCCESS)
+    xp.device_id = v;
+  if (s->clGetDeviceInfo(dev, CL_DEVICE_IP_VERSION_INTEL, sizeof v, &v, NULL) == CL_SUCCESS)
+    xp.ip_version = v;
+  cl_device_feature_capabilities_intel f = 0;
+  if (s->clGetDeviceInfo(dev, CL_DEVICE_FEATURE_CAPABILITIES_INTEL, sizeof f, &f, NULL) ==
+      CL_SUCCESS) {
+    xp.dp4a = (f & CL_DEVICE_FEATURE_FLAG_DP4A_INTEL) != 0;
+    xp.xmx = (f & CL_DEVICE_FEATURE_FLAG_DPAS_INTEL) != 0;
+  }
+  size_t sizes[32], n = 0;
+  if (s->clGetDeviceInfo(dev, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes, sizes, &n) ==
+      CL_SUCCESS)
+    for (size_t i = 0; i < n / sizeof(size_t) && i < 7; ++i) xp.subgroup_sizes[i] = (int)sizes[i];
+  return zt_xe_detect(&xp, why, why_cap);
+}
+
 static bool takes_spirv(const zt_cl_syms_t* s, cl_device_id dev) {
   char il[256] = {0};
   return s->clGetDeviceInfo(dev, CL_DEVICE_IL_VERSION, sizeof il - 1, il, NULL) == CL_SUCCESS &&
@@ -206,6 +231,9 @@ static void add_cpu_device(void) {
     const char* target = getenv("ZETILE_OPENCL_TARGET");
     fill_info(s, dev, "opencl:cpu", target && target[0] ? target : "pvc",
               " (Intel OpenCL CPU runtime)", &e->info);
+    snprintf(e->info.target_why, sizeof e->info.target_why,
+             "runs the SPIR-V of a GPU target on the CPU: %s",
+             target && target[0] ? "ZETILE_OPENCL_TARGET" : "pvc unless ZETILE_OPENCL_TARGET says");
     e->info.host_memory = true;  // USM host allocations; kernels read any host address
     // ZETILE_COMPAT=1 runs the compat path's SPIR-V (no 2D block IO) here too.
     e->info.compat = env_is("ZETILE_COMPAT", "1");
@@ -266,8 +294,13 @@ static void add_gpu_devices(void) {
       else snprintf(name, sizeof name, "opencl:gpu%d", gpus);
       s->clGetDeviceInfo(devs[i], CL_DEVICE_NAME, sizeof dn - 1, dn, NULL);
       const char* forced = getenv("ZETILE_OPENCL_TARGET");
-      const char* t = strstr(dn, "Max") ? "pvc" : strstr(dn, "Arc(TM) A") ? "dg2" : "bmg";
+      char why[192];
+      const char* t = gpu_target(s, devs[i], dn, why, sizeof why);
       fill_info(s, devs[i], name, forced && forced[0] ? forced : t, "", &e->info);
+      if (forced && forced[0])
+        snprintf(e->info.target_why, sizeof e->info.target_why, "ZETILE_OPENCL_TARGET=%s", forced);
+      else
+        snprintf(e->info.target_why, sizeof e->info.target_why, "%s", why);
       e->info.host_memory = false;
       const char* compat = getenv("ZETILE_COMPAT");
       e->info.compat = compat && compat[0] ? strcmp(compat, "0") != 0
