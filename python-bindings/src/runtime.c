@@ -32,8 +32,9 @@ static PyTypeObject* g_executable_type;
 
 static PyObject* info_dict(const zt_device_info_t* i) {
   return Py_BuildValue(
-      "{sssssssssssisKsOsO}", "name", i->name, "backend", i->backend,
-      "description", i->description, "target", i->target, "driver_version",
+      "{sssssssssssssisKsOsO}", "name", i->name, "backend", i->backend,
+      "description", i->description, "target", i->target, "target_why", i->target_why,
+      "driver_version",
       i->driver_version, "compute_units", (int)i->compute_units, "memory_bytes",
       (unsigned long long)i->memory_bytes, "host_memory",
       i->host_memory ? Py_True : Py_False, "compat",
@@ -185,7 +186,7 @@ static PyMethodDef device_methods[] = {
 
 static PyGetSetDef device_getset[] = {
     {"info", device_info, NULL,
-     "dict: name, backend, description, target, driver_version, "
+     "dict: name, backend, description, target, target_why, driver_version, "
      "compute_units, memory_bytes, host_memory, compat",
      NULL},
     {"name", device_name, NULL, "The device's name (\"cpu\", \"level_zero:0\").",
