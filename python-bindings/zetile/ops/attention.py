@@ -167,7 +167,35 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     log (torch's SDPA ops' convention). A row whose scores are all masked
     gives output 0 and lse -inf (torch's CPU op writes lse 0 there). dropout_p > 0
     is refused. plan=True returns the planned launch (_kernels.Launch).
+    Torch tensors that require grad (grad mode on) go through
+    torch.ops.zetile.sdpa, whose backward is zetile's (attention_bwd.py).
     """
+    if not plan and _needs_grad(query, key, value):
+        if dropout_p:
+            raise NotImplementedError("zetile.ops.scaled_dot_product_attention: dropout_p="
+                                      f"{dropout_p} is not built; pass dropout_p=0.0")
+        # Through the torch op, whose autograd formula runs zetile's backward.
+        import torch
+        out, lse = torch.ops.zetile.sdpa(query, key, value, attn_mask, bool(is_causal), scale,
+                                         bool(enable_gqa))
+        return (out, lse) if return_lse else out
+    return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+                 return_lse, config, plan)
+
+
+def _needs_grad(*xs):
+    """Torch tensors autograd tracks (grad mode on, one requires grad)."""
+    ts = [x for x in xs if type(x).__module__.startswith("torch") and hasattr(x, "requires_grad")]
+    if not ts:
+        return False
+    import torch
+    return torch.is_grad_enabled() and any(t.requires_grad for t in ts)
+
+
+def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, return_lse,
+          config, plan):
+    """scaled_dot_product_attention's forward without autograd routing (what
+    torch.ops.zetile.sdpa runs)."""
     fn = "scaled_dot_product_attention"
     if dropout_p:
         raise NotImplementedError(f"zetile.ops.{fn}: dropout_p={dropout_p} is not built (the "
@@ -254,7 +282,15 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     return_lse=True returns (out, lse) with lse in natural log, as torch's
     flex_attention returns it (the kernel's log2 values times ln 2;
     `flex_attention_fwd` gives the HOP's log2 values).
+    Torch tensors that require grad go through torch.ops.zetile.flex_attention,
+    whose backward is zetile's: score_mod is differentiated with respect to
+    the score (attention_bwd.score_mod_grad; a @zetile.jit score_mod is
+    refused there).
     """
+    if _needs_grad(query, key, value):
+        from .attention_bwd import flex_autograd
+        out, lse = flex_autograd(query, key, value, score_mod, block_mask, scale, enable_gqa)
+        return (out, lse * LN2) if return_lse else out
     out, lse, _ = flex_attention_fwd(query, key, value, score_mod, block_mask, scale,
                                      enable_gqa, config=config)
     if return_lse:

@@ -240,12 +240,8 @@ def score_mod_grad(score_mod, score=None):
     @zetile.jit mods have no derivative here and are refused. When `score`
     (score_mod's TranslatedMod) is given, the derivative reads its captured
     tensors through the same slots (so one set of buffers serves both)."""
-    if isinstance(score_mod, fx_to_tile.TranslatedMod) or hasattr(score_mod, "fn") and \
-            hasattr(score_mod, "run"):
-        raise NotImplementedError("flex_attention backward: a @zetile.jit or pre-translated "
-                                  "score_mod has no derivative; pass the Python function")
     import zetile
-    if isinstance(score_mod, zetile.JITFunction):
+    if isinstance(score_mod, (zetile.JITFunction, fx_to_tile.TranslatedMod)):
         raise NotImplementedError("flex_attention backward: a @zetile.jit score_mod has no "
                                   "derivative; pass the Python function (as torch's "
                                   "flex_attention takes) to differentiate it")
@@ -347,3 +343,57 @@ def flex_attention_backward(grad_out, query, key, value, out, lse, score_mod=Non
                mask_mod=mmod.fn if mmod else None, sbufs=sbufs, gbufs=sbufs, mbufs=mbufs,
                blocks=blocks, grad_lse=gl, config=config)
     return _grads_like(got, q3)
+
+
+def flex_autograd(query, key, value, score_mod, block_mask, scale, enable_gqa):
+    """flex_attention through torch.ops.zetile.flex_attention (autograd
+    formula: zetile's backward). Returns (out, lse in log2 units)."""
+    import torch
+    fn = "flex_attention"
+    smod = fx_to_tile.from_mod(score_mod, "score") if score_mod is not None else None
+    sgrad = score_mod_grad(score_mod, smod) if smod is not None else None
+    if smod is not None and smod.body is None:
+        raise NotImplementedError(f"zetile.ops.{fn}: a @zetile.jit score_mod has no derivative; "
+                                  "pass the Python function to differentiate it")
+    mmod = None
+    L, S = query.shape[-2], key.shape[-2]
+    if block_mask is not None:
+        mm = getattr(block_mask, "mask_mod", None)
+        if mm is not None and not _is_noop(mm):
+            mmod = fx_to_tile.from_mod(mm, "mask")
+            if mmod.body is None:
+                raise NotImplementedError(f"zetile.ops.{fn}: a @zetile.jit mask_mod cannot go "
+                                          "through the torch op; pass the Python function")
+        qbs, kvbs = (block_mask.BLOCK_SIZE if isinstance(block_mask.BLOCK_SIZE, tuple)
+                     else (block_mask.BLOCK_SIZE,) * 2)
+
+        def t(x):
+            if x is None:
+                return None
+            x = torch.from_numpy(x) if isinstance(x, np.ndarray) else x
+            return x.to(torch.int32)
+        tables = [t(block_mask.kv_num_blocks), t(block_mask.kv_indices),
+                  t(getattr(block_mask, "full_kv_num_blocks", None)),
+                  t(getattr(block_mask, "full_kv_indices", None))]
+    else:
+        # One block holding every key, as Inductor passes "no block mask"
+        # (the forward walks only the tiles the keys fill).
+        qbs = kvbs = 1 << 30
+        tables = [torch.ones((1, 1, 1), dtype=torch.int32),
+                  torch.zeros((1, 1, 1, 1), dtype=torch.int32), None, None]
+    for tm in (smod, mmod):
+        if tm is not None and any(b is None for b in tm.buffers):
+            raise ValueError(f"zetile.ops.{fn}: a translated mod with placeholder buffers needs "
+                             "torch.ops.zetile.flex_attention directly")
+    sbufs = [b for b in smod.buffers] if smod is not None else []
+    mbufs = [b for b in mmod.buffers] if mmod is not None else []
+    mods = mods_with_grad(smod, mmod, sgrad)
+    E = query.shape[-1]
+    sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    q3 = query.dim() == 3
+    q, k, v = (x.unsqueeze(1) if q3 else x for x in (query, key, value))
+    out, lse, _ = torch.ops.zetile.flex_attention(q, k, v, *tables, sbufs, mbufs, sc, int(qbs),
+                                                  int(kvbs), mods, bool(enable_gqa))
+    if q3:
+        out, lse = out.squeeze(1), lse.squeeze(1)
+    return out, lse

@@ -10,6 +10,18 @@ torch.compile graphs and zetile's Inductor plugin share one entry point.
                           full_kv_num_blocks, full_kv_indices, score_bufs, mask_bufs,
                           scale, q_block, kv_block, mods, enable_gqa=False)
                           -> (out, lse, max_scores)           # log2 units, as torch's HOP
+    torch.ops.zetile.sdpa_backward(grad_out, q, k, v, out, lse, grad_lse, attn_mask,
+                          is_causal, scale, enable_gqa) -> (dq, dk, dv)
+    torch.ops.zetile.flex_attention_backward(grad_out, q, k, v, out, lse, grad_lse,
+                          <the forward's tables, buffers, scale, blocks, mods, enable_gqa>)
+                          -> (dq, dk, dv)                     # lse in log2 units
+
+sdpa and flex_attention carry autograd formulas (torch.library.register_autograd)
+calling the two backward ops, so loss.backward() works through them, and
+torch.compile puts the backward op in the backward graph. Gradients of an
+attention mask or of a flex mod's captured tensors are refused (not built);
+flex needs the score_mod's derivative in `mods` (attention_bwd.mods_with_grad:
+zetile.ops.flex_attention adds it), else its backward says so.
 
 `mods` is fx_to_tile.mods_string(...) of the translated score/mask mods: a
 content-derived string, so generated code that bakes it in stays valid in
@@ -65,9 +77,8 @@ def _define():
              attn_mask: torch.Tensor | None = None, is_causal: bool = False,
              scale: float | None = None, enable_gqa: bool = False
              ) -> tuple[torch.Tensor, torch.Tensor]:
-        return _attn.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal,
-                                                  scale=scale, enable_gqa=enable_gqa,
-                                                  return_lse=True)
+        return _attn._sdpa(q, k, v, attn_mask, 0.0, is_causal, scale, enable_gqa, True, None,
+                           False)
 
     @sdpa.register_fake
     def _(q, k, v, attn_mask=None, is_causal=False, scale=None, enable_gqa=False):
@@ -91,11 +102,121 @@ def _define():
                                                 write_max=True)
         return out, lse, mx
 
+    _define_backward(torch, sdpa, flex_attention)
+
     @flex_attention.register_fake
     def _(q, k, v, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, score_bufs,
           mask_bufs, scale, q_block, kv_block, mods, enable_gqa=False):
         stats = q.new_empty(q.shape[:-1], dtype=torch.float32)
         return q.new_empty(q.shape), stats, torch.empty_like(stats)   # contiguous, as the real one
+
+
+def _define_backward(torch, sdpa, flex_attention):
+    from . import attention_bwd as _bwd
+    from . import fx_to_tile
+
+    lib = "zetile::"
+
+    @torch.library.custom_op(lib + "sdpa_backward", mutates_args=())
+    def sdpa_backward(grad_out: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                      out: torch.Tensor, lse: torch.Tensor, grad_lse: torch.Tensor | None = None,
+                      attn_mask: torch.Tensor | None = None, is_causal: bool = False,
+                      scale: float | None = None, enable_gqa: bool = False
+                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return _bwd.scaled_dot_product_attention_backward(
+            grad_out, q, k, v, out, lse, attn_mask=attn_mask, is_causal=is_causal, scale=scale,
+            enable_gqa=enable_gqa, grad_lse=grad_lse)
+
+    @sdpa_backward.register_fake
+    def _(grad_out, q, k, v, out, lse, grad_lse=None, attn_mask=None, is_causal=False, scale=None,
+          enable_gqa=False):
+        return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+    def sdpa_setup(ctx, inputs, output):
+        q, k, v, attn_mask, is_causal, scale, enable_gqa = _padded(inputs, 7)
+        ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad
+        ctx.flags = (bool(is_causal), scale, bool(enable_gqa))
+        ctx.save_for_backward(q, k, v, attn_mask, output[0], output[1])
+
+    def sdpa_bwd(ctx, grad_out, grad_lse):
+        if ctx.mask_grad:
+            raise NotImplementedError("zetile.ops.scaled_dot_product_attention: the gradient of "
+                                      "attn_mask is not built (pass a mask without requires_grad)")
+        q, k, v, attn_mask, out, lse = ctx.saved_tensors
+        if grad_out is None:
+            grad_out = torch.zeros_like(out)
+        causal, scale, gqa = ctx.flags
+        dq, dk, dv = torch.ops.zetile.sdpa_backward(grad_out, q, k, v, out, lse, grad_lse,
+                                                   attn_mask, causal, scale, gqa)
+        return dq, dk, dv, None, None, None, None
+
+    sdpa.register_autograd(sdpa_bwd, setup_context=sdpa_setup)
+
+    @torch.library.custom_op(lib + "flex_attention_backward", mutates_args=())
+    def flex_attention_backward(grad_out: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                                v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                                grad_lse: torch.Tensor | None,
+                                kv_num_blocks: torch.Tensor, kv_indices: torch.Tensor,
+                                full_kv_num_blocks: torch.Tensor | None,
+                                full_kv_indices: torch.Tensor | None,
+                                score_bufs: list[torch.Tensor], mask_bufs: list[torch.Tensor],
+                                scale: float, q_block: int, kv_block: int, mods: str,
+                                enable_gqa: bool = False
+                                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        smod, mmod = fx_to_tile.mods_from_string(mods, len(score_bufs), len(mask_bufs))
+        sgrad = _bwd.grad_from_string(mods, len(score_bufs))
+        if sgrad is False:
+            raise NotImplementedError(
+                "zetile flex_attention backward: this score_mod reached zetile without its "
+                "derivative (a mod translated from a torch.compile graph); call "
+                "zetile.ops.flex_attention with the Python score_mod to differentiate it")
+        bm = _Tables(kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices,
+                     (q_block, kv_block), mmod)
+        return _bwd.flex_attention_backward(
+            grad_out, q, k, v, out, lse, smod, bm, scale, enable_gqa, lse_log2=True,
+            grad_lse=grad_lse, score_grad=sgrad or None, score_buffers=score_bufs,
+            mask_buffers=mask_bufs)
+
+    @flex_attention_backward.register_fake
+    def _(grad_out, q, k, v, out, lse, grad_lse, kv_num_blocks, kv_indices, full_kv_num_blocks,
+          full_kv_indices, score_bufs, mask_bufs, scale, q_block, kv_block, mods, enable_gqa=False):
+        return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+    def flex_setup(ctx, inputs, output):
+        (q, k, v, kvn, kvi, fkvn, fkvi, sbufs, mbufs, scale, q_block, kv_block, mods,
+         enable_gqa) = _padded(inputs, 14)
+        ctx.buf_grad = any(b.requires_grad for b in list(sbufs) + list(mbufs))
+        ctx.args = (len(sbufs), scale, q_block, kv_block, mods, bool(enable_gqa))
+        ctx.save_for_backward(q, k, v, output[0], output[1], kvn, kvi, fkvn, fkvi, *sbufs, *mbufs)
+
+    def flex_bwd(ctx, grad_out, grad_lse, grad_max):
+        # max_scores is not differentiable (as torch's flex HOP).
+        if ctx.buf_grad:
+            raise NotImplementedError("zetile.ops.flex_attention: gradients of tensors a mod "
+                                      "captures are not built (pass them without requires_grad)")
+        n_s, scale, q_block, kv_block, mods, gqa = ctx.args
+        q, k, v, out, lse, kvn, kvi, fkvn, fkvi, *bufs = ctx.saved_tensors
+        if grad_out is None:
+            grad_out = torch.zeros_like(out)
+        dq, dk, dv = torch.ops.zetile.flex_attention_backward(
+            grad_out, q, k, v, out, lse, grad_lse, kvn, kvi, fkvn, fkvi, bufs[:n_s], bufs[n_s:],
+            scale, q_block, kv_block, mods, gqa)
+        n_m = len(bufs) - n_s
+        grads = (dq, dk, dv, None, None, None, None, [None] * n_s, [None] * n_m, None, None, None,
+                 None, None)
+        # The dispatcher drops trailing arguments left at their defaults, and
+        # torch checks the gradients against the arguments passed.
+        return grads[:len(ctx.needs_input_grad)]
+
+    flex_attention.register_autograd(flex_bwd, setup_context=flex_setup)
+
+
+def _padded(inputs, n):
+    """A custom op's inputs with its trailing defaults filled in."""
+    inputs = tuple(inputs)
+    defaults = {7: (None, False, None, False), 14: (False,)}[n]
+    missing = n - len(inputs)
+    return inputs + defaults[len(defaults) - missing:] if missing > 0 else inputs
 
 
 class _Tables:
