@@ -103,4 +103,4 @@ def test_runner_cpu_two_tutorials(tmp_path):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "| 01-vector-add::add_kernel | ok |" in r.stdout
     assert "| 04-low-memory-dropout::_seeded_dropout | ok |" in r.stdout
-    assert "summary: 3 kernel rows x 1 targets, 3 ok" in r.stdout
+    assert "summary: 4 kernel rows x 1 targets, 4 ok" in r.stdout
