@@ -13,10 +13,19 @@ and aten._scaled_dot_product_flash_attention as fallbacks; both are matched
 here too (their first two outputs are out and lse), but no Intel GPU was
 available: that path has not run.
 
-Not taken (logged): dropout > 0, a graph that reads lse (a training graph:
-the backward is not built in zetile, and the aten backward expects the aten
-op's lse), devices zetile is not routed to, other dtypes, a value head dim
-different from the query's, head dims above 256, debug masks.
+Training graphs: the forward graph saves (out, lse) for the backward graph's
+aten._scaled_dot_product_flash_attention_for_cpu_backward(grad_out, q, k, v,
+out, lse, dropout_p, is_causal, *, attn_mask, scale), which is rewritten to
+torch.ops.zetile.sdpa_backward under the same conditions (why_not reads the
+same arguments), so a forward zetile took gets zetile's backward, which reads
+zetile's lse (natural log, -inf for fully masked rows). A forward whose lse
+is read is taken only when the backward op would be (the CPU ops; the xpu
+backward ops have other signatures and are not matched: their forward is
+then left to Inductor when lse is read).
+
+Not taken (logged): dropout > 0, devices zetile is not routed to, other
+dtypes, a value head dim different from the query's, head dims above 256,
+debug masks.
 """
 import operator
 
@@ -100,16 +109,38 @@ def why_not(node, kind):
             return f"output used by {u.target} directly"
         if u.args[1] >= 2 and u.users:
             return f"output {u.args[1]} of the aten op is used"
-        if u.args[1] == 1 and u.users:
-            return "the graph reads logsumexp (a training graph: zetile's backward is not built)"
+        if u.args[1] == 1 and u.users and kind != "cpu_flash":
+            return ("the graph reads logsumexp (a training graph) and zetile's backward is "
+                    "matched only for the CPU op")
     return None
+
+
+def why_not_backward(node):
+    """Why the CPU backward op is not taken (the forward's conditions on the
+    same arguments), or None."""
+    q, k, v = node.args[1:4]
+    fwd = _FakeFwd(q, k, v, node.kwargs.get("attn_mask"), _arg(node, 6, "dropout_p", 0.0))
+    return why_not(fwd, "cpu_flash")
+
+
+class _FakeFwd:
+    """The argument view why_not reads, built from a backward node."""
+
+    def __init__(self, q, k, v, mask, dropout):
+        self.args = (q, k, v, dropout, False)
+        self.kwargs = {"attn_mask": mask}
+        self.users = {}
 
 
 def rewrite(graph):
     """Replaces every matched node zetile takes; returns how many."""
     targets = _targets()
     n_done = 0
+    bwd = getattr(aten, "_scaled_dot_product_flash_attention_for_cpu_backward", None)
     for node in list(graph.nodes):
+        if bwd is not None and node.op == "call_function" and node.target is bwd.default:
+            n_done += _rewrite_backward(graph, node)
+            continue
         if node.op != "call_function" or node.target not in targets:
             continue
         kind = targets[node.target]
@@ -148,3 +179,29 @@ def _fake(new, q, k, v):
         out = qv.new_empty(qv.shape)     # contiguous, as zetile::sdpa's fake
         lse = qv.new_empty(qv.shape[:-1], dtype=torch.float32)
     return (out, lse)
+
+
+def _rewrite_backward(graph, node):
+    name = str(node.target)
+    reason = why_not_backward(node)
+    if reason:
+        log.fallback(name, reason)
+        return 0
+    grad_out, q, k, v, out, lse = node.args[:6]
+    causal = _arg(node, 7, "is_causal", False)
+    mask = node.kwargs.get("attn_mask")
+    scale = node.kwargs.get("scale")
+    gqa = _val(q).shape[1] != _val(k).shape[1]
+    with graph.inserting_before(node):
+        new = graph.call_function(torch.ops.zetile.sdpa_backward.default,
+                                  (grad_out, q, k, v, out, lse, None, mask, bool(causal), scale,
+                                   gqa))
+    new.meta.update(node.meta)
+    mode = getattr(_val(q), "fake_mode", None)
+    if mode is not None:
+        with mode:
+            new.meta["val"] = tuple(_val(t).new_empty(_val(t).shape) for t in (q, k, v))
+    node.replace_all_uses_with(new)
+    graph.erase_node(node)
+    log.took(name, "torch.ops.zetile.sdpa_backward")
+    return 1
