@@ -28,7 +28,10 @@ static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/zt-ops-XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(dir));
   setenv("ZETILE_CACHE_DIR", dir, 1);
-  OK(zt_device_open("cpu", &dev));
+  // ZT_TEST_OPS_DEVICE runs the same checks on another device (opencl:cpu
+  // runs the pvc SPIR-V of every plan on Intel's CPU OpenCL runtime).
+  const char* name = getenv("ZT_TEST_OPS_DEVICE");
+  OK(zt_device_open(name && *name ? name : "cpu", &dev));
 }
 
 static void teardown(void) {
@@ -691,25 +694,30 @@ END_TEST
 
 int main(void) {
   Suite* s = suite_create("ops_api");
-  TCase* tc = tcase_create("cpu");
-  tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 300);
-  tcase_add_test(tc, test_gemm_f32_plain);
-  tcase_add_test(tc, test_gemm_f32_gelu_epilogue);
-  tcase_add_test(tc, test_gemm_f16_silu_epilogue);
-  tcase_add_test(tc, test_gemm_bf16_relu_epilogue);
-  tcase_add_test(tc, test_sdpa_f32_causal_gqa);
-  tcase_add_test(tc, test_sdpa_f16_d80);
-  tcase_add_test(tc, test_sdpa_f32_float_mask);
-  tcase_add_test(tc, test_flex_causal);
-  tcase_add_test(tc, test_flex_document);
-  tcase_add_test(tc, test_flex_sliding);
-  tcase_add_test(tc, test_flex_alibi_causal);
-  tcase_add_test(tc, test_flex_softcap_causal);
-  tcase_add_test(tc, test_gemm_misuse);
-  tcase_add_test(tc, test_attention_misuse);
-  tcase_add_test(tc, test_ops_dir_override);
-  suite_add_tcase(s, tc);
+  // One case per family (CK_RUN_CASE=gemm|sdpa|flex|misuse runs one).
+  const char* names[] = {"gemm", "sdpa", "flex", "misuse"};
+  TCase* tc[4];
+  for (int i = 0; i < 4; ++i) {
+    tc[i] = tcase_create(names[i]);
+    tcase_add_checked_fixture(tc[i], setup, teardown);
+    tcase_set_timeout(tc[i], 300);
+    suite_add_tcase(s, tc[i]);
+  }
+  tcase_add_test(tc[0], test_gemm_f32_plain);
+  tcase_add_test(tc[0], test_gemm_f32_gelu_epilogue);
+  tcase_add_test(tc[0], test_gemm_f16_silu_epilogue);
+  tcase_add_test(tc[0], test_gemm_bf16_relu_epilogue);
+  tcase_add_test(tc[1], test_sdpa_f32_causal_gqa);
+  tcase_add_test(tc[1], test_sdpa_f16_d80);
+  tcase_add_test(tc[1], test_sdpa_f32_float_mask);
+  tcase_add_test(tc[2], test_flex_causal);
+  tcase_add_test(tc[2], test_flex_document);
+  tcase_add_test(tc[2], test_flex_sliding);
+  tcase_add_test(tc[2], test_flex_alibi_causal);
+  tcase_add_test(tc[2], test_flex_softcap_causal);
+  tcase_add_test(tc[3], test_gemm_misuse);
+  tcase_add_test(tc[3], test_attention_misuse);
+  tcase_add_test(tc[3], test_ops_dir_override);
   SRunner* r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);
   int failed = srunner_ntests_failed(r);

@@ -36,12 +36,12 @@ MIN_SLICE = 256
 def split_k_for(M, N, K, nb, cfg, programs=None):
     """How many K slices a GEMM of this shape should be cut into (1: none).
     Split when the output tiles are fewer than the device can run at once
-    (`programs`, default: 2 per compute unit, at least 8) and K is deep
-    enough to give every slice MIN_SLICE or more."""
+    (`programs`, default: 2 per compute unit: CPU cores, GPU EUs) and K is
+    deep enough to give every slice MIN_SLICE or more."""
     if programs is None:
         from .. import runtime
         cu = runtime.info(runtime.get_device()).get("compute_units", 0) or 1
-        programs = max(8, 2 * cu)
+        programs = 2 * cu
     tiles = cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"]) * nb
     if tiles >= programs:
         return 1

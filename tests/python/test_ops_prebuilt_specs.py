@@ -1,0 +1,60 @@
+"""The generic specializations the C ops API reads (include/zetile/ops.h,
+stdlib-kernels/prebuilt/SPEC.tile|.args, zetile.ops.export.SPECS) must match
+what the templates generate today: regenerate them with
+`python -m zetile.ops.export stdlib-kernels/prebuilt`."""
+import os
+
+import pytest
+
+import zetile
+from zetile.ops import export
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PREBUILT = os.path.join(ROOT, "stdlib-kernels", "prebuilt")
+
+
+@pytest.fixture(autouse=True)
+def cpu_device():
+    zetile.set_device("cpu")
+
+
+def test_exported_specs_match_templates(tmp_path):
+    written = export.export_specs(str(tmp_path))
+    assert len(written) == len(export.SPECS) >= 40
+    for spec in written:
+        for ext in ("tile", "args"):
+            fresh = (tmp_path / f"{spec}.{ext}").read_text()
+            path = os.path.join(PREBUILT, f"{spec}.{ext}")
+            assert os.path.exists(path), f"{path} missing: run python -m zetile.ops.export " \
+                                         "stdlib-kernels/prebuilt"
+            with open(path) as f:
+                assert fresh == f.read(), (f"stdlib-kernels/prebuilt/{spec}.{ext} is stale: run "
+                                           "python -m zetile.ops.export stdlib-kernels/prebuilt")
+        assert ROOT not in (tmp_path / f"{spec}.tile").read_text()
+
+
+def test_generic_exports_keep_every_integer_at_run_time():
+    _, text, rows = export.spec_manifest("gemm-f16-relu-epi-64x64x32")
+    names = [r[0] for r in rows]
+    # Unit strides and divisible sizes are not compiled in: one file serves all.
+    for n in ("M", "N", "K", "s_am", "s_ak", "s_bk", "s_bn", "s_on", "alpha", "beta"):
+        assert n in names
+    assert "SCALES" not in names                    # weight-only operand absent
+    import re
+    hints = re.search(r"zt.divisibility = array<i32: ([0-9, ]+)>", text).group(1)
+    assert set(hints.replace(" ", "").split(",")) == {"0"}   # no divisibility hints
+    assert len(hints.split(",")) == len(rows)
+
+
+@pytest.mark.parametrize("spec, msg", [
+    ("gemm-f64-none-plain-64x64x32", "not a gemm spec"),
+    ("gemm-f32-relu-plain-64x64x32", "needs the epi epilogue"),
+    ("gemm-f32-none-plain-64x64", "tiles must be"),
+    ("attn-f32-d64-32x32-full-nomask-none-causal-dense", "needs a block mask"),
+    ("attn-f32-d64-32x32-full-nomask-nosuch-none-dense", "not an attention spec"),
+    ("attn-f32-d64-32x32-full-nomask-none-none-sparse", "KV must be"),
+    ("conv-f32", "starts with gemm- "),
+])
+def test_bad_specs_are_refused(spec, msg):
+    with pytest.raises(ValueError, match=msg):
+        export.spec_manifest(spec)
