@@ -24,6 +24,7 @@ import argparse
 import fnmatch
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -156,6 +157,8 @@ def cell_text(c):
             extra = f" {i['dpas']}dpas/{i['sends']}snd" + (f" spill{i['spilled']}" if i["spilled"] else "")
         if c.get("E2") == "n/a":
             extra += " (E1 only)"
+        if c.get("E2") == "pass (compat)":
+            extra = " compat:" + extra
         return "ok" + extra
     msg = c.get("message", "")
     return f"{st}: {msg}" if msg else st
@@ -184,6 +187,29 @@ def xe_cell(row, target, out_dir, timeout):
     return _BUILT[key]
 
 
+def short_cell(c):
+    """A table cell for docs: figures for a build, the message cut short."""
+    st = c.get("status", "error")
+    if st == "ok":
+        i = c.get("isa")
+        if not i:
+            return "ok" + (" (E1; no ocloc device)" if c.get("E2") == "n/a" else "")
+        compat = "compat: " if c.get("E2") == "pass (compat)" else ""
+        spill = f", {i['spilled']} spilled" if i["spilled"] else ""
+        return (f"ok, {compat}{i['dpas']} DPAS ({i['dpas_in_loop']} in loop), {i['sends']} sends{spill},"
+                f" {c.get('compile_s', '?')} s")
+    msg = re.sub(r"Xe lowering \((pvc|bmg)\): |not supported by the dg2 lowering", "", c.get("message", ""))
+    msg = msg.replace("|", "/").strip()
+    return f"**{st}**: {msg[:110]}{'...' if len(msg) > 110 else ''}"
+
+
+def markdown(table, targets):
+    lines = ["| kernel [config] | " + " | ".join(targets) + " |", "|---" * (len(targets) + 1) + "|"]
+    for r in table:
+        lines.append(f"| {r['row']} | " + " | ".join(short_cell(r["cells"][t]) for t in targets) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -195,6 +221,7 @@ def main(argv=None):
     ap.add_argument("--known", default=KNOWN)
     ap.add_argument("--quick", action="store_true", help="one case per tutorial")
     ap.add_argument("--out", default=None, help="directory for the JSON results (default: a temp dir)")
+    ap.add_argument("--markdown", default=None, help="also write the table (short cells) as Markdown here")
     a = ap.parse_args(argv)
     if not a.src or not os.path.isdir(os.path.join(a.src, "python", "tutorials")):
         ap.error("TRITON_SRC (or --src) must be a Triton source tree with python/tutorials")
@@ -204,6 +231,10 @@ def main(argv=None):
     targets = [t for t in a.targets.split(",") if t]
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    if dirty:   # the library under test is built from the working tree, not from the commit
+        commit += f" + {len(dirty.splitlines())} modified files"
     print(f"zetile {commit}, tutorials from {a.src}, targets {','.join(targets)}, "
           f"Xe build limit {a.timeout:g} s, results in {out_dir}", flush=True)
     table = []
@@ -226,6 +257,9 @@ def main(argv=None):
     print("|---" * (len(targets) + 1) + "|")
     for r in table:
         print("| " + r["row"] + " | " + " | ".join(cell_text(r["cells"][t]) for t in targets) + " |")
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(markdown(table, targets))
     cells = {(r["row"], t): r["cells"][t]["status"] for r in table for t in targets}
     with open(a.known) as f:
         known = parse_known(f.read())
