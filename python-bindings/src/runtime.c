@@ -526,6 +526,32 @@ static bool check_signals(void* user) {
   return st->raised;
 }
 
+int zpy_launch(zt_executable_t* exe, const uint32_t grid[3], int32_t n, const zt_arg_t* args,
+               const uint64_t* sizes) {
+  interrupt_state_t ist = {NULL, false};
+  ist.saved = PyEval_SaveThread();
+  zt_set_interrupt_check(check_signals, &ist);
+  zt_status_t s = zt_launch_checked(exe, grid, n, args, sizes);
+  zt_set_interrupt_check(NULL, NULL);
+  PyEval_RestoreThread(ist.saved);
+  if (ist.raised && PyErr_Occurred()) {
+    // The signal handler's exception (KeyboardInterrupt) wins, even if the
+    // launch finished before it noticed.
+    zt_status_free(s);
+    return -1;
+  }
+  if (s) return zpy_raise_int(s);
+  return 0;
+}
+
+zt_executable_t* zpy_executable_handle(PyObject* o) {
+  if (!PyObject_TypeCheck(o, g_executable_type)) {
+    zpy_type_error("executable", "an Executable", o);
+    return NULL;
+  }
+  return ((ExecutableObject*)o)->exe;
+}
+
 static PyObject* executable_launch(PyObject* self, PyObject* args, PyObject* kw) {
   static char* kwlist[] = {"grid", "args", "sizes", NULL};
   PyObject *grid_obj, *args_obj, *sizes_obj = Py_None;
@@ -571,24 +597,8 @@ static PyObject* executable_launch(PyObject* self, PyObject* args, PyObject* kw)
       sizes[i] = v;
     }
   }
-  zt_status_t s;
-  zt_executable_t* exe = ((ExecutableObject*)self)->exe;
-  interrupt_state_t ist = {NULL, false};
-  ist.saved = PyEval_SaveThread();
-  zt_set_interrupt_check(check_signals, &ist);
-  s = zt_launch_checked(exe, grid, (int32_t)n, zargs, sizes);
-  zt_set_interrupt_check(NULL, NULL);
-  PyEval_RestoreThread(ist.saved);
-  if (ist.raised && PyErr_Occurred()) {
-    // The signal handler's exception (KeyboardInterrupt) wins, even if the
-    // launch finished before it noticed.
-    zt_status_free(s);
+  if (zpy_launch(((ExecutableObject*)self)->exe, grid, (int32_t)n, zargs, sizes) < 0)
     goto cleanup;
-  }
-  if (s) {
-    zpy_raise(s);
-    goto cleanup;
-  }
   Py_INCREF(Py_None);
   r = Py_None;
 cleanup:
@@ -691,7 +701,8 @@ static int add_type(PyObject* m, const char* name, PyType_Spec* spec,
 int zpy_runtime_init(PyObject* m) {
   if (add_type(m, "Device", &device_spec, &g_device_type) < 0 ||
       add_type(m, "Buffer", &buffer_spec, &g_buffer_type) < 0 ||
-      add_type(m, "Executable", &executable_spec, &g_executable_type) < 0)
+      add_type(m, "Executable", &executable_spec, &g_executable_type) < 0 ||
+      zpy_launcher_init(m) < 0)
     return -1;
   return PyModule_AddFunctions(m, runtime_functions);
 }

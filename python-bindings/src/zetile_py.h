@@ -87,6 +87,16 @@ int zpy_compiler_init(PyObject* m);
 
 // --- runtime.c -----------------------------------------------------------------
 int zpy_runtime_init(PyObject* m);
+/// The handle of an Executable (borrowed); TypeError and NULL otherwise.
+zt_executable_t* zpy_executable_handle(PyObject* o);
+/// zt_launch_checked without the GIL, Ctrl-C stopping it; raises on error
+/// and returns -1.
+int zpy_launch(zt_executable_t* exe, const uint32_t grid[3], int32_t n, const zt_arg_t* args,
+               const uint64_t* sizes);
+
+// --- launcher.c -----------------------------------------------------------------
+/// KernelBase: the C fast path of `kernel[grid](*args)` (jit.JITFunction's base).
+int zpy_launcher_init(PyObject* m);
 
 // --- helpers --------------------------------------------------------------------
 /// Allocates an instance of a heap type whose tp_new is disabled.

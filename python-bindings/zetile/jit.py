@@ -173,7 +173,48 @@ class _IntegerOverflow(KernelArgumentError, OverflowError):
     """An integer argument wider than 64 bits (an OverflowError, as in Triton)."""
 
 
-class JITFunction:
+def _fast_plan_kind(dt):
+    """The argument kind the C launcher packs a run-time value as (None: a
+    value it cannot pack, such as an fp16 scalar, so launches stay slow)."""
+    if dt.is_ptr():
+        return _C.PTR
+    if dt.is_floating() and dt.primitive_bitwidth == 16:
+        return None
+    return dt.zt_kind
+
+
+_fast_seen = set()   # (type, dtype) of arrays already described to the C launcher
+_torch_codes = {}    # torch dtype -> its number in C launch keys
+
+
+def _note_fast_array(v):
+    """Tells the C launcher (launcher.c) about an array type jit.py accepted,
+    so that later launches can read such arrays without Python."""
+    t = type(v)
+    if t.__module__ == "numpy":
+        if t not in _fast_seen:
+            _fast_seen.add(t)
+            _C._ext._fast_numpy_type(t)
+    elif t.__module__.startswith("torch"):
+        k = (t, v.dtype)
+        if k not in _fast_seen:
+            _fast_seen.add(k)
+            code = _torch_codes.setdefault(v.dtype, len(_torch_codes) + 1)
+            try:
+                from torch.utils.dlpack import to_dlpack
+            except ImportError:  # pragma: no cover - every torch has it
+                to_dlpack = None
+            _C._ext._fast_torch(t, v.dtype, code, to_dlpack)
+
+
+# Constexpr values of these types are immutable: the C launcher may compare
+# them by value.
+_C._ext._fast_value_types((T.dtype,))
+
+
+class JITFunction(_C.KernelBase):
+    # kernel[grid] is KernelBase's (launcher.c): it returns a launch callable
+    # that runs signatures seen before in C and calls _launch_slow otherwise.
     def __init__(self, fn, do_not_specialize=(), debug=None, noinline=None, repr=None,
                  launch_metadata=None):
         self.fn = fn
@@ -201,6 +242,9 @@ class JITFunction:
         self._cache = {}
         self._compiling = {}  # specialization -> its compile's lock
         self._lock = threading.Lock()
+        self._fast_setup(tuple(self.arg_names),
+                         tuple(n in self.constexpr_names for n in self.arg_names),
+                         tuple((n in self.defaults, self.defaults.get(n)) for n in self.arg_names))
 
     @property
     def debug_enabled(self):
@@ -241,13 +285,17 @@ class JITFunction:
         self._source = codegen.FunctionSource(self.fn, text=new_src)
         with self._lock:
             self._cache.clear()
+            self._fast_clear()
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self.__name__} is a @zetile.jit kernel: launch it as "
                            f"{self.__name__}[grid](...), or call it from another kernel")
 
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+    def _launch_slow(self, grid, fast_key, args, kwargs):
+        """kernel[grid](...) when the C launcher cannot: a signature not seen
+        yet (fast_key: its key, registered if the launch may be repeated in
+        C), or arguments it does not read."""
+        return self.run(*args, grid=grid, _fast_key=fast_key, **kwargs)
 
     # ------------------------------------------------------------ binding
     def _bind(self, args, kwargs):
@@ -340,6 +388,8 @@ class JITFunction:
                 continue
             try:
                 p = runtime.pointer_arg(v, device)
+                if p is not None and p.host:
+                    _note_fast_array(v)
             except (ValueError, TypeError) as e:
                 # Only a refused array pays for the stride check (launches
                 # run this per array): a view the launch gives its strides
@@ -476,7 +526,7 @@ class JITFunction:
 
     # ------------------------------------------------------------- launching
     def run(self, *args, grid, num_warps=None, num_stages=None, num_ctas=None, device=None,
-            grf_mode=None, compat=None, **kwargs):
+            grf_mode=None, compat=None, _fast_key=None, **kwargs):
         # grf_mode ("large" | "default" | None: zetile picks) and compat
         # (None: the device decides) are zetile's Xe knobs (zetile.Config).
         dev = runtime.get_device(device)
@@ -520,13 +570,31 @@ class JITFunction:
                 raise _name_arguments(e, [n for n, _, _ in values]) from None
         else:
             ck.executable.launch(grid, cargs)
-        if writebacks or (host_args and runtime.info(dev)["backend"] != "cpu"):
+        sync = writebacks or (host_args and runtime.info(dev)["backend"] != "cpu")
+        if sync:
             # numpy/torch-CPU arguments are read by the caller right after the
             # call: on asynchronous devices (GPUs, OpenCL) wait for the kernel.
             dev.synchronize()
             for w in writebacks:
                 w()
+        elif _fast_key is not None and not self.bounds_enabled and not descs:
+            self._register_fast(_fast_key, ck, values)
         return ck
+
+    def _register_fast(self, key, ck, values):
+        """Lets the C launcher repeat this launch's signature (key) without
+        Python: the same executable, arguments packed as this launch packed
+        them. Only for launches with nothing to do after the kernel (no
+        staging, no synchronization) and arguments that map one to one onto
+        parameters (no tuples, no descriptors)."""
+        index = {n: i for i, n in enumerate(self.arg_names)}
+        plan = []
+        for n, dt, _ in values:
+            kind = _fast_plan_kind(dt)
+            if kind is None or n not in index:
+                return
+            plan.append((index[n], kind))
+        self._fast_register(key, ck, ck.executable, tuple(plan))
 
 
 def _grf_igc_options(grf_mode):

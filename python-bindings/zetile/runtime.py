@@ -49,18 +49,33 @@ def set_device(name):
     global _current
     dev = _open(name)  # fail now, with the driver's message, if it cannot be opened
     _current = dev.info["name"]
+    get_device()  # the C launcher follows the choice from the next launch on
     return dev
+
+
+_fast_default = None   # what the C launcher was last told (launcher.c)
 
 
 def get_device(name=None):
     """The device named `name`, else the one chosen by set_device, else
     $ZETILE_DEVICE, else the first Intel GPU, else the CPU."""
+    global _fast_default
     if name is not None:
         return _open(name)
     if _current is not None:
-        return _devices.get(_current) or _open(_current)
-    name = os.environ.get("ZETILE_DEVICE") or "default"
-    return _devices.get(name) or _open(name)
+        dev = _devices.get(_current) or _open(_current)
+        state = (dev, True, None)
+    else:
+        env = os.environ.get("ZETILE_DEVICE")
+        name = env or "default"
+        dev = _devices.get(name) or _open(name)
+        state = (dev, False, env)
+    if state != _fast_default:
+        # Launches without device= use this device in C while the choice
+        # stands (set_device's, or $ZETILE_DEVICE reading the same).
+        _C._ext._fast_default_device(*state)
+        _fast_default = state
+    return dev
 
 
 class Tensor:

@@ -1,0 +1,164 @@
+"""The C launch path (python-bindings/src/launcher.c, issue 16): a launch
+whose signature was seen before runs without Python. Each test launches the
+same kernel several times with values that change between launches, so a
+fast path that reused a stale address, value or specialization would give a
+wrong result; and the checks of the slow path must still hold after the
+fast path has registered a signature (a refused array is refused on its
+fourth launch as on its first)."""
+import numpy as np
+import pytest
+
+import zetile
+import zetile.language as tl
+
+torch = pytest.importorskip("torch")
+
+
+@zetile.jit
+def axpb(x_ptr, y_ptr, n, a, b, NEG: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    m = o < n
+    v = tl.load(x_ptr + o, mask=m) * a + b
+    if NEG:
+        v = -v
+    tl.store(y_ptr + o, v, mask=m)
+
+
+@zetile.jit
+def store_int(out_ptr, v, flag):
+    if flag:
+        tl.store(out_ptr, v)
+    else:
+        tl.store(out_ptr, 7)
+
+
+@zetile.jit
+def with_default(x_ptr, y_ptr, n, scale=3, BLOCK: tl.constexpr = 8):
+    o = tl.arange(0, BLOCK)
+    m = o < n
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=m) * scale, mask=m)
+
+
+def test_repeated_launches_take_new_addresses_and_values():
+    rng = np.random.default_rng(0)
+    for i in range(6):
+        x = rng.standard_normal(16).astype(np.float32)
+        y = np.zeros(16, np.float32)
+        a, b = float(i) + 0.5, -float(i)
+        axpb[(1,)](x, y, 13, a, b, NEG=False, BLOCK=16)
+        np.testing.assert_allclose(y[:13], x[:13] * a + b, rtol=1e-6)
+        assert (y[13:] == 0).all()
+    # The signature was registered for the C path after its first launch.
+    assert axpb._fast_entries >= 1
+
+
+def test_constexpr_and_dtype_changes_pick_their_own_kernels():
+    for neg in (False, True, False):
+        x = np.arange(8, dtype=np.float32)
+        y = np.zeros(8, np.float32)
+        axpb[(1,)](x, y, 8, 2.0, 1.0, NEG=neg, BLOCK=8)
+        np.testing.assert_allclose(y, -(x * 2 + 1) if neg else x * 2 + 1)
+    for dt in (np.float64, np.float32, np.float64):
+        x = np.arange(8, dtype=dt)
+        y = np.zeros(8, dt)
+        axpb[(1,)](x, y, 8, 2.0, 1.0, NEG=False, BLOCK=8)
+        np.testing.assert_allclose(y, x * 2 + 1)
+
+
+def test_misaligned_views_are_not_given_the_aligned_kernel():
+    # The first launch registers 16-byte aligned arrays; a view one element
+    # in (4-byte aligned) has another key and runs right.
+    base = np.arange(40, dtype=np.float32)
+    for off in (0, 1, 0, 3, 4):
+        x = base[off:off + 16]
+        y = np.zeros(20, np.float32)[off % 4:off % 4 + 16]
+        axpb[(1,)](x, y, 16, 1.0, 0.5, NEG=False, BLOCK=16)
+        np.testing.assert_allclose(y, x + 0.5)
+
+
+@pytest.mark.parametrize("values", [[5, 1, 7, 16, 2**31 + 5, 2**40, -3, 1, 32]])
+def test_integer_classes_and_bools(values):
+    out = np.zeros(1, np.int64)
+    for flag in (True, False, True):
+        for v in values:
+            store_int[(1,)](out, v, flag)
+            assert out[0] == (v if flag else 7), (v, flag)
+
+
+def test_keywords_defaults_and_grids():
+    x = np.arange(8, dtype=np.float32)
+    for _ in range(3):
+        y = np.zeros(8, np.float32)
+        with_default[(1,)](y_ptr=y, x_ptr=x, n=8)
+        np.testing.assert_allclose(y, x * 3)
+        y = np.zeros(8, np.float32)
+        with_default[1](x, y, 8, 5)
+        np.testing.assert_allclose(y, x * 5)
+        y = np.zeros(8, np.float32)
+        with_default[lambda meta: (1,)](x, y, 8, scale=2)
+        np.testing.assert_allclose(y, x * 2)
+        y = np.zeros(8, np.float32)
+        assert with_default[(0,)](x, y, 8) is not None  # an empty grid runs nothing
+        assert (y == 0).all()
+
+
+def test_refused_arrays_stay_refused_after_registration():
+    x = np.arange(32, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    for _ in range(3):
+        axpb[(1,)](x[:16], y, 16, 1.0, 0.0, NEG=False, BLOCK=16)
+    with pytest.raises(zetile.KernelArgumentError, match="argument 'x_ptr' is not contiguous"):
+        axpb[(1,)](x[::2], y, 16, 1.0, 0.0, NEG=False, BLOCK=16)
+    swapped = x[:16].astype(">f4")
+    with pytest.raises(zetile.KernelArgumentError, match="argument 'x_ptr' has non-native"):
+        axpb[(1,)](swapped, y, 16, 1.0, 0.0, NEG=False, BLOCK=16)
+    with pytest.raises(zetile.KernelArgumentError, match="missing argument 'b'"):
+        axpb[(1,)](x[:16], y, 16, 1.0, NEG=False, BLOCK=16)
+    with pytest.raises(zetile.KernelArgumentError, match="'x_ptr' of type str"):
+        axpb[(1,)]("x", y, 16, 1.0, 0.0, NEG=False, BLOCK=16)
+    with pytest.raises(zetile.KernelArgumentError, match="unexpected argument 'bogus'"):
+        axpb[(1,)](x[:16], y, 16, 1.0, 0.0, NEG=False, BLOCK=16, bogus=1)
+    with pytest.raises(zetile.KernelArgumentError, match="grid dimensions must not be negative"):
+        axpb[(-1,)](x[:16], y, 16, 1.0, 0.0, NEG=False, BLOCK=16)
+
+
+def test_torch_tensors_fast_and_refused():
+    for i in range(4):
+        x = torch.arange(16, dtype=torch.float32) + i
+        y = torch.zeros(16)
+        axpb[(1,)](x, y, 16, 2.0, 0.0, NEG=False, BLOCK=16)
+        assert torch.equal(y, x * 2)
+    # requires_grad tensors are passed as their data, as before.
+    w = torch.ones(16, requires_grad=True)
+    y = torch.zeros(16)
+    axpb[(1,)](w, y, 16, 2.0, 0.0, NEG=False, BLOCK=16)
+    assert torch.equal(y, torch.full((16,), 2.0))
+    base = torch.arange(32, dtype=torch.float32)
+    with pytest.raises(zetile.KernelArgumentError, match="argument 'x_ptr' is not contiguous"):
+        axpb[(1,)](base[::2], y, 16, 2.0, 0.0, NEG=False, BLOCK=16)
+    neg = torch._neg_view(base[:16])
+    assert neg.is_neg()
+    with pytest.raises(zetile.KernelArgumentError, match="pending negation"):
+        axpb[(1,)](neg, y, 16, 2.0, 0.0, NEG=False, BLOCK=16)
+    # A tensor after an in-place resize has a new address: read each launch.
+    t = torch.zeros(16)
+    for n in (16, 4096, 16):
+        t.resize_(n).fill_(1.0)
+        out = torch.zeros(16)
+        axpb[(1,)](t, out, 16, 3.0, 0.0, NEG=False, BLOCK=16)
+        assert torch.equal(out, torch.full((16,), 3.0))
+
+
+def test_unsafe_update_src_drops_fast_entries():
+    @zetile.jit
+    def k(x_ptr, y_ptr):
+        tl.store(y_ptr, tl.load(x_ptr) + 1)
+    x = np.ones(1, np.float32)
+    y = np.zeros(1, np.float32)
+    for _ in range(2):
+        k[(1,)](x, y)
+    assert y[0] == 2 and k._fast_entries == 1
+    k._unsafe_update_src(k.src.replace("+ 1", "+ 5"))
+    assert k._fast_entries == 0
+    k[(1,)](x, y)
+    assert y[0] == 6
