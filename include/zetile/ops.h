@@ -153,7 +153,7 @@ typedef struct zt_ops_flex_desc_s {
   int64_t document_len;  ///< ZT_OPS_MASK_MOD_DOCUMENT: >= max(q_len, kv_len)
   int64_t q_block, kv_block;  ///< torch's BLOCK_SIZE (0: 128 both)
   int64_t mask_batch, mask_heads;  ///< 0 counts as 1
-  bool has_full_blocks;
+  bool has_full_blocks;  ///< false: every listed block is partial (mask mod applied)
 } zt_ops_flex_desc_t;
 
 typedef struct zt_ops_attention_buffers_s {

@@ -204,10 +204,11 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: the block mask tables exceed 2^31 entries",
                           op);
   char spec[ZT_OPS_SPEC_MAX];
-  snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-full-nomask-%s-%s-sparse%s%lld",
+  // Always the variant with full-block tables: without them the plan
+  // passes zero counts, so one export serves both.
+  snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-full-nomask-%s-%s-sparsefull%lld",
            zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
-           a->block_n, kScoreMods[d.score_mod], kMaskMods[d.mask_mod],
-           d.has_full_blocks ? "full" : "", (long long)d.kv_block);
+           a->block_n, kScoreMods[d.score_mod], kMaskMods[d.mask_mod], (long long)d.kv_block);
   zt_ops_plan_t* p = NULL;
   ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, ZT_OPS_FLEX, spec, &p));
   p->d.flex = d;
@@ -220,6 +221,17 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
   if (!s) s = zt_ops__set_int(p, "si_h", mh == 1 ? 0 : qb * kvb);
   if (!s) s = zt_ops__set_int(p, "si_m", kvb);
   if (!s) s = zt_ops__set_int(p, "Q_SPARSE", d.q_block);
+  if (!s && !d.has_full_blocks) {
+    // Zero full blocks per row: the index table is never read.
+    size_t bytes = (size_t)(mb * mh * qb) * sizeof(int32_t);
+    int32_t* zeros = calloc((size_t)(mb * mh * qb), sizeof(int32_t));
+    s = zeros ? zt_buffer_alloc(device, bytes, &p->zero)
+              : zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "%s: zero block counts", op);
+    if (!s) s = zt_buffer_write(p->zero, 0, zeros, bytes);
+    free(zeros);
+    if (!s) s = zt_ops__set_buffer(p, "full_num", p->zero);
+    if (!s) s = zt_ops__set_buffer(p, "full_idx", p->zero);
+  }
   if (!s && (d.score_mod || d.mask_mod)) {
     // The mods' parameters (stdlib-kernels/mods.py reads them from B3).
     float params[4] = {d.softcap, (float)d.window, (float)d.document_len, 0.0f};

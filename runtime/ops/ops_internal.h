@@ -26,7 +26,8 @@ struct zt_ops_plan_s {
   zt_arg_t args[ZT_OPS_MAX_ARGS];
   uint64_t arg_bytes[ZT_OPS_MAX_ARGS];
   uint32_t grid[3];
-  zt_buffer_t* zero;    // gemm: one zero element standing for absent epilogue operands
+  zt_buffer_t* zero;    // gemm: one zero element standing for absent epilogue operands;
+                        // flex: zero full-block counts when the caller has none
   zt_buffer_t* lse;     // attention: where the lse goes when the caller wants none
   zt_buffer_t* params;  // flex: the mods' fp32 parameters (B3)
   union {

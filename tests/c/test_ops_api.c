@@ -410,6 +410,45 @@ START_TEST(test_sdpa_f32_float_mask) {
 }
 END_TEST
 
+static const int8_t* g_bmask;  // the SDPA boolean mask (B, 1, L, S)
+static double bool_mask(double s, int64_t b, int64_t h, int64_t q, int64_t kv, const void* u) {
+  (void)h;
+  const int64_t* ls = u;
+  return g_bmask[(b * ls[0] + q) * ls[1] + kv] ? s : -INFINITY;
+}
+
+// An int8 boolean mask (B, 1, L, S) broadcast over heads, fp16, with one
+// fully masked row (out 0, lse -inf).
+START_TEST(test_sdpa_f16_bool_mask) {
+  if (compiler_missing(__func__)) return;
+  int64_t B = 2, L = 21, S = 37;
+  zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F16, .batch = B, .q_heads = 2, .kv_heads = 1,
+                                   .q_len = L, .kv_len = S, .head_dim = 64, .scale = 0.125f},
+                          .mask_kind = ZT_OPS_MASK_BOOL,
+                          .mask = {L * S, 0, S, 1}};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_sdpa_plan(dev, &d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f16-d64-32x32-full-bmask-none-none-dense");
+  int8_t* hm = malloc((size_t)(B * L * S));
+  unsigned seed = 5;
+  for (int64_t i = 0; i < B * L * S; ++i) hm[i] = frand(&seed) > -0.3f;
+  for (int64_t j = 0; j < S; ++j) hm[3 * S + j] = 0;  // batch 0, row 3: nothing kept
+  zt_buffer_t* bm = upload_raw(hm, (size_t)(B * L * S));
+  qkv_t t = make_qkv(&d.attn);
+  zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse,
+                                  .mask = bm};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  g_bmask = hm;
+  int64_t ls[2] = {L, S};
+  compare(&d.attn, &t, bool_mask, NULL, ls, "sdpa f16 bool mask");
+  free_qkv(&t);
+  free(hm);
+  zt_buffer_release(bm);
+  zt_ops_plan_release(p);
+}
+END_TEST
+
 // -------------------------------------------------------- FlexAttention
 // torch's create_block_mask on the host: per (q block, kv block), the
 // blocks where `keep` holds somewhere are partial, or full where it holds
@@ -419,8 +458,9 @@ typedef struct {
   int64_t qb, kvb;
 } tables_t;
 
+// Without `full`, every block with something kept is listed as partial.
 static tables_t make_tables(int64_t L, int64_t S, int64_t QB, int64_t KB, keep_fn keep,
-                            const void* u) {
+                            const void* u, bool full) {
   tables_t t;
   t.qb = (L + QB - 1) / QB;
   t.kvb = (S + KB - 1) / KB;
@@ -434,7 +474,7 @@ static tables_t make_tables(int64_t L, int64_t S, int64_t QB, int64_t KB, keep_f
       for (int64_t i = r * QB; i < (r + 1) * QB; ++i)
         for (int64_t j = c * KB; j < (c + 1) * KB; ++j)
           kept += i < L && j < S && (!keep || keep(i, j, u));
-      if (kept == QB * KB) t.fidx[r * t.kvb + t.fnum[r]++] = (int32_t)c;
+      if (full && kept == QB * KB) t.fidx[r * t.kvb + t.fnum[r]++] = (int32_t)c;
       else if (kept) t.idx[r * t.kvb + t.num[r]++] = (int32_t)c;
     }
   return t;
@@ -476,22 +516,22 @@ static double softcap_score(double s, int64_t b, int64_t h, int64_t q, int64_t k
   return c * tanh(s / c);
 }
 
+// torch's default 128-blocks over lengths that are not multiples of them.
 static void run_flex(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn sref, keep_fn kref,
-                     const char* what) {
-  const int64_t L = 150, S = 150, H = 2;  // not multiples of the 64-blocks
-  int32_t doc[150];
-  for (int i = 0; i < 150; ++i) doc[i] = i < 50 ? 0 : i < 77 ? 1 : 2;
+                     bool full, const char* what) {
+  const int64_t L = 300, S = 300, H = 2;
+  int32_t doc[300];
+  for (int i = 0; i < 300; ++i) doc[i] = i < 50 ? 0 : i < 177 ? 1 : 2;
   float slopes[2] = {0.5f, 0.25f};
   mods_t u = {.doc = doc, .slopes = slopes, .window = 40, .cap = 2.0f};
   zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = H, .kv_heads = H,
                                    .q_len = L, .kv_len = S, .head_dim = 64},
                           .score_mod = sm, .mask_mod = mm, .softcap = u.cap, .window = u.window,
-                          .document_len = 150, .q_block = 64, .kv_block = 64,
-                          .has_full_blocks = true};
+                          .document_len = 300, .has_full_blocks = full};
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_flex_plan(dev, &d, &p));
   d.attn.scale = 0.125f;
-  tables_t tb = make_tables(L, S, 64, 64, kref, &u);
+  tables_t tb = make_tables(L, S, 128, 128, kref, &u, full);
   size_t cells = (size_t)(tb.qb * tb.kvb) * 4;
   zt_buffer_t *bn = upload_raw(tb.num, (size_t)tb.qb * 4), *bi = upload_raw(tb.idx, cells);
   zt_buffer_t *bfn = upload_raw(tb.fnum, (size_t)tb.qb * 4), *bfi = upload_raw(tb.fidx, cells);
@@ -499,7 +539,8 @@ static void run_flex(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn sref,
   qkv_t t = make_qkv(&d.attn);
   zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse,
                                   .kv_num_blocks = bn, .kv_indices = bi,
-                                  .full_kv_num_blocks = bfn, .full_kv_indices = bfi,
+                                  .full_kv_num_blocks = full ? bfn : NULL,
+                                  .full_kv_indices = full ? bfi : NULL,
                                   .score_tensor = bsl, .mask_tensor = bdoc};
   OK(zt_ops_attention_run(p, &b));
   OK(zt_device_synchronize(dev));
@@ -513,31 +554,33 @@ static void run_flex(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn sref,
 
 START_TEST(test_flex_causal) {
   if (compiler_missing(__func__)) return;
-  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, NULL, causal_keep, "flex causal");
+  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, NULL, causal_keep, true, "flex causal");
 }
 END_TEST
 
 START_TEST(test_flex_document) {
   if (compiler_missing(__func__)) return;
-  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_DOCUMENT, NULL, doc_keep, "flex document");
+  // No full-block tables: every block goes through the mask mod.
+  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_DOCUMENT, NULL, doc_keep, false, "flex document");
 }
 END_TEST
 
 START_TEST(test_flex_sliding) {
   if (compiler_missing(__func__)) return;
-  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_SLIDING, NULL, sliding_keep, "flex sliding");
+  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_SLIDING, NULL, sliding_keep, true, "flex sliding");
 }
 END_TEST
 
 START_TEST(test_flex_alibi_causal) {
   if (compiler_missing(__func__)) return;
-  run_flex(ZT_OPS_SCORE_ALIBI, ZT_OPS_MASK_MOD_CAUSAL, alibi_score, causal_keep, "flex alibi");
+  run_flex(ZT_OPS_SCORE_ALIBI, ZT_OPS_MASK_MOD_CAUSAL, alibi_score, causal_keep, true,
+           "flex alibi");
 }
 END_TEST
 
 START_TEST(test_flex_softcap_causal) {
   if (compiler_missing(__func__)) return;
-  run_flex(ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, softcap_score, causal_keep,
+  run_flex(ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, softcap_score, causal_keep, true,
            "flex softcap");
 }
 END_TEST
@@ -649,15 +692,16 @@ START_TEST(test_attention_misuse) {
   expect(zt_ops_flex_plan(dev, &f, &p), ZT_STATUS_INVALID_ARGUMENT, "desc.mask_heads");
   f.mask_heads = 1;
   if (compiler_missing(__func__)) return;
-  // No full blocks: a spec the default set lacks.
+  // Blocks of 64: a spec the default set lacks.
   expect(zt_ops_flex_plan(dev, &f, &p), ZT_STATUS_NOT_FOUND,
-         "attn-f32-d64-32x32-full-nomask-none-causal-sparse64");
+         "attn-f32-d64-32x32-full-nomask-none-causal-sparsefull64");
   // A block index outside the table is refused before the launch.
   f.has_full_blocks = true;
-  f.attn.q_len = f.attn.kv_len = 100;  // 2 x 2 blocks
+  f.q_block = f.kv_block = 128;
+  f.attn.q_len = f.attn.kv_len = 200;  // 2 x 2 blocks
   OK(zt_ops_flex_plan(dev, &f, &p));
   zt_buffer_t *q = NULL, *num = NULL, *idx = NULL;
-  OK(zt_buffer_alloc(dev, 2 * 100 * 64 * 4, &q));
+  OK(zt_buffer_alloc(dev, 2 * 200 * 64 * 4, &q));
   int32_t n[2] = {1, 1}, ix[4] = {0, 0, 1, 7};
   num = upload_raw(n, sizeof n);
   idx = upload_raw(ix, sizeof ix);
@@ -710,6 +754,7 @@ int main(void) {
   tcase_add_test(tc[1], test_sdpa_f32_causal_gqa);
   tcase_add_test(tc[1], test_sdpa_f16_d80);
   tcase_add_test(tc[1], test_sdpa_f32_float_mask);
+  tcase_add_test(tc[1], test_sdpa_f16_bool_mask);
   tcase_add_test(tc[2], test_flex_causal);
   tcase_add_test(tc[2], test_flex_document);
   tcase_add_test(tc[2], test_flex_sliding);

@@ -75,18 +75,20 @@ _ACT = {"none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
 
 # The default set checked in to stdlib-kernels/prebuilt/ (what the C API
 # finds without an export step): GEMM in every dtype and epilogue; SDPA
-# (head dims 64 and 128: plain and causal; 64 also with a float mask); flex
-# over block masks of 64-blocks with the exported mods (fp32; fp16 causal).
+# (head dims 64 and 128: plain and causal; 64 also with a float or boolean
+# mask); flex over block masks of torch's default 128-blocks with the
+# exported mods (fp32; fp16 causal). The C API always launches flex with
+# full-block tables (zero counts when the caller has none).
 SPECS = (
     [f"gemm-{d}-none-plain-64x64x32" for d in _DT]
     + [f"gemm-{d}-{a}-epi-64x64x32" for d in _DT for a in _ACT]
     + [f"attn-{d}-d{hd}-32x32-{c}-nomask-none-none-dense" for d in _DT for hd in (64, 128)
        for c in ("full", "causal")]
-    + [f"attn-{d}-d64-32x32-full-fmask-none-none-dense" for d in _DT]
-    + [f"attn-f32-d64-32x32-full-nomask-{s}-{mm}-sparsefull64"
+    + [f"attn-{d}-d64-32x32-full-{m}-none-none-dense" for d in _DT for m in ("fmask", "bmask")]
+    + [f"attn-f32-d64-32x32-full-nomask-{s}-{mm}-sparsefull128"
        for s, mm in (("none", "none"), ("none", "causal"), ("none", "sliding"),
                      ("none", "document"), ("alibi", "causal"), ("softcap", "causal"))]
-    + ["attn-f16-d64-32x32-full-nomask-none-causal-sparsefull64"]
+    + ["attn-f16-d64-32x32-full-nomask-none-causal-sparsefull128"]
 )
 
 
