@@ -239,7 +239,9 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
   ZT_RETURN_IF_ERROR(dot_shapes(op, &a, &b, &acc));
   dot_kind_t dk;
   const char* why = dot_kind(c, op, &a, &b, &acc, &dk);
-  if (why) return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: %s", why);
+  if (why)
+    return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "%s: %s", c->target ? c->target->name : "dg2",
+                        why);
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
   int32_t la, lb, lc;
   ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_A, m, n, k, dk.pack, &la));

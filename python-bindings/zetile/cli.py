@@ -89,7 +89,10 @@ def cmd_info(args):
         "devices": devs,
         "default_device": default,
         "default_device_error": default_error,
-        "targets": ["cpu", "pvc", "bmg", "dg2"],
+        # Targets with a lowering (lowering/xe/xe_target.c's rows; the
+        # integrated GPUs' rows run the SIMD8 lowering with FMA dots).
+        "targets": ["cpu", "pvc", "bmg", "dg2", "arl-h", "skl", "icllp", "tgllp", "rkl",
+                    "adl-s", "adl-p", "dg1", "mtl"],
         "compiler": {"available": bool(ok), "version": _C.compiler_version() if ok else None,
                      "message": msg},
         "cache": {"dir": _C.cache_dir(), **_C.cache_stats()},
@@ -103,6 +106,8 @@ def cmd_info(args):
         extra = f", driver {d['driver_version']}" if d.get("driver_version") else ""
         compat = " (compat path: no 2D block IO)" if d.get("compat") else ""
         print(f"  {d['name']:<16} target={d['target']:<5} {d['description']}{extra}{compat}")
+        if d.get("target_why"):
+            print(f"  {'':<16} (target {d['target']}: {d['target_why']})")
     print(f"default device: {info['default_device']}"
           + (" (cannot be opened: see below)" if default_error else ""))
     print(f"compile targets: {', '.join(info['targets'])}")
@@ -191,7 +196,7 @@ def main(argv=None):
     pc.add_argument("--signature", "-s", default="",
                     help='types of the run-time arguments: "x_ptr=*fp32,n=i32" (or "*fp32,i32" in order)')
     pc.add_argument("--constexpr", "-c", default="", help='"BLOCK=1024,ACT=relu"')
-    pc.add_argument("--target", "-t", default="pvc", help="cpu, pvc, bmg or dg2")
+    pc.add_argument("--target", "-t", default="pvc", help="cpu, pvc, bmg, dg2 or an integrated GPU's row (zetile info lists them)")
     pc.add_argument("--num-warps", type=int, default=0)
     pc.add_argument("--compat", action="store_true", help="Xe: no 2D block IO (old drivers)")
     pc.add_argument("--emit", help="section to write: tile, mlir, spirv, llvm, meta")
@@ -201,7 +206,7 @@ def main(argv=None):
     px.add_argument("kernel", help="FILE.py:KERNEL")
     px.add_argument("--signature", "-s", default="")
     px.add_argument("--constexpr", "-c", default="")
-    px.add_argument("--target", "-t", default="pvc", help="pvc, bmg or dg2")
+    px.add_argument("--target", "-t", default="pvc", help="pvc, bmg, dg2 or an integrated GPU's row (zetile info lists them)")
     px.add_argument("--num-warps", type=int, default=0)
     px.add_argument("--compat", action="store_true")
     px.add_argument("--igc-options", default=None)

@@ -232,8 +232,9 @@ static void add_cpu_device(void) {
     fill_info(s, dev, "opencl:cpu", target && target[0] ? target : "pvc",
               " (Intel OpenCL CPU runtime)", &e->info);
     snprintf(e->info.target_why, sizeof e->info.target_why,
-             "runs the SPIR-V of a GPU target on the CPU: %s",
-             target && target[0] ? "ZETILE_OPENCL_TARGET" : "pvc unless ZETILE_OPENCL_TARGET says");
+             "runs a GPU target's SPIR-V on the CPU: %s%s",
+             target && target[0] ? "ZETILE_OPENCL_TARGET=" : "pvc unless ZETILE_OPENCL_TARGET says",
+             target && target[0] ? target : "");
     e->info.host_memory = true;  // USM host allocations; kernels read any host address
     // ZETILE_COMPAT=1 runs the compat path's SPIR-V (no 2D block IO) here too.
     e->info.compat = env_is("ZETILE_COMPAT", "1");

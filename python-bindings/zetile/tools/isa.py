@@ -21,8 +21,14 @@ import subprocess
 import sys
 import tempfile
 
-OCLOC_DEVICE = {"pvc": "pvc", "bmg": "bmg", "dg2": "acm-g10"}
-IGA_PLATFORM = {"pvc": "XeHPC", "bmg": "Xe2", "dg2": "XeHPG"}
+# The integrated GPUs' rows (lowering/xe/xe_target.c) Debian's ocloc knows;
+# mtl and arl-h are absent from it (their SPIR-V is tgllp's and dg2's).
+OCLOC_DEVICE = {"pvc": "pvc", "bmg": "bmg", "dg2": "acm-g10", "skl": "skl", "icllp": "icllp",
+                "tgllp": "tgllp", "rkl": "rkl", "adl-s": "adl-s", "adl-p": "adl-p", "dg1": "dg1"}
+IGA_PLATFORM = {"pvc": "XeHPC", "bmg": "Xe2", "dg2": "XeHPG", "skl": "9", "icllp": "11",
+                "tgllp": "12p1", "rkl": "12p1", "adl-s": "12p1", "adl-p": "12p1", "dg1": "12p1"}
+# NEO's ProductFamilyOverride spelling where it differs from the row's.
+NEO_PRODUCT = {"adl-s": "adls", "adl-p": "adlp"}
 
 AUB_ENV = {"NEOReadDebugKeys": "1", "SetCommandStreamReceiver": "1",
            "OverrideMaxWorkgroupSize": "1024", "AUBDumpCaptureFileName": "/dev/null"}
@@ -168,7 +174,7 @@ def _driver_stats(artifact_blob: bytes, target: str):
         "print(json.dumps(e.stats()))\n")
     env = dict(os.environ)
     env.update(AUB_ENV)
-    env["ProductFamilyOverride"] = {"pvc": "pvc", "dg2": "dg2", "bmg": "bmg"}.get(target, target)
+    env["ProductFamilyOverride"] = NEO_PRODUCT.get(target, target)
     r = subprocess.run([sys.executable, "-c", code], input=artifact_blob, capture_output=True,
                        env=env, timeout=300)
     try:
