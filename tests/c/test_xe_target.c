@@ -121,7 +121,7 @@ START_TEST(detection_by_id_and_ip_version) {
     uint32_t id;
     const char* row;
   } ids[] = {{0x9a49, "tgllp"}, {0x3e92, "skl"},   {0x5917, "skl"},   {0x8a52, "icllp"},
-             {0x4c8a, "rkl"},   {0x4680, "adl-s"}, {0xa780, "adl-s"}, {0x46a6, "adl-p"},
+             {0x4c80, "rkl"},   {0x4680, "adl-s"}, {0xa780, "adl-s"}, {0x46a6, "adl-p"},
              {0xa7a0, "adl-p"}, {0x4905, "dg1"},   {0x7d55, "mtl"},   {0x7d67, "mtl"},
              {0x7d51, "arl-h"}, {0x56a0, "dg2"},   {0x0bd5, "pvc"},   {0xe20b, "bmg"},
              {0x64a0, "lnl"},   {0xb080, "ptl"}};

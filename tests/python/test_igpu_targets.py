@@ -319,7 +319,9 @@ from vector_add import add_kernel
 from softmax import softmax_kernel
 from matmul import matmul_kernel, matmul_int8_kernel
 from zetile.tools.tensor_descriptor import TensorDescriptor as TD
-devs = [d for d in zetile.devices() if d["backend"] == "level_zero"]
+import os
+devs = [d for d in zetile.devices()
+        if d["backend"] == os.environ["ZT_E3_BACKEND"] and d["name"] != "opencl:cpu"]
 assert devs, zetile.devices()
 zetile.set_device(devs[0]["name"])
 dev = zetile.get_device()
@@ -345,13 +347,24 @@ print("RESULT " + json.dumps(out))
 
 
 @needs_neo
-@pytest.mark.parametrize("product,row", [("tgllp", "tgllp"), ("skl", "skl")])
-def test_e3_level_zero_simulated_igpu_creates_and_launches(product, row):
-    r = run_python(E3, env=dict(AUB_ENV, ProductFamilyOverride=product), timeout=900)
+@pytest.mark.parametrize("product,row,backend", [
+    ("tgllp", "tgllp", "level_zero"),
+    # Gen9/Gen11, whose Linux driver may offer only OpenCL: opencl:gpu, the
+    # row from the OpenCL driver's PCI id (NEO's simulated icllp reports an
+    # id of its own, 0xff05).
+    ("skl", "skl", "opencl"), ("icllp", "icllp", "opencl")])
+def test_e3_simulated_igpu_creates_and_launches(product, row, backend):
+    env = dict(AUB_ENV, ProductFamilyOverride=product, ZT_E3_BACKEND=backend)
+    if backend == "opencl":
+        env.update(ZETILE_OPENCL_GPU="1", ZETILE_LEVEL_ZERO="0")
+    r = run_python(E3, env=env, timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
     res = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
     assert res["target"] == row and res["subgroup"] == 8 and res["launched"], res
-    assert "ProductFamilyOverride=" + product in res["why"], res
+    if backend == "level_zero":
+        assert "ProductFamilyOverride=" + product in res["why"], res
+    else:
+        assert "PCI id 0x" in res["why"], res
 
 
 @needs_neo
