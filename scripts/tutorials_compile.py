@@ -25,7 +25,11 @@ def message_line(msg, src_file=None):
     for l in lines:
         m = re.search(r"([^\s:]+\.py):(\d+):\d+:\s*(?:error:\s*)?(.*)", l)
         if m:
-            return f"line {m.group(2)}: {m.group(3)}"[:300]
+            # A line of zetile's own library (tl.rand's Philox is in
+            # zetile/language/random.py) is named with its file.
+            where = "" if src_file is None or os.path.basename(m.group(1)) == os.path.basename(src_file) \
+                else os.path.basename(m.group(1)) + " "
+            return f"{where}line {m.group(2)}: {m.group(3)}"[:300]
     for l in lines:
         if "error" in l.lower():
             return l[:300]
@@ -58,7 +62,7 @@ def build_one(job, target, compat):
     except _C.Error as e:
         out["compile_s"] = round(time.perf_counter() - t, 1)
         out["status"] = "refused"
-        out["message"] = message_line(e)
+        out["message"] = message_line(e, job.get("src_file"))
         return out
     out["compile_s"] = round(time.perf_counter() - t, 1)
     ck = CompiledKernel(job["kernel"], art)

@@ -64,6 +64,11 @@ def test_message_lines():
     assert tutorials_compile.message_line(msg) == ("line 118: a 2-D reduction along axis 1 of a tile "
                                                   "split that way across subgroups (2x2)")
     assert tutorials_cases.first_line(RuntimeError("x\nloc: error: bad thing\n")) == "error: bad thing"
+    # A line in zetile's own library (tl.rand) is named with its file.
+    lib = "/z/zetile/language/random.py:30:5: arith.mului_extended: not supported by the dg2 lowering"
+    assert tutorials_compile.message_line(lib, "/t/04-low-memory-dropout.py").startswith("random.py line 30: ")
+    assert tutorials_compile.message_line(lib.replace("/z/zetile/language/random.py", "/t/04-low-memory-dropout.py"),
+                                          "/t/04-low-memory-dropout.py").startswith("line 30: arith")
 
 
 def test_definitions_leave_out_demo_code():
