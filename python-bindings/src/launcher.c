@@ -188,8 +188,12 @@ static int torch_code_dlpack(const torch_type_t* t, PyObject* o, int64_t* code, 
   if (!dl) {
     PyErr_Clear();
     rc = 2;
-  } else if (dl->device_type == DL_CPU && dl->lanes == 1 && dl_contiguous(dl) &&
-             (dl->code <= 2 || dl->code == 4 || dl->code == 6)) {
+  } else if (dl->lanes != 1 || !(dl->code <= 1 || (dl->code == 2 && dl->bits >= 16) ||
+                                  dl->code == 4 || dl->code == 6)) {
+    // Element types whose DLPack code does not tell them apart (8-bit
+    // floats of several formats): the tensor's dtype decides.
+    rc = 2;
+  } else if (dl->device_type == DL_CPU && dl_contiguous(dl)) {
     uint64_t a = (uint64_t)(uintptr_t)dl->data + dl->byte_offset;
     *addr = a;
     *code = CODE_TORCH | ((int64_t)dl->code << 12) | ((int64_t)dl->bits << 1) | (a % 16 == 0);
@@ -483,7 +487,23 @@ static PyObject* kernel_launch(KernelObject* k, PyObject* grid, PyObject* const*
       }
   }
   uint32_t g[3];
-  if (!e || !read_grid(grid, g)) {
+  int have_grid = e ? read_grid(grid, g) : 0;
+  if (e && !have_grid && !PyTuple_Check(grid) && !PyList_Check(grid) && PyCallable_Check(grid)) {
+    // grid(meta): meta maps every parameter to its value, as in the slow path.
+    PyObject* meta = PyDict_New();
+    if (!meta) return NULL;
+    for (int32_t i = 0; i < k->num_params; ++i)
+      if (PyDict_SetItem(meta, PyTuple_GetItem(k->names, i), c.vals[i]) < 0) {
+        Py_DECREF(meta);
+        return NULL;
+      }
+    PyObject* r = PyObject_CallFunctionObjArgs(grid, meta, NULL);
+    Py_DECREF(meta);
+    if (!r) return NULL;
+    have_grid = read_grid(r, g);
+    Py_DECREF(r);
+  }
+  if (!e || !have_grid) {
     PyObject* key = e ? NULL : key_tuple(k, &c, device);
     if (!e && !key) return NULL;
     PyObject* r = launch_slow(k, grid, key, args, nargs, kwnames);
@@ -687,6 +707,7 @@ static PyObject* kernel_fast_entries(PyObject* self, void* unused) {
 
 static int kernel_traverse(PyObject* self, visitproc visit, void* arg) {
   KernelObject* k = (KernelObject*)self;
+  Py_VISIT(Py_TYPE(self));  // instances of a heap type hold it
   Py_VISIT(k->names);
   Py_VISIT(k->defaults);
   Py_VISIT(k->last_grid);

@@ -11,10 +11,9 @@ from __future__ import annotations
 import inspect
 import re
 import textwrap
+import sys
 import threading
 import time
-
-import numpy as np
 
 from . import _C, runtime
 from .compiler import codegen
@@ -30,10 +29,27 @@ _ENV_DEBUG = "assert" in os.environ.get("ZETILE_DEBUG", "") or os.environ.get("T
 _ENV_BOUNDS = "bounds" in os.environ.get("ZETILE_DEBUG", "")
 
 
+_np_types = None  # with numpy: (arrays, bools, ints, floats) including numpy's
+
+
+def _value_types():
+    """The classes launches sort arguments by: numpy's scalars and arrays
+    join Python's once the program has imported numpy (zetile does not
+    import it: before, no argument can be a numpy value)."""
+    global _np_types
+    if _np_types is None:
+        np = sys.modules.get("numpy")
+        if np is None:
+            return (runtime.Tensor,), (bool,), (int,), (float,)
+        _np_types = ((np.ndarray, runtime.Tensor), (bool, np.bool_), (int, np.integer),
+                     (float, np.floating))
+    return _np_types
+
+
 def _launch_ints(bound):
     """The integer values among a launch's arguments (strides a kernel takes)."""
-    return {int(v) for v in bound.values()
-            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))}
+    _, bools, ints, _ = _value_types()
+    return {int(v) for v in bound.values() if isinstance(v, ints) and not isinstance(v, bools)}
 
 
 def _strides_passed(v, ints):
@@ -46,7 +62,8 @@ def _strides_passed(v, ints):
     indexes x contiguously) is refused by pointer_arg instead of being read
     wrongly. Zero or negative strides (broadcasts, reversed numpy views) are
     never passed this way."""
-    if isinstance(v, np.ndarray):
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, np.ndarray):
         if v.itemsize == 0 or any(s % v.itemsize for s in v.strides):
             return False
         strides = [s // v.itemsize for s in v.strides]
@@ -63,7 +80,8 @@ def _arg_bytes(p):
     """Bytes reachable from a PointerArg's address (bounds mode): what the
     array, tensor or buffer behind it holds from its first element on."""
     k = p.keepalive
-    if isinstance(k, np.ndarray):
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(k, np.ndarray):
         if k.size == 0:
             return 0
         return int(sum((d - 1) * abs(s) for d, s in zip(k.shape, k.strides))) + k.itemsize
@@ -325,6 +343,7 @@ class JITFunction(_C.KernelBase):
         arg_types, divisibility, constexprs, values = {}, {}, {}, []
         descriptors = {}
         key = []
+        arrays, bools, ints, floats = _value_types()
         # A tuple argument is specialized element by element (Triton's rule):
         # its elements become arguments named "<name>.<i>", visited next, and
         # the code generator rebuilds the tuple from them (codegen.TupleArg).
@@ -339,7 +358,7 @@ class JITFunction(_C.KernelBase):
             if isinstance(v, core.constexpr):
                 v = v.value
             if n in self.constexpr_names or wrapped:
-                if isinstance(v, (np.ndarray, runtime.Tensor)):
+                if isinstance(v, arrays):
                     raise KernelArgumentError(f"{self.__name__}: constexpr argument '{n}' must be a "
                                               "compile-time value, got an array")
                 constexprs[n] = v
@@ -355,12 +374,12 @@ class JITFunction(_C.KernelBase):
                 constexprs[n] = None
                 key.append((n, "none"))
                 continue
-            if isinstance(v, (bool, np.bool_)):
+            if isinstance(v, bools):
                 arg_types[n] = T.int1
                 values.append((n, T.int1, bool(v)))
                 key.append((n, "i1"))
                 continue
-            if isinstance(v, (int, np.integer)):
+            if isinstance(v, ints):
                 v = int(v)
                 if v == 1 and n not in self.do_not_specialize:
                     constexprs[n] = 1
@@ -377,7 +396,7 @@ class JITFunction(_C.KernelBase):
                 values.append((n, dt, v))
                 key.append((n, dt.name, d16))
                 continue
-            if isinstance(v, (float, np.floating)):
+            if isinstance(v, floats):
                 arg_types[n] = T.float32
                 values.append((n, T.float32, float(v)))
                 key.append((n, "fp32"))
@@ -556,6 +575,7 @@ class JITFunction(_C.KernelBase):
                 host_args = host_args or v.host
             elif dt.is_floating():
                 if dt.primitive_bitwidth == 16:
+                    import numpy as np
                     bits = np.array([v], dtype=dt.to_numpy()).view(np.uint16)[0]
                     cargs.append((dt.zt_kind, int(bits)))
                 else:

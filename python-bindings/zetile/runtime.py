@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
-
-import numpy as np
 
 from . import _C
 from .language import dtypes as T
@@ -100,6 +99,7 @@ class Tensor:
 
     def numpy(self):
         """A host copy (waits for pending launches first)."""
+        import numpy as np
         self.device.synchronize()
         out = np.empty(self.shape, dtype=self._np_dtype)
         if self.nbytes:
@@ -107,6 +107,7 @@ class Tensor:
         return out
 
     def copy_(self, array):
+        import numpy as np
         a = np.ascontiguousarray(array, dtype=self._np_dtype)
         if a.shape != self.shape:
             raise ValueError(f"shape {a.shape} does not match {self.shape}")
@@ -126,11 +127,13 @@ def empty(shape, dtype=T.float32, device=None):
 
 
 def zeros(shape, dtype=T.float32, device=None):
+    import numpy as np
     t = empty(shape, dtype, device)
     return t.copy_(np.zeros(t.shape, dtype=t._np_dtype))
 
 
 def from_numpy(array, device=None):
+    import numpy as np
     a = np.ascontiguousarray(array)
     t = Tensor(a.shape, T.from_numpy_dtype(a.dtype), device)
     return t.copy_(a)
@@ -154,7 +157,7 @@ class PointerArg:
         self.host = host
 
 
-def _check_numpy(a: np.ndarray, strided):
+def _check_numpy(a, strided):
     """The rules every host array follows before its address is taken: a
     kernel sees only an address, so anything the address does not describe
     (strides, byte order, a misaligned start) would be read wrongly without
@@ -171,7 +174,7 @@ def _check_numpy(a: np.ndarray, strided):
     return T.from_numpy_dtype(dt)
 
 
-def _numpy_pointer(a: np.ndarray, device, strided=False):
+def _numpy_pointer(a, device, strided=False):
     dt = _check_numpy(a, strided)
     host = info(device)["host_memory"]
     if strided and host:
@@ -183,6 +186,7 @@ def _numpy_pointer(a: np.ndarray, device, strided=False):
     if host:
         return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a, host=True)
     # Stage through device memory and copy back after the launch.
+    import numpy as np
     buf = device.alloc(max(a.nbytes, 1))
     if a.nbytes:
         buf.write(a.reshape(-1).view(np.uint8))
@@ -196,7 +200,10 @@ def _numpy_pointer(a: np.ndarray, device, strided=False):
 def pointer_arg(obj, device, strided=False):
     """PointerArg for a numpy array, torch tensor, zetile.Tensor or any
     object with __dlpack__; None if obj is not array-like."""
-    if isinstance(obj, np.ndarray):
+    # numpy is looked up, not imported: without it no argument is an ndarray
+    # (and `import zetile` stays without numpy until a program uses it).
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(obj, np.ndarray):
         return _numpy_pointer(obj, device, strided)
     if isinstance(obj, TensorWrapper):
         # triton.reinterpret: the memory of `base`, read as another dtype.
@@ -235,6 +242,7 @@ def pointer_arg(obj, device, strided=False):
                              "(xpu tensors need a level_zero device)")
         return PointerArg(dt, obj.data_ptr(), keepalive=obj)
     if hasattr(obj, "__dlpack__"):
+        import numpy as np
         try:
             a = np.from_dlpack(obj)
         except (TypeError, RuntimeError, BufferError) as e:

@@ -15,7 +15,6 @@ import os
 import sys
 import time
 
-import numpy as np
 
 from . import runtime
 from . import language as tl
@@ -63,6 +62,7 @@ class _Flusher:
         self.dev = dev
         self.val = 0
         if host:
+            import numpy as np
             self.buf = np.empty(min(max(4 * _l2_bytes(), 4 << 20), 64 << 20), np.uint8)
         else:
             self.n = nbytes // 4
@@ -95,6 +95,7 @@ def _flusher(dev):
 
 
 def _summarize(times_ms, quantiles, return_mode):
+    import numpy as np
     t = np.asarray(times_ms, dtype=np.float64)
     if quantiles is not None:
         ret = [float(x) for x in np.quantile(t, list(quantiles))]
@@ -161,6 +162,7 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
 
 # ----------------------------------------------------------------- checking
 def _to_numpy(x):
+    import numpy as np
     if isinstance(x, np.ndarray):
         return x
     if isinstance(x, runtime.Tensor):
@@ -183,6 +185,7 @@ def assert_close(x, y, atol=None, rtol=None, err_msg=""):
     (NaN equal to NaN). Defaults as in Triton: atol=1e-2, rtol=0; either may
     be a function of x's dtype. Takes numpy arrays, torch tensors,
     zetile.Tensor and scalars."""
+    import numpy as np
     xa, ya = _to_numpy(x), _to_numpy(y)
     if atol is None:
         atol = 1e-2

@@ -492,7 +492,8 @@ static zt_status_t cpu_launch_checked(zt_executable_t* base, const uint32_t grid
   }
   memcpy(l.grid, grid, sizeof l.grid);
   l.total = (uint64_t)grid[0] * grid[1] * grid[2];
-  int32_t threads = zt_pool_concurrency();
+  // One program runs on the caller: no need to ask how many threads exist.
+  int32_t threads = l.total == 1 ? 1 : zt_pool_concurrency();
   if ((uint64_t)threads > l.total) threads = (int32_t)l.total;
   // ~8 chunks per thread balances uneven programs without much contention.
   l.chunk = l.total / ((uint64_t)threads * 8);

@@ -162,3 +162,43 @@ def test_unsafe_update_src_drops_fast_entries():
     assert k._fast_entries == 0
     k[(1,)](x, y)
     assert y[0] == 6
+
+
+@zetile.jit
+def add_blocks(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = o < n
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=m) + 1, mask=m)
+
+
+def test_callable_grid_sees_each_launchs_values():
+    # The grid function is called with this launch's arguments every time
+    # (the C path builds its meta dict too): the program count follows n.
+    seen = []
+
+    def grid(meta):
+        seen.append(meta["n"])
+        return (zetile.cdiv(meta["n"], meta["BLOCK"]),)
+    for n in (8, 40, 3, 64, 17):
+        x = np.arange(64, dtype=np.float32)
+        y = np.zeros(64, np.float32)
+        add_blocks[grid](x, y, n, BLOCK=8)
+        np.testing.assert_allclose(y[:n], x[:n] + 1)
+        assert (y[n:] == 0).all()
+    assert seen[-5:] == [8, 40, 3, 64, 17]
+
+
+def test_import_zetile_leaves_numpy_out():
+    # numpy was ~70% of `import zetile` (issue 16); it is imported when a
+    # program uses it, and launches do not need it to tell an array apart.
+    import subprocess
+    import sys
+    code = ("import sys, zetile\n"
+            "assert 'numpy' not in sys.modules, 'import zetile imported numpy'\n"
+            "import numpy as np\n"
+            "import zetile.language as tl\n"
+            "x = np.arange(4, dtype=np.float32)\n"
+            "print(zetile.runtime.pointer_arg(x, zetile.get_device('cpu')).dtype)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "fp32"

@@ -1,7 +1,6 @@
 """Element types of zetile.language, with Triton's names and rules."""
 from __future__ import annotations
 
-import numpy as np
 
 from .. import _C
 
@@ -104,6 +103,7 @@ class dtype:
         return {1: _C.I1, 8: _C.I8, 16: _C.I16, 32: _C.I32, 64: _C.I64}[self._bits]
 
     def to_numpy(self):
+        import numpy as np  # on use: `import zetile` does not import numpy
         if self.name == "bf16":
             import ml_dtypes
             return np.dtype(ml_dtypes.bfloat16)
@@ -223,6 +223,7 @@ def from_numpy_dtype(npd) -> dtype:
     hit = _FROM_NUMPY_CACHE.get(npd)
     if hit is not None:
         return hit
+    import numpy as np
     name = np.dtype(npd).name
     if name not in _NUMPY_TO_DTYPE:
         raise TypeError(f"no zetile dtype for numpy dtype {name}")
