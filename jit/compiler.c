@@ -79,9 +79,9 @@ static zt_status_t context_create(zt_mlir_context_t* out) {
   mlirRegisterAllLLVMTranslations(ctx);
   zt_mlir_diag_attach(ctx);
   MlirModule m;
+  // Untimed: the creation is timed as a whole ("context").
   zt_status_t s = zt_mlir_parse_untimed(ctx, (const char*)zt_tile_dialect_text,
-                                (size_t)zt_tile_dialect_size,
-                                "tile.irdl.mlir", &m);
+                                        (size_t)zt_tile_dialect_size, "tile.irdl.mlir", &m);
   if (s) {
     mlirContextDestroy(ctx);
     return zt_status_annotate(s, "embedded tile dialect");
