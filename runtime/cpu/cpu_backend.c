@@ -485,11 +485,18 @@ static zt_status_t cpu_launch_checked(zt_executable_t* base, const uint32_t grid
       bounds[i][1] = ptr ? arg_bytes[i] : 0;
     }
   }
-  launch_t l = {.exe = e, .values = values, .num_args = n};
-  if (arg_bytes) {
-    l.bounds = bounds;
-    l.num_bounds = n;
-  }
+  // Fields set one by one: an initializer would also clear the 1 KB error
+  // message, a tenth of a one-program launch.
+  launch_t l;
+  l.exe = e;
+  l.values = values;
+  l.num_args = n;
+  l.bounds = arg_bytes ? bounds : NULL;
+  l.num_bounds = arg_bytes ? n : 0;
+  l.fault_signal = 0;
+  l.fault_write = -1;
+  l.fault_address = 0;
+  memset(l.fault_program, 0, sizeof l.fault_program);
   memcpy(l.grid, grid, sizeof l.grid);
   l.total = (uint64_t)grid[0] * grid[1] * grid[2];
   // One program runs on the caller: no need to ask how many threads exist.
