@@ -380,3 +380,22 @@ def test_zetile_info_shows_the_row_and_why():
                        capture_output=True, text=True, timeout=300)
     (d,) = [d for d in json.loads(r.stdout)["devices"] if d["backend"] == "level_zero"]
     assert d["target"] == "skl" and d["target_why"] == "ZETILE_TARGET=skl", d
+
+
+def test_evidence_command_takes_a_target():
+    """`zetile evidence --target icllp`: E3 simulates Ice Lake, E5 runs the
+    icllp SPIR-V, which imports no XMX builtin."""
+    if "opencl:cpu" not in [d["name"] for d in zetile.devices()]:
+        pytest.skip("Intel's OpenCL CPU runtime (opencl:cpu) is not available")
+    from zt_testutil import ROOT
+    r = subprocess.run([sys.executable, "-m", "zetile", "evidence", "--target", "icllp", "-k",
+                        "matmul_descriptor_fp16", "--json"], capture_output=True, text=True,
+                       timeout=900, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=ROOT + "/python-bindings"))
+    (row,) = json.loads(r.stdout)
+    assert row["target"] == "icllp", row
+    assert {"E1", "E2", "E4", "E5"} <= set(row["passed"]), row
+    if neo_installed():
+        assert "E3" in row["passed"], row
+    assert not any("matrix_mad" in i for i in row["imports"]), row["imports"]
+    assert r.returncode == 0, r.stderr
