@@ -83,20 +83,31 @@ static bool has_epilogue(const zt_ops_gemm_desc_t* d) {
     ZT_RETURN_IF_ERROR(zt_ops__set_int(p, pre "n", (st).col));   \
   } while (0)
 
-static zt_status_t fill(zt_ops_plan_t* p, bool epi) {
+// The row-major variant's conditions (export.py "-rm16"): unit column
+// strides and row strides that are positive multiples of 16.
+static bool row_major16(const zt_ops_gemm_desc_t* d) {
+  const zt_ops_strides3_t* s[3] = {&d->a, &d->b, &d->out};
+  for (int i = 0; i < 3; ++i)
+    if (s[i]->col != 1 || s[i]->row <= 0 || s[i]->row % 16) return false;
+  return true;
+}
+
+static zt_status_t fill(zt_ops_plan_t* p, bool epi, bool rm16) {
   const zt_ops_gemm_desc_t* d = &p->d.gemm;
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "M", d->m));
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "N", d->n));
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "K", d->k));
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_ab", d->a.batch));
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_am", d->a.row));
-  ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_ak", d->a.col));
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_bb", d->b.batch));
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_bk", d->b.row));
-  ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_bn", d->b.col));
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_ob", d->out.batch));
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_om", d->out.row));
-  ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_on", d->out.col));
+  if (!rm16) {  // the row-major variant has its unit column strides compiled in
+    ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_ak", d->a.col));
+    ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_bn", d->b.col));
+    ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_on", d->out.col));
+  }
   zt_ops_strides3_t zero = {0, 0, 0};
   // Absent epilogue operands read the plan's one zero element (stride 0):
   // one specialization serves every combination of them.
@@ -134,13 +145,24 @@ zt_status_t zt_ops_gemm_plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc
   zt_ops_gemm_desc_t d;
   ZT_RETURN_IF_ERROR(resolve(desc, &d));
   bool epi = has_epilogue(&d);
+  bool rm16 = row_major16(&d);
   char spec[ZT_OPS_SPEC_MAX];
-  snprintf(spec, sizeof spec, "gemm-%s-%s-%s-%dx%dx%d", zt_ops__dtype_name(d.dtype),
-           kActs[d.activation], epi ? "epi" : "plain", d.block_m, d.block_n, d.block_k);
+  snprintf(spec, sizeof spec, "gemm-%s-%s-%s-%dx%dx%d%s", zt_ops__dtype_name(d.dtype),
+           kActs[d.activation], epi ? "epi" : "plain", d.block_m, d.block_n, d.block_k,
+           rm16 ? "-rm16" : "");
   zt_ops_plan_t* p = NULL;
-  ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, ZT_OPS_GEMM, spec, &p));
+  zt_status_t s = zt_ops__plan_create(device, ZT_OPS_GEMM, spec, &p);
+  if (s && rm16 && zt_status_code(s) == ZT_STATUS_NOT_FOUND) {
+    // A folder without the row-major variant: the generic one serves too.
+    zt_status_free(s);
+    rm16 = false;
+    spec[strlen(spec) - strlen("-rm16")] = 0;
+    s = zt_ops__plan_create(device, ZT_OPS_GEMM, spec, &p);
+  }
+  if (s) return s;
   p->d.gemm = d;
-  zt_status_t s = fill(p, epi);
+  p->aligned16 = rm16;
+  s = fill(p, epi, rm16);
   if (s) {
     zt_ops_plan_release(p);
     return s;
@@ -167,6 +189,16 @@ zt_status_t zt_ops_gemm_run(zt_ops_plan_t* p, const zt_ops_gemm_buffers_t* bufs)
   ZT_RETURN_IF_ERROR(view3("a", bufs->a, eb, d->batch, d->m, d->k, d->a));
   ZT_RETURN_IF_ERROR(view3("b", bufs->b, eb, d->batch, d->k, d->n, d->b));
   ZT_RETURN_IF_ERROR(view3("out", bufs->out, eb, d->batch, d->m, d->n, d->out));
+  if (p->aligned16) {
+    // The row-major variant was compiled for 16-byte aligned operands.
+    const struct { const char* n; const zt_buffer_t* b; } al[] = {
+        {"a", bufs->a}, {"b", bufs->b}, {"out", bufs->out}};
+    for (int i = 0; i < 3; ++i)
+      if (zt_buffer_address(al[i].b) % 16)
+        return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_ops_gemm_run: buffer '%s' is not "
+                              "16-byte aligned, which plan %s was compiled for", al[i].n,
+                              p->spec);
+  }
   ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "A", bufs->a));
   ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "B", bufs->b));
   ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "OUT", bufs->out));

@@ -21,6 +21,7 @@ struct zt_ops_plan_s {
   zt_device_t* device;
   zt_executable_t* exe;
   bool cache_hit;
+  bool aligned16;  // compiled with 16-byte alignment hints on its operands
   int32_t nargs;
   char names[ZT_OPS_MAX_ARGS][24];
   zt_arg_t args[ZT_OPS_MAX_ARGS];

@@ -148,10 +148,12 @@ static double act(zt_ops_activation_t a, double y) {
   }
 }
 
-// One GEMM: batch 2, A transposed (stored (k, m)), B row-major, bias per
-// column (N,), residual, C with beta; checked against a double reference.
-static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue) {
-  const int64_t Bt = 2, M = 37, N = 50, K = 70;
+// One GEMM: batch 2, A transposed (stored (k, m)) or row-major, B
+// row-major, bias per column (N,), residual, C with beta; checked against a
+// double reference. Row-major with row strides of multiples of 16 plans the
+// "-rm16" export (unit column strides compiled in).
+static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue, bool trans_a) {
+  const int64_t Bt = 2, M = 37, N = trans_a ? 50 : 48, K = trans_a ? 70 : 80;
   zt_ops_gemm_desc_t d;
   zt_ops_gemm_desc_init(&d);
   d.dtype = k;
@@ -159,7 +161,7 @@ static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue) {
   d.m = M;
   d.n = N;
   d.k = K;
-  d.trans_a = true;
+  d.trans_a = trans_a;
   d.activation = a;
   if (epilogue) {
     d.alpha = 0.5f;
@@ -176,6 +178,7 @@ static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue) {
   OK(zt_ops_gemm_plan(dev, &d, &p));
   const char* want = epilogue ? "epi" : "plain";
   ck_assert_msg(strstr(zt_ops_plan_spec(p), want), "spec %s", zt_ops_plan_spec(p));
+  ck_assert_msg(!strstr(zt_ops_plan_spec(p), "rm16") == trans_a, "spec %s", zt_ops_plan_spec(p));
   zt_ops_gemm_buffers_t bufs = {.a = ba, .b = bb, .out = bo};
   if (epilogue) {
     bufs.bias = bx;
@@ -191,7 +194,8 @@ static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue) {
       for (int64_t j = 0; j < N; ++j) {
         double acc = 0;
         for (int64_t x = 0; x < K; ++x)
-          acc += (double)ha[b * K * M + x * M + i] * hb[b * K * N + x * N + j];
+          acc += (double)(trans_a ? ha[b * K * M + x * M + i] : ha[b * M * K + i * K + x]) *
+                 hb[b * K * N + x * N + j];
         size_t o = (size_t)(b * M * N + i * N + j);
         double y = acc;
         if (epilogue) y = act(a, d.alpha * acc + d.beta * hc[o] + hbias[j]) + hres[o];
@@ -212,25 +216,58 @@ static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue) {
 
 START_TEST(test_gemm_f32_plain) {
   if (compiler_missing(__func__)) return;
-  run_gemm(ZT_F32, ZT_OPS_ACT_NONE, false);
+  run_gemm(ZT_F32, ZT_OPS_ACT_NONE, false, true);
+}
+END_TEST
+
+START_TEST(test_gemm_f32_row_major) {
+  if (compiler_missing(__func__)) return;
+  run_gemm(ZT_F32, ZT_OPS_ACT_NONE, false, false);
+}
+END_TEST
+
+START_TEST(test_gemm_f16_row_major_gelu_tanh_epilogue) {
+  if (compiler_missing(__func__)) return;
+  run_gemm(ZT_F16, ZT_OPS_ACT_GELU_TANH, true, false);
+}
+END_TEST
+
+// A folder holding only the generic export: a row-major GEMM falls back to it.
+START_TEST(test_gemm_row_major_falls_back_to_generic) {
+  if (compiler_missing(__func__)) return;
+  char sub[300], cmd[900];
+  snprintf(sub, sizeof sub, "%s/generic-only", dir);
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s'/gemm-f32-none-plain-64x64x32.* '%s'/", sub,
+           ZT_SOURCE_DIR "/stdlib-kernels/prebuilt", sub);
+  ck_assert_int_eq(system(cmd), 0);
+  setenv("ZETILE_OPS_DIR", sub, 1);
+  run_gemm(ZT_F32, ZT_OPS_ACT_NONE, false, true);   // transposed: generic anyway
+  zt_ops_gemm_desc_t d;
+  zt_ops_gemm_desc_init(&d);
+  d.m = d.n = d.k = 32;
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_gemm_plan(dev, &d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "gemm-f32-none-plain-64x64x32");
+  zt_ops_plan_release(p);
+  unsetenv("ZETILE_OPS_DIR");
 }
 END_TEST
 
 START_TEST(test_gemm_f32_gelu_epilogue) {
   if (compiler_missing(__func__)) return;
-  run_gemm(ZT_F32, ZT_OPS_ACT_GELU, true);
+  run_gemm(ZT_F32, ZT_OPS_ACT_GELU, true, true);
 }
 END_TEST
 
 START_TEST(test_gemm_f16_silu_epilogue) {
   if (compiler_missing(__func__)) return;
-  run_gemm(ZT_F16, ZT_OPS_ACT_SILU, true);
+  run_gemm(ZT_F16, ZT_OPS_ACT_SILU, true, true);
 }
 END_TEST
 
 START_TEST(test_gemm_bf16_relu_epilogue) {
   if (compiler_missing(__func__)) return;
-  run_gemm(ZT_BF16, ZT_OPS_ACT_RELU, true);
+  run_gemm(ZT_BF16, ZT_OPS_ACT_RELU, true, true);
 }
 END_TEST
 
@@ -751,6 +788,9 @@ int main(void) {
   tcase_add_test(tc[0], test_gemm_f32_gelu_epilogue);
   tcase_add_test(tc[0], test_gemm_f16_silu_epilogue);
   tcase_add_test(tc[0], test_gemm_bf16_relu_epilogue);
+  tcase_add_test(tc[0], test_gemm_f32_row_major);
+  tcase_add_test(tc[0], test_gemm_f16_row_major_gelu_tanh_epilogue);
+  tcase_add_test(tc[0], test_gemm_row_major_falls_back_to_generic);
   tcase_add_test(tc[1], test_sdpa_f32_causal_gqa);
   tcase_add_test(tc[1], test_sdpa_f16_d80);
   tcase_add_test(tc[1], test_sdpa_f32_float_mask);

@@ -13,7 +13,7 @@ The C API (include/zetile/ops.h, runtime/ops/) names the specialization it
 needs with a spec string and reads SPEC.tile / SPEC.args from the prebuilt
 folder; `spec_manifest(spec)` builds any of them:
 
-    gemm-DT-ACT-EPI-BMxBNxBK            gemm-f16-relu-epi-64x64x32
+    gemm-DT-ACT-EPI-BMxBNxBK[-rm16]     gemm-f16-relu-epi-64x64x32
     attn-DT-dHD-BMxBN-CAUSAL-MASK-SCORE-MASKMOD-KV
                                         attn-f32-d64-32x32-causal-nomask-none-none-dense
   DT f32|f16|bf16; ACT none|relu|gelu|gelu_tanh|silu; EPI plain (store the
@@ -25,7 +25,10 @@ folder; `spec_manifest(spec)` builds any of them:
   with KV blocks of N, without or with full blocks).
 These are generic: every integer is a run-time int32 (none compiled in as 1,
 no divisibility hints), so one specialization serves every shape and
-stride. `python -m zetile.ops.export DIR SPEC...` writes the ones named;
+stride; `-rm16` GEMMs are the row-major variant (unit column strides
+compiled in, row strides and pointers hinted multiples of 16), which the
+C API picks when the descriptor allows: on Xe the hints turn row gathers
+into 2D block loads. `python -m zetile.ops.export DIR SPEC...` writes the ones named;
 `python -m zetile.ops.export DIR` rewrites the default set (SPECS).
 """
 import os
@@ -80,8 +83,8 @@ _ACT = {"none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
 # exported mods (fp32; fp16 causal). The C API always launches flex with
 # full-block tables (zero counts when the caller has none).
 SPECS = (
-    [f"gemm-{d}-none-plain-64x64x32" for d in _DT]
-    + [f"gemm-{d}-{a}-epi-64x64x32" for d in _DT for a in _ACT]
+    [f"gemm-{d}-none-plain-64x64x32{v}" for d in _DT for v in ("", "-rm16")]
+    + [f"gemm-{d}-{a}-epi-64x64x32{v}" for d in _DT for a in _ACT for v in ("", "-rm16")]
     + [f"attn-{d}-d{hd}-32x32-{c}-nomask-none-none-dense" for d in _DT for hd in (64, 128)
        for c in ("full", "causal")]
     + [f"attn-{d}-d64-32x32-full-{m}-none-none-dense" for d in _DT for m in ("fmask", "bmask")]
@@ -99,11 +102,15 @@ def _tiles(text, n, spec):
     return [int(p) for p in parts]
 
 
-def _build(kernel, params, constexprs, types):
+def _build(kernel, params, constexprs, types, pins=(), hints=()):
     """Tile IR of `kernel` with every run-time parameter in `params` typed
-    by `types` (default int32) and nothing else specialized."""
+    by `types` (default int32); the integers in `pins` compiled in as 1 and
+    the parameters in `hints` declared multiples of 16 (as the launcher
+    specializes them), nothing else specialized."""
     from ..language import dtypes as T
     arg_types, rows = {}, []
+    for n in pins:
+        constexprs[n] = 1
     for n in params:
         if n in constexprs:
             continue
@@ -117,7 +124,7 @@ def _build(kernel, params, constexprs, types):
         else:
             arg_types[n] = getattr(T, t)
             rows.append((n, {"float32": "fp32", "int32": "int32"}[t], 0))
-    text = kernel.build_tile_ir(arg_types, constexprs, {}, {})
+    text = kernel.build_tile_ir(arg_types, constexprs, {n: 16 for n in hints}, {})
     return text, rows
 
 
@@ -125,10 +132,18 @@ def spec_manifest(spec):
     """(kernel name, tile IR text, [(name, kind, 0)]) of a spec string."""
     from . import _kernels
     f = spec.split("-")
-    if f[0] == "gemm" and len(f) == 5:
-        _, dt, act, epi, tiles = f
-        if dt not in _DT or act not in _ACT or epi not in ("plain", "epi"):
-            raise ValueError(f"{spec}: not a gemm spec (gemm-DT-ACT-plain|epi-BMxBNxBK)")
+    pins, hints = (), ()
+    if f[0] == "gemm" and len(f) in (5, 6):
+        _, dt, act, epi, tiles = f[:5]
+        if (dt not in _DT or act not in _ACT or epi not in ("plain", "epi")
+                or (len(f) == 6 and f[5] != "rm16")):
+            raise ValueError(f"{spec}: not a gemm spec (gemm-DT-ACT-plain|epi-BMxBNxBK[-rm16])")
+        if len(f) == 6:
+            # Row-major A, B and out: unit column strides compiled in, row
+            # strides and pointers hinted 16-divisible (what the Xe lowering
+            # needs for 2D block IO).
+            pins = ("s_ak", "s_bn", "s_on")
+            hints = ("A", "B", "OUT", "s_am", "s_bk", "s_om")
         if epi == "plain" and act != "none":
             raise ValueError(f"{spec}: an activation needs the epi epilogue")
         bm, bn, bk = _tiles(tiles, 3, spec)
@@ -178,7 +193,7 @@ def spec_manifest(spec):
                   SPARSE=sparse, HAS_FULL=full, KV_SPARSE=kvb, WRITE_MAX=False)
     else:
         raise ValueError(f"{spec}: a spec starts with gemm- (5 fields) or attn- (9 fields)")
-    text, rows = _build(kern, kern.arg_names, ce, types)
+    text, rows = _build(kern, kern.arg_names, ce, types, pins, hints)
     return kern.__name__, _relative(text), rows
 
 
