@@ -363,7 +363,7 @@ static int bind(KernelObject* k, PyObject* const* args, Py_ssize_t nargs, PyObje
     for (int i = 0; i < NUM_OPTIONS && opt < 0; ++i)
       if (PyUnicode_CompareWithASCIIString(name, option_names[i]) == 0) opt = i;
     if (opt < 0 || !simple_value(v)) return 0;  // device=, unknown names
-    c->options[opt] = v;
+    c->options[opt] = v == Py_None ? NULL : v;  // None: the option's default
   }
   if (PyErr_Occurred()) PyErr_Clear();
   for (int32_t i = 0; i < k->num_params; ++i) {

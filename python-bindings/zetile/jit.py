@@ -313,7 +313,7 @@ class JITFunction(_C.KernelBase):
         """kernel[grid](...) when the C launcher cannot: a signature not seen
         yet (fast_key: its key, registered if the launch may be repeated in
         C), or arguments it does not read."""
-        return self.run(*args, grid=grid, _fast_key=fast_key, **kwargs)
+        return self._run(*args, grid=grid, _fast_key=fast_key, **kwargs)
 
     # ------------------------------------------------------------ binding
     def _bind(self, args, kwargs):
@@ -545,7 +545,19 @@ class JITFunction(_C.KernelBase):
 
     # ------------------------------------------------------------- launching
     def run(self, *args, grid, num_warps=None, num_stages=None, num_ctas=None, device=None,
-            grf_mode=None, compat=None, _fast_key=None, **kwargs):
+            grf_mode=None, compat=None, **kwargs):
+        """The launch kernel[grid](*args, **kwargs) makes, with the launch
+        options spelled out (the autotuner reads them from this signature):
+        through the C launcher, so repeated signatures skip Python here too."""
+        for k, v in (("num_warps", num_warps), ("num_stages", num_stages),
+                     ("num_ctas", num_ctas), ("device", device), ("grf_mode", grf_mode),
+                     ("compat", compat)):
+            if v is not None:
+                kwargs[k] = v
+        return self[grid](*args, **kwargs)
+
+    def _run(self, *args, grid, num_warps=None, num_stages=None, num_ctas=None, device=None,
+             grf_mode=None, compat=None, _fast_key=None, **kwargs):
         # grf_mode ("large" | "default" | None: zetile picks) and compat
         # (None: the device decides) are zetile's Xe knobs (zetile.Config).
         dev = runtime.get_device(device)

@@ -202,3 +202,27 @@ def test_import_zetile_leaves_numpy_out():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "fp32"
+
+
+@zetile.autotune(configs=[zetile.Config({"BLOCK": 8}, num_warps=1),
+                          zetile.Config({"BLOCK": 16}, num_warps=2)], key=["n"])
+@zetile.jit
+def tuned_add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = o < n
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=m) + 2, mask=m)
+
+
+def test_run_and_autotuned_launches_go_through_the_c_launcher():
+    # JITFunction.run (what the autotuner calls, with num_warps=...) is the
+    # kernel[grid] launch: after the first launches its signature is in C.
+    for i in range(5):
+        x = np.arange(40, dtype=np.float32) * (i + 1)
+        y = np.zeros(40, np.float32)
+        tuned_add[lambda meta: (zetile.cdiv(40, meta["BLOCK"]),)](x, y, 40)
+        np.testing.assert_allclose(y, x + 2)
+    assert tuned_add.fn._fast_entries >= 1
+    y = np.zeros(8, np.float32)
+    add_blocks.run(np.ones(8, np.float32), y, 8, grid=(1,), BLOCK=8, num_warps=4)
+    add_blocks.run(np.ones(8, np.float32), y, 8, grid=(1,), BLOCK=8, num_warps=4)
+    np.testing.assert_allclose(y, 2.0)
