@@ -399,3 +399,17 @@ def test_evidence_command_takes_a_target():
         assert "E3" in row["passed"], row
     assert not any("matrix_mad" in i for i in row["imports"]), row["imports"]
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("row,same_as", [("mtl", "tgllp"), ("arl-h", "dg2"), ("icllp", "skl")])
+def test_rows_debians_ocloc_lacks_emit_a_checked_rows_spirv(row, same_as):
+    # mtl and arl-h are not in Debian's ocloc: their evidence is that of the
+    # row whose SPIR-V they share byte for byte (same subgroup size, XMX, DP4A).
+    from matmul import matmul_kernel, matmul_int8_kernel
+    for fn, sig, consts in [(matmul_kernel, MATMUL_SIG, MATMUL_CONSTS),
+                            (matmul_int8_kernel, I8_SIG,
+                             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64})]:
+        a = zcompile(fn, signature=sig, constexprs=consts, target=row)
+        b = zcompile(fn, signature=sig, constexprs=consts, target=same_as)
+        assert a.metadata["target"] == row
+        assert a.asm["spirv"] == b.asm["spirv"], (row, same_as, fn)
