@@ -12,6 +12,16 @@ Anything zetile does not take (an op in a mod without a translation, a
 captured constant inside a mod, dtypes, devices, block sizes that are not
 powers of two, dynamic shapes, another kernel backend requested) goes to
 Inductor's own lowering, with the reason logged.
+
+Backward: torch.ops.higher_order.flex_attention_backward is lowered to
+torch.ops.zetile.flex_attention_backward under the same conditions. The
+HOP's joint graph (score, b, h, q_idx, kv_idx, grad, *buffers) -> (grad of
+score, ...) is linear in `grad`, so with grad = 1 it is d score_mod / d score:
+translated like a score mod and carried in the mods string ("score_grad").
+A joint graph that also yields gradients of captured tensors is left to
+Inductor. (torch's flex_attention refuses backward on CPU before Inductor
+runs, so this path is exercised here only with that check lifted: see
+tests/python/test_torch_plugin_bwd.py.)
 """
 import torch
 
@@ -92,6 +102,8 @@ def why_not(q, k, v, block_mask, kernel_options):
         return f"value head dim {sv[-1]} differs from the query's {sq[-1]}"
     if sq[-1] > MAX_HEAD_DIM:
         return f"head dim {sq[-1]} > {MAX_HEAD_DIM}"
+    if sk[0] != sq[0]:
+        return f"key batch {sk[0]} differs from the query's {sq[0]} (broadcast not built)"
     if sq[1] % sk[1]:
         return f"{sq[1]} query heads are not a multiple of {sk[1]} kv heads"
     backend = (kernel_options or {}).get("BACKEND", "AUTO")
@@ -148,9 +160,78 @@ def zt_flex(query, key, value, subgraph, block_mask, scale, kernel_options,
     return (out, lse, mx)
 
 
+def translate_grad(joint_graph, n_score_bufs, score_bufs):
+    """(body lines of d score_mod / d score, None) or (None, reason)."""
+    from zetile.ops import fx_to_tile
+    gm = joint_graph.graph_module
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(phs) != 6 + n_score_bufs:
+        return None, f"the joint graph has {len(phs)} inputs, expected {6 + n_score_bufs}"
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    res = out.args[0]
+    res = list(res) if isinstance(res, (tuple, list)) else [res]
+    if any(r is not None for r in res[5:]):
+        return None, "the score_mod's captured tensors require grad (not built in zetile)"
+    g = torch.fx.Graph()
+    env = {}
+    for n in gm.graph.nodes:
+        if n is phs[5]:
+            env[n] = 1.0          # the joint graph is linear in its incoming gradient
+        elif n.op == "output":
+            g.output(torch.fx.map_arg(res[0], lambda a: env[a]) if isinstance(res[0], torch.fx.Node)
+                     else res[0])
+        else:
+            env[n] = g.node_copy(n, lambda a: env[a])
+    g.eliminate_dead_code()
+    try:
+        shapes = [_ints(b.get_size()) for b in score_bufs]
+        tm = fx_to_tile.translate(torch.fx.GraphModule(gm, g), "score", shapes or None)
+    except fx_to_tile.FxTranslationError as e:
+        return None, f"the score_mod's derivative: {e}"
+    except Exception as e:  # noqa: BLE001 - a graph shape the copy does not handle
+        return None, f"the score_mod's derivative: {type(e).__name__}: {e}"
+    return list(tm.body), None
+
+
+def zt_flex_bwd(*args):
+    import json
+
+    from torch._inductor.lowering import fallback_handler
+    (query, key, value, out, lse, grad_out, grad_lse, fw_graph, joint_graph, block_mask, scale,
+     kernel_options, score_bufs, mask_bufs) = args
+    name = "flex_attention_backward"
+    reason = why_not(query, key, value, block_mask, kernel_options)
+    mods = None
+    if reason is None:
+        mods, reason = translate(fw_graph, block_mask[-1], score_bufs, mask_bufs)
+    if reason is None and json.loads(mods).get("score"):
+        body, reason = translate_grad(joint_graph, len(score_bufs), score_bufs)
+        if reason is None:
+            d = json.loads(mods)
+            d["score_grad"] = body
+            mods = json.dumps(d)
+    if reason:
+        log.fallback(name, reason)
+        return _orig["flex_bwd"](*args)
+    kvn, kvi, fkvn, fkvi = block_mask[2:6]
+    gqa = int(query.get_size()[1]) != int(key.get_size()[1])
+    q_block, kv_block = _block_sizes(int(block_mask[-3]), int(block_mask[-2]),
+                                     int(query.get_size()[2]), int(key.get_size()[2]))
+    op = torch.ops.zetile.flex_attention_backward.default
+    dq, dk, dv = fallback_handler(op, add_to_fallback_set=False)(
+        grad_out, query, key, value, out, lse, grad_lse, kvn, kvi, fkvn, fkvi, list(score_bufs),
+        list(mask_bufs), float(scale), q_block, kv_block, mods, gqa)
+    log.took(name, "torch.ops.zetile.flex_attention_backward")
+    return (dq, dk, dv, tuple(None for _ in score_bufs))
+
+
 def install(lowering):
     op = torch.ops.higher_order.flex_attention
     if "flex" in _orig or op not in lowering.lowerings:
         return
     _orig["flex"] = lowering.lowerings[op]
     lowering.register_lowering(op, type_promotion_kind=None)(zt_flex)
+    bwd = getattr(torch.ops.higher_order, "flex_attention_backward", None)
+    if bwd is not None and bwd in lowering.lowerings:
+        _orig["flex_bwd"] = lowering.lowerings[bwd]
+        lowering.register_lowering(bwd, type_promotion_kind=None)(zt_flex_bwd)
