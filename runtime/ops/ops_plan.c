@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,26 +32,33 @@ static bool is_dir(const char* path) {
 // P/lib/libzetile.so -> P/share/zetile/prebuilt; the wheel: zetile/ ->
 // zetile/stdlib-kernels/prebuilt), found from the library's own path so
 // installs stay relocatable, else the source tree's (a build used in place).
+static char g_found[4096];
+static pthread_once_t g_found_once = PTHREAD_ONCE_INIT;
+
+static void find_beside_library(void) {
+  Dl_info info;
+  if (!dladdr((void*)&find_beside_library, &info) || !info.dli_fname) return;
+  char lib[4096];
+  snprintf(lib, sizeof lib, "%s", info.dli_fname);
+  char* slash = strrchr(lib, '/');
+  if (!slash) return;
+  *slash = 0;
+  const char* rel[] = {"/../share/zetile/prebuilt", "/stdlib-kernels/prebuilt"};
+  for (int i = 0; i < 2; ++i) {
+    char cand[4200];
+    snprintf(cand, sizeof cand, "%s%s", lib, rel[i]);
+    if (is_dir(cand)) {
+      snprintf(g_found, sizeof g_found, "%s", cand);
+      return;
+    }
+  }
+}
+
 static const char* prebuilt_dir(void) {
   const char* env = getenv("ZETILE_OPS_DIR");
   if (env && *env) return env;
-  static char found[4096];
-  Dl_info info;
-  if (!found[0] && dladdr((void*)&prebuilt_dir, &info) && info.dli_fname) {
-    char lib[4096];
-    snprintf(lib, sizeof lib, "%s", info.dli_fname);
-    char* slash = strrchr(lib, '/');
-    if (slash) {
-      *slash = 0;
-      const char* rel[] = {"/../share/zetile/prebuilt", "/stdlib-kernels/prebuilt"};
-      for (int i = 0; i < 2 && !found[0]; ++i) {
-        char cand[4200];
-        snprintf(cand, sizeof cand, "%s%s", lib, rel[i]);
-        if (is_dir(cand)) snprintf(found, sizeof found, "%s", cand);
-      }
-    }
-  }
-  if (found[0]) return found;
+  pthread_once(&g_found_once, find_beside_library);  // plans may start on many threads
+  if (g_found[0]) return g_found;
 #ifdef ZT_OPS_SOURCE_DIR
   return ZT_OPS_SOURCE_DIR;
 #else
