@@ -148,3 +148,53 @@ def test_flex_training_step_through_zetile_ops():
     _, want = _eager(dense, q, k, v)
     for name, g, r in zip("qkv", grads, want):
         torch.testing.assert_close(g, r, atol=2e-5, rtol=1e-4, msg=f"d{name}")
+
+
+def test_flex_hop_backward_lowered(monkeypatch):
+    # torch's flex_attention refuses requires_grad on CPU in _validate_device
+    # (Python, before tracing); lifted here so the HOP's forward and backward
+    # reach Inductor, where the plugin lowers both to zetile.
+    import torch.nn.attention.flex_attention as fa
+    monkeypatch.setattr(fa, "_validate_device", lambda *a: None)
+    q, k, v, w = _qkv(2, 4, 2, 40, 56, 64, seed=1)
+    bias = torch.randn(64, generator=torch.Generator().manual_seed(2))
+    bm = fa.create_block_mask(lambda b, h, qi, kv: qi >= kv, None, None, 40, 56, device="cpu",
+                              BLOCK_SIZE=32)
+
+    def score_mod(s, b, h, qi, kv):
+        return 20 * torch.tanh(s / 20) + bias[(qi - kv).abs()]
+
+    def f(q, k, v):
+        return (fa.flex_attention(q, k, v, score_mod=score_mod, block_mask=bm,
+                                  enable_gqa=True) * w).sum()
+    _, grads, code = _train_step_code(f, q, k, v)
+    assert "torch.ops.zetile.flex_attention.default(" in code and FLEX_BWD in code, code
+
+    def dense(q, k, v):
+        kk, vv = k.repeat_interleave(2, 1), v.repeat_interleave(2, 1)
+        qi, kv = torch.arange(40).view(40, 1), torch.arange(56).view(1, 56)
+        s = score_mod(q @ kk.transpose(-1, -2) / 8.0, None, None, qi, kv)
+        s = s.masked_fill(qi < kv, float("-inf"))
+        return ((torch.softmax(s, -1) @ vv) * w).sum()
+    _, want = _eager(dense, q, k, v)
+    for name, g, r in zip("qkv", grads, want):
+        torch.testing.assert_close(g, r, atol=2e-5, rtol=1e-4, msg=f"d{name}")
+
+
+def test_flex_hop_backward_falls_back_for_captured_grads(monkeypatch, caplog):
+    # A captured tensor that requires grad: zetile has no gradient for it,
+    # so the backward is left to Inductor (which on CPU cannot run it: the
+    # point is the logged reason, not a silent zero gradient).
+    import logging
+
+    import torch.nn.attention.flex_attention as fa
+    monkeypatch.setattr(fa, "_validate_device", lambda *a: None)
+    q, k, v, _ = _qkv(1, 2, 2, 32, 32, 64)
+    bias = torch.randn(32, requires_grad=True)
+
+    def f(q, k, v, bias):
+        return fa.flex_attention(q, k, v, score_mod=lambda s, b, h, qi, kv: s + bias[kv]).sum()
+    caplog.set_level(logging.INFO, logger="torch._inductor.zetile")
+    with pytest.raises(Exception):
+        _train_step_code(f, q, k, v, bias)
+    assert "captured tensors require grad" in caplog.text, caplog.text
