@@ -67,8 +67,12 @@ typedef struct {
   PyObject* defaults;  // tuple: default or None, with has_default
   uint8_t is_constexpr[MAX_PARAMS];
   uint8_t has_default[MAX_PARAMS];
+  // Entries are only appended, and freed with the kernel: a launch may run
+  // Python code (a constexpr's __eq__, a grid function) while it holds one,
+  // and another thread may register or retire entries meanwhile. Retired
+  // ones (_fast_clear) sit below live_from.
   entry_t** entries;
-  int32_t num_entries, cap_entries, mru;
+  int32_t num_entries, cap_entries, mru, live_from;
   PyObject* last_grid;   // kernel[grid] of the last grid object, reused
   PyObject* last_bound;
 } KernelObject;
@@ -477,10 +481,11 @@ static PyObject* kernel_launch(KernelObject* k, PyObject* grid, PyObject* const*
   if (rc < 0) return NULL;
   if (rc == 0) return launch_slow(k, grid, NULL, args, nargs, kwnames);
   entry_t* e = NULL;
-  if (k->num_entries && entry_matches(k, k->entries[k->mru], &c, device)) {
+  if (k->mru >= k->live_from && k->mru < k->num_entries &&
+      entry_matches(k, k->entries[k->mru], &c, device)) {
     e = k->entries[k->mru];
   } else {
-    for (int32_t i = 0; i < k->num_entries && !e; ++i)
+    for (int32_t i = k->live_from; i < k->num_entries && !e; ++i)
       if (entry_matches(k, k->entries[i], &c, device)) {
         e = k->entries[i];
         k->mru = i;
@@ -617,11 +622,11 @@ static void entry_free(entry_t* e) {
   PyMem_Free(e);
 }
 
-static void clear_entries(KernelObject* k) {
+static void free_entries(KernelObject* k) {
   entry_t** entries = k->entries;
   int32_t n = k->num_entries;
   k->entries = NULL;
-  k->num_entries = k->cap_entries = k->mru = 0;
+  k->num_entries = k->cap_entries = k->mru = k->live_from = 0;
   for (int32_t i = 0; i < n; ++i) entry_free(entries[i]);
   PyMem_Free(entries);
 }
@@ -638,7 +643,6 @@ static PyObject* kernel_fast_register(PyObject* self, PyObject* args) {
   if (PyTuple_Size(key) != 2 * n + NUM_OPTIONS + 1 || PyTuple_Size(plan) > MAX_PARAMS)
     return PyErr_Format(PyExc_ValueError, "_fast_register: key or plan of the wrong size");
   if (!zpy_executable_handle(exe)) return NULL;
-  if (k->num_entries >= 64) clear_entries(k);  // a kernel relaunched with ever new constexprs
   entry_t* e = PyMem_Calloc(1, sizeof *e);
   if (!e) return PyErr_NoMemory();
   for (int32_t i = 0; i < n; ++i) {
@@ -697,12 +701,14 @@ static PyObject* kernel_fast_register(PyObject* self, PyObject* args) {
 }
 
 static PyObject* kernel_fast_clear(PyObject* self, PyObject* unused) {
-  clear_entries((KernelObject*)self);
+  KernelObject* k = (KernelObject*)self;
+  k->live_from = k->mru = k->num_entries;  // retired, freed with the kernel
   Py_RETURN_NONE;
 }
 
 static PyObject* kernel_fast_entries(PyObject* self, void* unused) {
-  return PyLong_FromLong(((KernelObject*)self)->num_entries);
+  KernelObject* k = (KernelObject*)self;
+  return PyLong_FromLong(k->num_entries - k->live_from);
 }
 
 static int kernel_traverse(PyObject* self, visitproc visit, void* arg) {
@@ -729,7 +735,7 @@ static int kernel_clear(PyObject* self) {
   Py_CLEAR(k->last_bound);
   Py_CLEAR(k->names);
   Py_CLEAR(k->defaults);
-  clear_entries(k);
+  free_entries(k);
   k->num_params = 0;
   return 0;
 }

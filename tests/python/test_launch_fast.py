@@ -226,3 +226,28 @@ def test_run_and_autotuned_launches_go_through_the_c_launcher():
     add_blocks.run(np.ones(8, np.float32), y, 8, grid=(1,), BLOCK=8, num_warps=4)
     add_blocks.run(np.ones(8, np.float32), y, 8, grid=(1,), BLOCK=8, num_warps=4)
     np.testing.assert_allclose(y, 2.0)
+
+
+def test_threads_launching_one_kernel():
+    # Launches release the GIL: threads register and look up signatures of
+    # one kernel at once (three dtypes: entries are added meanwhile).
+    import threading
+    errors = []
+
+    def worker(dt, seed):
+        try:
+            for i in range(200):
+                x = np.full(16, seed + i, dtype=dt)
+                y = np.zeros(16, dt)
+                axpb[(1,)](x, y, 16, 1.0, 1.0, NEG=False, BLOCK=16)
+                if not (y == x + 1).all():
+                    errors.append((dt, i, y[:3]))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(dt, s))
+               for s, dt in enumerate((np.float32, np.float64, np.int32, np.float32))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
