@@ -56,7 +56,8 @@ static zt_status_t resolve_attn(const char* op, zt_ops_attention_t* a) {
   ZT_RETURN_IF_ERROR(check4(op, "k", B, Hk, S, E, &a->k));
   ZT_RETURN_IF_ERROR(check4(op, "v", B, Hk, S, E, &a->v));
   ZT_RETURN_IF_ERROR(check4(op, "out", B, Hq, L, E, &a->out));
-  if (!a->out.seq || !a->out.dim || (Hq > 1 && !a->out.head) || (B > 1 && !a->out.batch))
+  if ((L > 1 && !a->out.seq) || (E > 1 && !a->out.dim) || (Hq > 1 && !a->out.head) ||
+      (B > 1 && !a->out.batch))
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.out has a zero stride: "
                           "every output element needs its own address", op);
   if (B * Hq > 65535 || zt_ops__cdiv(L, a->block_m) > UINT32_MAX)

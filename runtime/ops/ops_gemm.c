@@ -65,7 +65,8 @@ static zt_status_t resolve(const zt_ops_gemm_desc_t* in, zt_ops_gemm_desc_t* d) 
     int64_t st[3] = {v[i].s->batch, v[i].s->row, v[i].s->col};
     ZT_RETURN_IF_ERROR(zt_ops__check_strides(op, v[i].n, 3, v[i].dims, st));
   }
-  if (d->out.row == 0 || d->out.col == 0 || (d->batch > 1 && d->out.batch == 0))
+  if ((d->m > 1 && d->out.row == 0) || (d->n > 1 && d->out.col == 0) ||
+      (d->batch > 1 && d->out.batch == 0))
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.out has a zero stride: every "
                           "output element needs its own address", op);
   return NULL;
