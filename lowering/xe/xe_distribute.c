@@ -76,6 +76,8 @@ typedef struct {
   MlirContext ctx;
   char why[240];
   bool bad;
+  bool pairs;      // some layout gives each lane 2 adjacent columns (int8 A)
+  bool wide_rows;  // some block row of more than 16 columns moves to a 1-D value
 } check_t;
 
 static void refuse(check_t* c, MlirOperation op, const char* fmt, const char* detail) {
@@ -106,9 +108,20 @@ static bool layout_ok(MlirAttribute a) {
             (strstr(sb.data, "lane_layout = [16], lane_data = [1]>") ||
              strstr(sb.data, "lane_layout = [1, 16], lane_data = [1, 1]>") ||
              strstr(sb.data, "lane_layout = [1, 16], lane_data = [2, 1]>") ||
-             strstr(sb.data, "lane_layout = [1, 16], lane_data = [4, 1]>"));
+             strstr(sb.data, "lane_layout = [1, 16], lane_data = [4, 1]>") ||
+             strstr(sb.data, "lane_layout = [1, 16], lane_data = [1, 2]>"));
   zt_strbuf_deinit(&sb);
   return ok;
+}
+
+static bool attr_has(MlirAttribute a, const char* needle) {
+  if (mlirAttributeIsNull(a)) return false;
+  zt_strbuf_t sb;
+  zt_strbuf_init(&sb);
+  mlirAttributePrint(a, print_cb, &sb);
+  bool has = !sb.failed && strstr(sb.data, needle);
+  zt_strbuf_deinit(&sb);
+  return has;
 }
 
 static bool types_ok(MlirOperation op) {
@@ -141,6 +154,11 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
   }
   static const char* const layout_names[] = {"layout", "layout_result_0", "layout_a",
                                              "layout_b", "layout_cd"};
+  for (size_t i = 0; i < sizeof layout_names / sizeof *layout_names; ++i) {
+    MlirAttribute a = mlirOperationGetAttributeByName(
+        op, mlirStringRefCreateFromCString(layout_names[i]));
+    c->pairs |= attr_has(a, "lane_data = [1, 2]");
+  }
   for (size_t i = 0; i < sizeof layout_names / sizeof *layout_names; ++i)
     if (!layout_ok(mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(
                                                            layout_names[i])))) {
@@ -161,10 +179,15 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
   } else if (name_is(op, "vector.extract")) {
     if (mlirOperationGetNumOperands(op) != 1 || !vec_result)
       refuse(c, op, "%s", "an element taken out of its lane");
+    else
+      c->wide_rows |= mlirShapedTypeGetDimSize(mlirValueGetType(mlirOperationGetResult(op, 0)),
+                                               0) > LANES;
   } else if (name_is(op, "vector.insert")) {
-    if (mlirOperationGetNumOperands(op) != 2 ||
-        !mlirTypeIsAVector(mlirValueGetType(mlirOperationGetOperand(op, 0))))
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
+    if (mlirOperationGetNumOperands(op) != 2 || !mlirTypeIsAVector(t))
       refuse(c, op, "%s", "an element put into another lane");
+    else
+      c->wide_rows |= mlirShapedTypeGetDimSize(t, mlirShapedTypeGetRank(t) - 1) > LANES;
   } else if (name_is(op, "vector.reduction")) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
     if (mlirShapedTypeGetRank(t) != 1 || !shuffle_type(mlirShapedTypeGetElementType(t)))
@@ -195,7 +218,9 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
   } else if (name_starts(op, "gpu.")) {
     if (name_is(op, "gpu.func")) return MlirWalkResultAdvance;
     if (vec_result) refuse(c, op, "%s", "a vector-valued gpu op");
-  } else if (name_starts(op, "llvm.")) {
+  } else if (name_starts(op, "llvm.") || name_is(op, "memref.get_global")) {
+    // (memref.get_global: the shared local memory buffer of cross-subgroup
+    // reductions, read and written by the gathers and scatters above.)
     if (vec_result) refuse(c, op, "%s", "a vector-valued llvm op");
   } else {
     refuse(c, op, "%s", "not handled");
@@ -267,8 +292,14 @@ static MlirWalkResult retype_op(MlirOperation op, void* user) {
         MlirValue a = mlirBlockGetArgument(b, i);
         mlirBlockArgumentSetType(a, lane_type(rw->ctx, mlirValueGetType(a)));
       }
-  // The layouts have been applied: later passes see plain lane code.
-  mlirOperationRemoveAttributeByName(op, mlirStringRefCreateFromCString("layout_result_0"));
+  // The layouts have been applied: later passes see plain lane code
+  // (layout_result_<i>, layout_operand_<i>; scf.for has one per result).
+  for (intptr_t i = mlirOperationGetNumAttributes(op) - 1; i >= 0; --i) {
+    MlirStringRef n = mlirIdentifierStr(mlirOperationGetAttribute(op, i).name);
+    if ((n.length > 14 && memcmp(n.data, "layout_result_", 14) == 0) ||
+        (n.length > 15 && memcmp(n.data, "layout_operand_", 15) == 0))
+      mlirOperationRemoveAttributeByName(op, n);
+  }
   if (needs_fix(op)) list_push(&rw->fix, op);
   return MlirWalkResultAdvance;
 }
@@ -491,6 +522,13 @@ zt_status_t xe_distribute_lanes(MlirContext ctx, MlirModule m, bool* done, char*
   }
   check_t c = {.ctx = ctx, .bad = false};
   mlirOperationWalk(fs.funcs[0], check_op, &c, MlirWalkPreOrder);
+  // A row of a 2-D value whose lanes hold column pairs (2j, 2j+1) is not
+  // laid out like a 1-D value of the same width (j, j + 16): such moves
+  // would need lane shuffles.
+  if (!c.bad && c.pairs && c.wide_rows) {
+    c.bad = true;
+    snprintf(c.why, sizeof c.why, "rows of a column-pair layout moved to 1-D values");
+  }
   if (c.bad) {
     snprintf(why, why_size, "%s", c.why);
     return NULL;

@@ -39,6 +39,11 @@ extern char** environ;
 // layout. cse and loop-invariant-code-motion, which fold nothing, run
 // before xegpu-subgroup-distribute: its time grows with the ops left inside
 // loops (the tutorial matmul's K loop: 39 -> 23 ms).
+static void stderr_cb(MlirStringRef r, void* user) {
+  (void)user;
+  fwrite(r.data, 1, r.length, stderr);
+}
+
 static const char kPipeline[] =
     "builtin.module("
     "xevm-attach-target{O=2 chip=%s triple=spirv64-unknown-unknown},"
@@ -590,6 +595,21 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         s = zt_make_status(ZT_STATUS_UNSUPPORTED,
                            "Xe lowering: zetile's lane distribution does not cover this kernel "
                            "(%s) and ZETILE_XE_DISTRIBUTE=zetile",
+                           why);
+      // ZETILE_DUMP=lanes prints the kernel as one lane's code;
+      // ZETILE_STOP_AFTER=lanes ends the compile there (FileCheck tests).
+      const char* dump = getenv("ZETILE_DUMP");
+      if (!s && done && dump && strstr(dump, "lanes")) {
+        fprintf(stderr, "// -----// lanes (%s) //----- //\n", tg->name);
+        mlirOperationPrint(mlirModuleGetOperation(m), stderr_cb, NULL);
+        fputc('\n', stderr);
+      }
+      const char* stop = getenv("ZETILE_STOP_AFTER");
+      if (!s && stop && strcmp(stop, "lanes") == 0)
+        s = zt_make_status(ZT_STATUS_UNAVAILABLE,
+                           done ? "Xe lowering: stopped after lane distribution (ZETILE_STOP_AFTER)"
+                                : "Xe lowering: stopped before upstream's lane distribution "
+                                  "(ZETILE_STOP_AFTER; zetile's does not cover: %s)",
                            why);
       if (!s && done) {
         const char* pass = "gpu.module(xegpu-subgroup-distribute),";
