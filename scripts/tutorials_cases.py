@@ -206,7 +206,7 @@ def each_config(autotuned, configs, call):
 def short(c):
     kw = ",".join(f"{k.replace('BLOCK_SIZE_', 'B').replace('BLOCK_', 'B').replace('GROUP_SIZE_', 'G')}{v}"
                   for k, v in c.kwargs.items() if k != "grf_mode")
-    return f"{kw},w{c.num_warps}"
+    return kw + (f",w{c.num_warps}" if c.num_warps else "")
 
 
 # ----------------------------------------------------------------- main
