@@ -15,8 +15,10 @@ machine hits every row alike:
   - zetile from C (bench/launch_c.c, compiled here with cc): zt_launch of a
     kernel that does nothing, one program and 2 and 64, against calling the
     same function directly (the backend's own call).
-The ratio column is the row over torch.add (Python rows) or the C launch
-minus the direct call (C rows).
+A last Python row runs the one-program numpy launch in a child process
+with ZETILE_LAUNCH_C=0: the Python launch path alone, as every launch ran
+before the C path. The ratio column is the row over torch.add (Python rows)
+or the C launch minus the direct call (C rows).
 """
 import argparse
 import os
@@ -58,11 +60,36 @@ def c_launch_rows(reps):
     return {k: float(v) for k, v in (line.split() for line in out.stdout.splitlines())}
 
 
+def slow_path_row(args):
+    """The one-program numpy launch with the C launch path off, in a child
+    process (the launcher reads ZETILE_LAUNCH_C once): the Python path that
+    every launch took before, as the baseline."""
+    env = dict(os.environ, ZETILE_LAUNCH_C="0")
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--slow-child",
+                          "--reps", str(max(args.reps // 10, 100)), "--rounds", str(args.rounds)],
+                         env=env, capture_output=True, text=True)
+    return float(out.stdout.split()[-1]) if out.returncode == 0 else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--slow-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.slow_child:
+        zetile.set_device("cpu")
+        x = np.ones(16, np.float32)
+        for _ in range(100):
+            add[(1,)](x, x, x, 16, BLOCK=16)
+        ts = []
+        for _ in range(args.rounds):
+            t0 = time.perf_counter()
+            for _ in range(args.reps):
+                add[(1,)](x, x, x, 16, BLOCK=16)
+            ts.append((time.perf_counter() - t0) / args.reps * 1e6)
+        print(min(ts))
+        return
     try:
         import torch
     except ImportError:
@@ -109,6 +136,10 @@ def main():
     for name, ts in times.items():
         ratio = f"{min(ts) / peer:>13.2f}x" if peer else f"{'-':>14}"
         print(f"{name:<38}{min(ts):>7.2f} ({statistics.median(ts):>5.2f}){ratio}")
+    slow = slow_path_row(args)
+    if slow is not None:
+        print(f"{'same, ZETILE_LAUNCH_C=0 (Python path)':<38}{slow:>7.2f}{'':>9}"
+              f"{slow / peer if peer else float('nan'):>13.2f}x")
     c = c_launch_rows(args.reps)
     if c is None:
         print("zetile C launch: no C compiler or libzetile.so; skipped")

@@ -78,6 +78,7 @@ typedef struct {
 } KernelObject;
 
 static PyTypeObject* g_kernel_type;
+static int g_disabled;  // ZETILE_LAUNCH_C=0: every launch takes the slow path (to compare)
 
 // The default device as jit.py last resolved it (runtime.get_device(None)):
 // valid while set_device's choice stands (explicit) or $ZETILE_DEVICE still
@@ -475,7 +476,7 @@ static PyObject* kernel_launch(KernelObject* k, PyObject* grid, PyObject* const*
                                Py_ssize_t nargs, PyObject* kwnames) {
   call_t c;
   PyObject* device = current_device();
-  if (!k->num_params || !device || !bind(k, args, nargs, kwnames, &c))
+  if (g_disabled || !k->num_params || !device || !bind(k, args, nargs, kwnames, &c))
     return launch_slow(k, grid, NULL, args, nargs, kwnames);
   int rc = compute_codes(k, &c);
   if (rc < 0) return NULL;
@@ -873,6 +874,8 @@ static PyMethodDef launcher_functions[] = {
 };
 
 int zpy_launcher_init(PyObject* m) {
+  const char* env = getenv("ZETILE_LAUNCH_C");
+  g_disabled = env && env[0] == '0';
   g_str_array_struct = PyUnicode_InternFromString("__array_struct__");
   g_str_is_cpu = PyUnicode_InternFromString("is_cpu");
   g_str_dtype = PyUnicode_InternFromString("dtype");
