@@ -8,14 +8,23 @@
 
 #include "zetile/compiler.h"
 
-/// The budget in seconds from $ZETILE_COMPILE_TIMEOUT (0: none, the default).
+/// The default budget in seconds when ZETILE_COMPILE_TIMEOUT is not set: a
+/// guard against compiles that never end, above every legitimate compile
+/// measured here (docs/RELIABILITY.md: up to ~250 s for an attention kernel
+/// with one subgroup on pvc).
+#define ZT_COMPILE_TIMEOUT_DEFAULT 600.0
+
+/// The budget in seconds: $ZETILE_COMPILE_TIMEOUT when set (0 or "off":
+/// none), else ZT_COMPILE_TIMEOUT_DEFAULT.
 double zt_compile_budget_seconds(void);
 
-/// Compiles in a zetile-compile-worker process (beside libzetile, or
-/// $ZETILE_COMPILE_WORKER) and ends it after `seconds`: the status then
-/// says how long each finished stage took and in which stage the time ran
-/// out. Sets *out_ran = false (and returns NULL) when no worker can be
-/// started, so that the caller compiles in process instead.
+/// Compiles in one of the process's zetile-compile-worker processes (beside
+/// libzetile, or $ZETILE_COMPILE_WORKER; started when none is idle and kept
+/// for the next compiles) and ends it after `seconds`: the status then says how long each
+/// finished stage took and in which stage the time ran out. A worker that
+/// dies (a crash in MLIR or LLVM) becomes a COMPILE_ERROR status. Sets
+/// *out_ran = false (and returns NULL) when no worker can be started, so
+/// that the caller compiles in process instead.
 zt_status_t zt_compile_budgeted(const char* tile_ir, size_t size,
                                 const zt_compile_options_t* options, double seconds,
                                 zt_artifact_t** out_artifact, bool* out_ran);

@@ -1,16 +1,25 @@
-"""A compile-time budget (ZETILE_COMPILE_TIMEOUT, seconds; off by default):
-compiles that miss the cache run in a zetile-compile-worker process, which
-is ended at the deadline; the error says how long the finished stages took
-and in which stage the time ran out (issue 17). Within the budget the
-artifact is the one an in-process compile makes, and compile errors come
-back unchanged."""
+"""A compile-time budget (ZETILE_COMPILE_TIMEOUT, seconds; 120 by default, 0
+for none): compiles that miss the cache run in the process's
+zetile-compile-worker, which serves one compile after another and is ended
+at the deadline; the error says how long the finished stages took and in
+which stage the time ran out (issue 17). Within the budget the artifact is
+the one an in-process compile makes, and compile errors come back unchanged.
+Each compile takes the caller's current environment; a worker that crashes
+becomes an error; without a worker, compiles run in process."""
+import os
 import random
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
 import zetile
 import zetile.language as tl
 from zetile import _C
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 @zetile.jit
@@ -28,13 +37,35 @@ def fresh():
     return {"SALT": random.random() + 2.0, "B": 32}
 
 
+def workers():
+    """This process's zetile-compile-worker children (pid -> executable)."""
+    found = {}
+    me = str(os.getpid())
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            ppid = stat.rsplit(")", 1)[1].split()[1]
+            if ppid == me and "zetile-compile" in stat.split(")")[0]:
+                found[int(pid)] = os.readlink(f"/proc/{pid}/exe")
+        except (OSError, IndexError):
+            continue
+    return found
+
+
 def test_deadline_names_the_stages(monkeypatch):
-    monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "0.05")
+    # 1 ms: less than any compile takes, even in a worker already running.
+    monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "0.001")
     with pytest.raises(zetile.CompilationError) as ei:
         zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
     msg = str(ei.value)
-    assert "compile stopped after 0." in msg and "ZETILE_COMPILE_TIMEOUT=0.05" in msg
+    assert "compile stopped after 0." in msg and "ZETILE_COMPILE_TIMEOUT=0.001)" in msg, msg
     assert "stages finished before:" in msg
+    # The killed worker is replaced on the next compile.
+    monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "120")
+    zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
 
 
 def test_within_the_budget_the_artifact_is_the_same(monkeypatch):
@@ -54,3 +85,121 @@ def test_compile_errors_come_back_unchanged(monkeypatch):
     with pytest.raises(_C.CompileError) as worker:
         _C.compile(text + " ", target="cpu", cached=True)  # another key: a miss
     assert str(worker.value) == str(inproc.value)
+
+
+def test_one_worker_serves_the_compiles_and_takes_the_current_environment(monkeypatch):
+    monkeypatch.delenv("ZETILE_COMPILE_TIMEOUT", raising=False)  # the default budget
+    monkeypatch.delenv("ZETILE_COMPILE_WORKER", raising=False)
+    monkeypatch.delenv("ZETILE_CPU_OBJECT", raising=False)
+    a = zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
+    first = workers()
+    assert len(first) == 1, first
+    # The worker sits beside libzetile (here: the package's folder).
+    assert os.path.dirname(next(iter(first.values()))) == os.path.dirname(_C._ext.__file__)
+    # A variable set after the worker started reaches the compile:
+    # ZETILE_CPU_OBJECT=0 leaves the machine code out of the artifact.
+    monkeypatch.setenv("ZETILE_CPU_OBJECT", "0")
+    b = zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
+    assert "obj" in a.asm and "obj" not in b.asm
+    assert workers() == first  # the same process served both
+
+
+def script(tmp_path, code):
+    p = tmp_path / "k.py"   # a file: the front end reads the kernel's source
+    p.write_text(code)
+    return str(p)
+
+
+def test_default_budget_keeps_mlir_out_of_the_caller(tmp_path):
+    """With the default budget a cache miss compiles in the worker: the
+    calling process never loads libMLIR; with ZETILE_COMPILE_TIMEOUT=0 it
+    compiles in process and does."""
+    code = textwrap.dedent("""
+        import random, zetile, zetile.language as tl
+        @zetile.jit
+        def k(x_ptr, S: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, 16), tl.full((16,), S, tl.float32))
+        zetile.compile(k, signature={"x_ptr": "*fp32"}, constexprs={"S": random.random()})
+        print("mlir loaded:", "libMLIR" in open("/proc/self/maps").read())
+    """)
+    outs = {}
+    for setting in ("", "0"):
+        env = dict(os.environ, ZETILE_CACHE_DIR=str(tmp_path / "cache"))
+        env.pop("ZETILE_COMPILE_TIMEOUT", None)
+        if setting:
+            env["ZETILE_COMPILE_TIMEOUT"] = setting
+        r = subprocess.run([sys.executable, script(tmp_path, code)], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outs[setting] = r.stdout.strip()
+    assert outs == {"": "mlir loaded: False", "0": "mlir loaded: True"}, outs
+
+
+def fake_worker(tmp_path, body):
+    p = tmp_path / "fake-worker"
+    p.write_text("#!/bin/sh\n" + body + "\n")
+    p.chmod(0o755)
+    return str(p)
+
+
+@pytest.mark.parametrize("signal, expected", [
+    ("SEGV", "the compiler crashed (zetile-compile-worker killed by signal 11)"),
+    ("INT", "compile interrupted (SIGINT)")])   # Ctrl-C reaches the worker too
+def test_a_worker_ended_by_a_signal_is_an_error_naming_it(tmp_path, monkeypatch, signal,
+                                                           expected):
+    # Reads the request's first line, starts a stage, then dies as a
+    # segfaulting compiler would.
+    monkeypatch.setenv("ZETILE_COMPILE_WORKER", fake_worker(
+        tmp_path, f"read line; echo 'zetile-stage: begin pipeline X'; kill -{signal} $$"))
+    monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "60")
+    with pytest.raises(zetile.CompilationError) as ei:
+        zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
+    msg = str(ei.value)
+    assert expected in msg, msg
+    assert "in pipeline X" in msg, msg
+
+
+def test_a_hanging_worker_is_stopped_at_the_deadline(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZETILE_COMPILE_WORKER", fake_worker(
+        tmp_path, "read line; echo 'zetile-stage: done parse 1.0'; "
+                  "echo 'zetile-stage: begin pipeline Y'; exec sleep 600"))
+    monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "0.5")
+    with pytest.raises(zetile.CompilationError) as ei:
+        zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
+    msg = str(ei.value)
+    assert "compile stopped after 0.5 s" in msg, msg
+    assert "of it in pipeline Y (still running); stages finished before: parse 1.0 ms" in msg
+
+
+def test_without_a_worker_the_compile_runs_in_process(tmp_path, monkeypatch):
+    # A worker that cannot start (not executable) and one that exits at once.
+    for worker in (str(tmp_path / "missing"), fake_worker(tmp_path, "exit 0")):
+        monkeypatch.setenv("ZETILE_COMPILE_WORKER", worker)
+        monkeypatch.delenv("ZETILE_COMPILE_TIMEOUT", raising=False)
+        ck = zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
+        assert "meta" in ck.asm
+
+
+def test_a_forked_child_uses_its_own_worker(tmp_path):
+    code = textwrap.dedent("""
+        import os, random, zetile, zetile.language as tl
+        @zetile.jit
+        def k(x_ptr, S: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, 16), tl.full((16,), S, tl.float32))
+        def go():
+            zetile.compile(k, signature={"x_ptr": "*fp32"}, constexprs={"S": random.random()})
+        go()
+        pid = os.fork()
+        if pid == 0:
+            go()
+            os._exit(0)
+        _, st = os.waitpid(pid, 0)
+        go()   # the parent's worker still answers
+        print("child exit", os.waitstatus_to_exitcode(st))
+    """)
+    env = dict(os.environ, ZETILE_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("ZETILE_COMPILE_TIMEOUT", None)
+    r = subprocess.run([sys.executable, script(tmp_path, code)], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "child exit 0" in r.stdout, r.stdout + r.stderr
