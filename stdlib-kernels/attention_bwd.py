@@ -151,11 +151,25 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
                     + offs_d[None, :] * stride_qd, mask=q_msk, other=0.0)
         do = tl.load(DO + b * stride_db + h * stride_dh + offs_m[:, None] * stride_dm
                      + offs_d[None, :] * stride_dd, mask=q_msk, other=0.0)
+        # The transposed operands are loaded as such (the Xe lowering has no
+        # transpose of a tile split across subgroups); the second read of the
+        # same rows hits the cache.
+        qT_msk = (offs_m[None, :] < Lq) & (offs_d[:, None] < D)
+        qT = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[None, :] * stride_qm
+                     + offs_d[:, None] * stride_qd, mask=qT_msk, other=0.0)
+        doT = tl.load(DO + b * stride_db + h * stride_dh + offs_m[None, :] * stride_dm
+                      + offs_d[:, None] * stride_dd, mask=qT_msk, other=0.0)
         bh = b * (Hkv * GROUP) + h
-        lse = tl.load(LSE + bh * Lq + offs_m, mask=offs_m < Lq, other=0.0)
-        # A fully masked row has lse -inf: subtract 0 so exp2(-inf) gives 0.
-        lse = tl.where(lse == float("-inf"), 0.0, lse)
-        delta = tl.load(DELTA + bh * Lq + offs_m, mask=offs_m < Lq, other=0.0)
+        # Row statistics loaded already broadcast to the (keys x queries) tile
+        # (row stride 0), not 1-D values expanded: the Xe lowering expands
+        # 1-D values, and loads 1-row tiles, only inside one subgroup.
+        st_ptr = bh * Lq + offs_m[None, :] + offs_n[:, None] * 0
+        st_msk = (offs_n[:, None] >= 0) & (offs_m[None, :] < Lq)
+        lse = tl.load(LSE + st_ptr, mask=st_msk, other=0.0)
+        # A fully masked row has lse -inf: subtract a finite value instead, so
+        # exp2(-inf) gives 0, not NaN (a maximum: Xe has no select on loaded data).
+        lse = tl.maximum(lse, -1.0e30)
+        delta = tl.load(DELTA + st_ptr, mask=st_msk, other=0.0)
         # The transposed tile (keys x queries): rows are this program's keys.
         oq = offs_m[None, :]
         ok = offs_n[:, None]
@@ -167,14 +181,14 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
             bptr = blocks + b * sbk_b + h * sbk_h
         keep = _keep(b, h, oq, ok, start_m, start_n, Lq, Lk, bptr, sbk_m, sbk_n,
                      Q_SPARSE, KV_SPARSE, M0, M1, M2, M3, IS_CAUSAL, MASK_MOD, BLOCKS)
-        sT = tl.dot(k, tl.trans(q))
+        sT = tl.dot(k, qT)
         zT, gT = _scores(sT, keep, b, h, oq, ok, Lq, Lk, sm_scale,
                          mptr, stride_mm, stride_mn,
                          S0, S1, S2, S3, G0, G1, G2, G3, MASK_KIND, SCORE_MOD, SCORE_GRAD)
-        pT = tl.exp2(zT - lse[None, :])
+        pT = tl.exp2(zT - lse)
         dv += tl.dot(pT.to(do.dtype), do)
-        dpT = tl.dot(v, tl.trans(do))
-        dsT = pT * (dpT - delta[None, :]) * gT
+        dpT = tl.dot(v, doT)
+        dsT = pT * (dpT - delta) * gT
         if SCORE_MOD is not None:
             # score_mod' may be inf/NaN where the score is masked (p = 0).
             dsT = tl.where(pT > 0.0, dsT, 0.0)
@@ -213,7 +227,7 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
     do = tl.load(DO + b * stride_db + h * stride_dh + offs_m[:, None] * stride_dm
                  + offs_d[None, :] * stride_dd, mask=q_msk, other=0.0)
     lse = tl.load(LSE + bh * Lq + offs_m, mask=offs_m < Lq, other=0.0)
-    lse = tl.where(lse == float("-inf"), 0.0, lse)
+    lse = tl.maximum(lse, -1.0e30)       # as in attn_bwd_dkdv
     delta = tl.load(DELTA + bh * Lq + offs_m, mask=offs_m < Lq, other=0.0)
     mptr = mask_ptr
     if MASK_KIND != 0:
@@ -231,17 +245,20 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
         kv_msk = (offs_n[:, None] < Lk) & (offs_d[None, :] < D)
         k = tl.load(K + b * stride_kb + hk * stride_kh + offs_n[:, None] * stride_kn
                     + offs_d[None, :] * stride_kd, mask=kv_msk, other=0.0)
-        v = tl.load(V + b * stride_vb + hk * stride_vh + offs_n[:, None] * stride_vn
-                    + offs_d[None, :] * stride_vd, mask=kv_msk, other=0.0)
+        kvT_msk = (offs_n[None, :] < Lk) & (offs_d[:, None] < D)
+        kT = tl.load(K + b * stride_kb + hk * stride_kh + offs_n[None, :] * stride_kn
+                     + offs_d[:, None] * stride_kd, mask=kvT_msk, other=0.0)
+        vT = tl.load(V + b * stride_vb + hk * stride_vh + offs_n[None, :] * stride_vn
+                     + offs_d[:, None] * stride_vd, mask=kvT_msk, other=0.0)
         ok = offs_n[None, :]
         keep = _keep(b, h, oq, ok, start_m, start_n, Lq, Lk, bptr, sbk_m, sbk_n,
                      Q_SPARSE, KV_SPARSE, M0, M1, M2, M3, IS_CAUSAL, MASK_MOD, BLOCKS)
-        s = tl.dot(q, tl.trans(k))
+        s = tl.dot(q, kT)
         z, g = _scores(s, keep, b, h, oq, ok, Lq, Lk, sm_scale,
                        mptr, stride_mm, stride_mn,
                        S0, S1, S2, S3, G0, G1, G2, G3, MASK_KIND, SCORE_MOD, SCORE_GRAD)
         p = tl.exp2(z - lse[:, None])
-        dp = tl.dot(do, tl.trans(v))
+        dp = tl.dot(do, vT)
         ds = p * (dp - delta[:, None]) * g
         if SCORE_MOD is not None:
             ds = tl.where(p > 0.0, ds, 0.0)

@@ -99,8 +99,9 @@ def _as_kind(a, kind):
 
 def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=0,
          score_mod=None, score_grad=None, mask_mod=None, sbufs=(), gbufs=(), mbufs=(),
-         blocks=None, grad_lse=None, config=None):
-    """Launches delta, dk/dv and dq; returns (dq, dk, dv) as q's kind."""
+         blocks=None, grad_lse=None, config=None, plan=False):
+    """Launches delta, dk/dv and dq; returns (dq, dk, dv) as q's kind, or with
+    plan=True the three planned launches (_kernels.Launch) without running."""
     B, Hq, L, E = q.shape
     Hkv, S = k.shape[1], k.shape[2]
     head = max(16, next_power_of_2(E))
@@ -121,10 +122,10 @@ def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=
     if lv.shape != (B, Hq, L):
         raise ValueError(f"{fn}: lse has shape {lv.shape}, expected {(B, Hq, L)}")
     gl = _arrays.as_view(grad_lse).arg if grad_lse is not None else None
-    if B * Hq * L:
-        mod.attn_bwd_delta[(cdiv(L, bm_), B * Hq)](
-            o.arg, do.arg, delta, gl, *o.strides, *do.strides, Hq, L, E,
-            HEAD_DIM=head, BLOCK_M=bm_, HAS_DLSE=gl is not None)
+    launches = [_kernels.Launch(
+        mod.attn_bwd_delta, (cdiv(L, bm_), B * Hq),
+        (o.arg, do.arg, delta, gl, *o.strides, *do.strides, Hq, L, E),
+        dict(HEAD_DIM=head, BLOCK_M=bm_, HAS_DLSE=gl is not None), None)]
 
     def slots(bufs):
         got = [(_arrays.as_view(_contig(b), f"{fn}: captured tensor").arg if b is not None else None)
@@ -140,16 +141,20 @@ def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=
     consts = dict(HEAD_DIM=head, MASK_KIND=mask_kind, IS_CAUSAL=bool(causal), SCORE_MOD=score_mod,
                   SCORE_GRAD=score_grad, MASK_MOD=mask_mod, BLOCKS=blocks is not None, **cfg)
     common = (Hq // Hkv if Hkv else 1, float(scale), *margs, *bargs, *bufs)
-    if B * Hkv * S:
-        mod.attn_bwd_dkdv[(cdiv(S, bn_), B * Hkv)](
-            q.arg, k.arg, v.arg, do.arg, dk, dv, lse2, delta,
-            *q.strides, *k.strides, *v.strides, *do.strides, *dkv.strides, *dvv.strides,
-            Hkv, L, S, E, *common, **consts)
-    if B * Hq * L:
-        mod.attn_bwd_dq[(cdiv(L, bm_), B * Hq)](
-            q.arg, k.arg, v.arg, do.arg, dq, lse2, delta,
-            *q.strides, *k.strides, *v.strides, *do.strides, *dqv.strides,
-            Hq, L, S, E, *common, **consts)
+    launches.append(_kernels.Launch(
+        mod.attn_bwd_dkdv, (cdiv(S, bn_), B * Hkv),
+        (q.arg, k.arg, v.arg, do.arg, dk, dv, lse2, delta,
+         *q.strides, *k.strides, *v.strides, *do.strides, *dkv.strides, *dvv.strides,
+         Hkv, L, S, E, *common), consts, None))
+    launches.append(_kernels.Launch(
+        mod.attn_bwd_dq, (cdiv(L, bm_), B * Hq),
+        (q.arg, k.arg, v.arg, do.arg, dq, lse2, delta,
+         *q.strides, *k.strides, *v.strides, *do.strides, *dqv.strides,
+         Hq, L, S, E, *common), consts, None))
+    if plan:
+        return launches
+    for launch in launches:       # Launch.run skips empty grids
+        launch.run()
     return dq, dk, dv
 
 
@@ -168,13 +173,14 @@ def _check_like(fn, what, x, shape):
 
 def scaled_dot_product_attention_backward(grad_out, query, key, value, out, lse, attn_mask=None,
                                           is_causal=False, scale=None, enable_gqa=False, *,
-                                          grad_lse=None, config=None):
+                                          grad_lse=None, config=None, plan=False):
     """(dq, dk, dv) of scaled_dot_product_attention for the gradient
     `grad_out` of its output. `out` and `lse` are what the forward returned
     with return_lse=True (lse natural log, (B, Hq, L) fp32); the other
     arguments are the forward's. grad_lse, if given, is the gradient of that
     lse. With GQA, dk/dv sum the contributions of each key/value head's query
-    heads. Rows whose scores are all masked give zero gradients."""
+    heads. Rows whose scores are all masked give zero gradients. plan=True
+    returns the three planned launches (delta, dk/dv, dq) without running."""
     fn = "scaled_dot_product_attention_backward"
     q, k, v, q3 = _check_qkv(fn, query, key, value, enable_gqa)
     B, Hq, L, E = q.shape
@@ -201,8 +207,8 @@ def scaled_dot_product_attention_backward(grad_out, query, key, value, out, lse,
     lse2 = _lse_log2(lse, True, q.kind)
     gl = _lse_grad(grad_lse, True, q.kind, (B, Hq, L))
     got = _bwd(fn, do, q, k, v, o, lse2, scale=sc, causal=is_causal, mask=mask, mask_kind=kind,
-               grad_lse=gl, config=config)
-    return _grads_like(got, q3)
+               grad_lse=gl, config=config, plan=plan)
+    return got if plan else _grads_like(got, q3)
 
 
 # ------------------------------------------------------ score_mod derivative
