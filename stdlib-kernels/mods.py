@@ -5,9 +5,9 @@ standard mods are exported with it (python -m zetile.ops.export): each has
 the signature the template calls (attention.py, fx_to_tile.py):
     score mods: fn(score, b, h, q_idx, kv_idx, B0, B1, B2, B3)
     mask mods:  fn(b, h, q_idx, kv_idx, B0, B1, B2, B3)
-Slots, as the C API fills them: B0 the score mod's tensor, B2 the mask
-mod's tensor, B3 four fp32 parameters (P[0] softcap, P[1] window, P[2] the
-length of the mask tensor) written by zt_ops_plan_create.
+Slots, as the C API fills them: B0 the score mod's tensor (fp32), B2 the
+mask mod's tensor (int32), B3 four fp32 parameters (P[0] softcap, P[1]
+window, P[2] the length of the mask tensor) written by zt_ops_flex_plan.
 """
 import zetile
 import zetile.language as tl
@@ -51,5 +51,26 @@ def document(b, h, q_idx, kv_idx, B0, B1, B2, B3):
     return dq == dk
 
 
-SCORE_MODS = {"alibi": alibi, "softcap": softcap}
-MASK_MODS = {"causal": causal, "sliding": sliding, "document": document}
+# Placeholders for mods built with the C builder ("ext" in a spec name):
+# the C API replaces the op that defines each placeholder's result with the
+# caller's mod (runtime/ops/ops_splice.c). Their three statements are on
+# the lines export.py records (`# splice` in the .args file): the first
+# names b and h, the second q_idx and kv_idx (broadcast from their (M, 1)
+# and (1, N) tiles), the last op of the third is the result (for the score
+# mod `score + ...`, naming the score tile).
+@zetile.jit
+def ext_score(score, b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    t = b + h
+    u = q_idx + kv_idx
+    return score + (t + u).to(tl.float32)
+
+
+@zetile.jit
+def ext_mask(b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    t = b + h
+    u = q_idx + kv_idx
+    return (t + u) >= 0
+
+
+SCORE_MODS = {"alibi": alibi, "softcap": softcap, "ext": ext_score}
+MASK_MODS = {"causal": causal, "sliding": sliding, "document": document, "ext": ext_mask}

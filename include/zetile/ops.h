@@ -120,19 +120,30 @@ typedef struct zt_ops_sdpa_desc_s {
   zt_ops_strides4_t mask;
 } zt_ops_sdpa_desc_t;
 
-/// Score mods exported with the template (stdlib-kernels/mods.py).
+/// Score mods exported with the template (stdlib-kernels/mods.py), or one
+/// built with the C builder.
 typedef enum zt_ops_score_mod_e {
   ZT_OPS_SCORE_NONE = 0,
   ZT_OPS_SCORE_ALIBI = 1,    ///< score + slope[h] * (kv - q); slopes: buffers.score_tensor, (q_heads,) fp32
   ZT_OPS_SCORE_SOFTCAP = 2,  ///< softcap * tanh(score / softcap)
+  /// desc.score_builder: a finished builder (zt_builder_end_kernel) holding
+  /// the mod as torch writes one, on scalars, as a kernel
+  ///   (f32 score, i32 b, i32 h, i32 q_idx, i32 kv_idx, ptr<f32> out, ptr<f32> t)
+  /// that stores its result to `out` (its last store; `t` is
+  /// buffers.score_tensor). Elementwise arith/math ops and loads only.
+  ZT_OPS_SCORE_BUILDER = 3,
 } zt_ops_score_mod_t;
 
-/// Mask mods exported with the template.
+/// Mask mods exported with the template, or one built with the C builder.
 typedef enum zt_ops_mask_mod_e {
   ZT_OPS_MASK_MOD_NONE = 0,
   ZT_OPS_MASK_MOD_CAUSAL = 1,    ///< q >= kv
   ZT_OPS_MASK_MOD_SLIDING = 2,   ///< q - window < kv <= q
   ZT_OPS_MASK_MOD_DOCUMENT = 3,  ///< doc[q] == doc[kv]; doc: buffers.mask_tensor, (document_len,) int32
+  /// desc.mask_builder: a kernel (i32 b, i32 h, i32 q_idx, i32 kv_idx,
+  /// ptr<i1> out, ptr<i32> t) storing an i1 (true = attend) to `out`; `t` is
+  /// buffers.mask_tensor. As ZT_OPS_SCORE_BUILDER otherwise.
+  ZT_OPS_MASK_MOD_BUILDER = 4,
 } zt_ops_mask_mod_t;
 
 /// FlexAttention forward with torch's BlockMask semantics: for each
@@ -149,6 +160,9 @@ typedef struct zt_ops_flex_desc_s {
   zt_ops_score_mod_t score_mod;
   float softcap;  ///< ZT_OPS_SCORE_SOFTCAP: > 0
   zt_ops_mask_mod_t mask_mod;
+  /// ZT_OPS_SCORE_BUILDER / ZT_OPS_MASK_MOD_BUILDER: the mods' builders
+  /// (read by the plan call only; each distinct mod is its own cache entry).
+  zt_builder_t *score_builder, *mask_builder;
   int32_t window;        ///< ZT_OPS_MASK_MOD_SLIDING: >= 1
   int64_t document_len;  ///< ZT_OPS_MASK_MOD_DOCUMENT: >= max(q_len, kv_len)
   int64_t q_block, kv_block;  ///< torch's BLOCK_SIZE (0: 128 both)

@@ -130,7 +130,7 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
            zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
            a->block_n, d.causal ? "causal" : "full", kinds[d.mask_kind]);
   zt_ops_plan_t* p = NULL;
-  ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, ZT_OPS_SDPA, spec, &p));
+  ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, ZT_OPS_SDPA, spec, NULL, NULL, &p));
   p->d.sdpa = d;
   zt_status_t s = fill_common(p, a);
   if (!s && d.mask_kind != ZT_OPS_MASK_NONE) {
@@ -148,8 +148,18 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
   return NULL;
 }
 
-static const char* const kScoreMods[] = {"none", "alibi", "softcap"};
-static const char* const kMaskMods[] = {"none", "causal", "sliding", "document"};
+static const char* const kScoreMods[] = {"none", "alibi", "softcap", "ext"};
+static const char* const kMaskMods[] = {"none", "causal", "sliding", "document", "ext"};
+
+typedef struct {
+  zt_builder_t *score, *mask;
+  int bm, bn;
+} mods_in_t;
+
+static zt_status_t splice(zt_ops_plan_t* p, char** text, const char* args_text, void* user) {
+  const mods_in_t* m = user;
+  return zt_ops__splice_mods(p, text, args_text, m->score, m->mask, m->bm, m->bn);
+}
 
 zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc,
                              zt_ops_plan_t** out_plan) {
@@ -161,12 +171,20 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
   zt_ops_flex_desc_t d = *desc;
   ZT_RETURN_IF_ERROR(resolve_attn(op, &d.attn));
   zt_ops_attention_t* a = &d.attn;
-  if ((unsigned)d.score_mod > ZT_OPS_SCORE_SOFTCAP)
+  if ((unsigned)d.score_mod > ZT_OPS_SCORE_BUILDER)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.score_mod %d is not a "
                           "zt_ops_score_mod_t", op, (int)d.score_mod);
-  if ((unsigned)d.mask_mod > ZT_OPS_MASK_MOD_DOCUMENT)
+  if ((unsigned)d.mask_mod > ZT_OPS_MASK_MOD_BUILDER)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_mod %d is not a "
                           "zt_ops_mask_mod_t", op, (int)d.mask_mod);
+  if ((d.score_mod == ZT_OPS_SCORE_BUILDER && !d.score_builder) ||
+      (d.mask_mod == ZT_OPS_MASK_MOD_BUILDER && !d.mask_builder))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.%s_builder is NULL with a "
+                          "builder-made %s mod", op,
+                          d.score_mod == ZT_OPS_SCORE_BUILDER && !d.score_builder ? "score"
+                                                                                  : "mask",
+                          d.score_mod == ZT_OPS_SCORE_BUILDER && !d.score_builder ? "score"
+                                                                                  : "mask");
   if (d.score_mod == ZT_OPS_SCORE_SOFTCAP && !(d.softcap > 0.0f && isfinite(d.softcap)))
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.softcap must be > 0 with the "
                           "softcap score mod (got %g)", op, d.softcap);
@@ -211,7 +229,13 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
            zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
            a->block_n, kScoreMods[d.score_mod], kMaskMods[d.mask_mod], (long long)d.kv_block);
   zt_ops_plan_t* p = NULL;
-  ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, ZT_OPS_FLEX, spec, &p));
+  mods_in_t mods = {d.score_mod == ZT_OPS_SCORE_BUILDER ? d.score_builder : NULL,
+                    d.mask_mod == ZT_OPS_MASK_MOD_BUILDER ? d.mask_builder : NULL,
+                    a->block_m, a->block_n};
+  bool ext = mods.score || mods.mask;
+  ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, ZT_OPS_FLEX, spec, ext ? splice : NULL, &mods,
+                                         &p));
+  d.score_builder = d.mask_builder = NULL;  // not kept: the caller owns them
   p->d.flex = d;
   zt_status_t s = fill_common(p, a);
   int64_t mh = d.mask_heads, mb = d.mask_batch;
@@ -330,6 +354,14 @@ zt_status_t zt_ops_attention_run(zt_ops_plan_t* p, const zt_ops_attention_buffer
     ZT_RETURN_IF_ERROR(table(p, "full_kv_indices", "full_idx", bufs->full_kv_indices, cells));
     ZT_RETURN_IF_ERROR(check_tables(p, bufs->full_kv_num_blocks, bufs->full_kv_indices, "full_kv"));
   }
+  // Builder-made mods get their tensor, or the parameter block when none is
+  // given (a valid address the mod does not read).
+  if (d->score_mod == ZT_OPS_SCORE_BUILDER)
+    ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "B0", bufs->score_tensor ? bufs->score_tensor
+                                                                      : p->params));
+  if (d->mask_mod == ZT_OPS_MASK_MOD_BUILDER)
+    ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "B2", bufs->mask_tensor ? bufs->mask_tensor
+                                                                     : p->params));
   if (d->score_mod == ZT_OPS_SCORE_ALIBI) {
     int64_t dims[1] = {Hq}, st[1] = {1};
     ZT_RETURN_IF_ERROR(zt_ops__check_view("zt_ops_attention_run", "score_tensor (ALiBi slopes)",

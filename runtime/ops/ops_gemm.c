@@ -152,13 +152,13 @@ zt_status_t zt_ops_gemm_plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc
            kActs[d.activation], epi ? "epi" : "plain", d.block_m, d.block_n, d.block_k,
            rm16 ? "-rm16" : "");
   zt_ops_plan_t* p = NULL;
-  zt_status_t s = zt_ops__plan_create(device, ZT_OPS_GEMM, spec, &p);
+  zt_status_t s = zt_ops__plan_create(device, ZT_OPS_GEMM, spec, NULL, NULL, &p);
   if (s && rm16 && zt_status_code(s) == ZT_STATUS_NOT_FOUND) {
     // A folder without the row-major variant: the generic one serves too.
     zt_status_free(s);
     rm16 = false;
     spec[strlen(spec) - strlen("-rm16")] = 0;
-    s = zt_ops__plan_create(device, ZT_OPS_GEMM, spec, &p);
+    s = zt_ops__plan_create(device, ZT_OPS_GEMM, spec, NULL, NULL, &p);
   }
   if (s) return s;
   p->d.gemm = d;

@@ -42,10 +42,21 @@ struct zt_ops_plan_s {
 const char* zt_ops__dtype_name(zt_scalar_kind_t k);
 size_t zt_ops__dtype_bytes(zt_scalar_kind_t k);
 
-// Reads SPEC.tile / SPEC.args, compiles (cached) for the device's target and
-// loads it; a missing spec is NOT_FOUND naming the export command.
+// Changes the exported tile IR before it is compiled (`text` is malloc'ed;
+// replace it to change it). `args_text` is the .args file as read.
+typedef zt_status_t (*zt_ops_transform_t)(zt_ops_plan_t* p, char** text,
+                                          const char* args_text, void* user);
+
+// Reads SPEC.tile / SPEC.args, applies `transform` (may be NULL), compiles
+// (cached) for the device's target and loads it; a missing spec is
+// NOT_FOUND naming the export command.
 zt_status_t zt_ops__plan_create(zt_device_t* device, zt_ops_family_t family,
-                                const char* spec, zt_ops_plan_t** out_plan);
+                                const char* spec, zt_ops_transform_t transform, void* user,
+                                zt_ops_plan_t** out_plan);
+
+// ops_splice.c: builder-made flex mods into an "ext" export.
+zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_text,
+                                zt_builder_t* score, zt_builder_t* mask, int bm, int bn);
 
 // Argument setters by manifest name (INTERNAL if the manifest lacks it:
 // the exported files and the planner disagree).

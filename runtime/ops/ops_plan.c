@@ -127,6 +127,7 @@ static zt_status_t parse_args(zt_ops_plan_t* p, char* text, const char* dir) {
 }
 
 zt_status_t zt_ops__plan_create(zt_device_t* device, zt_ops_family_t family, const char* spec,
+                                zt_ops_transform_t transform, void* user,
                                 zt_ops_plan_t** out_plan) {
   zt_ops_plan_t* p = calloc(1, sizeof *p);
   if (!p) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "zt_ops plan");
@@ -139,7 +140,14 @@ zt_status_t zt_ops__plan_create(zt_device_t* device, zt_ops_family_t family, con
   zt_artifact_t* art = NULL;
   zt_status_t s = read_text(dir, spec, "tile", &ir, &ir_size);
   if (!s) s = read_text(dir, spec, "args", &args, NULL);
-  if (!s) s = parse_args(p, args, dir);
+  char* lines = NULL;  // parse_args cuts its text up; the transform reads it whole
+  if (!s && !(lines = strdup(args))) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "%s", spec);
+  if (!s) s = parse_args(p, lines, dir);
+  free(lines);
+  if (!s && transform) {
+    s = transform(p, &ir, args, user);
+    if (!s) ir_size = strlen(ir);
+  }
   if (!s) {
     const zt_device_info_t* info = zt_device_info(device);
     zt_compile_options_t o = {.target = info->target, .compat = info->compat};

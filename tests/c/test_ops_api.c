@@ -622,7 +622,6 @@ START_TEST(test_flex_softcap_causal) {
 }
 END_TEST
 
-// ----------------------------------------------------------------- misuse
 static void expect(zt_status_t s, zt_status_code_t code, const char* needle) {
   ck_assert_msg(s != NULL, "expected %s (%s), got OK", zt_status_code_name(code), needle);
   ck_assert_msg(zt_status_code(s) == code, "expected %s, got %s: %s", zt_status_code_name(code),
@@ -631,6 +630,146 @@ static void expect(zt_status_t s, zt_status_code_t code, const char* needle) {
                 zt_status_message(s), needle);
   zt_status_free(s);
 }
+
+// Mods built with the C builder, as torch writes them (on scalars).
+// score: score * 0.5 + t[h] * (kv - q); mask: q >= kv && (q + kv) % 5 != 1
+// && u[kv] != 0 (u a per-key int32 table).
+static zt_builder_t* build_score_mod(void) {
+  zt_builder_t* b = NULL;
+  OK(zt_builder_create(&b));
+  zt_builder_set_loc(b, "my_mods.c", 10, 1);
+  zt_type_t ty[7] = {zt_type_scalar(ZT_F32), zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32),
+                     zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32), zt_type_ptr(ZT_F32),
+                     zt_type_ptr(ZT_F32)};
+  zt_value_t a[7], half, x, th, pt, d, df, prod, r;
+  OK(zt_builder_begin_kernel(b, "score_mod", 7, ty, NULL, a));
+  OK(zt_builder_const_float(b, ZT_F32, 0.5, &half));
+  OK(zt_builder_binary(b, ZT_BINARY_MULF, a[0], half, &x));
+  OK(zt_builder_addptr(b, a[6], a[2], &pt));
+  OK(zt_builder_load(b, pt, ZT_NO_VALUE, ZT_NO_VALUE, &th));
+  OK(zt_builder_binary(b, ZT_BINARY_SUBI, a[4], a[3], &d));
+  OK(zt_builder_cast(b, ZT_CAST_SITOFP, d, ZT_F32, &df));
+  OK(zt_builder_binary(b, ZT_BINARY_MULF, th, df, &prod));
+  OK(zt_builder_binary(b, ZT_BINARY_ADDF, x, prod, &r));
+  OK(zt_builder_store(b, a[5], r, ZT_NO_VALUE));
+  OK(zt_builder_end_kernel(b));
+  return b;
+}
+
+static zt_builder_t* build_mask_mod(void) {
+  zt_builder_t* b = NULL;
+  OK(zt_builder_create(&b));
+  zt_builder_set_loc(b, "my_mods.c", 20, 1);
+  zt_type_t ty[6] = {zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32),
+                     zt_type_scalar(ZT_I32), zt_type_ptr(ZT_I1), zt_type_ptr(ZT_I32)};
+  zt_value_t a[6], causal, sum, five, one, zero, rem, ne, both, pu, uk, keep, r;
+  OK(zt_builder_begin_kernel(b, "mask_mod", 6, ty, NULL, a));
+  OK(zt_builder_cmp(b, ZT_CMP_SGE, a[2], a[3], &causal));
+  OK(zt_builder_binary(b, ZT_BINARY_ADDI, a[2], a[3], &sum));
+  OK(zt_builder_const_int(b, ZT_I32, 5, &five));
+  OK(zt_builder_const_int(b, ZT_I32, 1, &one));
+  OK(zt_builder_const_int(b, ZT_I32, 0, &zero));
+  OK(zt_builder_binary(b, ZT_BINARY_REMSI, sum, five, &rem));
+  OK(zt_builder_cmp(b, ZT_CMP_NE, rem, one, &ne));
+  OK(zt_builder_binary(b, ZT_BINARY_ANDI, causal, ne, &both));
+  OK(zt_builder_addptr(b, a[5], a[3], &pu));
+  OK(zt_builder_load(b, pu, ZT_NO_VALUE, ZT_NO_VALUE, &uk));
+  OK(zt_builder_cmp(b, ZT_CMP_NE, uk, zero, &keep));
+  OK(zt_builder_binary(b, ZT_BINARY_ANDI, both, keep, &r));
+  OK(zt_builder_store(b, a[4], r, ZT_NO_VALUE));
+  OK(zt_builder_end_kernel(b));
+  return b;
+}
+
+typedef struct {
+  const float* t;
+  const int32_t* u;
+} user_mods_t;
+
+static double user_score(double s, int64_t b, int64_t h, int64_t q, int64_t kv, const void* p) {
+  (void)b;
+  return s * 0.5 + ((const user_mods_t*)p)->t[h] * (double)(kv - q);
+}
+
+static bool user_keep(int64_t q, int64_t kv, const void* p) {
+  return q >= kv && (q + kv) % 5 != 1 && ((const user_mods_t*)p)->u[kv] != 0;
+}
+
+// Both mods from the builder, spliced into the exported kernel; block tables
+// from the mask; compared with the same mods evaluated in C.
+START_TEST(test_flex_builder_mods) {
+  if (compiler_missing(__func__)) return;
+  const int64_t L = 300, S = 300, H = 2, PAD = 384;  // tables cover the padded tiles
+  float t[2] = {0.3f, -0.2f};
+  int32_t u[384];
+  for (int i = 0; i < PAD; ++i) u[i] = i % 7 != 3;
+  user_mods_t um = {t, u};
+  zt_builder_t *sb = build_score_mod(), *mb = build_mask_mod();
+  zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = H, .kv_heads = H,
+                                   .q_len = L, .kv_len = S, .head_dim = 64, .scale = 0.125f},
+                          .score_mod = ZT_OPS_SCORE_BUILDER, .score_builder = sb,
+                          .mask_mod = ZT_OPS_MASK_MOD_BUILDER, .mask_builder = mb,
+                          .has_full_blocks = true};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_flex_plan(dev, &d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-ext-ext-sparsefull128");
+  zt_builder_release(sb);  // the plan keeps nothing of them
+  zt_builder_release(mb);
+  tables_t tb = make_tables(L, S, 128, 128, user_keep, &um, true);
+  size_t cells = (size_t)(tb.qb * tb.kvb) * 4;
+  zt_buffer_t *bn = upload_raw(tb.num, (size_t)tb.qb * 4), *bi = upload_raw(tb.idx, cells);
+  zt_buffer_t *bfn = upload_raw(tb.fnum, (size_t)tb.qb * 4), *bfi = upload_raw(tb.fidx, cells);
+  zt_buffer_t *bt = upload_raw(t, sizeof t), *bu = upload_raw(u, sizeof u);
+  qkv_t q = make_qkv(&d.attn);
+  zt_ops_attention_buffers_t b = {.q = q.q, .k = q.k, .v = q.v, .out = q.o, .lse = q.lse,
+                                  .kv_num_blocks = bn, .kv_indices = bi,
+                                  .full_kv_num_blocks = bfn, .full_kv_indices = bfi,
+                                  .score_tensor = bt, .mask_tensor = bu};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  compare(&d.attn, &q, user_score, user_keep, &um, "flex builder mods");
+  free_qkv(&q);
+  zt_buffer_t* all[] = {bn, bi, bfn, bfi, bt, bu};
+  for (int i = 0; i < 6; ++i) zt_buffer_release(all[i]);
+  free_tables(&tb);
+  zt_ops_plan_release(p);
+}
+END_TEST
+
+// A builder-made mod with an op that is not elementwise, or of the wrong
+// signature, is refused naming the problem.
+START_TEST(test_flex_builder_mod_misuse) {
+  if (compiler_missing(__func__)) return;
+  zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = 1, .kv_heads = 1,
+                                   .q_len = 64, .kv_len = 64, .head_dim = 64},
+                          .score_mod = ZT_OPS_SCORE_BUILDER, .has_full_blocks = true};
+  zt_ops_plan_t* p = NULL;
+  expect(zt_ops_flex_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "score_builder is NULL");
+  // The mask mod's builder given as the score mod: its signature differs.
+  zt_builder_t* mb = build_mask_mod();
+  d.score_builder = mb;
+  expect(zt_ops_flex_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "argument 0 is i32");
+  zt_builder_release(mb);
+  // program_id is not an elementwise op.
+  zt_builder_t* b = NULL;
+  OK(zt_builder_create(&b));
+  zt_type_t ty[7] = {zt_type_scalar(ZT_F32), zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32),
+                     zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32), zt_type_ptr(ZT_F32),
+                     zt_type_ptr(ZT_F32)};
+  zt_value_t a[7], pid, f, r;
+  OK(zt_builder_begin_kernel(b, "score_mod", 7, ty, NULL, a));
+  OK(zt_builder_program_id(b, 0, &pid));
+  OK(zt_builder_cast(b, ZT_CAST_SITOFP, pid, ZT_F32, &f));
+  OK(zt_builder_binary(b, ZT_BINARY_ADDF, a[0], f, &r));
+  OK(zt_builder_store(b, a[5], r, ZT_NO_VALUE));
+  OK(zt_builder_end_kernel(b));
+  d.score_builder = b;
+  expect(zt_ops_flex_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "tile.program_id");
+  zt_builder_release(b);
+}
+END_TEST
+
+// ----------------------------------------------------------------- misuse
 
 START_TEST(test_gemm_misuse) {
   zt_ops_plan_t* p = (zt_ops_plan_t*)0x1;
@@ -800,6 +939,8 @@ int main(void) {
   tcase_add_test(tc[2], test_flex_sliding);
   tcase_add_test(tc[2], test_flex_alibi_causal);
   tcase_add_test(tc[2], test_flex_softcap_causal);
+  tcase_add_test(tc[2], test_flex_builder_mods);
+  tcase_add_test(tc[2], test_flex_builder_mod_misuse);
   tcase_add_test(tc[3], test_gemm_misuse);
   tcase_add_test(tc[3], test_attention_misuse);
   tcase_add_test(tc[3], test_ops_dir_override);

@@ -34,7 +34,7 @@ def test_exported_specs_match_templates(tmp_path):
 
 
 def test_generic_exports_keep_every_integer_at_run_time():
-    _, text, rows = export.spec_manifest("gemm-f16-relu-epi-64x64x32")
+    _, text, rows, _ = export.spec_manifest("gemm-f16-relu-epi-64x64x32")
     names = [r[0] for r in rows]
     # Unit strides and divisible sizes are not compiled in: one file serves all.
     for n in ("M", "N", "K", "s_am", "s_ak", "s_bk", "s_bn", "s_on", "alpha", "beta"):

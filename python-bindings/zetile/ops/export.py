@@ -20,8 +20,9 @@ folder; `spec_manifest(spec)` builds any of them:
   accumulator) or epi (alpha, beta * C, bias, act, residual, all operands
   present: the C side points absent ones at a zero with stride 0);
   CAUSAL causal|full; MASK nomask|fmask (additive, q's dtype)|bmask (int8);
-  SCORE none|alibi|softcap, MASKMOD none|causal|sliding|document
-  (stdlib-kernels/mods.py); KV dense, sparseN or sparsefullN (a block mask
+  SCORE none|alibi|softcap|ext, MASKMOD none|causal|sliding|document|ext
+  (stdlib-kernels/mods.py; ext: a placeholder the C API replaces with a
+  mod built with the C builder, its lines recorded in the .args file); KV dense, sparseN or sparsefullN (a block mask
   with KV blocks of N, without or with full blocks).
 These are generic: every integer is a run-time int32 (none compiled in as 1,
 no divisibility hints), so one specialization serves every shape and
@@ -92,6 +93,9 @@ SPECS = (
        for s, mm in (("none", "none"), ("none", "causal"), ("none", "sliding"),
                      ("none", "document"), ("alibi", "causal"), ("softcap", "causal"))]
     + ["attn-f16-d64-32x32-full-nomask-none-causal-sparsefull128"]
+    # For mods built with the C builder (spliced in by runtime/ops/ops_splice.c).
+    + [f"attn-f32-d64-32x32-full-nomask-{s}-{mm}-sparsefull128"
+       for s, mm in (("ext", "none"), ("none", "ext"), ("ext", "ext"))]
 )
 
 
@@ -129,7 +133,8 @@ def _build(kernel, params, constexprs, types, pins=(), hints=()):
 
 
 def spec_manifest(spec):
-    """(kernel name, tile IR text, [(name, kind, 0)]) of a spec string."""
+    """(kernel name, tile IR text, [(name, kind, 0)], notes for the .args header)
+    of a spec string."""
     from . import _kernels
     f = spec.split("-")
     pins, hints = (), ()
@@ -183,8 +188,8 @@ def spec_manifest(spec):
                  "mask_ptr": None if mk == 0 else (ty if mk == 1 else "*int8"),
                  "kv_num": "*int32" if sparse else None, "kv_idx": "*int32" if sparse else None,
                  "full_num": "*int32" if full else None, "full_idx": "*int32" if full else None,
-                 "B0": "*float32" if smod == "alibi" else None, "B1": None,
-                 "B2": "*int32" if mmod == "document" else None,
+                 "B0": "*float32" if smod in ("alibi", "ext") else None, "B1": None,
+                 "B2": "*int32" if mmod in ("document", "ext") else None,
                  "B3": "*float32" if (smod != "none" or mmod != "none") else None}
         ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=bm, BLOCK_N=bn, MASK_KIND=mk,
                   IS_CAUSAL=causal == "causal",
@@ -194,7 +199,22 @@ def spec_manifest(spec):
     else:
         raise ValueError(f"{spec}: a spec starts with gemm- (5 fields) or attn- (9 fields)")
     text, rows = _build(kern, kern.arg_names, ce, types, pins, hints)
-    return kern.__name__, _relative(text), rows
+    notes = []
+    if f[0] == "attn":
+        for kind, name in (("score", smod), ("mask", mmod)):
+            if name == "ext":
+                notes.append(f"splice {kind} " + " ".join(map(str, _statement_lines(
+                    getattr(mods, f"ext_{kind}")))))
+    return kern.__name__, _relative(text), rows, notes
+
+
+def _statement_lines(fn):
+    """Source lines of the three statements of a placeholder mod."""
+    import inspect
+    src, first = inspect.getsourcelines(fn.fn if hasattr(fn, "fn") else fn)
+    body = [first + i for i, ln in enumerate(src)
+            if ln.startswith("    ") and not ln.strip().startswith("#")]
+    return body[-3:]
 
 
 def _relative(text):
@@ -205,12 +225,14 @@ def _relative(text):
 def export_specs(out_dir, specs=SPECS):
     os.makedirs(out_dir, exist_ok=True)
     for spec in specs:
-        kname, text, rows = spec_manifest(spec)
+        kname, text, rows, notes = spec_manifest(spec)
         with open(os.path.join(out_dir, spec + ".tile"), "w") as f:
             f.write(text)
         with open(os.path.join(out_dir, spec + ".args"), "w") as f:
             f.write(f"# {spec}: run-time arguments of {kname} in launch order (generic: "
                     "every integer at run time)\n")
+            for n in notes:
+                f.write(f"# {n}\n")
             for r in rows:
                 f.write(f"{r[0]} {r[1]} {r[2]}\n")
     return list(specs)
