@@ -5,10 +5,12 @@
 // cache (zt_compile_cached) and launches it on any zetile device. No Python
 // runs: the specializations are tile IR exported ahead of time by
 // `python -m zetile.ops.export DIR [SPEC...]` (stdlib-kernels/prebuilt/ holds
-// the default set, docs/TEMPLATES.md "C API" lists it). A descriptor whose
+// the default set, docs/TEMPLATES.md "The C API" lists it). A descriptor whose
 // specialization is not in the folder gets ZT_STATUS_NOT_FOUND naming the spec
 // and the command that exports it. The folder is $ZETILE_OPS_DIR if set,
-// else the installed share/zetile/prebuilt, else the source tree's.
+// else one beside the library (P/share/zetile/prebuilt for P/lib), else the
+// source tree's. FlexAttention mods are the exported ones or scalar mods
+// built with the C builder (zt_ops_flex_desc_t).
 //
 // Strides are in elements, never negative; a stride of 0 broadcasts. A
 // layout whose strides are all zero means "contiguous" (see each field).
@@ -179,8 +181,8 @@ typedef struct zt_ops_attention_buffers_s {
   zt_buffer_t* mask;  ///< SDPA with a mask
   /// FlexAttention block mask tables.
   zt_buffer_t *kv_num_blocks, *kv_indices, *full_kv_num_blocks, *full_kv_indices;
-  zt_buffer_t* score_tensor;  ///< the score mod's tensor (ALiBi slopes)
-  zt_buffer_t* mask_tensor;   ///< the mask mod's tensor (document ids)
+  zt_buffer_t* score_tensor;  ///< the score mod's tensor (ALiBi slopes; a builder mod's `t`)
+  zt_buffer_t* mask_tensor;   ///< the mask mod's tensor (document ids; a builder mod's `t`)
 } zt_ops_attention_buffers_t;
 
 ZT_API zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc,
