@@ -80,9 +80,10 @@ def analyze_isa(text):
         c = s.split("//")[-1] if "//" in s else ""
         if "prefetch" in c or ".pf" in c:
             kinds["prefetch"] += 1
-        elif "load" in c:
+        # Pre-LSC parts (Gen9 to Gen12LP) say "... read" / "... write".
+        elif "load" in c or (re.search(r"\bread\b", c) and "scratch" not in c):
             kinds["load"] += 1
-        elif "store" in c:
+        elif "store" in c or (re.search(r"\bwrite\b", c) and "scratch" not in c):
             kinds["store"] += 1
         else:
             kinds["other"] += 1
