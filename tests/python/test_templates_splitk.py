@@ -39,6 +39,8 @@ def test_split_k_choice_by_shape():
     assert gemm_mod.split_k_for(16, 16, 300, 1, cfg, programs=8) == 1    # K too shallow
     assert gemm_mod.split_k_for(512, 512, 8192, 1, cfg, programs=8) == 1  # enough tiles
     assert gemm_mod.split_k_for(16, 16, 1 << 20, 1, cfg, programs=64) == gemm_mod.MAX_SPLITS
+    # Not skinny (K < 4 max(M, N)): one pass even on a device with room.
+    assert gemm_mod.split_k_for(1024, 1024, 2048, 1, cfg, programs=1 << 16) == 1
     # A big square GEMM plans the one-pass kernel.
     big = np.zeros((256, 256), np.float32)
     assert not isinstance(ops.gemm(big, big, plan=True), gemm_mod.SplitKLaunch)

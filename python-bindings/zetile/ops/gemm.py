@@ -35,9 +35,12 @@ MIN_SLICE = 256
 
 def split_k_for(M, N, K, nb, cfg, programs=None):
     """How many K slices a GEMM of this shape should be cut into (1: none).
-    Split when the output tiles are fewer than the device can run at once
-    (`programs`, default: 2 per compute unit: CPU cores, GPU EUs) and K is
-    deep enough to give every slice MIN_SLICE or more."""
+    Only skinny shapes split: K at least 4 times M and N, the output tiles
+    fewer than the device can run at once (`programs`, default: 2 per
+    compute unit: CPU cores, GPU EUs), and K deep enough to give every slice
+    MIN_SLICE or more."""
+    if K < 4 * max(M, N):
+        return 1
     if programs is None:
         from .. import runtime
         cu = runtime.info(runtime.get_device()).get("compute_units", 0) or 1
