@@ -386,7 +386,8 @@ def test_evidence_command_takes_a_target():
     assert r.returncode == 0, r.stderr
 
 
-@pytest.mark.parametrize("row,same_as", [("mtl", "tgllp"), ("arl-h", "dg2"), ("icllp", "skl")])
+@pytest.mark.parametrize("row,same_as", [("mtl", "tgllp"), ("arl-h", "dg2"), ("icllp", "skl"),
+                                         ("rkl", "tgllp"), ("adl-s", "tgllp")])
 def test_rows_debians_ocloc_lacks_emit_a_checked_rows_spirv(row, same_as):
     # mtl and arl-h are not in Debian's ocloc: their evidence is that of the
     # row whose SPIR-V they share byte for byte (same subgroup size, XMX, DP4A).
