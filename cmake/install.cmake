@@ -1,9 +1,14 @@
 # Install rules, two layouts:
 # - a wheel (scikit-build-core sets SKBUILD): the extension, libzetile,
-#   libzetile_compiler and the tile dialect go into the package folder
-#   `zetile/` (the extension's RPATH is $ORIGIN; libzetile dlopens the
-#   compiler from its own folder), with the package's Python files from
-#   python-bindings/zetile.
+#   libzetile_compiler, the compile worker and the tile dialect go into the
+#   package folder `zetile/` (the extension's and the worker's RPATH is
+#   $ORIGIN; libzetile dlopens the compiler and starts the worker from its
+#   own folder), with the package's Python files from python-bindings/zetile.
+#   An editable install (SKBUILD_STATE "editable", pyproject.toml) installs
+#   the binaries only: scikit-build-core serves the Python files from
+#   python-bindings/ itself, and a copy here would shadow them. With
+#   ZT_EDITABLE_FROM_BUILD (scripts/setup.sh) it installs nothing: the
+#   binaries are the ones the build/ tree copies into python-bindings/zetile.
 # - a C install (`cmake --install build --prefix P`): P/lib/libzetile.so
 #   (+ .a), P/lib/libzetile_compiler.so, P/include/zetile/*.h,
 #   P/share/zetile/tile.irdl.mlir, an exported package
@@ -20,16 +25,28 @@ endif()
 
 if(SKBUILD)
   set(ZT_PY_DEST zetile)
-  install(DIRECTORY ${CMAKE_SOURCE_DIR}/python-bindings/zetile/ DESTINATION ${ZT_PY_DEST}
-    COMPONENT python FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
-  # The templates (zetile.ops finds them inside the package when installed).
-  install(DIRECTORY ${CMAKE_SOURCE_DIR}/stdlib-kernels/ DESTINATION ${ZT_PY_DEST}/stdlib-kernels
-    COMPONENT python PATTERN "__pycache__" EXCLUDE)
-  # torch's autoload hook (the "torch.backends" entry point in pyproject.toml):
-  # a top-level module, so `import torch` does not import the zetile package.
-  install(FILES ${CMAKE_SOURCE_DIR}/python-bindings/_zetile_torch_hook.py DESTINATION .
-    COMPONENT python)
+  option(ZT_EDITABLE_FROM_BUILD "Editable install using the build/ tree's binaries" OFF)
+  # The one target such an install builds (pyproject.toml, build.targets).
+  add_custom_target(zt_editable_nothing)
+  if(ZT_EDITABLE_FROM_BUILD)
+    return()
+  endif()
+  if(NOT SKBUILD_STATE STREQUAL "editable")
+    install(DIRECTORY ${CMAKE_SOURCE_DIR}/python-bindings/zetile/ DESTINATION ${ZT_PY_DEST}
+      COMPONENT python FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+    # The templates (zetile.ops finds them inside the package when installed;
+    # an editable install finds them beside python-bindings/).
+    install(DIRECTORY ${CMAKE_SOURCE_DIR}/stdlib-kernels/ DESTINATION ${ZT_PY_DEST}/stdlib-kernels
+      COMPONENT python PATTERN "__pycache__" EXCLUDE)
+    # torch's autoload hook (the "torch.backends" entry point in pyproject.toml):
+    # a top-level module, so `import torch` does not import the zetile package.
+    install(FILES ${CMAKE_SOURCE_DIR}/python-bindings/_zetile_torch_hook.py DESTINATION .
+      COMPONENT python)
+  endif()
   install(TARGETS zetile_shared LIBRARY DESTINATION ${ZT_PY_DEST} COMPONENT python)
+  # The compile worker (ZETILE_COMPILE_TIMEOUT, jit/compile_budget.c), found
+  # beside libzetile.
+  install(TARGETS zetile-compile-worker RUNTIME DESTINATION ${ZT_PY_DEST} COMPONENT python)
   if(TARGET _zetile)
     install(TARGETS _zetile LIBRARY DESTINATION ${ZT_PY_DEST} COMPONENT python)
   endif()
@@ -70,6 +87,10 @@ endforeach()
 install(TARGETS zetile_shared zetile_static EXPORT zetileTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The compile worker goes beside libzetile, where libzetile looks for it
+# (jit/compile_budget.c); its RPATH $ORIGIN finds libzetile there. Not
+# exported: libzetile starts it, C programs do not.
+install(TARGETS zetile-compile-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(TARGET zetile_compiler)
   # A module libzetile loads on a cache miss, from its own folder; exported as
   # zetile::compiler so C programs can depend on its presence.

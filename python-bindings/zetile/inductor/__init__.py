@@ -15,7 +15,10 @@ import threading
 
 from . import log, settings  # noqa: F401
 
-_lock = threading.Lock()
+# Re-entrant: with zetile installed (its torch.backends entry point), an
+# explicit install() that imports Inductor's lowering module runs the
+# autoload hook's install on the same thread before the import returns.
+_lock = threading.RLock()
 _installed = False
 
 
@@ -74,6 +77,8 @@ def install(lowering=None):
         import torch._inductor.config as config
         if lowering is None:
             import torch._inductor.lowering as lowering
+            if _installed:  # the autoload hook installed it during the import
+                return
         import zetile.ops  # noqa: F401 - defines torch.ops.zetile.* before any graph runs
         from . import flex, gemm
         gemm.install(lowering)
