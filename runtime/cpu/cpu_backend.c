@@ -37,7 +37,14 @@ typedef struct cpu_executable_s {
   ffi_type* arg_types[MAX_FFI_ARGS];
   bool direct;             // called through kplan (kernel_call.h), else libffi
   zt_kcall_plan_t kplan;
+  // Nanoseconds one program took at the last timed launch (0: not yet).
+  _Atomic uint64_t ns_per_program;
 } cpu_executable_t;
+
+// A grid whose programs would take less than this in all on one thread runs
+// on the caller alone: waking and waiting for pool threads costs a few
+// microseconds (more on a busy machine) and would make such a launch slower.
+#define POOL_MIN_NS 20000
 
 // --- device ------------------------------------------------------------------
 
@@ -393,6 +400,12 @@ static void record_fault(launch_t* l, const int32_t ids[3]) {
   memcpy(l->fault_program, ids, sizeof l->fault_program);
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
@@ -500,7 +513,12 @@ static zt_status_t cpu_launch_checked(zt_executable_t* base, const uint32_t grid
   memcpy(l.grid, grid, sizeof l.grid);
   l.total = (uint64_t)grid[0] * grid[1] * grid[2];
   // One program runs on the caller: no need to ask how many threads exist.
-  int32_t threads = l.total == 1 ? 1 : zt_pool_concurrency();
+  // Nor do grids measured to be short, unless ZETILE_NUM_THREADS asks for
+  // threads (tests of concurrent kernels do).
+  uint64_t per = atomic_load_explicit(&e->ns_per_program, memory_order_relaxed);
+  int32_t threads = 1;
+  if (l.total > 1 && (per == 0 || per * l.total >= POOL_MIN_NS || zt_pool_threads_forced()))
+    threads = zt_pool_concurrency();
   if ((uint64_t)threads > l.total) threads = (int32_t)l.total;
   // ~8 chunks per thread balances uneven programs without much contention.
   l.chunk = l.total / ((uint64_t)threads * 8);
@@ -512,7 +530,15 @@ static zt_status_t cpu_launch_checked(zt_executable_t* base, const uint32_t grid
   atomic_init(&l.faulted, 0);
   l.error.message[0] = 0;
   pthread_once(&handlers_once, install_fault_handlers);
+  // Timed while unmeasured and for grids (one clock read costs ~20 ns).
+  bool timed = per == 0 || l.total > 1;
+  uint64_t t0 = timed ? now_ns() : 0;
   ZT_RETURN_IF_ERROR(zt_pool_run(run_programs, &l, threads));
+  if (timed && !atomic_load(&l.faulted) && !atomic_load(&l.stop)) {
+    // Work per program (threads x wall time / programs): an upper bound.
+    uint64_t took = (now_ns() - t0) * (uint64_t)threads / l.total;
+    atomic_store_explicit(&e->ns_per_program, took ? took : 1, memory_order_relaxed);
+  }
   if (atomic_load(&l.faulted))
     return zt_make_status(
         ZT_STATUS_DEVICE_FAULT,

@@ -89,6 +89,11 @@ static int32_t cpus_available(void) {
   return n;
 }
 
+bool zt_pool_threads_forced(void) {
+  const char* env = getenv("ZETILE_NUM_THREADS");
+  return env && atoi(env) > 0;
+}
+
 int32_t zt_pool_concurrency(void) {
   // getenv stays per call (no system call; tests and tools change it).
   const char* env = getenv("ZETILE_NUM_THREADS");

@@ -5,6 +5,7 @@
 #ifndef ZETILE_RUNTIME_CPU_THREAD_POOL_H_
 #define ZETILE_RUNTIME_CPU_THREAD_POOL_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "zetile/status.h"
@@ -15,6 +16,9 @@ typedef void (*zt_pool_fn_t)(void* ctx, int32_t worker);
 /// Number of threads a job can use (workers + the caller): $ZETILE_NUM_THREADS
 /// or the CPUs this process may run on.
 int32_t zt_pool_concurrency(void);
+
+/// Whether $ZETILE_NUM_THREADS sets the thread count (else it is automatic).
+bool zt_pool_threads_forced(void);
 
 /// Runs fn on min(participants, concurrency) threads, the caller included,
 /// and returns when every one has returned. Starts the pool on first use

@@ -8,8 +8,12 @@
 #include <check.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cpu/cpu_backend.h"
 #include "zetile/zetile.h"
@@ -131,6 +135,71 @@ START_TEST(test_short_launches_count_each_program_once) {
 }
 END_TEST
 
+// Which threads ran programs: a kernel that records its thread and sleeps
+// `sleep_us` per program.
+static pthread_t seen[16];
+static atomic_int num_seen;
+static atomic_int sleep_us;
+static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void record(uint64_t unused, int32_t px, int32_t py, int32_t pz, int32_t nx, int32_t ny,
+                   int32_t nz, void* ctx) {
+  (void)unused, (void)px, (void)py, (void)pz, (void)nx, (void)ny, (void)nz, (void)ctx;
+  pthread_mutex_lock(&seen_mu);
+  int n = atomic_load(&num_seen), found = 0;
+  for (int i = 0; i < n; ++i) found |= pthread_equal(seen[i], pthread_self());
+  if (!found && n < 16) atomic_store(&num_seen, n + 1), seen[n] = pthread_self();
+  pthread_mutex_unlock(&seen_mu);
+  int us = atomic_load(&sleep_us);
+  if (us > 100) {
+    usleep((useconds_t)us);
+  } else if (us > 0) {  // short waits spin (usleep sleeps ~50 us at least)
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
+  }
+}
+
+static int threads_used(zt_executable_t* e, uint32_t programs) {
+  atomic_store(&num_seen, 0);
+  zt_arg_t a = {ZT_PTR, {.ptr = 0}};
+  uint32_t grid[3] = {programs, 1, 1};
+  OK(zt_launch(e, grid, 1, &a));
+  return atomic_load(&num_seen);
+}
+
+START_TEST(test_short_grids_run_on_the_caller) {
+  unsetenv("ZETILE_NUM_THREADS");
+  cpu_set_t set;  // the CPUs the pool sizes itself by
+  int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  zt_device_t* d;
+  OK(zt_device_open("cpu", &d));
+  zt_executable_t* e;
+  OK(zt_cpu_executable_create_from_function(
+      d, "kernel=record\ntarget=cpu\nargs=ptr:i32\nlocal_size=1,1,1\nsubgroup_size=1\n",
+      (void*)record, &e));
+  // Programs of 1 us: once measured, 8 of them (8 us of work) stay on the
+  // calling thread; the pool's workers, spinning after the first launches,
+  // would otherwise take some of them.
+  atomic_store(&sleep_us, 1);
+  threads_used(e, 8);
+  threads_used(e, 8);
+  int multi = 0;
+  for (int i = 0; i < 300; ++i) multi += threads_used(e, 8) > 1;
+  ck_assert_int_eq(multi, 0);
+  if (cpus >= 2) {
+    // Programs of 5 ms: the pool shares them (a sleeping program needs no
+    // CPU, so a worker takes some even on a busy machine).
+    atomic_store(&sleep_us, 5000);
+    threads_used(e, 8);
+    ck_assert_int_ge(threads_used(e, 8), 2);
+  }
+  zt_executable_release(e);
+  zt_device_release(d);
+}
+END_TEST
+
 int main(void) {
   Suite* suite = suite_create("cpu_kernel_call");
   TCase* tc = tcase_create("cpu");
@@ -138,6 +207,7 @@ int main(void) {
   tcase_add_test(tc, test_direct_call_every_slot);
   tcase_add_test(tc, test_libffi_call_every_slot);
   tcase_add_test(tc, test_short_launches_count_each_program_once);
+  tcase_add_test(tc, test_short_grids_run_on_the_caller);
   suite_add_tcase(suite, tc);
   SRunner* runner = srunner_create(suite);
   srunner_run_all(runner, CK_NORMAL);
