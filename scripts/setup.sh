@@ -53,15 +53,29 @@ if [ -e .venv/lib/libintelocl.so ]; then
 else
   echo "[setup] warning: .venv/lib/libintelocl.so is missing (pip intel-opencl-rt): no opencl:cpu device"
 fi
-# The package is used in place: python-bindings/ and the build folder.
+# The package is installed editable (pyproject.toml): Python serves its
+# files from python-bindings/, its binaries are the ones the build below
+# copies into python-bindings/zetile/ (ZT_EDITABLE_FROM_BUILD: pip compiles
+# nothing), and pip writes the `zetile` command and the entry points
+# (torch.backends). Redone only when pyproject.toml changes or the install
+# is missing; the file and wrapper of the former in-place setup go.
 SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-printf '%s\n' "$ROOT/python-bindings" > "$SITE/zetile-dev.pth"
-# The `zetile` command line.
-cat > .venv/bin/zetile <<WRAP
-#!/usr/bin/env bash
-exec "$ROOT/.venv/bin/python" -m zetile "\$@"
-WRAP
-chmod +x .venv/bin/zetile
+ESTAMP=.venv/.zt-editable
+editable_here() {  # zetile is installed editable from this checkout
+  .venv/bin/python - "$ROOT" <<'PY' 2>/dev/null
+import importlib.metadata as m, json, sys
+d = json.loads(m.distribution("zetile").read_text("direct_url.json") or "{}")
+sys.exit(not (d.get("dir_info", {}).get("editable") and d.get("url") == "file://" + sys.argv[1]))
+PY
+}
+if ! cmp -s pyproject.toml "$ESTAMP" 2>/dev/null || ! editable_here; then
+  echo "[setup] installing zetile into .venv (editable)"
+  rm -f .venv/bin/zetile
+  ZT_EDITABLE_FROM_BUILD=1 .venv/bin/python -m pip install -q --no-deps --no-build-isolation \
+    -e "$ROOT"
+  cp pyproject.toml "$ESTAMP"
+fi
+rm -f "$SITE/zetile-dev.pth"
 
 if [ "${ZT_SKIP_BUILD:-0}" != 1 ]; then
   export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
