@@ -535,9 +535,14 @@ static zt_status_t cpu_launch_checked(zt_executable_t* base, const uint32_t grid
   uint64_t t0 = timed ? now_ns() : 0;
   ZT_RETURN_IF_ERROR(zt_pool_run(run_programs, &l, threads));
   if (timed && !atomic_load(&l.faulted) && !atomic_load(&l.stop)) {
-    // Work per program (threads x wall time / programs): an upper bound.
+    // Work per program (threads x wall time / programs): an upper bound,
+    // inflated when the machine is busy and a thread waits for a CPU. So
+    // the estimate follows a faster launch at once and a slower one by a
+    // quarter of the difference (a kernel that really takes 20 us or more
+    // crosses the threshold after one launch anyway).
     uint64_t took = (now_ns() - t0) * (uint64_t)threads / l.total;
-    atomic_store_explicit(&e->ns_per_program, took ? took : 1, memory_order_relaxed);
+    uint64_t est = per == 0 || took < per ? took : per + (took - per) / 4;
+    atomic_store_explicit(&e->ns_per_program, est ? est : 1, memory_order_relaxed);
   }
   if (atomic_load(&l.faulted))
     return zt_make_status(
