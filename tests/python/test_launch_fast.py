@@ -251,3 +251,27 @@ def test_threads_launching_one_kernel():
     for t in threads:
         t.join()
     assert not errors, errors[:3]
+
+
+def test_kernels_made_at_run_time_are_freed():
+    # kernel[grid] keeps its last launch callable, which refers back to the
+    # kernel: the cycle must be collectable (KernelBase supports the GC).
+    import gc
+    import weakref
+
+    def make():
+        @zetile.jit
+        def k(x_ptr, y_ptr):
+            tl.store(y_ptr, tl.load(x_ptr) + 1)
+        return k
+    refs = []
+    for _ in range(3):
+        k = make()
+        x, y = np.ones(1, np.float32), np.zeros(1, np.float32)
+        for _ in range(3):
+            k[(1,)](x, y)
+        assert y[0] == 2 and k._fast_entries == 1
+        refs.append(weakref.ref(k))
+        del k
+    gc.collect()
+    assert all(r() is None for r in refs)
