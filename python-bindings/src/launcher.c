@@ -560,9 +560,27 @@ static PyMethodDef bound_launch_def = {
     "launch", (PyCFunction)(void (*)(void))bound_launch, METH_FASTCALL | METH_KEYWORDS,
     "Launches the kernel on the grid given to kernel[grid]."};
 
+// Two grids of the same ints (a grid computed per call, `(cdiv(n, B),)`).
+static int same_int_tuple(PyObject* a, PyObject* b) {
+  if (!PyTuple_CheckExact(a) || !PyTuple_CheckExact(b)) return 0;
+  Py_ssize_t n = PyTuple_Size(a);
+  if (n != PyTuple_Size(b) || n < 1 || n > 3) return 0;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *x = PyTuple_GetItem(a, i), *y = PyTuple_GetItem(b, i);
+    if (x == y) continue;
+    if (!PyLong_CheckExact(x) || !PyLong_CheckExact(y)) return 0;
+    int eq = PyObject_RichCompareBool(x, y, Py_EQ);
+    if (eq <= 0) {
+      PyErr_Clear();
+      return 0;
+    }
+  }
+  return 1;
+}
+
 static PyObject* kernel_subscript(PyObject* self, PyObject* grid) {
   KernelObject* k = (KernelObject*)self;
-  if (k->last_bound && k->last_grid == grid) {
+  if (k->last_bound && (k->last_grid == grid || same_int_tuple(k->last_grid, grid))) {
     Py_INCREF(k->last_bound);
     return k->last_bound;
   }
