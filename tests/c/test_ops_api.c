@@ -736,6 +736,64 @@ START_TEST(test_flex_builder_mods) {
 }
 END_TEST
 
+// A score mod with a constant, a comparison, a select and a math op:
+// score > 0 ? 2 tanh(score / 2) : score. No mask mod: every block full.
+static double capped(double s, int64_t b, int64_t h, int64_t q, int64_t kv, const void* u) {
+  (void)b;
+  (void)h;
+  (void)q;
+  (void)kv;
+  (void)u;
+  return s > 0 ? 2.0 * tanh(s / 2.0) : s;
+}
+
+START_TEST(test_flex_builder_score_select) {
+  if (compiler_missing(__func__)) return;
+  zt_builder_t* b = NULL;
+  OK(zt_builder_create(&b));
+  zt_builder_set_loc(b, "my_mods.c", 30, 1);
+  zt_type_t ty[7] = {zt_type_scalar(ZT_F32), zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32),
+                     zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32), zt_type_ptr(ZT_F32),
+                     zt_type_ptr(ZT_F32)};
+  zt_value_t a[7], cap, zero, pos, x, th, capv, r;
+  OK(zt_builder_begin_kernel(b, "score_mod", 7, ty, NULL, a));
+  OK(zt_builder_const_float(b, ZT_F32, 2.0, &cap));
+  OK(zt_builder_const_float(b, ZT_F32, 0.0, &zero));
+  OK(zt_builder_cmp(b, ZT_CMP_OGT, a[0], zero, &pos));
+  OK(zt_builder_binary(b, ZT_BINARY_DIVF, a[0], cap, &x));
+  OK(zt_builder_unary(b, ZT_UNARY_TANH, x, &th));
+  OK(zt_builder_binary(b, ZT_BINARY_MULF, th, cap, &capv));
+  OK(zt_builder_select(b, pos, capv, a[0], &r));
+  OK(zt_builder_store(b, a[5], r, ZT_NO_VALUE));
+  OK(zt_builder_end_kernel(b));
+  const int64_t L = 200, S = 150;
+  zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 2, .q_heads = 2, .kv_heads = 1,
+                                   .q_len = L, .kv_len = S, .head_dim = 64, .scale = 1.0f},
+                          .score_mod = ZT_OPS_SCORE_BUILDER, .score_builder = b,
+                          .has_full_blocks = true};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_flex_plan(dev, &d, &p));
+  zt_builder_release(b);
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-ext-none-sparsefull128");
+  tables_t tb = make_tables(L, S, 128, 128, NULL, NULL, true);
+  size_t cells = (size_t)(tb.qb * tb.kvb) * 4;
+  zt_buffer_t *bn = upload_raw(tb.num, (size_t)tb.qb * 4), *bi = upload_raw(tb.idx, cells);
+  zt_buffer_t *bfn = upload_raw(tb.fnum, (size_t)tb.qb * 4), *bfi = upload_raw(tb.fidx, cells);
+  qkv_t q = make_qkv(&d.attn);
+  zt_ops_attention_buffers_t bb = {.q = q.q, .k = q.k, .v = q.v, .out = q.o, .lse = q.lse,
+                                   .kv_num_blocks = bn, .kv_indices = bi,
+                                   .full_kv_num_blocks = bfn, .full_kv_indices = bfi};
+  OK(zt_ops_attention_run(p, &bb));
+  OK(zt_device_synchronize(dev));
+  compare(&d.attn, &q, capped, NULL, NULL, "flex builder score select");
+  free_qkv(&q);
+  zt_buffer_t* all[] = {bn, bi, bfn, bfi};
+  for (int i = 0; i < 4; ++i) zt_buffer_release(all[i]);
+  free_tables(&tb);
+  zt_ops_plan_release(p);
+}
+END_TEST
+
 // A builder-made mod with an op that is not elementwise, or of the wrong
 // signature, is refused naming the problem.
 START_TEST(test_flex_builder_mod_misuse) {
@@ -940,6 +998,7 @@ int main(void) {
   tcase_add_test(tc[2], test_flex_alibi_causal);
   tcase_add_test(tc[2], test_flex_softcap_causal);
   tcase_add_test(tc[2], test_flex_builder_mods);
+  tcase_add_test(tc[2], test_flex_builder_score_select);
   tcase_add_test(tc[2], test_flex_builder_mod_misuse);
   tcase_add_test(tc[3], test_gemm_misuse);
   tcase_add_test(tc[3], test_attention_misuse);
