@@ -190,8 +190,9 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
         dpT = tl.dot(v, doT)
         dsT = pT * (dpT - delta) * gT
         if SCORE_MOD is not None:
-            # score_mod' may be inf/NaN where the score is masked (p = 0).
-            dsT = tl.where(pT > 0.0, dsT, 0.0)
+            # score_mod' may be inf/NaN where the score is masked (p = 0);
+            # selected by the positions (Xe selects on index-computed masks only).
+            dsT = tl.where(keep, dsT, 0.0)
         dk += tl.dot(dsT.to(q.dtype), q)
     tl.store(DK + b * stride_kgb + hk * stride_kgh + offs_n[:, None] * stride_kgn
              + offs_d[None, :] * stride_kgd, dk.to(DK.dtype.element_ty), mask=kv_msk)
@@ -261,7 +262,7 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
         dp = tl.dot(do, vT)
         ds = p * (dp - delta[:, None]) * g
         if SCORE_MOD is not None:
-            ds = tl.where(p > 0.0, ds, 0.0)
+            ds = tl.where(keep, ds, 0.0)
         dq += tl.dot(ds.to(k.dtype), k)
     tl.store(DQ + b * stride_gb + h * stride_gh + offs_m[:, None] * stride_gm
              + offs_d[None, :] * stride_gd, dq.to(DQ.dtype.element_ty), mask=q_msk)
