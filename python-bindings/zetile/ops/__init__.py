@@ -7,6 +7,7 @@ When torch is importable, the same functions are also torch custom ops
 from .gemm import gemm  # noqa: F401
 from ._kernels import stdlib_dir  # noqa: F401
 from .attention import scaled_dot_product_attention, flex_attention, flex_attention_fwd  # noqa: F401
+from .attention_bwd import scaled_dot_product_attention_backward, flex_attention_backward  # noqa: F401
 from .block_mask import BlockMask, create_block_mask  # noqa: F401
 from .fx_to_tile import FxTranslationError  # noqa: F401
 
