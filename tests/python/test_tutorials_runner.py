@@ -58,6 +58,14 @@ def test_compare_new_known_and_now_passing():
     assert "06-fused-attention::_attn_fwd*@pvc" not in now
 
 
+def test_patterns_take_brackets_literally():
+    row = "03-matrix-multiplication::matmul_kernel[BM256,BN256,BK32,GM4,w32]@pvc"
+    assert tutorials.matches(row, row)
+    assert tutorials.matches(row, "03-matrix-multiplication::matmul_kernel[*]@pvc")
+    assert not tutorials.matches(row, "03-matrix-multiplication::matmul_kernel[BM128*]@pvc")
+    assert not tutorials.matches(row.replace("@pvc", "@dg2"), "03-matrix-multiplication::*@pvc")
+
+
 def test_message_lines():
     msg = ("/t/06-fused-attention.py:118:12: error: a 2-D reduction along axis 1 of a tile split "
            "that way across subgroups (2x2)\n  qk = tl.dot(q, k)\n")
