@@ -19,8 +19,10 @@
 //   begin|done <label> [ms]", ZETILE_STAGE_STREAM=1, jit/compiler_mlir.c);
 //   then "zetile-result: <code> <n>\n" and n bytes: the serialized artifact
 //   (code 0) or the status message.
-//   EOF on stdin, or no request for IDLE_EXIT_S: exit 0. If the caller dies, the worker exits within a
-//   second even in the middle of a compile (it is reparented).
+//   EOF on stdin, or no request for ZETILE_COMPILE_WORKER_IDLE seconds
+//   (default 120; as set when the worker starts): exit 0. If the caller
+//   dies, the worker exits within a second even in the middle of a compile
+//   (it is reparented).
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -31,7 +33,7 @@
 
 #include "zetile/compiler.h"
 
-#define IDLE_EXIT_S 120
+#define IDLE_EXIT_S 120  // default of ZETILE_COMPILE_WORKER_IDLE
 
 static pid_t g_parent;
 
@@ -109,15 +111,18 @@ int main(int argc, char** argv) {
   pthread_t watcher;
   if (pthread_create(&watcher, NULL, watch_parent, NULL) == 0) pthread_detach(watcher);
   setvbuf(stdout, NULL, _IONBF, 0);
+  const char* idle_env = getenv("ZETILE_COMPILE_WORKER_IDLE");
+  double idle_s = idle_env ? strtod(idle_env, NULL) : 0;
+  int idle_ms = idle_s > 0 && idle_s < 86400 ? (int)(idle_s * 1000) : IDLE_EXIT_S * 1000;
   char line[512];
   for (;;) {
-    // Idle for IDLE_EXIT_S: exit, giving back the memory MLIR holds; the
+    // Idle for idle_ms: exit, giving back the memory MLIR holds; the
     // caller starts a new worker for its next compile. (The caller sends a
     // request only after reading the last reply, so stdin's buffer is
     // empty here and poll sees all there is.)
     struct pollfd pfd = {0, POLLIN, 0};
     int ready;
-    while ((ready = poll(&pfd, 1, IDLE_EXIT_S * 1000)) < 0 && errno == EINTR) {
+    while ((ready = poll(&pfd, 1, idle_ms)) < 0 && errno == EINTR) {
     }
     if (ready == 0) return 0;
     if (!fgets(line, sizeof line, stdin)) break;

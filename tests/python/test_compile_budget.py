@@ -203,3 +203,24 @@ def test_a_forked_child_uses_its_own_worker(tmp_path):
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "child exit 0" in r.stdout, r.stdout + r.stderr
+
+
+def test_an_idle_worker_exits_and_is_replaced(monkeypatch):
+    import time
+    monkeypatch.delenv("ZETILE_COMPILE_TIMEOUT", raising=False)
+    # Read when a worker starts: a custom executable path makes this test's
+    # worker a new one (an idle worker of another path is ended, not reused).
+    monkeypatch.setenv("ZETILE_COMPILE_WORKER", os.path.join(
+        os.path.dirname(_C._ext.__file__), ".", "zetile-compile-worker"))
+    monkeypatch.setenv("ZETILE_COMPILE_WORKER_IDLE", "0.5")
+    zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
+    first = workers()
+    assert len(first) == 1, first
+    deadline = time.monotonic() + 30
+    while workers() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert workers() == {}, "the idle worker did not exit"
+    ck = zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
+    assert "meta" in ck.asm
+    second = workers()
+    assert len(second) == 1 and second.keys() != first.keys(), (first, second)
