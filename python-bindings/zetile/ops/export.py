@@ -258,6 +258,9 @@ if __name__ == "__main__":
     target = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "stdlib-kernels", "prebuilt")
     if len(sys.argv) > 2:
-        print("\n".join(export_specs(target, sys.argv[2:])))
+        try:
+            print("\n".join(export_specs(target, sys.argv[2:])))
+        except ValueError as e:
+            sys.exit(f"zetile.ops.export: {e}")
     else:
         print("\n".join(export(target) + export_specs(target)))
