@@ -399,3 +399,20 @@ def test_rows_debians_ocloc_lacks_emit_a_checked_rows_spirv(row, same_as):
         b = zcompile(fn, signature=sig, constexprs=consts, target=same_as)
         assert a.metadata["target"] == row
         assert a.asm["spirv"] == b.asm["spirv"], (row, same_as, fn)
+
+
+@pytest.mark.skipif(not SLOW, reason="every evidence kernel on five rows, ~10 min: "
+                    "ZETILE_SLOW_TESTS=1")
+@pytest.mark.parametrize("target", ROWS)
+def test_every_evidence_kernel_reaches_e5(target):
+    if "opencl:cpu" not in [d["name"] for d in zetile.devices()]:
+        pytest.skip("Intel's OpenCL CPU runtime (opencl:cpu) is not available")
+    from zt_testutil import ROOT
+    r = subprocess.run([sys.executable, "-m", "zetile", "evidence", "--target", target, "--json"],
+                       capture_output=True, text=True, timeout=1800, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=ROOT + "/python-bindings"))
+    rows = json.loads(r.stdout)
+    assert len(rows) >= 16, rows
+    short = {row["kernel"]: row["passed"] for row in rows if "E5" not in row["passed"]}
+    assert not short, short
+    assert r.returncode == 0, r.stderr
