@@ -46,6 +46,7 @@ enum {
   CODE_INT = 0x100,     // | class << 2 | (v == 1) << 1 | (v > 0 && v % 16 == 0)
   CODE_NUMPY = 0x1000,  // | typekind << 8 | itemsize << 1 | aligned16  (<< 4 below)
   CODE_TORCH = 0x2000000,
+  CODE_ZT_TENSOR = 0x4000000,  // | dtype code << 1 | aligned16
 };
 
 typedef struct entry_s {
@@ -101,6 +102,9 @@ static int g_num_torch_types;
 static PyObject* g_torch_dtypes;  // dict: torch.dtype -> small int
 static PyObject* g_to_dlpack;     // torch.utils.dlpack.to_dlpack
 static PyObject* g_value_types;   // tuple of types whose instances are immutable constexprs
+static PyTypeObject* g_zt_tensor_type;  // zetile.Tensor
+static PyObject* g_zt_dtypes;           // dict: zetile dtype -> small int
+static PyObject *g_str_device, *g_str_buffer;
 static PyObject* g_str_array_struct;
 
 // ---------------------------------------------------------------------------
@@ -254,6 +258,29 @@ static int torch_code(const torch_type_t* t, PyObject* o, int64_t* code, uint64_
   return 1;
 }
 
+// zetile.Tensor: its buffer's address, if it lives on the launch's device
+// (another device, even of the same name, is the slow path's to judge).
+static int zt_tensor_code(PyObject* o, PyObject* device, int64_t* code, uint64_t* addr) {
+  PyObject* d = PyObject_GetAttr(o, g_str_device);
+  if (!d) return -1;
+  int same = d == device;
+  Py_DECREF(d);
+  if (!same) return 0;
+  PyObject* dt = PyObject_GetAttr(o, g_str_dtype);
+  if (!dt) return -1;
+  PyObject* dcode = g_zt_dtypes ? PyDict_GetItem(g_zt_dtypes, dt) : NULL;
+  Py_DECREF(dt);
+  if (!dcode) return 0;
+  long dc = PyLong_AsLong(dcode);
+  PyObject* buf = PyObject_GetAttr(o, g_str_buffer);
+  if (!buf) return -1;
+  int ok = zpy_buffer_address(buf, addr);
+  Py_DECREF(buf);
+  if (!ok) return 0;
+  *code = CODE_ZT_TENSOR | ((int64_t)dc << 1) | (*addr % 16 == 0);
+  return 1;
+}
+
 // A constexpr or option value the fast path can compare: immutable.
 static int simple_value(PyObject* v) {
   if (v == Py_None || PyBool_Check(v)) return 1;
@@ -278,7 +305,7 @@ typedef struct {
 } call_t;
 
 // 1: every parameter has a code; 0: slow path; -1: error.
-static int compute_codes(KernelObject* k, call_t* c) {
+static int compute_codes(KernelObject* k, call_t* c, PyObject* device) {
   for (int32_t i = 0; i < k->num_params; ++i) {
     PyObject* v = c->vals[i];
     if (k->is_constexpr[i]) {
@@ -308,6 +335,7 @@ static int compute_codes(KernelObject* k, call_t* c) {
       int rc = 0;
       for (int j = 0; j < g_num_numpy_types; ++j)
         if (t == g_numpy_types[j]) rc = numpy_code(v, &c->codes[i], &c->addrs[i]);
+      if (t == g_zt_tensor_type) rc = zt_tensor_code(v, device, &c->codes[i], &c->addrs[i]);
       for (int j = 0; rc == 0 && j < g_num_torch_types; ++j)
         if (t == g_torch_types[j].type) {
           rc = torch_code(&g_torch_types[j], v, &c->codes[i], &c->addrs[i]);
@@ -478,7 +506,7 @@ static PyObject* kernel_launch(KernelObject* k, PyObject* grid, PyObject* const*
   PyObject* device = current_device();
   if (g_disabled || !k->num_params || !device || !bind(k, args, nargs, kwnames, &c))
     return launch_slow(k, grid, NULL, args, nargs, kwnames);
-  int rc = compute_codes(k, &c);
+  int rc = compute_codes(k, &c, device);
   if (rc < 0) return NULL;
   if (rc == 0) return launch_slow(k, grid, NULL, args, nargs, kwnames);
   entry_t* e = NULL;
@@ -834,6 +862,21 @@ static PyObject* py_register_torch(PyObject* m, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// _fast_zetile_tensor(type, dtype, code): zetile.Tensor and a dtype of it.
+static PyObject* py_register_zt_tensor(PyObject* m, PyObject* args) {
+  PyObject *type, *dtype, *code;
+  if (!PyArg_ParseTuple(args, "O!OO!:_fast_zetile_tensor", &PyType_Type, &type, &dtype,
+                        &PyLong_Type, &code))
+    return NULL;
+  if (!g_zt_dtypes && !(g_zt_dtypes = PyDict_New())) return NULL;
+  if (PyDict_SetItem(g_zt_dtypes, dtype, code) < 0) return NULL;
+  if (!g_zt_tensor_type) {
+    Py_INCREF(type);
+    g_zt_tensor_type = (PyTypeObject*)type;
+  }
+  Py_RETURN_NONE;
+}
+
 static PyObject* py_register_value_types(PyObject* m, PyObject* types) {
   if (!PyTuple_Check(types)) return PyErr_Format(PyExc_TypeError, "expected a tuple of types");
   Py_INCREF(types);
@@ -886,6 +929,8 @@ static PyMethodDef launcher_functions[] = {
     {"_fast_torch", py_register_torch, METH_VARARGS,
      "_fast_torch(tensor_type, dtype, code, to_dlpack)\nA tensor type and dtype the launch "
      "accepts; torch's to_dlpack or None."},
+    {"_fast_zetile_tensor", py_register_zt_tensor, METH_VARARGS,
+     "_fast_zetile_tensor(type, dtype, code)\nzetile.Tensor and one of its dtypes."},
     {"_fast_value_types", py_register_value_types, METH_O,
      "_fast_value_types(types)\nImmutable constexpr value types (compared by value)."},
     {NULL, NULL, 0, NULL},
@@ -897,7 +942,10 @@ int zpy_launcher_init(PyObject* m) {
   g_str_array_struct = PyUnicode_InternFromString("__array_struct__");
   g_str_is_cpu = PyUnicode_InternFromString("is_cpu");
   g_str_dtype = PyUnicode_InternFromString("dtype");
-  if (!g_str_array_struct || !g_str_is_cpu || !g_str_dtype) return -1;
+  g_str_device = PyUnicode_InternFromString("device");
+  g_str_buffer = PyUnicode_InternFromString("buffer");
+  if (!g_str_array_struct || !g_str_is_cpu || !g_str_dtype || !g_str_device || !g_str_buffer)
+    return -1;
   PyObject* type = PyType_FromSpec(&kernel_spec);
   if (!type) return -1;
   g_kernel_type = (PyTypeObject*)type;

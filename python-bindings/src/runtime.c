@@ -544,6 +544,12 @@ int zpy_launch(zt_executable_t* exe, const uint32_t grid[3], int32_t n, const zt
   return 0;
 }
 
+int zpy_buffer_address(PyObject* o, uint64_t* address) {
+  if (!PyObject_TypeCheck(o, g_buffer_type) || !((BufferObject*)o)->buf) return 0;
+  *address = zt_buffer_address(((BufferObject*)o)->buf);
+  return 1;
+}
+
 zt_executable_t* zpy_executable_handle(PyObject* o) {
   if (!PyObject_TypeCheck(o, g_executable_type)) {
     zpy_type_error("executable", "an Executable", o);

@@ -89,6 +89,8 @@ int zpy_compiler_init(PyObject* m);
 int zpy_runtime_init(PyObject* m);
 /// The handle of an Executable (borrowed); TypeError and NULL otherwise.
 zt_executable_t* zpy_executable_handle(PyObject* o);
+/// 1 and the device address if o is a live Buffer, else 0 (no exception).
+int zpy_buffer_address(PyObject* o, uint64_t* address);
 /// zt_launch_checked without the GIL, Ctrl-C stopping it; raises on error
 /// and returns -1.
 int zpy_launch(zt_executable_t* exe, const uint32_t grid[3], int32_t n, const zt_arg_t* args,

@@ -209,7 +209,12 @@ def _note_fast_array(v):
     """Tells the C launcher (launcher.c) about an array type jit.py accepted,
     so that later launches can read such arrays without Python."""
     t = type(v)
-    if t.__module__ == "numpy":
+    if t is runtime.Tensor:
+        k = (t, v.dtype)
+        if k not in _fast_seen:
+            _fast_seen.add(k)
+            _C._ext._fast_zetile_tensor(t, v.dtype, len(_fast_seen))
+    elif t.__module__ == "numpy":
         if t not in _fast_seen:
             _fast_seen.add(t)
             _C._ext._fast_numpy_type(t)
@@ -407,7 +412,7 @@ class JITFunction(_C.KernelBase):
                 continue
             try:
                 p = runtime.pointer_arg(v, device)
-                if p is not None and p.host:
+                if p is not None:
                     _note_fast_array(v)
             except (ValueError, TypeError) as e:
                 # Only a refused array pays for the stride check (launches

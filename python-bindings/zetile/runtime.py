@@ -38,8 +38,10 @@ def _open(name):
         dev = _devices.get(name)
         if dev is None:
             dev = _C.Device(name)
+            # One Device object per device: "default" and "cpu" name the same
+            # one (launches compare devices by identity in C).
+            dev = _devices.setdefault(dev.info["name"], dev)
             _devices[name] = dev
-            _devices[info(dev)["name"]] = dev
         return dev
 
 

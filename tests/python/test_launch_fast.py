@@ -275,3 +275,15 @@ def test_kernels_made_at_run_time_are_freed():
         del k
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+def test_zetile_tensors_fast():
+    dev = zetile.get_device("cpu")
+    for i in range(4):
+        x = zetile.from_numpy(np.arange(16, dtype=np.float32) + i, device=dev)
+        y = zetile.zeros((16,), device=dev)
+        axpb[(1,)](x, y, 16, 2.0, 1.0, NEG=False, BLOCK=16)
+        np.testing.assert_allclose(y.numpy(), (np.arange(16) + i) * 2 + 1)
+    x.buffer.release()
+    with pytest.raises(ValueError, match="released"):
+        axpb[(1,)](x, y, 16, 2.0, 1.0, NEG=False, BLOCK=16)
