@@ -21,9 +21,11 @@ MASK_MOD), plus
   SCORE_GRAD  d score_mod / d score, a function with score_mod's signature
               (traced from the mod, zetile.ops.attention)
   BLOCKS      a BlockMask as a dense (B, H, Q blocks, KV blocks) int8 table:
-              0 masked, 1 partial (MASK_MOD applies), 2 full (it does not).
-              Dense rather than torch's transposed q_indices tables: the
-              dk/dv programs read it by (q block, kv block) directly.
+              0 masked, 1 partial (MASK_MOD applies), 2 full (it does not),
+              read by (q block, kv block); plus, per program, the list of
+              blocks to walk (lnum / lidx, made on the host from the table:
+              dq the KV blocks of its query block, dk/dv the query blocks
+              any head of its group keeps), SUBS kernel tiles per block.
 Masked positions and rows with every score masked (lse -inf) give p = 0,
 hence zero gradients, never NaN.
 """
@@ -117,11 +119,12 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
                   Hkv, Lq, Lk, D, GROUP, sm_scale,
                   mask_ptr, stride_mb, stride_mh, stride_mm, stride_mn,
                   blocks, sbk_b, sbk_h, sbk_m, sbk_n, Q_SPARSE, KV_SPARSE,
+                  lnum, lidx, ln_b, ln_h, li_b, li_h, li_r,
                   S0, S1, S2, S3, G0, G1, G2, G3, M0, M1, M2, M3,
                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
                   SCORE_MOD: tl.constexpr, SCORE_GRAD: tl.constexpr, MASK_MOD: tl.constexpr,
-                  BLOCKS: tl.constexpr):
+                  BLOCKS: tl.constexpr, SUBS: tl.constexpr):
     start_n = tl.program_id(0) * BLOCK_N
     bhk = tl.program_id(1)
     b = bhk // Hkv
@@ -140,11 +143,21 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
         # Query rows above the tile's first key see none of its keys.
         lo = (start_n // BLOCK_M) * BLOCK_M
     n_m = tl.maximum(Lq - lo + BLOCK_M - 1, 0) // BLOCK_M
+    if BLOCKS:
+        # Only the query blocks some head of the group keeps for this KV
+        # block (host-made list), SUBS tiles each.
+        col = start_n // KV_SPARSE
+        n_m = tl.load(lnum + b * ln_b + hk * ln_h + col) * SUBS
+        lbase = lidx + b * li_b + hk * li_h + col * li_r
     # One flat loop over (query head of the group, query tile): GQA/MQA sum
     # their heads' contributions here.
     for t in range(0, GROUP * n_m):
         h = hk * GROUP + t // n_m
-        start_m = lo + (t % n_m) * BLOCK_M
+        if BLOCKS:
+            r = t % n_m
+            start_m = tl.load(lbase + r // SUBS) * Q_SPARSE + (r % SUBS) * BLOCK_M
+        else:
+            start_m = lo + (t % n_m) * BLOCK_M
         offs_m = start_m + tl.arange(0, BLOCK_M)
         q_msk = (offs_m[:, None] < Lq) & (offs_d[None, :] < D)
         q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm
@@ -210,11 +223,12 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
                 H, Lq, Lk, D, GROUP, sm_scale,
                 mask_ptr, stride_mb, stride_mh, stride_mm, stride_mn,
                 blocks, sbk_b, sbk_h, sbk_m, sbk_n, Q_SPARSE, KV_SPARSE,
+                lnum, lidx, ln_b, ln_h, li_b, li_h, li_r,
                 S0, S1, S2, S3, G0, G1, G2, G3, M0, M1, M2, M3,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                 MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
                 SCORE_MOD: tl.constexpr, SCORE_GRAD: tl.constexpr, MASK_MOD: tl.constexpr,
-                BLOCKS: tl.constexpr):
+                BLOCKS: tl.constexpr, SUBS: tl.constexpr):
     start_m = tl.program_id(0) * BLOCK_M
     bh = tl.program_id(1)
     b = bh // H
@@ -240,8 +254,18 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
     hi = Lk
     if IS_CAUSAL:
         hi = tl.minimum(Lk, start_m + BLOCK_M)
+    n_t = (hi + BLOCK_N - 1) // BLOCK_N
+    if BLOCKS:
+        # Only the KV blocks listed (partial or full) for this query block.
+        row = start_m // Q_SPARSE
+        n_t = tl.load(lnum + b * ln_b + h * ln_h + row) * SUBS
+        lbase = lidx + b * li_b + h * li_h + row * li_r
     oq = offs_m[:, None]
-    for start_n in range(0, hi, BLOCK_N):
+    for t in range(0, n_t):
+        if BLOCKS:
+            start_n = tl.load(lbase + t // SUBS) * KV_SPARSE + (t % SUBS) * BLOCK_N
+        else:
+            start_n = t * BLOCK_N
         offs_n = start_n + tl.arange(0, BLOCK_N)
         kv_msk = (offs_n[:, None] < Lk) & (offs_d[None, :] < D)
         k = tl.load(K + b * stride_kb + hk * stride_kh + offs_n[:, None] * stride_kn

@@ -87,6 +87,16 @@ def _dense_blocks(bm, B, Hq, L, S, fn):
     return state, qbs, kvbs
 
 
+def _walk_lists(live, kind):
+    """Per row of a (B, H, rows, cols) boolean table: how many columns are
+    live and which (first, in increasing order), as the kernel's list
+    arguments (num, idx, their strides)."""
+    num = np.ascontiguousarray(live.sum(-1).astype(np.int32))
+    idx = np.ascontiguousarray(np.argsort(~live, axis=-1, kind="stable").astype(np.int32))
+    return (_as_kind(num, kind), _as_kind(idx, kind), num.shape[1] * num.shape[2], num.shape[2],
+            idx.shape[1] * idx.shape[2] * idx.shape[3], idx.shape[2] * idx.shape[3], idx.shape[3])
+
+
 def _as_kind(a, kind):
     if kind == "torch":
         import torch
@@ -109,7 +119,12 @@ def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=
     mod = _kernels.load("attention_bwd")
     if blocks is not None:
         state, qbs, kvbs = blocks
-        cfg = _config(L, S, config, min(qbs, 1 << 30), min(kvbs, 1 << 30))
+        # A block at least as long as the sequence is the one block there
+        # is: shrink it to the sequence's power of two (the tables say the
+        # same), so the walk covers only the tiles the sequence fills.
+        qbs = max(16, next_power_of_2(L)) if qbs >= L else qbs
+        kvbs = max(16, next_power_of_2(S)) if kvbs >= S else kvbs
+        cfg = _config(L, S, config, qbs, kvbs)
     else:
         cfg = _config(L, S, config)
     bm_, bn_ = cfg["BLOCK_M"], cfg["BLOCK_N"]
@@ -133,24 +148,32 @@ def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=
         return got + [None] * (fx_to_tile.MAX_BUFFERS - len(got))
     bufs = slots(sbufs) + slots(gbufs) + slots(mbufs)
     margs = (mask.arg, *mask.strides) if mask is not None else (None, 0, 0, 0, 0)
+    group = Hq // Hkv if Hkv else 1
     if blocks is not None:
         sv = _arrays.as_view(_as_kind(state, kind)).expand((B, Hq) + state.shape[2:])
-        bargs = (sv.arg, *sv.strides, min(qbs, 1 << 30), min(kvbs, 1 << 30))
+        bargs = (sv.arg, *sv.strides, qbs, kvbs)
+        live = np.broadcast_to(state != 0, (B, Hq) + state.shape[2:])
+        lists_q = _walk_lists(live, kind)                       # dq: KV blocks per query block
+        lists_k = _walk_lists(live.reshape((B, Hkv, group) + live.shape[2:]).any(2)
+                              .transpose(0, 1, 3, 2), kind)     # dk/dv: query blocks per KV block
+        subs_q, subs_k = kvbs // cfg["BLOCK_N"], qbs // cfg["BLOCK_M"]
     else:
         bargs = (None, 0, 0, 0, 0, 1, 1)
+        lists_q = lists_k = (None, None, 0, 0, 0, 0, 0)
+        subs_q = subs_k = 1
     consts = dict(HEAD_DIM=head, MASK_KIND=mask_kind, IS_CAUSAL=bool(causal), SCORE_MOD=score_mod,
                   SCORE_GRAD=score_grad, MASK_MOD=mask_mod, BLOCKS=blocks is not None, **cfg)
-    common = (Hq // Hkv if Hkv else 1, float(scale), *margs, *bargs, *bufs)
+    common = (group, float(scale), *margs, *bargs)
     launches.append(_kernels.Launch(
         mod.attn_bwd_dkdv, (cdiv(S, bn_), B * Hkv),
         (q.arg, k.arg, v.arg, do.arg, dk, dv, lse2, delta,
          *q.strides, *k.strides, *v.strides, *do.strides, *dkv.strides, *dvv.strides,
-         Hkv, L, S, E, *common), consts, None))
+         Hkv, L, S, E, *common, *lists_k, *bufs), dict(consts, SUBS=subs_k), None))
     launches.append(_kernels.Launch(
         mod.attn_bwd_dq, (cdiv(L, bm_), B * Hq),
         (q.arg, k.arg, v.arg, do.arg, dq, lse2, delta,
          *q.strides, *k.strides, *v.strides, *do.strides, *dqv.strides,
-         Hq, L, S, E, *common), consts, None))
+         Hq, L, S, E, *common, *lists_q, *bufs), dict(consts, SUBS=subs_q), None))
     if plan:
         return launches
     for launch in launches:       # Launch.run skips empty grids
