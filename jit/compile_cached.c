@@ -52,6 +52,11 @@ void zt_compile_cache_key(const char* tile_ir, size_t size,
   XXH3_128bits_update(&st, "compat", 7);
   XXH3_128bits_update(&st, &compat, sizeof compat);
   update_str(&st, "igc_options", o->igc_options ? o->igc_options : "");
+  // ZETILE_XE_DISTRIBUTE (lowering/xe/xe_lower.c) changes the Xe output: a
+  // run that forces upstream's distribution must not be served ours. Unset,
+  // the key is what it always was.
+  const char* dist = getenv("ZETILE_XE_DISTRIBUTE");
+  if (dist && *dist) update_str(&st, "xe_distribute", dist);
   uint64_t n = size;
   XXH3_128bits_update(&st, "ir", 3);
   XXH3_128bits_update(&st, &n, sizeof n);

@@ -107,3 +107,17 @@ def test_e5_sample_matches_cpu_target():
     assert "same" in summary, r.stdout[-4000:]
     same = int(summary.split("same ")[1].split(",")[0])
     assert same >= 12, summary
+
+
+def test_distribution_switch_is_in_the_cache_key(monkeypatch):
+    # A run forcing upstream's pass must not be served artifacts built by
+    # zetile's (and the other way round); unset, keys are what they were.
+    ir = "module {}"  # any text: the key hashes it, nothing parses it
+    monkeypatch.delenv("ZETILE_XE_DISTRIBUTE", raising=False)
+    plain = zetile._C.compile_cache_key(ir, target="pvc")
+    monkeypatch.setenv("ZETILE_XE_DISTRIBUTE", "upstream")
+    forced = zetile._C.compile_cache_key(ir, target="pvc")
+    monkeypatch.setenv("ZETILE_XE_DISTRIBUTE", "")
+    empty = zetile._C.compile_cache_key(ir, target="pvc")
+    assert forced != plain
+    assert empty == plain
