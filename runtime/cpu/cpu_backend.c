@@ -535,13 +535,16 @@ static zt_status_t cpu_launch_checked(zt_executable_t* base, const uint32_t grid
   uint64_t t0 = timed ? now_ns() : 0;
   ZT_RETURN_IF_ERROR(zt_pool_run(run_programs, &l, threads));
   if (timed && !atomic_load(&l.faulted) && !atomic_load(&l.stop)) {
-    // Work per program (threads x wall time / programs): an upper bound,
-    // inflated when the machine is busy and a thread waits for a CPU. So
-    // the estimate follows a faster launch at once and a slower one by a
-    // quarter of the difference (a kernel that really takes 20 us or more
-    // crosses the threshold after one launch anyway).
-    uint64_t took = (now_ns() - t0) * (uint64_t)threads / l.total;
-    uint64_t est = per == 0 || took < per ? took : per + (took - per) / 4;
+    // Wall time per program. On the caller alone that is the work; on the
+    // pool it is less (by up to the thread count) but also holds the pool's
+    // hand-off, which counted as work would keep short grids on the pool.
+    // A busy machine inflates it (a launch that lost its CPU for a while),
+    // and one such launch sent to the pool waits for a worker that is
+    // asleep or not running: so the estimate follows a faster launch at
+    // once and a slower one by at most 4x a launch (a kernel that really
+    // got longer reaches the pool after a few launches).
+    uint64_t took = (now_ns() - t0) / l.total;
+    uint64_t est = per == 0 || took < per ? took : took / 4 < per ? took : 4 * per;
     atomic_store_explicit(&e->ns_per_program, est ? est : 1, memory_order_relaxed);
   }
   if (atomic_load(&l.faulted))
