@@ -110,7 +110,13 @@ static int32_t pick_num_warps(zt_lower_ctx_t* lc) {
   if (!has_dot(lc->kernel))
     while (w < 16 && n / ((int64_t)DG2_SIMD * w) > 16) w *= 2;
   else if (n >= 1024)
-    w = 8;  // 32x32x32 fp16: 4 subgroups spill ~60 GRF at SIMD8, 8 about 7
+    // 32x32x32 fp16 on DPAS: 4 subgroups spill ~60 GRF at SIMD8, 8 about 7.
+    // FMA dots (no XMX) hold the operands unpacked: 16 subgroups (on tgllp
+    // 159 scratch messages where 8 have 483; a K block of 16 then has none).
+    w = xe_target_find(lc->options->target) &&
+                !xe_target_has_xmx(xe_target_find(lc->options->target))
+            ? 16
+            : 8;
   return w;
 }
 
