@@ -189,6 +189,9 @@ FLEX_CASES = {
                                None, {}),
     "gqa_scale": (dict(L=40, S=60, Hq=4, Hkv=2), lambda s, b, h, q, kv: s * 1.5, _causal,
                   dict(scale=0.2)),
+    # maximum's backward decomposes to an in-place copy_: traced functionalized.
+    "maximum_mod": (dict(L=40, S=50), lambda s, b, h, q, kv: torch.maximum(s, torch.full_like(s, 0.1)),
+                    None, {}),
     "fully_masked_rows": (dict(L=40, S=40), None, lambda b, h, q, kv: (q >= kv) & (q != 7), {}),
 }
 

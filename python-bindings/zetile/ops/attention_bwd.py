@@ -251,7 +251,9 @@ def _trace_grad(mod):
         return vjp(torch.ones_like(score))[0]
     idx = tuple(torch.zeros((1,), dtype=torch.int32) for _ in range(4))
     try:
-        gm = make_fx(grad, decomposition_table=core_aten_decompositions())(
+        # functionalize: some backward decompositions write in place (copy_).
+        gm = make_fx(torch.func.functionalize(grad, remove="mutations_and_views"),
+                     decomposition_table=core_aten_decompositions())(
             torch.zeros((1,), dtype=torch.float32), *idx)
     except Exception as e:  # noqa: BLE001 - reported as the mod's error
         raise fx_to_tile.FxTranslationError(
