@@ -25,9 +25,10 @@ typedef struct zt_xe_props_s {
 /// The target row's name for a device ("tgllp", "dg2", ...; never NULL),
 /// with the reason in why (a sentence, e.g. "PCI id 0x9a49: Tiger Lake").
 /// Order: the simulated product, PCI id, IP version, device name, then the
-/// closest row by the reported properties (callers apply $ZETILE_TARGET before this). An unknown GPU never gets "pvc": one that
-/// offers SIMD8 gets a SIMD8 row (dg2 with XMX, tgllp with DP4A, skl else),
-/// one that offers only SIMD16/32 gets bmg (the client Xe2 row).
+/// closest row by the reported properties (callers apply $ZETILE_TARGET
+/// before this). An unknown GPU never gets "pvc": one that offers SIMD8 gets
+/// a SIMD8 row (dg2 with XMX, tgllp with DP4A, skl else), one that offers
+/// only SIMD16/32 gets bmg (the client Xe2 row).
 const char* zt_xe_detect(const zt_xe_props_t* props, char* why, size_t why_cap);
 
 #endif  // ZETILE_RUNTIME_XE_DETECT_H_

@@ -39,11 +39,12 @@ typedef struct xe_target_s {
   /// DP4A: a 4-way int8 dot product with 32-bit accumulation per lane
   /// (Gen12LP and later; OpenCL's cl_khr_integer_dot_product).
   bool dp4a;
-  /// DPAS (XMX): all four 0 when the GPU has none (dots become FMAs,
-  /// lowering/dg2/dg2_dot_fma.c). Execution size (N of one instruction: lanes), systolic depth
-  /// (K steps of one instruction), largest repeat count (M rows), and bits
-  /// per channel (a channel holds 32 bits: 2 fp16/bf16 or 4 int8 values,
-  /// Intel's "ops per channel" = 32 / element bits).
+  /// DPAS (XMX), all four 0 when the GPU has none (its dots are FMAs,
+  /// lowering/dg2/dg2_dot_fma.c): execution size (N of one instruction:
+  /// lanes), systolic depth (K steps of one instruction), largest repeat
+  /// count (M rows), and bits per channel (a channel holds 32 bits: 2
+  /// fp16/bf16 or 4 int8 values, Intel's "ops per channel" = 32 / element
+  /// bits).
   int dpas_exec_size, dpas_systolic_depth, dpas_repeat_count, dpas_channel_bits;
   bool dpas_tf32;           ///< tf32 DPAS exists (Xe-HPG has none)
   bool block_io_2d;         ///< 2D block loads/stores/prefetches

@@ -171,7 +171,8 @@ before = build()
 i8 = zc(matmul_int8_kernel, signature=I8, constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64},
         target="tgllp", cached=False).asm["spirv"]
 after = build()
-print("RESULT " + json.dumps({"same": before == after, "dp4a": b"SPV_KHR_integer_dot_product" in i8}))
+print("RESULT " + json.dumps({"same": before == after,
+                             "dp4a": b"SPV_KHR_integer_dot_product" in i8}))
 """ % (I8_SIG, MATMUL_SIG, MATMUL_CONSTS)
     r = run_python(code, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -321,7 +322,8 @@ a, b, c = zetile.empty((M, K), f16), zetile.empty((K, N), f16), zetile.empty((M,
 matmul_kernel[(4 * 9,)](a, b, c, M, N, K, K, 1, N, 1, N, 1, BLOCK_SIZE_M=32, BLOCK_SIZE_N=32,
                         BLOCK_SIZE_K=32, GROUP_SIZE_M=4)
 i8 = zetile.language.int8
-a, b, c = zetile.empty((64, 128), i8), zetile.empty((128, 64), i8), zetile.empty((64, 64), zetile.language.int32)
+a, b = zetile.empty((64, 128), i8), zetile.empty((128, 64), i8)
+c = zetile.empty((64, 64), zetile.language.int32)
 matmul_int8_kernel[(2, 2)](TD.from_tensor(a, [32, 64]), TD.from_tensor(b, [64, 32]),
                            TD.from_tensor(c, [32, 32]), 64, 64, 128, BLOCK_M=32, BLOCK_N=32,
                            BLOCK_K=64)
