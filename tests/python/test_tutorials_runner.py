@@ -30,6 +30,8 @@ def test_parse_known():
     k = tutorials.parse_known(KNOWN)
     assert k[0] == ("06-fused-attention::_attn_fwd*@pvc", "2-D reduction across subgroups")
     assert len(k) == 3
+    # '#' inside a row name is not the comment.
+    assert tutorials.parse_known("a::k[x#1]@dg2  # why\n") == [("a::k[x#1]@dg2", "why")]
     with pytest.raises(ValueError, match="without @target"):
         tutorials.parse_known("01-vector-add::add_kernel   # no target\n")
 
