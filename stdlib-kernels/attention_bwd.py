@@ -124,7 +124,7 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
                   SCORE_MOD: tl.constexpr, SCORE_GRAD: tl.constexpr, MASK_MOD: tl.constexpr,
-                  BLOCKS: tl.constexpr, SUBS: tl.constexpr):
+                  BLOCKS: tl.constexpr, SUBS: tl.constexpr, STATS_2D: tl.constexpr):
     start_n = tl.program_id(0) * BLOCK_N
     bhk = tl.program_id(1)
     b = bhk // Hkv
@@ -173,16 +173,21 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
         doT = tl.load(DO + b * stride_db + h * stride_dh + offs_m[None, :] * stride_dm
                       + offs_d[:, None] * stride_dd, mask=qT_msk, other=0.0)
         bh = b * (Hkv * GROUP) + h
-        # Row statistics loaded already broadcast to the (keys x queries) tile
-        # (row stride 0), not 1-D values expanded: the Xe lowering expands
-        # 1-D values, and loads 1-row tiles, only inside one subgroup.
-        st_ptr = bh * Lq + offs_m[None, :] + offs_n[:, None] * 0
-        st_msk = (offs_n[:, None] >= 0) & (offs_m[None, :] < Lq)
-        lse = tl.load(LSE + st_ptr, mask=st_msk, other=0.0)
+        if STATS_2D:
+            # Row statistics loaded already broadcast to the (keys x queries)
+            # tile (row stride 0), not 1-D values expanded: the Xe lowering
+            # expands 1-D values, and loads 1-row tiles, only inside one
+            # subgroup. The CPU target takes the 1-D form (~30% faster there).
+            st_ptr = bh * Lq + offs_m[None, :] + offs_n[:, None] * 0
+            st_msk = (offs_n[:, None] >= 0) & (offs_m[None, :] < Lq)
+            lse = tl.load(LSE + st_ptr, mask=st_msk, other=0.0)
+            delta = tl.load(DELTA + st_ptr, mask=st_msk, other=0.0)
+        else:
+            lse = tl.load(LSE + bh * Lq + offs_m, mask=offs_m < Lq, other=0.0)[None, :]
+            delta = tl.load(DELTA + bh * Lq + offs_m, mask=offs_m < Lq, other=0.0)[None, :]
         # A fully masked row has lse -inf: subtract a finite value instead, so
         # exp2(-inf) gives 0, not NaN (a maximum: Xe has no select on loaded data).
         lse = tl.maximum(lse, -1.0e30)
-        delta = tl.load(DELTA + st_ptr, mask=st_msk, other=0.0)
         # The transposed tile (keys x queries): rows are this program's keys.
         oq = offs_m[None, :]
         ok = offs_n[:, None]

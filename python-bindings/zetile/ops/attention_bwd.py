@@ -87,6 +87,14 @@ def _dense_blocks(bm, B, Hq, L, S, fn):
     return state, qbs, kvbs
 
 
+def _not_cpu():
+    """The dk/dv kernel's row statistics in the form Xe builds (STATS_2D)
+    unless the launch runs on the CPU target, where the 1-D form is faster.
+    Planned launches (plan=True, for Xe builds) take the Xe form."""
+    from .. import runtime
+    return runtime.get_device().name != "cpu"
+
+
 def _walk_lists(live, kind):
     """Per row of a (B, H, rows, cols) boolean table: how many columns are
     live and which (first, in increasing order), as the kernel's list
@@ -168,7 +176,8 @@ def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=
         mod.attn_bwd_dkdv, (cdiv(S, bn_), B * Hkv),
         (q.arg, k.arg, v.arg, do.arg, dk, dv, lse2, delta,
          *q.strides, *k.strides, *v.strides, *do.strides, *dkv.strides, *dvv.strides,
-         Hkv, L, S, E, *common, *lists_k, *bufs), dict(consts, SUBS=subs_k), None))
+         Hkv, L, S, E, *common, *lists_k, *bufs),
+        dict(consts, SUBS=subs_k, STATS_2D=plan or _not_cpu()), None))
     launches.append(_kernels.Launch(
         mod.attn_bwd_dq, (cdiv(L, bm_), B * Hq),
         (q.arg, k.arg, v.arg, do.arg, dq, lse2, delta,
