@@ -794,6 +794,145 @@ START_TEST(test_flex_builder_score_select) {
 }
 END_TEST
 
+// Straight-line builder mods (no table loads, no selects: what the Xe
+// lowering takes today) in fp16 on the CPU and on opencl:cpu (the pvc
+// SPIR-V on Intel's CPU OpenCL runtime): the two devices agree. Slow (a pvc
+// build of the block-sparse kernel, ~1.5 min here): ZETILE_SLOW_TESTS=1.
+static zt_builder_t* plain_score_mod(void) {
+  zt_builder_t* b = NULL;
+  OK(zt_builder_create(&b));
+  zt_builder_set_loc(b, "my_mods.c", 40, 1);
+  zt_type_t ty[7] = {zt_type_scalar(ZT_F32), zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32),
+                     zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32), zt_type_ptr(ZT_F32),
+                     zt_type_ptr(ZT_F32)};
+  zt_value_t a[7], half, x, d, df, c, prod, r;
+  OK(zt_builder_begin_kernel(b, "score_mod", 7, ty, NULL, a));
+  OK(zt_builder_const_float(b, ZT_F32, 0.5, &half));
+  OK(zt_builder_binary(b, ZT_BINARY_MULF, a[0], half, &x));
+  OK(zt_builder_binary(b, ZT_BINARY_SUBI, a[4], a[3], &d));
+  OK(zt_builder_cast(b, ZT_CAST_SITOFP, d, ZT_F32, &df));
+  OK(zt_builder_const_float(b, ZT_F32, 0.05, &c));
+  OK(zt_builder_binary(b, ZT_BINARY_MULF, df, c, &prod));
+  OK(zt_builder_binary(b, ZT_BINARY_ADDF, x, prod, &r));
+  OK(zt_builder_store(b, a[5], r, ZT_NO_VALUE));
+  OK(zt_builder_end_kernel(b));
+  return b;
+}
+
+static zt_builder_t* window_mask_mod(void) {
+  zt_builder_t* b = NULL;
+  OK(zt_builder_create(&b));
+  zt_builder_set_loc(b, "my_mods.c", 50, 1);
+  zt_type_t ty[6] = {zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32),
+                     zt_type_scalar(ZT_I32), zt_type_ptr(ZT_I1), zt_type_ptr(ZT_I32)};
+  zt_value_t a[6], causal, diff, w, near, r;
+  OK(zt_builder_begin_kernel(b, "mask_mod", 6, ty, NULL, a));
+  OK(zt_builder_cmp(b, ZT_CMP_SGE, a[2], a[3], &causal));
+  OK(zt_builder_binary(b, ZT_BINARY_SUBI, a[2], a[3], &diff));
+  OK(zt_builder_const_int(b, ZT_I32, 100, &w));
+  OK(zt_builder_cmp(b, ZT_CMP_SLT, diff, w, &near));
+  OK(zt_builder_binary(b, ZT_BINARY_ANDI, causal, near, &r));
+  OK(zt_builder_store(b, a[4], r, ZT_NO_VALUE));
+  OK(zt_builder_end_kernel(b));
+  return b;
+}
+
+static bool window_keep(int64_t q, int64_t kv, const void* u) {
+  (void)u;
+  return q >= kv && q - kv < 100;
+}
+
+static float* flex_f16_on(const char* device, const qkv_t* host, const zt_ops_flex_desc_t* d0,
+                          const tables_t* tb) {
+  zt_device_t* dv = NULL;
+  OK(zt_device_open(device, &dv));
+  zt_ops_flex_desc_t d = *d0;
+  d.score_builder = plain_score_mod();
+  d.mask_builder = window_mask_mod();
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_flex_plan(dv, &d, &p));
+  zt_builder_release(d.score_builder);
+  zt_builder_release(d.mask_builder);
+  size_t cells = (size_t)(tb->qb * tb->kvb) * 4;
+  zt_buffer_t *q, *k, *v, *o, *bn, *bi, *bfn, *bfi;
+  void* hq = pack(ZT_F16, host->hq, host->nq);
+  void* hk = pack(ZT_F16, host->hk, host->nk);
+  void* hv = pack(ZT_F16, host->hv, host->nk);
+  OK(zt_buffer_alloc(dv, host->nq * 2, &q));
+  OK(zt_buffer_alloc(dv, host->nk * 2, &k));
+  OK(zt_buffer_alloc(dv, host->nk * 2, &v));
+  OK(zt_buffer_alloc(dv, host->nq * 2, &o));
+  OK(zt_buffer_write(q, 0, hq, host->nq * 2));
+  OK(zt_buffer_write(k, 0, hk, host->nk * 2));
+  OK(zt_buffer_write(v, 0, hv, host->nk * 2));
+  OK(zt_buffer_alloc(dv, (size_t)tb->qb * 4, &bn));
+  OK(zt_buffer_write(bn, 0, tb->num, (size_t)tb->qb * 4));
+  OK(zt_buffer_alloc(dv, cells, &bi));
+  OK(zt_buffer_write(bi, 0, tb->idx, cells));
+  OK(zt_buffer_alloc(dv, (size_t)tb->qb * 4, &bfn));
+  OK(zt_buffer_write(bfn, 0, tb->fnum, (size_t)tb->qb * 4));
+  OK(zt_buffer_alloc(dv, cells, &bfi));
+  OK(zt_buffer_write(bfi, 0, tb->fidx, cells));
+  zt_ops_attention_buffers_t bb = {.q = q, .k = k, .v = v, .out = o, .kv_num_blocks = bn,
+                                   .kv_indices = bi, .full_kv_num_blocks = bfn,
+                                   .full_kv_indices = bfi};
+  OK(zt_ops_attention_run(p, &bb));
+  OK(zt_device_synchronize(dv));
+  void* ho = malloc(host->nq * 2);
+  OK(zt_buffer_read(o, 0, ho, host->nq * 2));
+  float* out = malloc(host->nq * sizeof(float));
+  for (size_t i = 0; i < host->nq; ++i) out[i] = unpack1(ZT_F16, ho, i);
+  zt_buffer_t* all[] = {q, k, v, o, bn, bi, bfn, bfi};
+  for (int i = 0; i < 8; ++i) zt_buffer_release(all[i]);
+  free(hq);
+  free(hk);
+  free(hv);
+  free(ho);
+  zt_ops_plan_release(p);
+  zt_device_release(dv);
+  return out;
+}
+
+START_TEST(test_flex_builder_mods_opencl) {
+  if (compiler_missing(__func__)) return;
+  const char* slow = getenv("ZETILE_SLOW_TESTS");
+  if (!slow || strcmp(slow, "1")) {
+    fprintf(stderr, "SKIP %s: slow (set ZETILE_SLOW_TESTS=1)\n", __func__);
+    return;
+  }
+  zt_device_t* probe = NULL;
+  zt_status_t s = zt_device_open("opencl:cpu", &probe);
+  if (s) {
+    fprintf(stderr, "SKIP %s: %s\n", __func__, zt_status_message(s));
+    zt_status_free(s);
+    return;
+  }
+  zt_device_release(probe);
+  const int64_t L = 256, S = 256, H = 2;
+  zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F16, .batch = 1, .q_heads = H, .kv_heads = H,
+                                   .q_len = L, .kv_len = S, .head_dim = 64, .scale = 0.125f},
+                          .score_mod = ZT_OPS_SCORE_BUILDER, .mask_mod = ZT_OPS_MASK_MOD_BUILDER,
+                          .has_full_blocks = true};
+  qkv_t host = {.nq = (size_t)(H * L * 64), .nk = (size_t)(H * S * 64)};
+  host.hq = randv(host.nq, 31);
+  host.hk = randv(host.nk, 32);
+  host.hv = randv(host.nk, 33);
+  tables_t tb = make_tables(L, S, 128, 128, window_keep, NULL, true);
+  float* a = flex_f16_on("cpu", &host, &d, &tb);
+  float* b = flex_f16_on("opencl:cpu", &host, &d, &tb);
+  double worst = 0;
+  for (size_t i = 0; i < host.nq; ++i) worst = fmax(worst, fabs((double)a[i] - b[i]));
+  ck_assert_msg(worst < 2e-2, "cpu and opencl:cpu differ by %g", worst);
+  fprintf(stderr, "%s: max |cpu - opencl:cpu| = %g\n", __func__, worst);
+  free(a);
+  free(b);
+  free(host.hq);
+  free(host.hk);
+  free(host.hv);
+  free_tables(&tb);
+}
+END_TEST
+
 // A builder-made mod with an op that is not elementwise, or of the wrong
 // signature, is refused naming the problem.
 START_TEST(test_flex_builder_mod_misuse) {
@@ -999,6 +1138,7 @@ int main(void) {
   tcase_add_test(tc[2], test_flex_softcap_causal);
   tcase_add_test(tc[2], test_flex_builder_mods);
   tcase_add_test(tc[2], test_flex_builder_score_select);
+  tcase_add_test(tc[2], test_flex_builder_mods_opencl);
   tcase_add_test(tc[2], test_flex_builder_mod_misuse);
   tcase_add_test(tc[3], test_gemm_misuse);
   tcase_add_test(tc[3], test_attention_misuse);

@@ -96,6 +96,7 @@ SPECS = (
     # For mods built with the C builder (spliced in by runtime/ops/ops_splice.c).
     + [f"attn-f32-d64-32x32-full-nomask-{s}-{mm}-sparsefull128"
        for s, mm in (("ext", "none"), ("none", "ext"), ("ext", "ext"))]
+    + ["attn-f16-d64-32x32-full-nomask-ext-ext-sparsefull128"]
 )
 
 
