@@ -319,6 +319,10 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op);
 /// element per lane) into per-lane atomics; *m is replaced by the result.
 zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m);
 
+/// tile.trans of a 2-D tile.block_load becomes a block load of the
+/// transposed view (xe_trans_load.c); *out_count: how many.
+zt_status_t xe_transpose_block_loads(MlirOperation kernel, int* out_count);
+
 /// zetile's own lane distribution (xe_distribute.c): the emitted
 /// subgroup-level module rewritten in place into one lane's code, in place
 /// of upstream's xegpu-subgroup-distribute. Sets *done when it applied; when

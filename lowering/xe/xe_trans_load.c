@@ -1,0 +1,256 @@
+// tile.trans of a 2-D tile.block_load, read as a block load of the
+// transposed view: the same base, each per-dimension operand (shape,
+// stride, offset) and the boundary-check bits swapped, the block shape
+// swapped. Element (i, j) of the new load is base + (o1 + i)·t1 + (o0 + j)·t0,
+// which is element (j, i) of the old one, with the same bounds and padding,
+// so the rewrite is exact.
+//
+// Why: Triton code transposes loaded tiles into dots (tutorial 06's
+// `desc_k.load([...]).T`, the TMA matmuls' `b.T`), and on Xe a transpose of
+// a tile spread over subgroups and lanes is a layout conversion through
+// lanes or shared memory, which the emitter does not have. A load of the
+// transposed view needs none: each row of it is a strided row gather, the
+// form the emitter already uses for pointer tensors with a transposed
+// layout (our FlashAttention test kernel's K^T), and E5 checks those.
+// (Intel's transposed 2D block reads are the faster form; this gives the
+// kernels a correct build first.)
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "xe/xe_internal.h"
+
+static bool op_is(MlirOperation op, const char* name) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
+}
+
+typedef struct {
+  MlirOperation* ops;
+  size_t n, cap;
+  bool oom;
+} found_t;
+
+// A 2-D transpose ([1, 0]) of a 2-D block load.
+static bool candidate(MlirOperation op) {
+  if (!op_is(op, "tile.trans") || mlirOperationGetNumOperands(op) != 1) return false;
+  MlirValue src = mlirOperationGetOperand(op, 0);
+  if (!mlirValueIsAOpResult(src)) return false;
+  MlirOperation ld = mlirOpResultGetOwner(src);
+  if (!op_is(ld, "tile.block_load") || mlirOperationGetNumOperands(ld) != 7) return false;
+  MlirType t = mlirValueGetType(src);
+  if (!mlirTypeIsARankedTensor(t) || mlirShapedTypeGetRank(t) != 2) return false;
+  MlirAttribute order = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("order"));
+  if (mlirAttributeIsNull(order) || !mlirAttributeIsADenseI32Array(order) ||
+      mlirDenseArrayGetNumElements(order) != 2 || mlirDenseI32ArrayGetElement(order, 0) != 1 ||
+      mlirDenseI32ArrayGetElement(order, 1) != 0)
+    return false;
+  MlirAttribute bc = mlirOperationGetAttributeByName(ld, mlirStringRefCreateFromCString("boundary_check"));
+  return !mlirAttributeIsNull(bc) && mlirAttributeIsAInteger(bc);
+}
+
+static MlirWalkResult find_cb(MlirOperation op, void* user) {
+  found_t* f = user;
+  if (!candidate(op)) return MlirWalkResultAdvance;
+  if (f->n == f->cap) {
+    size_t cap = f->cap ? 2 * f->cap : 8;
+    MlirOperation* g = realloc(f->ops, cap * sizeof *g);
+    if (!g) {
+      f->oom = true;
+      return MlirWalkResultInterrupt;
+    }
+    f->ops = g;
+    f->cap = cap;
+  }
+  f->ops[f->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+static MlirOperation rewrite(MlirOperation trans) {
+  MlirValue src = mlirOperationGetOperand(trans, 0);
+  MlirOperation ld = mlirOpResultGetOwner(src);
+  // (base, shape0, shape1, stride0, stride1, offset0, offset1)
+  MlirValue o[7];
+  for (int i = 0; i < 7; ++i) o[i] = mlirOperationGetOperand(ld, i);
+  MlirValue swapped[7] = {o[0], o[2], o[1], o[4], o[3], o[6], o[5]};
+  MlirAttribute bc = mlirOperationGetAttributeByName(ld, mlirStringRefCreateFromCString("boundary_check"));
+  int64_t bits = mlirIntegerAttrGetValueInt(bc);
+  int64_t sbits = (bits & ~3LL) | ((bits & 1) << 1) | ((bits >> 1) & 1);
+  MlirOperationState st =
+      mlirOperationStateGet(mlirStringRefCreateFromCString("tile.block_load"),
+                            mlirOperationGetLocation(trans));
+  mlirOperationStateAddOperands(&st, 7, swapped);
+  MlirType rt = mlirValueGetType(mlirOperationGetResult(trans, 0));
+  mlirOperationStateAddResults(&st, 1, &rt);
+  // Every attribute of the load (padding, operandSegmentSizes, hints the
+  // front end put there), the boundary bits swapped.
+  intptr_t na = mlirOperationGetNumAttributes(ld);
+  MlirNamedAttribute* attrs = malloc((size_t)(na ? na : 1) * sizeof *attrs);
+  if (!attrs) return (MlirOperation){NULL};  // unchanged: the emitter refuses it as before
+  for (intptr_t i = 0; i < na; ++i) {
+    attrs[i] = mlirOperationGetAttribute(ld, i);
+    MlirStringRef n = mlirIdentifierStr(attrs[i].name);
+    if (n.length == 14 && memcmp(n.data, "boundary_check", 14) == 0)
+      attrs[i].attribute = mlirIntegerAttrGet(mlirAttributeGetType(bc), sbits);
+  }
+  mlirOperationStateAddAttributes(&st, na, attrs);
+  MlirOperation nl = mlirOperationCreate(&st);
+  free(attrs);
+  if (mlirOperationIsNull(nl)) return nl;
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(trans), trans, nl);
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(trans, 0), mlirOperationGetResult(nl, 0));
+  mlirOperationDestroy(trans);
+  // The old load goes when the transpose was its only reader.
+  if (mlirOpOperandIsNull(mlirValueGetFirstUse(src))) mlirOperationDestroy(ld);
+  return nl;
+}
+
+// ------------------------------------------------ the pointer form
+
+typedef struct {
+  MlirOperation before;  // new ops go in front of it
+  MlirLocation loc;
+  MlirContext ctx;
+} build_t;
+
+static MlirValue mk(build_t* b, const char* name, intptr_t nops, const MlirValue* ops, MlirType res,
+                    intptr_t nattr, const MlirNamedAttribute* attrs) {
+  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString(name), b->loc);
+  if (nops) mlirOperationStateAddOperands(&st, nops, ops);
+  mlirOperationStateAddResults(&st, 1, &res);
+  if (nattr) mlirOperationStateAddAttributes(&st, nattr, attrs);
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(b->before), b->before, op);
+  return mlirOperationGetResult(op, 0);
+}
+
+static MlirNamedAttribute nattr(build_t* b, const char* name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(b->ctx, mlirStringRefCreateFromCString(name)), a);
+}
+
+static MlirType tensor(int rank, const int64_t* shape, MlirType elem) {
+  return mlirRankedTensorTypeGet(rank, shape, elem, mlirAttributeGetNull());
+}
+
+static MlirValue splat(build_t* b, MlirValue scalar, int rank, const int64_t* shape) {
+  return mk(b, "tile.splat", 1, &scalar, tensor(rank, shape, mlirValueGetType(scalar)), 0, NULL);
+}
+
+static MlirValue binop(build_t* b, const char* name, MlirValue x, MlirValue y) {
+  MlirValue ops[2] = {x, y};
+  return mk(b, name, 2, ops, mlirValueGetType(x), 0, NULL);
+}
+
+// (o + 0..n-1) as i64, along one axis of the block: the index and the
+// element offset index * stride, both 1-D.
+static void axis_index(build_t* b, MlirValue o, MlirValue stride, int64_t n, MlirValue* idx,
+                       MlirValue* off) {
+  MlirType i32 = mlirIntegerTypeGet(b->ctx, 32), i64 = mlirIntegerTypeGet(b->ctx, 64);
+  MlirNamedAttribute range[2] = {nattr(b, "start", mlirIntegerAttrGet(i32, 0)),
+                                 nattr(b, "end", mlirIntegerAttrGet(i32, n))};
+  MlirValue r = mk(b, "tile.make_range", 0, NULL, tensor(1, &n, i32), 2, range);
+  MlirValue ri = binop(b, "arith.addi", splat(b, o, 1, &n), r);
+  *idx = mk(b, "arith.extsi", 1, &ri, tensor(1, &n, i64), 0, NULL);
+  *off = binop(b, "arith.muli", *idx, splat(b, stride, 1, &n));
+}
+
+// A 1-D tensor of length n along `axis` of a rows x cols block, broadcast to it.
+static MlirValue to_block(build_t* b, MlirValue v, int axis, const int64_t* shape) {
+  MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
+  int64_t es[2] = {axis == 0 ? shape[0] : 1, axis == 0 ? 1 : shape[1]};
+  MlirNamedAttribute ax =
+      nattr(b, "axis", mlirIntegerAttrGet(mlirIntegerTypeGet(b->ctx, 32), axis == 0 ? 1 : 0));
+  MlirValue e = mk(b, "tile.expand_dims", 1, &v, tensor(2, es, et), 1, &ax);
+  return mk(b, "tile.broadcast", 1, &e, tensor(2, shape, et), 0, NULL);
+}
+
+// 0 <= idx < bound, 1-D i1.
+static MlirValue in_bounds(build_t* b, MlirValue idx, MlirValue bound, int64_t n) {
+  MlirType i64 = mlirIntegerTypeGet(b->ctx, 64), i1 = mlirIntegerTypeGet(b->ctx, 1);
+  MlirNamedAttribute zv = nattr(b, "value", mlirIntegerAttrGet(i64, 0));
+  MlirValue zero = splat(b, mk(b, "arith.constant", 0, NULL, i64, 1, &zv), 1, &n);
+  MlirValue lo_ops[2] = {idx, zero}, hi_ops[2] = {idx, splat(b, bound, 1, &n)};
+  MlirNamedAttribute sge = nattr(b, "predicate", mlirIntegerAttrGet(i64, 5));
+  MlirNamedAttribute slt = nattr(b, "predicate", mlirIntegerAttrGet(i64, 2));
+  MlirValue lo = mk(b, "arith.cmpi", 2, lo_ops, tensor(1, &n, i1), 1, &sge);
+  MlirValue hi = mk(b, "arith.cmpi", 2, hi_ops, tensor(1, &n, i1), 1, &slt);
+  return binop(b, "arith.andi", lo, hi);
+}
+
+// A 2-D block load with zero padding, as `tile.load(base + (o0 + i)·t0 +
+// (o1 + j)·t1, mask = the checked bounds, other = 0)`: what Xe's pointer
+// loads take when the inner stride is not 1 (strided row gathers).
+static bool pointer_form(MlirOperation ld) {
+  MlirValue o[7];
+  for (int i = 0; i < 7; ++i) o[i] = mlirOperationGetOperand(ld, i);
+  MlirValue res = mlirOperationGetResult(ld, 0);
+  MlirType rt = mlirValueGetType(res);
+  MlirType et = mlirShapedTypeGetElementType(rt);
+  if (!mlirTypeIsAFloat(et) && !mlirTypeIsAInteger(et)) return false;
+  MlirAttribute pad = mlirOperationGetAttributeByName(ld, mlirStringRefCreateFromCString("padding"));
+  if (!mlirAttributeIsNull(pad) && mlirAttributeIsAString(pad)) {
+    MlirStringRef ps = mlirStringAttrGetValue(pad);
+    if (!(ps.length == 4 && memcmp(ps.data, "zero", 4) == 0)) return false;
+  }
+  int64_t bits = mlirIntegerAttrGetValueInt(
+      mlirOperationGetAttributeByName(ld, mlirStringRefCreateFromCString("boundary_check")));
+  int64_t shape[2] = {mlirShapedTypeGetDimSize(rt, 0), mlirShapedTypeGetDimSize(rt, 1)};
+  build_t b = {.before = ld, .loc = mlirOperationGetLocation(ld),
+               .ctx = mlirOperationGetContext(ld)};
+  MlirValue idx[2], off[2];
+  for (int d = 0; d < 2; ++d) axis_index(&b, o[5 + d], o[3 + d], shape[d], &idx[d], &off[d]);
+  MlirValue offs = binop(&b, "arith.addi", to_block(&b, off[0], 0, shape),
+                         to_block(&b, off[1], 1, shape));
+  MlirValue ptrs = splat(&b, o[0], 2, shape);
+  MlirValue ap[2] = {ptrs, offs};
+  ptrs = mk(&b, "tile.addptr", 2, ap, mlirValueGetType(ptrs), 0, NULL);
+  MlirValue mask = {NULL};
+  for (int d = 0; d < 2; ++d) {
+    if (!(bits >> d & 1)) continue;
+    MlirValue m = to_block(&b, in_bounds(&b, idx[d], o[1 + d], shape[d]), d, shape);
+    mask = mask.ptr ? binop(&b, "arith.andi", mask, m) : m;
+  }
+  MlirAttribute zero = mlirTypeIsAFloat(et) ? mlirFloatAttrDoubleGet(b.ctx, et, 0.0)
+                                            : mlirIntegerAttrGet(et, 0);
+  MlirNamedAttribute zv = nattr(&b, "value", zero);
+  MlirValue other = splat(&b, mk(&b, "arith.constant", 0, NULL, et, 1, &zv), 2, shape);
+  MlirValue ops[3] = {ptrs, mask, other};
+  int32_t seg[3] = {1, mask.ptr ? 1 : 0, mask.ptr ? 1 : 0};
+  MlirNamedAttribute segs =
+      nattr(&b, "operandSegmentSizes", mlirDenseI32ArrayGet(b.ctx, 3, seg));
+  MlirValue v = mk(&b, "tile.load", mask.ptr ? 3 : 1, ops, rt, 1, &segs);
+  mlirValueReplaceAllUsesOfWith(res, v);
+  mlirOperationDestroy(ld);
+  return true;
+}
+
+static bool const_one(MlirValue v) {
+  if (!mlirValueIsAOpResult(v)) return false;
+  MlirOperation op = mlirOpResultGetOwner(v);
+  if (op_is(op, "arith.extsi") || op_is(op, "arith.extui") || op_is(op, "arith.index_cast"))
+    return const_one(mlirOperationGetOperand(op, 0));
+  if (!op_is(op, "arith.constant")) return false;
+  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("value"));
+  return mlirAttributeIsAInteger(a) && mlirIntegerAttrGetValueInt(a) == 1;
+}
+
+zt_status_t xe_transpose_block_loads(MlirOperation kernel, int* out_count) {
+  found_t f = {0};
+  mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
+  if (f.oom) {
+    free(f.ops);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe: transposed block loads");
+  }
+  for (size_t i = 0; i < f.n; ++i) {
+    MlirOperation nl = rewrite(f.ops[i]);
+    // The transposed view's inner stride is the old row stride: unless it
+    // is 1, Xe's block IO cannot read it, its pointer loads can.
+    if (!mlirOperationIsNull(nl) && !const_one(mlirOperationGetOperand(nl, 4))) pointer_form(nl);
+  }
+  if (out_count) *out_count = (int)f.n;
+  free(f.ops);
+  return NULL;
+}
