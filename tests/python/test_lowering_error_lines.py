@@ -25,7 +25,12 @@ def _line_of(fn, text):
     ("atomic_2d", {"X": "*fp32", "OUT": "*fp32"}, {"BLOCK": 16},
      zetile.UnsupportedError, "tl.atomic_add(OUT"),
 ])
-def test_xe_failure_names_the_op_line(kernel, sig, consts, cls, where):
+def test_xe_failure_names_the_op_line(kernel, sig, consts, cls, where, monkeypatch):
+    if kernel == "scalar_load_in_while":
+        # An upstream legalization failure: upstream's lane distribution leaves
+        # this gather undistributed. zetile's own (the default) distributes it
+        # and the kernel builds, so the upstream pass is forced here.
+        monkeypatch.setenv("ZETILE_XE_DISTRIBUTE", "upstream")
     with pytest.raises(cls) as e:
         zetile.compile(getattr(K, kernel), signature=sig, constexprs=consts, target="pvc",
                        cached=False)
