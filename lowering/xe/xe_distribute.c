@@ -366,24 +366,6 @@ static MlirAttribute get_attr(MlirOperation op, const char* name) {
   return mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
 }
 
-// The arith op that combines two partial results of a reduction kind.
-static const char* combiner(const char* kind, bool fl) {
-  static const struct {
-    const char* kind;
-    const char* f;
-    const char* i;
-  } map[] = {{"add", "arith.addf", "arith.addi"},        {"mul", "arith.mulf", "arith.muli"},
-             {"maxnumf", "arith.maxnumf", NULL},         {"minnumf", "arith.minnumf", NULL},
-             {"maximumf", "arith.maximumf", NULL},       {"minimumf", "arith.minimumf", NULL},
-             {"maxsi", NULL, "arith.maxsi"},             {"minsi", NULL, "arith.minsi"},
-             {"maxui", NULL, "arith.maxui"},             {"minui", NULL, "arith.minui"},
-             {"and", NULL, "arith.andi"},                {"or", NULL, "arith.ori"},
-             {"xor", NULL, "arith.xori"}};
-  for (size_t i = 0; i < sizeof map / sizeof *map; ++i)
-    if (strcmp(kind, map[i].kind) == 0) return fl ? map[i].f : map[i].i;
-  return NULL;
-}
-
 static MlirValue i32_const(MlirContext ctx, MlirOperation before, int64_t v) {
   MlirType i32 = mlirIntegerTypeGet(ctx, 32);
   MlirNamedAttribute a = named(ctx, "value", mlirIntegerAttrGet(i32, v));
@@ -408,7 +390,7 @@ static zt_status_t fix_reduction(MlirContext ctx, MlirOperation op) {
   const char* lt = ks.failed ? NULL : strchr(ks.data, '<');
   if (lt) snprintf(kind, sizeof kind, "%.*s", (int)strcspn(lt + 1, ">"), lt + 1);
   zt_strbuf_deinit(&ks);
-  const char* comb = combiner(kind, mlirTypeIsAFloat(et));
+  const char* comb = xe_reduction_combiner(kind, mlirTypeIsAFloat(et));
   if (!comb)
     return zt_make_status(ZT_STATUS_INTERNAL, "Xe lane distribution: reduction kind '%s'", kind);
   MlirValue x;

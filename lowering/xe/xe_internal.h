@@ -319,6 +319,10 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op);
 /// element per lane) into per-lane atomics; *m is replaced by the result.
 zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m);
 
+/// The arith op combining two partial results of a vector.reduction kind
+/// ("add", "maxnumf", ...) on floats or integers; NULL if none (xe_reduce.c).
+const char* xe_reduction_combiner(const char* kind, bool fl);
+
 /// tile.trans of a 2-D tile.block_load becomes a block load of the
 /// transposed view (xe_trans_load.c); *out_count: how many.
 zt_status_t xe_transpose_block_loads(MlirOperation kernel, int* out_count);

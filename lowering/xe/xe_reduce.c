@@ -160,18 +160,7 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
       memcpy(acc, sel, sizeof acc);
     } else {
       // Elementwise combination of the gathered slots.
-      static const struct { const char* kind; const char* fop; const char* iop; } ops[] = {
-          {"add", "arith.addf", "arith.addi"}, {"mul", "arith.mulf", "arith.muli"},
-          {"maxnumf", "arith.maxnumf", NULL}, {"minnumf", "arith.minnumf", NULL},
-          {"maximumf", "arith.maximumf", NULL}, {"minimumf", "arith.minimumf", NULL},
-          {"maxsi", NULL, "arith.maxsi"}, {"minsi", NULL, "arith.minsi"},
-          {"maxui", NULL, "arith.maxui"}, {"minui", NULL, "arith.minui"},
-          {"and", NULL, "arith.andi"}, {"or", NULL, "arith.ori"},
-          {"xor", NULL, "arith.xori"}};
-      const char* cop = NULL;
-      for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i)
-        if (!strcmp(ops[i].kind, kind))
-          cop = zt_scalar_kind_is_float(k) ? ops[i].fop : ops[i].iop;
+      const char* cop = xe_reduction_combiner(kind, zt_scalar_kind_is_float(k));
       xe_name_t n;
       xe_vbinary(e, cop ? cop : "arith.addf", acc, sel, et, n);
       memcpy(acc, n, sizeof acc);
@@ -998,5 +987,22 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
   memcpy(r->names, cur, (size_t)r->nchunks * sizeof *cur);
   free(cur);
   xe_bind(e, res, r);
+  return NULL;
+}
+
+const char* xe_reduction_combiner(const char* kind, bool fl) {
+  static const struct {
+    const char* kind;
+    const char* f;
+    const char* i;
+  } map[] = {{"add", "arith.addf", "arith.addi"},  {"mul", "arith.mulf", "arith.muli"},
+             {"maxnumf", "arith.maxnumf", NULL},   {"minnumf", "arith.minnumf", NULL},
+             {"maximumf", "arith.maximumf", NULL}, {"minimumf", "arith.minimumf", NULL},
+             {"maxsi", NULL, "arith.maxsi"},       {"minsi", NULL, "arith.minsi"},
+             {"maxui", NULL, "arith.maxui"},       {"minui", NULL, "arith.minui"},
+             {"and", NULL, "arith.andi"},          {"or", NULL, "arith.ori"},
+             {"xor", NULL, "arith.xori"}};
+  for (size_t i = 0; i < sizeof map / sizeof *map; ++i)
+    if (strcmp(kind, map[i].kind) == 0) return fl ? map[i].f : map[i].i;
   return NULL;
 }
