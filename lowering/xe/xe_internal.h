@@ -140,6 +140,14 @@ typedef struct xe_emitter_s {
   /// gave the kernel's values (xe_layout.c; NULL until xe_matrix_plan).
   const xe_target_t* target;
   xe_assign_t* layouts;
+  // The block row (bi, bj, rr) of a blocks-shaped value (br rows a block,
+  // nbr x nbc blocks) that a row-by-row lazy evaluation is building, so that
+  // a 2-D data value met inside a mask expression (`x >= 0` in
+  // `tl.where(x >= 0, x, 0.01 * x)`) is read as its own row there.
+  struct {
+    bool set;
+    int32_t bi, bj, rr, br, nbr, nbc;
+  } lazy_at;
 } xe_emitter_t;
 
 // --- xe_values.c ------------------------------------------------------------

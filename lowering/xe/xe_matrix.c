@@ -907,6 +907,15 @@ static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lva
     } else {
       lane_value(e, rec, i->c, out->v);
     }
+  } else if (rank == 2 && rec && rec->layout == XE_LAYOUT_BLOCK2D && e->lazy_at.set &&
+             rec->bc == 16 && rec->br == e->lazy_at.br && rec->nbr == e->lazy_at.nbr &&
+             rec->nbc == e->lazy_at.nbc && rec->type.kind != ZT_PTR) {
+    // 2-D data inside a mask or index expression, laid out like the blocks
+    // being built: the same row of its own block.
+    memset(out, 0, sizeof *out);
+    xe_block_row(e, rec, e->lazy_at.bi, e->lazy_at.bj, e->lazy_at.rr, out->v);
+    out->vec = true;
+    out->kind = rec->type.kind;
   } else if (rec && rec->layout == XE_LAYOUT_LAZY && !mlirValueEqual(rec->root, v)) {
     // A moved pointer tensor: its root's value plus the uniform offset.
     lval_t r, d = {.vec = false, .kind = ZT_I64};
@@ -1880,7 +1889,11 @@ static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_
         idx_t idx[2];
         block_row_index(e, r, row0, col0, bi, bj, rr, ia, ib, idx, pad);
         lval_t lv;
+        e->lazy_at.set = true;
+        e->lazy_at.bi = bi, e->lazy_at.bj = bj, e->lazy_at.rr = rr;
+        e->lazy_at.br = r->br, e->lazy_at.nbr = r->nbr, e->lazy_at.nbc = r->nbc;
         zt_status_t st = lazy_eval(e, v, idx, &lv);
+        e->lazy_at.set = false;
         if (st && !e->error) e->error = st;  // callers see a NULL record and e->error
         else zt_status_free(st);
         if (e->error) break;
@@ -1947,7 +1960,11 @@ static zt_status_t elementwise_rows(xe_emitter_t* e, MlirOperation op, xe_val_t*
           idx_t idx[2];
           lval_t lv;
           block_row_index(e, r, row0, col0, bi, 0, j, ia, ib, idx, pad);
+          e->lazy_at.set = true;
+          e->lazy_at.bi = bi, e->lazy_at.bj = 0, e->lazy_at.rr = j;
+          e->lazy_at.br = r->br, e->lazy_at.nbr = r->nbr, e->lazy_at.nbc = r->nbc;
           s = lazy_eval(e, mlirOperationGetOperand(op, i), idx, &lv);
+          e->lazy_at.set = false;
           if (s || e->error) break;
           to_vec(e, &lv);
           memcpy(rows[i], lv.v, sizeof rows[i]);
