@@ -124,6 +124,31 @@ def run_processes(configs, target, n):
     return wall
 
 
+def _spin(n):
+    x = 0
+    for i in range(n):
+        x += i
+    return x
+
+
+def machine_parallelism(n_procs):
+    """What the machine gives right now: n processes spinning in Python (no
+    zetile) against the same work done one after another; 1.0 when the
+    cores are all taken by other work."""
+    import multiprocessing as mp
+    n = 5_000_000
+    t0 = time.perf_counter()
+    for _ in range(n_procs):
+        _spin(n)
+    seq = time.perf_counter() - t0
+    with mp.get_context("fork").Pool(n_procs) as pool:
+        pool.map(_spin, [1000] * n_procs)  # the workers exist before the clock
+        t0 = time.perf_counter()
+        pool.map(_spin, [n] * n_procs)
+        par = time.perf_counter() - t0
+    return seq / par
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", default="all", choices=("pvc", "cpu", "all"))
@@ -133,7 +158,9 @@ def main():
     targets = ("pvc", "cpu") if args.target == "all" else (args.target,)
     sets = {"matmul (8 configs)": matmul_configs(), "attention (4 configs)": attention_configs()}
     print(f"{os.cpu_count()} cores, {args.threads} threads, median of {args.reps}")
-    print(f"load average before: {os.getloadavg()[0]:.1f} (the figures need idle cores)")
+    print(f"load average before: {os.getloadavg()[0]:.1f} (the figures need idle cores); "
+          f"{args.threads} processes spinning in Python run {machine_parallelism(args.threads):.2f}x "
+          f"as fast as one after another")
     print(f"{'kernel':<24}{'target':<8}{'sequential':>12}{'threads':>10}{'speed-up':>10}"
           f"{'busy cores':>12}{'processes':>11}  same bytes")
     for target in targets:
