@@ -1,5 +1,7 @@
 // zt_lower_xe: tile IR -> subgroup-level XeGPU text (one gpu.module, one
 // gpu.func) -> upstream passes -> SPIR-V, plus the kernel's launch metadata.
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -98,7 +100,19 @@ static void remove_library_files(void) {
     if (g_libs[i].path[0]) unlink(g_libs[i].path);
 }
 
+// Compiles run in parallel (jit/compiler.c): the table is filled under a lock.
+static pthread_mutex_t g_libs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static zt_status_t library_file_locked(int which, const char** out);
+
 static zt_status_t library_file(int which, const char** out) {
+  pthread_mutex_lock(&g_libs_lock);
+  zt_status_t s = library_file_locked(which, out);
+  pthread_mutex_unlock(&g_libs_lock);
+  return s;
+}
+
+static zt_status_t library_file_locked(int which, const char** out) {
   xe_library_t* lib = &g_libs[which];
   if (!*lib->size)
     return zt_make_status(ZT_STATUS_UNSUPPORTED,
@@ -455,8 +469,8 @@ static zt_status_t emit_in_subprocess(zt_lower_ctx_t* lc, MlirModule m) {
 // Set once an in-process emission came out invalid: the backend's static
 // state is then known to be stale, and a stale entry need not always make
 // the module invalid, so every later module of this process is emitted in
-// a separate process. (Compiles hold the compiler lock: no race.)
-static bool g_backend_stale;
+// a separate process. Compiles run in parallel: an atomic.
+static atomic_bool g_backend_stale;
 
 static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   zt_status_t last = NULL;
