@@ -511,7 +511,7 @@ class JITFunction(_C.KernelBase):
         try:
             artifact = _C.compile(text, target=info["target"], num_warps=num_warps or 0,
                                   compat=compat, igc_options=_grf_igc_options(grf_mode),
-                                  cached=True)
+                                  cached=True, front_end_ms=front_end_ms)
         except _C.Error as e:
             raise _as_compilation_error(self, e) from e
         exe = device.load(artifact)
