@@ -1,8 +1,9 @@
 """Packaging (issue 18): a C program builds against an installed zetile with
 CMake's find_package and with pkg-config, `pip wheel .` makes an abi3
 wheel that carries the libraries and the compile worker and runs a kernel
-once installed, and (ZETILE_SLOW_TESTS=1, a few minutes) `pip install -e`
-and `pip install` of a fresh clone into fresh virtual environments work."""
+once installed, and `pip install -e` and `pip install` of a fresh clone of the
+committed tree into fresh virtual environments work (a kernel, `zetile info`,
+the torch.backends entry point, the installed compile worker)."""
 import os
 import shutil
 import subprocess
@@ -156,8 +157,6 @@ def _workers():
 """
 
 
-SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
-
 FRESH_CHECK = WORKERS_SRC + """
 import importlib.metadata as md, numpy as np, zetile, zetile.language as tl
 @zetile.jit
@@ -178,8 +177,8 @@ print("workers", _workers())
 
 @pytest.fixture(scope="module")
 def fresh_clone(tmp_path_factory):
-    if not SLOW:
-        pytest.skip("ZETILE_SLOW_TESTS=1 (builds zetile twice from a fresh clone: minutes)")
+    # (In the suite since the lead measured it: both installs 33 s here with
+    # ccache warm, a few minutes on a fresh machine; issue 18 asks for it in CI.)
     if not os.path.isdir(os.path.join(ROOT, ".git")):
         pytest.skip("not a git checkout")
     d = tmp_path_factory.mktemp("fresh")
