@@ -7,16 +7,14 @@ transpose was refused ("a transpose of a tile split across subgroups").
 Evidence: E1 (spirv-val), E4 (CPU target against numpy), E5 (the pvc SPIR-V
 on Intel's OpenCL CPU runtime, lengths that are and are not multiples of the
 blocks: the bounds become the load's mask)."""
-import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
 import zetile
 import zetile.language as tl
-from zt_testutil import have_tool, run_python, spirv_val
+from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -68,13 +66,9 @@ def test_cpu_target(n):
 
 
 def test_e5_opencl_cpu():
-    try:
-        zetile.get_device("opencl:cpu")
-    except zetile.Error as e:
-        pytest.skip(f"Intel's OpenCL CPU runtime is not available: {e}")
-    r = run_python(f"""
-        import json, sys, numpy as np, zetile
-        sys.path.insert(0, {HERE!r})
+    opencl_cpu_or_skip()
+    errs = run_result("""
+        import json, numpy as np, zetile
         from test_xe_trans_load import qkt_kernel, CONF, _reference
         assert zetile.get_device().info["name"] == "opencl:cpu"
         errs = []
@@ -84,8 +78,5 @@ def test_e5_opencl_cpu():
             qkt_kernel[(-(-n // 128),)](q, k, out, n, **CONF, num_warps=8)
             errs.append(float(np.abs(out.astype(np.float32) - ref).max()))
         print("RESULT " + json.dumps(errs))
-    """, env={"ZETILE_DEVICE": "opencl:cpu"})
-    assert r.returncode == 0, r.stdout + r.stderr
-    line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1]
-    errs = json.loads(line[len("RESULT "):])
+    """, path=HERE)
     assert max(errs) < 0.05, errs

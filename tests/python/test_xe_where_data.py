@@ -7,15 +7,13 @@ refused ("a 2-D address or mask computed with scf.for / tile.load").
 
 Evidence: E1 (spirv-val), E4 (CPU target against numpy), E5 (the pvc SPIR-V
 on Intel's OpenCL CPU runtime)."""
-import json
 import os
 
 import numpy as np
-import pytest
 
 import zetile
 import zetile.language as tl
-from zt_testutil import have_tool, run_python, spirv_val
+from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -74,17 +72,11 @@ def test_cpu_target():
 
 
 def test_e5_opencl_cpu():
-    try:
-        zetile.get_device("opencl:cpu")
-    except zetile.Error as e:
-        pytest.skip(f"Intel's OpenCL CPU runtime is not available: {e}")
-    r = run_python(f"""
-        import json, sys, zetile
-        sys.path.insert(0, {HERE!r})
+    opencl_cpu_or_skip()
+    e1, e2 = run_result("""
+        import json, zetile
         from test_xe_where_data import _run_both
         assert zetile.get_device().info["name"] == "opencl:cpu"
         print("RESULT " + json.dumps(_run_both()))
-    """, env={"ZETILE_DEVICE": "opencl:cpu"})
-    assert r.returncode == 0, r.stdout + r.stderr
-    e1, e2 = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+    """, path=HERE)
     assert e1 == 0.0 and e2 < 1e-3, (e1, e2)
