@@ -54,11 +54,6 @@ static void list_push(op_list_t* l, MlirOperation op) {
   l->ops[l->n++] = op;
 }
 
-static bool name_is(MlirOperation op, const char* name) {
-  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
-  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
-}
-
 static bool name_starts(MlirOperation op, const char* prefix) {
   MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
   size_t n = strlen(prefix);
@@ -98,8 +93,9 @@ static bool lane_vector(MlirType t) {
   return mlirShapedTypeGetDimSize(t, r - 1) % LANES == 0;
 }
 
-// A layout attribute of the family above ("" when absent).
-static bool layout_ok(MlirAttribute a) {
+// A layout attribute of the family above (or none); *pairs: it gives each
+// lane 2 adjacent columns (int8 A, lane_data [1, 2]).
+static bool layout_ok(MlirAttribute a, bool* pairs) {
   if (mlirAttributeIsNull(a)) return true;
   zt_strbuf_t sb;
   zt_strbuf_init(&sb);
@@ -110,18 +106,9 @@ static bool layout_ok(MlirAttribute a) {
              strstr(sb.data, "lane_layout = [1, 16], lane_data = [2, 1]>") ||
              strstr(sb.data, "lane_layout = [1, 16], lane_data = [4, 1]>") ||
              strstr(sb.data, "lane_layout = [1, 16], lane_data = [1, 2]>"));
+  *pairs = ok && strstr(sb.data, "lane_data = [1, 2]");
   zt_strbuf_deinit(&sb);
   return ok;
-}
-
-static bool attr_has(MlirAttribute a, const char* needle) {
-  if (mlirAttributeIsNull(a)) return false;
-  zt_strbuf_t sb;
-  zt_strbuf_init(&sb);
-  mlirAttributePrint(a, print_cb, &sb);
-  bool has = !sb.failed && strstr(sb.data, needle);
-  zt_strbuf_deinit(&sb);
-  return has;
 }
 
 static bool types_ok(MlirOperation op) {
@@ -155,19 +142,18 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
   static const char* const layout_names[] = {"layout", "layout_result_0", "layout_a",
                                              "layout_b", "layout_cd"};
   for (size_t i = 0; i < sizeof layout_names / sizeof *layout_names; ++i) {
-    MlirAttribute a = mlirOperationGetAttributeByName(
-        op, mlirStringRefCreateFromCString(layout_names[i]));
-    c->pairs |= attr_has(a, "lane_data = [1, 2]");
-  }
-  for (size_t i = 0; i < sizeof layout_names / sizeof *layout_names; ++i)
-    if (!layout_ok(mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(
-                                                           layout_names[i])))) {
+    MlirAttribute a =
+        mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(layout_names[i]));
+    bool pairs = false;
+    if (!layout_ok(a, &pairs)) {
       refuse(c, op, "a lane map outside the family (%s)", layout_names[i]);
       return MlirWalkResultInterrupt;
     }
+    c->pairs |= pairs;
+  }
   bool vec_result = mlirOperationGetNumResults(op) > 0 &&
                     mlirTypeIsAVector(mlirValueGetType(mlirOperationGetResult(op, 0)));
-  if (name_is(op, "arith.constant")) {
+  if (zt_op_named(op, "arith.constant")) {
     if (vec_result) {
       MlirAttribute v = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("value"));
       if (!mlirAttributeIsADenseElements(v) || !mlirDenseElementsAttrIsSplat(v))
@@ -175,50 +161,50 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
     }
   } else if (name_starts(op, "arith.") || name_starts(op, "math.")) {
     // elementwise
-  } else if (name_is(op, "vector.broadcast")) {
-  } else if (name_is(op, "vector.extract")) {
+  } else if (zt_op_named(op, "vector.broadcast")) {
+  } else if (zt_op_named(op, "vector.extract")) {
     if (mlirOperationGetNumOperands(op) != 1 || !vec_result)
       refuse(c, op, "%s", "an element taken out of its lane");
     else
       c->wide_rows |= mlirShapedTypeGetDimSize(mlirValueGetType(mlirOperationGetResult(op, 0)),
                                                0) > LANES;
-  } else if (name_is(op, "vector.insert")) {
+  } else if (zt_op_named(op, "vector.insert")) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
     if (mlirOperationGetNumOperands(op) != 2 || !mlirTypeIsAVector(t))
       refuse(c, op, "%s", "an element put into another lane");
     else
       c->wide_rows |= mlirShapedTypeGetDimSize(t, mlirShapedTypeGetRank(t) - 1) > LANES;
-  } else if (name_is(op, "vector.reduction")) {
+  } else if (zt_op_named(op, "vector.reduction")) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
     if (mlirShapedTypeGetRank(t) != 1 || !shuffle_type(mlirShapedTypeGetElementType(t)))
       refuse(c, op, "%s", "a reduction gpu.shuffle cannot carry");
-  } else if (name_is(op, "vector.step")) {
+  } else if (zt_op_named(op, "vector.step")) {
     MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
     if (mlirShapedTypeGetDimSize(t, 0) != LANES) refuse(c, op, "%s", "a step of other than 16");
-  } else if (name_is(op, "xegpu.load_nd")) {
+  } else if (zt_op_named(op, "xegpu.load_nd")) {
     if (!mlirAttributeIsNull(
             mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("transpose"))))
       refuse(c, op, "%s", "a transposing block load");
-  } else if (name_is(op, "xegpu.create_nd_tdesc")) {
+  } else if (zt_op_named(op, "xegpu.create_nd_tdesc")) {
     zt_strbuf_t sb;
     zt_strbuf_init(&sb);
     mlirTypePrint(mlirValueGetType(mlirOperationGetResult(op, 0)), print_cb, &sb);
     if (sb.failed || strstr(sb.data, "array_length")) refuse(c, op, "%s", "array_length > 1");
     zt_strbuf_deinit(&sb);
-  } else if (name_is(op, "xegpu.store_nd") || name_is(op, "xegpu.prefetch_nd") ||
-             name_is(op, "xegpu.update_nd_offset") || name_is(op, "xegpu.dpas")) {
-  } else if (name_is(op, "xegpu.load") || name_is(op, "xegpu.store")) {
+  } else if (zt_op_named(op, "xegpu.store_nd") || zt_op_named(op, "xegpu.prefetch_nd") ||
+             zt_op_named(op, "xegpu.update_nd_offset") || zt_op_named(op, "xegpu.dpas")) {
+  } else if (zt_op_named(op, "xegpu.load") || zt_op_named(op, "xegpu.store")) {
     if (!mlirAttributeIsNull(
             mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("chunk_size"))))
       refuse(c, op, "%s", "chunked gathers");
   } else if (name_starts(op, "scf.")) {
-    if (!name_is(op, "scf.for") && !name_is(op, "scf.while") && !name_is(op, "scf.if") &&
-        !name_is(op, "scf.yield") && !name_is(op, "scf.condition"))
+    if (!zt_op_named(op, "scf.for") && !zt_op_named(op, "scf.while") && !zt_op_named(op, "scf.if") &&
+        !zt_op_named(op, "scf.yield") && !zt_op_named(op, "scf.condition"))
       refuse(c, op, "%s", "not handled");
   } else if (name_starts(op, "gpu.")) {
-    if (name_is(op, "gpu.func")) return MlirWalkResultAdvance;
+    if (zt_op_named(op, "gpu.func")) return MlirWalkResultAdvance;
     if (vec_result) refuse(c, op, "%s", "a vector-valued gpu op");
-  } else if (name_starts(op, "llvm.") || name_is(op, "memref.get_global")) {
+  } else if (name_starts(op, "llvm.") || zt_op_named(op, "memref.get_global")) {
     // (memref.get_global: the shared local memory buffer of cross-subgroup
     // reductions, read and written by the gathers and scatters above.)
     if (vec_result) refuse(c, op, "%s", "a vector-valued llvm op");
@@ -233,7 +219,6 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
 typedef struct {
   MlirContext ctx;
   op_list_t fix;  // ops that change form, in program order
-  zt_status_t status;
 } rewrite_t;
 
 // The lane's type of a subgroup-level type: vector<...xN> -> vector<...xN/16>;
@@ -246,6 +231,9 @@ static MlirType lane_type(MlirContext ctx, MlirType t) {
     shape[r - 1] /= LANES;
     return mlirVectorTypeGet(r, shape, mlirShapedTypeGetElementType(t));
   }
+  // (Only XeGPU's types carry layouts: scalars are not printed.)
+  MlirStringRef ns = mlirDialectGetNamespace(mlirTypeGetDialect(t));
+  if (!(ns.length == 5 && memcmp(ns.data, "xegpu", 5) == 0)) return t;
   zt_strbuf_t sb;
   zt_strbuf_init(&sb);
   mlirTypePrint(t, print_cb, &sb);
@@ -274,13 +262,13 @@ static bool needs_fix(MlirOperation op) {
                                       "xegpu.load_nd",  "xegpu.store_nd", "xegpu.dpas",
                                       "xegpu.load",     "xegpu.store"};
   for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
-    if (name_is(op, names[i])) return true;
+    if (zt_op_named(op, names[i])) return true;
   return false;
 }
 
 static MlirWalkResult retype_op(MlirOperation op, void* user) {
   rewrite_t* rw = user;
-  if (name_is(op, "gpu.func")) return MlirWalkResultAdvance;
+  if (zt_op_named(op, "gpu.func")) return MlirWalkResultAdvance;
   for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
     MlirValue v = mlirOperationGetResult(op, i);
     mlirValueSetType(v, lane_type(rw->ctx, mlirValueGetType(v)));
@@ -304,10 +292,9 @@ static MlirWalkResult retype_op(MlirOperation op, void* user) {
   return MlirWalkResultAdvance;
 }
 
-static MlirOperation make_op(MlirContext ctx, const char* name, MlirLocation loc, intptr_t nops,
+static MlirOperation make_op(const char* name, MlirLocation loc, intptr_t nops,
                              const MlirValue* ops, intptr_t nres, const MlirType* res,
                              intptr_t nattr, const MlirNamedAttribute* attrs) {
-  (void)ctx;
   MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString(name), loc);
   if (nops) mlirOperationStateAddOperands(&st, nops, ops);
   if (nres) mlirOperationStateAddResults(&st, nres, res);
@@ -327,7 +314,7 @@ static MlirValue put_before(MlirOperation before, MlirOperation op) {
 
 static MlirValue shape_cast_before(MlirContext ctx, MlirOperation before, MlirValue v,
                                    MlirType to) {
-  return put_before(before, make_op(ctx, "vector.shape_cast", mlirOperationGetLocation(before), 1,
+  return put_before(before, make_op("vector.shape_cast", mlirOperationGetLocation(before), 1,
                                     &v, 1, &to, 0, NULL));
 }
 
@@ -343,7 +330,7 @@ static void flatten_result(MlirContext ctx, MlirOperation op) {
   MlirType shaped = mlirValueGetType(r);
   if (mlirShapedTypeGetRank(shaped) == 1) return;
   mlirValueSetType(r, flat_type(shaped));
-  MlirOperation cast = make_op(ctx, "vector.shape_cast", mlirOperationGetLocation(op), 1, &r, 1,
+  MlirOperation cast = make_op("vector.shape_cast", mlirOperationGetLocation(op), 1, &r, 1,
                                &shaped, 0, NULL);
   mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(op), op, cast);
   MlirValue c = mlirOperationGetResult(cast, 0);
@@ -369,7 +356,7 @@ static MlirAttribute get_attr(MlirOperation op, const char* name) {
 static MlirValue i32_const(MlirContext ctx, MlirOperation before, int64_t v) {
   MlirType i32 = mlirIntegerTypeGet(ctx, 32);
   MlirNamedAttribute a = named(ctx, "value", mlirIntegerAttrGet(i32, v));
-  return put_before(before, make_op(ctx, "arith.constant", mlirOperationGetLocation(before), 0,
+  return put_before(before, make_op("arith.constant", mlirOperationGetLocation(before), 0,
                                     NULL, 1, &i32, 1, &a));
 }
 
@@ -396,10 +383,10 @@ static zt_status_t fix_reduction(MlirContext ctx, MlirOperation op) {
   MlirValue x;
   if (mlirShapedTypeGetDimSize(vt, 0) == 1) {
     MlirNamedAttribute pos = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){0}));
-    x = put_before(op, make_op(ctx, "vector.extract", loc, 1, &v, 1, &et, 1, &pos));
+    x = put_before(op, make_op("vector.extract", loc, 1, &v, 1, &et, 1, &pos));
   } else {
     MlirNamedAttribute k = named(ctx, "kind", kind_attr);
-    x = put_before(op, make_op(ctx, "vector.reduction", loc, 1, &v, 1, &et, 1, &k));
+    x = put_before(op, make_op("vector.reduction", loc, 1, &v, 1, &et, 1, &k));
   }
   MlirValue width = i32_const(ctx, op, LANES);
   MlirAttribute xor_mode = mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString("#gpu<shuffle_mode xor>"));
@@ -409,13 +396,13 @@ static zt_status_t fix_reduction(MlirContext ctx, MlirOperation op) {
     MlirValue args[3] = {x, i32_const(ctx, op, d), width};
     MlirType res[2] = {et, mlirIntegerTypeGet(ctx, 1)};
     MlirNamedAttribute mode = named(ctx, "mode", xor_mode);
-    MlirValue other = put_before(op, make_op(ctx, "gpu.shuffle", loc, 3, args, 2, res, 1, &mode));
+    MlirValue other = put_before(op, make_op("gpu.shuffle", loc, 3, args, 2, res, 1, &mode));
     MlirValue pair[2] = {x, other};
-    x = put_before(op, make_op(ctx, comb, loc, 2, pair, 1, &et, 0, NULL));
+    x = put_before(op, make_op(comb, loc, 2, pair, 1, &et, 0, NULL));
   }
   if (mlirOperationGetNumOperands(op) > 1) {
     MlirValue pair[2] = {mlirOperationGetOperand(op, 1), x};
-    x = put_before(op, make_op(ctx, comb, loc, 2, pair, 1, &et, 0, NULL));
+    x = put_before(op, make_op(comb, loc, 2, pair, 1, &et, 0, NULL));
   }
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), x);
   mlirOperationDestroy(op);
@@ -426,9 +413,9 @@ static zt_status_t fix_reduction(MlirContext ctx, MlirOperation op) {
 static void fix_step(MlirContext ctx, MlirOperation op) {
   MlirLocation loc = mlirOperationGetLocation(op);
   MlirType idx = mlirIndexTypeGet(ctx);
-  MlirValue lane = put_before(op, make_op(ctx, "gpu.lane_id", loc, 0, NULL, 1, &idx, 0, NULL));
+  MlirValue lane = put_before(op, make_op("gpu.lane_id", loc, 0, NULL, 1, &idx, 0, NULL));
   MlirType vt = mlirValueGetType(mlirOperationGetResult(op, 0));
-  MlirValue b = put_before(op, make_op(ctx, "vector.broadcast", loc, 1, &lane, 1, &vt, 0, NULL));
+  MlirValue b = put_before(op, make_op("vector.broadcast", loc, 1, &lane, 1, &vt, 0, NULL));
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), b);
   mlirOperationDestroy(op);
 }
@@ -445,33 +432,33 @@ static bool packed_layout(MlirAttribute a) {
 }
 
 static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
-  if (name_is(op, "arith.constant")) {
+  if (zt_op_named(op, "arith.constant")) {
     MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
     if (!mlirTypeIsAVector(t)) return NULL;
     MlirAttribute v = get_attr(op, "value");
     mlirOperationSetAttributeByName(
         op, mlirStringRefCreateFromCString("value"),
         mlirDenseElementsAttrSplatGet(t, mlirDenseElementsAttrGetSplatValue(v)));
-  } else if (name_is(op, "vector.step")) {
+  } else if (zt_op_named(op, "vector.step")) {
     fix_step(ctx, op);
-  } else if (name_is(op, "vector.reduction")) {
+  } else if (zt_op_named(op, "vector.reduction")) {
     return fix_reduction(ctx, op);
-  } else if (name_is(op, "xegpu.load_nd")) {
+  } else if (zt_op_named(op, "xegpu.load_nd")) {
     bool packed = packed_layout(get_attr(op, "layout"));
     remove_attr(op, "layout");
     if (packed) mlirOperationSetAttributeByName(op, mlirStringRefCreateFromCString("packed"),
                                                 mlirUnitAttrGet(ctx));
     flatten_result(ctx, op);
-  } else if (name_is(op, "xegpu.store_nd")) {
+  } else if (zt_op_named(op, "xegpu.store_nd")) {
     remove_attr(op, "layout");
     flatten_operand(ctx, op, 0);
-  } else if (name_is(op, "xegpu.dpas")) {
+  } else if (zt_op_named(op, "xegpu.dpas")) {
     remove_attr(op, "layout_a");
     remove_attr(op, "layout_b");
     remove_attr(op, "layout_cd");
     for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) flatten_operand(ctx, op, i);
     flatten_result(ctx, op);
-  } else if (name_is(op, "xegpu.load") || name_is(op, "xegpu.store")) {
+  } else if (zt_op_named(op, "xegpu.load") || zt_op_named(op, "xegpu.store")) {
     remove_attr(op, "layout");
   }
   return NULL;
@@ -484,7 +471,7 @@ typedef struct {
 
 static MlirWalkResult find_funcs(MlirOperation op, void* user) {
   funcs_t* f = user;
-  if (name_is(op, "gpu.func")) {
+  if (zt_op_named(op, "gpu.func")) {
     if (f->n < 8) f->funcs[f->n] = op;
     f->n++;
     return MlirWalkResultSkip;

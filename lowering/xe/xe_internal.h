@@ -331,6 +331,10 @@ zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m);
 /// ("add", "maxnumf", ...) on floats or integers; NULL if none (xe_reduce.c).
 const char* xe_reduction_combiner(const char* kind, bool fl);
 
+/// Whether v is the constant 1 (through integer extensions and casts, or a
+/// loop-invariant scf.for argument starting at 1): a unit stride (xe_matrix.c).
+bool xe_value_is_one(MlirValue v);
+
 /// tile.trans of a 2-D tile.block_load becomes a block load of the
 /// transposed view (xe_trans_load.c); *out_count: how many.
 zt_status_t xe_transpose_block_loads(MlirOperation kernel, int* out_count);

@@ -974,6 +974,8 @@ static bool is_const_one(MlirValue v, int depth) {
   return is_const_one(mlirOperationGetOperand(parent, 3 + i - 1), depth + 1);
 }
 
+bool xe_value_is_one(MlirValue v) { return is_const_one(v, 0); }
+
 static bool in_loop(MlirOperation op) {
   for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
        p = mlirOperationGetParentOperation(p)) {

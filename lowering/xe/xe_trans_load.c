@@ -23,11 +23,6 @@
 
 #include "xe/xe_internal.h"
 
-static bool op_is(MlirOperation op, const char* name) {
-  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
-  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
-}
-
 typedef struct {
   MlirOperation* ops;
   size_t n, cap;
@@ -36,11 +31,11 @@ typedef struct {
 
 // A 2-D transpose ([1, 0]) of a 2-D block load.
 static bool candidate(MlirOperation op) {
-  if (!op_is(op, "tile.trans") || mlirOperationGetNumOperands(op) != 1) return false;
+  if (!zt_op_named(op, "tile.trans") || mlirOperationGetNumOperands(op) != 1) return false;
   MlirValue src = mlirOperationGetOperand(op, 0);
   if (!mlirValueIsAOpResult(src)) return false;
   MlirOperation ld = mlirOpResultGetOwner(src);
-  if (!op_is(ld, "tile.block_load") || mlirOperationGetNumOperands(ld) != 7) return false;
+  if (!zt_op_named(ld, "tile.block_load") || mlirOperationGetNumOperands(ld) != 7) return false;
   MlirType t = mlirValueGetType(src);
   if (!mlirTypeIsARankedTensor(t) || mlirShapedTypeGetRank(t) != 2) return false;
   MlirAttribute order = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("order"));
@@ -227,16 +222,6 @@ static bool pointer_form(MlirOperation ld) {
   return true;
 }
 
-static bool const_one(MlirValue v) {
-  if (!mlirValueIsAOpResult(v)) return false;
-  MlirOperation op = mlirOpResultGetOwner(v);
-  if (op_is(op, "arith.extsi") || op_is(op, "arith.extui") || op_is(op, "arith.index_cast"))
-    return const_one(mlirOperationGetOperand(op, 0));
-  if (!op_is(op, "arith.constant")) return false;
-  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("value"));
-  return mlirAttributeIsAInteger(a) && mlirIntegerAttrGetValueInt(a) == 1;
-}
-
 zt_status_t xe_transpose_block_loads(MlirOperation kernel, int* out_count) {
   found_t f = {0};
   mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
@@ -247,8 +232,9 @@ zt_status_t xe_transpose_block_loads(MlirOperation kernel, int* out_count) {
   for (size_t i = 0; i < f.n; ++i) {
     MlirOperation nl = rewrite(f.ops[i]);
     // The transposed view's inner stride is the old row stride: unless it
-    // is 1, Xe's block IO cannot read it, its pointer loads can.
-    if (!mlirOperationIsNull(nl) && !const_one(mlirOperationGetOperand(nl, 4))) pointer_form(nl);
+    // is 1 (by the emitter's own test), Xe's block IO cannot read it, its
+    // pointer loads can.
+    if (!mlirOperationIsNull(nl) && !xe_value_is_one(mlirOperationGetOperand(nl, 4))) pointer_form(nl);
   }
   if (out_count) *out_count = (int)f.n;
   free(f.ops);
