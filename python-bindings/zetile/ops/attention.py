@@ -192,6 +192,27 @@ def _needs_grad(*xs):
     return torch.is_grad_enabled() and any(t.requires_grad for t in ts)
 
 
+def _sdpa_mask(fn, attn_mask, is_causal, shape):
+    """SDPA's attn_mask as torch takes it: (a view broadcast to shape (B, Hq,
+    L, S), kind) with kind 0 none, 1 additive float, 2 boolean; refused with
+    is_causal, as torch refuses it."""
+    if is_causal and attn_mask is not None:
+        raise ValueError(f"{fn}: pass either attn_mask or is_causal, not both (as torch)")
+    if attn_mask is None:
+        return None, 0
+    m = _arrays.as_view(attn_mask, f"{fn}: attn_mask")
+    try:
+        mask = m.expand(shape)
+    except ValueError:
+        raise ValueError(f"{fn}: attn_mask of shape {m.shape} does not broadcast to "
+                         f"{tuple(shape)}") from None
+    if m.dtype == "bool":
+        return mask, 2
+    if _arrays.is_float(m.dtype):
+        return mask, 1
+    raise TypeError(f"{fn}: attn_mask must be bool or floating, got {m.dtype}")
+
+
 def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, return_lse,
           config, plan):
     """scaled_dot_product_attention's forward without autograd routing (what
@@ -203,22 +224,7 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
     q, k, v, q3 = _check_qkv(fn, query, key, value, enable_gqa)
     B, Hq, L, E = q.shape
     S = k.shape[2]
-    if is_causal and attn_mask is not None:
-        raise ValueError(f"{fn}: pass either attn_mask or is_causal, not both (as torch)")
-    mask, kind = None, 0
-    if attn_mask is not None:
-        m = _arrays.as_view(attn_mask, f"{fn}: attn_mask")
-        try:
-            mask = m.expand((B, Hq, L, S))
-        except ValueError:
-            raise ValueError(f"{fn}: attn_mask of shape {m.shape} does not broadcast to "
-                             f"{(B, Hq, L, S)}") from None
-        if m.dtype == "bool":
-            kind = 2
-        elif _arrays.is_float(m.dtype):
-            kind = 1
-        else:
-            raise TypeError(f"{fn}: attn_mask must be bool or floating, got {m.dtype}")
+    mask, kind = _sdpa_mask(fn, attn_mask, is_causal, (B, Hq, L, S))
     sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
     got = _launch(fn, q, k, v, scale=sc, causal=is_causal, mask=mask, mask_kind=kind,
                   config=config, plan=plan)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import cdiv, next_power_of_2
 from . import _arrays, _kernels, fx_to_tile
-from .attention import _as_4d, _check_qkv, _config, _contig, _is_noop, _to_int32
+from .attention import _as_4d, _check_qkv, _config, _contig, _is_noop, _sdpa_mask, _to_int32
 
 LN2 = math.log(2.0)
 
@@ -219,22 +219,7 @@ def scaled_dot_product_attention_backward(grad_out, query, key, value, out, lse,
     S = k.shape[2]
     do = _check_like(fn, "grad_out", grad_out, q.shape)
     o = _check_like(fn, "out", out, q.shape)
-    if is_causal and attn_mask is not None:
-        raise ValueError(f"{fn}: pass either attn_mask or is_causal, not both (as torch)")
-    mask, kind = None, 0
-    if attn_mask is not None:
-        m = _arrays.as_view(attn_mask, f"{fn}: attn_mask")
-        try:
-            mask = m.expand((B, Hq, L, S))
-        except ValueError:
-            raise ValueError(f"{fn}: attn_mask of shape {m.shape} does not broadcast to "
-                             f"{(B, Hq, L, S)}") from None
-        if m.dtype == "bool":
-            kind = 2
-        elif _arrays.is_float(m.dtype):
-            kind = 1
-        else:
-            raise TypeError(f"{fn}: attn_mask must be bool or floating, got {m.dtype}")
+    mask, kind = _sdpa_mask(fn, attn_mask, is_causal, (B, Hq, L, S))
     sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
     lse2 = _lse_log2(lse, True, q.kind)
     gl = _lse_grad(grad_lse, True, q.kind, (B, Hq, L))
