@@ -81,6 +81,11 @@ struct zt_backend_vtable_s {
   /// zt_launch_checked falls back to `launch` (the sizes go unused).
   zt_status_t (*launch_checked)(zt_executable_t* executable, const uint32_t grid[3],
                                 const zt_arg_t* args, const uint64_t* arg_bytes);
+  /// Optional (NULL: no device timer, the zt_device_timing_* calls return
+  /// UNSUPPORTED): from timing_begin on, launches record device timestamps;
+  /// timing_end waits for them, fills `out` (zeroed by the caller) and stops.
+  zt_status_t (*timing_begin)(zt_device_t* device);
+  zt_status_t (*timing_end)(zt_device_t* device, zt_device_timing_t* out);
 };
 
 /// Discovery of one backend's devices. Registered in runtime/device.c.

@@ -138,6 +138,25 @@ zt_status_t zt_device_synchronize(zt_device_t* device) {
   return device->vtable->synchronize ? device->vtable->synchronize(device) : NULL;
 }
 
+zt_status_t zt_device_timing_begin(zt_device_t* device) {
+  if (!device)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_device_timing_begin: NULL device");
+  if (!device->vtable->timing_begin)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s has no device timer (time it on the host)",
+                          device->info.name);
+  return device->vtable->timing_begin(device);
+}
+
+zt_status_t zt_device_timing_end(zt_device_t* device, zt_device_timing_t* out) {
+  if (!device || !out)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_device_timing_end: NULL argument");
+  memset(out, 0, sizeof *out);
+  if (!device->vtable->timing_end)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s has no device timer (time it on the host)",
+                          device->info.name);
+  return device->vtable->timing_end(device, out);
+}
+
 // --- interrupts ----------------------------------------------------------------
 
 static _Thread_local zt_interrupt_check_t tl_check;

@@ -55,6 +55,24 @@ ZT_API const zt_device_info_t* zt_device_info(const zt_device_t* device);
 /// Waits for every launch on the device to finish.
 ZT_API zt_status_t zt_device_synchronize(zt_device_t* device);
 
+/// Device-side timing of kernels (Level Zero kernel timestamps): between
+/// zt_device_timing_begin and zt_device_timing_end every launch on the device
+/// records its start and end on the device's own clock; _end waits for those
+/// launches and sums them. Host launch overhead and copies are not counted.
+/// UNSUPPORTED on devices without such a timer (the CPU, OpenCL): time them
+/// with a host clock. One timing region per device at a time.
+typedef struct zt_device_timing_s {
+  int64_t kernels;   ///< launches timed
+  double kernel_ns;  ///< the sum of their execution times (device clock)
+  double span_ns;    ///< the first one's start to the last one's end (device clock)
+  double tick_ns;    ///< one tick of the device timer
+  /// Launches whose timestamps the device never wrote (counted as 0 ns): a
+  /// simulated device (NEO in AUB mode executes nothing) has all of them.
+  int64_t missing;
+} zt_device_timing_t;
+ZT_API zt_status_t zt_device_timing_begin(zt_device_t* device);
+ZT_API zt_status_t zt_device_timing_end(zt_device_t* device, zt_device_timing_t* out);
+
 /// Device memory. On host-memory devices the address is a host pointer.
 /// Sizes above PTRDIFF_MAX are refused (OUT_OF_MEMORY) rather than rounded.
 ZT_API zt_status_t zt_buffer_alloc(zt_device_t* device, size_t size,

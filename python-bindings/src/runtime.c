@@ -129,6 +129,27 @@ static PyObject* device_synchronize(PyObject* self, PyObject* unused) {
   Py_RETURN_NONE;
 }
 
+static PyObject* device_timing_begin(PyObject* self, PyObject* unused) {
+  zt_status_t s;
+  Py_BEGIN_ALLOW_THREADS  // the first call creates the driver's timestamp events
+  s = zt_device_timing_begin(DEV(self));
+  Py_END_ALLOW_THREADS
+  if (s) return zpy_raise(s);
+  Py_RETURN_NONE;
+}
+
+static PyObject* device_timing_end(PyObject* self, PyObject* unused) {
+  zt_device_timing_t t;
+  zt_status_t s;
+  Py_BEGIN_ALLOW_THREADS  // waits for the timed launches
+  s = zt_device_timing_end(DEV(self), &t);
+  Py_END_ALLOW_THREADS
+  if (s) return zpy_raise(s);
+  return Py_BuildValue("{sLsdsdsdsL}", "kernels", (long long)t.kernels, "kernel_ns", t.kernel_ns,
+                       "span_ns", t.span_ns, "tick_ns", t.tick_ns, "missing",
+                       (long long)t.missing);
+}
+
 static PyObject* device_alloc(PyObject* self, PyObject* arg) {
   Py_ssize_t nbytes = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
   if (nbytes == -1 && PyErr_Occurred()) return NULL;
@@ -177,6 +198,12 @@ static PyObject* device_load(PyObject* self, PyObject* arg) {
 static PyMethodDef device_methods[] = {
     {"synchronize", device_synchronize, METH_NOARGS,
      "synchronize()\nWaits for every launch on the device (GIL released)."},
+    {"timing_begin", device_timing_begin, METH_NOARGS,
+     "timing_begin()\nFrom now on launches record device timestamps (Level Zero kernel "
+     "timestamps); zetile.UnsupportedError on devices without a device timer."},
+    {"timing_end", device_timing_end, METH_NOARGS,
+     "timing_end() -> {kernels, kernel_ns, span_ns, tick_ns, missing}\nWaits for the launches "
+     "since timing_begin and returns their summed device time (GIL released)."},
     {"alloc", device_alloc, METH_O, "alloc(nbytes) -> Buffer"},
     {"load", device_load, METH_O,
      "load(artifact) -> Executable\nLoads a compiled artifact (GIL released; "

@@ -9,6 +9,16 @@
 // before it; zeCommandListHostSynchronize is newer than this driver).
 // Blocking copies signal and wait the same event. ZETILE_ZE_SYNC=1 makes the
 // list synchronous instead.
+//
+// Device timing (zt_device_timing_*): while it is on, each launch signals an
+// event of a kernel-timestamp pool. Harvesting (at the region's end, or when
+// the pool is full) appends zeCommandListAppendQueryKernelTimestamps, which
+// waits on those events on the device and copies their start/end ticks into
+// host memory, then waits once on the host and converts ticks with the
+// device's timer frequency. The host memory is filled with a marker first:
+// ticks the device did not write (NEO in AUB mode runs no command) are
+// counted as missing, not as times. Without that entry point each event is
+// waited for and read with zeEventQueryKernelTimestamp instead.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +31,8 @@
 #include "zetile/cache.h"
 
 #define NATIVE_ENTRY "native"
+// Timestamp events per device: launches timed between two waits.
+#define TS_EVENTS 64
 
 typedef struct ze_device_s {
   zt_device_t base;
@@ -34,7 +46,21 @@ typedef struct ze_device_s {
   ze_event_handle_t event;  // host-visible; signalled by barriers and copies
   bool synchronous;         // the list itself blocks: no event needed
   bool pending;             // launches appended since the last wait
-  pthread_mutex_t list_mu;  // guards list, event and pending
+  pthread_mutex_t list_mu;  // guards list, event, pending and the ts_ fields
+  // Kernel timestamps, created on the first timing_begin.
+  ze_event_pool_handle_t ts_pool;
+  ze_event_handle_t ts_events[TS_EVENTS];
+  ze_kernel_timestamp_result_t* ts_host;  // host memory the device copies ticks to
+  bool timing;              // launches signal ts_events
+  int ts_used;              // events signalled since the last harvest
+  double tick_ns;           // one timer tick
+  uint64_t ts_mask;         // the valid bits of a kernel timestamp
+  bool ts_have_first;
+  uint64_t ts_first;        // the region's first kernel start (ticks)
+  uint64_t ts_span;         // ticks from ts_first to the latest end
+  uint64_t ts_ticks;        // summed kernel ticks
+  int64_t ts_kernels;
+  int64_t ts_missing;
 } ze_device_t;
 
 typedef struct ze_buffer_s {
@@ -96,6 +122,10 @@ static void ze_destroy(zt_device_t* base) {
     if (opened[i] == d) opened[i] = NULL;
   pthread_mutex_unlock(&open_mu);
   if (d->list && d->pending) drain(d);
+  for (int i = 0; i < TS_EVENTS; ++i)
+    if (d->ts_events[i]) d->syms->zeEventDestroy(d->ts_events[i]);
+  if (d->ts_pool) d->syms->zeEventPoolDestroy(d->ts_pool);
+  if (d->ts_host) d->syms->zeMemFree(d->context, d->ts_host);
   if (d->event) d->syms->zeEventDestroy(d->event);
   if (d->event_pool) d->syms->zeEventPoolDestroy(d->event_pool);
   if (d->list) d->syms->zeCommandListDestroy(d->list);
@@ -318,6 +348,167 @@ static zt_status_t ze_executable_stats(const zt_executable_t* base, zt_kernel_st
   return NULL;
 }
 
+// --- device timing ---------------------------------------------------------------
+
+// The timer's tick and the valid bits of kernel timestamps. Level Zero 1.2
+// reports the frequency (cycles/s) when asked with DEVICE_PROPERTIES_1_2;
+// before, timerResolution is whole nanoseconds per tick (too coarse for a
+// 38.4 MHz timer: 26.04 ns), so the newer form is preferred.
+static zt_status_t timer_properties(ze_device_t* d) {
+  const zt_ze_syms_t* s = d->syms;
+  ze_api_version_t api = ZE_API_VERSION_1_0;
+  if (s->zeDriverGetApiVersion) s->zeDriverGetApiVersion(d->driver, &api);
+  bool hz = api >= ZE_MAKE_VERSION(1, 2);
+  ze_device_properties_t p = {.stype = hz ? ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2
+                                          : ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+  ZT_RETURN_IF_ERROR(ZT_ZE_STATUS(s, zeDeviceGetProperties, d->device, &p));
+  if (!p.timerResolution)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "the driver reports no timer resolution");
+  d->tick_ns = hz ? 1e9 / (double)p.timerResolution : (double)p.timerResolution;
+  uint32_t bits = p.kernelTimestampValidBits;
+  d->ts_mask = bits == 0 || bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+  return NULL;
+}
+
+static zt_status_t create_ts_events(ze_device_t* d) {
+  const zt_ze_syms_t* s = d->syms;
+  if (!s->zeEventQueryKernelTimestamp)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "the Level Zero loader lacks "
+                                                 "zeEventQueryKernelTimestamp");
+  ZT_RETURN_IF_ERROR(timer_properties(d));
+  ze_event_pool_desc_t pd = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
+  pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
+  pd.count = TS_EVENTS;
+  ZT_RETURN_IF_ERROR(
+      ZT_ZE_STATUS(s, zeEventPoolCreate, d->context, &pd, 1, &d->device, &d->ts_pool));
+  for (uint32_t i = 0; i < TS_EVENTS; ++i) {
+    ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC};
+    ed.index = i;
+    ed.signal = ZE_EVENT_SCOPE_FLAG_HOST;
+    ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
+    ZT_RETURN_IF_ERROR(ZT_ZE_STATUS(s, zeEventCreate, d->ts_pool, &ed, &d->ts_events[i]));
+  }
+  // ZETILE_ZE_TIMESTAMP_QUERY=1 takes the per-event host query (to compare).
+  const char* query = getenv("ZETILE_ZE_TIMESTAMP_QUERY");
+  if (s->zeCommandListAppendQueryKernelTimestamps && s->zeMemAllocHost &&
+      !(query && strcmp(query, "1") == 0)) {
+    ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    ZT_RETURN_IF_ERROR(ZT_ZE_STATUS(s, zeMemAllocHost, d->context, &hd,
+                                    TS_EVENTS * sizeof *d->ts_host, 64, (void**)&d->ts_host));
+  }
+  return NULL;
+}
+
+static void add_timestamp(ze_device_t* d, const ze_kernel_timestamp_result_t* r) {
+  // Global (wall-clock) ticks; each value may wrap at ts_mask.
+  uint64_t start = r->global.kernelStart & d->ts_mask;
+  uint64_t end = r->global.kernelEnd & d->ts_mask;
+  uint64_t ticks = (end - start) & d->ts_mask;
+  if (!d->ts_have_first) {
+    d->ts_first = start;
+    d->ts_have_first = true;
+  }
+  uint64_t reach = ((start - d->ts_first) & d->ts_mask) + ticks;
+  if (reach > d->ts_span) d->ts_span = reach;
+  d->ts_ticks += ticks;
+}
+
+// The device copies the events' timestamps to ts_host once they are
+// signalled (it waits on them), then the host waits for the copy.
+static zt_status_t harvest_by_copy(ze_device_t* d) {
+  const zt_ze_syms_t* s = d->syms;
+  size_t n = (size_t)d->ts_used;
+  memset(d->ts_host, 0xff, n * sizeof *d->ts_host);  // the "not written" marker
+  ZT_RETURN_IF_ERROR(ZT_ZE_STATUS(s, zeCommandListAppendQueryKernelTimestamps, d->list,
+                                  (uint32_t)n, d->ts_events, d->ts_host, NULL, NULL,
+                                  (uint32_t)n, d->ts_events));
+  d->pending = !d->synchronous;
+  ZT_RETURN_IF_ERROR(wait_locked(d, NULL));
+  for (size_t i = 0; i < n; ++i) {
+    const ze_kernel_timestamp_result_t* r = &d->ts_host[i];
+    if (r->global.kernelStart == UINT64_MAX && r->global.kernelEnd == UINT64_MAX)
+      d->ts_missing++;
+    else
+      add_timestamp(d, r);
+    d->ts_kernels++;
+  }
+  return NULL;
+}
+
+// Each event is waited for and read on the host.
+static zt_status_t harvest_by_query(ze_device_t* d) {
+  const zt_ze_syms_t* s = d->syms;
+  ZT_RETURN_IF_ERROR(wait_locked(d, NULL));
+  for (int i = 0; i < d->ts_used; ++i) {
+    ze_kernel_timestamp_result_t r;
+    memset(&r, 0, sizeof r);
+    ZT_RETURN_IF_ERROR(ZT_ZE_STATUS(s, zeEventHostSynchronize, d->ts_events[i], UINT64_MAX));
+    ze_result_t q = s->zeEventQueryKernelTimestamp(d->ts_events[i], &r);
+    if (q == ZE_RESULT_NOT_READY) {
+      d->ts_missing++;  // NEO in AUB mode: the wait returns, nothing was written
+    } else {
+      ZT_RETURN_IF_ERROR(zt_ze_make_status(q, "zeEventQueryKernelTimestamp"));
+      add_timestamp(d, &r);
+    }
+    d->ts_kernels++;
+  }
+  return NULL;
+}
+
+// Waits for the timed launches, adds their timestamps up and resets their
+// events for reuse. list_mu held.
+static zt_status_t harvest_locked(ze_device_t* d) {
+  if (!d->ts_used) return NULL;
+  zt_status_t st = d->ts_host ? harvest_by_copy(d) : harvest_by_query(d);
+  for (int i = 0; i < d->ts_used; ++i) {
+    zt_status_t r = ZT_ZE_STATUS(d->syms, zeEventHostReset, d->ts_events[i]);
+    if (!st) st = r;
+    else zt_status_free(r);
+  }
+  d->ts_used = 0;
+  return st;
+}
+
+static zt_status_t ze_timing_begin(zt_device_t* base) {
+  ze_device_t* d = as_ze(base);
+  pthread_mutex_lock(&d->list_mu);
+  zt_status_t st = NULL;
+  if (d->timing)
+    st = zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: a timing region is already open",
+                        base->info.name);
+  else if (!d->ts_pool)
+    st = create_ts_events(d);
+  if (!st) {
+    d->timing = true;
+    d->ts_used = 0;
+    d->ts_have_first = false;
+    d->ts_first = d->ts_span = d->ts_ticks = 0;
+    d->ts_kernels = d->ts_missing = 0;
+  }
+  pthread_mutex_unlock(&d->list_mu);
+  return st;
+}
+
+static zt_status_t ze_timing_end(zt_device_t* base, zt_device_timing_t* out) {
+  ze_device_t* d = as_ze(base);
+  pthread_mutex_lock(&d->list_mu);
+  zt_status_t st = NULL;
+  if (!d->timing) {
+    st = zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: no timing region is open",
+                        base->info.name);
+  } else {
+    st = harvest_locked(d);
+    d->timing = false;
+    out->kernels = d->ts_kernels;
+    out->kernel_ns = (double)d->ts_ticks * d->tick_ns;
+    out->span_ns = (double)d->ts_span * d->tick_ns;
+    out->tick_ns = d->tick_ns;
+    out->missing = d->ts_missing;
+  }
+  pthread_mutex_unlock(&d->list_mu);
+  return st;
+}
+
 // --- launch ------------------------------------------------------------------
 
 static zt_status_t ze_launch(zt_executable_t* base, const uint32_t grid[3],
@@ -337,9 +528,18 @@ static zt_status_t ze_launch(zt_executable_t* base, const uint32_t grid[3],
   if (!st) {
     ze_group_count_t groups = {grid[0], grid[1], grid[2]};
     pthread_mutex_lock(&d->list_mu);
-    st = ZT_ZE_STATUS(s, zeCommandListAppendLaunchKernel, d->list, e->kernel, &groups,
-                      NULL, 0, NULL);
-    if (!st) d->pending = !d->synchronous;
+    ze_event_handle_t signal = NULL;
+    if (d->timing) {
+      if (d->ts_used == TS_EVENTS) st = harvest_locked(d);
+      if (!st) signal = d->ts_events[d->ts_used];
+    }
+    if (!st)
+      st = ZT_ZE_STATUS(s, zeCommandListAppendLaunchKernel, d->list, e->kernel, &groups,
+                        signal, 0, NULL);
+    if (!st) {
+      d->pending = !d->synchronous;
+      if (signal) d->ts_used++;
+    }
     pthread_mutex_unlock(&d->list_mu);
   }
   pthread_mutex_unlock(&e->args_mu);
@@ -357,6 +557,9 @@ static const zt_backend_vtable_t ze_vtable = {
     /* .executable_destroy = */ ze_executable_destroy,
     /* .executable_stats   = */ ze_executable_stats,
     /* .launch             = */ ze_launch,
+    /* .launch_checked     = */ NULL,
+    /* .timing_begin       = */ ze_timing_begin,
+    /* .timing_end         = */ ze_timing_end,
 };
 
 // --- discovery -----------------------------------------------------------------

@@ -43,7 +43,10 @@
   REQUIRED(zeEventHostReset)                    \
   OPTIONAL(zeDriverGetApiVersion)               \
   OPTIONAL(zeDeviceGetComputeProperties)        \
-  OPTIONAL(zeDeviceGetModuleProperties)
+  OPTIONAL(zeDeviceGetModuleProperties)         \
+  OPTIONAL(zeEventQueryKernelTimestamp)         \
+  OPTIONAL(zeCommandListAppendQueryKernelTimestamps) \
+  OPTIONAL(zeMemAllocHost)
 
 typedef struct zt_ze_syms_s {
   void* library;

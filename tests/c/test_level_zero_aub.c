@@ -64,6 +64,7 @@ static void setup(void) {
   unsetenv("ZETILE_TARGET");
   unsetenv("ZETILE_COMPAT");
   unsetenv("ZETILE_ZE_SYNC");
+  unsetenv("ZETILE_ZE_TIMESTAMP_QUERY");
 }
 
 static void teardown(void) {
@@ -269,6 +270,80 @@ START_TEST(test_queued_launches_sync_list) {
   REQUIRE_NEO();
   setenv("ZETILE_ZE_SYNC", "1", 1);
   queued_launches();
+}
+END_TEST
+
+// Kernel timestamps: every launch in a timing region is counted, across
+// more launches than the device's pool of timestamp events (64) and a
+// region with none; launches outside a region are not. NEO in AUB mode
+// executes no command, so the device writes no timestamp: all are
+// reported missing and the time is 0 (the values mean nothing here; only
+// the API path runs). The CPU has no device timer.
+static void timed_launches(void) {
+  zt_device_t* d = NULL;
+  OK(zt_device_open("level_zero:0", &d));
+  zt_buffer_t* x = NULL;
+  OK(zt_buffer_alloc(d, 1000 * sizeof(float), &x));
+  zt_artifact_t* a = make_artifact("e1_gather_scatter_1d_mask.pvc.spv", E1_META);
+  zt_executable_t* e = NULL;
+  OK(zt_executable_create(d, a, &e));
+  uint64_t px = zt_buffer_address(x);
+  zt_arg_t args[11] = {
+      {ZT_PTR, {.ptr = px}}, {ZT_PTR, {.ptr = px}}, {ZT_I64, {.i = 0}},
+      {ZT_I64, {.i = 1000}}, {ZT_I64, {.i = 1}},    {ZT_PTR, {.ptr = px}},
+      {ZT_PTR, {.ptr = px}}, {ZT_I64, {.i = 0}},    {ZT_I64, {.i = 1000}},
+      {ZT_I64, {.i = 1}},    {ZT_I64, {.i = 1000}},
+  };
+  uint32_t grid[3] = {(1000 + 15) / 16, 1, 1};
+  zt_device_timing_t t;
+  expect_code(zt_device_timing_end(d, &t), ZT_STATUS_INVALID_ARGUMENT, "no timing region");
+  OK(zt_launch(e, grid, 11, args));  // not timed
+  OK(zt_device_timing_begin(d));
+  expect_code(zt_device_timing_begin(d), ZT_STATUS_INVALID_ARGUMENT, "already open");
+  for (int i = 0; i < 150; ++i) OK(zt_launch(e, grid, 11, args));
+  OK(zt_device_timing_end(d, &t));
+  ck_assert_int_eq(t.kernels, 150);
+  ck_assert_int_eq(t.missing, 150);  // AUB mode: no command ran
+  ck_assert(t.kernel_ns == 0.0 && t.span_ns == 0.0);
+  ck_assert_msg(t.tick_ns > 0.0 && t.tick_ns < 1000.0, "timer tick %g ns", t.tick_ns);
+  OK(zt_launch(e, grid, 11, args));  // not timed
+  OK(zt_device_timing_begin(d));
+  OK(zt_device_timing_end(d, &t));
+  ck_assert_int_eq(t.kernels, 0);
+  OK(zt_device_timing_begin(d));
+  for (int i = 0; i < 3; ++i) OK(zt_launch(e, grid, 11, args));
+  OK(zt_device_timing_end(d, &t));
+  ck_assert_int_eq(t.kernels, 3);
+  OK(zt_device_synchronize(d));
+  zt_executable_release(e);
+  zt_buffer_release(x);
+  zt_artifact_release(a);
+  zt_device_release(d);
+
+  zt_device_t* cpu = NULL;
+  OK(zt_device_open("cpu", &cpu));
+  expect_code(zt_device_timing_begin(cpu), ZT_STATUS_UNSUPPORTED, "no device timer");
+  expect_code(zt_device_timing_end(cpu, &t), ZT_STATUS_UNSUPPORTED, "no device timer");
+  zt_device_release(cpu);
+}
+
+START_TEST(test_kernel_timestamps_copied) {
+  REQUIRE_NEO();
+  timed_launches();
+}
+END_TEST
+
+START_TEST(test_kernel_timestamps_queried) {
+  REQUIRE_NEO();
+  setenv("ZETILE_ZE_TIMESTAMP_QUERY", "1", 1);
+  timed_launches();
+}
+END_TEST
+
+START_TEST(test_kernel_timestamps_sync_list) {
+  REQUIRE_NEO();
+  setenv("ZETILE_ZE_SYNC", "1", 1);
+  timed_launches();
 }
 END_TEST
 
@@ -703,6 +778,9 @@ int main(int argc, char** argv) {
   tcase_add_test(tc, test_build_launch_stats_native_cache);
   tcase_add_test(tc, test_queued_launches_async);
   tcase_add_test(tc, test_queued_launches_sync_list);
+  tcase_add_test(tc, test_kernel_timestamps_copied);
+  tcase_add_test(tc, test_kernel_timestamps_queried);
+  tcase_add_test(tc, test_kernel_timestamps_sync_list);
   tcase_add_test(tc, test_damaged_native_entry_rebuilds);
   tcase_add_test(tc, test_build_failure_carries_log);
   tcase_add_test(tc, test_malformed_spirv_never_reaches_igc);
