@@ -5,7 +5,7 @@ from .core import (constexpr, tensor, dtype, pointer_type, builtin, PropagateNan
                    cast, load, store, exp, exp2, log, log2, sqrt, sqrt_rn, rsqrt, sin,
                    cos, erf, floor, ceil, abs, fma, maximum, minimum, clamp, where, fdiv, div_rn,
                    umulhi, sigmoid, cdiv, broadcast_to, broadcast, expand_dims, reshape, view,
-                   ravel, permute, trans, sum, max, min, xor_sum, dot, multiple_of, max_contiguous,
+                   ravel, permute, trans, sum, max, min, xor_sum, dot, dot_scaled, multiple_of, max_contiguous,
                    max_constancy, debug_barrier, static_assert, static_print,
                    int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16,
                    bfloat16, float32, float64)

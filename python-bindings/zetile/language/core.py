@@ -150,7 +150,7 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
     dtype = _unwrap(dtype)
     if _unwrap(bitcast):
         return s.bitcast(_unwrap(input), dtype)
-    return s.cast(_unwrap(input), dtype)
+    return s.cast(_unwrap(input), dtype, _unwrap(fp_downcast_rounding))
 
 
 # ------------------------------------------------------------------ memory
@@ -427,6 +427,17 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         prec = "tf32" if _unwrap(allow_tf32) else "ieee"
     return s.dot(s.to_tensor(_unwrap(input)), s.to_tensor(_unwrap(other)), _unwrap(acc), prec,
                  _unwrap(out_dtype))
+
+
+@builtin
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, fast_math=False,
+               lhs_k_pack=True, rhs_k_pack=True, out_dtype=float32):
+    """Microscaling dot (mxfp4/mxfp8 with e8m0 scales), by upcasting: mxfp.py."""
+    from . import mxfp
+    u = _unwrap
+    return mxfp.dot_scaled(_sem(), u(lhs), u(lhs_scale), u(lhs_format), u(rhs), u(rhs_scale),
+                           u(rhs_format), u(acc), u(fast_math), u(lhs_k_pack), u(rhs_k_pack),
+                           u(out_dtype))
 
 
 # ------------------------------------------------------ hints and debugging

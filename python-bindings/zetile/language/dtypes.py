@@ -14,8 +14,8 @@ class dtype:
     SINT = ("int8", "int16", "int32", "int64")
     UINT = ("int1", "uint8", "uint16", "uint32", "uint64")
     FP = ("fp16", "bf16", "fp32", "fp64")
-    # Triton's 8-bit floats. They name types (signatures, casts, pointers)
-    # but kernels cannot compute on them yet: zt_kind refuses them.
+    # Triton's 8-bit floats. A kernel holds their bytes (i8 in the tile IR)
+    # and computes on them by conversion (fp8.py).
     FP8 = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
     # Triton's lists of type names (tl.dtype.SINT_TYPES + ...).
     SINT_TYPES = list(SINT)
@@ -53,6 +53,8 @@ class dtype:
     def is_fp8e4nv(self): return self.name == "fp8e4nv"
     def is_fp8e5(self): return self.name == "fp8e5"
     def is_fp8e4b15(self): return self.name == "fp8e4b15"
+    def is_fp8e4b8(self): return self.name == "fp8e4b8"
+    def is_fp8e5b16(self): return self.name == "fp8e5b16"
     def is_ptr(self): return False
     def is_block(self): return False
     def is_standard_floating(self): return self.is_floating() and not self.is_fp8()
@@ -96,8 +98,7 @@ class dtype:
     def zt_kind(self) -> int:
         """The builder's scalar kind (signless)."""
         if self.is_fp8():
-            raise TypeError(f"{self.name} values are not supported in zetile kernels yet "
-                            "(8-bit floats: load their bytes as tl.uint8)")
+            return _C.I8  # the byte; fp8.py gives it its meaning
         if self.is_floating():
             return {"fp16": _C.F16, "bf16": _C.BF16, "fp32": _C.F32, "fp64": _C.F64}[self.name]
         return {1: _C.I1, 8: _C.I8, 16: _C.I16, 32: _C.I32, 64: _C.I64}[self._bits]
@@ -107,6 +108,9 @@ class dtype:
         if self.name == "bf16":
             import ml_dtypes
             return np.dtype(ml_dtypes.bfloat16)
+        if self.is_fp8():
+            import ml_dtypes
+            return np.dtype(getattr(ml_dtypes, _ML_DTYPES[self.name], np.uint8))
         return np.dtype({"int1": np.bool_, "fp16": np.float16, "fp32": np.float32,
                          "fp64": np.float64}.get(self.name, self.name))
 
@@ -166,7 +170,9 @@ ALL_DTYPES = [int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
 # Triton's signature spellings ("*fp32", "i32", "u8", "fp16", "i1").
 _SIG = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
         "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-        "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64"}
+        "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64",
+        "fp8e4nv": "fp8e4nv", "fp8e5": "fp8e5", "fp8e4b15": "fp8e4b15", "fp8e4b8": "fp8e4b8",
+        "fp8e5b16": "fp8e5b16"}
 _SIG_REV = {v: k for k, v in _SIG.items()}
 _SIG_REV.update({"f16": "fp16", "f32": "fp32", "f64": "fp64", "u1": "int1", "bool": "int1"})
 _BY_NAME = {d.name: d for d in ALL_DTYPES + [float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16]}
@@ -174,7 +180,8 @@ _BY_NAME = {d.name: d for d in ALL_DTYPES + [float8e4nv, float8e5, float8e4b15, 
 
 _CANONICAL = {"float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15",
               "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16", "float8_e4m3fn": "fp8e4nv",
-              "float8_e5m2": "fp8e5", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+              "float8_e5m2": "fp8e5", "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2fnuz": "fp8e5b16",
+              "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
               "bool": "int1", "i1": "int1"}
 
 
@@ -212,7 +219,12 @@ _NUMPY_TO_DTYPE = {
     "bool": int1, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
     "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
     "float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64,
+    # ml_dtypes' 8-bit floats (numpy names); float8_e4m3b11fnuz is not Triton's fp8e4b15
+    "float8_e4m3fn": float8e4nv, "float8_e5m2": float8e5, "float8_e4m3fnuz": float8e4b8,
+    "float8_e5m2fnuz": float8e5b16,
 }
+_ML_DTYPES = {"fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
+              "fp8e5b16": "float8_e5m2fnuz", "fp8e4b15": "uint8"}
 
 
 _FROM_NUMPY_CACHE = {}
@@ -245,7 +257,9 @@ def pointer_to(elt: dtype) -> "pointer_type":
 _TORCH_NAMES = {"torch.bool": int1, "torch.int8": int8, "torch.int16": int16, "torch.int32": int32,
                 "torch.int64": int64, "torch.uint8": uint8, "torch.uint16": uint16,
                 "torch.uint32": uint32, "torch.uint64": uint64, "torch.float16": float16,
-                "torch.bfloat16": bfloat16, "torch.float32": float32, "torch.float64": float64}
+                "torch.bfloat16": bfloat16, "torch.float32": float32, "torch.float64": float64,
+                "torch.float8_e4m3fn": float8e4nv, "torch.float8_e5m2": float8e5,
+                "torch.float8_e4m3fnuz": float8e4b8, "torch.float8_e5m2fnuz": float8e5b16}
 
 
 def from_torch_dtype(tdt) -> dtype:

@@ -12,6 +12,7 @@ import numbers
 
 from .. import _C
 from . import dtypes as T
+from . import fp8 as F8
 from .dtypes import dtype, pointer_type
 
 
@@ -108,6 +109,9 @@ class Semantic:
         return _to_tensor_type(x)
 
     def scalar_constant(self, value, dt: dtype) -> tensor:
+        if dt.is_fp8():
+            code = F8.encode_scalar(value, dt.name)
+            return tensor(self.b.const_int(_C.I8, code - 256 if code >= 128 else code), dt)
         if dt.is_floating():
             h = self.b.const_float(dt.zt_kind, float(value))
         elif dt.is_int():
@@ -188,12 +192,22 @@ class Semantic:
         return self.broadcast_to(a, shape), self.broadcast_to(b_, shape)
 
     # ----------------------------------------------------------------- casts
-    def cast(self, t, dst: dtype) -> tensor:
+    def cast(self, t, dst: dtype, rounding=None) -> tensor:
         t = self.to_tensor(t)
         src = t.dtype
         if src == dst and src.is_ptr() == dst.is_ptr():
             return t
         b = self.b
+        if rounding not in (None, "rtne", "rtz"):
+            raise ValueError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
+        if not src.is_ptr() and not dst.is_ptr() and (src.is_fp8() or dst.is_fp8()):
+            # 8-bit floats by conversion through fp32 (fp8.py): exact from
+            # fp8, one rounding to fp8 (fp64 sources round twice).
+            if src.is_fp8():
+                f = F8.to_f32(self, t)
+                return f if dst == T.float32 else self.cast(f, dst)
+            f = self.cast(t, T.float32) if src != T.float32 else t
+            return F8.from_f32(self, f, dst, rtz=rounding == "rtz")
         if src.is_ptr() and dst.is_ptr():
             return tensor(b.ptr_cast(t.handle, dst.element_ty.zt_kind), dst, t.shape)
         if src.is_ptr() and dst.is_int():
@@ -242,8 +256,8 @@ class Semantic:
                              f"{dst} ({dst.primitive_bitwidth} bits)")
         if src == dst:
             return t
-        if src.is_int() and dst.is_int():
-            return tensor(t.handle, dst, t.shape)
+        if (src.is_int() or src.is_fp8()) and (dst.is_int() or dst.is_fp8()):
+            return tensor(t.handle, dst, t.shape)  # both held as integers of this width
         return tensor(self.b.cast(_C.CAST_BITCAST, t.handle, dst.zt_kind), dst, t.shape)
 
     # ------------------------------------------------------- type promotion
@@ -272,6 +286,10 @@ class Semantic:
             return T.bfloat16
         if a.is_bf16() or b_.is_bf16():
             return T.float32
+        if a.is_fp8() and b_.is_fp8():  # Triton: one fp8 type stays, two meet in fp16
+            return a if a == b_ else T.float16
+        if a.is_fp8() or b_.is_fp8():
+            raise TypeError(f"unexpected types {a} and {b_}")
         if not a.is_int() or not b_.is_int():
             raise TypeError(f"unexpected types {a} and {b_}")
         if div_or_mod and a.is_int_signed() != b_.is_int_signed():
@@ -316,6 +334,10 @@ class Semantic:
         return self.broadcast_pair(lhs, rhs)
 
     def _bin(self, op, a: tensor, b_: tensor, dt=None) -> tensor:
+        if a.dtype.is_fp8():
+            # fp8 arithmetic: computed in fp32, rounded back to the fp8 type
+            r = self._bin(op, self.cast(a, T.float32), self.cast(b_, T.float32))
+            return self.cast(r, dt or a.dtype)
         return tensor(self.b.binary(op, a.handle, b_.handle), dt or a.dtype, a.shape)
 
     # ------------------------------------------------------------ arithmetic
@@ -392,6 +414,8 @@ class Semantic:
         x = self.to_tensor(x)
         if x.dtype.is_ptr():
             raise TypeError("cannot negate a pointer")
+        if x.dtype.is_fp8():
+            return self._fp8_sign(x, negate=True)
         if x.dtype.is_floating():
             return tensor(self.b.unary(_C.UNARY_NEGF, x.handle), x.dtype, x.shape)
         return self.sub(self.full(x.shape, 0, x.dtype), x)
@@ -459,6 +483,9 @@ class Semantic:
         if x.dtype.is_ptr() or y.dtype.is_ptr():
             x, y = self.cast(x, T.int64), self.cast(y, T.int64)
             table = self._UCMP
+        elif x.dtype.is_fp8():
+            x, y = self.cast(x, T.float32), self.cast(y, T.float32)
+            table = self._FCMP
         elif x.dtype.is_floating():
             table = self._FCMP
         elif x.dtype.is_int_signed():
@@ -525,10 +552,14 @@ class Semantic:
         x = self.to_tensor(self._unwrap(x))
         if not x.dtype.is_floating():
             raise TypeError(f"{name} needs a floating-point operand, got {x.dtype}")
+        if x.dtype.is_fp8():
+            return self.cast(self.unary_float(op, self.cast(x, T.float32), name), x.dtype)
         return tensor(self.b.unary(op, x.handle), x.dtype, x.shape)
 
     def abs(self, x) -> tensor:
         x = self.to_tensor(self._unwrap(x))
+        if x.dtype.is_fp8():
+            return self._fp8_sign(x, negate=False)
         if x.dtype.is_floating():
             return tensor(self.b.unary(_C.UNARY_ABSF, x.handle), x.dtype, x.shape)
         if x.dtype.is_int_signed():
@@ -537,10 +568,24 @@ class Semantic:
             return x
         raise TypeError(f"abs of {x.dtype}")
 
+    def _fp8_sign(self, x, negate):
+        """-x or |x| of fp8 bytes: the sign bit, except FNUZ formats, whose
+        0x80 is NaN and whose zero has no sign."""
+        u = tensor(x.handle, T.uint8, x.shape)
+        r = self.xor_(u, 0x80) if negate else self.and_(u, 0x7F)
+        if F8.FORMATS[x.dtype.name].kind == "fnuz":
+            r = self.where(self.equal(self.and_(u, 0x7F), 0), u, r)
+        r = self.cast(r, T.uint8)
+        return tensor(r.handle, x.dtype, x.shape)
+
     def fma(self, x, y, z) -> tensor:
         x, y = self.binary_operands(x, y)
         x, z = self.binary_operands(x, z)
         x, y = self.binary_operands(x, y)
+        if x.dtype.is_fp8():
+            f = [self.cast(v, T.float32) for v in (x, y, z)]
+            r = tensor(self.b.fma(f[0].handle, f[1].handle, f[2].handle), T.float32, x.shape)
+            return self.cast(r, x.dtype)
         return tensor(self.b.fma(x.handle, y.handle, z.handle), x.dtype, x.shape)
 
     def umulhi(self, x, y) -> tensor:
@@ -668,6 +713,10 @@ class Semantic:
             axis = 0
         if not t.shape:
             return t
+        if t.dtype.is_fp8():
+            # in fp32 (exact for min/max; a sum rounds once, at the end)
+            r = self.reduce_builtin(self.cast(t, T.float32), axis, kind, keep_dims)
+            return self.cast(r, t.dtype)
         rank = len(t.shape)
         if axis < 0:
             axis += rank
@@ -700,6 +749,12 @@ class Semantic:
                              f"{list(a.shape)} and {list(b_.shape)}")
         if a.shape[-1] != b_.shape[-2] or a.shape[:-2] != b_.shape[:-2]:
             raise ValueError(f"tl.dot: shapes do not fit: {list(a.shape)} @ {list(b_.shape)}")
+        if a.dtype.is_fp8() and b_.dtype.is_fp8():
+            # No target here multiplies fp8 (PVC's DPAS neither): every fp8
+            # value is an fp16 value, so the products are fp16 products,
+            # accumulated in fp32 as Triton's fp8 dots are.
+            a, b_ = self.cast(a, T.float16), self.cast(b_, T.float16)
+            input_precision = "ieee"
         if a.dtype != b_.dtype:
             raise TypeError(f"tl.dot operands must have one dtype, got {a.dtype} and {b_.dtype}")
         if a.dtype.is_int():

@@ -192,6 +192,9 @@ def _atomic(kind, pointer, val, mask, sem, scope):
     if not ptr.dtype.is_ptr():
         raise TypeError(f"atomics need a pointer, got {ptr.dtype}")
     elt = ptr.dtype.element_ty
+    if elt.is_fp8() and kind != _C.ATOMIC_XCHG:
+        # an integer atomic on the byte would compute on the wrong values
+        raise TypeError(f"atomics on {elt} are not supported (8-bit floats)")
     val = s.to_tensor(_unwrap(val))
     mask = _unwrap(mask)
     shape = s.broadcast_shapes(ptr.shape, val.shape)
