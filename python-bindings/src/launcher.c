@@ -15,9 +15,11 @@
 // its messages; so does any key not registered yet.
 //
 // Arrays: numpy's through __array_struct__ (one capsule, no dict), torch
-// tensors through their C-level methods (is_cpu, dtype, is_contiguous,
-// is_neg, data_ptr), both types registered by jit.py when it first sees them
-// so that this file imports neither library.
+// tensors through DLPack's C exchange table (a DLTensor filled on our stack)
+// or, in older torch, to_dlpack, plus is_neg; tensors DLPack cannot describe
+// through their C-level methods (is_cpu, dtype, is_contiguous, is_neg,
+// data_ptr). Both types are registered by jit.py when it first sees them so
+// that this file imports neither library.
 #include <stdint.h>
 #include <string.h>
 
@@ -93,9 +95,26 @@ static int g_device_env_set;
 #define MAX_TYPES 8
 static PyTypeObject* g_numpy_types[MAX_TYPES];
 static int g_num_numpy_types;
+// DLPack's C exchange table (dlpack.h 1.2+, `__dlpack_c_exchange_api__` on
+// the tensor type, a capsule named "dlpack_exchange_api"; torch 2.10+):
+// dltensor_from_py_object_no_sync fills a DLTensor the caller owns, without
+// the capsule, allocation and deleter of to_dlpack (~0.5 us a tensor, most
+// of a torch launch). Only the fields up to that function are read.
+typedef struct dl_tensor_s dl_tensor_t;
+typedef struct {
+  uint32_t major, minor;
+  void* prev_api;
+  void* managed_tensor_allocator;
+  void* managed_tensor_from_py_object_no_sync;
+  void* managed_tensor_to_py_object_no_sync;
+  int (*dltensor_from_py_object_no_sync)(void* py_object, dl_tensor_t* out);
+} dl_exchange_api_t;
+
 typedef struct {
   PyTypeObject* type;
   PyObject *is_contiguous, *is_neg, *data_ptr;  // the type's methods
+  // From the type's exchange table, or NULL (older torch): to_dlpack then.
+  int (*dl_from)(void* py_object, dl_tensor_t* out);
 } torch_type_t;
 static torch_type_t g_torch_types[MAX_TYPES];
 static int g_num_torch_types;
@@ -162,7 +181,7 @@ static PyObject *g_str_is_cpu, *g_str_dtype;
 // DLPack's tensor (dlpack.h, ABI-stable since v0.2; what to_dlpack's
 // "dltensor" capsule holds). One call gives address, device, element type,
 // shape and strides, where the tensor's own methods take five.
-typedef struct {
+struct dl_tensor_s {
   void* data;
   int32_t device_type, device_id;
   int32_t ndim;
@@ -171,7 +190,7 @@ typedef struct {
   int64_t* shape;
   int64_t* strides;  // in elements; NULL: compact row-major
   uint64_t byte_offset;
-} dl_tensor_t;
+};
 #define DL_CPU 1
 
 static bool dl_contiguous(const dl_tensor_t* t) {
@@ -185,32 +204,46 @@ static bool dl_contiguous(const dl_tensor_t* t) {
   return true;
 }
 
-// Through DLPack: 1, 0 (slow path) or 2 (DLPack refused it: ask the tensor).
-static int torch_code_dlpack(const torch_type_t* t, PyObject* o, int64_t* code, uint64_t* addr) {
-  PyObject* cap = call1(g_to_dlpack, o);
-  if (!cap) {
-    PyErr_Clear();  // requires_grad, unusual dtypes: the tensor's own methods decide
-    return 2;
-  }
-  const dl_tensor_t* dl = PyCapsule_GetPointer(cap, "dltensor");
-  int rc = 0;
-  if (!dl) {
-    PyErr_Clear();
-    rc = 2;
-  } else if (dl->lanes != 1 || !(dl->code <= 1 || (dl->code == 2 && dl->bits >= 16) ||
-                                  dl->code == 4 || dl->code == 6)) {
+// A tensor's DLPack description: 1, 0 (slow path) or 2 (ask the tensor).
+static int dl_code(const dl_tensor_t* dl, int64_t* code, uint64_t* addr) {
+  if (dl->lanes != 1 || !(dl->code <= 1 || (dl->code == 2 && dl->bits >= 16) || dl->code == 4 ||
+                          dl->code == 6))
     // Element types whose DLPack code does not tell them apart (8-bit
     // floats of several formats): the tensor's dtype decides.
-    rc = 2;
-  } else if (dl->device_type == DL_CPU && dl_contiguous(dl)) {
-    uint64_t a = (uint64_t)(uintptr_t)dl->data + dl->byte_offset;
-    *addr = a;
-    *code = CODE_TORCH | ((int64_t)dl->code << 12) | ((int64_t)dl->bits << 1) | (a % 16 == 0);
-    rc = 1;
+    return 2;
+  if (dl->device_type != DL_CPU || !dl_contiguous(dl)) return 0;
+  uint64_t a = (uint64_t)(uintptr_t)dl->data + dl->byte_offset;
+  *addr = a;
+  *code = CODE_TORCH | ((int64_t)dl->code << 12) | ((int64_t)dl->bits << 1) | (a % 16 == 0);
+  return 1;
+}
+
+// Through DLPack: 1, 0 (slow path) or 2 (DLPack refused it: ask the tensor).
+static int torch_code_dlpack(const torch_type_t* t, PyObject* o, int64_t* code, uint64_t* addr) {
+  int rc;
+  if (t->dl_from) {
+    // The DLTensor is valid until we return to Python; the data lives as
+    // long as the tensor, which the caller holds for the whole launch.
+    dl_tensor_t dl;
+    if (t->dl_from(o, &dl) != 0) {
+      PyErr_Clear();  // no storage (sparse, meta): the tensor's methods decide
+      return 2;
+    }
+    rc = dl_code(&dl, code, addr);
+  } else {
+    PyObject* cap = call1(g_to_dlpack, o);
+    if (!cap) {
+      PyErr_Clear();  // requires_grad, unusual dtypes: the tensor's own methods decide
+      return 2;
+    }
+    const dl_tensor_t* dl = PyCapsule_GetPointer(cap, "dltensor");
+    if (!dl) PyErr_Clear();
+    rc = dl ? dl_code(dl, code, addr) : 2;
+    Py_DECREF(cap);  // its destructor calls the tensor's deleter
   }
-  Py_DECREF(cap);  // its destructor calls the tensor's deleter
   if (rc != 1) return rc;
-  // A pending negation (a lazy view) is not in DLPack's description.
+  // A pending negation (a lazy view, `x.conj().imag`) is not in DLPack's
+  // description.
   PyObject* r = call1(t->is_neg, o);
   if (!r) return -1;
   rc = r == Py_False;
@@ -220,7 +253,7 @@ static int torch_code_dlpack(const torch_type_t* t, PyObject* o, int64_t* code, 
 
 // 1: code and address set; 0: slow path; -1: error.
 static int torch_code(const torch_type_t* t, PyObject* o, int64_t* code, uint64_t* addr) {
-  if (g_to_dlpack) {
+  if (t->dl_from || g_to_dlpack) {
     int rc = torch_code_dlpack(t, o, code, addr);
     if (rc != 2) return rc;
   }
@@ -830,6 +863,24 @@ static PyObject* py_register_numpy_type(PyObject* m, PyObject* type) {
   Py_RETURN_NONE;
 }
 
+// The type's DLPack exchange function, or NULL (no table, another major
+// version; ZETILE_LAUNCH_DLPACK_C=0 to compare with to_dlpack).
+static int (*exchange_api(PyObject* type))(void*, dl_tensor_t*) {
+  const char* env = getenv("ZETILE_LAUNCH_DLPACK_C");
+  if (env && env[0] == '0') return NULL;
+  PyObject* cap = PyObject_GetAttrString(type, "__dlpack_c_exchange_api__");
+  if (!cap) {
+    PyErr_Clear();
+    return NULL;
+  }
+  const dl_exchange_api_t* api = PyCapsule_GetPointer(cap, "dlpack_exchange_api");
+  if (!api) PyErr_Clear();
+  // The table lives as long as the process (dlpack.h); the capsule is the
+  // type's attribute, which is not dropped either.
+  Py_DECREF(cap);
+  return api && api->major == 1 ? api->dltensor_from_py_object_no_sync : NULL;
+}
+
 // _fast_torch(type, dtype, code, to_dlpack): a tensor type and one of its
 // dtypes that jit.py accepted (code: the dtype's number in the key), and
 // torch's to_dlpack (None: ask tensors through their methods).
@@ -847,7 +898,8 @@ static PyObject* py_register_torch(PyObject* m, PyObject* args) {
   for (int i = 0; i < g_num_torch_types; ++i)
     if (g_torch_types[i].type == (PyTypeObject*)type) Py_RETURN_NONE;
   if (g_num_torch_types >= MAX_TYPES) Py_RETURN_NONE;
-  torch_type_t t = {(PyTypeObject*)type, NULL, NULL, NULL};
+  torch_type_t t = {(PyTypeObject*)type, NULL, NULL, NULL, NULL};
+  t.dl_from = exchange_api(type);
   t.is_contiguous = PyObject_GetAttrString(type, "is_contiguous");
   t.is_neg = PyObject_GetAttrString(type, "is_neg");
   t.data_ptr = PyObject_GetAttrString(type, "data_ptr");

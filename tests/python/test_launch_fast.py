@@ -287,3 +287,35 @@ def test_zetile_tensors_fast():
     x.buffer.release()
     with pytest.raises(ValueError, match="released"):
         axpb[(1,)](x, y, 16, 2.0, 1.0, NEG=False, BLOCK=16)
+
+
+def test_torch_views_and_refusals_after_registration():
+    # Torch tensors are read through DLPack's C exchange table where torch
+    # has one (dltensor_from_py_object_no_sync, no capsule): a view's address
+    # includes its offset, and what the slow path refuses is refused on every
+    # launch, after the signature is registered, with the slow path's message.
+    y = torch.zeros(16)
+    for _ in range(3):
+        axpb[(1,)](torch.ones(16), y, 16, 2.0, 0.0, NEG=False, BLOCK=16)
+    m = torch.arange(48, dtype=torch.float32).reshape(3, 16)
+    for r in (1, 2, 0, 2):
+        axpb[(1,)](m[r], y, 16, 2.0, 1.0, NEG=False, BLOCK=16)
+        assert torch.equal(y, m[r] * 2 + 1)
+        # A view at an odd element offset has another key (4-byte aligned).
+        axpb[(1,)](m.view(-1)[r + 1:r + 17], y, 16, 1.0, 0.0, NEG=False, BLOCK=16)
+        assert torch.equal(y, m.view(-1)[r + 1:r + 17])
+    refused = {
+        # (strides that are not among the launch's ints: one that is would
+        # be taken as a Triton-style strided operand)
+        "not contiguous": [torch.ones(16, 3)[:, 1], torch.ones(1).expand(16),
+                           torch.ones(4, 5).t()[0]],
+        "on meta": [torch.ones(16, device="meta")],
+        "dense": [torch.ones(16).to_sparse()],
+        "no zetile dtype": [torch.ones(16, dtype=torch.complex64)],
+        "pending negation": [torch._neg_view(m[1])],
+    }
+    for msg, tensors in refused.items():
+        for t in tensors:
+            for _ in range(2):
+                with pytest.raises(zetile.KernelArgumentError, match=msg):
+                    axpb[(1,)](t, y, 16, 2.0, 0.0, NEG=False, BLOCK=16)
