@@ -13,8 +13,15 @@ specialization in the kernel cache:
   SPARSE      walk torch's BlockMask (kv_num_blocks / kv_indices, then the
               full blocks, which skip MASK_MOD) instead of every KV tile
 
-The log-sum-exp is written in log2 units (torch's flex HOP); SDPA callers
-multiply by ln 2. Rows with every score masked give 0 and lse -inf.
+  DROPOUT     torch's SDPA dropout: softmax weights zeroed with probability
+              dropout_p (a philox draw, tl.rand(seed, offset) with offset the
+              flat (b*H + h, q, kv) position) and the kept ones scaled by
+              1 / (1 - dropout_p); the normalizer (l_i, lse) is the undropped
+              one, as dropout applies after the softmax.
+
+The log-sum-exp is the log2 one (torch's flex HOP) times lse_scale: 1 keeps
+log2 units, ln 2 gives torch's natural-log lse (SDPA). Rows with every score
+masked give 0 and lse -inf.
 """
 import zetile
 import zetile.language as tl
@@ -35,9 +42,10 @@ DEFAULT = {"BLOCK_M": 32, "BLOCK_N": 32}
 def _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, offs_m, offs_d, b, h, Lq, Lk, D,
           stride_kn, stride_vn, qk_scale, sm_scale,
           mask_ptr, stride_mm, stride_mn,
-          B0, B1, B2, B3,
+          B0, B1, B2, B3, dropout_p, seed, rng_row,
           BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
-          SCORE_MOD: tl.constexpr, MASK_MOD: tl.constexpr, APPLY_MASK_MOD: tl.constexpr):
+          SCORE_MOD: tl.constexpr, MASK_MOD: tl.constexpr, APPLY_MASK_MOD: tl.constexpr,
+          DROPOUT: tl.constexpr):
     offs_n = start_n + tl.arange(0, BLOCK_N)
     # 2-D comparisons in masks (not expanded 1-D ones): the Xe lowering reads
     # their per-axis bounds to use 2D block IO.
@@ -74,6 +82,12 @@ def _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, offs_m, offs_d, b, h, Lq, L
     l_i = l_i * alpha + tl.sum(p, 1)
     v = tl.load(v_ptrs + start_n * stride_vn,
                 mask=(offs_n[:, None] < Lk) & (offs_d[None, :] < D), other=0.0)
+    if DROPOUT:
+        # One uniform draw per (row, key) position; multiplying by the 0/1
+        # keep flag instead of a select (see MASK_KIND 2). The 1 / (1 - p)
+        # rescale is applied once to the output.
+        r = tl.rand(seed, (rng_row + offs_m[:, None]) * Lk + offs_n[None, :])
+        p = p * (r >= dropout_p).to(tl.float32)
     acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
     return acc, m_new, l_i
 
@@ -84,7 +98,7 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
              stride_kb, stride_kh, stride_kn, stride_kd,
              stride_vb, stride_vh, stride_vn, stride_vd,
              stride_ob, stride_oh, stride_om, stride_od,
-             H, Lq, Lk, D, GROUP, sm_scale,
+             H, Lq, Lk, D, GROUP, sm_scale, lse_scale, dropout_p, seed,
              mask_ptr, stride_mb, stride_mh, stride_mm, stride_mn,
              kv_num, kv_idx, full_num, full_idx,
              sb_b, sb_h, sb_m, si_b, si_h, si_m, Q_SPARSE,
@@ -93,7 +107,7 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
              MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
              SCORE_MOD: tl.constexpr, MASK_MOD: tl.constexpr,
              SPARSE: tl.constexpr, HAS_FULL: tl.constexpr, KV_SPARSE: tl.constexpr,
-             WRITE_MAX: tl.constexpr):
+             WRITE_MAX: tl.constexpr, DROPOUT: tl.constexpr = False):
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
     b = bh // H
@@ -125,8 +139,9 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
             acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + (t % SUBS) * BLOCK_N,
                                   offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
                                   qk_scale, sm_scale, mptr, stride_mm, stride_mn,
-                                  B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
-                                  SCORE_MOD, MASK_MOD, MASK_MOD is not None)
+                                  B0, B1, B2, B3, dropout_p, seed, bh * Lq,
+                                  BLOCK_N, MASK_KIND, IS_CAUSAL,
+                                  SCORE_MOD, MASK_MOD, MASK_MOD is not None, DROPOUT)
         if HAS_FULL:
             n_full = tl.load(full_num + b * sb_b + h * sb_h + row * sb_m)
             fbase = full_idx + b * si_b + h * si_h + row * si_m
@@ -135,8 +150,9 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
                 acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + (t % SUBS) * BLOCK_N,
                                       offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
                                       qk_scale, sm_scale, mptr, stride_mm, stride_mn,
-                                      B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
-                                      SCORE_MOD, MASK_MOD, False)
+                                      B0, B1, B2, B3, dropout_p, seed, bh * Lq,
+                                  BLOCK_N, MASK_KIND, IS_CAUSAL,
+                                      SCORE_MOD, MASK_MOD, False, DROPOUT)
     else:
         hi = Lk
         if IS_CAUSAL:
@@ -145,14 +161,17 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
             acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n,
                                   offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
                                   qk_scale, sm_scale, mptr, stride_mm, stride_mn,
-                                  B0, B1, B2, B3, BLOCK_N, MASK_KIND, IS_CAUSAL,
-                                  SCORE_MOD, MASK_MOD, MASK_MOD is not None)
+                                  B0, B1, B2, B3, dropout_p, seed, bh * Lq,
+                                  BLOCK_N, MASK_KIND, IS_CAUSAL,
+                                  SCORE_MOD, MASK_MOD, MASK_MOD is not None, DROPOUT)
     empty = l_i == 0.0
     l_safe = tl.where(empty, 1.0, l_i)
     out = acc / l_safe[:, None]
+    if DROPOUT:
+        out = out * (1.0 / (1.0 - dropout_p))
     tl.store(O + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
              out.to(O.dtype.element_ty), mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D))
-    lse = tl.where(empty, float("-inf"), m_i + tl.log2(l_safe))
+    lse = tl.where(empty, float("-inf"), (m_i + tl.log2(l_safe)) * lse_scale)
     tl.store(LSE + bh * Lq + offs_m, lse, mask=offs_m < Lq)
     if WRITE_MAX:
         tl.store(M_OUT + bh * Lq + offs_m, m_i, mask=offs_m < Lq)

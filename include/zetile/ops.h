@@ -104,6 +104,10 @@ typedef struct zt_ops_attention_s {
   float scale;  ///< 0: 1 / sqrt(head_dim)
   /// Tiles (0: 32, 32): part of the spec name.
   int32_t block_m, block_n;
+  /// The units of buffers.lse: false (the default) natural log, as torch's
+  /// SDPA ops and flex_attention(..., return_lse=True) return it; true log2,
+  /// as torch's flex HOP returns it (what its backward reads). Same spec.
+  bool lse_log2;
 } zt_ops_attention_t;
 
 typedef enum zt_ops_mask_kind_e {
@@ -174,8 +178,8 @@ typedef struct zt_ops_flex_desc_s {
 
 typedef struct zt_ops_attention_buffers_s {
   zt_buffer_t *q, *k, *v, *out;
-  /// Optional: (batch, q_heads, q_len) fp32 log-sum-exp in log2 units (as
-  /// torch's flex HOP; times ln 2 gives torch's natural-log lse). Rows with
+  /// Optional: (batch, q_heads, q_len) fp32 log-sum-exp of the scaled (and
+  /// modded, masked) scores, in natural log unless attn.lse_log2. Rows with
   /// every score masked give out 0 and lse -inf.
   zt_buffer_t* lse;
   zt_buffer_t* mask;  ///< SDPA with a mask

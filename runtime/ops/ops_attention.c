@@ -95,6 +95,8 @@ static zt_status_t fill_common(zt_ops_plan_t* p, const zt_ops_attention_t* a) {
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "D", a->head_dim));
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "GROUP", a->q_heads / a->kv_heads));
   ZT_RETURN_IF_ERROR(zt_ops__set_f32(p, "sm_scale", a->scale));
+  // The kernel's lse is log2; this factor gives the units asked for.
+  ZT_RETURN_IF_ERROR(zt_ops__set_f32(p, "lse_scale", a->lse_log2 ? 1.0 : log(2.0)));
   static const char* const zero_ints[] = {"stride_mb", "stride_mh", "stride_mm", "stride_mn",
                                           "sb_b", "sb_h", "sb_m", "si_b", "si_h", "si_m"};
   for (size_t i = 0; i < sizeof zero_ints / sizeof zero_ints[0]; ++i)

@@ -275,7 +275,7 @@ END_TEST
 typedef double (*score_fn)(double s, int64_t b, int64_t h, int64_t q, int64_t kv, const void* u);
 typedef bool (*keep_fn)(int64_t q, int64_t kv, const void* u);
 
-// softmax(scale * q k^T [mod] [mask]) v per (b, h); lse in log2 units.
+// softmax(scale * q k^T [mod] [mask]) v per (b, h); lse in natural log.
 // Rows with nothing kept give 0 and lse -inf.
 static void attn_ref(const zt_ops_attention_t* a, const float* q, const float* k, const float* v,
                      score_fn smod, keep_fn keep, const void* u, double* out, double* lse) {
@@ -309,7 +309,7 @@ static void attn_ref(const zt_ops_attention_t* a, const float* q, const float* k
             acc += exp(p[j] - mx) / sum * v[((b * Hk + hk) * S + j) * E + x];
           o[x] = acc;
         }
-        lse[(b * Hq + h) * L + i] = (mx + log(sum)) / log(2.0);
+        lse[(b * Hq + h) * L + i] = mx + log(sum);
       }
     }
   free(p);
@@ -359,7 +359,7 @@ static void compare(const zt_ops_attention_t* a, qkv_t* t, score_fn smod, keep_f
       ck_assert_msg(isinf(l[i]) && l[i] < 0, "%s: lse[%zu] = %g, expected -inf", what, i, l[i]);
       continue;
     }
-    worst_lse = fmax(worst_lse, fabs(rl[i] - l[i]));
+    worst_lse = fmax(worst_lse, fabs((a->lse_log2 ? rl[i] / log(2.0) : rl[i]) - l[i]));
   }
   ck_assert_msg(worst < tol(a->dtype), "%s: max abs error %g", what, worst);
   ck_assert_msg(worst_lse < tol(a->dtype) * 10, "%s: lse max abs error %g", what, worst_lse);
@@ -554,15 +554,16 @@ static double softcap_score(double s, int64_t b, int64_t h, int64_t q, int64_t k
 }
 
 // torch's default 128-blocks over lengths that are not multiples of them.
-static void run_flex(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn sref, keep_fn kref,
-                     bool full, const char* what) {
+static void run_flex_lse(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn sref,
+                         keep_fn kref, bool full, bool lse_log2, const char* what) {
   const int64_t L = 300, S = 300, H = 2;
   int32_t doc[300];
   for (int i = 0; i < 300; ++i) doc[i] = i < 50 ? 0 : i < 177 ? 1 : 2;
   float slopes[2] = {0.5f, 0.25f};
   mods_t u = {.doc = doc, .slopes = slopes, .window = 40, .cap = 2.0f};
   zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = H, .kv_heads = H,
-                                   .q_len = L, .kv_len = S, .head_dim = 64},
+                                   .q_len = L, .kv_len = S, .head_dim = 64,
+                                   .lse_log2 = lse_log2},
                           .score_mod = sm, .mask_mod = mm, .softcap = u.cap, .window = u.window,
                           .document_len = 300, .has_full_blocks = full};
   zt_ops_plan_t* p = NULL;
@@ -589,9 +590,22 @@ static void run_flex(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn sref,
   zt_ops_plan_release(p);
 }
 
+static void run_flex(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn sref, keep_fn kref,
+                     bool full, const char* what) {
+  run_flex_lse(sm, mm, sref, kref, full, false, what);
+}
+
 START_TEST(test_flex_causal) {
   if (compiler_missing(__func__)) return;
   run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, NULL, causal_keep, true, "flex causal");
+}
+END_TEST
+
+// The same plan's lse in log2 units (torch's flex HOP), on request.
+START_TEST(test_flex_causal_lse_log2) {
+  if (compiler_missing(__func__)) return;
+  run_flex_lse(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, NULL, causal_keep, true, true,
+               "flex causal, lse in log2");
 }
 END_TEST
 
@@ -1132,6 +1146,7 @@ int main(void) {
   tcase_add_test(tc[1], test_sdpa_f32_float_mask);
   tcase_add_test(tc[1], test_sdpa_f16_bool_mask);
   tcase_add_test(tc[2], test_flex_causal);
+  tcase_add_test(tc[2], test_flex_causal_lse_log2);
   tcase_add_test(tc[2], test_flex_document);
   tcase_add_test(tc[2], test_flex_sliding);
   tcase_add_test(tc[2], test_flex_alibi_causal);

@@ -116,8 +116,11 @@ def test_strided_inputs():
 
 def test_refusals():
     q, k, v = _qkv(1, 1, 1, 8, 8, 64)
-    with pytest.raises(NotImplementedError, match="dropout"):
-        ops.scaled_dot_product_attention(q, k, v, dropout_p=0.1)
+    with pytest.raises(ValueError, match="dropout_p must be in"):
+        ops.scaled_dot_product_attention(q, k, v, dropout_p=1.5)
+    with pytest.raises(NotImplementedError, match="no backward"):
+        ops.scaled_dot_product_attention(q.requires_grad_(), k, v, dropout_p=0.1)
+    q = q.detach()
     with pytest.raises(ValueError, match="does not broadcast"):
         ops.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(3, 8, dtype=torch.bool))
     with pytest.raises(TypeError, match="one dtype"):

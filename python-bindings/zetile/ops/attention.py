@@ -69,9 +69,10 @@ def _config(L, S, config, q_block=None, kv_block=None):
 
 def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_mod=None,
             mask_mod=None, buffers=(), sparse=None, write_max=False, config=None, out=None,
-            plan=False):
+            lse_scale=1.0, dropout=None, plan=False):
     """Runs the template; returns (out view's source, lse (B, Hq, L) fp32 in
-    log2 units, max scores or None)."""
+    log2 units times lse_scale, max scores or None). dropout: None or
+    (dropout_p, seed)."""
     B, Hq, L, E = q.shape
     Hkv, S = k.shape[1], k.shape[2]
     head = max(16, next_power_of_2(E))
@@ -122,11 +123,14 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
     launch = _kernels.Launch(
         kern, grid,
         (q.arg, k.arg, v.arg, ov.arg, lse, mx, *q.strides, *k.strides, *v.strides, *ov.strides,
-         Hq, L, S, E, Hq // Hkv, float(scale), *margs, *sp, *bufs),
+         Hq, L, S, E, Hq // Hkv, float(scale), float(lse_scale),
+         float(dropout[0]) if dropout else None, int(dropout[1]) if dropout else None,
+         *margs, *sp, *bufs),
         dict(HEAD_DIM=head, MASK_KIND=mask_kind, IS_CAUSAL=bool(causal), SCORE_MOD=score_mod,
              MASK_MOD=mask_mod, SPARSE=sparse is not None,
              HAS_FULL=sparse is not None and sparse["full_num"] is not None,
-             KV_SPARSE=kv_sparse, WRITE_MAX=write_max, **cfg), (o, lse, mx))
+             KV_SPARSE=kv_sparse, WRITE_MAX=write_max, DROPOUT=dropout is not None, **cfg),
+        (o, lse, mx))
     return launch if plan else launch.run()
 
 
@@ -156,7 +160,7 @@ def _scale_lse(lse, factor, kind):
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                                  scale=None, enable_gqa=False, *, return_lse=False, config=None,
-                                 plan=False):
+                                 dropout_seed=None, plan=False):
     """torch.nn.functional.scaled_dot_product_attention's forward on zetile.
 
     query (B, Hq, L, E), key/value (B, Hkv, S, E) (or without the head
@@ -165,22 +169,30 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     enable_gqa maps query head h to key/value head h // (Hq // Hkv).
     With return_lse=True returns (out, lse), lse (B, Hq, L) float32 in natural
     log (torch's SDPA ops' convention). A row whose scores are all masked
-    gives output 0 and lse -inf (torch's CPU op writes lse 0 there). dropout_p > 0
-    is refused. plan=True returns the planned launch (_kernels.Launch).
+    gives output 0 and lse -inf (torch's CPU op writes lse 0 there).
+    dropout_p > 0 drops softmax weights with that probability and scales the
+    kept ones by 1 / (1 - dropout_p), as torch does (always, like
+    torch.nn.functional's: there is no training flag); the mask is a philox
+    draw (tl.rand) keyed by dropout_seed (an int; None draws one from torch's
+    default generator for torch tensors, else numpy's), so one seed gives
+    the same output every time. It follows torch's distribution, not its
+    bits. Dropout has no backward yet: refused for tensors that require grad.
+    plan=True returns the planned launch (_kernels.Launch).
     Torch tensors that require grad (grad mode on) go through
     torch.ops.zetile.sdpa, whose backward is zetile's (attention_bwd.py).
     """
     if not plan and _needs_grad(query, key, value):
         if dropout_p:
             raise NotImplementedError("zetile.ops.scaled_dot_product_attention: dropout_p="
-                                      f"{dropout_p} is not built; pass dropout_p=0.0")
+                                      f"{dropout_p} has no backward yet; pass dropout_p=0.0 "
+                                      "or inputs that do not require grad")
         # Through the torch op, whose autograd formula runs zetile's backward.
         import torch
         out, lse = torch.ops.zetile.sdpa(query, key, value, attn_mask, bool(is_causal), scale,
                                          bool(enable_gqa))
         return (out, lse) if return_lse else out
     return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
-                 return_lse, config, plan)
+                 return_lse, config, plan, dropout_seed)
 
 
 def _needs_grad(*xs):
@@ -213,27 +225,55 @@ def _sdpa_mask(fn, attn_mask, is_causal, shape):
     raise TypeError(f"{fn}: attn_mask must be bool or floating, got {m.dtype}")
 
 
+def _dropout_seed(seed, kind):
+    """A philox seed (int32 range): the caller's, else one drawn from torch's
+    default generator (torch.manual_seed fixes it) or numpy's."""
+    if seed is not None:
+        if int(seed) != seed:
+            raise TypeError(f"scaled_dot_product_attention: dropout_seed must be an int, got {seed!r}")
+        return int(seed) & 0x7FFFFFFF
+    if kind == "torch":
+        import torch
+        return int(torch.randint(0, 2**31 - 1, (1,)).item())
+    return int(np.random.randint(0, 2**31 - 1))
+
+
 def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, return_lse,
-          config, plan):
+          config, plan, dropout_seed=None):
     """scaled_dot_product_attention's forward without autograd routing (what
     torch.ops.zetile.sdpa runs)."""
     fn = "scaled_dot_product_attention"
-    if dropout_p:
-        raise NotImplementedError(f"zetile.ops.{fn}: dropout_p={dropout_p} is not built (the "
-                                  "template has no dropout); pass dropout_p=0.0")
+    dropout_p = float(dropout_p)
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"zetile.ops.{fn}: dropout_p must be in [0, 1], got {dropout_p}")
     q, k, v, q3 = _check_qkv(fn, query, key, value, enable_gqa)
     B, Hq, L, E = q.shape
     S = k.shape[2]
     mask, kind = _sdpa_mask(fn, attn_mask, is_causal, (B, Hq, L, S))
     sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    dropout = None
+    if 0.0 < dropout_p < 1.0:
+        dropout = (dropout_p, _dropout_seed(dropout_seed, q.kind))
     got = _launch(fn, q, k, v, scale=sc, causal=is_causal, mask=mask, mask_kind=kind,
-                  config=config, plan=plan)
+                  config=config, lse_scale=LN2, dropout=dropout, plan=plan)
     if plan:
         return got
     o, lse, _ = got
+    if dropout_p == 1.0:
+        o = _zeros_like(o, q.kind)   # torch: every weight dropped (no 1 / 0 rescale)
     o = _reshape_like(o, q3)
     if return_lse:
-        return o, _scale_lse(lse, LN2, q.kind)
+        return o, lse          # natural log: the kernel scaled it by ln 2
+    return o
+
+
+def _zeros_like(o, kind):
+    if kind == "torch":
+        return o.zero_()
+    if kind == "zetile":
+        from .. import runtime
+        return runtime.from_numpy(np.zeros_like(o.numpy()))
+    o[...] = 0
     return o
 
 

@@ -185,7 +185,8 @@ def spec_manifest(spec):
         ty = "*" + _DT[dt]
         mk = {"nomask": 0, "fmask": 1, "bmask": 2}[mask]
         types = {"Q": ty, "K": ty, "V": ty, "O": ty, "LSE": "*float32", "M_OUT": None,
-                 "sm_scale": "float32",
+                 "sm_scale": "float32", "lse_scale": "float32", "dropout_p": None,
+                 "seed": None,
                  "mask_ptr": None if mk == 0 else (ty if mk == 1 else "*int8"),
                  "kv_num": "*int32" if sparse else None, "kv_idx": "*int32" if sparse else None,
                  "full_num": "*int32" if full else None, "full_idx": "*int32" if full else None,
@@ -196,7 +197,8 @@ def spec_manifest(spec):
                   IS_CAUSAL=causal == "causal",
                   SCORE_MOD=mods.SCORE_MODS[smod] if smod != "none" else None,
                   MASK_MOD=mods.MASK_MODS[mmod] if mmod != "none" else None,
-                  SPARSE=sparse, HAS_FULL=full, KV_SPARSE=kvb, WRITE_MAX=False)
+                  SPARSE=sparse, HAS_FULL=full, KV_SPARSE=kvb, WRITE_MAX=False,
+                  DROPOUT=False)
     else:
         raise ValueError(f"{spec}: a spec starts with gemm- (5 fields) or attn- (9 fields)")
     text, rows = _build(kern, kern.arg_names, ce, types, pins, hints)
