@@ -14,6 +14,11 @@
 // distribution has no cross-lane move of its own besides reductions, and
 // moving lanes through SLM needs fences, which make it give up.
 //
+// SLM accesses too (slm_access below): an xegpu gather or scatter on a
+// workgroup-memory memref becomes the lane's memref.load / memref.store, so
+// that no workgroup address passes through a 32-bit integer (Intel's OpenCL
+// CPU runtime, E5, has 64-bit local memory).
+//
 // The rewrite works on the printed module (the marked ops print in one
 // line each) and parses the result back: the C API can build ops, but not
 // conveniently ops with properties and regions, and this runs only for
@@ -188,6 +193,82 @@ static site_t* find_site(site_t* s, int n, long long id) {
 
 static int elem_bytes(const char* ty) { return strcmp(ty, "i64") == 0 ? 8 : 4; }
 
+// An SLM gather or scatter (xegpu.load/store on a memref in address space
+// 3, one element per lane once distributed) becomes a memref.load/store of
+// the lane's element under its mask. Upstream's lowering of the xegpu op
+// keeps the workgroup address in a 32-bit integer (OpConvertPtrToU), which
+// is right on Intel GPUs, whose SLM addresses have 32 bits, but Intel's
+// OpenCL CPU runtime gives local memory 64-bit addresses, so such SPIR-V
+// cannot run there (E5); memref.load lowers to a pointer GEP instead, the
+// same access on the GPU. Masked-off lanes read zero.
+//   %r = xegpu.load %slm[%off], %m : memref<NxT, 3>, vector<1xindex>, vector<1xi1> -> vector<1xT>
+//   xegpu.store %v, %slm[%off], %m : vector<1xT>, memref<NxT, 3>, vector<1xindex>, vector<1xi1>
+static zt_status_t slm_access(const char* l, const char* st, const char* ld, const char* mty,
+                              int f, zt_strbuf_t* out) {
+  const char* from = st ? st : ld;
+  const char* colon = strstr(from, " : ");
+  char v[64] = "", mem[64] = "", off[64] = "", mask[64] = "", memref[96] = "", ty[16] = "";
+  const char* close = strchr(mty, '>');
+  const char* x = strchr(mty, 'x');
+  bool ok = colon && close && x && x < close && (size_t)(close - mty) + 2 <= sizeof memref;
+  if (ok) {
+    snprintf(memref, sizeof memref, "%.*s", (int)(close - mty + 1), mty);
+    size_t tl = strcspn(x + 1, ",>");
+    ok = tl > 0 && tl < sizeof ty && strstr(memref, ", 3>") != NULL;
+    if (ok) snprintf(ty, sizeof ty, "%.*s", (int)tl, x + 1);
+  }
+  int k = 0;
+  if (ok && st) ok = operand(from, colon, k++, v, sizeof v);
+  if (ok && ld) ok = operand(l, ld, 0, v, sizeof v);
+  ok = ok && operand(from, colon, k, mem, sizeof mem) && operand(from, colon, k + 1, off, sizeof off) &&
+       operand(from, colon, k + 2, mask, sizeof mask);
+  // One element per lane: vector<1x...> operands (or bare scalars).
+  bool vec = ok && strstr(colon, "vector<1xindex>") != NULL;
+  bool vec_val = ok && strstr(colon, "vector<1x") != NULL &&
+                 (st ? strncmp(colon + 3, "vector<1x", 9) == 0 : strstr(colon, "-> vector<1x") != NULL);
+  if (!ok || (!vec && strstr(colon, "vector<")))
+    return zt_make_status(ZT_STATUS_INTERNAL, "Xe SLM access: cannot read the distributed op '%s'", l);
+  char o[48], m[48], val[48];
+  snprintf(o, sizeof o, "%%ztl%d_o", f);
+  snprintf(m, sizeof m, "%%ztl%d_m", f);
+  if (vec) {
+    zt_strbuf_printf(out, "    %s = vector.extract %s[0] : index from vector<1xindex>\n", o, off);
+    zt_strbuf_printf(out, "    %s = vector.extract %s[0] : i1 from vector<1xi1>\n", m, mask);
+  } else {
+    snprintf(o, sizeof o, "%s", off);
+    snprintf(m, sizeof m, "%s", mask);
+  }
+  if (st) {
+    if (vec_val) {
+      snprintf(val, sizeof val, "%%ztl%d_v", f);
+      zt_strbuf_printf(out, "    %s = vector.extract %s[0] : %s from vector<1x%s>\n", val, v, ty, ty);
+    } else {
+      snprintf(val, sizeof val, "%s", v);
+    }
+    zt_strbuf_printf(out,
+                     "    scf.if %s {\n"
+                     "      memref.store %s, %s[%s] : %s\n"
+                     "    }\n",
+                     m, val, mem, o, memref);
+    return NULL;
+  }
+  bool fl = ty[0] == 'f' || ty[0] == 'b';
+  char r[48];
+  if (vec_val) snprintf(r, sizeof r, "%%ztl%d_r", f);
+  else snprintf(r, sizeof r, "%s", v);
+  zt_strbuf_printf(out,
+                   "    %s = scf.if %s -> (%s) {\n"
+                   "      %%ztl%d_x = memref.load %s[%s] : %s\n"
+                   "      scf.yield %%ztl%d_x : %s\n"
+                   "    } else {\n"
+                   "      %%ztl%d_z = arith.constant %s : %s\n"
+                   "      scf.yield %%ztl%d_z : %s\n"
+                   "    }\n",
+                   r, m, ty, f, mem, o, memref, f, ty, f, fl ? "0.0" : "0", ty, f, ty);
+  if (vec_val) zt_strbuf_printf(out, "    %s = vector.broadcast %s : %s to vector<1x%s>\n", v, r, ty, ty);
+  return NULL;
+}
+
 zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
   zt_strbuf_t in, out, helpers;
   zt_strbuf_init(&in);
@@ -265,6 +346,14 @@ zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
         zt_strbuf_printf(&out, "    %s = vector.broadcast %s : %s to vector<1x%s>\n", r, dst, ty,
                          ty);
       free(l);
+      line = nl ? nl + 1 : end;
+      continue;
+    }
+    const char* slm_ty = strstr(l, "memref<");
+    if ((st || ld) && slm_ty && !is_cmp && !is_rmw && !is_res) {
+      s = slm_access(l, st, ld, slm_ty, fresh++, &out);
+      free(l);
+      if (s) break;
       line = nl ? nl + 1 : end;
       continue;
     }

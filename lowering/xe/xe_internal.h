@@ -113,6 +113,11 @@ typedef struct xe_emitter_s {
   /// Lazy-evaluation cache of the current tile op (xe_matrix.c).
   void* lazy_cache;
   unsigned slm_kinds;    ///< bit k: the SLM exchange buffer of kind k is used
+  /// Larger SLM exchange buffers (xe_slm_buffer): one per (kind, elements).
+  struct {
+    int kind, n;
+  } slm_bufs[8];
+  int nslm_bufs;
   bool used_shuffles;    ///< marked lane shuffles (xe_reduce_user.c, xe_atomic.c)
   /// While lowering an scf.for body: which yield operands are not carried
   /// (loop-invariant) and the init records whose pointer bases stay put.
@@ -439,6 +444,10 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op);
 int xe_cross_sg_gather(xe_emitter_t* e, zt_scalar_kind_t k, const char* in, xe_name_t* out);
 void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
                         zt_scalar_kind_t k, const char* in, xe_name_t out);
+/// A workgroup-memory buffer of n elements of kind k (memref<n x T, 3>,
+/// memref.get_global hoisted into out), declared once per (kind, n) by
+/// xe_emit_module; false (e->error set) past the table's size.
+bool xe_slm_buffer(xe_emitter_t* e, zt_scalar_kind_t k, int n, xe_name_t out);
 
 /// The layout attribute alias every vector value carries (declared once at
 /// the top of the module): upstream's layout propagation in 22.1.8 does not
@@ -456,6 +465,7 @@ typedef struct xe_module_info_s {
   bool libm;            ///< math ops through libm calls (xe_libm.c)
   bool atomics;         ///< marked atomics to rewrite after distribution
   bool shuffles;        ///< marked lane shuffles to rewrite after distribution
+  bool slm;             ///< SLM exchanges to rewrite after distribution (xe_atomic.c)
 } xe_module_info_t;
 /// The lowered module text for the kernel (used by zt_lower_xe and tests);
 /// info (may be NULL) receives what the module needs from the driver.

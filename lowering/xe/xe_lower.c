@@ -312,6 +312,11 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
                          "    memref.global \"private\" @zt_slm_%s : memref<%dx%s, 3>\n",
                          xe_elem((zt_scalar_kind_t)kind), XE_MAX_SUBGROUPS,
                          xe_elem((zt_scalar_kind_t)kind));
+    for (int i = 0; i < e.nslm_bufs; ++i) {
+      const char* et = xe_elem((zt_scalar_kind_t)e.slm_bufs[i].kind);
+      zt_strbuf_printf(out, "    memref.global \"private\" @zt_slm_%s_%d : memref<%dx%s, 3>\n",
+                       et, e.slm_bufs[i].n, e.slm_bufs[i].n, et);
+    }
     zt_strbuf_printf(out,
                      "    gpu.func @%.*s(%s) kernel attributes "
                      "{intel_reqd_sub_group_size = 16 : i32, "
@@ -344,6 +349,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     info->libm = e.used_libm;
     info->atomics = e.used_atomics;
     info->shuffles = e.used_shuffles;
+    info->slm = e.slm_kinds || e.nslm_bufs;
   }
   xe_emitter_deinit(&e);
   return s;
@@ -638,9 +644,10 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         if (at) memmove(at, at + strlen(pass), strlen(at + strlen(pass)) + 1);
       }
     }
-    if (!s && (info.atomics || info.shuffles)) {
-      // Atomics and lane shuffles are rewritten between distribution and the
-      // conversions (xe_atomic.c): the pipeline runs in two parts around that.
+    if (!s && (info.atomics || info.shuffles || info.slm)) {
+      // Atomics, lane shuffles and SLM accesses are rewritten between
+      // distribution and the conversions (xe_atomic.c): the pipeline runs in
+      // two parts around that.
       const char* cut = "gpu.module(xegpu-vector-linearize),";
       char* at = strstr(pipeline, cut);
       if (!at) {

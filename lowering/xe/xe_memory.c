@@ -420,11 +420,20 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
   MlirValue res = mlirOperationGetResult(op, 0);
   bool used = !mlirOpOperandIsNull(mlirValueGetFirstUse(res));
   bool scalar = p->layout == XE_LAYOUT_SCALAR;
-  if (used && e->nsg > 1 && (scalar || !p->dist))
+  if (used && e->nsg > 1 && !scalar && !p->dist)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "the old values of an atomic on a %s that every subgroup holds, in a "
-                   "program of %d subgroups (use num_warps=1)",
-                   scalar ? "scalar pointer" : "small tensor", e->nsg);
+                   "the old values of an atomic on a small tensor that every subgroup holds, "
+                   "in a program of %d subgroups (use num_warps=1)", e->nsg);
+  if (scalar && e->nsg > 1) {
+    // A scalar atomic happens once per program, after everything before it
+    // (Triton's program is one thread of control): a lock's release must
+    // follow every subgroup's stores under the lock. The barrier's fence
+    // covers global memory too (XeVM: workgroup and cross-workgroup
+    // semantics). Scalar control flow is uniform across the subgroups, so
+    // all of them reach it.
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  }
   e->used_atomics = true;
   int id = e->next_atomic++;
   zt_type_t rt;
@@ -489,11 +498,21 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
     } else {
       memcpy(bits, old, sizeof bits);
     }
-    xe_name_t* dst = k == ZT_F32 ? &red : &r->names[0];
-    if (k == ZT_F32) xe_fresh(e, red);
+    bool across = e->nsg > 1;
+    xe_name_t* dst = k == ZT_F32 || across ? &red : &r->names[0];
+    if (dst == &red) xe_fresh(e, red);
     xe_line(e);
     zt_strbuf_printf(&e->body, "%s = vector.reduction <or>, %s : vector<16x%s> into %s%s\n", *dst,
                      bits, it, it, loc(e));
+    if (across) {
+      // Subgroup 0 did it; the others hold zero bits: an `or` across the
+      // subgroups (through SLM, barriers around) gives every subgroup the
+      // old value, so a spin loop on it runs alike in all of them.
+      xe_name_t all;
+      xe_cross_sg_reduce(e, "or", "0", k == ZT_F32 ? ZT_I32 : k, red, all);
+      if (k == ZT_F32) memcpy(red, all, sizeof red);
+      else memcpy(r->names[0], all, sizeof all);
+    }
     if (k == ZT_F32) {
       xe_line(e);
       zt_strbuf_printf(&e->body, "%s = arith.bitcast %s : i32 to f32%s\n", r->names[0], red,

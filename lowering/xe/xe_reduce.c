@@ -241,6 +241,183 @@ int xe_cross_sg_gather(xe_emitter_t* e, zt_scalar_kind_t k, const char* in,
   return nv;
 }
 
+bool xe_slm_buffer(xe_emitter_t* e, zt_scalar_kind_t k, int n, xe_name_t out) {
+  int i = 0;
+  while (i < e->nslm_bufs && !(e->slm_bufs[i].kind == (int)k && e->slm_bufs[i].n == n)) ++i;
+  if (i == e->nslm_bufs) {
+    if (i == (int)(sizeof e->slm_bufs / sizeof e->slm_bufs[0])) {
+      if (!e->error)
+        e->error = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                           "more than %d shared local memory exchanges of different sizes in "
+                           "one kernel on Xe", i);
+      return false;
+    }
+    e->slm_bufs[i].kind = (int)k;
+    e->slm_bufs[i].n = n;
+    e->nslm_bufs++;
+  }
+  const char* et = xe_elem(k);
+  char text[128];
+  snprintf(text, sizeof text, "memref.get_global @zt_slm_%s_%d : memref<%dx%s, 3>", et, n, n, et);
+  xe_hoist(e, text, false, out);
+  return true;
+}
+
+// `out` = lane index + base + k (base: a hoisted uniform index, or "" for
+// none), hoisted: the vector<16xindex> offsets of an SLM gather or scatter.
+static void slm_offsets(xe_emitter_t* e, const char* base, int64_t k, xe_name_t out) {
+  xe_name_t step, kb, sum, v;
+  char text[192];
+  xe_lane_index(e, step);
+  if (!base || !base[0]) {
+    if (k == 0) {
+      memcpy(out, step, sizeof(xe_name_t));
+      return;
+    }
+    snprintf(text, sizeof text,
+             "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%lld> : vector<16xindex>",
+             (long long)k);
+    xe_hoist(e, text, true, v);
+  } else {
+    snprintf(text, sizeof text, "arith.constant %lld : index", (long long)k);
+    xe_hoist(e, text, false, kb);
+    if (k) {
+      snprintf(text, sizeof text, "arith.addi %s, %s : index", base, kb);
+      xe_hoist(e, text, false, sum);
+    } else {
+      memcpy(sum, base, sizeof sum);
+    }
+    snprintf(text, sizeof text,
+             "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR "} : index to vector<16xindex>",
+             sum);
+    xe_hoist(e, text, true, v);
+  }
+  snprintf(text, sizeof text,
+           "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16xindex>", step, v);
+  xe_hoist(e, text, true, out);
+}
+
+// Hoisted index `sg_id / div % mod * mul` ("" when it is always 0).
+static void sg_index(xe_emitter_t* e, int div, int mod, int64_t mul, xe_name_t out) {
+  out[0] = 0;
+  if (mod <= 1 || mul == 0) return;
+  xe_name_t sg, c, q, r;
+  char text[160];
+  xe_sg_id(e, sg);
+  memcpy(q, sg, sizeof q);
+  if (div > 1) {
+    snprintf(text, sizeof text, "arith.constant %d : index", div);
+    xe_hoist(e, text, false, c);
+    snprintf(text, sizeof text, "arith.divui %s, %s : index", sg, c);
+    xe_hoist(e, text, false, q);
+  }
+  snprintf(text, sizeof text, "arith.constant %d : index", mod);
+  xe_hoist(e, text, false, c);
+  snprintf(text, sizeof text, "arith.remui %s, %s : index", q, c);
+  xe_hoist(e, text, false, r);
+  snprintf(text, sizeof text, "arith.constant %lld : index", (long long)mul);
+  xe_hoist(e, text, false, c);
+  snprintf(text, sizeof text, "arith.muli %s, %s : index", r, c);
+  xe_hoist(e, text, false, out);
+}
+
+static void add_index(xe_emitter_t* e, const char* a, const char* b, xe_name_t out) {
+  if (!a[0] || !b[0]) {
+    memcpy(out, a[0] ? a : b, sizeof(xe_name_t));
+    return;
+  }
+  char text[128];
+  snprintf(text, sizeof text, "arith.addi %s, %s : index", a, b);
+  xe_hoist(e, text, false, out);
+}
+
+// Axis 0 of a tile whose rows are split across subgroups (sg_m > 1): the
+// column partials `part` (nbc chunks of 16 columns, this subgroup's own
+// rows combined; a NaN where a NaN-propagating max/min met one) meet in
+// SLM, slot [grid row][column chunk of the whole tile], and after a barrier
+// each subgroup combines the sg_m partials of every chunk of the 1-D result
+// it holds (all of them when the result is replicated, its share when
+// distributed), in grid-row order, so every subgroup computes the same bits.
+// A second barrier lets the next exchange reuse the buffer.
+static zt_status_t cols_across_subgroups(xe_emitter_t* e, const reduce_kind_t* rk,
+                                         const xe_val_t* s, xe_name_t* part, bool nan_check,
+                                         xe_val_t* r) {
+  zt_scalar_kind_t k = s->type.kind;
+  const char* et = xe_elem(k);
+  int64_t T = s->type.shape[1] / 16;  // column chunks of the whole tile
+  int sm = e->sg_m, sn = e->sg_n;
+  if (s->type.shape[1] % 16 || T != (int64_t)sn * s->nbc ||
+      r->nchunks != (r->dist ? T / e->nsg : T))
+    return xe_fail(e, ZT_STATUS_INTERNAL, "column reduction across subgroups: layouts");
+  int64_t n = (int64_t)sm * T * 16;
+  if (n * zt_scalar_kind_bits(k) / 8 > 65536)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D reduction along axis 0 across %d subgroups of a tile %lld columns wide "
+                   "needs %lld bytes of shared local memory on Xe (64 KB at most)",
+                   sm, (long long)s->type.shape[1], (long long)(n * zt_scalar_kind_bits(k) / 8));
+  xe_name_t slm, all, wrow, wcol, wbase;
+  if (!xe_slm_buffer(e, k, (int)n, slm)) return NULL;
+  xe_all_true(e, all);
+  // This subgroup's slots: grid row sg / sn, grid column sg % sn.
+  sg_index(e, sn, sm, T * 16, wrow);
+  sg_index(e, 1, sn, (int64_t)s->nbc * 16, wcol);
+  add_index(e, wrow, wcol, wbase);
+  for (int32_t bj = 0; bj < s->nbc; ++bj) {
+    xe_name_t offs;
+    slm_offsets(e, wbase, 16LL * bj, offs);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> : vector<16x%s>, memref<%lldx%s, 3>, vector<16xindex>, "
+                     "vector<16xi1>%s\n",
+                     part[bj], slm, offs, all, et, (long long)n, et, loc(e));
+  }
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  // The first chunk this subgroup holds: sg * nchunks when distributed.
+  xe_name_t rbase = "";
+  if (r->dist) sg_index(e, 1, e->nsg, 16LL * r->nchunks, rbase);
+  xe_name_t nan_v;
+  if (nan_check) xe_vconst(e, float_bits(k, 2), et, nan_v);
+  for (int32_t c = 0; c < r->nchunks; ++c) {
+    xe_name_t acc = "", any = "";
+    for (int i = 0; i < sm; ++i) {
+      xe_name_t offs, v;
+      slm_offsets(e, rbase, ((int64_t)i * T + c) * 16, offs);
+      xe_fresh(e, v);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                       "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
+                       "vector<16x%s>%s\n",
+                       v, slm, offs, all, (long long)n, et, et, loc(e));
+      if (nan_check) {
+        xe_name_t u;
+        xe_vbinary(e, "arith.cmpf uno,", v, v, et, u);
+        if (any[0]) {
+          xe_name_t o;
+          xe_vbinary(e, "arith.ori", any, u, "i1", o);
+          memcpy(any, o, sizeof any);
+        } else {
+          memcpy(any, u, sizeof any);
+        }
+      }
+      if (!acc[0]) {
+        memcpy(acc, v, sizeof acc);
+      } else {
+        xe_name_t nv;
+        xe_vbinary(e, rk->combine, acc, v, et, nv);
+        memcpy(acc, nv, sizeof acc);
+      }
+    }
+    if (nan_check) xe_vselect(e, any, nan_v, acc, et, r->names[c]);
+    else memcpy(r->names[c], acc, sizeof acc);
+  }
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  return NULL;
+}
+
 // The built-in kind of a tile.reduce (one operand, a single-op combiner).
 static zt_status_t reduce_kind_of(xe_emitter_t* e, MlirOperation op, const reduce_kind_t** out) {
   MlirAttribute comb = mlirOperationGetAttributeByName(
@@ -541,7 +718,12 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reduction of this 2-D value on Xe");
   if (axis != 0 && axis != 1)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reduction along axis %d", axis);
-  if (!xe_axis_local(e, s, axis)) {
+  // Column sums of a tile split by rows across subgroups meet in SLM
+  // (cols_across_subgroups); other reductions across subgroups are refused.
+  bool across = false;
+  if (!xe_axis_local(e, s, axis) && axis == 0 && !s->narrow && e->sg_m > 1) {
+    across = true;
+  } else if (!xe_axis_local(e, s, axis)) {
     bool whole = axis == 1 ? e->sg_n == 1 : e->sg_m == 1;
     if (whole)
       // Whole rows (columns) per subgroup, but fewer than 16 of them: the
@@ -608,7 +790,7 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
   bool f = zt_scalar_kind_is_float(k);
   bool nan_check = rk->nan_propagating && f;
   xe_val_t* r = xe_alloc(e, rt);
-  if (!r || r->nchunks != (axis == 0 ? s->nbc : (s->tr + 15) / 16)) {
+  if (!r || (!across && r->nchunks != (axis == 0 ? s->nbc : (s->tr + 15) / 16))) {
     xe_free_val(r);
     xe_free_val(wide);
     return r ? xe_fail(e, ZT_STATUS_INTERNAL, "2-D reduction result layout") : NULL;
@@ -630,7 +812,16 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
       snprintf(text, sizeof text, "%s", float_bits(k, 2));
       xe_vconst(e, text, et, nan_v);
     }
+    // Across subgroups: this subgroup's partials first, then the exchange.
+    xe_name_t* part = across ? calloc((size_t)s->nbc, sizeof(xe_name_t)) : NULL;
+    if (across && !part) {
+      xe_free_val(r);
+      xe_free_val(wide);
+      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    }
+    for (int32_t bj = 0; across && bj < s->nbc; ++bj) xe_fresh(e, part[bj]);
     for (int32_t bj = 0; bj < s->nbc; ++bj) {
+      xe_name_t* dst = across ? &part[bj] : &r->names[bj];
       xe_name_t acc = "", any = "";
       for (int32_t bi = 0; bi < s->nbr; ++bi)
         for (int rr = 0; rr < s->br; ++rr) {
@@ -663,9 +854,18 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
         zt_strbuf_printf(&e->body,
                          "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
                          "} : vector<16xi1>, vector<16x%s>%s\n",
-                         r->names[bj], any, nan_v, acc, et, loc(e));
+                         *dst, any, nan_v, acc, et, loc(e));
       } else {
-        memcpy(r->names[bj], acc, sizeof acc);
+        memcpy(*dst, acc, sizeof acc);
+      }
+    }
+    if (across) {
+      zt_status_t st = cols_across_subgroups(e, rk, s, part, nan_check, r);
+      free(part);
+      if (st || e->error) {
+        xe_free_val(r);
+        xe_free_val(wide);
+        return st;
       }
     }
   } else {

@@ -146,10 +146,29 @@ print("RESULT", json.dumps({"winners": winners, "owner_ok": bool(owner_ok)}))
     assert res["owner_ok"], res
 
 
-def test_old_values_of_a_replicated_atomic_need_one_subgroup():
-    """A scalar atomic whose old value is used, in a program of several
-    subgroups, is refused with a message (only subgroup 0 performs it)."""
+def test_e5_scalar_tickets_several_subgroups():
+    """A scalar atomic whose old value is used, in a program of 4 subgroups:
+    lane 0 of subgroup 0 performs it once and the old value reaches every
+    subgroup through SLM (each program still gets one distinct ticket)."""
+    _opencl_cpu_or_skip()
+    res = _run("""
+import json, numpy as np, zetile
+import xe_atomic_kernels as K
+counter = np.zeros(1, np.int32)
+tickets = np.full(50, -1, np.int32)
+K.ticket_kernel[(50,)](counter, tickets, num_warps=4)
+zetile.get_device().synchronize()
+print("RESULT", json.dumps({"counter": int(counter[0]), "tickets": sorted(tickets.tolist())}))
+""")
+    assert res["counter"] == 50, res
+    assert res["tickets"] == list(range(50)), res
+
+
+def test_old_values_of_a_replicated_tensor_atomic_need_one_subgroup():
+    """A 1-D atomic on fewer chunks than subgroups (every subgroup holds the
+    tensor, subgroup 0 performs it) with its old values used is refused with
+    a message."""
     with pytest.raises(zetile.UnsupportedError) as ei:
-        zetile.compile(K.ticket_kernel, signature={"counter_ptr": "*i32", "tickets_ptr": "*i32"},
-                       target="pvc", num_warps=4)
+        zetile.compile(K.cas_kernel, signature={"slots_ptr": "*i32", "won_ptr": "*i32", "N": "i32"},
+                       constexprs={"BLOCK": 32}, target="pvc", num_warps=4)
     assert "num_warps=1" in str(ei.value)
