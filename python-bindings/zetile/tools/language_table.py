@@ -24,8 +24,13 @@ DIFFERENCES = {
            "computed as ieee; 3-D (batched) operands on the CPU target only (Xe refuses 3-D "
            "tensors)",
     "load": "cache_modifier / eviction_policy / volatile accepted and ignored",
-    **{f"float8{v}": "a dtype name (signatures, tl.str_to_ty, dtype facts); kernels cannot compute "
-                     "on 8-bit floats yet" for v in ("e4b15", "e4b8", "e4nv", "e5", "e5b16")},
+    **{f"float8{v}": "emulated: held as bytes, computed in fp32 (conversions bit-equal to "
+                     "torch's, RTNE or rtz); fp8 dots are fp16 products with fp32 accumulation; "
+                     "Xe builds the conversions, its dot refuses converted operands"
+       for v in ("e4b15", "e4b8", "e4nv", "e5", "e5b16")},
+    "dot_scaled": "by upcasting: operands decoded to fp32, scaled, rounded to bf16 (fp16 when "
+                  "either is fp16), then tl.dot; fast_math is accepted and ignored; 2-D operands; "
+                  "CPU target only (Xe's dot refuses converted operands)",
     "store": "cache_modifier / eviction_policy accepted and ignored",
     "device_assert": "compiled in only for debug kernels (@jit(debug=True), ZETILE_DEBUG=assert or "
                      "TRITON_DEBUG=1), as in Triton",
