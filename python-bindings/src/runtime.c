@@ -200,7 +200,7 @@ static PyMethodDef device_methods[] = {
      "synchronize()\nWaits for every launch on the device (GIL released)."},
     {"timing_begin", device_timing_begin, METH_NOARGS,
      "timing_begin()\nFrom now on launches record device timestamps (Level Zero kernel "
-     "timestamps); zetile.UnsupportedError on devices without a device timer."},
+     "timestamps); zetile.Error (unsupported) on devices without a device timer."},
     {"timing_end", device_timing_end, METH_NOARGS,
      "timing_end() -> {kernels, kernel_ns, span_ns, tick_ns, missing}\nWaits for the launches "
      "since timing_begin and returns their summed device time (GIL released)."},

@@ -185,6 +185,10 @@ class Autotuner:
         self.best_config = None
         self.bench_time = None
         self.tuning_source = None       # "benchmark", "database", "memory" or "single"
+        # What timed the configs: "device" (Level Zero kernel timestamps),
+        # "wall" (host clock: the CPU target, OpenCL) or "do_bench" (the user's).
+        self.timer = None
+        self.timer_missing = 0          # launches the device wrote no timestamp for
         self.reset_to_zero = list(reset_to_zero or [])
         self.restore_value = list(restore_value or [])
         self.restore_copies = {}
@@ -294,7 +298,13 @@ class Autotuner:
             self.post_hook(full_nargs, exception=None)
 
         try:
-            return self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8), device=bench_device), None
+            t = self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8), device=bench_device)
+            if self._do_bench is not None:
+                self.timer = "do_bench"
+            else:
+                self.timer = testing.last_timer.get("timer")
+                self.timer_missing += testing.last_timer.get("missing", 0)
+            return t, None
         except CompilationError as e:
             # Triton's OutOfResources analogue: a config the target refuses.
             if _env_flag("ZETILE_PRINT_AUTOTUNING", "TRITON_PRINT_AUTOTUNING"):
@@ -353,10 +363,12 @@ class Autotuner:
         if best is None:
             return None
         timings = {}
+        self.timer = None
         for t in row["timings"]:
             c = by_id.get(json.dumps(t["config"], sort_keys=True))
             if c is not None:
                 timings[c] = [t["median"], t["p20"], t["p80"]]
+                self.timer = self.timer or t.get("timer")
         return best, timings
 
     def run(self, *args, **kwargs):
@@ -411,6 +423,7 @@ class Autotuner:
                 return True
         t0 = time.time()
         meta = dict(kwargs)
+        self.timer, self.timer_missing = None, 0
         self._precompile(args, meta, pruned)
         timings, errors = {}, {}
         for i, c in enumerate(pruned):
@@ -430,11 +443,13 @@ class Autotuner:
         self.tuning_source = "benchmark"
         # Zero reset_to_zero arguments once more before the real launch.
         self.pre_hook({**self.nargs, **kwargs, **best.all_kwargs()}, reset_only=True)
-        if db is not None:
+        # Times the device never measured (a simulated device) are not kept.
+        if db is not None and not self.timer_missing:
             db.store(kernel=self.kernel_name(),
                      target=runtime.info(dev)["target"], best=best.to_dict(),
                      timings=[{"config": c.to_dict(), "median": t[0], "p20": t[1], "p80": t[2],
-                               "error": errors.get(c)} for c, t in timings.items()],
+                               "error": errors.get(c), "timer": self.timer}
+                              for c, t in timings.items()],
                      bench_seconds=self.bench_time, **ids)
         return False
 

@@ -2,11 +2,13 @@
 arguments, so tutorial code runs with only its import changed:
 `do_bench`, `assert_close`, `Benchmark`, `perf_report`.
 
-Timing here is wall time around each call plus a device synchronize
-(`time.perf_counter_ns`). zetile's runtime does not expose Level Zero kernel
-timestamps yet (runtime/level_zero has no zeEventQueryKernelTimestamp path),
-so on a GPU the figures include launch overhead; on the CPU target wall time
-is what the kernel costs.
+do_bench times with the device's own clock where it has one: on Level Zero
+every timed run is a timing region of the runtime (Device.timing_begin /
+timing_end: kernel timestamps), and its time is the sum of the kernels' device
+times, without launch overhead. On the CPU target (and OpenCL) it is wall
+time around each call plus a device synchronize (`time.perf_counter_ns`),
+which there is what the kernel costs. `last_timer` says what the last
+do_bench used.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import math
 import os
 import sys
 import time
+import warnings
 
 
 from . import runtime
@@ -107,9 +110,43 @@ def _summarize(times_ms, quantiles, return_mode):
     return float(getattr(np, return_mode)(t))
 
 
+# What the last do_bench measured with: {"timer": "device" | "wall", "device":
+# name, "runs": timed runs, "missing": launches whose device timestamps were
+# not written (a simulated device), "why": why not the device timer}.
+last_timer = {}
+_warned_missing = set()
+
+TIMER_NAMES = {"device": "device kernel timestamps (Level Zero)",
+               "wall": "wall time (host clock around each call + synchronize)"}
+
+
+def has_device_timer(dev):
+    """Whether `dev` times kernels on its own clock (Level Zero kernel
+    timestamps); False on the CPU target and OpenCL."""
+    dev = dev if hasattr(dev, "synchronize") else runtime.get_device(dev)
+    return hasattr(dev, "timing_begin") and runtime.info(dev).get("backend") == "level_zero"
+
+
+def _device_timed(dev, fn):
+    """Runs fn() in a device timing region: the region's timing dict."""
+    dev.timing_begin()
+    try:
+        fn()
+    finally:
+        # An exception from fn goes on; the region is closed either way.
+        t = dev.timing_end()
+    return t
+
+
 def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean",
-             device=None, flush=True):
+             device=None, flush=True, timer="auto"):
     """Times `fn()` in milliseconds (triton.testing.do_bench's contract).
+
+    timer: "auto" (the device's kernel timestamps where it has them and fn
+    launches kernels on it, else wall time), "device" or "wall". With the
+    device timer a run's time is the sum of its kernels' device times;
+    launches whose timestamps the device never wrote (NEO in AUB mode runs
+    nothing) count 0 ms and are reported once with a warning.
 
     warmup / rep: milliseconds spent warming up / measuring, estimated from
     five first runs (at least 5 timed runs whatever `rep` says). With `flush` the caches are evicted before every timed
@@ -127,7 +164,25 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
             for x in grad_to_none:
                 x.grad = None
 
-    fn()
+    if timer not in ("auto", "device", "wall"):
+        raise ValueError(f"timer must be 'auto', 'device' or 'wall', not {timer!r}")
+    use_device, why = False, None
+    if timer != "wall":
+        use_device = has_device_timer(dev)
+        why = None if use_device else f"{runtime.info(dev)['name']} has no device timer"
+        if timer == "device" and not use_device:
+            raise ValueError(f"do_bench(timer='device'): {why}")
+    if use_device:
+        probe = _device_timed(dev, fn)
+        if not probe["kernels"]:
+            # fn launched nothing on this device (another device's kernels,
+            # host work): only the host clock sees it.
+            why = f"fn launched no kernel on {runtime.info(dev)['name']}"
+            if timer == "device":
+                raise ValueError(f"do_bench(timer='device'): {why}")
+            use_device = False
+    else:
+        fn()
     sync()
     t0 = time.perf_counter()
     for _ in range(5):
@@ -148,15 +203,31 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
         fn()
     sync()
     times = []
+    missing = launched = 0
     for _ in range(n_repeat):
         clear_grads()
         if fl:
             fl()
         sync()
+        if use_device:
+            r = _device_timed(dev, fn)
+            times.append(r["kernel_ns"] / 1e6)
+            missing += r["missing"]
+            launched += r["kernels"]
+            continue
         t = time.perf_counter_ns()
         fn()
         sync()
         times.append((time.perf_counter_ns() - t) / 1e6)
+    name = runtime.info(dev)["name"]
+    global last_timer
+    last_timer = {"timer": "device" if use_device else "wall", "device": name,
+                  "runs": n_repeat, "missing": missing, "why": why}
+    if missing and name not in _warned_missing:
+        _warned_missing.add(name)
+        warnings.warn(f"{name} wrote no kernel timestamp for {missing} of {launched} timed "
+                      "launches (a simulated device such as NEO in AUB mode executes nothing): "
+                      "they count as 0 ms", RuntimeWarning, stacklevel=2)
     return _summarize(times, quantiles, return_mode)
 
 

@@ -32,8 +32,10 @@ class Progress:
     """A progress bar on stderr: redrawn in place on a terminal, one line
     per config otherwise (logs, CI)."""
 
-    def __init__(self, total, label, stream=None):
+    def __init__(self, total, label, stream=None, what=None):
         self.total, self.label = total, label
+        # what(timing) -> the text after a config's name (default: its median in ms)
+        self.what = what or (lambda t: f"{t[0]:.4f} ms")
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.t0 = time.time()
@@ -43,7 +45,7 @@ class Progress:
         w = 24
         done = int(w * i / max(n, 1))
         bar = "#" * done + "-" * (w - done)
-        what = "failed" if error else f"{timing[0]:.4f} ms"
+        what = "failed" if error else self.what(timing)
         line = (f"{self.label} [{bar}] {i}/{n} {time.time() - self.t0:5.1f}s  "
                 f"{_label(config)}: {what}")
         if self.tty:
@@ -195,6 +197,17 @@ def _print_timing(rows, extra=None, json_out=False, header=""):
             print(f"  {_label(r['config'])}: {r['error']}")
 
 
+def _timer_note(timer, missing=0):
+    from .testing import TIMER_NAMES
+    if timer is None:
+        return "timer: -"
+    note = f"timer: {TIMER_NAMES.get(timer, timer)}"
+    if missing:
+        note += (f" (the device wrote no timestamp for {missing} launches, counted as 0 ms: "
+                 "a simulated device executes nothing, these times are no measurement)")
+    return note
+
+
 def _plot(path, rows, title, ylabel="median ms (whiskers: p20-p80)", key="median_ms"):
     from .tools import plot
     labels = [_label(r["config"]) for r in rows]
@@ -257,7 +270,8 @@ def _tune_user_kernel(args):
     info = runtime.info(dev)
     _print_timing(rows, json_out=args.json,
                   header=f"{base.__name__} on {info['name']} ({info.get('description', '')}); "
-                         f"{note}; best: {_label(tuner.best_config)}")
+                         f"{note}; {_timer_note(tuner.timer, tuner.timer_missing)}; "
+                         f"best: {_label(tuner.best_config)}")
     if args.plot:
         _plot(args.plot, rows, f"{base.__name__} on {info['name']}")
     return 0
@@ -390,12 +404,14 @@ def _tune_template(args, dev, *, name, kernel, key, configs, call, title, flops=
                **dict(zip(("device", "driver"), tune_db.device_ids(info))))
     row = db.lookup(**ids) if db is not None and not args.force else None
     timings, errors = {}, {}
+    timer, missing = None, 0
     if row:
         by = {json.dumps(c.to_dict(), sort_keys=True): c for c in configs}
         for t in row["timings"]:
             c = by.get(json.dumps(t["config"], sort_keys=True))
             if c is not None:
                 timings[c] = [t["median"], t["p20"], t["p80"]]
+                timer = timer or t.get("timer")
                 if t.get("error"):
                     errors[c] = t["error"]
         note = "from the autotuning database (--force re-benchmarks)"
@@ -407,6 +423,8 @@ def _tune_template(args, dev, *, name, kernel, key, configs, call, title, flops=
                 timings[c] = testing.do_bench(lambda c=c: call(dict(c.kwargs)),
                                               warmup=args.warmup, rep=args.rep,
                                               quantiles=(0.5, 0.2, 0.8), device=dev)
+                timer = testing.last_timer.get("timer")
+                missing += testing.last_timer.get("missing", 0)
             except (CompilationError, ValueError) as e:
                 timings[c] = [float("inf")] * 3
                 errors[c] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
@@ -414,20 +432,22 @@ def _tune_template(args, dev, *, name, kernel, key, configs, call, title, flops=
                 bar(i + 1, len(configs), c, timings[c], errors.get(c))
         secs = time.time() - t0
         best = min(timings, key=lambda c: timings[c])
-        if db is not None and math.isfinite(timings[best][0]):
+        # Times the device never measured (a simulated device) are not kept.
+        if db is not None and math.isfinite(timings[best][0]) and not missing:
             db.store(kernel=name, target=info["target"], best=best.to_dict(),
                      timings=[{"config": c.to_dict(), "median": t[0], "p20": t[1], "p80": t[2],
-                               "error": errors.get(c)} for c, t in timings.items()],
+                               "error": errors.get(c), "timer": timer}
+                              for c, t in timings.items()],
                      bench_seconds=secs, **ids)
         note = f"benchmarked in {secs:.1f}s"
     rows = _result_rows(configs, timings, errors)
     extra = None
     if flops:
         extra = ("TFLOP/s", lambda r: flops / (r["median_ms"] * 1e-3) / 1e12
-                 if math.isfinite(r["median_ms"]) else None)
+                 if math.isfinite(r["median_ms"]) and r["median_ms"] > 0 else None)
     _print_timing(rows, extra=extra, json_out=args.json,
                   header=f"{title} on {info['name']} ({info.get('description', '')}); {note}; "
-                         f"best: {_label(rows[0]['config'])}")
+                         f"{_timer_note(timer, missing)}; best: {_label(rows[0]['config'])}")
     if args.plot:
         _plot(args.plot, rows, f"{title} on {info['name']}")
     return 0
@@ -466,36 +486,58 @@ def _grf_options(grf_mode):
     return None        # "auto": zetile decides (large for kernels with dots)
 
 
+def _isa_one(kernel, sig, fixed, c, target):
+    """ISA statistics of one config (a dict; "error" set when it fails)."""
+    from .tools import isa
+    consts = {**fixed, **c.kwargs}
+    try:
+        r = isa.report(kernel, sig, consts, target=target, num_warps=c.num_warps or 0,
+                       compat=bool(c.compat), igc_options=_grf_options(c.grf_mode),
+                       driver=False)
+        ks = list(r["kernels"].values())
+        k = ks[0] if ks else {}
+        instr, dpas, sends = k.get("instructions", 0), k.get("dpas", 0), k.get("sends", 0)
+        return {"config": c, "spilled_registers": r.get("spilled_registers", 0),
+                "dpas": dpas, "dpas_in_loop": k.get("dpas_in_innermost_loop", 0),
+                "instructions": instr, "sends": sends,
+                "dpas_density": dpas / instr if instr else 0.0,
+                "sends_per_dpas": sends / dpas if dpas else None,
+                "grf": r.get("grf_mode"), "error": None}
+    except Exception as e:  # noqa: BLE001 - a config the target refuses is ranked last
+        return {"config": c, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+
+
 def _isa_rank(args, kernel, sig, fixed, configs, title):
     """Compiles every config for --target and ranks them by ISA statistics:
     fewer spilled registers, then more DPAS per instruction, then fewer
-    sends per DPAS. No device runs anything: this is not a timing."""
-    from .tools import isa
+    sends per DPAS. No device runs anything: this is not a timing.
+
+    Configs compile in parallel threads (--jobs, default one per core, at
+    most 8): zetile's compiler releases the GIL and compiles different
+    specializations at the same time, and ocloc / iga64 are processes of
+    their own."""
+    import concurrent.futures
     target = args.target or "pvc"
     if target == "cpu":
         raise SystemExit("zetile: --isa-only needs an Intel GPU target (pvc, bmg, dg2)")
-    results = []
-    bar = None if args.json else Progress(len(configs), f"isa {target}")
-    for i, c in enumerate(configs):
-        consts = {**fixed, **c.kwargs}
-        try:
-            r = isa.report(kernel, sig, consts, target=target, num_warps=c.num_warps or 0,
-                           compat=bool(c.compat), igc_options=_grf_options(c.grf_mode),
-                           driver=False)
-            ks = list(r["kernels"].values())
-            k = ks[0] if ks else {}
-            instr, dpas, sends = k.get("instructions", 0), k.get("dpas", 0), k.get("sends", 0)
-            res = {"config": c, "spilled_registers": r.get("spilled_registers", 0),
-                   "dpas": dpas, "dpas_in_loop": k.get("dpas_in_innermost_loop", 0),
-                   "instructions": instr, "sends": sends,
-                   "dpas_density": dpas / instr if instr else 0.0,
-                   "sends_per_dpas": sends / dpas if dpas else None,
-                   "grf": r.get("grf_mode"), "error": None}
-        except Exception as e:  # noqa: BLE001 - a config the target refuses is ranked last
-            res = {"config": c, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
-        results.append(res)
-        if bar:
-            bar(i + 1, len(configs), c, [res.get("dpas_density", 0)] * 3, res["error"])
+    jobs = args.jobs or min(len(configs), os.cpu_count() or 1, 8)
+    if jobs < 1:
+        raise SystemExit("zetile: --jobs is at least 1")
+    jobs = max(1, min(jobs, len(configs)))
+    results = [None] * len(configs)
+    bar = None if args.json else Progress(len(configs), f"isa {target}",
+                                          what=lambda t: f"{t[0]:.4f} DPAS/instruction")
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
+        futs = {ex.submit(_isa_one, kernel, sig, fixed, c, target): i
+                for i, c in enumerate(configs)}
+        for done, f in enumerate(concurrent.futures.as_completed(futs), 1):
+            i = futs[f]
+            res = results[i] = f.result()
+            if bar:
+                bar(done, len(configs), configs[i], [res.get("dpas_density", 0)] * 3,
+                    res["error"])
+    secs = time.time() - t0
 
     def rank(r):
         if r["error"]:
@@ -509,7 +551,8 @@ def _isa_rank(args, kernel, sig, fixed, configs, title):
                            "config": r["config"].to_dict()} for r in results], indent=2))
     else:
         print(f"{title}: ISA statistics for {target} (ocloc + iga64); NO TIMING: nothing ran, "
-              "configs are ranked by spills, then DPAS per instruction, then sends per DPAS")
+              "configs are ranked by spills, then DPAS per instruction, then sends per DPAS; "
+              f"{len(configs)} configs compiled in {secs:.1f}s by {jobs} thread(s)")
         heads = ["rank", "config", "spilled regs", "dpas", "dpas in loop", "instructions",
                  "dpas/instr", "sends/dpas", "GRF"]
         rows = []
@@ -649,6 +692,8 @@ def add_parser(sub):
     p.add_argument("--target", "-t", help="--isa-only: pvc, bmg or dg2")
     p.add_argument("--isa-only", action="store_true",
                    help="compile every config for --target and rank by ISA statistics (no timing)")
+    p.add_argument("--jobs", "-j", type=int, default=0,
+                   help="--isa-only: configs compiled at once (default: one per core, at most 8)")
     p.add_argument("--kernel", help="show/export: only kernels whose name contains this")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_tune)

@@ -75,6 +75,7 @@ def test_gemm_template_on_cpu(tmp_path):
     out = ok(tune(tmp_path, "gemm", "--shape", "64x96x64", "--dtype", "fp16", "--device", "cpu",
                   *FAST, "--plot", "gemm.svg"))
     assert "zetile.ops.gemm 64x96x64 float16 on cpu" in out and "TFLOP/s" in out
+    assert "timer: wall time" in out      # the CPU target has no device timer
     assert len([l for l in out.splitlines() if "BLOCK_M=" in l and "best:" not in l]) == 5
     assert (tmp_path / "gemm.svg").stat().st_size > 500
     show = ok(tune(tmp_path, "show"))
@@ -112,15 +113,29 @@ def test_plain_kernel_without_configs_is_refused(tmp_path):
 @pytest.mark.skipif(not (have_tool("ocloc") and have_tool("iga64")),
                     reason="ocloc/iga64 (intel-opencl-icd, libigc-tools) not installed")
 def test_isa_only_for_pvc(tmp_path):
-    out = ok(tune(tmp_path, "gemm", "--shape", "256x256x256", "--dtype", "bf16", "--target",
-                  "pvc", "--isa-only", "--config", "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32,GROUP_M=8",
-                  "--config", "BLOCK_M=64,BLOCK_N=32,BLOCK_K=64,GROUP_M=8,grf_mode=default",
-                  "--plot", "isa.svg"))
+    isa_args = ["gemm", "--shape", "256x256x256", "--dtype", "bf16", "--target", "pvc",
+                "--isa-only", "--config", "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32,GROUP_M=8",
+                "--config", "BLOCK_M=64,BLOCK_N=32,BLOCK_K=64,GROUP_M=8,grf_mode=default"]
+    out = ok(tune(tmp_path, *isa_args, "--jobs", "2", "--plot", "isa.svg"))
     assert "NO TIMING" in out and "pvc" in out
+    assert "2 configs compiled in" in out and "by 2 thread(s)" in out
     lines = [l for l in out.splitlines() if "BLOCK_M=" in l]
     assert len(lines) == 2 and all("failed" not in l for l in lines)
     assert "128 (default)" in out and "256 (large)" in out   # grf_mode reached IGC's options
     assert (tmp_path / "isa.svg").stat().st_size > 300
+    if os.environ.get("ZETILE_SLOW_TESTS") != "1":
+        return    # the serial comparison compiles both again (~10 s here)
+    # The configs compiled at once give what one after another gives.
+    serial = json.loads(ok(tune(tmp_path, *isa_args, "--jobs", "1", "--json")))
+    table = []
+    for line in out.splitlines():
+        if "BLOCK_M=" in line:
+            words = line.split()[1:]
+            cfg = dict(w.split("=") for w in words if "=" in w)
+            nums = [w for w in words if "=" not in w]   # spills, dpas, in loop, instructions
+            table.append((int(cfg["BLOCK_M"]), int(nums[0]), int(nums[1]), int(nums[3])))
+    assert [(r["config"]["kwargs"]["BLOCK_M"], r["spilled_registers"], r["dpas"],
+             r["instructions"]) for r in serial] == table
 
 
 @pytest.mark.skipif(not neo_installed(), reason="Debian's Level Zero driver (NEO) is not installed")
@@ -132,3 +147,7 @@ def test_gemm_on_level_zero_in_aub_mode(tmp_path):
                   "--config", "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32,GROUP_M=8", "--warmup", "0",
                   "--rep", "1", env_extra=AUB_ENV))
     assert "on level_zero:0" in out and "benchmarked in" in out and "failed" not in out
+    # Timed by kernel timestamps; AUB mode executes nothing, so the device
+    # wrote none and the table says these zeros are no measurement.
+    assert "timer: device kernel timestamps (Level Zero)" in out
+    assert "these times are no measurement" in out
