@@ -27,6 +27,32 @@
 #define CPU_ALIGNMENT 64
 #define MAX_FFI_ARGS (ZT_MAX_KERNEL_ARGS + 7)  // + grid ints + context
 
+// Nanoseconds per program of the last three timed launches of one kind, read
+// as their median: one launch that lost its CPU (a busy machine) does not
+// move it, two do. Updates from concurrent launches may interleave; it is an
+// estimate either way.
+typedef struct pace_s {
+  _Atomic uint64_t ns[3];
+  atomic_uint count;
+} pace_t;
+
+static uint64_t pace_get(pace_t* p) {
+  unsigned n = atomic_load_explicit(&p->count, memory_order_relaxed);
+  if (n == 0) return 0;
+  uint64_t a = atomic_load_explicit(&p->ns[0], memory_order_relaxed);
+  if (n < 3) return atomic_load_explicit(&p->ns[(n - 1) % 3], memory_order_relaxed);
+  uint64_t b = atomic_load_explicit(&p->ns[1], memory_order_relaxed);
+  uint64_t c = atomic_load_explicit(&p->ns[2], memory_order_relaxed);
+  uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+  return c < lo ? lo : c > hi ? hi : c;
+}
+
+static void pace_add(pace_t* p, uint64_t ns) {
+  unsigned n = atomic_fetch_add_explicit(&p->count, 1, memory_order_relaxed);
+  atomic_store_explicit(&p->ns[n % 3], ns ? ns : 1, memory_order_relaxed);
+  if (n >= 0x40000000u) atomic_store_explicit(&p->count, 3 + (n + 1) % 3, memory_order_relaxed);
+}
+
 typedef struct cpu_executable_s {
   zt_executable_t base;
   void* fn;
@@ -37,14 +63,28 @@ typedef struct cpu_executable_s {
   ffi_type* arg_types[MAX_FFI_ARGS];
   bool direct;             // called through kplan (kernel_call.h), else libffi
   zt_kcall_plan_t kplan;
-  // Nanoseconds one program took at the last timed launch (0: not yet).
-  _Atomic uint64_t ns_per_program;
+  // Wall time per program of launches on the caller alone and on the pool.
+  pace_t alone, pool;
+  atomic_uint eligible;     // launches long enough for the pool (probe count)
+  atomic_uint probe_every;  // the other way runs every this many of them
 } cpu_executable_t;
 
 // A grid whose programs would take less than this in all on one thread runs
 // on the caller alone: waking and waiting for pool threads costs a few
-// microseconds (more on a busy machine) and would make such a launch slower.
-#define POOL_MIN_NS 20000
+// microseconds (more on a busy machine) and would make such a launch slower
+// (2 CPUs with nothing else running: 64 programs of 5 us in all took 3.5 us
+// alone, 3.8 on the pool; of 10 us, 11.3 alone and 6.2 on the pool).
+#define POOL_MIN_NS 10000
+// Longer grids go to the pool only while its launches are measured to be
+// faster (by 10%) than the caller's alone: on a machine whose CPUs are busy
+// with other processes, a woken worker takes the caller's CPU or waits for
+// one, and pool launches ran 1.5-5x slower than one thread (median, load 6 on
+// 2 CPUs). Every probe_every-th such launch runs the other way, so that a
+// change (the load going away, a longer kernel) is seen; the interval doubles
+// (up to PROBE_MAX) while probes confirm the choice, which bounds what they
+// cost when the other way is much slower.
+#define PROBE_MIN 8
+#define PROBE_MAX 1024
 
 // --- device ------------------------------------------------------------------
 
@@ -514,11 +554,25 @@ static zt_status_t cpu_launch_checked(zt_executable_t* base, const uint32_t grid
   l.total = (uint64_t)grid[0] * grid[1] * grid[2];
   // One program runs on the caller: no need to ask how many threads exist.
   // Nor do grids measured to be short, unless ZETILE_NUM_THREADS asks for
-  // threads (tests of concurrent kernels do).
-  uint64_t per = atomic_load_explicit(&e->ns_per_program, memory_order_relaxed);
+  // threads (tests of concurrent kernels do); see PROBE_MIN for the rest.
+  uint64_t alone = pace_get(&e->alone);
   int32_t threads = 1;
-  if (l.total > 1 && (per == 0 || per * l.total >= POOL_MIN_NS || zt_pool_threads_forced()))
-    threads = zt_pool_concurrency();
+  bool probe = false, pool_better = false;
+  if (l.total > 1) {
+    if (zt_pool_threads_forced()) {
+      threads = zt_pool_concurrency();
+    } else if (alone == 0 || alone * l.total >= POOL_MIN_NS) {
+      // Unmeasured: the pool first (a long kernel run once should have it),
+      // then the caller alone, then whichever was faster.
+      uint64_t pool = pace_get(&e->pool);
+      pool_better = pool == 0 || (alone != 0 && pool * 10 < alone * 9);
+      unsigned every = atomic_load_explicit(&e->probe_every, memory_order_relaxed);
+      probe = alone != 0 && pool != 0 &&
+              (atomic_fetch_add_explicit(&e->eligible, 1, memory_order_relaxed) + 1) %
+                      (every ? every : PROBE_MIN) == 0;
+      if (pool_better != probe) threads = zt_pool_concurrency();
+    }
+  }
   if ((uint64_t)threads > l.total) threads = (int32_t)l.total;
   // ~8 chunks per thread balances uneven programs without much contention.
   l.chunk = l.total / ((uint64_t)threads * 8);
@@ -531,21 +585,23 @@ static zt_status_t cpu_launch_checked(zt_executable_t* base, const uint32_t grid
   l.error.message[0] = 0;
   pthread_once(&handlers_once, install_fault_handlers);
   // Timed while unmeasured and for grids (one clock read costs ~20 ns).
-  bool timed = per == 0 || l.total > 1;
+  bool timed = alone == 0 || l.total > 1;
   uint64_t t0 = timed ? now_ns() : 0;
   ZT_RETURN_IF_ERROR(zt_pool_run(run_programs, &l, threads));
   if (timed && !atomic_load(&l.faulted) && !atomic_load(&l.stop)) {
-    // Wall time per program. On the caller alone that is the work; on the
-    // pool it is less (by up to the thread count) but also holds the pool's
-    // hand-off, which counted as work would keep short grids on the pool.
-    // A busy machine inflates it (a launch that lost its CPU for a while),
-    // and one such launch sent to the pool waits for a worker that is
-    // asleep or not running: so the estimate follows a faster launch at
-    // once and a slower one by at most 4x a launch (a kernel that really
-    // got longer reaches the pool after a few launches).
+    // Wall time per program, the work and (on the pool) the hand-off: what
+    // the choice compares.
     uint64_t took = (now_ns() - t0) / l.total;
-    uint64_t est = per == 0 || took < per ? took : took / 4 < per ? took : 4 * per;
-    atomic_store_explicit(&e->ns_per_program, est ? est : 1, memory_order_relaxed);
+    pace_add(threads > 1 ? &e->pool : &e->alone, took);
+    if (probe) {
+      // A probe that confirms the choice waits twice as long for the next.
+      uint64_t a = pace_get(&e->alone), p = pace_get(&e->pool);
+      bool still = (p * 10 < a * 9) == pool_better;
+      unsigned every = atomic_load_explicit(&e->probe_every, memory_order_relaxed);
+      if (!every) every = PROBE_MIN;
+      every = still ? (every < PROBE_MAX ? 2 * every : PROBE_MAX) : PROBE_MIN;
+      atomic_store_explicit(&e->probe_every, every, memory_order_relaxed);
+    }
   }
   if (atomic_load(&l.faulted))
     return zt_make_status(
