@@ -59,8 +59,16 @@ typedef enum zt_ops_activation_e {
 /// out = act(alpha * A @ B + beta * C + bias) + residual, per batch.
 /// A is (batch, m, k), B (batch, k, n), out and the epilogue operands
 /// (batch, m, n), all of `dtype`; fp32 accumulation.
+/// ZT_I8: A and B int8, out int32, accumulated exactly in int32 (no
+/// epilogue: activation none, alpha 1, no bias/residual/c).
+/// Weight-only quantization (the LLM decode case; fp16/bf16/fp32 `dtype`
+/// activations, out of `dtype`): with weight_bits 8, B holds int8 weights
+/// (batch, k, n); with 4, two int4 weights per byte packed along K (low
+/// nibble = even k, weight = nibble - 8), B's strides then over the
+/// (batch, k / 2, n) bytes. Weights are dequantized as
+/// w * scales[k / group_size, n] (scales of `dtype`, shared by the batches).
 typedef struct zt_ops_gemm_desc_s {
-  zt_scalar_kind_t dtype;  ///< ZT_F32, ZT_F16 or ZT_BF16
+  zt_scalar_kind_t dtype;  ///< ZT_F32, ZT_F16, ZT_BF16 or ZT_I8
   int64_t batch, m, n, k;  ///< batch >= 1; m, n, k >= 1
   /// A stored as (k, m) / B as (n, k) (used for the default strides only).
   bool trans_a, trans_b;
@@ -77,6 +85,13 @@ typedef struct zt_ops_gemm_desc_s {
   zt_ops_strides3_t bias, residual, c;
   /// Tiles (0: 64, 64, 32): part of the spec name.
   int32_t block_m, block_n, block_k;
+  /// Weight-only quantization: 0 (none), 4 or 8 bits (see above).
+  int32_t weight_bits;
+  /// Rows of K per scale (k a multiple of it; it and block_k divide one
+  /// another): part of the spec name (prebuilt: 128). Needed with weight_bits.
+  int64_t group_size;
+  /// Strides of scales over (k / group_size, n); both zero: contiguous.
+  int64_t scales_row, scales_col;
 } zt_ops_gemm_desc_t;
 
 /// Defaults: fp32, batch 1, alpha 1, everything else zero/absent.
@@ -85,6 +100,7 @@ ZT_API void zt_ops_gemm_desc_init(zt_ops_gemm_desc_t* desc);
 typedef struct zt_ops_gemm_buffers_s {
   zt_buffer_t *a, *b, *out;
   zt_buffer_t *bias, *residual, *c;  ///< needed when has_* says so
+  zt_buffer_t* scales;  ///< weight-only quantization's scales (desc.weight_bits != 0)
 } zt_ops_gemm_buffers_t;
 
 ZT_API zt_status_t zt_ops_gemm_plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc,

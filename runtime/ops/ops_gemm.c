@@ -19,13 +19,65 @@ static bool unset(const zt_ops_strides3_t* s) { return !s->batch && !s->row && !
 
 static bool pow2_tile(int32_t t) { return t >= 16 && t <= 256 && !(t & (t - 1)); }
 
+static bool has_epilogue(const zt_ops_gemm_desc_t* d) {
+  return d->has_bias || d->has_residual || d->has_c || d->activation != ZT_OPS_ACT_NONE ||
+         d->alpha != 1.0f;
+}
+
+// Element sizes of A, B and out: int8 GEMMs read bytes and write int32,
+// weight-only ones read bytes for B.
+static size_t a_bytes(const zt_ops_gemm_desc_t* d) {
+  return d->dtype == ZT_I8 ? 1 : zt_ops__dtype_bytes(d->dtype);
+}
+static size_t b_bytes(const zt_ops_gemm_desc_t* d) {
+  return d->dtype == ZT_I8 || d->weight_bits ? 1 : zt_ops__dtype_bytes(d->dtype);
+}
+static size_t out_bytes(const zt_ops_gemm_desc_t* d) {
+  return d->dtype == ZT_I8 ? 4 : zt_ops__dtype_bytes(d->dtype);
+}
+// B's stored rows: int4 weights pack two K rows per byte row.
+static int64_t b_rows(const zt_ops_gemm_desc_t* d) {
+  return d->weight_bits == 4 ? d->k / 2 : d->k;
+}
+
+// Weight-only quantization's fields (weight_bits, group_size, scales), checked.
+static zt_status_t resolve_quant(const char* op, zt_ops_gemm_desc_t* d) {
+  if (!d->weight_bits) return NULL;
+  if (d->weight_bits != 4 && d->weight_bits != 8)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.weight_bits must be 0, 4 or 8 "
+                          "(got %d)", op, d->weight_bits);
+  if (d->dtype == ZT_I8)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: weight-only quantization takes "
+                          "ZT_F16, ZT_BF16 or ZT_F32 activations, not ZT_I8", op);
+  if (d->group_size < 1 || d->k % d->group_size)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.group_size (%lld) must be >= 1 "
+                          "and divide desc.k (%lld)", op, (long long)d->group_size,
+                          (long long)d->k);
+  if (d->group_size % d->block_k && d->block_k % d->group_size)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.group_size (%lld) and block_k "
+                          "(%d) must divide one another", op, (long long)d->group_size,
+                          d->block_k);
+  if (d->weight_bits == 4 && d->k % 2)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: int4 weights need an even desc.k "
+                          "(got %lld)", op, (long long)d->k);
+  if (!d->scales_row && !d->scales_col) {
+    d->scales_row = d->n;
+    d->scales_col = 1;
+  }
+  int64_t dims[2] = {d->k / d->group_size, d->n}, st[2] = {d->scales_row, d->scales_col};
+  return zt_ops__check_strides(op, "scales", 2, dims, st);
+}
+
 // The descriptor with defaults filled in (strides, tiles), checked.
 static zt_status_t resolve(const zt_ops_gemm_desc_t* in, zt_ops_gemm_desc_t* d) {
   const char* op = "zt_ops_gemm";
   *d = *in;
-  if (!zt_ops__dtype_name(d->dtype))
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.dtype must be ZT_F32, ZT_F16 or "
-                          "ZT_BF16 (got kind %d)", op, (int)d->dtype);
+  if (!zt_ops__dtype_name(d->dtype) && d->dtype != ZT_I8)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.dtype must be ZT_F32, ZT_F16, "
+                          "ZT_BF16 or ZT_I8 (got kind %d)", op, (int)d->dtype);
+  if (d->dtype == ZT_I8 && has_epilogue(d))
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: int8 GEMMs store the exact int32 "
+                          "accumulator: no activation, alpha, bias, residual or c", op);
   const struct { const char* n; int64_t v; } dims[] = {
       {"batch", d->batch}, {"m", d->m}, {"n", d->n}, {"k", d->k}};
   for (int i = 0; i < 4; ++i)
@@ -44,18 +96,19 @@ static zt_status_t resolve(const zt_ops_gemm_desc_t* in, zt_ops_gemm_desc_t* d) 
   if (!pow2_tile(d->block_m) || !pow2_tile(d->block_n) || !pow2_tile(d->block_k))
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.block_m/n/k must be powers of two "
                           "in [16, 256] (got %d, %d, %d)", op, d->block_m, d->block_n, d->block_k);
-  int64_t M = d->m, N = d->n, K = d->k;
+  ZT_RETURN_IF_ERROR(resolve_quant(op, d));
+  int64_t M = d->m, N = d->n, K = d->k, KB = b_rows(d);
   if (unset(&d->a))
     d->a = d->trans_a ? (zt_ops_strides3_t){M * K, 1, M} : (zt_ops_strides3_t){M * K, K, 1};
   if (unset(&d->b))
-    d->b = d->trans_b ? (zt_ops_strides3_t){K * N, 1, K} : (zt_ops_strides3_t){K * N, N, 1};
+    d->b = d->trans_b ? (zt_ops_strides3_t){KB * N, 1, KB} : (zt_ops_strides3_t){KB * N, N, 1};
   zt_ops_strides3_t mn = {M * N, N, 1};
   if (unset(&d->out)) d->out = mn;
   if (d->beta == 0.0f) d->has_c = false;  // torch's addmm: beta = 0 ignores C
   if (d->has_bias && unset(&d->bias)) d->bias = mn;
   if (d->has_residual && unset(&d->residual)) d->residual = mn;
   if (d->has_c && unset(&d->c)) d->c = mn;
-  int64_t da[3] = {d->batch, M, K}, db[3] = {d->batch, K, N}, dm[3] = {d->batch, M, N};
+  int64_t da[3] = {d->batch, M, K}, db[3] = {d->batch, KB, N}, dm[3] = {d->batch, M, N};
   struct { const char* n; const int64_t* dims; const zt_ops_strides3_t* s; bool on; } v[] = {
       {"a", da, &d->a, true},           {"b", db, &d->b, true},
       {"out", dm, &d->out, true},       {"bias", dm, &d->bias, d->has_bias},
@@ -70,11 +123,6 @@ static zt_status_t resolve(const zt_ops_gemm_desc_t* in, zt_ops_gemm_desc_t* d) 
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.out has a zero stride: every "
                           "output element needs its own address", op);
   return NULL;
-}
-
-static bool has_epilogue(const zt_ops_gemm_desc_t* d) {
-  return d->has_bias || d->has_residual || d->has_c || d->activation != ZT_OPS_ACT_NONE ||
-         d->alpha != 1.0f;
 }
 
 #define S3(p, pre, st)                                        \
@@ -115,8 +163,8 @@ static zt_status_t fill(zt_ops_plan_t* p, bool epi, bool rm16) {
   S3(p, "s_x", d->has_bias ? d->bias : zero);
   S3(p, "s_r", d->has_residual ? d->residual : zero);
   S3(p, "s_c", d->has_c ? d->c : zero);
-  ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_sg", 0));
-  ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_sn", 0));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_sg", d->weight_bits ? d->scales_row : 0));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(p, "s_sn", d->weight_bits ? d->scales_col : 0));
   ZT_RETURN_IF_ERROR(zt_ops__set_f32(p, "alpha", d->alpha));
   ZT_RETURN_IF_ERROR(zt_ops__set_f32(p, "beta", d->has_c ? d->beta : 0.0));
   if (epi) {
@@ -147,10 +195,16 @@ zt_status_t zt_ops_gemm_plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc
   ZT_RETURN_IF_ERROR(resolve(desc, &d));
   bool epi = has_epilogue(&d);
   bool rm16 = row_major16(&d);
-  char spec[ZT_OPS_SPEC_MAX];
-  snprintf(spec, sizeof spec, "gemm-%s-%s-%s-%dx%dx%d%s", zt_ops__dtype_name(d.dtype),
-           kActs[d.activation], epi ? "epi" : "plain", d.block_m, d.block_n, d.block_k,
-           rm16 ? "-rm16" : "");
+  char dt[48], spec[ZT_OPS_SPEC_MAX];
+  if (d.dtype == ZT_I8)
+    snprintf(dt, sizeof dt, "i8");
+  else if (d.weight_bits)  // e.g. f16w4g128
+    snprintf(dt, sizeof dt, "%sw%dg%lld", zt_ops__dtype_name(d.dtype), d.weight_bits,
+             (long long)d.group_size);
+  else
+    snprintf(dt, sizeof dt, "%s", zt_ops__dtype_name(d.dtype));
+  snprintf(spec, sizeof spec, "gemm-%s-%s-%s-%dx%dx%d%s", dt, kActs[d.activation],
+           epi ? "epi" : "plain", d.block_m, d.block_n, d.block_k, rm16 ? "-rm16" : "");
   zt_ops_plan_t* p = NULL;
   zt_status_t s = zt_ops__plan_create(device, ZT_OPS_GEMM, spec, NULL, NULL, &p);
   if (s && rm16 && zt_status_code(s) == ZT_STATUS_NOT_FOUND) {
@@ -187,9 +241,15 @@ zt_status_t zt_ops_gemm_run(zt_ops_plan_t* p, const zt_ops_gemm_buffers_t* bufs)
                           "plan", p->spec);
   const zt_ops_gemm_desc_t* d = &p->d.gemm;
   size_t eb = zt_ops__dtype_bytes(d->dtype);
-  ZT_RETURN_IF_ERROR(view3("a", bufs->a, eb, d->batch, d->m, d->k, d->a));
-  ZT_RETURN_IF_ERROR(view3("b", bufs->b, eb, d->batch, d->k, d->n, d->b));
-  ZT_RETURN_IF_ERROR(view3("out", bufs->out, eb, d->batch, d->m, d->n, d->out));
+  ZT_RETURN_IF_ERROR(view3("a", bufs->a, a_bytes(d), d->batch, d->m, d->k, d->a));
+  ZT_RETURN_IF_ERROR(view3("b", bufs->b, b_bytes(d), d->batch, b_rows(d), d->n, d->b));
+  ZT_RETURN_IF_ERROR(view3("out", bufs->out, out_bytes(d), d->batch, d->m, d->n, d->out));
+  if (d->weight_bits) {
+    int64_t dims[2] = {d->k / d->group_size, d->n}, st[2] = {d->scales_row, d->scales_col};
+    ZT_RETURN_IF_ERROR(zt_ops__check_view("zt_ops_gemm_run", "scales", bufs->scales, eb, 2, dims,
+                                          st));
+    ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "SCALES", bufs->scales));
+  }
   if (p->aligned16) {
     // The row-major variant was compiled for 16-byte aligned operands.
     const struct { const char* n; const zt_buffer_t* b; } al[] = {

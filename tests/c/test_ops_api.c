@@ -275,6 +275,153 @@ END_TEST
 typedef double (*score_fn)(double s, int64_t b, int64_t h, int64_t q, int64_t kv, const void* u);
 typedef bool (*keep_fn)(int64_t q, int64_t kv, const void* u);
 
+// int8 x int8 -> int32, exact: batch 2, B row-major (the -rm16 export:
+// every row stride a multiple of 16) or transposed (the generic one), values
+// over the whole int8 range.
+static void run_gemm_i8(bool trans_b) {
+  const int64_t Bt = 2, M = 37, N = 48, K = 80;
+  zt_ops_gemm_desc_t d;
+  zt_ops_gemm_desc_init(&d);
+  d.dtype = ZT_I8;
+  d.batch = Bt;
+  d.m = M;
+  d.n = N;
+  d.k = K;
+  d.trans_b = trans_b;
+  size_t na = (size_t)(Bt * M * K), nb = (size_t)(Bt * K * N), nm = (size_t)(Bt * M * N);
+  int8_t *ha = malloc(na), *hb = malloc(nb);
+  unsigned seed = 7;
+  for (size_t i = 0; i < na; ++i) ha[i] = (int8_t)((int)(frand(&seed) * 128.0f));
+  for (size_t i = 0; i < nb; ++i) hb[i] = (int8_t)((int)(frand(&seed) * 128.0f));
+  ha[0] = hb[0] = -128;  // the extremes accumulate exactly too
+  ha[1] = hb[trans_b ? (size_t)K : (size_t)N] = 127;
+  zt_buffer_t *ba = upload_raw(ha, na), *bb = upload_raw(hb, nb), *bo = NULL;
+  OK(zt_buffer_alloc(dev, nm * 4, &bo));
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_gemm_plan(dev, &d, &p));
+  ck_assert_msg(strstr(zt_ops_plan_spec(p), "gemm-i8-none-plain") &&
+                    !strstr(zt_ops_plan_spec(p), "rm16") == trans_b,
+                "spec %s", zt_ops_plan_spec(p));
+  zt_ops_gemm_buffers_t bufs = {.a = ba, .b = bb, .out = bo};
+  OK(zt_ops_gemm_run(p, &bufs));
+  OK(zt_device_synchronize(dev));
+  int32_t* got = malloc(nm * 4);
+  OK(zt_buffer_read(bo, 0, got, nm * 4));
+  int64_t wrong = 0, first = -1;
+  for (int64_t b = 0; b < Bt; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        int64_t acc = 0;
+        for (int64_t x = 0; x < K; ++x)
+          acc += (int64_t)ha[b * M * K + i * K + x] *
+                 hb[trans_b ? b * K * N + j * K + x : b * K * N + x * N + j];
+        int64_t o = b * M * N + i * N + j;
+        if (acc != got[o] && !wrong++) first = o;
+      }
+  ck_assert_msg(wrong == 0, "gemm %s: %lld of %zu wrong (first at %lld)", zt_ops_plan_spec(p),
+                (long long)wrong, nm, (long long)first);
+  zt_ops_plan_release(p);
+  zt_buffer_release(ba);
+  zt_buffer_release(bb);
+  zt_buffer_release(bo);
+  free(ha);
+  free(hb);
+  free(got);
+}
+
+START_TEST(test_gemm_i8_row_major) {
+  if (compiler_missing(__func__)) return;
+  run_gemm_i8(false);
+}
+END_TEST
+
+START_TEST(test_gemm_i8_trans_b) {
+  if (compiler_missing(__func__)) return;
+  run_gemm_i8(true);
+}
+END_TEST
+
+// Weight-only quantization, the LLM decode case: a few rows of fp16/bf16
+// activations times int4 (packed along K) or int8 weights with per-group
+// scales (128 rows of K per group), against a double reference of the
+// dequantized weights; int8 weights also stored transposed ((n, k)).
+static void run_gemm_wq(zt_scalar_kind_t k, int bits, bool trans_b) {
+  const int64_t M = 5, N = 72, K = 384, G = 128, KB = bits == 4 ? K / 2 : K;
+  zt_ops_gemm_desc_t d;
+  zt_ops_gemm_desc_init(&d);
+  d.dtype = k;
+  d.m = M;
+  d.n = N;
+  d.k = K;
+  d.weight_bits = bits;
+  d.group_size = G;
+  d.trans_b = trans_b;
+  size_t na = (size_t)(M * K), nm = (size_t)(M * N), ns = (size_t)(K / G * N);
+  float *ha = randv(na, 21), *hs = randv(ns, 22);
+  for (size_t i = 0; i < ns; ++i) hs[i] = 0.02f + 0.05f * fabsf(hs[i]);
+  int8_t* hw = malloc((size_t)(K * N));  // the weights, (k, n)
+  uint8_t* hb = calloc((size_t)(KB * N), 1);  // as stored
+  unsigned seed = 23;
+  for (int64_t x = 0; x < K; ++x)
+    for (int64_t j = 0; j < N; ++j) {
+      float r = frand(&seed);
+      int w = bits == 4 ? (int)((r + 1.0f) * 8.0f) - 8 : (int)(r * 128.0f);
+      if (bits == 4) w = w < -8 ? -8 : w > 7 ? 7 : w;
+      hw[x * N + j] = (int8_t)w;
+      if (bits == 4)
+        hb[(x / 2) * N + j] |= (uint8_t)(((w + 8) & 15) << (4 * (x % 2)));
+      else
+        hb[trans_b ? j * K + x : x * N + j] = (uint8_t)(int8_t)w;
+    }
+  zt_buffer_t *ba = upload(k, ha, na), *bs = upload(k, hs, ns), *bo = upload(k, NULL, nm);
+  zt_buffer_t* bb = upload_raw(hb, (size_t)(KB * N));
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_gemm_plan(dev, &d, &p));
+  char want[32];
+  snprintf(want, sizeof want, "w%dg128-none-plain", bits);
+  ck_assert_msg(strstr(zt_ops_plan_spec(p), want), "spec %s", zt_ops_plan_spec(p));
+  zt_ops_gemm_buffers_t bufs = {.a = ba, .b = bb, .out = bo, .scales = bs};
+  OK(zt_ops_gemm_run(p, &bufs));
+  OK(zt_device_synchronize(dev));
+  float* got = download(k, bo, nm);
+  double worst = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double acc = 0;
+      for (int64_t x = 0; x < K; ++x)
+        acc += (double)ha[i * K + x] * hw[x * N + j] * hs[(x / G) * N + j];
+      double err = fabs(acc - got[i * N + j]) / (1.0 + fabs(acc));
+      if (err > worst) worst = err;
+    }
+  ck_assert_msg(worst < tol(k), "gemm %s: max rel error %g", zt_ops_plan_spec(p), worst);
+  zt_ops_plan_release(p);
+  zt_buffer_t* all[] = {ba, bb, bs, bo};
+  for (int i = 0; i < 4; ++i) zt_buffer_release(all[i]);
+  free(ha);
+  free(hs);
+  free(hw);
+  free(hb);
+  free(got);
+}
+
+START_TEST(test_gemm_f16_int4_weights) {
+  if (compiler_missing(__func__)) return;
+  run_gemm_wq(ZT_F16, 4, false);
+}
+END_TEST
+
+START_TEST(test_gemm_bf16_int4_weights) {
+  if (compiler_missing(__func__)) return;
+  run_gemm_wq(ZT_BF16, 4, false);
+}
+END_TEST
+
+START_TEST(test_gemm_f16_int8_weights_trans_b) {
+  if (compiler_missing(__func__)) return;
+  run_gemm_wq(ZT_F16, 8, true);
+}
+END_TEST
+
 // softmax(scale * q k^T [mod] [mask]) v per (b, h); lse in natural log.
 // Rows with nothing kept give 0 and lse -inf.
 static void attn_ref(const zt_ops_attention_t* a, const float* q, const float* k, const float* v,
@@ -1008,6 +1155,26 @@ START_TEST(test_gemm_misuse) {
   d.block_m = 48;
   expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "block_m");
   d.block_m = 0;
+  // int8 has no epilogue; weight-only fields checked.
+  d.dtype = ZT_I8;
+  d.activation = ZT_OPS_ACT_RELU;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_UNSUPPORTED, "exact int32");
+  d.activation = ZT_OPS_ACT_NONE;
+  d.weight_bits = 4;
+  d.group_size = 16;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "not ZT_I8");
+  d.dtype = ZT_F16;
+  d.weight_bits = 3;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "weight_bits");
+  d.weight_bits = 8;
+  d.group_size = 5;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "group_size (5)");
+  d.k = 48;
+  d.group_size = 48;
+  expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "divide one another");
+  d.k = 16;
+  d.weight_bits = 0;
+  d.dtype = ZT_F32;
   d.m = 1 << 20;
   d.k = 1 << 12;
   expect(zt_ops_gemm_plan(dev, &d, &p), ZT_STATUS_UNSUPPORTED, "2^31");
@@ -1037,6 +1204,21 @@ START_TEST(test_gemm_misuse) {
   b.b = ok;
   expect(zt_ops_gemm_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "buffer 'bias' is NULL");
   zt_ops_plan_release(p);
+  // Weight-only without its scales buffer.
+  zt_ops_gemm_desc_init(&d);
+  d.dtype = ZT_F16;
+  d.m = 5;
+  d.n = 64;
+  d.k = 256;
+  d.weight_bits = 4;
+  d.group_size = 128;
+  OK(zt_ops_gemm_plan(dev, &d, &p));
+  zt_buffer_t* big = NULL;
+  OK(zt_buffer_alloc(dev, 1 << 16, &big));
+  zt_ops_gemm_buffers_t wb = {.a = big, .b = big, .out = big};
+  expect(zt_ops_gemm_run(p, &wb), ZT_STATUS_INVALID_ARGUMENT, "buffer 'scales' is NULL");
+  zt_ops_plan_release(p);
+  zt_buffer_release(big);
   zt_buffer_release(small);
   zt_buffer_release(ok);
   zt_ops_plan_release(NULL);
@@ -1141,6 +1323,11 @@ int main(void) {
   tcase_add_test(tc[0], test_gemm_f32_row_major);
   tcase_add_test(tc[0], test_gemm_f16_row_major_gelu_tanh_epilogue);
   tcase_add_test(tc[0], test_gemm_row_major_falls_back_to_generic);
+  tcase_add_test(tc[0], test_gemm_i8_row_major);
+  tcase_add_test(tc[0], test_gemm_i8_trans_b);
+  tcase_add_test(tc[0], test_gemm_f16_int4_weights);
+  tcase_add_test(tc[0], test_gemm_bf16_int4_weights);
+  tcase_add_test(tc[0], test_gemm_f16_int8_weights_trans_b);
   tcase_add_test(tc[1], test_sdpa_f32_causal_gqa);
   tcase_add_test(tc[1], test_sdpa_f16_d80);
   tcase_add_test(tc[1], test_sdpa_f32_float_mask);

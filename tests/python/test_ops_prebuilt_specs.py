@@ -40,6 +40,8 @@ def test_generic_exports_keep_every_integer_at_run_time():
     for n in ("M", "N", "K", "s_am", "s_ak", "s_bk", "s_bn", "s_on", "alpha", "beta"):
         assert n in names
     assert "SCALES" not in names                    # weight-only operand absent
+    _, _, wq_rows, _ = export.spec_manifest("gemm-bf16w4g128-none-plain-64x64x32")
+    assert [r[0] for r in wq_rows][:4] == ["A", "B", "OUT", "SCALES"]
     import re
     hints = re.search(r"zt.divisibility = array<i32: ([0-9, ]+)>", text).group(1)
     assert set(hints.replace(" ", "").split(",")) == {"0"}   # no divisibility hints
@@ -50,6 +52,9 @@ def test_generic_exports_keep_every_integer_at_run_time():
     ("gemm-f64-none-plain-64x64x32", "not a gemm spec"),
     ("gemm-f32-relu-plain-64x64x32", "needs the epi epilogue"),
     ("gemm-f32-none-plain-64x64", "tiles must be"),
+    ("gemm-i8-relu-epi-64x64x32", "int8 GEMMs are plain"),
+    ("gemm-f16w3g128-none-plain-64x64x32", "not a gemm spec"),
+    ("gemm-f16w4g48-none-plain-64x64x32", "must divide one another"),
     ("attn-f32-d64-32x32-full-nomask-none-causal-dense", "needs a block mask"),
     ("attn-f32-d64-32x32-full-nomask-nosuch-none-dense", "not an attention spec"),
     ("attn-f32-d64-32x32-full-nomask-none-none-sparse", "KV must be"),

@@ -14,9 +14,14 @@ needs with a spec string and reads SPEC.tile / SPEC.args from the prebuilt
 folder; `spec_manifest(spec)` builds any of them:
 
     gemm-DT-ACT-EPI-BMxBNxBK[-rm16]     gemm-f16-relu-epi-64x64x32
+                                        gemm-i8-none-plain-64x64x32
+                                        gemm-f16w4g128-none-plain-64x64x32
     attn-DT-dHD-BMxBN-CAUSAL-MASK-SCORE-MASKMOD-KV
                                         attn-f32-d64-32x32-causal-nomask-none-none-dense
-  DT f32|f16|bf16; ACT none|relu|gelu|gelu_tanh|silu; EPI plain (store the
+  DT f32|f16|bf16, i8 (int8 x int8 -> exact int32, plain only) or a float DT
+  with weight-only quantization, DTwBITSgGROUP (B int8 weights, BITS 8, or
+  int4 pairs packed along K, BITS 4; scales of DT per GROUP rows of K);
+  ACT none|relu|gelu|gelu_tanh|silu; EPI plain (store the
   accumulator) or epi (alpha, beta * C, bias, act, residual, all operands
   present: the C side points absent ones at a zero with stride 0);
   CAUSAL causal|full; MASK nomask|fmask (additive, q's dtype)|bmask (int8);
@@ -86,6 +91,10 @@ _ACT = {"none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
 SPECS = (
     [f"gemm-{d}-none-plain-64x64x32{v}" for d in _DT for v in ("", "-rm16")]
     + [f"gemm-{d}-{a}-epi-64x64x32{v}" for d in _DT for a in _ACT for v in ("", "-rm16")]
+    # int8 GEMM, and weight-only int4/int8 with fp16/bf16 activations and
+    # 128-row scale groups (the LLM decode case).
+    + [f"gemm-i8-none-plain-64x64x32{v}" for v in ("", "-rm16")]
+    + [f"gemm-{d}w{b}g128-none-plain-64x64x32" for d in ("f16", "bf16") for b in (4, 8)]
     + [f"attn-{d}-d{hd}-32x32-{c}-nomask-none-none-dense" for d in _DT for hd in (64, 128)
        for c in ("full", "causal")]
     + [f"attn-{d}-d64-32x32-full-{m}-none-none-dense" for d in _DT for m in ("fmask", "bmask")]
@@ -141,9 +150,17 @@ def spec_manifest(spec):
     pins, hints = (), ()
     if f[0] == "gemm" and len(f) in (5, 6):
         _, dt, act, epi, tiles = f[:5]
-        if (dt not in _DT or act not in _ACT or epi not in ("plain", "epi")
-                or (len(f) == 6 and f[5] != "rm16")):
-            raise ValueError(f"{spec}: not a gemm spec (gemm-DT-ACT-plain|epi-BMxBNxBK[-rm16])")
+        import re
+        q = re.fullmatch(r"(f32|f16|bf16)w(4|8)g([0-9]+)", dt)
+        bits, group = (int(q.group(2)), int(q.group(3))) if q else (0, 1)
+        if q:
+            dt = q.group(1)
+        if ((dt not in _DT and dt != "i8") or act not in _ACT or epi not in ("plain", "epi")
+                or (len(f) == 6 and f[5] != "rm16") or (q and group < 1)):
+            raise ValueError(f"{spec}: not a gemm spec (gemm-DT-ACT-plain|epi-BMxBNxBK[-rm16], "
+                             "DT f32|f16|bf16|i8|DTwBITSgGROUP)")
+        if dt == "i8" and epi != "plain":
+            raise ValueError(f"{spec}: int8 GEMMs are plain (exact int32 out)")
         if len(f) == 6:
             # Row-major A, B and out: unit column strides compiled in, row
             # strides and pointers hinted 16-divisible (what the Xe lowering
@@ -153,14 +170,18 @@ def spec_manifest(spec):
         if epi == "plain" and act != "none":
             raise ValueError(f"{spec}: an activation needs the epi epilogue")
         bm, bn, bk = _tiles(tiles, 3, spec)
+        if bits and group % bk and bk % group:
+            raise ValueError(f"{spec}: group {group} and BLOCK_K {bk} must divide one another")
         kern = _kernels.load("gemm").gemm_kernel
         e = epi == "epi"
-        ty = "*" + _DT[dt]
-        types = {"A": ty, "B": ty, "OUT": ty, "BIAS": ty if e else None, "RES": ty if e else None,
-                 "C_IN": ty if e else None, "SCALES": None, "alpha": "float32", "beta": "float32"}
+        ty = "*int8" if dt == "i8" else "*" + _DT[dt]
+        types = {"A": ty, "B": "*int8" if bits else ty, "OUT": "*int32" if dt == "i8" else ty,
+                 "BIAS": ty if e else None, "RES": ty if e else None,
+                 "C_IN": ty if e else None, "SCALES": ty if bits else None,
+                 "alpha": "float32", "beta": "float32"}
         ce = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACT=_ACT[act], EPILOGUE=e,
-                  ACC_INT=False, WEIGHT_BITS=0, GROUP_K=1, HAS_BIAS=e, HAS_RES=e, HAS_C=e,
-                  PRECISION=None)
+                  ACC_INT=dt == "i8", WEIGHT_BITS=bits, GROUP_K=group, HAS_BIAS=e, HAS_RES=e,
+                  HAS_C=e, PRECISION=None)
     elif f[0] == "attn" and len(f) == 9:
         _, dt, hd, tiles, causal, mask, smod, mmod, kv = f
         mods = _kernels.load("mods")
