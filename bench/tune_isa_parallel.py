@@ -1,0 +1,86 @@
+"""`zetile tune --isa-only` (issue 15): the same configs compiled for a GPU
+target with --jobs 1 (one after another) and --jobs N (N threads: zetile's
+compiler releases the GIL, ocloc and iga64 are processes of their own), each
+run a fresh process with a fresh kernel cache, the two orders alternating.
+Prints the wall times, the speed-up, and the machine's ceiling measured in
+the same rounds: N processes spinning in Python at once against the same
+work one after another (on a machine busy with other work, neither side
+gets N cores, and no speed-up can pass that ceiling).
+
+    .venv/bin/python bench/tune_isa_parallel.py [--jobs 2] [--reps 3] [--target pvc]
+
+These are CPU timings of the compilers on this machine, not GPU timings.
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPACE = "BLOCK_M=32|64;BLOCK_N=32|64;BLOCK_K=32|64;GROUP_M=8"
+SPIN = "s = 0\nfor i in range(6_000_000): s += i\n"
+
+
+def tune(jobs, target):
+    cache = tempfile.mkdtemp(prefix="zt-isa-bench-")
+    env = dict(os.environ, ZETILE_CACHE_DIR=cache, ZETILE_AUTOTUNE_DB="off")
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "zetile", "tune", "gemm", "--shape",
+                        "1024x1024x1024", "--dtype", "bf16", "--target", target, "--isa-only",
+                        "--space", SPACE, "--jobs", str(jobs), "--json"],
+                       env=env, capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - t
+    shutil.rmtree(cache, ignore_errors=True)
+    if r.returncode != 0:
+        raise SystemExit(r.stdout + r.stderr)
+    return wall, r.stdout
+
+
+def ceiling(n):
+    """Wall time of n spinning processes one after another / all at once."""
+    def run(parallel):
+        t = time.perf_counter()
+        if parallel:
+            ps = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n)]
+            for p in ps:
+                p.wait()
+        else:
+            for _ in range(n):
+                subprocess.run([sys.executable, "-c", SPIN], check=True)
+        return time.perf_counter() - t
+    return run(False) / run(True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--target", default="pvc")
+    a = ap.parse_args()
+    serial, parallel, ceil = [], [], []
+    for rep in range(a.reps):
+        order = (1, a.jobs) if rep % 2 == 0 else (a.jobs, 1)
+        outs = {}
+        for j in order:
+            w, outs[j] = tune(j, a.target)
+            (serial if j == 1 else parallel).append(w)
+        if outs[1] != outs[a.jobs]:
+            raise SystemExit("the threads' statistics differ from the serial ones")
+        ceil.append(ceiling(a.jobs))
+        with open("/proc/loadavg") as f:
+            load = f.read().split()[0]
+        print(f"round {rep + 1}: --jobs 1 {serial[-1]:.1f} s, --jobs {a.jobs} {parallel[-1]:.1f} s, "
+              f"speed-up {serial[-1] / parallel[-1]:.2f}x; machine ceiling {ceil[-1]:.2f}x; "
+              f"load {load}", flush=True)
+    s, p = statistics.median(serial), statistics.median(parallel)
+    print(f"median: --jobs 1 {s:.1f} s, --jobs {a.jobs} {p:.1f} s: {s / p:.2f}x "
+          f"(ceiling {statistics.median(ceil):.2f}x on {os.cpu_count()} cores); "
+          "the threads' statistics equal the serial ones")
+
+
+if __name__ == "__main__":
+    main()
