@@ -8,17 +8,27 @@ machine hits every row alike:
   - zetile from Python: `add[(1,)](x, y, out, n, BLOCK=16)` with numpy
     arrays and with torch tensors (one program: the launch is nearly all of
     it), and with 2 and 64 programs (the thread pool's hand-off); 64 programs
-    of 1024 elements on all threads and on one (ZETILE_NUM_THREADS=1), whose
-    difference is what the pool gains or costs on a kernel that does work;
+    of 1024 and of 16384 elements on all threads and on one
+    (ZETILE_NUM_THREADS=1), whose difference is what the pool gains or
+    costs on a kernel that does work;
   - torch.add on one-element tensors (a framework's cheapest eager op), the
     peer of the Python rows;
   - zetile from C (bench/launch_c.c, compiled here with cc): zt_launch of a
     kernel that does nothing, one program and 2 and 64, against calling the
     same function directly (the backend's own call).
-A last Python row runs the one-program numpy launch in a child process
-with ZETILE_LAUNCH_C=0: the Python launch path alone, as every launch ran
-before the C path. The ratio column is the row over torch.add (Python rows)
-or the C launch minus the direct call (C rows).
+Baselines run in child processes, each with the switch that restores the
+path before a change: the one-program numpy launch with ZETILE_LAUNCH_C=0
+(the Python launch path alone, as every launch ran before the C path); the
+torch launch with ZETILE_LAUNCH_DLPACK_C=0 (tensors read through to_dlpack's
+capsule instead of DLPack's C exchange table), with torch.add timed again in
+that child. The 16384-element grid also runs with the pool forced
+(ZETILE_NUM_THREADS set to the CPU count: every launch on the pool, the rule
+before the pool was measured against the caller alone). The ratio column is
+the row over torch.add (Python rows), over the 1-thread row (16384-element
+rows), or the C launch minus the direct call (C rows). A machine whose
+other processes keep its CPUs busy decides the pool rows:
+`chrt -f 10 .venv/bin/python bench/launch.py` (as root) runs the bench ahead
+of them, as on an idle machine.
 """
 import argparse
 import os
@@ -60,67 +70,65 @@ def c_launch_rows(reps):
     return {k: float(v) for k, v in (line.split() for line in out.stdout.splitlines())}
 
 
-def slow_path_row(args):
-    """The one-program numpy launch with the C launch path off, in a child
-    process (the launcher reads ZETILE_LAUNCH_C once): the Python path that
-    every launch took before, as the baseline."""
-    env = dict(os.environ, ZETILE_LAUNCH_C="0")
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--slow-child",
-                          "--reps", str(max(args.reps // 10, 100)), "--rounds", str(args.rounds)],
-                         env=env, capture_output=True, text=True)
-    return float(out.stdout.split()[-1]) if out.returncode == 0 else None
+def child_rows(args, cases, env):
+    """Rows run in a child process with `env` added (the launcher and the CPU
+    backend read these variables once): the path before a change, with its
+    peer timed in the same child, interleaved. {case: (min, median)} in
+    microseconds, or None."""
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--reps", str(args.reps),
+                          "--rounds", str(args.rounds), "--child", *cases],
+                         env=dict(os.environ, **env), capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    lines = out.stdout.strip().splitlines()[-len(cases):]
+    return {c: tuple(float(v) for v in line.split()) for c, line in zip(cases, lines)}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=20000)
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--slow-child", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.slow_child:
-        zetile.set_device("cpu")
-        x = np.ones(16, np.float32)
-        for _ in range(100):
-            add[(1,)](x, x, x, 16, BLOCK=16)
-        ts = []
-        for _ in range(args.rounds):
-            t0 = time.perf_counter()
-            for _ in range(args.reps):
-                add[(1,)](x, x, x, 16, BLOCK=16)
-            ts.append((time.perf_counter() - t0) / args.reps * 1e6)
-        print(min(ts))
-        return
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    zetile.set_device("cpu")
+def make_cases(np, torch):
+    """name -> (launch, reps divisor)."""
     x = np.ones(16, np.float32)
     big = np.ones(64 * 16, np.float32)
     work = np.ones(64 * 1024, np.float32)
+    heavy = np.ones(64 * 16384, np.float32)
     cases = {
-        "zetile python, 1 program, numpy": lambda: add[(1,)](x, x, x, 16, BLOCK=16),
-        "zetile python, 2 programs, numpy": lambda: add[(2,)](x, x, x, 16, BLOCK=8),
-        "zetile python, 64 programs, numpy": lambda: add[(64,)](big, big, big, 1024, BLOCK=16),
-        "64 programs x 1024, all threads": lambda: add[(64,)](work, work, work, 65536, BLOCK=1024),
-        "64 programs x 1024, 1 thread": lambda: add[(64,)](work, work, work, 65536, BLOCK=1024),
+        "zetile python, 1 program, numpy": (lambda: add[(1,)](x, x, x, 16, BLOCK=16), 1),
+        "zetile python, 2 programs, numpy": (lambda: add[(2,)](x, x, x, 16, BLOCK=8), 1),
+        "zetile python, 64 programs, numpy": (lambda: add[(64,)](big, big, big, 1024, BLOCK=16), 1),
+        "64 programs x 1024, all threads": (lambda: add[(64,)](work, work, work, 65536, BLOCK=1024), 10),
+        "64 programs x 1024, 1 thread": (lambda: add[(64,)](work, work, work, 65536, BLOCK=1024), 10),
+        "64 programs x 16384, all threads": (
+            lambda: add[(64,)](heavy, heavy, heavy, 64 * 16384, BLOCK=16384), 200),
+        "64 programs x 16384, pool forced": (
+            lambda: add[(64,)](heavy, heavy, heavy, 64 * 16384, BLOCK=16384), 200),
+        "64 programs x 16384, 1 thread": (
+            lambda: add[(64,)](heavy, heavy, heavy, 64 * 16384, BLOCK=16384), 200),
     }
     if torch is not None:
         t = torch.ones(16)
         one = torch.ones(1)
-        cases["zetile python, 1 program, torch"] = lambda: add[(1,)](t, t, t, 16, BLOCK=16)
-        cases["torch.add, 1 element"] = lambda: torch.add(one, one)
-    times = {k: [] for k in cases}
-    for fn in cases.values():
+        cases["zetile python, 1 program, torch"] = (lambda: add[(1,)](t, t, t, 16, BLOCK=16), 1)
+        cases["torch.add, 1 element"] = (lambda: torch.add(one, one), 1)
+    return cases
+
+
+def time_cases(cases, args, names=None):
+    names = names or list(cases)
+    times = {k: [] for k in names}
+    for k in names:
         for _ in range(100):  # compiles, registers the signature, warms up
-            fn()
+            cases[k][0]()
     threads_env = os.environ.get("ZETILE_NUM_THREADS")
     for _ in range(args.rounds):
-        for name, fn in cases.items():
-            # The CPU backend reads ZETILE_NUM_THREADS at each launch.
+        for name in names:
+            fn, div = cases[name]
+            # The CPU backend reads ZETILE_NUM_THREADS at each launch; set,
+            # it also sends every grid to the pool (the rule before the pool
+            # was measured against the caller alone).
             if name.endswith("1 thread"):
                 os.environ["ZETILE_NUM_THREADS"] = "1"
-            reps = args.reps // 10 if name.startswith("64 programs x") else args.reps
+            elif name.endswith("pool forced"):
+                os.environ["ZETILE_NUM_THREADS"] = str(os.cpu_count())
+            reps = max(args.reps // div, 20)
             t0 = time.perf_counter()
             for _ in range(reps):
                 fn()
@@ -129,17 +137,58 @@ def main():
                 os.environ.pop("ZETILE_NUM_THREADS", None)
             else:
                 os.environ["ZETILE_NUM_THREADS"] = threads_env
+    return times
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    zetile.set_device("cpu")
+    cases = make_cases(np, torch)
+    if args.child:
+        times = time_cases(cases, args, args.child)
+        for c in args.child:
+            print(min(times[c]), statistics.median(times[c]))
+        return
+    times = time_cases(cases, args)
     peer = min(times["torch.add, 1 element"]) if torch is not None else None
     print(f"CPU target, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; min (median) of {args.rounds} rounds of "
           f"{args.reps} calls, microseconds per call")
     print(f"{'launch':<38}{'us':>16}{'x torch.add':>14}")
+    heavy = [k for k in times if k.startswith("64 programs x 16384")]
     for name, ts in times.items():
+        if name in heavy:
+            continue
         ratio = f"{min(ts) / peer:>13.2f}x" if peer else f"{'-':>14}"
         print(f"{name:<38}{min(ts):>7.2f} ({statistics.median(ts):>5.2f}){ratio}")
-    slow = slow_path_row(args)
+    # Baselines: each in a child process with the switch that restores the
+    # path before a change, its peer timed again in the same child.
+    slow = child_rows(argparse.Namespace(reps=max(args.reps // 10, 100), rounds=args.rounds),
+                      ["zetile python, 1 program, numpy"], {"ZETILE_LAUNCH_C": "0"})
     if slow is not None:
-        print(f"{'same, ZETILE_LAUNCH_C=0 (Python path)':<38}{slow:>7.2f}{'':>9}"
-              f"{slow / peer if peer else float('nan'):>13.2f}x")
+        lo, med = slow["zetile python, 1 program, numpy"]
+        print(f"{'same, ZETILE_LAUNCH_C=0 (Python path)':<38}{lo:>7.2f} ({med:>5.2f})"
+              f"{lo / peer if peer else float('nan'):>13.2f}x")
+    if torch is not None:
+        r = child_rows(args, ["zetile python, 1 program, torch", "torch.add, 1 element"],
+                       {"ZETILE_LAUNCH_DLPACK_C": "0"})
+        if r is not None:
+            (lo, med), (plo, pmed) = r.values()
+            print(f"{'torch via to_dlpack (before), own run':<38}{lo:>7.2f} ({med:>5.2f}){lo / plo:>13.2f}x")
+            print(f"{'  torch.add in that run':<38}{plo:>7.2f} ({pmed:>5.2f}){1:>13.2f}x")
+    one = times["64 programs x 16384, 1 thread"]
+    print(f"{'64 x 16384 elements (pool vs 1 thread)':<38}{'us':>16}{'x 1 thread':>14}")
+    for name in heavy:
+        ts = times[name]
+        print(f"{name:<38}{min(ts):>7.1f} ({statistics.median(ts):>6.1f}){min(ts) / min(one):>12.2f}x "
+              f"(median {statistics.median(ts) / statistics.median(one):.2f}x)")
     c = c_launch_rows(args.reps)
     if c is None:
         print("zetile C launch: no C compiler or libzetile.so; skipped")
