@@ -366,9 +366,8 @@ def _tune_attention(args, flex):
         raise SystemExit("zetile: attention takes fp16, bf16 or fp32")
     t = _kernels.load("attention")
     configs = _template_configs(args, t)
-    if args.isa_only:
-        raise SystemExit("zetile: --isa-only is written for gemm and user kernels so far")
-    dev = runtime.get_device(args.device)
+    # --isa-only plans the launches on the CPU (no GPU needed) and compiles them for --target.
+    dev = runtime.get_device("cpu" if args.isa_only else args.device)
     rng = np.random.default_rng(0)
     q, k, v = (_random((B, H, n, D), dt, dev, rng) for n in (L, S, S))
     name = "zetile.ops.flex_attention" if flex else "zetile.ops.sdpa"
@@ -377,11 +376,21 @@ def _tune_attention(args, flex):
         if args.causal:
             bm = ops.create_block_mask(lambda b, h, qi, ki: qi >= ki, B, H, L, S)
 
-        def call(cfg):
+        def call(cfg, plan=False):
+            if plan:    # the forward flex_attention runs, planned
+                return ops.flex_attention_fwd(q, k, v, block_mask=bm, config=cfg, plan=True)
             return ops.flex_attention(q, k, v, block_mask=bm, config=cfg)
     else:
-        def call(cfg):
-            return ops.scaled_dot_product_attention(q, k, v, is_causal=args.causal, config=cfg)
+        def call(cfg, plan=False):
+            return ops.scaled_dot_product_attention(q, k, v, is_causal=args.causal, config=cfg,
+                                                    plan=plan)
+    if args.isa_only:
+        # Planned one after another (Python), compiled in threads.
+        plans = {id(c): call(dict(c.kwargs), plan=True) for c in configs}
+        return _isa_rank(args, t.attn_fwd, None, {}, configs,
+                         title=f"{name} B,H,L,S,D={B},{H},{L},{S},{D} {dt}"
+                               f"{' causal' if args.causal else ''}",
+                         plan=lambda c: plans[id(c)])
     call(None)
     # Causal attention does about half the work; the figure counts what is computed.
     flops = 4.0 * B * H * L * S * D * (0.5 if args.causal else 1.0)
@@ -486,14 +495,33 @@ def _grf_options(grf_mode):
     return None        # "auto": zetile decides (large for kernels with dots)
 
 
-def _isa_one(kernel, sig, fixed, c, target):
-    """ISA statistics of one config (a dict; "error" set when it fails)."""
+def _isa_of_plan(plan, c, target):
+    """isa.report's figures for a template's planned launch (a zetile.ops
+    call with plan=True): its kernel compiled for target, then ocloc."""
+    from .tools import isa
+    launch = plan(c)
+    art = launch.compile(target, num_warps=c.num_warps or 0)
+    meta = dict(ln.split("=", 1) for ln in art.get("meta").decode().splitlines() if "=" in ln)
+    opts = _grf_options(c.grf_mode)
+    opts = meta.get("igc_options", "") if opts is None else opts
+    isas, log = isa.ocloc_isa(art.get("spirv"), target, opts)
+    return {"spilled_registers": isa.spill_from_log(log),
+            "grf_mode": "256 (large)" if "large-register-file" in opts else "128 (default)",
+            "kernels": {n: isa.analyze_isa(t) for n, t in isas.items()}}
+
+
+def _isa_one(kernel, sig, fixed, c, target, plan=None):
+    """ISA statistics of one config (a dict; "error" set when it fails):
+    of `kernel` specialized by sig and fixed, or of the launch plan(c)."""
     from .tools import isa
     consts = {**fixed, **c.kwargs}
     try:
-        r = isa.report(kernel, sig, consts, target=target, num_warps=c.num_warps or 0,
-                       compat=bool(c.compat), igc_options=_grf_options(c.grf_mode),
-                       driver=False)
+        if plan is not None:
+            r = _isa_of_plan(plan, c, target)
+        else:
+            r = isa.report(kernel, sig, consts, target=target, num_warps=c.num_warps or 0,
+                           compat=bool(c.compat), igc_options=_grf_options(c.grf_mode),
+                           driver=False)
         ks = list(r["kernels"].values())
         k = ks[0] if ks else {}
         instr, dpas, sends = k.get("instructions", 0), k.get("dpas", 0), k.get("sends", 0)
@@ -507,7 +535,7 @@ def _isa_one(kernel, sig, fixed, c, target):
         return {"config": c, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
 
 
-def _isa_rank(args, kernel, sig, fixed, configs, title):
+def _isa_rank(args, kernel, sig, fixed, configs, title, plan=None):
     """Compiles every config for --target and ranks them by ISA statistics:
     fewer spilled registers, then more DPAS per instruction, then fewer
     sends per DPAS. No device runs anything: this is not a timing.
@@ -529,7 +557,7 @@ def _isa_rank(args, kernel, sig, fixed, configs, title):
                                           what=lambda t: f"{t[0]:.4f} DPAS/instruction")
     t0 = time.time()
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        futs = {ex.submit(_isa_one, kernel, sig, fixed, c, target): i
+        futs = {ex.submit(_isa_one, kernel, sig, fixed, c, target, plan): i
                 for i, c in enumerate(configs)}
         for done, f in enumerate(concurrent.futures.as_completed(futs), 1):
             i = futs[f]

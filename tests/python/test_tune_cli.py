@@ -1,6 +1,7 @@
 """`zetile tune` end to end: a user kernel and the GEMM template on the CPU
 target (a table of every config, a plot file, the database reused by a
-second run), --isa-only for pvc (ranked by ISA statistics, no timing), and
+second run), --isa-only for pvc (ranked by ISA statistics, no timing; gemm, and
+sdpa with ZETILE_SLOW_TESTS=1), and
 show / export / import of the database."""
 import json
 import os
@@ -136,6 +137,21 @@ def test_isa_only_for_pvc(tmp_path):
             table.append((int(cfg["BLOCK_M"]), int(nums[0]), int(nums[1]), int(nums[3])))
     assert [(r["config"]["kwargs"]["BLOCK_M"], r["spilled_registers"], r["dpas"],
              r["instructions"]) for r in serial] == table
+
+
+@pytest.mark.skipif(not (have_tool("ocloc") and have_tool("iga64")),
+                    reason="ocloc/iga64 (intel-opencl-icd, libigc-tools) not installed")
+@pytest.mark.skipif(os.environ.get("ZETILE_SLOW_TESTS") != "1",
+                    reason="ZETILE_SLOW_TESTS=1 (~25 s on a busy 2-core machine)")
+def test_sdpa_isa_only_for_pvc(tmp_path):
+    # The attention template planned on the CPU (plan=True), its kernel
+    # compiled for pvc: the DPAS of Q K^T and P V are in the KV loop.
+    out = ok(tune(tmp_path, "sdpa", "--shape", "1,1,64,64,64", "--dtype", "fp16", "--causal",
+                  "--target", "pvc", "--isa-only", "--config", "BLOCK_M=32,BLOCK_N=32",
+                  "--json"))
+    rows = json.loads(out)
+    assert len(rows) == 1 and rows[0]["error"] is None, rows
+    assert rows[0]["dpas_in_loop"] > 0 and rows[0]["spilled_registers"] == 0
 
 
 @pytest.mark.skipif(not neo_installed(), reason="Debian's Level Zero driver (NEO) is not installed")
