@@ -128,10 +128,6 @@ def _overflow_code(f: Format, sign: int, is_inf: bool, rtz: bool) -> int:
 
 
 # --------------------------------------------------------- kernel side
-def _u32(s, v):
-    return s.full((), v, T.uint32) if isinstance(v, int) else v
-
-
 def to_f32(s, t):
     """fp32 tensor holding the values of the fp8 tensor `t` (exact)."""
     from .semantic import tensor
