@@ -3,7 +3,7 @@ given bad kernels and launches, a damaged cache, C API misuse, fuzzed
 inputs, and many processes and threads at once. Every probe runs in a fresh
 interpreter, so a crash or hang is counted instead of ending the run.
 
-    .venv/bin/python bench/reliability.py [--fuzz-seconds 10] [--procs 8] [--rounds 5]
+    .venv/bin/python bench/reliability.py [--fuzz-seconds 10] [--procs 8] [--rounds 5] [--numpy-kernels 40]
 
 Outcomes: "error" (a zetile/Python exception with a message: the intended
 end of a bad input), "ok" (ran and gave the right numbers), "WRONG" (ran and
@@ -455,11 +455,27 @@ def fuzz(seconds):
     return p.returncode
 
 
+def numpy_kernels(n):
+    section(f"random kernels against numpy, {n} seeds (tests/fuzz/numpy_kernels.py)")
+    if n <= 0:
+        print("  skipped")
+        return None, 0
+    p = subprocess.run([PY, os.path.join(ROOT, "tests/fuzz/numpy_kernels.py"), "--kernels", str(n),
+                        "--seed", "0"], capture_output=True, text=True, env=ENV, timeout=60 * n + 600)
+    last = (p.stdout.strip().splitlines() or ["(no output)"])[-1]
+    print("  " + last)
+    if p.returncode < 0:
+        print(f"  CRASH: killed by signal {-p.returncode}")
+    m = re.search(r"(\d+) wrong results", last)
+    return p.returncode, int(m.group(1)) if m else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fuzz-seconds", type=int, default=10)
     ap.add_argument("--procs", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--numpy-kernels", type=int, default=40, help="random kernels checked against numpy")
     args = ap.parse_args()
     t0 = time.time()
     cache = tempfile.mkdtemp(prefix="zt-rel-")
@@ -471,14 +487,16 @@ def main():
     right, procs, threads = concurrency(args.procs, args.rounds)
     c_misuse()
     fuzz_rc = fuzz(args.fuzz_seconds)
-    crashes = bad.get("CRASH", 0) + dmg.get("CRASH", 0)
+    np_rc, np_wrong = numpy_kernels(args.numpy_kernels)
+    crashes = bad.get("CRASH", 0) + dmg.get("CRASH", 0) + (np_rc is not None and np_rc < 0)
     hangs = bad.get("HANG", 0) + dmg.get("HANG", 0)
-    wrong = bad.get("WRONG", 0) + dmg.get("WRONG", 0) + (procs - right) + (threads != "ok")
+    wrong = bad.get("WRONG", 0) + dmg.get("WRONG", 0) + (procs - right) + (threads != "ok") + np_wrong
     print(f"\nSUMMARY ({time.time() - t0:.0f}s): {crashes} crashes, {hangs} hangs, "
           f"{wrong} silent wrong results or failed concurrent runs, "
           f"{bad.get('accepted', 0)} bad inputs accepted without an error; fuzzers "
-          f"{'clean' if fuzz_rc == 0 else 'FAILED' if fuzz_rc else 'skipped'}")
-    return 1 if crashes or hangs or wrong or fuzz_rc else 0
+          f"{'clean' if fuzz_rc == 0 else 'FAILED' if fuzz_rc else 'skipped'}; random kernels "
+          f"{'clean' if np_rc == 0 else 'FAILED' if np_rc else 'skipped'}")
+    return 1 if crashes or hangs or wrong or fuzz_rc or np_rc else 0
 
 
 if __name__ == "__main__":
