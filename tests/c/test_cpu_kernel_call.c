@@ -262,6 +262,40 @@ START_TEST(test_grids_the_pool_does_not_speed_up_stay_on_the_caller) {
 }
 END_TEST
 
+// The scheduling policy of the threads other than the caller that ran a
+// program (-1: none did).
+static atomic_int worker_policy = -1;
+
+static void policy(uint64_t unused, int32_t px, int32_t py, int32_t pz, int32_t nx, int32_t ny,
+                   int32_t nz, void* ctx) {
+  (void)unused, (void)px, (void)py, (void)pz, (void)nx, (void)ny, (void)nz, (void)ctx;
+  if (!pthread_equal(pthread_self(), caller_thread))
+    atomic_store(&worker_policy, sched_getscheduler(0));
+  usleep(2000);  // long enough for a worker to wake and take one
+}
+
+START_TEST(test_pool_workers_run_as_batch) {
+  // Woken workers must not preempt a busy CPU (often the launching thread's).
+  if (sched_getscheduler(0) != SCHED_OTHER) return;  // real-time callers' workers keep theirs
+  setenv("ZETILE_NUM_THREADS", "2", 1);
+  caller_thread = pthread_self();
+  zt_device_t* d;
+  OK(zt_device_open("cpu", &d));
+  zt_executable_t* e;
+  OK(zt_cpu_executable_create_from_function(
+      d, "kernel=policy\ntarget=cpu\nargs=ptr:i32\nlocal_size=1,1,1\nsubgroup_size=1\n",
+      (void*)policy, &e));
+  zt_arg_t a = {ZT_PTR, {.ptr = 0}};
+  uint32_t grid[3] = {8, 1, 1};
+  for (int i = 0; i < 5 && atomic_load(&worker_policy) < 0; ++i) OK(zt_launch(e, grid, 1, &a));
+  unsetenv("ZETILE_NUM_THREADS");
+  int worker = atomic_load(&worker_policy);  // -1: no worker ran a program
+  ck_assert_int_eq(worker, SCHED_BATCH);
+  zt_executable_release(e);
+  zt_device_release(d);
+}
+END_TEST
+
 int main(void) {
   Suite* suite = suite_create("cpu_kernel_call");
   TCase* tc = tcase_create("cpu");
@@ -271,6 +305,7 @@ int main(void) {
   tcase_add_test(tc, test_short_launches_count_each_program_once);
   tcase_add_test(tc, test_short_grids_run_on_the_caller);
   tcase_add_test(tc, test_grids_the_pool_does_not_speed_up_stay_on_the_caller);
+  tcase_add_test(tc, test_pool_workers_run_as_batch);
   suite_add_tcase(suite, tc);
   SRunner* runner = srunner_create(suite);
   srunner_run_all(runner, CK_NORMAL);
