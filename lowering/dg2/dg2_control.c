@@ -201,6 +201,7 @@ zt_status_t dg2_emit_for(dg2_t* c, MlirOperation op) {
   ZT_RETURN_IF_ERROR(dg2_put(c, mlirBlockGetArgument(body, 0), &ivv));
   int32_t idx = 0;
   c->indent++;
+  ++c->loop_epoch;
   for (intptr_t j = 0; j < nres; ++j) {
     ZT_RETURN_IF_ERROR(bind(c, mlirBlockGetArgument(body, j + 1), &cr[j], argb, idx, total, false));
     idx += cr[j].count;
@@ -242,6 +243,7 @@ zt_status_t dg2_emit_for(dg2_t* c, MlirOperation op) {
     if (s) return s;
   }
   c->indent--;
+  ++c->loop_epoch;
   dg2_line(c, "}");
   idx = 0;
   for (intptr_t j = 0; j < nres; ++j) {
@@ -533,12 +535,14 @@ zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op) {
     dg2_line(c, "%s = scf.for %s = %%c1_i32 to %s step %%c1_i32 iter_args(%s = %s) -> (%s) : i32 {",
              res, iv, ub, arg, acc[0], ty);
     c->indent++;
+    ++c->loop_epoch;
     snprintf(sc[axis], DG2_NAME, "%s", iv);
     dg2_smem_load_elem(c, &st, sc, rhs[0]);
     snprintf(acc[0], DG2_NAME, "%s", arg);
     ZT_RETURN_IF_ERROR(combine(c, fn, 1, acc, rhs, out));
     dg2_line(c, "scf.yield %s : %s", out[0], ty);
     c->indent--;
+    ++c->loop_epoch;
     dg2_line(c, "}");
     if (rt.rank)
       snprintf(r.el[k], DG2_NAME, "%s", res);

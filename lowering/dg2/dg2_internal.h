@@ -34,6 +34,7 @@
 
 #define DG2_NAME 32
 #define DG2_SIMD 8
+#define DG2_MAX_DEPTH 64
 
 typedef enum { DV_SCALAR, DV_LAZY, DV_DIST } dg2_vkind_t;
 
@@ -93,6 +94,19 @@ typedef struct dg2_s {
   size_t hint_cap, hint_count;
   dg2_layout_t* layouts;
   int32_t num_layouts, cap_layouts;
+  // Values the emitter would otherwise print again for every use (each
+  // print costs parse, cse and conversion time downstream): integer
+  // constants, printed once in the kernel entry, and layout coordinates,
+  // reused in the region that computed them and the regions inside it.
+  // A region is a run of lines at one indent: a line printed at a smaller
+  // indent closes the deeper ones (scope[d] gets a new serial).
+  struct dg2_memo_s* memo;
+  size_t memo_cap, memo_count;
+  int32_t last_indent;
+  uint32_t loop_epoch;  // changes where a loop body starts or ends
+  uint32_t scope_serial;
+  uint32_t scope[DG2_MAX_DEPTH];
+  char smem_base[DG2_NAME];  // @zt_smem's address, printed once ("" not yet)
   int64_t smem_bytes;  // size of the shared local memory buffer
   MlirSymbolTable symbols;
   bool uses_dot;

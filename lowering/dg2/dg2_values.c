@@ -96,6 +96,78 @@ int32_t dg2_hint_get(dg2_t* c, MlirValue v) {
   return e && e->key ? e->index : -1;
 }
 
+// --- memo of printed values --------------------------------------------------------
+
+typedef struct dg2_memo_s {
+  uint64_t k1, k2;  // k1 == 0: empty slot
+  int32_t depth;    // indent the value was printed at (0: kernel entry)
+  uint32_t scope;   // c->scope[depth] then
+  uint32_t epoch;   // c->loop_epoch then
+  char name[DG2_NAME];
+} dg2_memo_t;
+
+static size_t hash_key(uint64_t k1, uint64_t k2) {
+  return hash_ptr((uintptr_t)(k1 * 0x9e3779b97f4a7c15ULL ^ k2));
+}
+
+// Slot of (k1, k2), or NULL when the map cannot grow.
+static dg2_memo_t* memo_slot(dg2_t* c, uint64_t k1, uint64_t k2) {
+  if ((c->memo_count + 1) * 2 > c->memo_cap) {
+    size_t old = c->memo_cap, cap = old ? old * 2 : 1024;
+    dg2_memo_t* m = calloc(cap, sizeof *m);
+    if (!m) return NULL;
+    for (size_t i = 0; i < old; ++i) {
+      if (!c->memo[i].k1) continue;
+      size_t j = hash_key(c->memo[i].k1, c->memo[i].k2) & (cap - 1);
+      while (m[j].k1) j = (j + 1) & (cap - 1);
+      m[j] = c->memo[i];
+    }
+    free(c->memo);
+    c->memo = m;
+    c->memo_cap = cap;
+  }
+  size_t j = hash_key(k1, k2) & (c->memo_cap - 1);
+  while (c->memo[j].k1 && (c->memo[j].k1 != k1 || c->memo[j].k2 != k2))
+    j = (j + 1) & (c->memo_cap - 1);
+  return &c->memo[j];
+}
+
+// The name memoized for (k1, k2) when it is visible at the current line.
+static const char* memo_get(dg2_t* c, uint64_t k1, uint64_t k2) {
+  if (!c->memo_cap) return NULL;
+  size_t j = hash_key(k1, k2) & (c->memo_cap - 1);
+  while (c->memo[j].k1) {
+    dg2_memo_t* e = &c->memo[j];
+    if (e->k1 == k1 && e->k2 == k2) {
+      if (e->depth == 0) return e->name;
+      // Not across a loop's boundary (c->loop_epoch changes at a body's
+      // start and end): a value computed before a loop and reused in it or
+      // after it would live through the loop (more registers), where cse
+      // would have erased the first copy when only a lazy read needed it.
+      if (e->epoch != c->loop_epoch) return NULL;
+      if (e->depth <= c->indent && e->depth < DG2_MAX_DEPTH && c->scope[e->depth] == e->scope)
+        return e->name;
+      return NULL;
+    }
+    j = (j + 1) & (c->memo_cap - 1);
+  }
+  return NULL;
+}
+
+// Records name for (k1, k2), printed at `depth` (0: kernel entry).
+static void memo_put(dg2_t* c, uint64_t k1, uint64_t k2, int32_t depth, const char* name) {
+  if (depth >= DG2_MAX_DEPTH) return;
+  dg2_memo_t* e = memo_slot(c, k1, k2);
+  if (!e) return;  // out of memory: the value is printed again next time
+  if (!e->k1) ++c->memo_count;
+  e->k1 = k1;
+  e->k2 = k2;
+  e->depth = depth;
+  e->scope = depth ? c->scope[depth] : 0;
+  e->epoch = c->loop_epoch;
+  snprintf(e->name, DG2_NAME, "%s", name);
+}
+
 char (*dg2_alloc_names(dg2_t* c, int32_t n))[DG2_NAME] {
   if (c->num_allocs == c->cap_allocs) {
     int32_t cap = c->cap_allocs ? c->cap_allocs * 2 : 64;
@@ -116,6 +188,7 @@ void dg2_free(dg2_t* c) {
   free(c->chunks);
   free(c->map);
   free(c->hints);
+  free(c->memo);
   for (int32_t i = 0; i < c->num_layouts; ++i) free(c->layouts[i].off);
   free(c->layouts);
 }
@@ -124,6 +197,12 @@ void dg2_fresh(dg2_t* c, char out[DG2_NAME]) { snprintf(out, DG2_NAME, "%%t%d", 
 int32_t dg2_fresh_id(dg2_t* c) { return c->next_id++; }
 
 void dg2_line(dg2_t* c, const char* fmt, ...) {
+  if (c->indent < c->last_indent)
+    // The regions deeper than this line are closed: what they memoized is
+    // out of scope from now on.
+    for (int32_t d = c->indent + 1; d <= c->last_indent && d < DG2_MAX_DEPTH; ++d)
+      c->scope[d] = ++c->scope_serial;
+  c->last_indent = c->indent;
   for (int i = 0; i < c->indent; ++i) zt_strbuf_append(&c->body, "  ", 2);
   va_list ap;
   va_start(ap, fmt);
@@ -159,9 +238,25 @@ void dg2_declare(dg2_t* c, const char* name, const char* sig) {
   zt_strbuf_printf(&c->decls, "  llvm.func @%s%s\n", name, sig);
 }
 
+// Integer constants are printed once, in the kernel entry (where
+// canonicalize would move them anyway).
 void dg2_const(dg2_t* c, const char* ty, long long v, char out[DG2_NAME]) {
+  static const char* const types[] = {"i1", "i8", "i16", "i32", "i64"};
+  uint64_t k1 = 0;
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
+    if (strcmp(ty, types[i]) == 0) k1 = ((uint64_t)1 << 56) | (i + 1);
+  const char* hit = k1 ? memo_get(c, k1, (uint64_t)v) : NULL;
+  if (hit) {
+    snprintf(out, DG2_NAME, "%s", hit);
+    return;
+  }
   dg2_fresh(c, out);
-  dg2_line(c, "%s = arith.constant %lld : %s", out, v, ty);
+  if (!k1) {
+    dg2_line(c, "%s = arith.constant %lld : %s", out, v, ty);
+    return;
+  }
+  dg2_entry_line(c, "%s = arith.constant %lld : %s", out, v, ty);
+  memo_put(c, k1, (uint64_t)v, 0, out);
 }
 
 // --- layouts -------------------------------------------------------------------
@@ -352,6 +447,7 @@ zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
   return NULL;
 }
 
+// A coordinate is base + offset: memoized per (layout, dimension, offset).
 void dg2_coords(dg2_t* c, int32_t li, int32_t k, char coords[][DG2_NAME]) {
   dg2_layout_t* l = &c->layouts[li];
   for (int32_t d = 0; d < l->rank; ++d) {
@@ -360,10 +456,17 @@ void dg2_coords(dg2_t* c, int32_t li, int32_t k, char coords[][DG2_NAME]) {
       snprintf(coords[d], DG2_NAME, "%s", l->base[d]);
       continue;
     }
+    uint64_t k1 = ((uint64_t)2 << 56) | ((uint64_t)(uint32_t)li << 8) | (uint64_t)d;
+    const char* hit = memo_get(c, k1, (uint64_t)(uint32_t)o);
+    if (hit) {
+      snprintf(coords[d], DG2_NAME, "%s", hit);
+      continue;
+    }
     char cst[DG2_NAME];
     dg2_const(c, "i32", o, cst);
     dg2_fresh(c, coords[d]);
     dg2_line(c, "%s = arith.addi %s, %s : i32", coords[d], l->base[d], cst);
+    memo_put(c, k1, (uint64_t)(uint32_t)o, c->indent, coords[d]);
   }
 }
 
@@ -488,6 +591,22 @@ zt_status_t dg2_lazy_at(dg2_t* c, const dg2_val_t* v, char coords[][DG2_NAME],
   return NULL;
 }
 
+// Whether a lazy value's elements depend on their coordinates (a
+// make_range below it); splats of scalars do not, and then no coordinates
+// are printed for them (dead code the memo above would otherwise reuse).
+static bool needs_coords(dg2_t* c, const dg2_val_t* v, int depth) {
+  if (v->kind == DV_SCALAR) return false;
+  if (v->kind != DV_LAZY || depth > 32) return true;
+  MlirOperation op = v->op;
+  if (dg2_op_is(op, "tile.make_range") || dg2_op_is(op, "tile.reshape")) return true;
+  intptr_t n = mlirOperationGetNumOperands(op);
+  for (intptr_t i = 0; i < n; ++i) {
+    const dg2_val_t* x = dg2_get(c, mlirOperationGetOperand(op, i));
+    if (!x || needs_coords(c, x, depth + 1)) return true;
+  }
+  return false;
+}
+
 zt_status_t dg2_elem(dg2_t* c, const dg2_val_t* v, int32_t l, int32_t slot,
                      char out[DG2_NAME]) {
   if (v->kind == DV_SCALAR) {
@@ -501,17 +620,23 @@ zt_status_t dg2_elem(dg2_t* c, const dg2_val_t* v, int32_t l, int32_t slot,
     return NULL;
   }
   char coords[ZT_MAX_RANK][DG2_NAME];
-  dg2_coords(c, l, slot, coords);
+  if (needs_coords(c, v, 0))
+    dg2_coords(c, l, slot, coords);
+  else
+    for (int32_t d = 0; d < ZT_MAX_RANK; ++d) snprintf(coords[d], DG2_NAME, "%%c0_i32");
   return dg2_lazy_at(c, v, coords, out);
 }
 
 void dg2_smem_ptr(dg2_t* c, const char* byte_off, char out[DG2_NAME]) {
-  char base[DG2_NAME];
-  dg2_fresh(c, base);
-  dg2_line(c, "%s = llvm.mlir.addressof @zt_smem : !llvm.ptr<3>", base);
+  if (!c->smem_base[0]) {
+    // Once, in the kernel entry (@zt_smem is printed when smem_bytes > 0,
+    // which every caller has set).
+    dg2_fresh(c, c->smem_base);
+    dg2_entry_line(c, "%s = llvm.mlir.addressof @zt_smem : !llvm.ptr<3>", c->smem_base);
+  }
   dg2_fresh(c, out);
   dg2_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8",
-           out, base, byte_off);
+           out, c->smem_base, byte_off);
 }
 
 void dg2_barrier(dg2_t* c) {
