@@ -57,6 +57,10 @@ def reinterpret(tensor, dtype):
     tensor itself when it already holds that type."""
     if isinstance(tensor, TensorWrapper):
         tensor = tensor.base
+    if not isinstance(dtype, T.dtype):
+        # Triton takes a torch dtype here too (test_conversions.py does)
+        dtype = T.from_torch_dtype(dtype) if str(dtype).startswith("torch.") else \
+            T.from_numpy_dtype(dtype)
     if not (hasattr(tensor, "data_ptr") or hasattr(tensor, "__array_interface__")):
         raise TypeError(f"cannot reinterpret a {type(tensor).__name__}")
     try:

@@ -49,7 +49,7 @@ def _values(name):
 def _nearest(xs, name, rtz):
     """The byte an exact rounding gives, found by search over the codes
     (ties to the even code; rtz: the largest magnitude not above |x|), with
-    the out-of-range rules of fp8.py: saturate (fn), inf (ieee), NaN (fnuz)."""
+    the out-of-range rules of fp8.py: saturate (fn, ieee: Triton's), NaN (fnuz)."""
     f = F8.FORMATS[name]
     vals = _values(name)
     pos = [(vals[c], c) for c in range(128) if math.isfinite(vals[c])]
@@ -71,10 +71,8 @@ def _nearest(xs, name, rtz):
         else:   # at the midpoint, ties go to the even code: top + 1 is even when top is odd
             over = a > top + step / 2 or (a == top + step / 2 and codes[-1] % 2 == 1)
         if over or math.isinf(a):
-            if f.kind == "fn" or (rtz and not math.isinf(a)):
+            if f.kind != "fnuz" or (rtz and not math.isinf(a)):
                 out[i] = codes[-1] | sign
-            elif f.kind == "ieee":
-                out[i] = (((1 << f.e) - 1) << f.m) | sign
             else:
                 out[i] = 0x80
             continue
@@ -117,7 +115,12 @@ def test_fp8_conversions(name):
         bad = np.nonzero(z != want)[0]
         assert bad.size == 0, f"{name} {rounding}: x={xs[bad[:4]]} got {z[bad[:4]]} want {want[bad[:4]]}"
         if name in TORCH and rounding == "rtne":
-            assert np.array_equal(z, torch.from_numpy(xs).to(TORCH[name]).view(torch.uint8).numpy())
+            t = torch.from_numpy(xs).to(TORCH[name]).view(torch.uint8).numpy()
+            # torch's fp8e5 overflows to inf where Triton (and zetile) saturate
+            same = ~((t & 0x7F) == 0x7C) if name == "fp8e5" else np.ones(t.shape, bool)
+            assert np.array_equal(z[same], t[same])
+            if name == "fp8e5":
+                assert (~same).sum() == (np.isinf(xs) | (np.abs(xs) >= 61440)).sum()
 
 
 @triton.jit
