@@ -198,67 +198,72 @@ START_TEST(test_short_grids_run_on_the_caller) {
     // (the median of the last three launches: two of them) and the pool has
     // been measured to be faster (a sleeping program needs no CPU, so a
     // worker takes some even on a busy machine). One launch in 8 or fewer
-    // probes the caller alone: of 4 launches, 3 at least use the pool.
+    // probes the caller alone, and on a machine so busy that a worker rarely
+    // gets a CPU the pool may lose a comparison now and then: of 6 launches,
+    // 2 at least use the pool (3 of 4 at load 7, 2 of 4 with three copies of
+    // this test under ASan at load 12).
     atomic_store(&sleep_us, 5000);
     for (int i = 0; i < 4; ++i) threads_used(e, 8);
     int shared = 0;
-    for (int i = 0; i < 4; ++i) shared += threads_used(e, 8) >= 2;
-    ck_assert_int_ge(shared, 3);
+    for (int i = 0; i < 6; ++i) shared += threads_used(e, 8) >= 2;
+    ck_assert_int_ge(shared, 2);
   }
   zt_executable_release(e);
   zt_device_release(d);
 }
 END_TEST
 
-// Programs that hold one lock while they spin `spin_us`: two threads run
-// them one after the other, so the pool is never faster than the caller.
-static pthread_mutex_t serial_mu = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int spin_us;
+// Programs that spin 1 ms on the launching thread and 20 ms on any other: a
+// launch that gives a worker one of 8 is 2.5x slower than the caller's alone,
+// whatever else runs on the machine (and long enough for a worker asked to
+// help to get a CPU on a busy one: a batch thread waits for a tick).
 static atomic_int ran_on_workers;
 static pthread_t caller_thread;
 
-static void serial(uint64_t unused, int32_t px, int32_t py, int32_t pz, int32_t nx, int32_t ny,
-                   int32_t nz, void* ctx) {
-  (void)unused, (void)px, (void)py, (void)pz, (void)nx, (void)ny, (void)nz, (void)ctx;
-  if (!pthread_equal(pthread_self(), caller_thread)) atomic_fetch_add(&ran_on_workers, 1);
-  pthread_mutex_lock(&serial_mu);
+static void spin_for_us(int us) {
   struct timespec t0, t;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   do clock_gettime(CLOCK_MONOTONIC, &t);
-  while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) <
-         atomic_load(&spin_us) * 1000L);
-  pthread_mutex_unlock(&serial_mu);
+  while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
+}
+
+static void slow_on_workers(uint64_t unused, int32_t px, int32_t py, int32_t pz, int32_t nx,
+                            int32_t ny, int32_t nz, void* ctx) {
+  (void)unused, (void)px, (void)py, (void)pz, (void)nx, (void)ny, (void)nz, (void)ctx;
+  if (pthread_equal(pthread_self(), caller_thread)) {
+    spin_for_us(1000);
+  } else {
+    atomic_fetch_add(&ran_on_workers, 1);
+    spin_for_us(20000);
+  }
 }
 
 START_TEST(test_grids_the_pool_does_not_speed_up_stay_on_the_caller) {
-  // 8 programs of 200 us (1.6 ms of work, far above the pool's threshold,
-  // and long enough for a worker asked to help to wake and take one):
-  // the old rule sent every such launch to the pool. Now the pool is tried,
-  // measured no faster, and only probed again now and then (every 8th such
-  // launch, then every 16th ...).
+  // 8 programs, 8 ms of work on the caller alone (far above the pool's
+  // threshold): the old rule sent every such launch to the pool. Now the
+  // pool is tried, measured slower, and only probed again now and then
+  // (every 8th such launch, then every 16th ...).
   unsetenv("ZETILE_NUM_THREADS");
   caller_thread = pthread_self();
-  atomic_store(&spin_us, 200);
   zt_device_t* d;
   OK(zt_device_open("cpu", &d));
   zt_executable_t* e;
   OK(zt_cpu_executable_create_from_function(
-      d, "kernel=serial\ntarget=cpu\nargs=ptr:i32\nlocal_size=1,1,1\nsubgroup_size=1\n",
-      (void*)serial, &e));
+      d, "kernel=slow_on_workers\ntarget=cpu\nargs=ptr:i32\nlocal_size=1,1,1\nsubgroup_size=1\n",
+      (void*)slow_on_workers, &e));
   zt_arg_t a = {ZT_PTR, {.ptr = 0}};
   uint32_t grid[3] = {8, 1, 1};
-  for (int i = 0; i < 10; ++i) OK(zt_launch(e, grid, 1, &a));
+  for (int i = 0; i < 6; ++i) OK(zt_launch(e, grid, 1, &a));
   int pooled = 0;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 60; ++i) {
     atomic_store(&ran_on_workers, 0);
     OK(zt_launch(e, grid, 1, &a));
     pooled += atomic_load(&ran_on_workers) > 0;
   }
-  // Probes: 4 in 100 launches (8, 16, 32, 64 apart), more when a launch
-  // slowed by the machine flips the choice for a while (3-13 here at load 7;
-  // the rule that pooled every such launch gave 58: some launches a worker
-  // asked to help did not run before the caller had taken every program).
-  ck_assert_int_le(pooled, 30);
+  // Probes: 3 in 60 launches (8, 16, 32 apart), a few more if the machine
+  // slows some caller-alone launches 2.5x. The rule that pooled every such
+  // launch gives a worker a program in most of them.
+  ck_assert_int_le(pooled, 12);
   zt_executable_release(e);
   zt_device_release(d);
 }
