@@ -448,6 +448,10 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
 /// memref.get_global hoisted into out), declared once per (kind, n) by
 /// xe_emit_module; false (e->error set) past the table's size.
 bool xe_slm_buffer(xe_emitter_t* e, zt_scalar_kind_t k, int n, xe_name_t out);
+/// Chunk ch of n (a 16-lane vector of kind k) as subgroup 0 holds it, into
+/// `out` in every subgroup: subgroup 0 writes it to SLM, barriers around.
+void xe_slm_from_sg0(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int ch, int n,
+                     xe_name_t out);
 
 /// The layout attribute alias every vector value carries (declared once at
 /// the top of the module): upstream's layout propagation in 22.1.8 does not

@@ -420,17 +420,14 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
   MlirValue res = mlirOperationGetResult(op, 0);
   bool used = !mlirOpOperandIsNull(mlirValueGetFirstUse(res));
   bool scalar = p->layout == XE_LAYOUT_SCALAR;
-  if (used && e->nsg > 1 && !scalar && !p->dist)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "the old values of an atomic on a small tensor that every subgroup holds, "
-                   "in a program of %d subgroups (use num_warps=1)", e->nsg);
-  if (scalar && e->nsg > 1) {
-    // A scalar atomic happens once per program, after everything before it
-    // (Triton's program is one thread of control): a lock's release must
-    // follow every subgroup's stores under the lock. The barrier's fence
-    // covers global memory too (XeVM: workgroup and cross-workgroup
-    // semantics). Scalar control flow is uniform across the subgroups, so
-    // all of them reach it.
+  bool replicated = !scalar && !p->dist && e->nsg > 1;
+  if (e->nsg > 1 && (scalar || replicated)) {
+    // A scalar atomic (and one on a tensor every subgroup holds) happens
+    // once per program, in subgroup 0, after everything before it (Triton's
+    // program is one thread of control): a lock's release must follow every
+    // subgroup's stores under the lock. The barrier's fence covers global
+    // memory too (XeVM: workgroup and cross-workgroup semantics). Scalar
+    // control flow is uniform across the subgroups, so all of them reach it.
     xe_line(e);
     zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
   }
@@ -481,6 +478,12 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
                      "-> vector<16x%s>%s\n",
                      old, base, ix, mask, sid, et, loc(e));
     if (!scalar) {
+      if (replicated) {
+        // Subgroup 0's old values, to every subgroup through SLM.
+        xe_name_t got;
+        xe_slm_from_sg0(e, k, old, ch, nch, got);
+        memcpy(old, got, sizeof old);
+      }
       memcpy(r->names[ch], old, sizeof old);
       continue;
     }

@@ -331,6 +331,34 @@ static void add_index(xe_emitter_t* e, const char* a, const char* b, xe_name_t o
   xe_hoist(e, text, false, out);
 }
 
+void xe_slm_from_sg0(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int ch, int n,
+                     xe_name_t out) {
+  const char* et = xe_elem(k);
+  xe_name_t slm, offs, sg0, all;
+  if (!xe_slm_buffer(e, k, 16 * n, slm)) {
+    snprintf(out, XE_NAME_MAX, "%s", v);
+    return;
+  }
+  slm_offsets(e, "", 16LL * ch, offs);
+  xe_sg0_mask(e, sg0);
+  xe_all_true(e, all);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                   "}> : vector<16x%s>, memref<%dx%s, 3>, vector<16xindex>, vector<16xi1>%s\n",
+                   v, slm, offs, sg0, et, 16 * n, et, loc(e));
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                   "}> : memref<%dx%s, 3>, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
+                   out, slm, offs, all, 16 * n, et, et, loc(e));
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+}
+
 // Axis 0 of a tile whose rows are split across subgroups (sg_m > 1): the
 // column partials `part` (nbc chunks of 16 columns, this subgroup's own
 // rows combined; a NaN where a NaN-propagating max/min met one) meet in

@@ -162,13 +162,3 @@ print("RESULT", json.dumps({"counter": int(counter[0]), "tickets": sorted(ticket
 """)
     assert res["counter"] == 50, res
     assert res["tickets"] == list(range(50)), res
-
-
-def test_old_values_of_a_replicated_tensor_atomic_need_one_subgroup():
-    """A 1-D atomic on fewer chunks than subgroups (every subgroup holds the
-    tensor, subgroup 0 performs it) with its old values used is refused with
-    a message."""
-    with pytest.raises(zetile.UnsupportedError) as ei:
-        zetile.compile(K.cas_kernel, signature={"slots_ptr": "*i32", "won_ptr": "*i32", "N": "i32"},
-                       constexprs={"BLOCK": 32}, target="pvc", num_warps=4)
-    assert "num_warps=1" in str(ei.value)

@@ -8,6 +8,8 @@ xe_layernorm_bwd_kernels.py) on Xe with many subgroups per program:
   0)`): a scalar atomic runs once per program (lane 0 of subgroup 0) after a
   barrier, and its old value reaches every subgroup through SLM, so every
   subgroup runs the spin loop alike (xe_memory.c);
+- an atomic on a 1-D tensor every subgroup holds: subgroup 0 performs it and
+  its old values reach the others through SLM;
 - SLM accesses become memref loads/stores after distribution (xe_atomic.c),
   so the same SPIR-V runs on Intel's OpenCL CPU runtime.
 
@@ -174,8 +176,22 @@ def test_column_reductions_across_subgroups_e5():
     assert res["dot"] < 1e-3 and res["dot_sum"] < 1e-6, res
 
 
-def test_old_values_of_a_small_replicated_tensor_atomic_are_refused():
-    with pytest.raises(zetile.UnsupportedError) as ei:
-        zetile.compile(K.small_tensor_cas, signature={"SLOTS": "*i32", "OLD": "*i32"},
-                       constexprs={"BLOCK": 16}, target="pvc", num_warps=4)
-    assert "small tensor" in str(ei.value) and "num_warps=1" in str(ei.value)
+def test_e5_old_values_of_a_replicated_tensor_atomic():
+    """atomic_cas on 16 slots (one chunk, held by each of 4 subgroups;
+    subgroup 0 performs it): its old values reach every subgroup through
+    SLM. Each program counts the slots it won and writes the count over a
+    256-wide row that the 4 subgroups store in parts: one program wins all
+    16, the others none, and every row is uniform (without the exchange,
+    subgroups 1-3 would read zeros and count 16)."""
+    opencl_cpu_or_skip()
+    res = run_result("""
+import json, numpy as np, zetile
+import xe_layernorm_bwd_kernels as K
+slots = np.zeros(16, np.int32)
+out = np.full((5, 256), -1, np.int32)
+K.small_tensor_cas[(5,)](slots, out, BLOCK=16, WIDE=256, num_warps=4)
+zetile.get_device().synchronize()
+print("RESULT", json.dumps({"slots": slots.tolist(), "rows": [sorted(set(r)) for r in out.tolist()]}))
+""", path=HERE)
+    assert res["slots"] == list(range(1, 17)), res
+    assert sorted(res["rows"]) == [[0], [0], [0], [0], [16]], res

@@ -88,9 +88,13 @@ def dot_col_sum(A, B, C, S, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
 
 
 @triton.jit
-def small_tensor_cas(SLOTS, OLD, BLOCK: tl.constexpr):
-    """atomic_cas on a 1-D tensor smaller than one chunk per subgroup, its old
-    values used: still refused with several subgroups."""
+def small_tensor_cas(SLOTS, OUT, BLOCK: tl.constexpr, WIDE: tl.constexpr):
+    """atomic_cas on a 1-D tensor of fewer chunks than subgroups (every
+    subgroup holds it; subgroup 0 performs it), its old values used by every
+    subgroup: how many slots this program won, written over a WIDE row that
+    the subgroups store in parts."""
     offs = tl.arange(0, BLOCK)
     old = tl.atomic_cas(SLOTS + offs, tl.zeros((BLOCK,), dtype=tl.int32), offs + 1)
-    tl.store(OLD + offs, old)
+    won = tl.sum((old == 0).to(tl.int32), axis=0)
+    wide = tl.arange(0, WIDE)
+    tl.store(OUT + tl.program_id(0) * WIDE + wide, tl.zeros((WIDE,), dtype=tl.int32) + won)
