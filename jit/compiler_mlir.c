@@ -213,32 +213,48 @@ zt_status_t zt_mlir_parse_untimed(MlirContext ctx, const char* text, size_t size
 }
 
 static zt_status_t run_pipeline(MlirContext ctx, MlirModule module, const char* pipeline,
-                                const char* what);
+                                const char* what, bool verify_each);
 
-zt_status_t zt_mlir_run_pipeline(MlirContext ctx, MlirModule module,
-                                 const char* pipeline, const char* what) {
+static zt_status_t run_pipeline_timed(MlirContext ctx, MlirModule module,
+                                      const char* pipeline, const char* what,
+                                      bool verify_each) {
   char label[160];
   snprintf(label, sizeof label, "pipeline %s", what);
   zt_stage_begin(label);
   double t0 = now_ms();
-  zt_status_t s = zt_mlir_run_pipeline_untimed(ctx, module, pipeline, what);
-  zt_timing_record(label, now_ms() - t0);
-  return s;
-}
-
-zt_status_t zt_mlir_run_pipeline_untimed(MlirContext ctx, MlirModule module,
-                                         const char* pipeline, const char* what) {
   // gpu-module-to-binary runs LLVM's SPIR-V backend, whose module state is
   // process-wide (llvm/llvm-project#160613): one emission at a time.
   bool emits = strstr(pipeline, "gpu-module-to-binary") != NULL;
   if (emits) zt_spirv_emission_lock();
-  zt_status_t s = run_pipeline(ctx, module, pipeline, what);
+  zt_status_t s = run_pipeline(ctx, module, pipeline, what, verify_each);
+  if (emits) zt_spirv_emission_unlock();
+  zt_timing_record(label, now_ms() - t0);
+  return s;
+}
+
+zt_status_t zt_mlir_run_pipeline(MlirContext ctx, MlirModule module,
+                                 const char* pipeline, const char* what) {
+  return run_pipeline_timed(ctx, module, pipeline, what, true);
+}
+
+zt_status_t zt_mlir_run_pipeline_verify_end(MlirContext ctx, MlirModule module,
+                                            const char* pipeline, const char* what) {
+  // ZETILE_DEBUG=verify: after every pass again, to find the pass at fault.
+  const char* debug = getenv("ZETILE_DEBUG");
+  return run_pipeline_timed(ctx, module, pipeline, what, debug && strstr(debug, "verify"));
+}
+
+zt_status_t zt_mlir_run_pipeline_untimed(MlirContext ctx, MlirModule module,
+                                         const char* pipeline, const char* what) {
+  bool emits = strstr(pipeline, "gpu-module-to-binary") != NULL;
+  if (emits) zt_spirv_emission_lock();
+  zt_status_t s = run_pipeline(ctx, module, pipeline, what, true);
   if (emits) zt_spirv_emission_unlock();
   return s;
 }
 
 static zt_status_t run_pipeline(MlirContext ctx, MlirModule module, const char* pipeline,
-                                const char* what) {
+                                const char* what, bool verify_each) {
   zt_mlir_diag_clear();
   MlirPassManager pm = mlirPassManagerCreate(ctx);
   zt_strbuf_t err;
@@ -254,11 +270,24 @@ static zt_status_t run_pipeline(MlirContext ctx, MlirModule module, const char* 
     return s;
   }
   zt_strbuf_deinit(&err);
+  // ZETILE_DEBUG=passes: MLIR's own pass timing, printed to stderr when the
+  // pass manager is destroyed (what each pass of a pipeline cost; the
+  // "time" topic gives whole pipelines only). Only when named: "all" would
+  // bury the other topics under it.
+  const char* debug = getenv("ZETILE_DEBUG");
+  if (debug && strstr(debug, "passes")) mlirPassManagerEnableTiming(pm);
+  if (!verify_each) mlirPassManagerEnableVerifier(pm, false);
   r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
   mlirPassManagerDestroy(pm);
   if (mlirLogicalResultIsFailure(r)) {
     char msg[256];
     snprintf(msg, sizeof msg, "%s failed", what);
+    return zt_mlir_diag_status(ZT_STATUS_COMPILE_ERROR, msg);
+  }
+  if (!verify_each && !mlirOperationVerify(mlirModuleGetOperation(module))) {
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "%s made IR that does not verify (ZETILE_DEBUG=verify names the pass)", what);
     return zt_mlir_diag_status(ZT_STATUS_COMPILE_ERROR, msg);
   }
   zt_mlir_diag_clear();

@@ -16,6 +16,7 @@ extern char** environ;
 #include <mlir-c/Dialect/GPU.h>
 
 #include "xe/xe_internal.h"
+#include "xe/xe_lane_tidy.h"
 #include "xe/xe_target.h"
 
 // Work-items per workgroup: nsg subgroups of 16 lanes (the 1-D layout puts
@@ -486,7 +487,9 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   int attempts = (mode && strcmp(mode, "process") == 0) || g_backend_stale ? 0 : XE_EMIT_ATTEMPTS;
   for (int attempt = 0; attempt < attempts; ++attempt) {
     MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
-    zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, kEmitPipeline, "Xe SPIR-V emission");
+    const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
+    zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, alt && *alt ? alt : kEmitPipeline,
+                                         "Xe SPIR-V emission");
     MlirStringRef spv = {NULL, 0};
     if (!s) s = find_spirv(copy, &spv);
     if (s) {
@@ -559,6 +562,11 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   if (!s) {
     char pipeline[sizeof kPipeline + 600];
     snprintf(pipeline, sizeof pipeline, kPipeline, tg->xevm_chip);
+    // ZETILE_XE_PIPELINE: another pipeline text in place of kPipeline (for
+    // measuring variants of it; the chip is written out, no %s).
+    const char* alt = getenv("ZETILE_XE_PIPELINE");
+    if (alt && *alt && strlen(alt) + 1 <= sizeof pipeline)
+      snprintf(pipeline, sizeof pipeline, "%s", alt);
     char lib[600] = "";
     const char* path = NULL;
     // Drivers without 2D block IO (Debian 12's): link OpenCL C versions of
@@ -638,6 +646,14 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
                                 : "Xe lowering: stopped before upstream's lane distribution "
                                   "(ZETILE_STOP_AFTER; zetile's does not cover: %s)",
                            why);
+      // Element-by-element inserts into the one-element form that lowers to
+      // one LLVM op each (xe_lane_tidy.c); ZETILE_XE_TIDY=0 skips it.
+      const char* tidy = getenv("ZETILE_XE_TIDY");
+      if (!s && done && !(tidy && strcmp(tidy, "0") == 0)) {
+        double t = zt_timing_now_ms();
+        s = xe_tidy_lanes(lc->ctx, m, NULL);
+        zt_timing_record("lane tidy-up", zt_timing_now_ms() - t);
+      }
       if (!s && done) {
         const char* pass = "gpu.module(xegpu-subgroup-distribute),";
         char* at = strstr(pipeline, pass);
@@ -656,12 +672,14 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         char first[sizeof pipeline + 8], second[sizeof pipeline + 32];
         snprintf(first, sizeof first, "%.*s)", (int)(at - pipeline) - 1, pipeline);
         snprintf(second, sizeof second, "builtin.module(%s", at);
-        s = zt_mlir_run_pipeline(lc->ctx, m, first, "Xe pipeline (XeGPU distribution)");
+        s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, first, "Xe pipeline (XeGPU distribution)");
         if (!s) s = xe_lower_atomics(lc->ctx, &m);
-        if (!s) s = zt_mlir_run_pipeline(lc->ctx, m, second, "Xe pipeline (XeVM -> LLVM)");
+        if (!s)
+          s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, second, "Xe pipeline (XeVM -> LLVM)");
       }
     } else if (!s) {
-      s = zt_mlir_run_pipeline(lc->ctx, m, pipeline, "Xe pipeline (XeGPU -> XeVM -> LLVM)");
+      s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, pipeline,
+                                          "Xe pipeline (XeGPU -> XeVM -> LLVM)");
     }
     if (!s && info.libm) s = xe_libm_to_opencl(m);
     if (!s) s = no_bf16_values(m);
