@@ -13,6 +13,12 @@ specialization in the kernel cache:
   SPARSE      walk torch's BlockMask (kv_num_blocks / kv_indices, then the
               full blocks, which skip MASK_MOD) instead of every KV tile
 
+  SPLIT_KV    > 1: the decode path (short queries, long KV): program_id(2)
+              takes one of SPLIT_KV contiguous shares of the KV tiles (dense)
+              or of the listed blocks' tiles (SPARSE) and writes its
+              unnormalized accumulator, running max and sum (fp32) to
+              WS_ACC / WS_M / WS_L; attn_split_combine merges the shares
+              into O and LSE (FlashDecoding).
   DROPOUT     torch's SDPA dropout: softmax weights zeroed with probability
               dropout_p (a philox draw, tl.rand(seed, offset) with offset the
               flat (b*H + h, q, kv) position) and the kept ones scaled by
@@ -93,7 +99,7 @@ def _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, offs_m, offs_d, b, h, Lq, L
 
 
 @zetile.jit
-def attn_fwd(Q, K, V, O, LSE, M_OUT,
+def attn_fwd(Q, K, V, O, LSE, M_OUT, WS_ACC, WS_M, WS_L,
              stride_qb, stride_qh, stride_qm, stride_qd,
              stride_kb, stride_kh, stride_kn, stride_kd,
              stride_vb, stride_vh, stride_vn, stride_vd,
@@ -107,7 +113,8 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
              MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
              SCORE_MOD: tl.constexpr, MASK_MOD: tl.constexpr,
              SPARSE: tl.constexpr, HAS_FULL: tl.constexpr, KV_SPARSE: tl.constexpr,
-             WRITE_MAX: tl.constexpr, DROPOUT: tl.constexpr = False):
+             WRITE_MAX: tl.constexpr, DROPOUT: tl.constexpr = False,
+             SPLIT_KV: tl.constexpr = 1):
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
     b = bh // H
@@ -134,7 +141,14 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
         # two nested loops: the nested form does not lower for Xe yet (an
         # index cast survives to SPIR-V emission).
         SUBS = KV_SPARSE // BLOCK_N
-        for t in range(0, n_part * SUBS):
+        if SPLIT_KV > 1:
+            share = tl.cdiv(n_part * SUBS, SPLIT_KV)
+            t_lo = tl.program_id(2) * share
+            t_hi = tl.minimum(n_part * SUBS, t_lo + share)
+        else:
+            t_lo = 0
+            t_hi = n_part * SUBS
+        for t in range(t_lo, t_hi):
             blk = tl.load(base + t // SUBS)
             acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + (t % SUBS) * BLOCK_N,
                                   offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
@@ -145,7 +159,14 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
         if HAS_FULL:
             n_full = tl.load(full_num + b * sb_b + h * sb_h + row * sb_m)
             fbase = full_idx + b * si_b + h * si_h + row * si_m
-            for t in range(0, n_full * SUBS):
+            if SPLIT_KV > 1:
+                share = tl.cdiv(n_full * SUBS, SPLIT_KV)
+                f_lo = tl.program_id(2) * share
+                f_hi = tl.minimum(n_full * SUBS, f_lo + share)
+            else:
+                f_lo = 0
+                f_hi = n_full * SUBS
+            for t in range(f_lo, f_hi):
                 blk = tl.load(fbase + t // SUBS)
                 acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, blk * KV_SPARSE + (t % SUBS) * BLOCK_N,
                                       offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
@@ -157,24 +178,74 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT,
         hi = Lk
         if IS_CAUSAL:
             hi = tl.minimum(Lk, (start_m + 1) * BLOCK_M)
-        for start_n in range(0, hi, BLOCK_N):
+        lo = 0
+        if SPLIT_KV > 1:
+            share = tl.cdiv(tl.cdiv(hi, BLOCK_N), SPLIT_KV) * BLOCK_N
+            lo = tl.program_id(2) * share
+            hi = tl.minimum(hi, lo + share)
+        for start_n in range(lo, hi, BLOCK_N):
             acc, m_i, l_i = _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n,
                                   offs_m, offs_d, b, h, Lq, Lk, D, stride_kn, stride_vn,
                                   qk_scale, sm_scale, mptr, stride_mm, stride_mn,
                                   B0, B1, B2, B3, dropout_p, seed, bh * Lq,
                                   BLOCK_N, MASK_KIND, IS_CAUSAL,
                                   SCORE_MOD, MASK_MOD, MASK_MOD is not None, DROPOUT)
+    if SPLIT_KV > 1:
+        ws = (tl.program_id(2) * tl.num_programs(1) + bh) * Lq + offs_m
+        tl.store(WS_ACC + ws[:, None] * HEAD_DIM + offs_d[None, :], acc,
+                 mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < HEAD_DIM))
+        tl.store(WS_M + ws, m_i, mask=offs_m < Lq)
+        tl.store(WS_L + ws, l_i, mask=offs_m < Lq)
+    else:
+        empty = l_i == 0.0
+        l_safe = tl.where(empty, 1.0, l_i)
+        out = acc / l_safe[:, None]
+        if DROPOUT:
+            out = out * (1.0 / (1.0 - dropout_p))
+        tl.store(O + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
+                 out.to(O.dtype.element_ty), mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D))
+        lse = tl.where(empty, float("-inf"), (m_i + tl.log2(l_safe)) * lse_scale)
+        tl.store(LSE + bh * Lq + offs_m, lse, mask=offs_m < Lq)
+        if WRITE_MAX:
+            tl.store(M_OUT + bh * Lq + offs_m, m_i, mask=offs_m < Lq)
+
+
+@zetile.jit
+def attn_split_combine(WS_ACC, WS_M, WS_L, O, LSE, stride_ob, stride_oh, stride_om, stride_od,
+                       H, Lq, D, lse_scale, SPLITS,
+                       HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Merges attn_fwd's SPLIT_KV shares of one (query tile, batch*head):
+    each share's accumulator and sum are relative to its own running max
+    (log2 domain), so they are rescaled to the common max and added."""
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    nbh = tl.num_programs(1)
+    b = bh // H
+    h = bh % H
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    row_ok = offs_m < Lq
+    m = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    for s in range(0, SPLITS):
+        m = tl.maximum(m, tl.load(WS_M + (s * nbh + bh) * Lq + offs_m, mask=row_ok,
+                                  other=float("-inf")))
+    m_use = tl.where(m == float("-inf"), 0.0, m)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    for s in range(0, SPLITS):
+        ws = (s * nbh + bh) * Lq + offs_m
+        w = tl.exp2(tl.load(WS_M + ws, mask=row_ok, other=float("-inf")) - m_use)
+        l_i += w * tl.load(WS_L + ws, mask=row_ok, other=0.0)
+        a = tl.load(WS_ACC + ws[:, None] * HEAD_DIM + offs_d[None, :],
+                    mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < HEAD_DIM), other=0.0)
+        acc += a * w[:, None]
     empty = l_i == 0.0
     l_safe = tl.where(empty, 1.0, l_i)
     out = acc / l_safe[:, None]
-    if DROPOUT:
-        out = out * (1.0 / (1.0 - dropout_p))
     tl.store(O + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
              out.to(O.dtype.element_ty), mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D))
-    lse = tl.where(empty, float("-inf"), (m_i + tl.log2(l_safe)) * lse_scale)
-    tl.store(LSE + bh * Lq + offs_m, lse, mask=offs_m < Lq)
-    if WRITE_MAX:
-        tl.store(M_OUT + bh * Lq + offs_m, m_i, mask=offs_m < Lq)
+    lse = tl.where(empty, float("-inf"), (m_use + tl.log2(l_safe)) * lse_scale)
+    tl.store(LSE + bh * Lq + offs_m, lse, mask=row_ok)
 
 
 @zetile.jit

@@ -84,7 +84,8 @@ def why_not(node, kind):
     if qv.device.type not in settings.devices():
         return f"device {qv.device} is not routed to zetile (ZETILE_INDUCTOR={settings.mode()})"
     if dropout:
-        return f"dropout_p={dropout} (zetile's attention has no dropout)"
+        return (f"dropout_p={dropout} (zetile's SDPA dropout has no backward and does not "
+                "draw from torch's RNG stream)")
     if debug:
         return "return_debug_mask=True"
     if not (qv.dtype == kv.dtype == vv.dtype) or qv.dtype not in _FLOATS:

@@ -69,10 +69,11 @@ def _config(L, S, config, q_block=None, kv_block=None):
 
 def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_mod=None,
             mask_mod=None, buffers=(), sparse=None, write_max=False, config=None, out=None,
-            lse_scale=1.0, dropout=None, plan=False):
+            lse_scale=1.0, dropout=None, split_kv=None, plan=False):
     """Runs the template; returns (out view's source, lse (B, Hq, L) fp32 in
     log2 units times lse_scale, max scores or None). dropout: None or
-    (dropout_p, seed)."""
+    (dropout_p, seed). split_kv: None picks (split_kv_for), 1 never splits,
+    n > 1 splits the KV length into n shares (the decode path)."""
     B, Hq, L, E = q.shape
     Hkv, S = k.shape[1], k.shape[2]
     head = max(16, next_power_of_2(E))
@@ -118,20 +119,83 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
         if (sparse["full_num"].strides != sparse["kv_num"].strides
                 or sparse["full_idx"].strides[:3] != sparse["kv_idx"].strides[:3]):
             raise ValueError(f"{fn}: full and partial block tables must have the same layout")
-    kern = _kernels.load("attention").attn_fwd
+    t = _kernels.load("attention")
     grid = (cdiv(L, cfg["BLOCK_M"]), B * Hq)
+    if split_kv is not None and (int(split_kv) != split_kv or split_kv < 1):
+        raise ValueError(f"{fn}: split_kv must be None or an integer >= 1, got {split_kv!r}")
+    if split_kv is None:
+        splits = 1 if (write_max or dropout) else split_kv_for(L, S, B * Hq, cfg)
+    else:
+        splits = int(split_kv)
+        if splits > 1 and (write_max or dropout):
+            raise ValueError(f"{fn}: split_kv > 1 does not return max scores or take dropout")
+    ws = (None, None, None)
+    if splits > 1:
+        ws = tuple(_arrays.empty(kind, shape, "float32") for shape in
+                   ((splits, B * Hq, L, head), (splits, B * Hq, L), (splits, B * Hq, L)))
+        grid = grid + (splits,)
     launch = _kernels.Launch(
-        kern, grid,
-        (q.arg, k.arg, v.arg, ov.arg, lse, mx, *q.strides, *k.strides, *v.strides, *ov.strides,
+        t.attn_fwd, grid,
+        (q.arg, k.arg, v.arg, ov.arg, lse, mx, *ws, *q.strides, *k.strides, *v.strides, *ov.strides,
          Hq, L, S, E, Hq // Hkv, float(scale), float(lse_scale),
          float(dropout[0]) if dropout else None, int(dropout[1]) if dropout else None,
          *margs, *sp, *bufs),
         dict(HEAD_DIM=head, MASK_KIND=mask_kind, IS_CAUSAL=bool(causal), SCORE_MOD=score_mod,
              MASK_MOD=mask_mod, SPARSE=sparse is not None,
              HAS_FULL=sparse is not None and sparse["full_num"] is not None,
-             KV_SPARSE=kv_sparse, WRITE_MAX=write_max, DROPOUT=dropout is not None, **cfg),
+             KV_SPARSE=kv_sparse, WRITE_MAX=write_max, DROPOUT=dropout is not None,
+             SPLIT_KV=splits, **cfg),
         (o, lse, mx))
+    if splits > 1:
+        combine = _kernels.Launch(
+            t.attn_split_combine, grid[:2],
+            (*ws, ov.arg, lse, *ov.strides, Hq, L, E, float(lse_scale), splits),
+            dict(HEAD_DIM=head, BLOCK_M=cfg["BLOCK_M"]), (o, lse, mx))
+        launch = SplitKVLaunch(launch, combine)
     return launch if plan else launch.run()
+
+
+# The decode path: at most this many KV shares, each at least this many KV tiles.
+MAX_KV_SPLITS = 16
+MIN_SHARE_TILES = 4
+
+
+def split_kv_for(L, S, bh, cfg, programs=None):
+    """How many shares the KV length of an attention launch is cut into (1:
+    none). Only short queries (one query tile: the LLM decode case, query
+    lengths 1-16 and up to BLOCK_M) split, when the (query tile, batch*head)
+    programs are fewer than the device runs at once (`programs`, default 2
+    per compute unit) and the keys give every share MIN_SHARE_TILES tiles."""
+    if L > cfg["BLOCK_M"]:
+        return 1
+    if programs is None:
+        from .. import runtime
+        cu = runtime.info(runtime.get_device()).get("compute_units", 0) or 1
+        programs = 2 * cu
+    if bh >= programs:
+        return 1
+    return max(1, min(MAX_KV_SPLITS, cdiv(programs, bh), cdiv(S, cfg["BLOCK_N"]) // MIN_SHARE_TILES))
+
+
+class SplitKVLaunch:
+    """A split-KV attention planned: the shares' launch, then the combine.
+    tile_ir / compile build the first (the attention kernel)."""
+
+    def __init__(self, partial, combine):
+        self.launches, self.result = (partial, combine), combine.result
+        self.kernel, self.grid = partial.kernel, partial.grid
+        self.args, self.kwargs = partial.args, partial.kwargs
+
+    def run(self):
+        for launch in self.launches:
+            launch.run()
+        return self.result
+
+    def tile_ir(self):
+        return self.launches[0].tile_ir()
+
+    def compile(self, target, num_warps=0, cached=True):
+        return self.launches[0].compile(target, num_warps, cached)
 
 
 def _contig(x):
@@ -315,7 +379,7 @@ def _to_int32(t):
 
 
 def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None,
-                   enable_gqa=False, return_lse=False, *, config=None):
+                   enable_gqa=False, return_lse=False, *, config=None, split_kv=None):
     """torch.nn.attention.flex_attention.flex_attention's forward on zetile.
 
     score_mod(score, b, h, q_idx, kv_idx) and block_mask (torch's BlockMask or
@@ -328,6 +392,10 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     return_lse=True returns (out, lse) with lse in natural log, as torch's
     flex_attention returns it (the kernel's log2 values times ln 2;
     `flex_attention_fwd` gives the HOP's log2 values).
+    Decode (short queries over a long KV, few batch*heads): the KV length is
+    split into shares computed by separate programs and merged by a second
+    kernel (FlashDecoding); split_kv=None picks by shape (split_kv_for), 1
+    never splits, n > 1 forces n shares.
     Torch tensors that require grad go through torch.ops.zetile.flex_attention,
     whose backward is zetile's: score_mod is differentiated with respect to
     the score (attention_bwd.score_mod_grad; a @zetile.jit score_mod is
@@ -338,7 +406,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         out, lse = flex_autograd(query, key, value, score_mod, block_mask, scale, enable_gqa)
         return (out, lse * LN2) if return_lse else out
     out, lse, _ = flex_attention_fwd(query, key, value, score_mod, block_mask, scale,
-                                     enable_gqa, config=config)
+                                     enable_gqa, config=config, split_kv=split_kv)
     if return_lse:
         return out, _scale_lse(lse, LN2, _arrays.as_view(query).kind)
     return out
@@ -346,7 +414,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
 
 def flex_attention_fwd(query, key, value, score_mod=None, block_mask=None, scale=None,
                        enable_gqa=False, *, score_buffers=(), mask_buffers=(), write_max=False,
-                       config=None, plan=False):
+                       config=None, split_kv=None, plan=False):
     """What torch's flex_attention HOP returns: (out, lse, max_scores or
     None), lse and max_scores (B, Hq, L) float32 in log2 units.
     score_buffers / mask_buffers supply the tensors of mods translated from
@@ -373,7 +441,8 @@ def flex_attention_fwd(query, key, value, score_mod=None, block_mask=None, scale
         mask_fn = _shift_slots(mmod, len(buffers)) if mbufs else mmod.fn
         buffers += mbufs
     got = _launch(fn, q, k, v, scale=sc, score_mod=score_fn, mask_mod=mask_fn,
-                  buffers=buffers, sparse=sparse, write_max=write_max, config=config, plan=plan)
+                  buffers=buffers, sparse=sparse, write_max=write_max, config=config,
+                  split_kv=split_kv, plan=plan)
     if plan:
         return got
     o, lse, mx = got

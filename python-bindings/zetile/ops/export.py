@@ -206,6 +206,7 @@ def spec_manifest(spec):
         ty = "*" + _DT[dt]
         mk = {"nomask": 0, "fmask": 1, "bmask": 2}[mask]
         types = {"Q": ty, "K": ty, "V": ty, "O": ty, "LSE": "*float32", "M_OUT": None,
+                 "WS_ACC": None, "WS_M": None, "WS_L": None,
                  "sm_scale": "float32", "lse_scale": "float32", "dropout_p": None,
                  "seed": None,
                  "mask_ptr": None if mk == 0 else (ty if mk == 1 else "*int8"),
@@ -219,7 +220,7 @@ def spec_manifest(spec):
                   SCORE_MOD=mods.SCORE_MODS[smod] if smod != "none" else None,
                   MASK_MOD=mods.MASK_MODS[mmod] if mmod != "none" else None,
                   SPARSE=sparse, HAS_FULL=full, KV_SPARSE=kvb, WRITE_MAX=False,
-                  DROPOUT=False)
+                  DROPOUT=False, SPLIT_KV=1)
     else:
         raise ValueError(f"{spec}: a spec starts with gemm- (5 fields) or attn- (9 fields)")
     text, rows = _build(kern, kern.arg_names, ce, types, pins, hints)
