@@ -929,6 +929,15 @@ static PyObject* py_register_zt_tensor(PyObject* m, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// _fast_torch_exchange(type): whether launches read tensors of this
+// registered type through DLPack's C exchange table (tests).
+static PyObject* py_torch_exchange(PyObject* m, PyObject* type) {
+  for (int i = 0; i < g_num_torch_types; ++i)
+    if (g_torch_types[i].type == (PyTypeObject*)type)
+      return PyBool_FromLong(g_torch_types[i].dl_from != NULL);
+  Py_RETURN_FALSE;
+}
+
 static PyObject* py_register_value_types(PyObject* m, PyObject* types) {
   if (!PyTuple_Check(types)) return PyErr_Format(PyExc_TypeError, "expected a tuple of types");
   Py_INCREF(types);
@@ -983,6 +992,9 @@ static PyMethodDef launcher_functions[] = {
      "accepts; torch's to_dlpack or None."},
     {"_fast_zetile_tensor", py_register_zt_tensor, METH_VARARGS,
      "_fast_zetile_tensor(type, dtype, code)\nzetile.Tensor and one of its dtypes."},
+    {"_fast_torch_exchange", py_torch_exchange, METH_O,
+     "_fast_torch_exchange(type)\nWhether tensors of this registered type are read through "
+     "DLPack's C exchange table."},
     {"_fast_value_types", py_register_value_types, METH_O,
      "_fast_value_types(types)\nImmutable constexpr value types (compared by value)."},
     {NULL, NULL, 0, NULL},

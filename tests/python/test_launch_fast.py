@@ -5,6 +5,8 @@ fast path that reused a stale address, value or specialization would give a
 wrong result; and the checks of the slow path must still hold after the
 fast path has registered a signature (a refused array is refused on its
 fourth launch as on its first)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -297,6 +299,10 @@ def test_torch_views_and_refusals_after_registration():
     y = torch.zeros(16)
     for _ in range(3):
         axpb[(1,)](torch.ones(16), y, 16, 2.0, 0.0, NEG=False, BLOCK=16)
+    if (hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
+            and os.environ.get("ZETILE_LAUNCH_DLPACK_C") != "0"):
+        from zetile import _C
+        assert _C._ext._fast_torch_exchange(torch.Tensor)
     m = torch.arange(48, dtype=torch.float32).reshape(3, 16)
     for r in (1, 2, 0, 2):
         axpb[(1,)](m[r], y, 16, 2.0, 1.0, NEG=False, BLOCK=16)
