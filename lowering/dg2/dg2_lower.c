@@ -24,6 +24,7 @@
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
 #include <mlir-c/Target/LLVMIR.h>
 
 #include "dg2_internal.h"
@@ -260,6 +261,24 @@ static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kern
     LLVMSetModuleDataLayout(mod, td);
     LLVMDisposeTargetData(td);
     fixup_module(mod, ctx, kernel);
+    // The masked load/store helpers (dg2_ops.c) go back into the kernel.
+    double ti = zt_timing_now_ms();
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(mod, "always-inline", tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+      char* m = LLVMGetErrorMessage(e);
+      s = zt_make_status(ZT_STATUS_INTERNAL, "dg2: inlining failed: %s", m ? m : "?");
+      LLVMDisposeErrorMessage(m);
+    }
+    // The inliner names the blocks it makes ("zt_mload_f16.exit"): unnamed,
+    // as the scf.if blocks were, so no OpName is emitted for them.
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+      for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+        LLVMSetValueName2(LLVMBasicBlockAsValue(bb), "", 0);
+    zt_timing_record("dg2 inline helpers", zt_timing_now_ms() - ti);
+  }
+  if (!s) {
     if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err))
       s = zt_make_status(ZT_STATUS_INTERNAL, "dg2: invalid LLVM IR: %s", err ? err : "?");
     LLVMDisposeMessage(err);
