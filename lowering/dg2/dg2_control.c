@@ -272,6 +272,182 @@ static bool advanced_ptr(MlirBlock body, intptr_t j, const dg2_val_t* init,
   return true;
 }
 
+// Types of n carried values, flattened ("i32, f32, ...") into out.
+static void carried_types(const carried_t* cr, intptr_t n, zt_strbuf_t* out) {
+  bool first = true;
+  for (intptr_t j = 0; j < n; ++j)
+    for (int32_t k = 0; k < cr[j].count; ++k) {
+      zt_strbuf_printf(out, "%s%s", first ? "" : ", ", dg2_reg(cr[j].type.kind));
+      first = false;
+    }
+}
+
+// How each value of `vals` (n of them) is carried: scalars as one name,
+// tensors in registers in the hinted or the incoming layout (inits may be
+// NULL: then the hint or the blocked layout).
+static zt_status_t plan_carried(dg2_t* c, MlirValue (*key)(void*, intptr_t), void* key_arg,
+                                const dg2_val_t** inits, intptr_t n, carried_t* cr,
+                                int32_t* total) {
+  *total = 0;
+  for (intptr_t j = 0; j < n; ++j) {
+    MlirValue k = key(key_arg, j);
+    memset(&cr[j], 0, sizeof cr[j]);
+    ZT_RETURN_IF_ERROR(dg2_value_type(k, &cr[j].type));
+    cr[j].init = inits ? inits[j] : NULL;
+    if (cr[j].type.rank == 0) {
+      cr[j].layout = -1;
+      cr[j].count = 1;
+    } else {
+      ZT_RETURN_IF_ERROR(carried_layout(c, k, cr[j].init, &cr[j].type, &cr[j].layout));
+      cr[j].count = c->layouts[cr[j].layout].e;
+    }
+    *total += cr[j].count;
+  }
+  return NULL;
+}
+
+static MlirValue block_arg_of(void* b, intptr_t j) {
+  return mlirBlockGetArgument(*(MlirBlock*)b, j);
+}
+static MlirValue result_of(void* op, intptr_t j) {
+  return mlirOperationGetResult(*(MlirOperation*)op, j);
+}
+
+// scf.while: the "before" region computes the condition and the values it
+// forwards, the "do" region the next iteration's values. Both regions'
+// arguments are carried like scf.for's (scalars, or tensors in registers).
+zt_status_t dg2_emit_while(dg2_t* c, MlirOperation op) {
+  intptr_t nin = mlirOperationGetNumOperands(op), nres = mlirOperationGetNumResults(op);
+  if (nin > 64 || nres > 64) return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "too many loop values");
+  MlirBlock before = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+  MlirBlock after = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 1));
+  const dg2_val_t* inits[64];
+  for (intptr_t j = 0; j < nin; ++j)
+    ZT_RETURN_IF_ERROR(dg2_get_checked(c, mlirOperationGetOperand(op, j), &inits[j]));
+  carried_t cb[64], ca[64];
+  int32_t tb, ta;
+  ZT_RETURN_IF_ERROR(plan_carried(c, block_arg_of, &before, inits, nin, cb, &tb));
+  // The results (= the "do" region's arguments): hinted or blocked layouts.
+  ZT_RETURN_IF_ERROR(plan_carried(c, result_of, &op, NULL, nres, ca, &ta));
+  zt_strbuf_t inames, itypes, rtypes;
+  zt_strbuf_init(&inames);
+  zt_strbuf_init(&itypes);
+  zt_strbuf_init(&rtypes);
+  bool first = true;
+  zt_status_t s = NULL;
+  for (intptr_t j = 0; j < nin && !s; ++j) s = flat_names(c, inits[j], &cb[j], &inames, &itypes, &first);
+  carried_types(ca, nres, &rtypes);
+  char res[DG2_NAME], argb[DG2_NAME], arga[DG2_NAME];
+  dg2_fresh(c, res);
+  dg2_fresh(c, argb);
+  dg2_fresh(c, arga);
+  zt_strbuf_t head;
+  zt_strbuf_init(&head);
+  if (ta == 1) zt_strbuf_printf(&head, "%s = ", res);
+  if (ta > 1) zt_strbuf_printf(&head, "%s:%d = ", res, ta);
+  zt_strbuf_puts(&head, "scf.while (");
+  const char* p = inames.data ? inames.data : "";
+  for (int32_t i = 0; i < tb && !s; ++i) {
+    const char* q = strchr(p, ',');
+    size_t n = q ? (size_t)(q - p) : strlen(p);
+    zt_strbuf_printf(&head, "%s%s_%d = %.*s", i ? ", " : "", argb, i, (int)n, p);
+    p = q ? q + 2 : p + n;
+  }
+  zt_strbuf_printf(&head, ") : (%s) -> (%s) {", itypes.data ? itypes.data : "",
+                   rtypes.data ? rtypes.data : "");
+  if (!s) dg2_line(c, "%s", head.data);
+  zt_strbuf_deinit(&head);
+  zt_strbuf_deinit(&inames);
+  zt_strbuf_deinit(&itypes);
+  if (s) {
+    zt_strbuf_deinit(&rtypes);
+    return s;
+  }
+  // Before region.
+  c->indent++;
+  ++c->loop_epoch;
+  int32_t idx = 0;
+  for (intptr_t j = 0; j < nin && !s; ++j) {
+    s = bind(c, mlirBlockGetArgument(before, j), &cb[j], argb, idx, tb, false);
+    idx += cb[j].count;
+  }
+  if (!s) s = dg2_emit_block(c, before);
+  MlirOperation cond = block_terminator(before);
+  const dg2_val_t* cv = NULL;
+  if (!s) s = dg2_get_checked(c, mlirOperationGetOperand(cond, 0), &cv);
+  if (!s && cv->kind != DV_SCALAR)
+    s = dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "dg2: scf.while on a tensor condition");
+  zt_strbuf_t names, ytypes;
+  zt_strbuf_init(&names);
+  zt_strbuf_init(&ytypes);
+  first = true;
+  for (intptr_t j = 0; j < nres && !s; ++j) {
+    const dg2_val_t* v;
+    s = dg2_get_checked(c, mlirOperationGetOperand(cond, j + 1), &v);
+    if (!s) s = flat_names(c, v, &ca[j], &names, &ytypes, &first);
+  }
+  if (!s)
+    dg2_line(c, "scf.condition(%s)%s%s%s%s", cv->name, ta ? " " : "", names.data ? names.data : "",
+             ta ? " : " : "", ytypes.data ? ytypes.data : "");
+  zt_strbuf_deinit(&names);
+  zt_strbuf_deinit(&ytypes);
+  c->indent--;
+  if (s) {
+    zt_strbuf_deinit(&rtypes);
+    return s;
+  }
+  // Do region: its block header names the forwarded values.
+  zt_strbuf_t hdr;
+  zt_strbuf_init(&hdr);
+  zt_strbuf_puts(&hdr, "} do {\n");
+  for (int i = 0; i < c->indent; ++i) zt_strbuf_puts(&hdr, "  ");
+  zt_strbuf_puts(&hdr, "^bb0(");
+  {
+    int32_t i = 0;
+    for (intptr_t j = 0; j < nres; ++j)
+      for (int32_t k = 0; k < ca[j].count; ++k, ++i)
+        zt_strbuf_printf(&hdr, "%s%s_%d: %s", i ? ", " : "", arga, i, dg2_reg(ca[j].type.kind));
+  }
+  zt_strbuf_puts(&hdr, "):");
+  dg2_line(c, "%s", hdr.data);
+  zt_strbuf_deinit(&hdr);
+  zt_strbuf_deinit(&rtypes);
+  c->indent++;
+  idx = 0;
+  for (intptr_t j = 0; j < nres; ++j) {
+    ZT_RETURN_IF_ERROR(bind(c, mlirBlockGetArgument(after, j), &ca[j], arga, idx, ta, false));
+    idx += ca[j].count;
+  }
+  ZT_RETURN_IF_ERROR(dg2_emit_block(c, after));
+  MlirOperation y = block_terminator(after);
+  zt_strbuf_init(&names);
+  zt_strbuf_init(&ytypes);
+  first = true;
+  for (intptr_t j = 0; j < nin && !s; ++j) {
+    const dg2_val_t* v;
+    s = dg2_get_checked(c, mlirOperationGetOperand(y, j), &v);
+    if (!s) s = flat_names(c, v, &cb[j], &names, &ytypes, &first);
+  }
+  if (!s) {
+    if (tb)
+      dg2_line(c, "scf.yield %s : %s", names.data, ytypes.data);
+    else
+      dg2_line(c, "scf.yield");
+  }
+  zt_strbuf_deinit(&names);
+  zt_strbuf_deinit(&ytypes);
+  if (s) return s;
+  c->indent--;
+  ++c->loop_epoch;
+  dg2_line(c, "}");
+  idx = 0;
+  for (intptr_t j = 0; j < nres; ++j) {
+    ZT_RETURN_IF_ERROR(bind(c, mlirOperationGetResult(op, j), &ca[j], res, idx, ta, true));
+    idx += ca[j].count;
+  }
+  return NULL;
+}
+
 zt_status_t dg2_emit_if(dg2_t* c, MlirOperation op) {
   intptr_t nres = mlirOperationGetNumResults(op);
   if (nres > 64) return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "too many results");

@@ -43,6 +43,7 @@ typedef struct dg2_val_s {
   zt_type_t type;
   char name[DG2_NAME];  // DV_SCALAR
   MlirOperation op;     // DV_LAZY
+  int32_t res;          // DV_LAZY: which result of op (arith.mului_extended has two)
   char delta[DG2_NAME];  // DV_LAZY pointers: i64 byte offset added ("" none)
   int32_t layout;       // DV_DIST
   char (*el)[DG2_NAME]; // DV_DIST: element SSA names, in slot order
@@ -176,6 +177,7 @@ zt_status_t dg2_scalar_op(dg2_t* c, MlirOperation op, char ins[][DG2_NAME],
                           char outs[][DG2_NAME]);
 zt_status_t dg2_emit_for(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_if(dg2_t* c, MlirOperation op);
+zt_status_t dg2_emit_while(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op);
 /// Layout hints: DPAS layouts for dot operands, propagated backwards.

@@ -405,22 +405,29 @@ static zt_status_t emit_elementwise(dg2_t* c, MlirOperation op) {
   zt_type_t rt;
   ZT_RETURN_IF_ERROR(result_type(op, 0, &rt));
   intptr_t nout = mlirOperationGetNumResults(op);
+  // Several results (arith.mului_extended: low and high halves) share the
+  // operands; each result is its own value.
+  if (nout > MAX_OPERANDS) return unsupported(op);
   if (!any_dist(c, op)) {
     for (intptr_t i = 0; i < nout; ++i) {
-      if (i > 0) return unsupported(op);
-      dg2_val_t v = {.kind = DV_LAZY, .type = rt, .op = op};
+      dg2_val_t v = {.kind = DV_LAZY, .op = op, .res = (int32_t)i};
+      ZT_RETURN_IF_ERROR(result_type(op, i, &v.type));
       ZT_RETURN_IF_ERROR(dg2_put(c, mlirOperationGetResult(op, i), &v));
     }
     return NULL;
   }
-  if (nout != 1) return unsupported(op);
   int32_t l;
   ZT_RETURN_IF_ERROR(pick_layout(c, op, &rt, &l));
   dg2_val_t ins[MAX_OPERANDS];
   intptr_t nin = mlirOperationGetNumOperands(op);
   if (nin > MAX_OPERANDS) return unsupported(op);
   ZT_RETURN_IF_ERROR(operands_in(c, op, l, ins));
-  dg2_val_t r;
+  dg2_val_t r, rs[MAX_OPERANDS];
+  for (intptr_t i = 1; i < nout; ++i) {
+    zt_type_t t;
+    ZT_RETURN_IF_ERROR(result_type(op, i, &t));
+    ZT_RETURN_IF_ERROR(new_dist(c, &t, l, &rs[i]));
+  }
   ZT_RETURN_IF_ERROR(new_dist(c, &rt, l, &r));
   bool addptr = dg2_op_is(op, "tile.addptr");
   bool cast = dg2_op_is(op, "tile.ptr_to_int") || dg2_op_is(op, "tile.int_to_ptr") ||
@@ -437,8 +444,11 @@ static zt_status_t emit_elementwise(dg2_t* c, MlirOperation op) {
     } else {
       ZT_RETURN_IF_ERROR(dg2_scalar_op(c, op, in, out));
       snprintf(r.el[k], DG2_NAME, "%s", out[0]);
+      for (intptr_t i = 1; i < nout; ++i) snprintf(rs[i].el[k], DG2_NAME, "%s", out[i]);
     }
   }
+  for (intptr_t i = 1; i < nout; ++i)
+    ZT_RETURN_IF_ERROR(dg2_put(c, mlirOperationGetResult(op, i), &rs[i]));
   return dg2_put(c, mlirOperationGetResult(op, 0), &r);
 }
 
@@ -798,6 +808,7 @@ zt_status_t dg2_emit_op(dg2_t* c, MlirOperation op) {
   if (dg2_op_is(op, "tile.num_programs")) return emit_grid(c, op, "get_num_groups");
   if (dg2_op_is(op, "scf.for")) return dg2_emit_for(c, op);
   if (dg2_op_is(op, "scf.if")) return dg2_emit_if(c, op);
+  if (dg2_op_is(op, "scf.while")) return dg2_emit_while(c, op);
   if (dg2_op_is(op, "tile.reduce")) return dg2_emit_reduce(c, op);
   if (dg2_op_is(op, "tile.dot")) return dg2_emit_dot(c, op);
   if (dg2_op_is(op, "tile.load")) return emit_load(c, op);

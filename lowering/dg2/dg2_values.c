@@ -587,7 +587,7 @@ zt_status_t dg2_lazy_at(dg2_t* c, const dg2_val_t* v, char coords[][DG2_NAME],
   char ins[8][DG2_NAME], outs[8][DG2_NAME];
   for (intptr_t i = 0; i < nin; ++i) ZT_RETURN_IF_ERROR(operand_at(c, op, i, coords, ins[i]));
   ZT_RETURN_IF_ERROR(dg2_scalar_op(c, op, ins, outs));
-  snprintf(out, DG2_NAME, "%s", outs[0]);
+  snprintf(out, DG2_NAME, "%s", outs[v->res]);
   return NULL;
 }
 
