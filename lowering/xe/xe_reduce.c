@@ -446,6 +446,99 @@ static zt_status_t cols_across_subgroups(xe_emitter_t* e, const reduce_kind_t* r
   return NULL;
 }
 
+// Axis 1 of a tile whose columns are split across subgroups (sg_n > 1), or
+// whose rows per subgroup are not whole 16-row chunks of the 1-D result:
+// each subgroup's row partials `part` (nout chunks, lane i = its row 16c + i;
+// its own columns combined) go to SLM slot [grid column][row of the whole
+// tile], and after a barrier each subgroup combines, in grid-column order,
+// the sg_n partials of every chunk of the 1-D result it holds. Mirrors
+// cols_across_subgroups.
+static zt_status_t rows_across_subgroups(xe_emitter_t* e, const reduce_kind_t* rk,
+                                         const xe_val_t* s, xe_name_t* part, int32_t nout,
+                                         bool nan_check, xe_val_t* r) {
+  zt_scalar_kind_t k = s->type.kind;
+  const char* et = xe_elem(k);
+  int64_t R = s->type.shape[0];
+  int64_t Rp = (R + 15) / 16 * 16;  // the 1-D result's chunks, padding included
+  int64_t T = Rp / 16;
+  int sm = e->sg_m, sn = e->sg_n;
+  if (R != (int64_t)sm * s->tr || r->nchunks != (r->dist ? T / e->nsg : T))
+    return xe_fail(e, ZT_STATUS_INTERNAL, "row reduction across subgroups: layouts");
+  int64_t n = (int64_t)sn * Rp;
+  if (n * zt_scalar_kind_bits(k) / 8 > 65536)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D reduction along axis 1 across %d subgroups of a tile %lld rows high "
+                   "needs %lld bytes of shared local memory on Xe (64 KB at most)",
+                   sn, (long long)R, (long long)(n * zt_scalar_kind_bits(k) / 8));
+  xe_name_t slm, all, wrow, wcol, wbase;
+  if (!xe_slm_buffer(e, k, (int)n, slm)) return NULL;
+  xe_all_true(e, all);
+  // This subgroup's slots: grid column sg % sn, its rows from (sg / sn) * tr.
+  sg_index(e, 1, sn, Rp, wcol);
+  sg_index(e, sn, sm, s->tr, wrow);
+  add_index(e, wcol, wrow, wbase);
+  for (int32_t c = 0; c < nout; ++c) {
+    xe_name_t offs, mask;
+    slm_offsets(e, wbase, 16LL * c, offs);
+    int64_t left = s->tr - 16LL * c;
+    if (left >= 16) memcpy(mask, all, sizeof mask);
+    else xe_pad_mask(e, left, mask);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                     "}> : vector<16x%s>, memref<%lldx%s, 3>, vector<16xindex>, "
+                     "vector<16xi1>%s\n",
+                     part[c], slm, offs, mask, et, (long long)n, et, loc(e));
+  }
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  xe_name_t rbase = "";
+  if (r->dist) sg_index(e, 1, e->nsg, 16LL * r->nchunks, rbase);
+  xe_name_t nan_v;
+  if (nan_check) xe_vconst(e, float_bits(k, 2), et, nan_v);
+  for (int32_t c = 0; c < r->nchunks; ++c) {
+    xe_name_t acc = "", any = "";
+    // Lanes past the last row (R < 16) read slots nobody wrote: padding.
+    xe_name_t mask;
+    if (R - 16LL * c >= 16 || r->dist) memcpy(mask, all, sizeof mask);
+    else xe_pad_mask(e, R - 16LL * c, mask);
+    for (int j = 0; j < sn; ++j) {
+      xe_name_t offs, v;
+      slm_offsets(e, rbase, (int64_t)j * Rp + 16LL * c, offs);
+      xe_fresh(e, v);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                       "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
+                       "vector<16x%s>%s\n",
+                       v, slm, offs, mask, (long long)n, et, et, loc(e));
+      if (nan_check) {
+        xe_name_t u;
+        xe_vbinary(e, "arith.cmpf uno,", v, v, et, u);
+        if (any[0]) {
+          xe_name_t o;
+          xe_vbinary(e, "arith.ori", any, u, "i1", o);
+          memcpy(any, o, sizeof any);
+        } else {
+          memcpy(any, u, sizeof any);
+        }
+      }
+      if (!acc[0]) {
+        memcpy(acc, v, sizeof acc);
+      } else {
+        xe_name_t nv;
+        xe_vbinary(e, rk->combine, acc, v, et, nv);
+        memcpy(acc, nv, sizeof acc);
+      }
+    }
+    if (nan_check) xe_vselect(e, any, nan_v, acc, et, r->names[c]);
+    else memcpy(r->names[c], acc, sizeof acc);
+  }
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  return NULL;
+}
+
 // The built-in kind of a tile.reduce (one operand, a single-op combiner).
 static zt_status_t reduce_kind_of(xe_emitter_t* e, MlirOperation op, const reduce_kind_t** out) {
   MlirAttribute comb = mlirOperationGetAttributeByName(
@@ -746,10 +839,11 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reduction of this 2-D value on Xe");
   if (axis != 0 && axis != 1)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reduction along axis %d", axis);
-  // Column sums of a tile split by rows across subgroups meet in SLM
-  // (cols_across_subgroups); other reductions across subgroups are refused.
+  // Column (row) results of a tile split by rows (columns) across
+  // subgroups, or whose parts do not sit where the 1-D layout puts them,
+  // meet in SLM (cols_across_subgroups, rows_across_subgroups).
   bool across = false;
-  if (!xe_axis_local(e, s, axis) && axis == 0 && !s->narrow && e->sg_m > 1) {
+  if (!xe_axis_local(e, s, axis) && !s->narrow && (axis == 1 || e->sg_m > 1)) {
     across = true;
   } else if (!xe_axis_local(e, s, axis)) {
     bool whole = axis == 1 ? e->sg_n == 1 : e->sg_m == 1;
@@ -899,7 +993,16 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
   } else {
     xe_name_t id;
     xe_vconst(e, idt, et, id);
-    for (int32_t c = 0; c < r->nchunks; ++c) {
+    // Across subgroups: this subgroup's row partials (lane i: its row 16c +
+    // i) first, then the exchange.
+    int32_t nout = across ? (s->tr + 15) / 16 : r->nchunks;
+    xe_name_t* outn = across ? calloc((size_t)nout, sizeof(xe_name_t)) : r->names;
+    if (!outn) {
+      xe_free_val(r);
+      xe_free_val(wide);
+      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    }
+    for (int32_t c = 0; c < nout; ++c) {
       xe_name_t acc;
       memcpy(acc, id, sizeof acc);
       for (int i = 0; i < 16 && 16 * c + i < s->tr; ++i) {
@@ -932,7 +1035,7 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
           }
           xe_take_lane(e, part, i, acc, et, sel);
           memcpy(acc, sel, sizeof acc);
-          if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(r->names[c], sel, sizeof sel);
+          if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(outn[c], sel, sizeof sel);
           continue;
         }
         xe_val_t tmp = {.layout = XE_LAYOUT_ROW16, .numel = 16, .nchunks = 1};
@@ -948,9 +1051,23 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
           memcpy(names[0], part, sizeof names[0]);
         }
         tmp.names = names;
-        ZT_RETURN_IF_ERROR(reduce_into_lane(e, rk, &tmp, i, acc));
-        if (e->error) return NULL;
-        if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(r->names[c], acc, sizeof acc);
+        zt_status_t st = reduce_into_lane(e, rk, &tmp, i, acc);
+        if (st || e->error) {
+          if (across) free(outn);
+          xe_free_val(r);
+          xe_free_val(wide);
+          return st;
+        }
+        if (i == 15 || 16 * c + i + 1 >= s->tr) memcpy(outn[c], acc, sizeof acc);
+      }
+    }
+    if (across) {
+      zt_status_t st = rows_across_subgroups(e, rk, s, outn, nout, nan_check, r);
+      free(outn);
+      if (st || e->error) {
+        xe_free_val(r);
+        xe_free_val(wide);
+        return st;
       }
     }
   }

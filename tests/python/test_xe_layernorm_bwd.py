@@ -29,6 +29,7 @@ from zetile.tools import isa
 from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
 sys.path.insert(0, HERE)
 import xe_layernorm_bwd_kernels as K  # noqa: E402
 
@@ -140,13 +141,28 @@ import json, numpy as np, zetile
 import xe_layernorm_bwd_kernels as K
 rng = np.random.default_rng(4)
 out = {}
-for op in ("sum", "max", "min"):
+SLOW = SLOW_FLAG
+for op in ("sum", "max", "min") if SLOW else ("max",):
     p = rng.standard_normal((32, 200)).astype(np.float32)
     got = np.zeros(200, np.float32)
     K.col_reduce[(2,)](p, got, 32, 200, BLOCK_M=32, BLOCK_N=128, OP=op, num_warps=32)
     zetile.get_device().synchronize()
     want = getattr(np, op)(p.astype(np.float64), 0)
     out[op] = float(np.abs(got - want).max())
+# Axis 1 of tiles split by columns (64x128 on 1x8, 256x64 on 8x4, 8x64 on
+# 1x4: 8 rows, half a chunk of the result).
+ROWS = [(64, 128, 8, "sum"), (8, 64, 4, "max")]
+if SLOW:
+    ROWS += [(64, 128, 8, "max"), (256, 64, 32, "sum"), (256, 64, 32, "max"), (8, 64, 4, "sum")]
+for (bm, bn, warps, op) in ROWS:
+    m, n = 3 * bm - 5, bn - 3
+    p = rng.standard_normal((m, n)).astype(np.float32)
+    got = np.zeros(m, np.float32)
+    K.row_reduce[(zetile.cdiv(m, bm),)](p, got, m, n, BLOCK_M=bm, BLOCK_N=bn, OP=op,
+                                        num_warps=warps)
+    zetile.get_device().synchronize()
+    want = getattr(np, op)(p.astype(np.float64), 1)
+    out["rows_%d_%d_%s" % (bm, bn, op)] = float(np.abs(got - want).max())
 # A dot's accumulator on a 2x4 grid (num_warps=0: the planner's grid), its
 # column sums distributed over the 8 subgroups.
 a = rng.standard_normal((64, 32)).astype(np.float16)
@@ -163,17 +179,34 @@ print("RESULT", json.dumps(out))
 
 
 def test_column_reductions_across_subgroups_e5():
-    """sum/max/min along axis 0 of a 32x128 tile on a 4x8 grid (replicated
-    result), and a dot accumulator's column sums on a 2x4 grid (distributed
-    result): the pvc SPIR-V on Intel's OpenCL CPU runtime against numpy."""
+    """max (sum, min with ZETILE_SLOW_TESTS=1) along axis 0 of a 32x128 tile
+    on a 4x8 grid (replicated result), a dot accumulator's column sums on a
+    2x4 grid (distributed result), and reductions along axis 1 of tiles split
+    by columns (two; six when slow): the pvc SPIR-V on Intel's OpenCL CPU
+    runtime against numpy."""
     opencl_cpu_or_skip()
     ck = zetile.compile(K.dot_col_sum, signature={"A": "*fp16", "B": "*fp16", "C": "*fp32", "S": "*fp32"},
                         constexprs={"BM": 64, "BN": 128, "BK": 32}, target="pvc", cached=False)
     # 2 grid rows x 8 column chunks x 16: the exchange is there.
     assert "@zt_slm_f32_256 " in ck.asm["mlir"]
-    res = run_result(COLS, path=HERE)
-    assert res["sum"] < 1e-5 and res["max"] == 0 and res["min"] == 0, res
+    res = run_result(COLS.replace("SLOW_FLAG", str(SLOW)), path=HERE)
+    assert res["max"] == 0 and res.get("sum", 0) < 1e-5 and res.get("min", 0) == 0, res
     assert res["dot"] < 1e-3 and res["dot_sum"] < 1e-6, res
+    rows = {k: v for k, v in res.items() if k.startswith("rows_")}
+    assert len(rows) == (6 if SLOW else 2) and all(v < 1e-5 for v in rows.values()), res
+
+
+@pytest.mark.parametrize("bm,bn,warps,slots", [(64, 128, 8, 8 * 64), (256, 64, 32, 4 * 256),
+                                               (8, 64, 4, 4 * 16)])
+def test_row_reductions_across_subgroups_build(bm, bn, warps, slots):
+    """Axis 1 of a tile split by columns (refused before): the partial rows
+    meet in an SLM buffer of grid columns x rows (rounded up to 16); E1."""
+    ck = zetile.compile(K.row_reduce, signature={"P": "*fp32", "OUT": "*fp32", "M": "i32", "N": "i32"},
+                        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "OP": "sum"}, target="pvc",
+                        num_warps=warps, cached=False)
+    assert "@zt_slm_f32_%d " % slots in ck.asm["mlir"]
+    if have_tool("spirv-val"):
+        spirv_val(ck.asm["spirv"])
 
 
 def test_e5_old_values_of_a_replicated_tensor_atomic():

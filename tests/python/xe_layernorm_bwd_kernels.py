@@ -98,3 +98,19 @@ def small_tensor_cas(SLOTS, OUT, BLOCK: tl.constexpr, WIDE: tl.constexpr):
     won = tl.sum((old == 0).to(tl.int32), axis=0)
     wide = tl.arange(0, WIDE)
     tl.store(OUT + tl.program_id(0) * WIDE + wide, tl.zeros((WIDE,), dtype=tl.int32) + won)
+
+
+@triton.jit
+def row_reduce(P, OUT, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, OP: tl.constexpr):
+    """One BLOCK_M x BLOCK_N tile reduced along axis 1 (sum, max or min)."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    m = (rows[:, None] < M) & (cols[None, :] < N)
+    x = tl.load(P + rows[:, None] * N + cols[None, :], mask=m, other=0.)
+    if OP == "max":
+        s = tl.max(x, axis=1)
+    elif OP == "min":
+        s = tl.min(x, axis=1)
+    else:
+        s = tl.sum(x, axis=1)
+    tl.store(OUT + rows, s, mask=rows < M)
