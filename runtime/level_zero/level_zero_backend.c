@@ -115,6 +115,8 @@ static void drain(ze_device_t* d) { zt_status_free(ze_synchronize(&d->base)); }
 static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
 static ze_device_t* opened[ZT_ZE_MAX_DEVICES];
 
+static void destroy_ts_events(ze_device_t* d);
+
 static void ze_destroy(zt_device_t* base) {
   ze_device_t* d = as_ze(base);
   pthread_mutex_lock(&open_mu);
@@ -122,10 +124,7 @@ static void ze_destroy(zt_device_t* base) {
     if (opened[i] == d) opened[i] = NULL;
   pthread_mutex_unlock(&open_mu);
   if (d->list && d->pending) drain(d);
-  for (int i = 0; i < TS_EVENTS; ++i)
-    if (d->ts_events[i]) d->syms->zeEventDestroy(d->ts_events[i]);
-  if (d->ts_pool) d->syms->zeEventPoolDestroy(d->ts_pool);
-  if (d->ts_host) d->syms->zeMemFree(d->context, d->ts_host);
+  destroy_ts_events(d);
   if (d->event) d->syms->zeEventDestroy(d->event);
   if (d->event_pool) d->syms->zeEventPoolDestroy(d->event_pool);
   if (d->list) d->syms->zeCommandListDestroy(d->list);
@@ -370,7 +369,17 @@ static zt_status_t timer_properties(ze_device_t* d) {
   return NULL;
 }
 
-static zt_status_t create_ts_events(ze_device_t* d) {
+static void destroy_ts_events(ze_device_t* d) {
+  for (int i = 0; i < TS_EVENTS; ++i)
+    if (d->ts_events[i]) d->syms->zeEventDestroy(d->ts_events[i]);
+  memset(d->ts_events, 0, sizeof d->ts_events);
+  if (d->ts_pool) d->syms->zeEventPoolDestroy(d->ts_pool);
+  if (d->ts_host) d->syms->zeMemFree(d->context, d->ts_host);
+  d->ts_pool = NULL;
+  d->ts_host = NULL;
+}
+
+static zt_status_t create_ts_events_once(ze_device_t* d) {
   const zt_ze_syms_t* s = d->syms;
   if (!s->zeEventQueryKernelTimestamp)
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "the Level Zero loader lacks "
@@ -397,6 +406,13 @@ static zt_status_t create_ts_events(ze_device_t* d) {
                                     TS_EVENTS * sizeof *d->ts_host, 64, (void**)&d->ts_host));
   }
   return NULL;
+}
+
+// All or nothing: a failure leaves no half-made pool for the next try.
+static zt_status_t create_ts_events(ze_device_t* d) {
+  zt_status_t st = create_ts_events_once(d);
+  if (st) destroy_ts_events(d);
+  return st;
 }
 
 static void add_timestamp(ze_device_t* d, const ze_kernel_timestamp_result_t* r) {

@@ -72,7 +72,13 @@ def test_autotuned_kernel_brings_its_configs(tmp_path):
     assert "BLOCK=128 num_warps=1" in out and "BLOCK=512 num_warps=2" in out
 
 
+def _compiler_version():
+    r = run_python("from zetile import _C; print('RESULT', _C.compiler_version())")
+    return [l for l in r.stdout.splitlines() if l.startswith("RESULT ")][-1][7:]
+
+
 def test_gemm_template_on_cpu(tmp_path):
+    built = _compiler_version()
     out = ok(tune(tmp_path, "gemm", "--shape", "64x96x64", "--dtype", "fp16", "--device", "cpu",
                   *FAST, "--plot", "gemm.svg"))
     assert "zetile.ops.gemm 64x96x64 float16 on cpu" in out and "TFLOP/s" in out
@@ -83,19 +89,23 @@ def test_gemm_template_on_cpu(tmp_path):
     assert "zetile.ops.gemm" in show and "[64, 96, 64, \"float16\"]" in show
     # What a template reads before its defaults: the winner of the table above.
     best_line = [l for l in out.splitlines() if l.strip().startswith("1  BLOCK_M=")][0]
-    # Looked up in a fresh process, as the CLI's: the kernel hash covers the
-    # compiler's build id, and a long-lived test process may hold an older
-    # libzetile_compiler than the one just rebuilt (several people build here).
+    # Looked up in a fresh process, as the CLI's. The kernel hash covers the
+    # compiler's build id: a libzetile_compiler rebuilt while this test runs
+    # (several people build in one tree here) makes the stored row another
+    # compiler's, which is right, and no failure of the lookup.
     r = run_python("""
         import json
-        from zetile import tune_db
+        from zetile import _C, tune_db
         from zetile.ops import _kernels
         k = _kernels.load("gemm").gemm_kernel
-        print("RESULT", json.dumps([tune_db.best_for_template(k, [64, 96, n, "float16"],
-                                                              device="cpu") for n in (64, 65)]))
+        print("RESULT", json.dumps([_C.compiler_version()] + [
+            tune_db.best_for_template(k, [64, 96, n, "float16"], device="cpu") for n in (64, 65)]))
         """, env={"ZETILE_AUTOTUNE_DB": str(tmp_path / "tune.sqlite")})
     assert r.returncode == 0, r.stdout + r.stderr
-    best, other = json.loads([l for l in r.stdout.splitlines() if l.startswith("RESULT ")][-1][7:])
+    now, best, other = json.loads(
+        [l for l in r.stdout.splitlines() if l.startswith("RESULT ")][-1][7:])
+    if best is None and now != built:
+        pytest.skip(f"libzetile_compiler was rebuilt during the test ({built} -> {now})")
     assert best is not None
     assert {f"{k}={v}" for k, v in best["kwargs"].items()} == \
         {w for w in best_line.split() if "=" in w}
