@@ -180,14 +180,13 @@ def _print_timing(rows, extra=None, json_out=False, header=""):
     if header:
         print(header)
     heads = ["rank", "config", "median ms", "p20 ms", "p80 ms", "spread %"]
-    if extra:
-        heads.append(extra[0])
+    extras = [e for e in (extra if isinstance(extra, list) else [extra]) if e]
+    heads += [e[0] for e in extras]
     table = []
     for i, r in enumerate(rows):
         line = [i + 1, _label(r["config"]), r["median_ms"], r["p20_ms"], r["p80_ms"],
                 r["spread_pct"]]
-        if extra:
-            line.append(extra[1](r))
+        line += [e[1](r) for e in extras]
         if r["error"]:
             line[2] = "failed"
         table.append(line)
@@ -195,6 +194,26 @@ def _print_timing(rows, extra=None, json_out=False, header=""):
     for r in rows:
         if r["error"]:
             print(f"  {_label(r['config'])}: {r['error']}")
+
+
+def _spill_bytes(kernel, args, kwargs):
+    """Spill memory the device's driver reports for one config's kernel
+    (zeKernelGetProperties on Level Zero), or None where unknown (the CPU
+    target, OpenCL). The kernel is in the JIT's cache after timing."""
+    try:
+        ck = kernel.warmup(*args, **kwargs)
+        ex = getattr(ck, "executable", None)
+        v = ex.stats().get("spill_bytes") if ex is not None else None
+    except Exception:  # noqa: BLE001 - a column of the table, never a failure
+        return None
+    return v if isinstance(v, int) and v >= 0 else None
+
+
+def _spill_column(info, spills):
+    """("spill B", getter) for the table where the device reports spills."""
+    if info.get("backend") != "level_zero" or not any(v is not None for v in spills.values()):
+        return None
+    return ("spill B", lambda r: spills.get(id(r["config"])))
 
 
 def _timer_note(timer, missing=0):
@@ -268,7 +287,13 @@ def _tune_user_kernel(args):
             "benchmark": f"benchmarked in {tuner.bench_time or 0:.1f}s",
             "single": "one config: nothing to compare"}.get(src, src)
     info = runtime.info(dev)
-    _print_timing(rows, json_out=args.json,
+    spills = {}
+    if info.get("backend") == "level_zero" and src == "benchmark":
+        meta = {"device": args.device, **fixed}
+        for c in configs:
+            spills[id(c)] = _spill_bytes(base, positional,
+                                         tuner._warmup_kwargs(tuner._launch_kwargs(c, meta)))
+    _print_timing(rows, extra=[_spill_column(info, spills)], json_out=args.json,
                   header=f"{base.__name__} on {info['name']} ({info.get('description', '')}); "
                          f"{note}; {_timer_note(tuner.timer, tuner.timer_missing)}; "
                          f"best: {_label(tuner.best_config)}")
@@ -343,7 +368,8 @@ def _tune_gemm(args):
     return _tune_template(args, dev, name="zetile.ops.gemm", kernel=g.gemm_kernel,
                           key=[M, N, K, dt], configs=configs,
                           call=lambda cfg: gemm_op(a, b, out=out, config=cfg),
-                          title=f"zetile.ops.gemm {M}x{N}x{K} {dt}", flops=2.0 * M * N * K)
+                          title=f"zetile.ops.gemm {M}x{N}x{K} {dt}", flops=2.0 * M * N * K,
+                          plan=lambda cfg: gemm_op(a, b, out=out, config=cfg, plan=True))
 
 
 def _attention_shape(text):
@@ -397,10 +423,11 @@ def _tune_attention(args, flex):
     return _tune_template(args, dev, name=name, kernel=t.attn_fwd,
                           key=[B, H, L, S, D, dt, bool(args.causal)], configs=configs,
                           call=call, title=f"{name} B,H,L,S,D={B},{H},{L},{S},{D} {dt}"
-                                           f"{' causal' if args.causal else ''}", flops=flops)
+                                           f"{' causal' if args.causal else ''}", flops=flops,
+                          plan=lambda cfg: call(cfg, plan=True))
 
 
-def _tune_template(args, dev, *, name, kernel, key, configs, call, title, flops=None):
+def _tune_template(args, dev, *, name, kernel, key, configs, call, title, flops=None, plan=None):
     """Times `call(config)` for every config (or reads the database), stores
     the result, prints the table and the plot."""
     from . import runtime, testing, tune_db
@@ -450,10 +477,22 @@ def _tune_template(args, dev, *, name, kernel, key, configs, call, title, flops=
                      bench_seconds=secs, **ids)
         note = f"benchmarked in {secs:.1f}s"
     rows = _result_rows(configs, timings, errors)
-    extra = None
+    extra = []
     if flops:
-        extra = ("TFLOP/s", lambda r: flops / (r["median_ms"] * 1e-3) / 1e12
-                 if math.isfinite(r["median_ms"]) and r["median_ms"] > 0 else None)
+        extra.append(("TFLOP/s", lambda r: flops / (r["median_ms"] * 1e-3) / 1e12
+                      if math.isfinite(r["median_ms"]) and r["median_ms"] > 0 else None))
+    spills = {}
+    if plan is not None and info.get("backend") == "level_zero":
+        for c in configs:
+            if c in errors:
+                continue
+            try:
+                launch = plan(dict(c.kwargs))
+            except Exception:  # noqa: BLE001 - the column stays empty
+                continue
+            first = launch.launches[0] if hasattr(launch, "launches") else launch
+            spills[id(c)] = _spill_bytes(first.kernel, first.args, first.kwargs)
+    extra.append(_spill_column(info, spills))
     _print_timing(rows, extra=extra, json_out=args.json,
                   header=f"{title} on {info['name']} ({info.get('description', '')}); {note}; "
                          f"{_timer_note(timer, missing)}; best: {_label(rows[0]['config'])}")

@@ -181,3 +181,8 @@ def test_gemm_on_level_zero_in_aub_mode(tmp_path):
     # wrote none and the table says these zeros are no measurement.
     assert "timer: device kernel timestamps (Level Zero)" in out
     assert "these times are no measurement" in out
+    # The driver's spill size per config (zeKernelGetProperties): this small
+    # tile spills nothing.
+    head = [l for l in out.splitlines() if l.startswith("rank")][0]
+    row = [l for l in out.splitlines() if "BLOCK_M=32" in l and "best:" not in l][0]
+    assert head.split()[-2:] == ["spill", "B"] and row.split()[-1] == "0"
