@@ -3,6 +3,8 @@
 #ifndef ZT_XE_LANE_TIDY_H
 #define ZT_XE_LANE_TIDY_H
 
+#include <stdbool.h>
+
 #include <mlir-c/IR.h>
 
 #include "zetile/status.h"
@@ -12,5 +14,12 @@
 /// an extract of the element and a scalar insert. `out_rewritten` (may be
 /// NULL) gets the count. Errors: out of memory only.
 zt_status_t xe_tidy_lanes(MlirContext ctx, MlirModule m, int* out_rewritten);
+
+/// Lane shuffles marked by the emitter (zt.shfl_*) become gpu.shuffle and
+/// SLM gathers/scatters become masked memref.load/store, in place
+/// (xe_lane_moves.c), as xe_lower_atomics does on the module's text. Sets
+/// *out_done; false (module untouched) when the module holds atomics or an
+/// op in another form, for xe_lower_atomics to take.
+zt_status_t xe_lane_moves(MlirContext ctx, MlirModule m, bool* out_done);
 
 #endif

@@ -614,6 +614,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
     // kernel, upstream's xegpu-subgroup-distribute otherwise.
     // ZETILE_XE_DISTRIBUTE=upstream forces upstream's; =zetile makes a kernel
     // ours cannot take an error (for tests of its coverage).
+    bool ours_done = false;
     if (!s) {
       const char* mode = getenv("ZETILE_XE_DISTRIBUTE");
       bool ours = !(mode && strcmp(mode, "upstream") == 0);
@@ -654,6 +655,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         s = xe_tidy_lanes(lc->ctx, m, NULL);
         zt_timing_record("lane tidy-up", zt_timing_now_ms() - t);
       }
+      ours_done = done;
       if (!s && done) {
         const char* pass = "gpu.module(xegpu-subgroup-distribute),";
         char* at = strstr(pipeline, pass);
@@ -672,8 +674,19 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         char first[sizeof pipeline + 8], second[sizeof pipeline + 32];
         snprintf(first, sizeof first, "%.*s)", (int)(at - pipeline) - 1, pipeline);
         snprintf(second, sizeof second, "builtin.module(%s", at);
-        s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, first, "Xe pipeline (XeGPU distribution)");
-        if (!s) s = xe_lower_atomics(lc->ctx, &m);
+        s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, first,
+                                            "Xe pipeline (XeGPU distribution)");
+        // Without atomics, after zetile's distribution: in place
+        // (xe_lane_moves.c), not through the module's text.
+        // ZETILE_XE_MOVES=text takes the text route always.
+        const char* moves = getenv("ZETILE_XE_MOVES");
+        bool moved = false;
+        if (!s && ours_done && !info.atomics && !(moves && strcmp(moves, "text") == 0)) {
+          double t = zt_timing_now_ms();
+          s = xe_lane_moves(lc->ctx, m, &moved);
+          zt_timing_record("lane moves", zt_timing_now_ms() - t);
+        }
+        if (!s && !moved) s = xe_lower_atomics(lc->ctx, &m);
         if (!s)
           s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, second, "Xe pipeline (XeVM -> LLVM)");
       }
