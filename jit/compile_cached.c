@@ -57,6 +57,14 @@ void zt_compile_cache_key(const char* tile_ir, size_t size,
   // the key is what it always was.
   const char* dist = getenv("ZETILE_XE_DISTRIBUTE");
   if (dist && *dist) update_str(&st, "xe_distribute", dist);
+  // The Xe pipeline overrides and the lane rewrites' switches (xe_lower.c;
+  // for measuring variants): a run with them set keys its own entries.
+  static const char* const kXeKnobs[] = {"ZETILE_XE_PIPELINE", "ZETILE_XE_EMIT_PIPELINE",
+                                         "ZETILE_XE_TIDY", "ZETILE_XE_MOVES"};
+  for (size_t i = 0; i < sizeof kXeKnobs / sizeof kXeKnobs[0]; ++i) {
+    const char* v = getenv(kXeKnobs[i]);
+    if (v && *v) update_str(&st, kXeKnobs[i], v);
+  }
   uint64_t n = size;
   XXH3_128bits_update(&st, "ir", 3);
   XXH3_128bits_update(&st, &n, sizeof n);
