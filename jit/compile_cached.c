@@ -65,6 +65,9 @@ void zt_compile_cache_key(const char* tile_ir, size_t size,
     const char* v = getenv(kXeKnobs[i]);
     if (v && *v) update_str(&st, kXeKnobs[i], v);
   }
+  // ZETILE_CPU_VECTOR_BITS (jit/compiler_cpu_object.c) changes CPU machine code.
+  const char* vbits = getenv("ZETILE_CPU_VECTOR_BITS");
+  if (vbits && *vbits) update_str(&st, "cpu_vector_bits", vbits);
   uint64_t n = size;
   XXH3_128bits_update(&st, "ir", 3);
   XXH3_128bits_update(&st, &n, sizeof n);

@@ -9,6 +9,7 @@
 // An object built for another CPU (a cache shared between machines) is not
 // used: the loader reports it and the runtime falls back to the LLVM text.
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,32 @@ static const char* host_identity(void) {
 // ExecutionEngine load sets JITDUMPDIR, and a load reads the environment.
 static pthread_mutex_t g_object_lock = PTHREAD_MUTEX_INITIALIZER;
 
+// LLVM's x86 tuning prefers 256-bit vectors on AVX-512 CPUs ("prefer-256-bit":
+// older server parts lowered their clock for 512-bit code), so its
+// vectorizers used ymm registers and split our vector<16xf32> ops in two.
+// Tile kernels are long runs of vector arithmetic, where twice the lanes per
+// instruction pays: fused softmax 4096x781 12.9 -> 6.2 ms, layer norm
+// 2048x1531 5.7 -> 3.4 ms (one thread, bench/cpu_kernels.py). The width is
+// ZETILE_CPU_VECTOR_BITS when set (part of the compile key,
+// jit/compile_cached.c; e.g. 256 to compare), else 512 where the host has
+// AVX-512F, else LLVM's own choice.
+static void prefer_vector_width(LLVMModuleRef mod) {
+  const char* w = getenv("ZETILE_CPU_VECTOR_BITS");
+  if (!w || !*w) {
+    char* features = LLVMGetHostCPUFeatures();
+    bool avx512 = strstr(features, "+avx512f") != NULL;
+    LLVMDisposeMessage(features);
+    if (!avx512) return;
+    w = "512";
+  }
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  static const char key[] = "prefer-vector-width";
+  LLVMAttributeRef a =
+      LLVMCreateStringAttribute(ctx, key, sizeof key - 1, w, (unsigned)strlen(w));
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+    if (!LLVMIsDeclaration(f)) LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, a);
+}
+
 zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact) {
   init_native_target();
   char* triple = LLVMGetDefaultTargetTriple();
@@ -112,6 +139,7 @@ zt_status_t zt_cpu_object_emit(MlirModule m, zt_artifact_t* artifact) {
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
   zt_cpu_vector_math_annotate(mod);  // vector exp, log, ... -> libmvec
+  prefer_vector_width(mod);
   // The same optimization MLIR's ExecutionEngine ran at load (O3 for the host).
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   t0 = zt_timing_now_ms();

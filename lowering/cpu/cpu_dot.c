@@ -12,7 +12,12 @@
 
 #include "cpu_lower.h"
 
-#define DOT_MR 4
+// Rows per register block: 8 when the tile allows (16 accumulators of 16
+// lanes with 2 vectors of columns: enough independent FMAs to cover the FMA
+// latency on both ports, where 4 rows gave 8), else 4. With the vectorized
+// block loads (cpu_block.c), 1024^3 fp32 through descriptors with 64x64x32
+// tiles, one thread: 33 -> 27 ms (torch.mm 14.4 ms in the same run).
+#define DOT_MR 8
 #define DOT_LANES 16
 
 static bool vec_input_kind(zt_scalar_kind_t k) { return k == ZT_F32 || k == ZT_F16; }
@@ -69,10 +74,11 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
   *done = false;
   if (a->kind != CPU_BUFFER || b->kind != CPU_BUFFER || work->kind != CPU_BUFFER ||
       work->type.kind != ZT_F32 || !vec_input_kind(a->type.kind) ||
-      !vec_input_kind(b->type.kind) || M % DOT_MR || N % DOT_LANES || K < 1)
+      !vec_input_kind(b->type.kind) || M % 4 || N % DOT_LANES || K < 1)
     return NULL;
   const int nv = N % (2 * DOT_LANES) == 0 ? 2 : 1;  // vectors of columns per block
-  const int nacc = DOT_MR * nv;
+  const int mr = M % DOT_MR == 0 ? DOT_MR : 4;       // rows per block
+  const int nacc = mr * nv;
   char vt[32], wty[96];
   snprintf(vt, sizeof vt, "vector<%dxf32>", DOT_LANES);
   cpu_buf_type(c, work->buf, wty, sizeof wty);
@@ -83,7 +89,7 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
   cpu_index(c, M, cm);
   cpu_index(c, N, cn);
   cpu_index(c, K, ck);
-  cpu_index(c, DOT_MR, smr);
+  cpu_index(c, mr, smr);
   cpu_index(c, (int64_t)nv * DOT_LANES, snb);
   snprintf(m0, sizeof m0, "%%i%d", c->next_id++);
   cpu_line(c, "scf.for %s = %s to %s step %s {", m0, c0, cm, smr);
@@ -93,7 +99,7 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
   ++c->indent;
   // Row starts in a and in the result: (m0 + i) * K and (m0 + i) * N + n0.
   char arow[DOT_MR][ZT_CPU_NAME], wpos[DOT_MR][2][ZT_CPU_NAME], init[DOT_MR][2][ZT_CPU_NAME];
-  for (int i = 0; i < DOT_MR; ++i) {
+  for (int i = 0; i < mr; ++i) {
     char mi[ZT_CPU_NAME], t[ZT_CPU_NAME], kk[ZT_CPU_NAME], nn[ZT_CPU_NAME], wr[ZT_CPU_NAME];
     offset(c, m0, i, mi);
     cpu_fresh(c, t);
@@ -117,7 +123,7 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
   zt_strbuf_init(&line);
   zt_strbuf_printf(&line, "%s:%d = scf.for %s = %s to %s step %s iter_args(", loop, nacc, k, c0,
                    ck, c1);
-  for (int i = 0; i < DOT_MR; ++i)
+  for (int i = 0; i < mr; ++i)
     for (int j = 0; j < nv; ++j) {
       cpu_fresh(c, args[i][j]);
       zt_strbuf_printf(&line, "%s%s = %s", i || j ? ", " : "", args[i][j], init[i][j]);
@@ -143,7 +149,7 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
     load_f32(c, b, p, true, bv[j]);
   }
   char next[DOT_MR][2][ZT_CPU_NAME];
-  for (int i = 0; i < DOT_MR; ++i) {
+  for (int i = 0; i < mr; ++i) {
     char p[ZT_CPU_NAME], av[ZT_CPU_NAME];
     cpu_fresh(c, p);
     cpu_line(c, "%s = arith.addi %s, %s : index", p, arow[i], k);
@@ -155,7 +161,7 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
   }
   zt_strbuf_init(&line);
   zt_strbuf_puts(&line, "scf.yield ");
-  for (int i = 0; i < DOT_MR; ++i)
+  for (int i = 0; i < mr; ++i)
     for (int j = 0; j < nv; ++j)
       zt_strbuf_printf(&line, "%s%s", i || j ? ", " : "", next[i][j]);
   zt_strbuf_puts(&line, " : ");
@@ -166,7 +172,7 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
   if (failed) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu dot");
   --c->indent;
   cpu_line(c, "}");
-  for (int i = 0; i < DOT_MR; ++i)
+  for (int i = 0; i < mr; ++i)
     for (int j = 0; j < nv; ++j)
       cpu_line(c, "vector.store %s#%d, %s[%s] : %s, %s", loop, i * nv + j, work->name,
                wpos[i][j], wty, vt);

@@ -80,6 +80,27 @@ static bool lazy_user_ok(MlirOperation user) {
   return false;
 }
 
+// Per-element cost of re-emitting `op`, in simple vector instructions.
+// Transcendentals become a polynomial of ~25 instructions (exp, cpu_math.c)
+// or a libmvec call: counted as 1, a softmax's exp(x - max) (read by its sum
+// and by the division) was computed twice per element, which cost more than
+// storing it once and reading it back.
+static int32_t lazy_op_cost(MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (n.length > 5 && memcmp(n.data, "math.", 5) == 0) {
+    static const char* const cheap[] = {"math.absf", "math.absi", "math.fma",
+                                        "math.copysign", "math.floor", "math.ceil",
+                                        "math.trunc", "math.roundeven", "math.round"};
+    for (size_t i = 0; i < sizeof cheap / sizeof cheap[0]; ++i)
+      if (cpu_op_is(op, cheap[i])) return 1;
+    if (cpu_op_is(op, "math.sqrt") || cpu_op_is(op, "math.rsqrt")) return 3;
+    return 8;
+  }
+  if (cpu_op_is(op, "arith.divf")) return 3;
+  if (cpu_op_is(op, "tile.load")) return 4;  // lazy (load_lazy_safe): re-read per use
+  return 1;
+}
+
 static bool lazy_ok(MlirOperation def, MlirValue v, int32_t cost) {
   if (cost > LAZY_MAX_COST) return false;
   MlirBlock block = mlirOperationGetBlock(def);
@@ -94,6 +115,60 @@ static bool lazy_ok(MlirOperation def, MlirValue v, int32_t cost) {
   return uses > 0 && uses * cost <= LAZY_MAX_WORK;
 }
 
+// A load may be lazy too (re-read where its element is used, so the loads
+// of `acc += tl.load(...)` or `x * w + b` join the loop of their reader
+// instead of going through a stack buffer) when moving it there cannot change
+// what it reads: no op between the load and the last reader of anything
+// computed from it writes memory (stores, atomics, ops with regions, calls),
+// and nothing computed from it is stored (a permuted in-place store could
+// overwrite elements a later lazy read still needs).
+static bool writes_memory(MlirOperation op) {
+  if (mlirOperationGetNumRegions(op) > 0) return true;
+  static const char* const w[] = {"tile.store", "tile.atomic_rmw", "tile.atomic_cas",
+                                  "tile.block_store", "func.call"};
+  for (size_t i = 0; i < sizeof w / sizeof w[0]; ++i)
+    if (cpu_op_is(op, w[i])) return true;
+  return false;
+}
+
+#define LOAD_LAZY_SCAN 256  // ops looked at after the load; more: not lazy
+
+static bool load_lazy_safe(MlirOperation load) {
+  MlirValue tainted[32];
+  int nt = 0;
+  tainted[nt++] = mlirOperationGetResult(load, 0);
+  MlirBlock block = mlirOperationGetBlock(load);
+  int steps = 0;
+  for (MlirOperation w = mlirOperationGetNextInBlock(load); !mlirOperationIsNull(w);
+       w = mlirOperationGetNextInBlock(w)) {
+    if (++steps > LOAD_LAZY_SCAN) return false;
+    bool uses = false;
+    for (intptr_t i = 0; i < mlirOperationGetNumOperands(w) && !uses; ++i)
+      for (int t = 0; t < nt && !uses; ++t)
+        uses = mlirValueEqual(mlirOperationGetOperand(w, i), tainted[t]);
+    if (uses) {
+      if (cpu_op_is(w, "tile.store") || cpu_op_is(w, "tile.atomic_rmw") ||
+          cpu_op_is(w, "tile.atomic_cas") || cpu_op_is(w, "tile.block_store"))
+        return false;
+      for (intptr_t r = 0; r < mlirOperationGetNumResults(w); ++r) {
+        if (nt == (int)(sizeof tainted / sizeof tainted[0])) return false;
+        tainted[nt++] = mlirOperationGetResult(w, r);
+      }
+    }
+    if (!writes_memory(w)) continue;
+    // Any read of a tainted value after w (in this block) is too late.
+    for (int t = 0; t < nt; ++t)
+      for (MlirOpOperand u = mlirValueGetFirstUse(tainted[t]); !mlirOpOperandIsNull(u);
+           u = mlirOpOperandGetNextUse(u)) {
+        MlirOperation owner = mlirOpOperandGetOwner(u);
+        if (!mlirBlockEqual(mlirOperationGetBlock(owner), block) ||
+            mlirOperationEqual(owner, w) || mlirOperationIsBeforeInBlock(w, owner))
+          return false;
+      }
+  }
+  return true;
+}
+
 static zt_status_t generic_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
                               char outs[][ZT_CPU_NAME]);
 typedef zt_status_t (*elem_fn)(cpu_t* c, MlirOperation op,
@@ -103,6 +178,10 @@ static zt_status_t addptr_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME]
                              char outs[][ZT_CPU_NAME]);
 static void make_range_elem(cpu_t* c, MlirOperation op, const char* idx,
                             char out[ZT_CPU_NAME]);
+static zt_status_t load_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                           char outs[][ZT_CPU_NAME]);
+static bool gep_address(cpu_t* c, const cpu_val_t* p, const char* idx,
+                        char out[ZT_CPU_NAME]);
 
 void cpu_read_lazy(cpu_t* c, const cpu_val_t* v, const char* idx,
                    char out[ZT_CPU_NAME]) {
@@ -113,13 +192,22 @@ void cpu_read_lazy(cpu_t* c, const cpu_val_t* v, const char* idx,
   }
   intptr_t nin = mlirOperationGetNumOperands(op);
   char ins[MAX_OPERANDS][ZT_CPU_NAME], outs[MAX_OPERANDS][ZT_CPU_NAME];
-  for (intptr_t i = 0; i < nin && i < MAX_OPERANDS; ++i) {
+  bool load = cpu_op_is(op, "tile.load");
+  // A load's address last: reading its mask or `other` may emit another
+  // load, which clears addr_is_ptr (set by gep_address for this one).
+  for (intptr_t i = load ? 1 : 0; i < nin && i < MAX_OPERANDS; ++i) {
     const cpu_val_t* in = cpu_map_get(c, mlirOperationGetOperand(op, i));
     if (in) cpu_read(c, in, idx, ins[i]);
   }
-  // Both succeeded when the op was first seen; statuses cannot happen here.
-  zt_status_t s = cpu_op_is(op, "tile.addptr") ? addptr_fn(c, op, ins, outs)
-                                              : arith_fn(op)(c, op, ins, outs);
+  if (load) {
+    const cpu_val_t* p = cpu_map_get(c, mlirOperationGetOperand(op, 0));
+    if (p && !gep_address(c, p, idx, ins[0])) cpu_read(c, p, idx, ins[0]);
+  }
+  // All succeeded when the op was first seen; statuses cannot happen here.
+  zt_status_t s = load ? load_fn(c, op, ins, outs)
+                  : cpu_op_is(op, "tile.addptr") ? addptr_fn(c, op, ins, outs)
+                                                 : arith_fn(op)(c, op, ins, outs);
+  c->addr_is_ptr = false;
   zt_status_free(s);
   snprintf(out, ZT_CPU_NAME, "%s", outs[0]);
 }
@@ -195,8 +283,8 @@ static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
     }
     return NULL;
   }
-  if (pure && nout == 1) {
-    int32_t cost = 1;
+  if ((pure || (cpu_op_is(op, "tile.load") && load_lazy_safe(op))) && nout == 1) {
+    int32_t cost = lazy_op_cost(op);
     for (intptr_t i = 0; i < nin; ++i)
       if (in[i]->kind == CPU_LAZY) cost += in[i]->cost;
     MlirValue r = mlirOperationGetResult(op, 0);
@@ -212,10 +300,10 @@ static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
   cpu_loop_begin(c, numel, iv);
   bool mem = cpu_op_is(op, "tile.load") || cpu_op_is(op, "tile.store") ||
              cpu_op_is(op, "tile.atomic_rmw") || cpu_op_is(op, "tile.atomic_cas");
-  for (intptr_t i = 0; i < nin; ++i) {
-    if (i == 0 && mem && gep_address(c, in[0], iv, ins[0])) continue;
-    cpu_read(c, in[i], iv, ins[i]);
-  }
+  // The address last (see cpu_read_lazy: a lazy load among the other
+  // operands clears addr_is_ptr).
+  for (intptr_t i = 1; i < nin; ++i) cpu_read(c, in[i], iv, ins[i]);
+  if (nin > 0 && !(mem && gep_address(c, in[0], iv, ins[0]))) cpu_read(c, in[0], iv, ins[0]);
   zt_status_t s = fn(c, op, ins, outs);
   c->addr_is_ptr = false;
   if (!s)
