@@ -265,3 +265,16 @@ def test_dot_scaled_e2m1_packed_along_m_and_bad_scale():
     assert torch.isnan(out[3]).all()
     rows = [i for i in range(M) if i != 3]
     np.testing.assert_allclose(out.numpy()[rows], ref[rows], rtol=1e-6, atol=1e-6)
+
+
+@triton.jit
+def _rtz_half(X, Z):
+    offs = tl.arange(0, 16)
+    tl.store(Z + offs, tl.load(X + offs).to(tl.float16, fp_downcast_rounding="rtz"))
+
+
+def test_rtz_outside_fp8_is_refused_not_ignored():
+    # fp32 -> fp16 toward zero is not implemented: an error, not a silent RTNE
+    x = torch.full((16,), 1.0 + 2.0 ** -11 + 2.0 ** -13)   # RTNE rounds up, rtz down
+    with pytest.raises(triton.CompilationError, match="rtz"):
+        _rtz_half[(1,)](x, torch.empty(16, dtype=torch.float16))

@@ -208,6 +208,11 @@ class Semantic:
                 return f if dst == T.float32 else self.cast(f, dst)
             f = self.cast(t, T.float32) if src != T.float32 else t
             return F8.from_f32(self, f, dst, rtz=rounding == "rtz")
+        if rounding == "rtz" and src.is_floating() and dst.is_floating() and \
+                dst.primitive_bitwidth < src.primitive_bitwidth:
+            # rather than round to nearest without a word
+            raise NotImplementedError(f"fp_downcast_rounding='rtz' from {src} to {dst}: zetile "
+                                      "rounds toward zero only into 8-bit floats")
         if src.is_ptr() and dst.is_ptr():
             return tensor(b.ptr_cast(t.handle, dst.element_ty.zt_kind), dst, t.shape)
         if src.is_ptr() and dst.is_int():
