@@ -3,9 +3,9 @@ on the same inputs, in the same run, plus host launch overhead.
 
     .venv/bin/python bench/cpu_kernels.py [--reps 20] [--threads 1]
 
---threads N sets ZETILE_NUM_THREADS and torch.set_num_threads to N (numpy's
-ops here are single-threaded anyway); without it each library uses its own
-default. Each figure is the minimum over --rounds rounds of --reps calls (the
+--threads N sets ZETILE_NUM_THREADS, torch.set_num_threads and numpy's BLAS
+threads (OPENBLAS_NUM_THREADS, for np.matmul) to N; without it each library
+uses its own default. Each figure is the minimum over --rounds rounds of --reps calls (the
 machine is shared: the minimum is the least disturbed), the median beside it.
 CPU timings of the CPU target (what zetile runs without an Intel GPU); they
 say nothing about GPU speed.
@@ -16,7 +16,17 @@ import statistics
 import sys
 import time
 
-import numpy as np
+# --threads N also limits numpy's BLAS (np.matmul) before numpy loads it:
+# otherwise OpenBLAS runs its matmuls on every core and its threads keep
+# spinning after each call, into the next row's zetile timing.
+for _i, _a in enumerate(sys.argv):
+    if _a.startswith("--threads"):
+        _n = _a.split("=", 1)[1] if "=" in _a else sys.argv[_i + 1]
+        if int(_n):
+            os.environ.setdefault("OPENBLAS_NUM_THREADS", _n)
+            os.environ.setdefault("OMP_NUM_THREADS", _n)
+
+import numpy as np  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
