@@ -24,8 +24,8 @@ DIFFERENCES = {
            "computed as ieee; 3-D (batched) operands on the CPU target only (Xe refuses 3-D "
            "tensors)",
     "load": "cache_modifier / eviction_policy / volatile accepted and ignored",
-    **{f"float8{v}": "emulated: held as bytes, computed in fp32 (conversions bit-equal to "
-                     "torch's, RTNE or rtz); fp8 dots are fp16 products with fp32 accumulation; "
+    **{f"float8{v}": "emulated: held as bytes, computed in fp32 (conversions RTNE or rtz, "
+                     "bit-equal to torch's in range, saturating out of range as Triton); fp8 dots are fp16 products with fp32 accumulation; "
                      "Xe builds the conversions, its dot refuses converted operands"
        for v in ("e4b15", "e4b8", "e4nv", "e5", "e5b16")},
     "dot_scaled": "by upcasting: operands decoded to fp32, scaled, rounded to bf16 (fp16 when "
