@@ -5,7 +5,12 @@ only `import triton` resolved to zetile, on every target (issue 12):
                reference at a small size (E4);
   pvc bmg dg2  every specialization those launches compiled, built for the
                target: E1 (spirv-val) and E2 (ocloc + iga64: DPAS, sends,
-               spilled registers), each build under a time limit.
+               spilled registers), each build under a time limit;
+  e5           the cpu column's cases again (same host code, same torch
+               reference), with the kernels' pvc SPIR-V run on Intel's
+               OpenCL CPU runtime (zetile device opencl:cpu), each case
+               under --e5-timeout (that runtime's compiler is slow on big
+               kernels); a case past it is "timeout", never a pass.
 
     TRITON_SRC=/path/to/triton .venv/bin/python scripts/tutorials.py
     scripts/tutorials.py --tutorials 01,03 --targets cpu,pvc --timeout 300
@@ -35,6 +40,7 @@ HERE = os.path.join(ROOT, "scripts")
 KNOWN = os.path.join(ROOT, "tests", "tutorials_known_failures.txt")
 TUTORIALS = ["01", "02", "03", "03a", "04", "05", "06", "07", "08", "09"]
 TARGETS = ["cpu", "pvc", "bmg", "dg2"]
+EXTRA_TARGETS = ["e5"]   # not run by default: it needs Intel's OpenCL CPU runtime and takes long
 
 
 # ------------------------------------------------------------ known failures
@@ -103,6 +109,77 @@ def run_cases(src, tut, out_dir, timeout, quick):
             c["message"] = f"process died (exit {r.returncode}): {last[:200]}"
     res["seconds"] = round(time.time() - t, 1)
     return res
+
+
+def run_cases_e5(src, tut, out_dir, limit, quick):
+    """The tutorial's cases on opencl:cpu, each under `limit` seconds: the
+    case process is watched through the results file it rewrites per case;
+    a case running past the limit has its process killed, is recorded as
+    timeout, and a new process goes on with the cases after it (a case that
+    kills its process is likewise recorded and skipped). Returns
+    {case: result}."""
+    out = os.path.join(out_dir, f"e5_{tut}.json")
+    done = {}
+    while True:
+        if os.path.exists(out):
+            os.remove(out)
+        cmd = [sys.executable, os.path.join(HERE, "tutorials_cases.py"), "--src", src, "--tutorial", tut,
+               "--out", out, "--device", "opencl:cpu", "--skip", "\n".join(done)] + \
+              (["--quick"] if quick else [])
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        t0, killed, current = time.time(), None, None
+        while p.poll() is None:
+            time.sleep(1)
+            res = _read_json(out)
+            running = [c for c in (res or {}).get("cases", []) if c.get("status") == "crash"]
+            current = running[-1] if running else None
+            # Before the first case starts the process loads the tutorial: limited too.
+            started = current.get("started", t0) if current else t0
+            if time.time() - started > limit:
+                os.killpg(p.pid, 9)
+                killed = current["case"] if current else None
+                break
+        _, err = p.communicate()
+        res = _read_json(out) or {}
+        new = 0
+        for c in res.get("cases", []):
+            if c["case"] in done:
+                continue
+            new += 1
+            if c.get("status") == "crash":
+                if c["case"] == killed:
+                    c["status"], c["message"] = "timeout", f"no result after {limit:g} s on opencl:cpu"
+                else:
+                    last = (err.strip().splitlines() or ["?"])[-1]
+                    c["message"] = f"process died (exit {p.returncode}): {last[:200]}"
+            done[c["case"]] = c
+        if p.returncode == 0 and not killed:
+            return done
+        if new == 0:   # nothing got as far as a case: the whole tutorial failed
+            msg = (f"timeout: loading took more than {limit:g} s" if killed or p.returncode == -9
+                   else f"the case process failed: {(err.strip().splitlines() or ['?'])[-1][:200]}")
+            done["*"] = {"case": "*", "status": "timeout" if "timeout" in msg else "error", "message": msg}
+            return done
+
+
+def _read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def e5_cell(row, e5):
+    case = row["case"].get("case")
+    if case in e5:
+        c = e5[case]
+        return {"status": c.get("status", "error"), "message": c.get("message", ""),
+                "seconds": c.get("seconds")}
+    if "*" in e5:
+        return dict(e5["*"])
+    return {"status": "not run", "message": "no such case on opencl:cpu"}
 
 
 def run_build(spec, target, out_dir, timeout):
@@ -198,7 +275,8 @@ def short_cell(c):
     if st == "ok":
         i = c.get("isa")
         if not i:
-            return "ok" + (" (E1; no ocloc device)" if c.get("E2") == "n/a" else "")
+            secs = f", {c['seconds']} s" if c.get("seconds") is not None else ""   # e5: the case's time
+            return "ok" + (" (E1; no ocloc device)" if c.get("E2") == "n/a" else "") + secs
         compat = "compat: " if c.get("E2") == "pass (compat)" else ""
         spill = f", {i['spilled']} spilled" if i["spilled"] else ""
         return (f"ok, {compat}{i['dpas']} DPAS ({i['dpas_in_loop']} in loop), {i['sends']} sends{spill},"
@@ -223,6 +301,8 @@ def main(argv=None):
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--timeout", type=float, default=300, help="seconds per Xe build (default 300)")
     ap.add_argument("--case-timeout", type=float, default=1800, help="seconds per tutorial CPU run")
+    ap.add_argument("--e5-timeout", type=float, default=600,
+                    help="seconds per case on opencl:cpu (the e5 target; default 600)")
     ap.add_argument("--known", default=KNOWN)
     ap.add_argument("--quick", action="store_true", help="one case per tutorial")
     ap.add_argument("--out", default=None, help="directory for the JSON results (default: a temp dir)")
@@ -240,18 +320,24 @@ def main(argv=None):
                            capture_output=True, text=True).stdout.strip()
     if dirty:   # the library under test is built from the working tree, not from the commit
         commit += f" + {len(dirty.splitlines())} modified files"
+    bad = [t for t in targets if t not in TARGETS + EXTRA_TARGETS]
+    if bad:
+        ap.error(f"unknown target(s) {','.join(bad)}: choose from {','.join(TARGETS + EXTRA_TARGETS)}")
     print(f"zetile {commit}, tutorials from {a.src}, targets {','.join(targets)}, "
-          f"Xe build limit {a.timeout:g} s, results in {out_dir}", flush=True)
+          f"Xe build limit {a.timeout:g} s" + (f", e5 case limit {a.e5_timeout:g} s" if "e5" in targets else "")
+          + f", results in {out_dir}", flush=True)
     table = []
     for tut in [t for t in a.tutorials.split(",") if t]:
         if not glob.glob(os.path.join(a.src, "python", "tutorials", f"{tut}-*.py")):
             print(f"(no tutorial {tut} in this tree: left out)", flush=True)
             continue
         res = run_cases(a.src, tut, out_dir, a.case_timeout, a.quick)
+        e5 = run_cases_e5(a.src, tut, out_dir, a.e5_timeout, a.quick) if "e5" in targets else {}
         for row in rows_of(res):
             cells = {}
             for tg in targets:
-                cells[tg] = cpu_cell(row) if tg == "cpu" else xe_cell(row, tg, out_dir, a.timeout)
+                cells[tg] = (cpu_cell(row) if tg == "cpu" else e5_cell(row, e5) if tg == "e5"
+                             else xe_cell(row, tg, out_dir, a.timeout))
             table.append({"row": row["row"], "cells": cells,
                           "spec": {k: row["spec"].get(k) for k in ("kernel", "num_warps", "constexprs",
                                                                    "signature")} if row["spec"] else None})

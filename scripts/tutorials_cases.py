@@ -210,13 +210,20 @@ def short(c):
 
 
 # ----------------------------------------------------------------- main
-def run(src, tutorial, quick=False, save=None):
+def run(src, tutorial, quick=False, save=None, device="cpu", skip=()):
     import torch
     import zt_triton_alias  # noqa: F401 - `triton` is zetile from here on
     import zetile
     import zetile.driver as zdrv
     from tutorials_drivers import DRIVERS
-    zetile.set_device("cpu")
+    # "opencl:cpu" (the e5 column): the pvc SPIR-V runs on Intel's OpenCL CPU
+    # runtime, which takes the same torch CPU tensors.
+    zetile.set_device(device)
+    if device != "cpu":
+        # The driver names "xpu" for a non-CPU zetile device, but this torch
+        # has none: opencl:cpu runs on host memory, so the tutorials' DEVICE
+        # (and their asserts on it) must be torch's CPU.
+        zdrv.active.get_active_torch_device = lambda: torch.device("cpu")
     torch.manual_seed(0)
     # The Intel path of each tutorial (see the module doc).
     cpu_target = zdrv.active.get_current_target
@@ -238,7 +245,8 @@ def run(src, tutorial, quick=False, save=None):
     rec = Recorder()
     t0 = time.time()
     mod, skipped = load_tutorial(path, "tutorial_" + tutorial.replace("-", "_"))
-    out = {"tutorial": os.path.basename(path)[:-3], "file": path, "skipped_definitions": skipped,
+    out = {"tutorial": os.path.basename(path)[:-3], "file": path, "device": device,
+           "skipped_definitions": skipped,
            "load_s": round(time.time() - t0, 1), "cases": [], "specs": rec.specs}
     if save:
         rec.on_record = lambda: save(out)
@@ -247,11 +255,14 @@ def run(src, tutorial, quick=False, save=None):
         out["error"] = f"no driver for tutorial {tutorial}"
         return out
     for case, fn in driver(mod, quick):
+        if case in skip:   # done (or timed out) in an earlier process: see tutorials.run_cases_e5
+            continue
         rec.case = case
         t = time.time()
         # Written before the call: a case that kills the process (a crash in
         # a kernel) is reported as such from this file.
-        r = {"case": case, "status": "crash", "message": "the process died in this case"}
+        r = {"case": case, "status": "crash", "message": "the process died in this case",
+             "started": t}
         out["cases"].append(r)
         if save:
             save(out)
@@ -282,6 +293,8 @@ def main():
     ap.add_argument("--tutorial", required=True, help="number prefix: 01 .. 09, 03a")
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true", help="fewer cases (the pytest uses it)")
+    ap.add_argument("--device", default="cpu", help="zetile device the kernels run on (opencl:cpu: E5)")
+    ap.add_argument("--skip", default="", help="case names to leave out, separated by '\\n'")
     a = ap.parse_args()
     sys.path[:0] = [os.path.join(ROOT, "scripts", "triton_suite"), os.path.join(ROOT, "scripts"),
                     os.path.join(ROOT, "python-bindings")]
@@ -289,7 +302,7 @@ def main():
         with open(a.out + ".tmp", "w") as f:
             json.dump(res, f, indent=1, default=str)
         os.replace(a.out + ".tmp", a.out)
-    save(run(a.src, a.tutorial, a.quick, save))
+    save(run(a.src, a.tutorial, a.quick, save, a.device, set(filter(None, a.skip.split("\n")))))
 
 
 if __name__ == "__main__":

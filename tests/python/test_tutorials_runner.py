@@ -119,3 +119,31 @@ def test_runner_cpu_two_tutorials(tmp_path):
     assert "| 01-vector-add::add_kernel | ok |" in r.stdout
     assert "| 04-low-memory-dropout::_seeded_dropout | ok |" in r.stdout
     assert "summary: 4 kernel rows x 1 targets, 4 ok" in r.stdout
+
+
+def test_e5_cells():
+    """The e5 column takes a row's result from the opencl:cpu run by case
+    name; a timeout stays a timeout; a tutorial-wide failure covers its rows;
+    a case the run never reached is "not run", not ok."""
+    row = {"case": {"case": "ln[w8]", "status": "ok"}, "spec": None}
+    assert tutorials.e5_cell(row, {"ln[w8]": {"status": "ok", "seconds": 2.0}})["status"] == "ok"
+    t = tutorials.e5_cell(row, {"ln[w8]": {"status": "timeout", "message": "no result after 180 s"}})
+    assert t["status"] == "timeout" and "180" in t["message"]
+    assert tutorials.e5_cell(row, {"*": {"status": "error", "message": "x"}})["status"] == "error"
+    assert tutorials.e5_cell(row, {"other": {"status": "ok"}})["status"] == "not run"
+    assert "e5" in tutorials.EXTRA_TARGETS and "e5" not in tutorials.TARGETS
+
+
+@pytest.mark.skipif(not TRITON_SRC, reason="TRITON_SRC (a Triton source tree) is not set")
+def test_runner_e5_vector_add(tmp_path):
+    """Tutorial 01 with its kernel's SPIR-V run on Intel's OpenCL CPU runtime
+    (E5): ok against the tutorial's torch reference."""
+    from zt_testutil import opencl_cpu_or_skip
+    opencl_cpu_or_skip()
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tutorials.py"), "--src", TRITON_SRC,
+                        "--tutorials", "01", "--targets", "e5", "--e5-timeout", "300", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, ZETILE_CACHE_DIR=str(tmp_path / "cache")))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "| 01-vector-add::add_kernel | ok |" in r.stdout
+    assert "summary: 1 kernel rows x 1 targets, 1 ok" in r.stdout
