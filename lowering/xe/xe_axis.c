@@ -312,6 +312,15 @@ static void info_rules(xe_emitter_t* e, MlirValue v, xe_axis_t* out, int depth) 
       }
     return;
   }
+  if (name_is(n, "tile.trans") && rank == 2 && mlirOperationGetNumOperands(op) == 1) {
+    // A 2-D transpose ([1, 0], the only one of rank 2): the facts per axis swap.
+    xe_axis_t s;
+    info(e, mlirOperationGetOperand(op, 0), &s, depth + 1);
+    *out = s;
+    out->lin[0] = s.lin[1], out->lin[1] = s.lin[0];
+    out->step[0] = s.step[1], out->step[1] = s.step[0];
+    return;
+  }
   if (name_is(n, "tile.expand_dims") || name_is(n, "tile.reshape")) {
     MlirValue src = mlirOperationGetOperand(op, 0);
     if (rank_of(src) != 1 || rank != 2) {

@@ -341,8 +341,15 @@ const char* xe_reduction_combiner(const char* kind, bool fl);
 bool xe_value_is_one(MlirValue v);
 
 /// tile.trans of a 2-D tile.block_load becomes a block load of the
-/// transposed view (xe_trans_load.c); *out_count: how many.
-zt_status_t xe_transpose_block_loads(MlirOperation kernel, int* out_count);
+/// transposed view, and (num_warps > 1) tile.trans of a 2-D tile.load into
+/// a dot a load of the transposed addresses (xe_trans_load.c); *out_count:
+/// how many.
+zt_status_t xe_transpose_block_loads(MlirOperation kernel, int num_warps, int* out_count);
+
+/// SPIR-V of an LLVM-dialect module whose -O2 SPIR-V came out invalid: the
+/// optimized LLVM IR with instruction selection at -O0 (xe_spirv_o0.c);
+/// validated, then set as lc's "spirv" artifact.
+zt_status_t xe_emit_spirv_o0(zt_lower_ctx_t* lc, MlirModule m);
 
 /// zetile's own lane distribution (xe_distribute.c): the emitted
 /// subgroup-level module rewritten in place into one lane's code, in place

@@ -251,7 +251,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   zt_status_t s = zt_squeeze_unit_dims(k, &squeezed);
   // A transposed block load into a dot reads the transposed view instead.
   int transposed;
-  if (!s) s = xe_transpose_block_loads(k, &transposed);
+  if (!s) s = xe_transpose_block_loads(k, lc->options->num_warps, &transposed);
   if (!s) s = pick_subgroups(lc, &e.nsg);
   bool has_2d = false;
   if (!s) s = xe_matrix_plan(&e, &has_2d);
@@ -484,6 +484,7 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   // ZETILE_XE_EMIT=process: always the separate process (tests, and users
   // who prefer its clean state to the in-process speed).
   const char* mode = getenv("ZETILE_XE_EMIT");
+  bool was_stale = g_backend_stale;
   int attempts = (mode && strcmp(mode, "process") == 0) || g_backend_stale ? 0 : XE_EMIT_ATTEMPTS;
   for (int attempt = 0; attempt < attempts; ++attempt) {
     MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
@@ -518,6 +519,19 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
     return NULL;
   }
   if (!last) return s;
+  // Invalid from a clean backend too: not stale state but a miscompile of
+  // the backend's -O2 selection (xe_spirv_o0.c), and this process's backend
+  // is as good as before. The optimized IR, selected at -O0.
+  g_backend_stale = was_stale;
+  t0 = zt_timing_now_ms();
+  zt_status_t o0 = xe_emit_spirv_o0(lc, m);
+  zt_timing_record("Xe SPIR-V emission (-O0 selection)", zt_timing_now_ms() - t0);
+  if (!o0) {
+    zt_status_free(s);
+    zt_status_free(last);
+    return NULL;
+  }
+  zt_status_free(o0);
   zt_status_free(s);
   return zt_status_annotate(last, "Xe SPIR-V emission (invalid after retries)");
 }

@@ -761,6 +761,12 @@ static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_
     idx_t si[2] = {idx[axis == 0 ? 1 : 0], {0}};
     return lazy_eval(e, src, si, out);
   }
+  if (name_is(n, "tile.trans") && rank == 2) {
+    // Element (i, j) of a transpose is element (j, i) of its operand (the
+    // lane index moves to the operand's rows: a gather of addresses).
+    idx_t si[2] = {idx[1], idx[0]};
+    return lazy_eval(e, mlirOperationGetOperand(op, 0), si, out);
+  }
   if (name_is(n, "tile.addptr")) {
     lval_t p, o;
     ZT_RETURN_IF_ERROR(lazy_eval(e, mlirOperationGetOperand(op, 0), idx, &p));
@@ -2306,7 +2312,10 @@ static zt_status_t emit_expand_dims_data(xe_emitter_t* e, MlirOperation op) {
   if (t.kind == ZT_BF16)
     // 1-D bf16 values are i16 bits, 2-D bf16 blocks are bf16: no bridge yet.
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "expand_dims of bf16 tensors on Xe");
-  if (axis == 1) {
+  // (1, N) over a grid that splits rows has no block form either (one row
+  // cannot split across subgroups): a pending record too, which a broadcast
+  // evaluates row by row (lazy_eval reads the 1-D chunk of each column).
+  if (axis == 1 || e->sg_m > 1) {
     xe_val_t* r = calloc(1, sizeof *r);
     if (r) r->names = calloc(1, sizeof(xe_name_t));
     if (!r || !r->names) {
@@ -2588,6 +2597,15 @@ static zt_status_t emit_reshape_rows(xe_emitter_t* e, MlirOperation op, bool* ha
 
 // A lazy 2-D value: nothing to emit now. addptr by a uniform amount keeps
 // the root and adds to the carried offset.
+// Whether a 2-D value is index arithmetic (addresses, masks, integer index
+// tensors that hold no data): kept as a pending record, not blocks.
+static bool lazy_kind(xe_emitter_t* e, MlirValue v) {
+  MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
+  if (mlirTypeIsAFloat(et)) return false;
+  if (!mlirTypeIsAInteger(et)) return true;  // pointers
+  return mlirIntegerTypeGetWidth(et) == 1 || !xe_is_data(e, v);
+}
+
 static zt_status_t emit_lazy(xe_emitter_t* e, MlirOperation op) {
   MlirValue res = mlirOperationGetResult(op, 0);
   zt_type_t t;
@@ -2654,6 +2672,13 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
       xe_matrix_cache_clear(e);
       return s;
     }
+  }
+  if (name_is(n, "tile.trans") && value_rank(mlirOperationGetResult(op, 0)) == 2 &&
+      lazy_kind(e, mlirOperationGetResult(op, 0))) {
+    // A transposed address, mask or index tensor: evaluated where it is read.
+    s = emit_lazy(e, op);
+    xe_matrix_cache_clear(e);
+    return s;
   }
   if (name_is(n, "tile.trans")) {
     s = xe_emit_permute(e, op);

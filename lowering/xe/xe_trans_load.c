@@ -222,8 +222,104 @@ static bool pointer_form(MlirOperation ld) {
   return true;
 }
 
-zt_status_t xe_transpose_block_loads(MlirOperation kernel, int* out_count) {
+// ------------------------------------------------ transposed pointer loads
+//
+// tile.trans of a 2-D tile.load into a dot, in a program of several
+// subgroups: `tl.dot(ds, tl.trans(q))` with q loaded through a pointer
+// tensor (tutorial 06's backward). The emitter transposes tiles in
+// registers only inside one subgroup; the load of the transposed
+// addresses (and mask, and other) reads element (j, i) into (i, j) with no
+// data movement: trans(load(p, m, o)) = load(trans(p), trans(m), trans(o)),
+// exact for any addresses. The emitter evaluates the transposed addresses
+// where the load reads them (row gathers). The old load stays when
+// something else reads it (the same q also feeds a dot untransposed).
+
+static bool feeds_dot(MlirValue v) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    if (zt_op_named(mlirOpOperandGetOwner(u), "tile.dot") && mlirOpOperandGetOperandNumber(u) < 2)
+      return true;
+  return false;
+}
+
+static bool ptr_candidate(MlirOperation op) {
+  if (!zt_op_named(op, "tile.trans") || mlirOperationGetNumOperands(op) != 1) return false;
+  MlirValue src = mlirOperationGetOperand(op, 0);
+  if (!mlirValueIsAOpResult(src)) return false;
+  MlirOperation ld = mlirOpResultGetOwner(src);
+  if (!zt_op_named(ld, "tile.load") || mlirOperationGetNumResults(ld) != 1) return false;
+  MlirType t = mlirValueGetType(src);
+  if (!mlirTypeIsARankedTensor(t) || mlirShapedTypeGetRank(t) != 2) return false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(ld); ++i) {
+    MlirType ot = mlirValueGetType(mlirOperationGetOperand(ld, i));
+    if (!mlirTypeIsARankedTensor(ot) || mlirShapedTypeGetRank(ot) != 2) return false;
+  }
+  return feeds_dot(mlirOperationGetResult(op, 0));
+}
+
+static MlirWalkResult find_ptr_cb(MlirOperation op, void* user) {
+  found_t* f = user;
+  if (!ptr_candidate(op)) return MlirWalkResultAdvance;
+  if (f->n == f->cap) {
+    size_t cap = f->cap ? 2 * f->cap : 8;
+    MlirOperation* g = realloc(f->ops, cap * sizeof *g);
+    if (!g) {
+      f->oom = true;
+      return MlirWalkResultInterrupt;
+    }
+    f->ops = g;
+    f->cap = cap;
+  }
+  f->ops[f->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+static void rewrite_ptr(MlirOperation trans) {
+  MlirValue src = mlirOperationGetOperand(trans, 0);
+  MlirOperation ld = mlirOpResultGetOwner(src);
+  intptr_t no = mlirOperationGetNumOperands(ld);
+  MlirValue ops[3];
+  build_t b = {.before = trans, .loc = mlirOperationGetLocation(trans),
+               .ctx = mlirOperationGetContext(trans)};
+  MlirNamedAttribute order =
+      nattr(&b, "order", mlirOperationGetAttributeByName(trans, mlirStringRefCreateFromCString("order")));
+  for (intptr_t i = 0; i < no && i < 3; ++i) {
+    MlirValue x = mlirOperationGetOperand(ld, i);
+    MlirType xt = mlirValueGetType(x);
+    int64_t sh[2] = {mlirShapedTypeGetDimSize(xt, 1), mlirShapedTypeGetDimSize(xt, 0)};
+    ops[i] = mk(&b, "tile.trans", 1, &x, tensor(2, sh, mlirShapedTypeGetElementType(xt)), 1, &order);
+  }
+  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString("tile.load"), b.loc);
+  mlirOperationStateAddOperands(&st, no, ops);
+  MlirType rt = mlirValueGetType(mlirOperationGetResult(trans, 0));
+  mlirOperationStateAddResults(&st, 1, &rt);
+  intptr_t na = mlirOperationGetNumAttributes(ld);
+  MlirNamedAttribute* attrs = malloc((size_t)(na ? na : 1) * sizeof *attrs);
+  if (!attrs) return;  // the transposes stay unused; the emitter refuses as before
+  for (intptr_t i = 0; i < na; ++i) attrs[i] = mlirOperationGetAttribute(ld, i);
+  mlirOperationStateAddAttributes(&st, na, attrs);
+  MlirOperation nl = mlirOperationCreate(&st);
+  free(attrs);
+  if (mlirOperationIsNull(nl)) return;
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(trans), trans, nl);
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(trans, 0), mlirOperationGetResult(nl, 0));
+  mlirOperationDestroy(trans);
+  if (mlirOpOperandIsNull(mlirValueGetFirstUse(src))) mlirOperationDestroy(ld);
+}
+
+zt_status_t xe_transpose_block_loads(MlirOperation kernel, int num_warps, int* out_count) {
   found_t f = {0};
+  if (out_count) *out_count = 0;
+  if (num_warps > 1) {
+    mlirOperationWalk(kernel, find_ptr_cb, &f, MlirWalkPreOrder);
+    if (f.oom) {
+      free(f.ops);
+      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe: transposed pointer loads");
+    }
+    for (size_t i = 0; i < f.n; ++i) rewrite_ptr(f.ops[i]);
+    if (out_count) *out_count = (int)f.n;
+    f.n = 0;
+  }
   mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
   if (f.oom) {
     free(f.ops);
@@ -236,7 +332,7 @@ zt_status_t xe_transpose_block_loads(MlirOperation kernel, int* out_count) {
     // pointer loads can.
     if (!mlirOperationIsNull(nl) && !xe_value_is_one(mlirOperationGetOperand(nl, 4))) pointer_form(nl);
   }
-  if (out_count) *out_count = (int)f.n;
+  if (out_count) *out_count += (int)f.n;
   free(f.ops);
   return NULL;
 }

@@ -56,13 +56,14 @@ def opencl_cpu_or_skip():
         pytest.skip(f"Intel's OpenCL CPU runtime is not available: {e}")
 
 
-def run_result(code, path=None, env=None):
+def run_result(code, path=None, env=None, timeout=300):
     """Runs code in a fresh interpreter on opencl:cpu, or the device env names
     (path: a folder put first on sys.path), and returns the JSON it printed
     after "RESULT "."""
     import json
     prefix = f"import sys; sys.path.insert(0, {path!r})\n" if path else ""
-    r = run_python(prefix + textwrap.dedent(code), env={"ZETILE_DEVICE": "opencl:cpu", **(env or {})})
+    r = run_python(prefix + textwrap.dedent(code), env={"ZETILE_DEVICE": "opencl:cpu", **(env or {})},
+                   timeout=timeout)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
     assert lines, r.stdout + r.stderr
