@@ -68,6 +68,9 @@ void zt_compile_cache_key(const char* tile_ir, size_t size,
   // ZETILE_CPU_VECTOR_BITS (jit/compiler_cpu_object.c) changes CPU machine code.
   const char* vbits = getenv("ZETILE_CPU_VECTOR_BITS");
   if (vbits && *vbits) update_str(&st, "cpu_vector_bits", vbits);
+  // ZETILE_XE_EMIT=o0 selects SPIR-V at -O0 (xe_spirv_o0.c): other bytes.
+  const char* emit = getenv("ZETILE_XE_EMIT");
+  if (emit && strcmp(emit, "o0") == 0) update_str(&st, "xe_emit", emit);
   uint64_t n = size;
   XXH3_128bits_update(&st, "ir", 3);
   XXH3_128bits_update(&st, &n, sizeof n);

@@ -484,6 +484,8 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   // ZETILE_XE_EMIT=process: always the separate process (tests, and users
   // who prefer its clean state to the in-process speed).
   const char* mode = getenv("ZETILE_XE_EMIT");
+  // ZETILE_XE_EMIT=o0: straight to the -O0 selection (tests of that path).
+  if (mode && strcmp(mode, "o0") == 0) return xe_emit_spirv_o0(lc, m);
   bool was_stale = g_backend_stale;
   int attempts = (mode && strcmp(mode, "process") == 0) || g_backend_stale ? 0 : XE_EMIT_ATTEMPTS;
   for (int attempt = 0; attempt < attempts; ++attempt) {

@@ -37,11 +37,13 @@ def dkdv_kernel(Q, K, V, DO, M, D, DK, DV, N_CTX, stride_tok,
     v = tl.load(V + offs_n[:, None] * stride_tok + offs_k[None, :])
     dk = tl.zeros([BLOCK_N1, HEAD_DIM], dtype=tl.float32)
     dv = tl.zeros([BLOCK_N1, HEAD_DIM], dtype=tl.float32)
-    offs_m = tl.arange(0, BLOCK_M1)
+    # Causal: rows above the block's first key are all masked, so the walk
+    # starts there (as the tutorial's does: the start depends on the program).
+    curr_m = start_n if MASK else 0
+    offs_m = curr_m + tl.arange(0, BLOCK_M1)
     qT_ptrs = Q + offs_m[None, :] * stride_tok + offs_k[:, None]
     do_ptrs = DO + offs_m[:, None] * stride_tok + offs_k[None, :]
-    curr_m = 0
-    for _ in range(0, N_CTX // BLOCK_M1):
+    for _ in range(0, (N_CTX - curr_m) // BLOCK_M1):
         qT = tl.load(qT_ptrs)
         offs_m = curr_m + tl.arange(0, BLOCK_M1)
         m = tl.load(M + offs_m)
