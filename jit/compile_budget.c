@@ -275,6 +275,16 @@ typedef struct {
   size_t need;  // result bytes
 } reply_t;
 
+static void reply_reset(reply_t* r) {
+  r->open_stage[0] = 0;
+  r->open_since = 0;
+  zt_strbuf_clear(&r->done);
+  zt_strbuf_clear(&r->other);
+  r->have_result = false;
+  r->code = 0;
+  r->need = 0;
+}
+
 // Consumes the complete lines at the front of `buf` (and the result once
 // all of its bytes are there); returns how many bytes it used.
 static size_t parse_reply(const char* buf, size_t n, double t, reply_t* r, bool* complete) {
@@ -386,11 +396,26 @@ zt_status_t zt_compile_budgeted(const char* tile_ir, size_t size,
   int wstatus = 0;
   // A worker that went away while idle (its idle exit, a kill) is replaced
   // once.
+  int stale_retries = 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     worker_t* w = take_worker();
     if (!w) break;
     t0 = now_s();
     end = run_request(w, &req, t0 + seconds, t0, &r, &blob);
+    if (end == RUN_DONE && stale_retries <= MAX_LIVE && r.code == ZT_STATUS_UNAVAILABLE &&
+        blob.size >= strlen(ZT_STALE_SPIRV_BACKEND) &&
+        memcmp(blob.data, ZT_STALE_SPIRV_BACKEND, strlen(ZT_STALE_SPIRV_BACKEND)) == 0) {
+      // The worker's SPIR-V backend is stale (include/zetile/compiler.h) and
+      // it exits: once more in a fresh one (another idle worker may be
+      // stale too: each says so once and exits).
+      stop_worker(w, false);
+      ++stale_retries;
+      reply_reset(&r);
+      zt_strbuf_clear(&blob);
+      end = RUN_NOT_SENT;
+      attempt = -1;
+      continue;
+    }
     if (end == RUN_DONE) {
       give_back(w);
       break;
@@ -441,4 +466,40 @@ zt_status_t zt_compile_budgeted(const char* tile_ir, size_t size,
   zt_strbuf_deinit(&req);
   zt_strbuf_deinit(&blob);
   return s;
+}
+
+static bool is_stale(zt_status_t s) {
+  return zt_status_code(s) == ZT_STATUS_UNAVAILABLE &&
+         strncmp(zt_status_message(s), ZT_STALE_SPIRV_BACKEND, strlen(ZT_STALE_SPIRV_BACKEND)) == 0;
+}
+
+zt_status_t zt_compile_if_stale(const char* tile_ir, size_t size,
+                                const zt_compile_options_t* options, zt_status_t s,
+                                zt_artifact_t** out_artifact, bool* out_ran) {
+  *out_ran = false;
+  // A worker answers for itself (it exits; its caller starts a fresh one).
+  if (!is_stale(s) || getenv(ZT_IN_COMPILE_WORKER)) return s;
+  zt_artifact_release(*out_artifact);
+  *out_artifact = NULL;
+  double t0 = now_s();
+  zt_status_t w = zt_compile_budgeted(tile_ir, size, options, ZT_COMPILE_TIMEOUT_DEFAULT,
+                                      out_artifact, out_ran);
+  double ms = (now_s() - t0) * 1e3;
+  if (!*out_ran) return s;  // no worker: the status says why
+  zt_status_free(s);
+  if (!w && *out_artifact) {
+    // Said in the timings (ZETILE_DEBUG=time, CompiledKernel.artifact).
+    const void* t = NULL;
+    size_t n = 0;
+    zt_status_t g = zt_artifact_get(*out_artifact, "timings", &t, &n);
+    zt_strbuf_t sb;
+    zt_strbuf_init(&sb);
+    if (!g) zt_strbuf_append(&sb, t, n);
+    zt_strbuf_printf(&sb, "compiled again in a fresh compile worker (stale SPIR-V backend)=%.3f\n",
+                     ms);
+    if (!sb.failed) w = zt_artifact_set(*out_artifact, "timings", sb.data, sb.size);
+    zt_strbuf_deinit(&sb);
+    zt_status_free(g);
+  }
+  return w;
 }

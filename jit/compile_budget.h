@@ -8,6 +8,9 @@
 
 #include "zetile/compiler.h"
 
+/// Set (to "1") in a zetile-compile-worker's environment for each compile.
+#define ZT_IN_COMPILE_WORKER "ZETILE_IN_COMPILE_WORKER"
+
 /// The default budget in seconds when ZETILE_COMPILE_TIMEOUT is not set: a
 /// guard against compiles that never end, above every legitimate compile
 /// measured here (docs/RELIABILITY.md: up to ~250 s for an attention kernel
@@ -27,6 +30,15 @@ double zt_compile_budget_seconds(void);
 /// that the caller compiles in process instead.
 zt_status_t zt_compile_budgeted(const char* tile_ir, size_t size,
                                 const zt_compile_options_t* options, double seconds,
+                                zt_artifact_t** out_artifact, bool* out_ran);
+
+/// After an in-process compile that returned s: when s says the process's
+/// SPIR-V backend may be stale (ZT_STALE_SPIRV_BACKEND), compiles again in a
+/// fresh zetile-compile-worker (*out_ran = true) and returns that status
+/// instead; otherwise, or inside a compile worker, or with no worker to
+/// start, returns s. Takes s.
+zt_status_t zt_compile_if_stale(const char* tile_ir, size_t size,
+                                const zt_compile_options_t* options, zt_status_t s,
                                 zt_artifact_t** out_artifact, bool* out_ran);
 
 #endif  // ZETILE_JIT_COMPILE_BUDGET_H_

@@ -208,6 +208,7 @@ zt_status_t zt_compile_cached(const char* tile_ir, size_t size,
   bool ran = false;
   if (budget > 0) s = zt_compile_budgeted(tile_ir, size, options, budget, &a, &ran);
   if (!s && !ran) s = zt_compile_unreported(tile_ir, size, options, &a);
+  if (!ran) s = zt_compile_if_stale(tile_ir, size, options, s, &a, &ran);
   if (s) {
     g_front_end_ms = -1;
     return s;

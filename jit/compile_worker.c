@@ -148,6 +148,8 @@ int main(int argc, char** argv) {
       // Relative paths in the caller's variables may miss; the compile does not.
     }
     take_environment(env, (size_t)env_len);
+    // zt_compile must not start a worker of its own from here (jit/compile_budget.h).
+    setenv("ZETILE_IN_COMPILE_WORKER", "1", 1);
     zt_compile_options_t o = {.target = target, .num_warps = warps, .compat = compat != 0,
                               .igc_options = igc};
     zt_artifact_t* a = NULL;
@@ -157,8 +159,11 @@ int main(int argc, char** argv) {
     if (!s) s = zt_artifact_serialize(a, &blob, &n);
     zt_artifact_release(a);
     int rc;
+    bool stale = false;
     if (s) {
       const char* msg = zt_status_message(s);
+      stale = zt_status_code(s) == ZT_STATUS_UNAVAILABLE &&
+              strncmp(msg, ZT_STALE_SPIRV_BACKEND, strlen(ZT_STALE_SPIRV_BACKEND)) == 0;
       rc = reply((int)zt_status_code(s), msg, strlen(msg));
       zt_status_free(s);
     } else {
@@ -171,6 +176,9 @@ int main(int argc, char** argv) {
     free(env);
     free(ir);
     if (rc) return 3;  // the caller went away
+    // LLVM's SPIR-V backend is stale here: the caller compiles again in a
+    // fresh worker, and this one must not take another compile.
+    if (stale) return 0;
   }
   return 0;
 }

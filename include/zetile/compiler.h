@@ -43,6 +43,13 @@ typedef struct zt_compile_options_s {
 ///   "meta"  kernel metadata (jit/kernel_meta.h): name, arguments, launch
 typedef struct zt_artifact_s zt_artifact_t;
 
+/// How the message of an UNAVAILABLE status from zt_compile begins when
+/// LLVM 22's SPIR-V backend may hold stale state from earlier modules of
+/// this process (llvm/llvm-project#160613): the same compile succeeds in a
+/// fresh process. zt_compile_cached does that by itself (in a fresh
+/// zetile-compile-worker); a caller of zt_compile can do the same.
+#define ZT_STALE_SPIRV_BACKEND "LLVM's SPIR-V backend state in this process may be stale"
+
 /// Compiles tile IR text. Errors carry MLIR's diagnostics with the source
 /// locations written by the builder. Thread-safe (compiles are serialized).
 ZT_API zt_status_t zt_compile(const char* tile_ir, size_t size,

@@ -6,8 +6,6 @@
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 extern char** environ;
 
@@ -384,158 +382,56 @@ static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
 // member (SPIRVModuleAnalysis::MAI, llvm/llvm-project#160613, fixed after
 // 22.x by #160956): inside one process, later modules now and then come out
 // with a result id defined twice, and more often the more modules the
-// process has emitted (after ~800, most of them). zetile emits in process
-// from a copy of the LLVM-dialect module and validates the result; once a
-// module comes out invalid, that one and every later one are emitted by a
-// fresh mlir-opt-22 process, whose backend state is clean (~60 ms each).
-#define XE_EMIT_ATTEMPTS 1
-
-static void append_text(MlirStringRef s, void* user) {
-  zt_strbuf_t* sb = user;
-  zt_strbuf_printf(sb, "%.*s", (int)s.length, s.data);
-}
-
-// mlir-opt-22 for emission in a separate process: $ZETILE_MLIR_OPT, else
-// Debian's mlir-22-tools.
-static const char* mlir_opt_path(void) {
-  const char* env = getenv("ZETILE_MLIR_OPT");
-  if (env && *env) return env;
-  static const char* const candidates[] = {"/usr/lib/llvm-22/bin/mlir-opt", "/usr/bin/mlir-opt-22"};
-  for (size_t i = 0; i < sizeof candidates / sizeof *candidates; ++i)
-    if (access(candidates[i], X_OK) == 0) return candidates[i];
-  return NULL;
-}
-
-static zt_status_t emit_in_subprocess(zt_lower_ctx_t* lc, MlirModule m) {
-  const char* opt = mlir_opt_path();
-  if (!opt)
-    return zt_make_status(ZT_STATUS_UNAVAILABLE,
-                          "no mlir-opt-22 to emit SPIR-V in a separate process (set "
-                          "ZETILE_MLIR_OPT)");
-  const char* tmp = getenv("TMPDIR");
-  char in_path[256], out_path[272];
-  snprintf(in_path, sizeof in_path, "%s/zetile-emit-XXXXXX.mlir", tmp && tmp[0] ? tmp : "/tmp");
-  int fd = mkstemps(in_path, 5);
-  if (fd < 0) return zt_make_status(ZT_STATUS_IO_ERROR, "cannot create %s", in_path);
-  snprintf(out_path, sizeof out_path, "%s.out", in_path);
-  zt_strbuf_t text;
-  zt_strbuf_init(&text);
-  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
-  mlirOpPrintingFlagsPrintGenericOpForm(flags);
-  mlirOperationPrintWithFlags(mlirModuleGetOperation(m), flags, append_text, &text);
-  mlirOpPrintingFlagsDestroy(flags);
-  zt_status_t s = NULL;
-  size_t left = text.size;
-  const char* p = text.data;
-  while (!s && left) {
-    ssize_t w = write(fd, p, left);
-    if (w <= 0) s = zt_make_status(ZT_STATUS_IO_ERROR, "cannot write %s", in_path);
-    else p += w, left -= (size_t)w;
-  }
-  close(fd);
-  zt_strbuf_deinit(&text);
-  if (!s) {
-    char* argv[] = {(char*)opt, in_path, (char*)"--pass-pipeline=" "builtin.module(gpu-module-to-binary{format=fatbin})",
-                    (char*)"-o", out_path, NULL};
-    pid_t pid;
-    int rc = posix_spawn(&pid, opt, NULL, NULL, argv, environ);
-    int status = 0;
-    if (rc != 0) s = zt_make_status(ZT_STATUS_UNAVAILABLE, "cannot start %s: %s", opt, strerror(rc));
-    else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      s = zt_make_status(ZT_STATUS_INTERNAL, "%s failed to emit SPIR-V (status %d)", opt, status);
-  }
-  char* out = NULL;
-  size_t n = 0;
-  if (!s) {
-    FILE* f = fopen(out_path, "rb");
-    if (!f) s = zt_make_status(ZT_STATUS_IO_ERROR, "cannot read %s", out_path);
-    if (f) {
-      fseek(f, 0, SEEK_END);
-      long len = ftell(f);
-      fseek(f, 0, SEEK_SET);
-      out = len > 0 ? malloc((size_t)len) : NULL;
-      if (!out || fread(out, 1, (size_t)len, f) != (size_t)len)
-        s = zt_make_status(ZT_STATUS_IO_ERROR, "cannot read %s", out_path);
-      n = len > 0 ? (size_t)len : 0;
-      fclose(f);
-    }
-  }
-  unlink(in_path);
-  unlink(out_path);
-  MlirModule bin = {NULL};
-  if (!s) s = zt_mlir_parse_untimed(lc->ctx, out, n, "SPIR-V from mlir-opt-22", &bin);
-  free(out);
-  MlirStringRef spv = {NULL, 0};
-  if (!s) s = find_spirv(bin, &spv);
-  if (!s) s = zt_spirv_validate(spv.data, spv.length);
-  if (!s) s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
-  if (!mlirModuleIsNull(bin)) mlirModuleDestroy(bin);
-  return s;
-}
-
-// Set once an in-process emission came out invalid: the backend's static
-// state is then known to be stale, and a stale entry need not always make
-// the module invalid, so every later module of this process is emitted in
-// a separate process. Compiles run in parallel: an atomic.
-static atomic_bool g_backend_stale;
+// process has emitted (after ~800, most of them). And at -O1 and above its
+// instruction selection mistypes some integer chains (xe_spirv_o0.c), the
+// same in every process. zetile emits in process and validates the result
+// (SPIRV-Tools). An invalid module from a process's first emission is the
+// second kind: the optimized IR is selected at -O0. From a process that has
+// emitted before it may be the first kind: the compile fails with
+// ZT_STALE_SPIRV_BACKEND, which the compile worker takes as its cue to exit
+// and the caller (jit/compile_budget.c, jit/compile_cached.c) as its cue to
+// compile again in a fresh zetile-compile-worker, where the emission is the
+// first. The library never starts an MLIR tool for this.
+static atomic_int g_emissions;
 
 static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
-  zt_status_t last = NULL;
-  // ZETILE_XE_EMIT=process: always the separate process (tests, and users
-  // who prefer its clean state to the in-process speed).
+  // ZETILE_XE_EMIT=o0: straight to the -O0 selection (tests of that path);
+  // =process: emit in a fresh process, as if this one were stale (tests).
   const char* mode = getenv("ZETILE_XE_EMIT");
-  // ZETILE_XE_EMIT=o0: straight to the -O0 selection (tests of that path).
   if (mode && strcmp(mode, "o0") == 0) return xe_emit_spirv_o0(lc, m);
-  bool was_stale = g_backend_stale;
-  int attempts = (mode && strcmp(mode, "process") == 0) || g_backend_stale ? 0 : XE_EMIT_ATTEMPTS;
-  for (int attempt = 0; attempt < attempts; ++attempt) {
-    MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
-    const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
-    zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, alt && *alt ? alt : kEmitPipeline,
-                                         "Xe SPIR-V emission");
-    MlirStringRef spv = {NULL, 0};
-    if (!s) s = find_spirv(copy, &spv);
-    if (s) {
-      mlirModuleDestroy(copy);
-      zt_status_free(last);
-      return s;  // not the intermittent kind: no retry
-    }
-    zt_status_t bad = zt_spirv_validate(spv.data, spv.length);
-    if (!bad) {
-      s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
-      mlirModuleDestroy(copy);
-      zt_status_free(last);
-      return s;
-    }
+  bool first = atomic_fetch_add(&g_emissions, 1) == 0;
+  if (mode && strcmp(mode, "process") == 0 && !first)
+    return zt_make_status(ZT_STATUS_UNAVAILABLE, "%s (ZETILE_XE_EMIT=process)",
+                          ZT_STALE_SPIRV_BACKEND);
+  MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
+  const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
+  zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, alt && *alt ? alt : kEmitPipeline,
+                                       "Xe SPIR-V emission");
+  MlirStringRef spv = {NULL, 0};
+  if (!s) s = find_spirv(copy, &spv);
+  if (s) {
     mlirModuleDestroy(copy);
-    zt_status_free(last);
-    last = bad;
-    g_backend_stale = true;
-    break;
+    return s;  // not an invalid module: no second try
+  }
+  zt_status_t bad = zt_spirv_validate(spv.data, spv.length);
+  if (!bad) s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
+  mlirModuleDestroy(copy);
+  if (!bad) return s;
+  if (!first) {
+    zt_status_t r = zt_make_status(ZT_STATUS_UNAVAILABLE, "%s: %s", ZT_STALE_SPIRV_BACKEND,
+                                   zt_status_message(bad));
+    zt_status_free(bad);
+    return r;
   }
   double t0 = zt_timing_now_ms();
-  zt_status_t s = emit_in_subprocess(lc, m);
-  zt_timing_record("Xe SPIR-V emission (separate process)", zt_timing_now_ms() - t0);
-  if (!s) {
-    zt_status_free(last);
-    return NULL;
-  }
-  if (!last) return s;
-  // Invalid from a clean backend too: not stale state but a miscompile of
-  // the backend's -O2 selection (xe_spirv_o0.c), and this process's backend
-  // is as good as before. The optimized IR, selected at -O0.
-  g_backend_stale = was_stale;
-  t0 = zt_timing_now_ms();
   zt_status_t o0 = xe_emit_spirv_o0(lc, m);
   zt_timing_record("Xe SPIR-V emission (-O0 selection)", zt_timing_now_ms() - t0);
   if (!o0) {
-    zt_status_free(s);
-    zt_status_free(last);
+    zt_status_free(bad);
     return NULL;
   }
   zt_status_free(o0);
-  zt_status_free(s);
-  return zt_status_annotate(last, "Xe SPIR-V emission (invalid after retries)");
+  return zt_status_annotate(bad, "Xe SPIR-V emission (invalid at -O2 and at -O0)");
 }
 
 zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
