@@ -393,6 +393,9 @@ static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
 // compile again in a fresh zetile-compile-worker, where the emission is the
 // first. The library never starts an MLIR tool for this.
 static atomic_int g_emissions;
+// Set once an emission here came out invalid after others: later ones skip
+// the in-process attempt (stale state makes more and more modules invalid).
+static atomic_bool g_stale;
 
 static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   // ZETILE_XE_EMIT=o0: straight to the -O0 selection (tests of that path);
@@ -400,9 +403,9 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   const char* mode = getenv("ZETILE_XE_EMIT");
   if (mode && strcmp(mode, "o0") == 0) return xe_emit_spirv_o0(lc, m);
   bool first = atomic_fetch_add(&g_emissions, 1) == 0;
-  if (mode && strcmp(mode, "process") == 0 && !first)
-    return zt_make_status(ZT_STATUS_UNAVAILABLE, "%s (ZETILE_XE_EMIT=process)",
-                          ZT_STALE_SPIRV_BACKEND);
+  if (((mode && strcmp(mode, "process") == 0) || g_stale) && !first)
+    return zt_make_status(ZT_STATUS_UNAVAILABLE, "%s (%s)", ZT_STALE_SPIRV_BACKEND,
+                          g_stale ? "an earlier module came out invalid" : "ZETILE_XE_EMIT=process");
   MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
   const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
   zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, alt && *alt ? alt : kEmitPipeline,
@@ -418,6 +421,7 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   mlirModuleDestroy(copy);
   if (!bad) return s;
   if (!first) {
+    g_stale = true;
     zt_status_t r = zt_make_status(ZT_STATUS_UNAVAILABLE, "%s: %s", ZT_STALE_SPIRV_BACKEND,
                                    zt_status_message(bad));
     zt_status_free(bad);
