@@ -94,7 +94,7 @@ def build_one(job, target, compat):
                               f"{', '.join(names[:3])}{' ...' if len(names) > 3 else ''}")
         out["isa"] = {"instructions": sum(x["instructions"] for x in r),
                       "dpas": sum(x["dpas"] for x in r),
-                      "dpas_in_loop": sum(x["dpas_in_innermost_loop"] for x in r),
+                      "dpas_in_loop": sum(x["dpas_in_loops"] for x in r),
                       "sends": sum(x["sends"] for x in r),
                       "spilled": isa.spill_from_log(log), "grf": "256" if "large" in opts else "128"}
     out["status"] = "ok" if out["E1"] != "fail" and out["E2"] != "fail" else "fail"

@@ -27,6 +27,28 @@ def test_counts_dpas_in_the_innermost_loop():
     assert r["calla"] == 0
 
 
+# Two loops, the DPAS in the longer one and none in a short tail loop: the
+# innermost-loop count (the shortest loop) misses them, the any-loop count not.
+TWO_LOOPS = """
+L100:
+        dpas.8x8 (16|M0)         r32:f         r32:f             r22:hf            r14.0:hf
+        dpas.8x8 (16|M0)         r40:f         r40:f             r22:hf            r14.0:hf
+        add (16|M0)              r10.0<1>:d    r10.0<1>:d        1:w
+(W&f0.0) jmpi                    L100
+L300:
+        add (16|M0)              r11.0<1>:d    r11.0<1>:d        1:w
+(W&f0.1) jmpi                    L300
+        dpas.8x8 (16|M0)         r48:f         r48:f             r22:hf            r14.0:hf
+"""
+
+
+def test_counts_dpas_in_any_loop():
+    r = isa.analyze_isa(TWO_LOOPS)
+    assert r["dpas"] == 3 and r["loops"] == 2
+    assert r["dpas_in_innermost_loop"] == 0
+    assert r["dpas_in_loops"] == 2
+
+
 @pytest.mark.skipif(not (have_tool("ocloc") and have_tool("iga64")),
                     reason="ocloc/iga64 are not installed")
 def test_report_on_vector_add():

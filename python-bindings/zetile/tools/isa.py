@@ -93,6 +93,10 @@ def analyze_isa(text):
         "dpas": len(dpas),
         "dpas_in_innermost_loop": (sum(1 for i in dpas if innermost[0] <= i <= innermost[1])
                                    if innermost else 0),
+        # In any loop: a kernel with several loops (attention's causal and
+        # full stages, a backward's two walks) has its DPAS in loops other
+        # than the shortest innermost one (a tail loop, say).
+        "dpas_in_loops": sum(1 for i in dpas if any(a <= i <= b for a, b in loops)),
         "loops": len(loops),
         "sends": len(sends),
         "sends_by_kind": kinds,
