@@ -26,6 +26,9 @@ struct zt_device_s {
   atomic_int ref_count;
   const zt_backend_vtable_t* vtable;
   zt_device_info_t info;
+  // Set (once) by device.c when a backend call reports DEVICE_LOST: every
+  // later call on the device fails at once with the first report's message.
+  _Atomic(char*) lost;
 };
 
 struct zt_buffer_s {

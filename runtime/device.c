@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "backend.h"
@@ -119,13 +120,39 @@ zt_status_t zt_device_open(const char* name, zt_device_t** out_device) {
   return zt_make_status(ZT_STATUS_NOT_FOUND, "no device available");
 }
 
+// --- a lost device ----------------------------------------------------------
+// A backend reports DEVICE_LOST (Level Zero's ZE_RESULT_ERROR_DEVICE_LOST: a
+// hang or fault the driver reset the device for) on the call that met it.
+// The device is then unusable in this process: every later call on it fails
+// at once, naming the first report, instead of handing work to a context
+// that can no longer run it.
+static zt_status_t watch(zt_device_t* d, zt_status_t s) {
+  if (zt_status_code(s) == ZT_STATUS_DEVICE_LOST) {
+    char* msg = strdup(zt_status_message(s));
+    char* none = NULL;
+    if (msg && !atomic_compare_exchange_strong(&d->lost, &none, msg)) free(msg);
+  }
+  return s;
+}
+
+static zt_status_t unusable(const zt_device_t* d, const char* what) {
+  char* m = atomic_load(&((zt_device_t*)d)->lost);
+  if (!m) return NULL;
+  return zt_make_status(ZT_STATUS_DEVICE_LOST,
+                        "%s: device %s is unusable: it was lost earlier (%s); its buffers "
+                        "and kernels are gone, open the device again in a new process",
+                        what, d->info.name, m);
+}
+
 void zt_device_retain(zt_device_t* device) {
   if (device) atomic_fetch_add(&device->ref_count, 1);
 }
 
 void zt_device_release(zt_device_t* device) {
-  if (device && atomic_fetch_sub(&device->ref_count, 1) == 1)
+  if (device && atomic_fetch_sub(&device->ref_count, 1) == 1) {
+    free(atomic_load(&device->lost));
     device->vtable->destroy(device);
+  }
 }
 
 const zt_device_info_t* zt_device_info(const zt_device_t* device) {
@@ -135,7 +162,8 @@ const zt_device_info_t* zt_device_info(const zt_device_t* device) {
 zt_status_t zt_device_synchronize(zt_device_t* device) {
   if (!device)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_device_synchronize: NULL device");
-  return device->vtable->synchronize ? device->vtable->synchronize(device) : NULL;
+  ZT_RETURN_IF_ERROR(unusable(device, "zt_device_synchronize"));
+  return device->vtable->synchronize ? watch(device, device->vtable->synchronize(device)) : NULL;
 }
 
 zt_status_t zt_device_timing_begin(zt_device_t* device) {
@@ -144,7 +172,8 @@ zt_status_t zt_device_timing_begin(zt_device_t* device) {
   if (!device->vtable->timing_begin)
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s has no device timer (time it on the host)",
                           device->info.name);
-  return device->vtable->timing_begin(device);
+  ZT_RETURN_IF_ERROR(unusable(device, "zt_device_timing_begin"));
+  return watch(device, device->vtable->timing_begin(device));
 }
 
 zt_status_t zt_device_timing_end(zt_device_t* device, zt_device_timing_t* out) {
@@ -154,7 +183,8 @@ zt_status_t zt_device_timing_end(zt_device_t* device, zt_device_timing_t* out) {
   if (!device->vtable->timing_end)
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s has no device timer (time it on the host)",
                           device->info.name);
-  return device->vtable->timing_end(device, out);
+  ZT_RETURN_IF_ERROR(unusable(device, "zt_device_timing_end"));
+  return watch(device, device->vtable->timing_end(device, out));
 }
 
 // --- interrupts ----------------------------------------------------------------
@@ -181,7 +211,8 @@ zt_status_t zt_buffer_alloc(zt_device_t* device, size_t size, zt_buffer_t** out_
     return zt_make_status(ZT_STATUS_OUT_OF_MEMORY,
                           "zt_buffer_alloc: %zu bytes is more than any device can hold", size);
   zt_buffer_t* b = NULL;
-  ZT_RETURN_IF_ERROR(device->vtable->buffer_alloc(device, size, &b));
+  ZT_RETURN_IF_ERROR(unusable(device, "zt_buffer_alloc"));
+  ZT_RETURN_IF_ERROR(watch(device, device->vtable->buffer_alloc(device, size, &b)));
   b->device = device;
   b->size = size;
   zt_device_retain(device);
@@ -218,14 +249,16 @@ zt_status_t zt_buffer_write(zt_buffer_t* buffer, size_t offset, const void* src,
                             size_t size) {
   ZT_RETURN_IF_ERROR(check_range("zt_buffer_write", buffer, offset, src, size));
   if (!size) return NULL;
-  return buffer->device->vtable->buffer_write(buffer, offset, src, size);
+  ZT_RETURN_IF_ERROR(unusable(buffer->device, "zt_buffer_write"));
+  return watch(buffer->device, buffer->device->vtable->buffer_write(buffer, offset, src, size));
 }
 
 zt_status_t zt_buffer_read(const zt_buffer_t* buffer, size_t offset, void* dst,
                            size_t size) {
   ZT_RETURN_IF_ERROR(check_range("zt_buffer_read", buffer, offset, dst, size));
   if (!size) return NULL;
-  return buffer->device->vtable->buffer_read(buffer, offset, dst, size);
+  ZT_RETURN_IF_ERROR(unusable(buffer->device, "zt_buffer_read"));
+  return watch(buffer->device, buffer->device->vtable->buffer_read(buffer, offset, dst, size));
 }
 
 // --- executables -------------------------------------------------------------
@@ -249,7 +282,8 @@ zt_status_t zt_executable_create(zt_device_t* device, const zt_artifact_t* artif
     s = zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
                        "kernel '%s' was compiled for target '%s', which %s cannot run",
                        meta->kernel, meta->target, device->info.name);
-  if (!s) s = device->vtable->executable_create(device, artifact, meta, &e);
+  if (!s) s = unusable(device, "zt_executable_create");
+  if (!s) s = watch(device, device->vtable->executable_create(device, artifact, meta, &e));
   if (!s) {
     atomic_init(&e->ref_count, 1);
     e->device = device;
@@ -315,7 +349,8 @@ zt_status_t zt_launch_checked(zt_executable_t* e, const uint32_t grid[3], int32_
                             "kernel '%s': grid[%d] = %u is too large", m->kernel, d, grid[d]);
   }
   if (!grid[0] || !grid[1] || !grid[2]) return NULL;  // nothing to run
+  ZT_RETURN_IF_ERROR(unusable(e->device, "zt_launch"));
   if (arg_bytes && e->device->vtable->launch_checked)
-    return e->device->vtable->launch_checked(e, grid, args, arg_bytes);
-  return e->device->vtable->launch(e, grid, args);
+    return watch(e->device, e->device->vtable->launch_checked(e, grid, args, arg_bytes));
+  return watch(e->device, e->device->vtable->launch(e, grid, args));
 }

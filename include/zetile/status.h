@@ -26,7 +26,8 @@ extern "C" {
   X(INTERNAL, 9, "internal error")                                            \
   X(DEVICE_ASSERT, 10, "device assertion failed")                             \
   X(DEVICE_FAULT, 11, "kernel memory fault")                                  \
-  X(LAUNCH_INTERRUPTED, 12, "launch interrupted")
+  X(LAUNCH_INTERRUPTED, 12, "launch interrupted")                            \
+  X(DEVICE_LOST, 13, "device lost")
 
 typedef enum zt_status_code_e {
 #define ZT_X_(name, value, desc) ZT_STATUS_##name = value,

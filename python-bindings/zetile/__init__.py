@@ -24,6 +24,7 @@ Error = _C.Error
 # failed tl.device_assert, and a memory fault or bounds-mode violation.
 DeviceAssertError = _C.DeviceAssertError
 DeviceFaultError = _C.DeviceFaultError
+DeviceLostError = _C.DeviceLostError
 __version__ = _C._ext.__version__  # written once, in include/zetile/api.h
 
 

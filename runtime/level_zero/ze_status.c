@@ -1,5 +1,9 @@
 #include "level_zero/ze_status.h"
 
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
 #define ZT_ZE_RESULTS(X)                         \
   X(ZE_RESULT_SUCCESS)                           \
   X(ZE_RESULT_NOT_READY)                         \
@@ -53,10 +57,22 @@ const char* zt_ze_result_name(ze_result_t r) {
   }
 }
 
+// ZETILE_ZE_INJECT_DEVICE_LOST=<call>: that Level Zero call reports
+// ZE_RESULT_ERROR_DEVICE_LOST after it ran (fault injection for the tests of
+// the device-lost path, which no driver here produces on request).
+static bool inject_lost(const char* call) {
+  const char* v = getenv("ZETILE_ZE_INJECT_DEVICE_LOST");
+  return v && *v && strcmp(v, call) == 0;
+}
+
 zt_status_t zt_ze_make_status(ze_result_t r, const char* call) {
+  if (r == ZE_RESULT_SUCCESS && inject_lost(call)) r = ZE_RESULT_ERROR_DEVICE_LOST;
   if (r == ZE_RESULT_SUCCESS) return NULL;
   zt_status_code_t code = ZT_STATUS_DRIVER_ERROR;
   switch (r) {
+    case ZE_RESULT_ERROR_DEVICE_LOST:
+      code = ZT_STATUS_DEVICE_LOST;
+      break;
     case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
     case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY:
       code = ZT_STATUS_OUT_OF_MEMORY;

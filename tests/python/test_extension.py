@@ -68,6 +68,7 @@ def test_one_exception_class_per_status_code():
         "IO_ERROR": "IOFailure", "UNAVAILABLE": "UnavailableError",
         "INTERNAL": "InternalError", "DEVICE_ASSERT": "DeviceAssertError",
         "DEVICE_FAULT": "DeviceFaultError", "LAUNCH_INTERRUPTED": "LaunchInterruptedError",
+        "DEVICE_LOST": "DeviceLostError",
     }
     assert set(z.STATUS_CODES) == set(expected)
     assert issubclass(z.Error, Exception)
