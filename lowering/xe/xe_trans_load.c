@@ -24,6 +24,7 @@
 #include "xe/xe_internal.h"
 
 typedef struct {
+  bool (*want)(MlirOperation);
   MlirOperation* ops;
   size_t n, cap;
   bool oom;
@@ -47,9 +48,10 @@ static bool candidate(MlirOperation op) {
   return !mlirAttributeIsNull(bc) && mlirAttributeIsAInteger(bc);
 }
 
+// Collects the ops f->want picks (rewritten after the walk, not during it).
 static MlirWalkResult find_cb(MlirOperation op, void* user) {
   found_t* f = user;
-  if (!candidate(op)) return MlirWalkResultAdvance;
+  if (!f->want(op)) return MlirWalkResultAdvance;
   if (f->n == f->cap) {
     size_t cap = f->cap ? 2 * f->cap : 8;
     MlirOperation* g = realloc(f->ops, cap * sizeof *g);
@@ -257,23 +259,6 @@ static bool ptr_candidate(MlirOperation op) {
   return feeds_dot(mlirOperationGetResult(op, 0));
 }
 
-static MlirWalkResult find_ptr_cb(MlirOperation op, void* user) {
-  found_t* f = user;
-  if (!ptr_candidate(op)) return MlirWalkResultAdvance;
-  if (f->n == f->cap) {
-    size_t cap = f->cap ? 2 * f->cap : 8;
-    MlirOperation* g = realloc(f->ops, cap * sizeof *g);
-    if (!g) {
-      f->oom = true;
-      return MlirWalkResultInterrupt;
-    }
-    f->ops = g;
-    f->cap = cap;
-  }
-  f->ops[f->n++] = op;
-  return MlirWalkResultAdvance;
-}
-
 static void rewrite_ptr(MlirOperation trans) {
   MlirValue src = mlirOperationGetOperand(trans, 0);
   MlirOperation ld = mlirOpResultGetOwner(src);
@@ -308,10 +293,10 @@ static void rewrite_ptr(MlirOperation trans) {
 }
 
 zt_status_t xe_transpose_block_loads(MlirOperation kernel, int num_warps, int* out_count) {
-  found_t f = {0};
+  found_t f = {.want = ptr_candidate};
   if (out_count) *out_count = 0;
   if (num_warps > 1) {
-    mlirOperationWalk(kernel, find_ptr_cb, &f, MlirWalkPreOrder);
+    mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
     if (f.oom) {
       free(f.ops);
       return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe: transposed pointer loads");
@@ -320,6 +305,7 @@ zt_status_t xe_transpose_block_loads(MlirOperation kernel, int num_warps, int* o
     if (out_count) *out_count = (int)f.n;
     f.n = 0;
   }
+  f.want = candidate;
   mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
   if (f.oom) {
     free(f.ops);
