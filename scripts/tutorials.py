@@ -132,17 +132,24 @@ def run_cases_e5(src, tut, out_dir, limit, quick):
         while p.poll() is None:
             time.sleep(1)
             res = _read_json(out)
-            running = [c for c in (res or {}).get("cases", []) if c.get("status") == "crash"]
-            current = running[-1] if running else None
-            # Before the first case starts the process loads the tutorial: limited too.
-            started = current.get("started", t0) if current else t0
+            cases = (res or {}).get("cases", [])
+            current = cases[-1] if cases and cases[-1].get("status") == "crash" else None
+            # The clock runs from the running case's start; between cases and
+            # after the last one, from the last one's end; before the first,
+            # from the process's start (loading the tutorial is limited too).
+            if current:
+                started = current.get("started", t0)
+            elif cases:
+                started = cases[-1].get("started", t0) + (cases[-1].get("seconds") or 0)
+            else:
+                started = t0
             if time.time() - started > limit:
                 os.killpg(p.pid, 9)
                 killed = current["case"] if current else None
                 break
         _, err = p.communicate()
         res = _read_json(out) or {}
-        new = 0
+        new, died = 0, False
         for c in res.get("cases", []):
             if c["case"] in done:
                 continue
@@ -151,10 +158,16 @@ def run_cases_e5(src, tut, out_dir, limit, quick):
                 if c["case"] == killed:
                     c["status"], c["message"] = "timeout", f"no result after {limit:g} s on opencl:cpu"
                 else:
+                    died = True
                     last = (err.strip().splitlines() or ["?"])[-1]
                     c["message"] = f"process died (exit {p.returncode}): {last[:200]}"
             done[c["case"]] = c
-        if p.returncode == 0 and not killed:
+        # A process that fails after its last case (seen: a non-zero exit at
+        # the OpenCL runtime's teardown) has nothing left to run.
+        if not killed and not died and (p.returncode == 0 or res.get("cases")):
+            if p.returncode != 0:
+                for c in done.values():
+                    c.setdefault("note", f"the process then exited {p.returncode}")
             return done
         if new == 0:   # nothing got as far as a case: the whole tutorial failed
             msg = (f"timeout: loading took more than {limit:g} s" if killed or p.returncode == -9
