@@ -514,14 +514,17 @@ def test_block_io_base_not_64_byte_aligned(kind):
         rng = np.random.default_rng(9)
         kind = "KIND"
         M, N, K = (70, 100, 72) if kind == "block_ptr" else (80, 96, 64)
-        bufa = np.zeros(M * K + 64, np.float16)
-        bufb = np.zeros(K * N + 64, np.float16)
-        a = bufa[8:8 + M * K].reshape(M, K)     # contiguous, base +16 B
-        sb = 20 if kind == "block_ptr" else 24
-        b = bufb[sb:sb + K * N].reshape(K, N)   # base +40 B / +48 B
+        def view(n, byte_off):
+            # n fp16 elements starting byte_off bytes past a 64-byte boundary
+            # (the allocator's own alignment varies from run to run).
+            buf = np.zeros(n + 64, np.float16)
+            start = (-buf.ctypes.data % 64) // 2 + byte_off // 2
+            return buf[start:start + n]
+        a = view(M * K, 16).reshape(M, K)                                 # base +16 B
+        b = view(K * N, 40 if kind == "block_ptr" else 48).reshape(K, N)  # +40 B / +48 B
         a[:] = rng.standard_normal((M, K))
         b[:] = rng.standard_normal((K, N))
-        assert a.ctypes.data % 64 != 0 or b.ctypes.data % 64 != 0
+        assert a.ctypes.data % 64 == 16 and b.ctypes.data % 64 in (40, 48)
         c = np.zeros((M, N), np.float32)
         (mm.matmul_block_ptr if kind == "block_ptr" else mm.matmul)(a, b, c)
         zetile.get_device().synchronize()
