@@ -346,6 +346,11 @@ bool xe_value_is_one(MlirValue v);
 /// how many.
 zt_status_t xe_transpose_block_loads(MlirOperation kernel, int num_warps, int* out_count);
 
+/// The bytes of the first object of the module's gpu.binary (what
+/// gpu-module-to-binary produced: SPIR-V, or bitcode with format=llvm);
+/// false if there is none (xe_lower.c).
+bool xe_binary_object(MlirModule m, MlirStringRef* out);
+
 /// SPIR-V of an LLVM-dialect module whose -O2 SPIR-V came out invalid: the
 /// optimized LLVM IR with instruction selection at -O0 (xe_spirv_o0.c);
 /// validated, then set as lc's "spirv" artifact.

@@ -355,7 +355,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
 }
 
 // The SPIR-V binary held by the gpu.binary that gpu-module-to-binary made.
-static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
+bool xe_binary_object(MlirModule m, MlirStringRef* out) {
   MlirBlock top = mlirModuleGetBody(m);
   for (MlirOperation op = mlirBlockGetFirstOperation(top); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
@@ -364,18 +364,23 @@ static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
         mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("objects"));
     if (mlirAttributeIsNull(objs) || !mlirAttributeIsAArray(objs) ||
         mlirArrayAttrGetNumElements(objs) < 1)
-      break;
+      return false;
     MlirAttribute obj = mlirArrayAttrGetElement(objs, 0);
-    if (!mlirAttributeIsAGPUObjectAttr(obj)) break;
+    if (!mlirAttributeIsAGPUObjectAttr(obj)) return false;
     *out = mlirGPUObjectAttrGetObject(obj);
-    static const unsigned char magic[4] = {0x03, 0x02, 0x23, 0x07};
-    if (out->length < 20 || memcmp(out->data, magic, 4) != 0)
-      return zt_make_status(ZT_STATUS_INTERNAL,
-                            "Xe lowering: gpu.binary does not hold SPIR-V");
-    return NULL;
+    return true;
   }
-  return zt_make_status(ZT_STATUS_INTERNAL,
-                        "Xe lowering: the pipeline produced no gpu.binary");
+  return false;
+}
+
+static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
+  if (!xe_binary_object(m, out))
+    return zt_make_status(ZT_STATUS_INTERNAL,
+                          "Xe lowering: the pipeline produced no gpu.binary");
+  static const unsigned char magic[4] = {0x03, 0x02, 0x23, 0x07};
+  if (out->length < 20 || memcmp(out->data, magic, 4) != 0)
+    return zt_make_status(ZT_STATUS_INTERNAL, "Xe lowering: gpu.binary does not hold SPIR-V");
+  return NULL;
 }
 
 // LLVM 22's SPIR-V backend keeps module analysis results in a static

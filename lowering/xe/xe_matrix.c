@@ -2707,8 +2707,7 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
     if (s) {
     } else if (!res.ptr || t.rank != 2 || mlirOperationGetNumResults(op) != 1) {
       s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "operation on 2-D tensors not supported on Xe yet");
-    } else if ((t.kind == ZT_I1 || t.kind == ZT_PTR || zt_scalar_kind_is_int(t.kind)) &&
-               !xe_is_data(e, res)) {
+    } else if (lazy_kind(e, res)) {
       if (name_is(n, "tile.make_range") || name_is(n, "tile.splat") ||
           name_is(n, "tile.broadcast") || name_is(n, "tile.expand_dims") ||
           (name_is(n, "tile.reshape") && value_rank(mlirOperationGetOperand(op, 0)) == 1 &&

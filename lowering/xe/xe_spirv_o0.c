@@ -27,8 +27,6 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <mlir-c/BuiltinAttributes.h>
-#include <mlir-c/Dialect/GPU.h>
 
 #include "xe/xe_internal.h"
 
@@ -38,24 +36,6 @@ void LLVMInitializeSPIRVTargetMC(void);
 void LLVMInitializeSPIRVAsmPrinter(void);
 
 static const char kTriple[] = "spirv64-unknown-unknown";
-
-// The bitcode gpu-module-to-binary{format=llvm} left in the gpu.binary.
-static bool object_bytes(MlirModule m, MlirStringRef* out) {
-  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m)); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-    if (n.length != 10 || memcmp(n.data, "gpu.binary", 10) != 0) continue;
-    MlirAttribute objs = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("objects"));
-    if (mlirAttributeIsNull(objs) || !mlirAttributeIsAArray(objs) ||
-        mlirArrayAttrGetNumElements(objs) < 1)
-      return false;
-    MlirAttribute obj = mlirArrayAttrGetElement(objs, 0);
-    if (!mlirAttributeIsAGPUObjectAttr(obj)) return false;
-    *out = mlirGPUObjectAttrGetObject(obj);
-    return out->length > 4;
-  }
-  return false;
-}
 
 // Instruction selection at -O0 of bitcode, to SPIR-V (under the emission
 // lock: the backend's state is process-wide).
@@ -98,7 +78,8 @@ zt_status_t xe_emit_spirv_o0(zt_lower_ctx_t* lc, MlirModule m) {
   zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, "builtin.module(gpu-module-to-binary{format=llvm})",
                                        "Xe LLVM IR for SPIR-V at -O0");
   MlirStringRef bc = {NULL, 0};
-  if (!s && !object_bytes(copy, &bc))
+  // The bitcode gpu-module-to-binary{format=llvm} left in the gpu.binary.
+  if (!s && (!xe_binary_object(copy, &bc) || bc.length <= 4))
     s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V at -O0: gpu.binary without bitcode");
   LLVMMemoryBufferRef spv = NULL;
   if (!s) {
