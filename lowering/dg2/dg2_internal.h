@@ -180,6 +180,8 @@ zt_status_t dg2_emit_if(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_while(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op);
+/// tile.atomic_rmw / tile.atomic_cas (dg2_atomic.c).
+zt_status_t dg2_emit_atomic(dg2_t* c, MlirOperation op);
 /// Layout hints: DPAS layouts for dot operands, propagated backwards.
 zt_status_t dg2_plan(dg2_t* c);
 

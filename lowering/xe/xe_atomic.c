@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xe/xe_atomic.h"
 #include "xe/xe_internal.h"
 
 static void append_cb(MlirStringRef s, void* user) {
@@ -116,9 +117,12 @@ static const char* failure_ordering(const char* sem) {
   return strcmp(sem, "relaxed") == 0 || strcmp(sem, "release") == 0 ? "monotonic" : "acquire";
 }
 
-// Appends the definition of one helper to sb.
-static zt_status_t write_helper(zt_strbuf_t* sb, const char* name, const char* kind,
-                                const char* ty, const char* sem, const char* scope) {
+// Appends the definition of one helper to sb (declared in xe_atomic.h: the
+// dg2 lowering calls the same helpers, so both targets share one meaning of
+// each atomic).
+zt_status_t xe_atomic_helper(zt_strbuf_t* sb, const char* name, const char* kind,
+                             const char* ty, const char* sem, const char* scope,
+                             bool always_inline) {
   bool fl = strcmp(ty, "f32") == 0;
   const char* it = fl ? "i32" : ty;  // integer type of the bits
   bool cas = strcmp(kind, "cas") == 0;
@@ -126,8 +130,8 @@ static zt_status_t write_helper(zt_strbuf_t* sb, const char* name, const char* k
   const char* ss = syncscope(scope);
   char cparam[24] = "";
   if (cas) snprintf(cparam, sizeof cparam, "%%c: %s, ", ty);
-  zt_strbuf_printf(sb, "  llvm.func internal @%s(%%a: i64, %s%%v: %s, %%m: i1) -> %s {\n", name,
-                   cparam, ty, ty);
+  zt_strbuf_printf(sb, "  llvm.func internal @%s(%%a: i64, %s%%v: %s, %%m: i1) -> %s%s {\n", name,
+                   cparam, ty, ty, always_inline ? " attributes {always_inline}" : "");
   zt_strbuf_printf(sb, "    %%z = llvm.mlir.constant(0 : %s) : %s\n", it, it);
   zt_strbuf_printf(sb, "    llvm.cond_br %%m, ^go, ^done(%%z : %s)\n", it);
   zt_strbuf_puts(sb, "  ^go:\n    %p = llvm.inttoptr %a : i64 to !llvm.ptr<1>\n");
@@ -419,7 +423,7 @@ zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
         for (int i = 0; i < hs.n; ++i) have |= strcmp(hs.names[i], hname) == 0;
         if (!have && hs.n < 32) {
           snprintf(hs.names[hs.n++], sizeof hs.names[0], "%s", hname);
-          s = write_helper(&helpers, hname, kind, ty, sem, scope);
+          s = xe_atomic_helper(&helpers, hname, kind, ty, sem, scope, false);
           if (s) {
             free(l);
             break;
