@@ -71,6 +71,12 @@ typedef struct dg2_entry_s {
   int32_t index;
 } dg2_entry_t;
 
+typedef struct dg2_intern_s {
+  uint64_t hash;
+  uint32_t id;  // 0: empty slot
+  char name[DG2_NAME];
+} dg2_intern_t;
+
 typedef struct dg2_s {
   zt_lower_ctx_t* lc;
   const xe_target_t* target;  // the row compiled for: XMX (DPAS) or FMA dots, DP4A
@@ -107,6 +113,9 @@ typedef struct dg2_s {
   uint32_t loop_epoch;  // changes where a loop body starts or ends
   uint32_t scope_serial;
   uint32_t scope[DG2_MAX_DEPTH];
+  // SSA names interned for the lazy-element memo's keys (dg2_values.c).
+  dg2_intern_t* interned;
+  size_t intern_cap, intern_count;
   char smem_base[DG2_NAME];  // @zt_smem's address, printed once ("" not yet)
   int64_t smem_bytes;  // size of the shared local memory buffer
   MlirSymbolTable symbols;
@@ -129,6 +138,16 @@ const char* dg2_mem(zt_scalar_kind_t k);  // memory type ("i8" for i1)
 void dg2_declare(dg2_t* c, const char* name, const char* sig);
 /// An i32 (or other type) constant as a fresh SSA name.
 void dg2_const(dg2_t* c, const char* ty, long long v, char out[DG2_NAME]);
+
+/// Memo of printed values (dg2_values.c): the name recorded for (k1, k2)
+/// if it is visible at the current line (same region or one inside it, not
+/// across a loop's boundary), else NULL; put records a name printed at the
+/// current indent. k1's top byte is a tag: 1 constants, 2 coordinates,
+/// 4 lazy elements, 5 local-memory addresses, 6 scaled pointer offsets.
+const char* dg2_memo_get(dg2_t* c, uint64_t k1, uint64_t k2);
+void dg2_memo_put(dg2_t* c, uint64_t k1, uint64_t k2, const char* name);
+/// A small id (from 1) for an SSA name; 0 when out of memory.
+uint32_t dg2_intern(dg2_t* c, const char* s);
 
 zt_status_t dg2_hint_put(dg2_t* c, MlirValue v, int32_t layout);
 int32_t dg2_hint_get(dg2_t* c, MlirValue v);  // -1: none

@@ -75,6 +75,17 @@ zt_status_t dg2_addptr_scalar(dg2_t* c, const char* base, const char* off,
                               zt_scalar_kind_t off_kind, zt_scalar_kind_t pointee,
                               char out[DG2_NAME]) {
   char o64[DG2_NAME], sz[DG2_NAME], m[DG2_NAME];
+  // The scaled offset is memoized per (offset name, kinds): a column
+  // offset added to each row's pointer is extended and scaled once.
+  int64_t bytes = zt_tile_kind_bytes(pointee);
+  uint32_t id = bytes < 256 ? dg2_intern(c, off) : 0;
+  uint64_t k1 = ((uint64_t)6 << 56) | ((uint64_t)off_kind << 8) | (uint64_t)bytes;
+  const char* hit = id ? dg2_memo_get(c, k1, id) : NULL;
+  if (hit) {
+    dg2_fresh(c, out);
+    dg2_line(c, "%s = arith.addi %s, %s : i64", out, base, hit);
+    return NULL;
+  }
   if (off_kind == ZT_I64) {
     snprintf(o64, DG2_NAME, "%s", off);
   } else {
@@ -82,9 +93,10 @@ zt_status_t dg2_addptr_scalar(dg2_t* c, const char* base, const char* off,
     dg2_line(c, "%s = arith.%s %s : %s to i64", o64, off_kind == ZT_I1 ? "extui" : "extsi",
              off, dg2_reg(off_kind));
   }
-  dg2_const(c, "i64", zt_tile_kind_bytes(pointee), sz);
+  dg2_const(c, "i64", bytes, sz);
   dg2_fresh(c, m);
   dg2_line(c, "%s = arith.muli %s, %s : i64", m, o64, sz);
+  if (id) dg2_memo_put(c, k1, id, m);
   dg2_fresh(c, out);
   dg2_line(c, "%s = arith.addi %s, %s : i64", out, base, m);
   return NULL;

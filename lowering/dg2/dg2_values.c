@@ -168,6 +168,12 @@ static void memo_put(dg2_t* c, uint64_t k1, uint64_t k2, int32_t depth, const ch
   snprintf(e->name, DG2_NAME, "%s", name);
 }
 
+const char* dg2_memo_get(dg2_t* c, uint64_t k1, uint64_t k2) { return memo_get(c, k1, k2); }
+
+void dg2_memo_put(dg2_t* c, uint64_t k1, uint64_t k2, const char* name) {
+  memo_put(c, k1, k2, c->indent, name);
+}
+
 char (*dg2_alloc_names(dg2_t* c, int32_t n))[DG2_NAME] {
   if (c->num_allocs == c->cap_allocs) {
     int32_t cap = c->cap_allocs ? c->cap_allocs * 2 : 64;
@@ -189,6 +195,7 @@ void dg2_free(dg2_t* c) {
   free(c->map);
   free(c->hints);
   free(c->memo);
+  free(c->interned);
   for (int32_t i = 0; i < c->num_layouts; ++i) free(c->layouts[i].off);
   free(c->layouts);
 }
@@ -532,8 +539,72 @@ zt_status_t dg2_shape_src_coords(dg2_t* c, MlirOperation op, const zt_type_t* rt
   return dg2_op_error(op, ZT_STATUS_INTERNAL, "dg2: not a shape op");
 }
 
+// Interned SSA names (ids from 1), so that the names of a lazy read's
+// coordinates can be part of an exact memo key. 0: out of memory.
+uint32_t dg2_intern(dg2_t* c, const char* s) {
+  if ((c->intern_count + 1) * 2 > c->intern_cap) {
+    size_t old = c->intern_cap, cap = old ? old * 2 : 1024;
+    dg2_intern_t* m = calloc(cap, sizeof *m);
+    if (!m) return 0;
+    for (size_t i = 0; i < old; ++i) {
+      if (!c->interned[i].id) continue;
+      size_t j = c->interned[i].hash & (cap - 1);
+      while (m[j].id) j = (j + 1) & (cap - 1);
+      m[j] = c->interned[i];
+    }
+    free(c->interned);
+    c->interned = m;
+    c->intern_cap = cap;
+  }
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char* p = s; *p; ++p) h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
+  size_t j = h & (c->intern_cap - 1);
+  while (c->interned[j].id) {
+    if (c->interned[j].hash == h && strcmp(c->interned[j].name, s) == 0) return c->interned[j].id;
+    j = (j + 1) & (c->intern_cap - 1);
+  }
+  dg2_intern_t* e = &c->interned[j];
+  e->hash = h;
+  e->id = (uint32_t)++c->intern_count;
+  snprintf(e->name, DG2_NAME, "%s", s);
+  return e->id;
+}
+
+static zt_status_t lazy_at(dg2_t* c, const dg2_val_t* v, char coords[][DG2_NAME],
+                           char out[DG2_NAME]);
+
+// A lazy element is memoized per (defining op and result, coordinate
+// names), visible where the memo's scoping allows (the region that printed
+// it and the regions inside it, never across a loop's boundary): every read
+// of a tensor at the same coordinates (a row's offset reused by each of its
+// columns, the same pointer tensor read by a load and a store) then prints
+// its arithmetic once instead of leaving the copies to cse. On tutorial
+// 06's backward, whose loads and stores recompute each element's address
+// from the coordinates, more than half of the lowering's lines were such
+// copies, and parse, cse and every later pass paid for them.
 zt_status_t dg2_lazy_at(dg2_t* c, const dg2_val_t* v, char coords[][DG2_NAME],
                         char out[DG2_NAME]) {
+  uintptr_t opp = (uintptr_t)v->op.ptr;
+  if (v->kind != DV_LAZY || v->delta[0] || v->type.rank > 2 || (opp >> 48) != 0 ||
+      v->res < 0 || v->res > 127)
+    return lazy_at(c, v, coords, out);
+  uint32_t ids[2] = {0, 0};
+  for (int32_t d = 0; d < v->type.rank; ++d)
+    if (!(ids[d] = dg2_intern(c, coords[d]))) return lazy_at(c, v, coords, out);
+  uint64_t k1 = ((uint64_t)4 << 56) | ((uint64_t)v->res << 48) | (uint64_t)opp;
+  uint64_t k2 = (uint64_t)ids[0] | ((uint64_t)ids[1] << 32);
+  const char* hit = memo_get(c, k1, k2);
+  if (hit) {
+    snprintf(out, DG2_NAME, "%s", hit);
+    return NULL;
+  }
+  ZT_RETURN_IF_ERROR(lazy_at(c, v, coords, out));
+  memo_put(c, k1, k2, c->indent, out);
+  return NULL;
+}
+
+static zt_status_t lazy_at(dg2_t* c, const dg2_val_t* v, char coords[][DG2_NAME],
+                           char out[DG2_NAME]) {
   if (v->kind == DV_SCALAR) {
     snprintf(out, DG2_NAME, "%s", v->name);
     return NULL;
@@ -644,10 +715,38 @@ void dg2_barrier(dg2_t* c) {
   dg2_line(c, "llvm.call @_Z7barrierj(%%c1_i32) : (i32) -> ()");
 }
 
-// Byte offset in local memory of the element at coords of a row-major
-// tensor of type t.
+static void smem_elem_ptr_uncached(dg2_t* c, const zt_type_t* t, char coords[][DG2_NAME],
+                                   char out[DG2_NAME]);
+
+// Address in local memory of the element at coords of a row-major tensor
+// of type t; memoized per (row length, element size, coordinate names) as
+// lazy elements are: a layout conversion writes and then reads the same
+// coordinates, and several conversions of one shape share them.
 static void smem_elem_ptr(dg2_t* c, const zt_type_t* t, char coords[][DG2_NAME],
                           char out[DG2_NAME]) {
+  int64_t row = t->rank == 2 ? t->shape[1] : 0;
+  int64_t es = zt_tile_kind_bytes(t->kind);
+  uint32_t ids[2] = {0, 0};
+  bool ok = t->rank >= 1 && t->rank <= 2 && row >= 0 && row < ((int64_t)1 << 40) && es < 16;
+  for (int32_t d = 0; ok && d < t->rank; ++d) ok = (ids[d] = dg2_intern(c, coords[d])) != 0;
+  if (!ok) {
+    smem_elem_ptr_uncached(c, t, coords, out);
+    return;
+  }
+  uint64_t k1 = ((uint64_t)5 << 56) | ((uint64_t)t->rank << 48) | ((uint64_t)es << 44) |
+                (uint64_t)row;
+  uint64_t k2 = (uint64_t)ids[0] | ((uint64_t)ids[1] << 32);
+  const char* hit = memo_get(c, k1, k2);
+  if (hit) {
+    snprintf(out, DG2_NAME, "%s", hit);
+    return;
+  }
+  smem_elem_ptr_uncached(c, t, coords, out);
+  memo_put(c, k1, k2, c->indent, out);
+}
+
+static void smem_elem_ptr_uncached(dg2_t* c, const zt_type_t* t, char coords[][DG2_NAME],
+                                   char out[DG2_NAME]) {
   char lin[DG2_NAME];
   snprintf(lin, DG2_NAME, "%s", coords[0]);
   for (int32_t d = 1; d < t->rank; ++d) {
