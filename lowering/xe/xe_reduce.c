@@ -359,6 +359,67 @@ void xe_slm_from_sg0(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int ch,
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
 }
 
+// The second half of both exchanges below: after the barrier that ends the
+// writes, each subgroup reads, for every chunk c of the 1-D result it holds,
+// the `nparts` partials at SLM slots (part * T + c) * 16, combines them in
+// part order (a NaN-propagating max/min returns NaN if any partial is one),
+// and barriers again so the next exchange may reuse the buffer. Lanes at or
+// past `valid` in chunk c (the padding of a result shorter than 16) read
+// with a false mask; valid < 0 means every lane is valid.
+static zt_status_t combine_slm_partials(xe_emitter_t* e, const reduce_kind_t* rk,
+                                        zt_scalar_kind_t k, const char* slm, int64_t n,
+                                        int nparts, int64_t T, int64_t valid, bool nan_check,
+                                        xe_val_t* r) {
+  const char* et = xe_elem(k);
+  xe_name_t all;
+  xe_all_true(e, all);
+  // The first chunk this subgroup holds: sg * nchunks when distributed.
+  xe_name_t rbase = "";
+  if (r->dist) sg_index(e, 1, e->nsg, 16LL * r->nchunks, rbase);
+  xe_name_t nan_v;
+  if (nan_check) xe_vconst(e, float_bits(k, 2), et, nan_v);
+  for (int32_t c = 0; c < r->nchunks; ++c) {
+    xe_name_t acc = "", any = "";
+    xe_name_t mask;
+    if (valid < 0 || valid - 16LL * c >= 16 || r->dist) memcpy(mask, all, sizeof mask);
+    else xe_pad_mask(e, valid - 16LL * c, mask);
+    for (int i = 0; i < nparts; ++i) {
+      xe_name_t offs, v;
+      slm_offsets(e, rbase, ((int64_t)i * T + c) * 16, offs);
+      xe_fresh(e, v);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                       "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
+                       "vector<16x%s>%s\n",
+                       v, slm, offs, mask, (long long)n, et, et, loc(e));
+      if (nan_check) {
+        xe_name_t u;
+        xe_vbinary(e, "arith.cmpf uno,", v, v, et, u);
+        if (any[0]) {
+          xe_name_t o;
+          xe_vbinary(e, "arith.ori", any, u, "i1", o);
+          memcpy(any, o, sizeof any);
+        } else {
+          memcpy(any, u, sizeof any);
+        }
+      }
+      if (!acc[0]) {
+        memcpy(acc, v, sizeof acc);
+      } else {
+        xe_name_t nv;
+        xe_vbinary(e, rk->combine, acc, v, et, nv);
+        memcpy(acc, nv, sizeof acc);
+      }
+    }
+    if (nan_check) xe_vselect(e, any, nan_v, acc, et, r->names[c]);
+    else memcpy(r->names[c], acc, sizeof acc);
+  }
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  return NULL;
+}
+
 // Axis 0 of a tile whose rows are split across subgroups (sg_m > 1): the
 // column partials `part` (nbc chunks of 16 columns, this subgroup's own
 // rows combined; a NaN where a NaN-propagating max/min met one) meet in
@@ -402,48 +463,7 @@ static zt_status_t cols_across_subgroups(xe_emitter_t* e, const reduce_kind_t* r
   }
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
-  // The first chunk this subgroup holds: sg * nchunks when distributed.
-  xe_name_t rbase = "";
-  if (r->dist) sg_index(e, 1, e->nsg, 16LL * r->nchunks, rbase);
-  xe_name_t nan_v;
-  if (nan_check) xe_vconst(e, float_bits(k, 2), et, nan_v);
-  for (int32_t c = 0; c < r->nchunks; ++c) {
-    xe_name_t acc = "", any = "";
-    for (int i = 0; i < sm; ++i) {
-      xe_name_t offs, v;
-      slm_offsets(e, rbase, ((int64_t)i * T + c) * 16, offs);
-      xe_fresh(e, v);
-      xe_line(e);
-      zt_strbuf_printf(&e->body,
-                       "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                       "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
-                       "vector<16x%s>%s\n",
-                       v, slm, offs, all, (long long)n, et, et, loc(e));
-      if (nan_check) {
-        xe_name_t u;
-        xe_vbinary(e, "arith.cmpf uno,", v, v, et, u);
-        if (any[0]) {
-          xe_name_t o;
-          xe_vbinary(e, "arith.ori", any, u, "i1", o);
-          memcpy(any, o, sizeof any);
-        } else {
-          memcpy(any, u, sizeof any);
-        }
-      }
-      if (!acc[0]) {
-        memcpy(acc, v, sizeof acc);
-      } else {
-        xe_name_t nv;
-        xe_vbinary(e, rk->combine, acc, v, et, nv);
-        memcpy(acc, nv, sizeof acc);
-      }
-    }
-    if (nan_check) xe_vselect(e, any, nan_v, acc, et, r->names[c]);
-    else memcpy(r->names[c], acc, sizeof acc);
-  }
-  xe_line(e);
-  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
-  return NULL;
+  return combine_slm_partials(e, rk, k, slm, n, sm, T, -1, nan_check, r);
 }
 
 // Axis 1 of a tile whose columns are split across subgroups (sg_n > 1), or
@@ -492,51 +512,8 @@ static zt_status_t rows_across_subgroups(xe_emitter_t* e, const reduce_kind_t* r
   }
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
-  xe_name_t rbase = "";
-  if (r->dist) sg_index(e, 1, e->nsg, 16LL * r->nchunks, rbase);
-  xe_name_t nan_v;
-  if (nan_check) xe_vconst(e, float_bits(k, 2), et, nan_v);
-  for (int32_t c = 0; c < r->nchunks; ++c) {
-    xe_name_t acc = "", any = "";
-    // Lanes past the last row (R < 16) read slots nobody wrote: padding.
-    xe_name_t mask;
-    if (R - 16LL * c >= 16 || r->dist) memcpy(mask, all, sizeof mask);
-    else xe_pad_mask(e, R - 16LL * c, mask);
-    for (int j = 0; j < sn; ++j) {
-      xe_name_t offs, v;
-      slm_offsets(e, rbase, (int64_t)j * Rp + 16LL * c, offs);
-      xe_fresh(e, v);
-      xe_line(e);
-      zt_strbuf_printf(&e->body,
-                       "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                       "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
-                       "vector<16x%s>%s\n",
-                       v, slm, offs, mask, (long long)n, et, et, loc(e));
-      if (nan_check) {
-        xe_name_t u;
-        xe_vbinary(e, "arith.cmpf uno,", v, v, et, u);
-        if (any[0]) {
-          xe_name_t o;
-          xe_vbinary(e, "arith.ori", any, u, "i1", o);
-          memcpy(any, o, sizeof any);
-        } else {
-          memcpy(any, u, sizeof any);
-        }
-      }
-      if (!acc[0]) {
-        memcpy(acc, v, sizeof acc);
-      } else {
-        xe_name_t nv;
-        xe_vbinary(e, rk->combine, acc, v, et, nv);
-        memcpy(acc, nv, sizeof acc);
-      }
-    }
-    if (nan_check) xe_vselect(e, any, nan_v, acc, et, r->names[c]);
-    else memcpy(r->names[c], acc, sizeof acc);
-  }
-  xe_line(e);
-  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
-  return NULL;
+  // Lanes past the last row (R < 16) read slots nobody wrote: padding.
+  return combine_slm_partials(e, rk, k, slm, n, sn, T, R, nan_check, r);
 }
 
 // The built-in kind of a tile.reduce (one operand, a single-op combiner).
