@@ -155,6 +155,21 @@ const char* cpu_declare(cpu_t* c, cpu_helper_t h);
 void cpu_check_access(cpu_t* c, MlirOperation op, const char* addr, zt_scalar_kind_t k,
                       int write);
 
+/// Run-time bounds (cpu_range.c): i64 SSA values lo and hi bounding every
+/// element of an integer tensor (pointers: byte addresses) built from
+/// splats, make_range, + - * and addptr; ok gets and-ed with the conditions
+/// under which the bounds hold (no i32 wrap-around; "" means none). false
+/// when v's form is not understood (the code emitted so far is unused).
+bool cpu_value_range(cpu_t* c, const cpu_val_t* v, char lo[ZT_CPU_NAME],
+                     char hi[ZT_CPU_NAME], char ok[ZT_CPU_NAME]);
+/// ok &&= the bytes of pointer tensors a (abytes per element) and b cannot
+/// meet; false when a bound is not understood.
+bool cpu_ranges_disjoint(cpu_t* c, const cpu_val_t* a, int32_t abytes,
+                         const cpu_val_t* b, int32_t bbytes, char ok[ZT_CPU_NAME]);
+/// For a 1-D mask `s + make_range < n`: an index SSA value counting its
+/// leading true elements, after which all are false.
+bool cpu_mask_bound(cpu_t* c, const cpu_val_t* mask, char count[ZT_CPU_NAME]);
+
 /// e^x of an f32 SSA value as inline arithmetic (cpu_math.c).
 void cpu_exp_f32(cpu_t* c, const char* x, char out[ZT_CPU_NAME]);
 

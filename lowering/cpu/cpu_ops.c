@@ -101,17 +101,41 @@ static int32_t lazy_op_cost(MlirOperation op) {
   return 1;
 }
 
+// Users that read each element of an operand once (a chain read by one of
+// them is computed once per element, lazy or not).
+static bool reads_once(MlirOperation user) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(user));
+  if ((n.length > 6 && memcmp(n.data, "arith.", 6) == 0) ||
+      (n.length > 5 && memcmp(n.data, "math.", 5) == 0))
+    return true;
+  return cpu_op_is(user, "tile.store") || cpu_op_is(user, "tile.load") ||
+         cpu_op_is(user, "tile.addptr") || cpu_op_is(user, "scf.yield");
+}
+
+// A chain with one reader that reads each element once costs nothing to
+// recompute there, whatever its length (issue 16: layer norm's
+// `(x - mean) * rstd * w + b` with its three loads joins the store's loop);
+// this bounds only the code re-emitted per element.
+#define LAZY_MAX_CHAIN 40
+
 static bool lazy_ok(MlirOperation def, MlirValue v, int32_t cost) {
-  if (cost > LAZY_MAX_COST) return false;
   MlirBlock block = mlirOperationGetBlock(def);
   int32_t uses = 0;
+  MlirOperation first = {NULL};
+  bool one_user = true;
   for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
     MlirOperation user = mlirOpOperandGetOwner(u);
     if (!mlirBlockEqual(mlirOperationGetBlock(user), block) || !lazy_user_ok(user))
       return false;
+    if (!uses) first = user;
+    else if (!mlirOperationEqual(first, user)) one_user = false;
     ++uses;
   }
+  // One op reading the chain twice (layer norm's x * x): the two copies are
+  // the same pure code, which LLVM's CSE merges.
+  if (uses > 0 && one_user && reads_once(first)) return cost <= LAZY_MAX_CHAIN;
+  if (cost > LAZY_MAX_COST) return false;
   return uses > 0 && uses * cost <= LAZY_MAX_WORK;
 }
 
@@ -133,6 +157,23 @@ static bool writes_memory(MlirOperation op) {
 
 #define LOAD_LAZY_SCAN 256  // ops looked at after the load; more: not lazy
 
+// w reads no tainted value as its address, and no tainted value is read
+// after w (or outside the load's block).
+static bool last_reader(MlirOperation w, const MlirValue* tainted, int nt,
+                        MlirBlock block) {
+  for (int t = 0; t < nt; ++t) {
+    if (mlirValueEqual(mlirOperationGetOperand(w, 0), tainted[t])) return false;
+    for (MlirOpOperand u = mlirValueGetFirstUse(tainted[t]); !mlirOpOperandIsNull(u);
+         u = mlirOpOperandGetNextUse(u)) {
+      MlirOperation owner = mlirOpOperandGetOwner(u);
+      if (!mlirBlockEqual(mlirOperationGetBlock(owner), block) ||
+          (!mlirOperationEqual(owner, w) && mlirOperationIsBeforeInBlock(w, owner)))
+        return false;
+    }
+  }
+  return true;
+}
+
 static bool load_lazy_safe(MlirOperation load) {
   MlirValue tainted[32];
   int nt = 0;
@@ -147,6 +188,11 @@ static bool load_lazy_safe(MlirOperation load) {
       for (int t = 0; t < nt && !uses; ++t)
         uses = mlirValueEqual(mlirOperationGetOperand(w, i), tainted[t]);
     if (uses) {
+      // A store of values computed from the load that is the last reader of
+      // all of them reads the load in its own loop; it compares the bytes
+      // it writes with the ones the load reads at run time and loads into
+      // a buffer first when they may meet (emit_store).
+      if (cpu_op_is(w, "tile.store") && last_reader(w, tainted, nt, block)) return true;
       if (cpu_op_is(w, "tile.store") || cpu_op_is(w, "tile.atomic_rmw") ||
           cpu_op_is(w, "tile.atomic_cas") || cpu_op_is(w, "tile.block_store"))
         return false;
@@ -241,6 +287,130 @@ static bool gep_address(cpu_t* c, const cpu_val_t* p, const char* idx,
 }
 
 // ---------------------------------------------------------------------------
+// Stores of tensors (issue 16). The loop runs over the elements the mask can
+// let through when the mask is `s + arange < n` (1-D; the rest would store
+// nothing: softmax's and layer norm's column tails), and a store whose value
+// reads lazy loads (load_lazy_safe let them through because this store is
+// their last reader) runs them in its loop when the bytes it writes and the
+// bytes they read are apart (compared at run time, cpu_range.c); else, or
+// when the addresses are not understood, the loads are first read into
+// buffers here, which gives every element its value from before the store.
+
+static zt_status_t store_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                            char outs[][ZT_CPU_NAME]);
+
+#define STORE_MAX_LOADS 16
+
+typedef struct lazy_loads_s {
+  MlirValue key[STORE_MAX_LOADS];  // values whose slot holds a lazy load
+  int n;
+  bool over;
+} lazy_loads_t;
+
+static void collect_lazy_loads(cpu_t* c, MlirValue v, lazy_loads_t* ll, int depth) {
+  const cpu_val_t* x = cpu_map_get(c, v);
+  if (!x || x->kind != CPU_LAZY) return;
+  if (depth > 64) {
+    ll->over = true;
+    return;
+  }
+  if (cpu_op_is(x->op, "tile.load")) {
+    for (int i = 0; i < ll->n; ++i)
+      if (mlirValueEqual(ll->key[i], v)) return;
+    if (ll->n == STORE_MAX_LOADS) {
+      ll->over = true;
+      return;
+    }
+    ll->key[ll->n++] = v;
+  }
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(x->op); ++i)
+    collect_lazy_loads(c, mlirOperationGetOperand(x->op, i), ll, depth + 1);
+}
+
+static void store_loop(cpu_t* c, MlirOperation op, const cpu_val_t** in, intptr_t nin,
+                       int64_t numel, const char* count, zt_status_t* s) {
+  char iv[ZT_CPU_NAME], ins[MAX_OPERANDS][ZT_CPU_NAME], outs[MAX_OPERANDS][ZT_CPU_NAME];
+  if (count[0]) {
+    char c0[ZT_CPU_NAME], c1[ZT_CPU_NAME];
+    cpu_index(c, 0, c0);
+    cpu_index(c, 1, c1);
+    snprintf(iv, ZT_CPU_NAME, "%%i%d", c->next_id++);
+    cpu_line(c, "scf.for %s = %s to %s step %s {", iv, c0, count, c1);
+    ++c->indent;
+  } else {
+    cpu_loop_begin(c, numel, iv);
+  }
+  for (intptr_t i = 1; i < nin; ++i) cpu_read(c, in[i], iv, ins[i]);
+  if (!gep_address(c, in[0], iv, ins[0])) cpu_read(c, in[0], iv, ins[0]);
+  zt_status_t e = store_fn(c, op, ins, outs);
+  c->addr_is_ptr = false;
+  if (e && !*s) *s = e;
+  else zt_status_free(e);
+  cpu_loop_end(c);
+}
+
+static zt_status_t emit_store(cpu_t* c, MlirOperation op, const cpu_val_t** in,
+                              intptr_t nin, int64_t numel, zt_type_t shape) {
+  char count[ZT_CPU_NAME] = "";
+  if (nin > 2 && shape.rank == 1 && !cpu_mask_bound(c, in[2], count)) count[0] = 0;
+  lazy_loads_t ll = {.n = 0};
+  for (intptr_t i = 1; i < nin; ++i)
+    collect_lazy_loads(c, mlirOperationGetOperand(op, i), &ll, 0);
+  zt_status_t s = NULL;
+  if (!ll.n) {
+    store_loop(c, op, in, nin, numel, count, &s);
+    return s;
+  }
+  if (ll.over)
+    return cpu_op_error(op, ZT_STATUS_INTERNAL, "too many lazy loads in a stored value");
+  zt_type_t vt;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetOperand(op, 1), &vt));
+  char ok[ZT_CPU_NAME] = "";
+  bool checked = true;
+  for (int j = 0; j < ll.n && checked; ++j) {
+    const cpu_val_t* l = cpu_map_get(c, ll.key[j]);
+    const cpu_val_t* la = cpu_map_get(c, mlirOperationGetOperand(l->op, 0));
+    zt_type_t lt;
+    checked = la && !cpu_value_type(mlirOperationGetResult(l->op, 0), &lt) &&
+              cpu_ranges_disjoint(c, in[0], zt_tile_kind_bytes(vt.kind), la,
+                                  zt_tile_kind_bytes(lt.kind), ok);
+  }
+  checked = checked && ok[0];
+  if (checked) {
+    cpu_line(c, "scf.if %s {", ok);
+    ++c->indent;
+    store_loop(c, op, in, nin, numel, count, &s);
+    --c->indent;
+    cpu_line(c, "} else {");
+    ++c->indent;
+  }
+  // The loads' slots hold buffers while the store reads them (in[] point
+  // into the slots), then their lazy selves again.
+  cpu_val_t saved[STORE_MAX_LOADS];
+  int done = 0;
+  for (; done < ll.n && !s; ++done) {
+    const cpu_val_t* l = cpu_map_get(c, ll.key[done]);
+    saved[done] = *l;
+    const cpu_val_t* m;
+    s = cpu_materialize(c, l, &m);
+    if (s) break;
+    cpu_val_t mv = *m;
+    s = cpu_map_put(c, ll.key[done], &mv);
+  }
+  if (!s) store_loop(c, op, in, nin, numel, count, &s);
+  for (int j = 0; j < done; ++j) {
+    zt_status_t e = cpu_map_put(c, ll.key[j], &saved[j]);
+    if (e && !s) s = e;
+    else zt_status_free(e);
+  }
+  if (checked) {
+    --c->indent;
+    cpu_line(c, "}");
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------
 // Elementwise driver: runs `fn` once on scalars (when no operand lives in a
 // buffer, the results are splats) or once per element in a loop.
 
@@ -294,6 +464,7 @@ static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
       return cpu_map_put(c, r, &v);
     }
   }
+  if (cpu_op_is(op, "tile.store")) return emit_store(c, op, in, nin, numel, shape_type);
   for (intptr_t i = 0; i < nout; ++i)
     ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, out_types[i], &res[i]));
   char iv[ZT_CPU_NAME];

@@ -1,0 +1,160 @@
+"""Stores that read their loads in their own loop, and store loops cut at the
+mask's end (issue 16; lowering/cpu/cpu_ops.c emit_store, cpu_range.c).
+
+A store whose value comes from loads (layer norm's `y = (x - mean) * rstd * w
++ b`) runs the loads in the store's loop when the bytes it writes and the
+bytes they read are apart, compared at run time; else it loads them into
+buffers first. The same compiled kernel is run both ways here (apart and
+overlapping arguments), each checked against numpy (E4).
+"""
+import re
+
+import numpy as np
+import pytest
+
+import zetile
+import zetile.language as tl
+
+
+@pytest.fixture(autouse=True)
+def cpu_device():
+    zetile.set_device("cpu")
+    yield
+
+
+@zetile.jit
+def _affine_rows(x_ptr, w_ptr, b_ptr, y_ptr, stride_x, stride_y, n, shift,
+                 BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    for off in range(0, n, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        m = cols < n
+        x = tl.load(x_ptr + row * stride_x + cols, mask=m, other=0.0)
+        w = tl.load(w_ptr + cols, mask=m)
+        b = tl.load(b_ptr + cols, mask=m)
+        tl.store(y_ptr + row * stride_y + cols + shift, x * w + b, mask=m)
+
+
+def _emulate(buf, base, rows, row_len, n, w, b, shift):
+    # Triton's meaning on a flat buffer, row by row and block by block:
+    # every element of a block is loaded before any is stored.
+    for r in range(rows):
+        for off in range(0, n, 1024):
+            hi = min(off + 1024, n)
+            s = base + r * row_len + off
+            y = buf[s: s + hi - off].copy() * w[off:hi] + b[off:hi]
+            buf[s + shift: s + shift + hi - off] = y
+
+
+@pytest.mark.parametrize("n", [1, 781, 1024, 1531, 2049])
+def test_apart_and_overlapping_same_kernel(n):
+    rng = np.random.default_rng(n)
+    rows, row_len = 3, n + 8
+    w = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    x = rng.standard_normal((rows, row_len), dtype=np.float32)
+    # Apart: another array (the loads run in the store's loop).
+    y = np.full((rows, row_len), 7.0, np.float32)
+    want = y.copy()
+    want[:, :n] = x[:, :n] * w + b
+    _affine_rows[(rows,)](x, w, b, y, row_len, row_len, n, 0, BLOCK=1024)
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+    # Overlapping: into x itself, at the same element and one further on or
+    # back. Fused naively, with shift 1 element i + 1 would read the value
+    # just stored for element i.
+    for shift in (0, 1, -1):
+        buf = np.concatenate([[0.0], x.reshape(-1), [0.0]]).astype(np.float32)
+        want = buf.copy()
+        _emulate(want, 1, rows, row_len, n, w, b, shift)
+        xv = buf[1:-1].reshape(rows, row_len)
+        _affine_rows[(rows,)](xv, w, b, xv, row_len, row_len, n, shift, BLOCK=1024)
+        np.testing.assert_allclose(buf, want, rtol=1e-6, atol=1e-6, err_msg=f"shift {shift}")
+
+
+@zetile.jit
+def _reverse_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(y_ptr + (n - 1 - offs), x * 3.0, mask=m)
+
+
+@pytest.mark.parametrize("n", [1, 100, 256])
+def test_descending_store_addresses(n):
+    # A store whose addresses go down (n - 1 - offs): apart from the loads in
+    # another array, the same memory reversed in place.
+    x = np.arange(256, dtype=np.float32) + 1
+    y = np.zeros(256, np.float32)
+    _reverse_copy[(1,)](x, y, n, BLOCK=256)
+    want = np.zeros(256, np.float32)
+    want[:n] = (x[:n] * 3)[::-1]
+    np.testing.assert_array_equal(y, want)
+    xi = x.copy()
+    _reverse_copy[(1,)](xi, xi, n, BLOCK=256)
+    want = x.copy()
+    want[:n] = (x[:n] * 3)[::-1]
+    np.testing.assert_array_equal(xi, want)
+
+
+@zetile.jit
+def _masked_tail(x_ptr, y_ptr, start, n, BLOCK: tl.constexpr):
+    # The mask `start + arange < n` cuts the store loop; start near INT32_MAX
+    # makes the i32 sum wrap to negative numbers, which are < n: the lanes
+    # past the wrap are true again and must be stored.
+    offs = tl.arange(0, BLOCK)
+    m = (start + offs) < n
+    x = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs, x + 1.0, mask=m)
+
+
+@pytest.mark.parametrize("start,n", [(0, 0), (0, 1), (0, 511), (0, 512), (0, 513), (5, 300),
+                                     (-7, 3), (100, -4), (2 ** 31 - 10, 2 ** 31 - 1),
+                                     (2 ** 31 - 10, -2 ** 31 + 5)])
+def test_store_loop_cut_at_mask(start, n):
+    x = np.arange(512, dtype=np.float32)
+    y = np.full(512, -1.0, np.float32)
+    _masked_tail[(1,)](x, y, start, n, BLOCK=512)
+    with np.errstate(over="ignore"):
+        lanes = (np.int32(start) + np.arange(512, dtype=np.int32)).astype(np.int32)
+    m = lanes < np.int32(n)
+    want = np.where(m, x + 1, -1.0).astype(np.float32)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_layer_norm_store_joins_loads():
+    # Layer norm's normalization loop keeps no buffer for x, w and b on the
+    # path where Y is apart from them: the 1024-element buffers in the
+    # kernel are the two accumulators, the variance's x - mean and the three
+    # loads of the fallback path; the fast path is the `scf.if` branch that
+    # reads memory with llvm.load inside the store's loop.
+    import importlib.util
+    import os
+    spec = importlib.util.spec_from_file_location(
+        "layer_norm", os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                                   "layer_norm.py"))
+    ln = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ln)
+    M, N = 5, 1531
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((M, N), dtype=np.float32)
+    w = rng.standard_normal(N, dtype=np.float32)
+    b = rng.standard_normal(N, dtype=np.float32)
+    y, mean, rstd = np.empty_like(x), np.empty(M, np.float32), np.empty(M, np.float32)
+    ln.layer_norm(x, w, b, y, mean, rstd)
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=1, keepdims=True)
+    want = (x64 - mu) / np.sqrt(((x64 - mu) ** 2).mean(axis=1, keepdims=True) + 1e-5) * w + b
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+    # In place (Y = X): the overlap check sends it to the buffered path.
+    xi = x.copy()
+    ln.layer_norm(xi, w, b, xi, mean, rstd)
+    np.testing.assert_allclose(xi, want, rtol=1e-4, atol=1e-4)
+    ck = zetile.compile(ln._layer_norm_fwd_fused,
+                        "*fp32, *fp32, *fp32, *fp32, *fp32, *fp32, i32, i32, fp32",
+                        constexprs={"BLOCK_SIZE": 1024})
+    mlir = ck.asm["mlir"]
+    # The normalization store's check: an scf.if whose branch is a loop.
+    last = [m.start() for m in re.finditer(r"scf\.if %t\d+ \{\n\s*scf\.for", mlir)][-1]
+    indent = last - mlir.rindex("\n", 0, last) - 1
+    fast = mlir[last: mlir.index("\n" + " " * indent + "} else {", last)]
+    assert fast.count("llvm.load") == 3 and "memref.load" not in fast, fast
