@@ -3,7 +3,7 @@ given bad kernels and launches, a damaged cache, C API misuse, fuzzed
 inputs, and many processes and threads at once. Every probe runs in a fresh
 interpreter, so a crash or hang is counted instead of ending the run.
 
-    .venv/bin/python bench/reliability.py [--fuzz-seconds 10] [--procs 8] [--rounds 5] [--numpy-kernels 40]
+    .venv/bin/python bench/reliability.py [--fuzz-seconds 10] [--procs 8] [--rounds 5] [--numpy-kernels 40] [--numpy-seed 0]
 
 Outcomes: "error" (a zetile/Python exception with a message: the intended
 end of a bad input), "ok" (ran and gave the right numbers), "WRONG" (ran and
@@ -287,7 +287,8 @@ def cli_and_interrupt():
     print(f"  {verdict:6} zetile info with ZETILE_DEVICE=garbage: exit {p.returncode}: "
           f"{(out or [''])[-1][:120]}")
     code = PRELUDE + textwrap.dedent("""
-        import time
+        import time, faulthandler, signal
+        faulthandler.register(signal.SIGUSR1, all_threads=True)   # the stacks, if it hangs
         @zetile.jit
         def spin(x_ptr, n, B: tl.constexpr):
             o = tl.arange(0, B)
@@ -318,9 +319,22 @@ def cli_and_interrupt():
         print(f"  {verdict:6} Ctrl-C 1 s into a launch of hours: KeyboardInterrupt, process "
               f"ended {time.time() - t:.2f} s after the signal")
     except subprocess.TimeoutExpired:
+        # Which hang: the interpreter still running (its Python stacks go to
+        # stderr), or a child of it still holding the output pipes.
+        alive = p.poll() is None
+        if alive:
+            p.send_signal(signal.SIGUSR1)
+            time.sleep(1.0)
         p.kill()
+        try:
+            out, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            out, err = "", "(the pipes stay open: a child process holds them)"
         verdict = "HANG"
-        print("  HANG   Ctrl-C during a long launch: still running 60 s later")
+        print(f"  HANG   Ctrl-C during a long launch: {'still running' if alive else 'exited, pipes open'}"
+              f" 60 s later; stdout {out.strip()!r}; stderr (last lines):")
+        for line in err.strip().splitlines()[-25:]:
+            print("           " + line)
     os.unlink(f.name)
     counts[verdict] = counts.get(verdict, 0) + 1
     return counts
@@ -455,19 +469,37 @@ def fuzz(seconds):
     return p.returncode
 
 
-def numpy_kernels(n):
-    section(f"random kernels against numpy, {n} seeds (tests/fuzz/numpy_kernels.py)")
+def numpy_kernels(n, seed):
+    """Both generators of random kernels, n seeds each from seed: (worst
+    return code, wrong results, errors, crashed, hung)."""
+    section(f"random kernels against numpy, {n} seeds each from {seed} (tests/fuzz/numpy_kernels.py: "
+            f"elementwise and reductions; numpy_kernels_cf.py: loops, ifs, whiles, dots, atomics)")
     if n <= 0:
         print("  skipped")
-        return None, 0
-    p = subprocess.run([PY, os.path.join(ROOT, "tests/fuzz/numpy_kernels.py"), "--kernels", str(n),
-                        "--seed", "0"], capture_output=True, text=True, env=ENV, timeout=60 * n + 600)
-    last = (p.stdout.strip().splitlines() or ["(no output)"])[-1]
-    print("  " + last)
-    if p.returncode < 0:
-        print(f"  CRASH: killed by signal {-p.returncode}")
-    m = re.search(r"(\d+) wrong results", last)
-    return p.returncode, int(m.group(1)) if m else 0
+        return None, 0, 0, 0, 0
+    rc, wrong, errors, crashed, hung = 0, 0, 0, 0, 0
+    for script in ("numpy_kernels.py", "numpy_kernels_cf.py"):
+        try:
+            p = subprocess.run([PY, os.path.join(ROOT, "tests/fuzz", script), "--kernels", str(n),
+                                "--seed", str(seed)], capture_output=True, text=True, env=ENV,
+                               timeout=60 * n + 600)
+        except subprocess.TimeoutExpired:
+            print(f"  HANG: {script} past {60 * n + 600} s")
+            rc, hung = 1, hung + 1
+            continue
+        lines = p.stdout.strip().splitlines() or ["(no output)"]
+        for line in lines:                        # the failing seeds' first lines
+            if re.match(r"seed \d+: ", line):
+                print("    " + line[:200])
+        print("  " + lines[-1])
+        if p.returncode < 0:
+            print(f"  CRASH: {script} killed by signal {-p.returncode}")
+            crashed += 1
+        m = re.search(r"(\d+) wrong results, (\d+) errors", lines[-1])
+        wrong += int(m.group(1)) if m else 0
+        errors += int(m.group(2)) if m else 0
+        rc = rc or p.returncode
+    return rc, wrong, errors, crashed, hung
 
 
 def main():
@@ -475,7 +507,9 @@ def main():
     ap.add_argument("--fuzz-seconds", type=int, default=10)
     ap.add_argument("--procs", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--numpy-kernels", type=int, default=40, help="random kernels checked against numpy")
+    ap.add_argument("--numpy-kernels", type=int, default=40,
+                    help="random kernels checked against numpy, per generator (two generators)")
+    ap.add_argument("--numpy-seed", type=int, default=0, help="first seed of the random kernels")
     args = ap.parse_args()
     t0 = time.time()
     cache = tempfile.mkdtemp(prefix="zt-rel-")
@@ -487,15 +521,16 @@ def main():
     right, procs, threads = concurrency(args.procs, args.rounds)
     c_misuse()
     fuzz_rc = fuzz(args.fuzz_seconds)
-    np_rc, np_wrong = numpy_kernels(args.numpy_kernels)
-    crashes = bad.get("CRASH", 0) + dmg.get("CRASH", 0) + (np_rc is not None and np_rc < 0)
-    hangs = bad.get("HANG", 0) + dmg.get("HANG", 0)
+    np_rc, np_wrong, np_errors, np_crashed, np_hung = numpy_kernels(args.numpy_kernels, args.numpy_seed)
+    crashes = bad.get("CRASH", 0) + dmg.get("CRASH", 0) + np_crashed
+    hangs = bad.get("HANG", 0) + dmg.get("HANG", 0) + np_hung
     wrong = bad.get("WRONG", 0) + dmg.get("WRONG", 0) + (procs - right) + (threads != "ok") + np_wrong
     print(f"\nSUMMARY ({time.time() - t0:.0f}s): {crashes} crashes, {hangs} hangs, "
           f"{wrong} silent wrong results or failed concurrent runs, "
           f"{bad.get('accepted', 0)} bad inputs accepted without an error; fuzzers "
           f"{'clean' if fuzz_rc == 0 else 'FAILED' if fuzz_rc else 'skipped'}; random kernels "
-          f"{'clean' if np_rc == 0 else 'FAILED' if np_rc else 'skipped'}")
+          f"{'clean' if np_rc == 0 else 'FAILED' if np_rc else 'skipped'}"
+          f"{f' ({np_wrong} wrong, {np_errors} errors)' if np_rc else ''}")
     return 1 if crashes or hangs or wrong or fuzz_rc or np_rc else 0
 
 
