@@ -60,7 +60,11 @@ typedef enum xe_layout_kind_e {
   XE_LAYOUT_LAZY,
 } xe_layout_kind_t;
 
-enum { XE_ROLE_C = 0, XE_ROLE_A = 1, XE_ROLE_B = 2 };
+/// XE_ROLE_BW is asked of the allocators only: a B operand's places for a
+/// 16-bit dot held one element per register slot whatever the element width
+/// (int8/int32 weights on their way to fp16, xe_val_t.b16); the record gets
+/// role B and b16.
+enum { XE_ROLE_C = 0, XE_ROLE_A = 1, XE_ROLE_B = 2, XE_ROLE_BW = 3 };
 
 typedef char xe_name_t[XE_NAME_MAX];
 
@@ -84,6 +88,12 @@ typedef struct xe_val_s {
   /// no lane moves, and transposes to and from 16-column tiles are whole
   /// vectors (xe_reshape.c).
   bool narrow;
+  /// Role B blocks of 16x16 with lane j holding column j, rows in order, one
+  /// element per slot (#zt_a): a 16-bit dot's B operand places for values of
+  /// another width (int8 weights, their int32/fp32 dequantization), so the
+  /// dequantization stays in each lane and its fp16 result is the VNNI B
+  /// block in the same registers (the layout assignment's register tier).
+  bool b16;
   // LAZY: the tile value to re-evaluate.
   MlirValue root;
   xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)

@@ -353,12 +353,43 @@ static bool single_use(MlirValue x) {
   return !mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u));
 }
 
+// The places of layout l with one element per register slot: a 16-bit
+// dot's B operand (16x16 blocks, lane j holding column j, VNNI pairs of
+// rows per 32-bit slot) for values of another width on their way to it.
+// Lane j then holds column j's elements in row order just the same, so a
+// cast from such a value (int8 weights -> fp16) keeps every element in its
+// lane: the register tier, and the dequantization computes per lane. Other
+// operands (A, int8 dots, execution size 8) have no such variant here.
+static bool slot_variant(const xe_layout_t* l, xe_layout_t* out) {
+  if (l->kind != XE_LK_DPAS || l->operand != XE_DPAS_B || l->block[0] != 16 ||
+      l->block[1] != 16 || l->lanes[1] != 16)
+    return false;
+  *out = *l;
+  out->lane_data[0] = 1;
+  return true;
+}
+
+// Whether an integer value is data: it comes from a load through
+// elementwise ops (weights), not index arithmetic (masks, shift amounts).
+static bool data_chain(MlirValue y, int depth) {
+  if (depth > 16 || !mlirValueIsAOpResult(y)) return false;
+  MlirOperation p = mlirOpResultGetOwner(y);
+  if (op_is(p, "tile.load") || op_is(p, "tile.block_load")) return true;
+  if (!elementwise(p)) return false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(p); ++i)
+    if (data_chain(mlirOperationGetOperand(p, i), depth + 1)) return true;
+  return false;
+}
+
 // A dot operand's layout, backward: a load read by the dot alone produces
 // it directly; an elementwise op read by the dot alone (a prologue: scaling,
 // a cast) computes in it, and so do its operands of the same element width
-// that it alone reads, back to their loads. A value read elsewhere too, or
-// of another width (int8 weights before their conversion), keeps its own
-// layout and the op reading it records a conversion.
+// that it alone reads, back to their loads. Operands of another width that
+// it alone reads (int8 weights before their conversion, their int32 or fp32
+// dequantization) take the B operand's places one element per slot
+// (slot_variant), back to their loads too. A value read elsewhere too, or of
+// another width where no such variant exists, keeps its own layout and the
+// op reading it records a conversion.
 static void operand_chain(xe_assign_t* a, MlirValue x, const xe_layout_t* l, int depth) {
   if (depth > 16 || rank_of(x) != 2 || !single_use(x) || !mlirValueIsAOpResult(x)) return;
   MlirOperation p = mlirOpResultGetOwner(x);
@@ -370,8 +401,11 @@ static void operand_chain(xe_assign_t* a, MlirValue x, const xe_layout_t* l, int
   set(a, x, l);
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(p); ++i) {
     MlirValue y = mlirOperationGetOperand(p, i);
-    if (rank_of(y) == 2 && same_elem_width(y, x))
-      operand_chain(a, y, l, depth + 1);
+    xe_layout_t w;
+    if (rank_of(y) != 2) continue;
+    if (same_elem_width(y, x)) operand_chain(a, y, l, depth + 1);
+    else if (slot_variant(l, &w) && (is_float(y) || data_chain(y, 0)))
+      operand_chain(a, y, &w, depth + 1);
   }
 }
 

@@ -138,6 +138,28 @@ static bool any_data(data_walk_t* d, MlirValue* vs, int n) {
   return false;
 }
 
+// Whether a value is index arithmetic only: ranges, splats of scalars,
+// constants, their expand_dims/broadcasts and elementwise ops over those (no
+// load). Such an operand of an op on data (the shift amounts that unpack
+// int4 nibbles, (k % 2) * 4 per row) stays lazy: the elementwise emitter
+// evaluates it in the data's layout, whatever role that has.
+static bool index_only(MlirValue v, int depth) {
+  if (depth > 12) return false;
+  if (value_rank(v) == 0) return true;
+  if (!mlirValueIsAOpResult(v)) return false;
+  MlirOperation p = mlirOpResultGetOwner(v);
+  if (op_is(p, "tile.make_range") || op_is(p, "arith.constant")) return true;
+  if (op_is(p, "tile.splat")) return value_rank(mlirOperationGetOperand(p, 0)) == 0;
+  bool ew = (has_prefix(mlirIdentifierStr(mlirOperationGetName(p)), "arith.") &&
+             mlirOperationGetNumResults(p) == 1 && mlirOperationGetNumRegions(p) == 0);
+  if (!ew && !op_is(p, "tile.expand_dims") && !op_is(p, "tile.broadcast")) return false;
+  MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
+  if (!mlirTypeIsAInteger(et)) return false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(p); ++i)
+    if (!index_only(mlirOperationGetOperand(p, i), depth + 1)) return false;
+  return true;
+}
+
 static MlirWalkResult data_cb(MlirOperation op, void* user) {
   data_walk_t* d = user;
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
@@ -176,7 +198,8 @@ static MlirWalkResult data_cb(MlirOperation op, void* user) {
     MlirValue vs[4] = {mlirOperationGetResult(op, 0)};
     for (intptr_t i = 0; i < no; ++i) vs[i + 1] = mlirOperationGetOperand(op, i);
     if (any_data(d, vs, (int)no + 1))
-      for (int i = 0; i <= no; ++i) mark(d, vs[i]);
+      for (int i = 0; i <= no; ++i)
+        if (i == 0 || !index_only(vs[i], 0)) mark(d, vs[i]);
   } else if (name_is(n, "scf.for")) {
     MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
     MlirOperation y = mlirBlockGetTerminator(body);
@@ -319,7 +342,12 @@ int xe_matrix_role(xe_emitter_t* e, MlirValue v) {
   // the operand's layout, xe_layout.c), then the direct users.
   const xe_layout_t* l = xe_assign_get(e->layouts, v);
   if (l && l->kind == XE_LK_DPAS && l->operand == XE_DPAS_A) return XE_ROLE_A;
-  if (l && l->kind == XE_LK_DPAS && l->operand == XE_DPAS_B) return XE_ROLE_B;
+  // A B operand's places with one element per slot (lane_data [1, 1] where
+  // the dot's own layout packs pairs): values of another width on their
+  // way to a 16-bit dot (dequantized weights), held as b16 records.
+  if (l && l->kind == XE_LK_DPAS && l->operand == XE_DPAS_B)
+    return l->lane_data[0] == 1 && l->block[0] == 16 && l->block[1] == 16 ? XE_ROLE_BW
+                                                                            : XE_ROLE_B;
   for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
     MlirOperation owner = mlirOpOperandGetOwner(u);
@@ -1386,8 +1414,10 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
     v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
     if (!v) return NULL;
     // 8-bit data has 2D block reads of 32 columns only (dot operands);
-    // other int8 tiles keep gathers.
-    if (v->layout != XE_LAYOUT_BLOCK2D || (t.kind == ZT_I8 && v->role == XE_ROLE_C)) {
+    // other int8 tiles (and int8 weights in a 16-bit B operand's places,
+    // b16) keep gathers.
+    if (v->layout != XE_LAYOUT_BLOCK2D ||
+        (t.kind == ZT_I8 && (v->role == XE_ROLE_C || v->b16))) {
       xe_free_val(v);
       return NULL;
     }
@@ -1876,7 +1906,7 @@ static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_
   }
   zt_scalar_kind_t from = t.kind;
   if (cast) t.kind = cast_kind;
-  xe_val_t* r = xe_alloc_blocks(e, t, like->role);
+  xe_val_t* r = xe_alloc_blocks(e, t, like->b16 ? XE_ROLE_BW : like->role);
   if (!r) return NULL;
   if (r->layout != XE_LAYOUT_BLOCK2D || r->br != like->br || r->nbr != like->nbr ||
       r->nbc != like->nbc || r->bc != 16) {
@@ -2018,7 +2048,8 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
     if (!ops[i]) return NULL;
     lazy[i] = ops[i]->layout == XE_LAYOUT_LAZY;
     if (ops[i]->layout == XE_LAYOUT_BLOCK2D) {
-      if (shape && (shape->role != ops[i]->role))
+      if (shape && (shape->role != ops[i]->role ||
+                    (shape->b16 != ops[i]->b16 && shape->br != ops[i]->br)))
         return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D operands of different layouts");
       shape = ops[i];
     }
@@ -2046,7 +2077,15 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
     xe_bind(e, res, m);
     return NULL;
   }
-  int role = shape ? shape->role : XE_ROLE_C;
+  int role = shape ? (shape->b16 ? XE_ROLE_BW : shape->role) : XE_ROLE_C;
+  // B operand places: one element per slot (b16) or the dot's packing; the
+  // two are the same registers for 16x16 blocks of 16-bit elements and for
+  // a cast between widths (sitofp i8 -> f16: lane j keeps column j, rows in
+  // order), so the result takes the one the assignment gave it.
+  if (shape && shape->role == XE_ROLE_B) {
+    int want = xe_matrix_role(e, res);
+    if ((want == XE_ROLE_B || want == XE_ROLE_BW) && shape->br == 16) role = want;
+  }
   // The assignment may want the result as a dot's A operand where its
   // operands are accumulator-shaped (attention's P = exp2(...).to(fp16)):
   // with a register-tier conversion the blocks are the same registers.
@@ -2062,7 +2101,7 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
     if (regs) role = XE_ROLE_A;
   }
   if (shape && rl && rl->kind == XE_LK_DPAS && rl->operand != XE_DPAS_C &&
-      role != (rl->operand == XE_DPAS_A ? XE_ROLE_A : XE_ROLE_B)) {
+      role != (rl->operand == XE_DPAS_A ? XE_ROLE_A : XE_ROLE_B) && role != XE_ROLE_BW) {
     // A dot operand computed here from values in another layout: name the
     // conversion the assignment found (the dot would refuse it anyway).
     for (intptr_t i = 0; i < no; ++i) {
@@ -2085,7 +2124,7 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   }
   xe_val_t* r = xe_alloc_for(e, res, rt, role);
   if (!r) return NULL;
-  if (role != (shape ? shape->role : XE_ROLE_C) &&
+  if (r->role != (shape ? shape->role : XE_ROLE_C) &&
       (r->layout != XE_LAYOUT_BLOCK2D || r->nbr != shape->nbr || r->nbc != shape->nbc ||
        r->br != shape->br)) {
     xe_free_val(r);

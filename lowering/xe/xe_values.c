@@ -178,6 +178,7 @@ void xe_fresh(xe_emitter_t* e, xe_name_t out) {
 }
 
 const char* xe_layout_attr(const xe_val_t* v) {
+  if (v->layout == XE_LAYOUT_BLOCK2D && v->b16) return "#zt_a";
   if (v->layout == XE_LAYOUT_BLOCK2D && v->type.kind == ZT_I8 && v->role != XE_ROLE_C)
     return v->role == XE_ROLE_B ? "#zt_b8" : "#zt_a8";
   // fp32 B blocks load without VNNI (xe_dot_f32.c makes the bf16 pieces).
@@ -190,11 +191,14 @@ const char* xe_layout_attr(const xe_val_t* v) {
 static bool block_geometry(xe_emitter_t* e, xe_val_t* v, int role) {
   int64_t r = v->type.shape[0], c = v->type.shape[1];
   int sm = e->sg_m > 0 ? e->sg_m : 1, sn = e->sg_n > 0 ? e->sg_n : 1;
+  // XE_ROLE_BW: role B places of a 16-bit dot, one element per slot.
+  v->b16 = role == XE_ROLE_BW;
+  if (v->b16) role = XE_ROLE_B;
   v->role = role;
   // DPAS operands: fp16/bf16 A 8x16, B 16x16 (VNNI pairs); int8 A 8x32,
   // B 32x16 (VNNI quads); accumulators 8x16.
   bool i8 = v->type.kind == ZT_I8;
-  v->br = role == XE_ROLE_B ? (i8 ? 32 : 16) : 8;
+  v->br = role == XE_ROLE_B ? (i8 && !v->b16 ? 32 : 16) : 8;
   // Tiles of 1, 2 or 4 rows (no dot takes them: emit_dot checks) use blocks
   // of that many rows.
   if (role == XE_ROLE_C && r < 8 && (r == 1 || r == 2 || r == 4) && sm == 1) v->br = (int32_t)r;
@@ -378,7 +382,8 @@ xe_val_t* xe_define(xe_emitter_t* e, MlirValue v, zt_type_t t) {
 }
 
 xe_val_t* xe_alias(xe_emitter_t* e, MlirValue v, const xe_val_t* src) {
-  xe_val_t* c = alloc_impl(e, src->type, src->role, src->layout == XE_LAYOUT_BLOCK2D);
+  xe_val_t* c = alloc_impl(e, src->type, src->b16 ? XE_ROLE_BW : src->role,
+                           src->layout == XE_LAYOUT_BLOCK2D);
   if (!c) return NULL;
   if (c->nchunks != src->nchunks) {
     xe_free_val(c);
