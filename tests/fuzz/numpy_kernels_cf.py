@@ -100,6 +100,7 @@ class St:
         self.s = int(data["S0"])
         self.vars = {}
         self.sums, self.maxes, self.count = [], [], 0   # atomics inside the tree
+        self.returned = False
 
     def full(self, arr):
         """A masked load: the M x N block in a BM x BN tile of zeros."""
@@ -107,6 +108,10 @@ class St:
         t = np.zeros((k.BM, k.BN), arr.dtype)
         t[:k.M, :k.N] = arr
         return t
+
+
+class Returned(Exception):
+    """An early `return` in the reference."""
 
 
 class Node:
@@ -227,7 +232,15 @@ class Kernel:
         self.data_branch = False
         self.tree_atomics = False
         self.final = self.pick_final()
+        # Features added later draw from a second stream, so that the first
+        # one (and the kernels of earlier seeds) stays as it was.
+        self.r2 = random.Random(seed * 7919 + 17)
+        self.one_d = not self.has_dot and self.r2.random() < 0.3
+        if self.one_d:                   # acc is (BN,): rows is the scalar 0
+            self.BM = self.M = 1
+        self.returns = 0
         self.body = self.block(0, r.randint(2, 5), [])
+        self.sem = r.choice(["", "", ", sem=\"relaxed\"", ", sem=\"acq_rel\""])
 
     # ----- helpers
     def new_input(self, dtype, kind, shape=None):
@@ -302,9 +315,11 @@ class Kernel:
         return f"tl.{red}(acc) {cmp} {c}", fn
 
     # ----- statements
-    def block(self, depth, n, scope):
+    def block(self, depth, n, scope, in_if=False):
         items = []
         for _ in range(n):
+            if self.r2.random() < 0.1:
+                items.append(self.reduce_op())
             r = self.r.random()
             if depth < 2 and r < 0.2 and self.loops < 4:
                 items.append(self.for_loop(depth, scope))
@@ -318,7 +333,52 @@ class Kernel:
                 items.append(self.op(scope))
         if self.has_dot and depth == 0 and self.n_dots() == 0:
             items.insert(self.r.randint(0, len(items)), self.dot(scope))
+        if in_if and not scope and self.returns < 2 and self.r2.random() < 0.25:
+            # an early return (not inside loops): the program stores nothing
+            # after it, its atomics before it stay
+            self.returns += 1
+
+            def fn(st):
+                raise Returned()
+            items.append(Op(["return"], fn))
         return Block(items)
+
+    def reduce_op(self):
+        """acc minus its row maxima, or plus its column sums (masked-off
+        lanes included, as the kernel has them)."""
+        r2 = self.r2
+        if self.one_d:
+            how = r2.choice(["max", "sum"])
+            text = f"acc = acc - tl.{how}(acc)" if how == "max" else "acc = acc + tl.sum(acc) // 2" \
+                if self.kind == "int" else "acc = acc + tl.sum(acc) * 0.5"
+        else:
+            how = r2.choice(["max", "sum"])
+            text = "acc = acc - tl.max(acc, axis=1)[:, None]" if how == "max" else \
+                ("acc = acc + tl.sum(acc, axis=0)[None, :] // 2" if self.kind == "int" else
+                 "acc = acc + tl.sum(acc, axis=0)[None, :] * 0.5")
+        unsigned = self.unsigned
+        axis = 1 if self.one_d else 0     # 1-D: the whole (1, BN) tile of the reference
+
+        def fn(st, how=how):
+            if how == "max":
+                m = st.acc.max(axis=1, keepdims=True)
+                st.acc = st.acc - m
+                st.mag = st.mag + st.mag.max(axis=1, keepdims=True)
+                st.R += 1
+                return
+            if self.kind == "int":
+                c = wrap(st.acc.astype(np.int64).sum(axis=axis, keepdims=True), st.acc.dtype)
+                if unsigned:
+                    h = c // st.acc.dtype.type(2)
+                else:   # // rounds toward zero in Triton
+                    c = c.astype(np.int64)
+                    h = wrap((c - np.fmod(c, 2)) // 2, st.acc.dtype)
+                st.acc = st.acc + h
+            else:
+                st.acc = st.acc + st.acc.sum(axis=axis, keepdims=True) * 0.5
+                st.mag = st.mag + st.mag.sum(axis=axis, keepdims=True) * 0.5
+                st.R += st.acc.shape[axis] + 1
+        return Op([text], fn)
 
     def n_dots(self):
         return len([i for i in self.inputs if i[2] == "a"])
@@ -352,7 +412,7 @@ class Kernel:
     def if_(self, depth, scope):
         r = self.r
         c = self.cond(scope)
-        then = self.block(depth + 1, r.randint(1, 2), scope)
+        then = self.block(depth + 1, r.randint(1, 2), scope, in_if=True)
         other = self.block(depth + 1, r.randint(1, 2), scope) if r.random() < 0.6 else None
         return If(c, then, other)
 
@@ -483,7 +543,10 @@ class Kernel:
             return Op(["tl.atomic_add(CNT, 1)"], fn)
         cond = r.choice(["", "", " & (acc > 0)", " & (acc != 1)"])
         if self.kind == "random":
-            cond = cond.replace("!= 1", "> 0")   # an inexact acc may miss 1
+            # an inexact acc may miss 1; and near 0 it may fall on either side
+            # of `> 0`: fine for a sum (it adds ~0 or nothing), not for a max
+            # (the initial value or ~0)
+            cond = "" if how == "max" else cond.replace("!= 1", "> 0")
 
         def fn(st, how=how, cond=cond):
             keep = np.zeros((self.BM, self.BN), bool)
@@ -559,16 +622,16 @@ class Kernel:
     def source(self):
         L = ["@triton.jit", f"def kern({', '.join(self.args())}):",
              "    pid = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)",
-             "    rows = tl.arange(0, BM)[:, None]",
-             "    cols = tl.arange(0, BN)[None, :]",
+             "    rows = 0" if self.one_d else "    rows = tl.arange(0, BM)[:, None]",
+             "    cols = tl.arange(0, BN)" if self.one_d else "    cols = tl.arange(0, BN)[None, :]",
              "    m = (rows < M) & (cols < N)",
-             f"    acc = tl.zeros((BM, BN), dtype={TL[self.dt]})",
+             f"    acc = tl.zeros({'(BN,)' if self.one_d else '(BM, BN)'}, dtype={TL[self.dt]})",
              "    s = S0"]
         L += self.body.emit("    ")
         f = self.final
         own = "OUT + (pid * M + rows) * N + cols"
         shared = "OUT + rows * N + cols"
-        sem = self.r.choice(["", "", ", sem=\"relaxed\"", ", sem=\"acq_rel\""])
+        sem = self.sem
         if f == "store":
             L.append(f"    tl.store({own}, acc, mask=m)")
         elif f in ("atomic_add", "atomic_max", "atomic_min"):
@@ -743,14 +806,14 @@ def check_tree(k, states, SUM, MX, CNT, SUM0, MX0):
         i = np.nonzero(~ok)[0][:4]
         return (f"atomic_add into SUM ({len(contrib)} adds): zetile {SUM[i].tolist()} numpy "
                 f"{want[i].tolist()} at {i.tolist()}")
-    want = MX0[:MN].astype(np.float64)
-    mag = np.abs(want)
+    want = MX0[:MN].copy() if k.kind == "int" else MX0[:MN].astype(np.float64)
+    mag = np.abs(MX0[:MN].astype(np.float64))
     R = max([st.R for st in states] + [0])
     for st in states:
         for keep, acc, amag in st.maxes:
             kk = keep[:M, :N].reshape(-1)
             a = acc[:M, :N].reshape(-1).astype(k.dt)
-            want = np.where(kk, np.maximum(want, a.astype(np.float64)), want)
+            want = np.where(kk, np.maximum(want, a.astype(want.dtype)), want)
             mag = np.where(kk, np.maximum(mag, amag[:M, :N].reshape(-1)), mag)
     ok = _close(k, MX[:MN], want, mag, R)
     if not ok.all():
@@ -764,7 +827,10 @@ def run_reference(k, d):
     with np.errstate(all="ignore"):
         for p in range(k.P):
             st = St(k, p, d)
-            k.body.run(st)
+            try:
+                k.body.run(st)
+            except Returned:
+                st.returned = True
             out.append(st)
     return out
 
@@ -782,8 +848,12 @@ def _close(k, got, want, mag, R):
 
 
 def check(k, states, OUT, OLD, LOCK, OUT0, LOCK0):
+    """The final stores and atomics against the programs' states. Programs
+    that returned early (st.returned) wrote nothing there: their own regions
+    keep their initial values and they are not among the atomics' programs."""
     M, N, P, MN = k.M, k.N, k.P, k.M * k.N
     npd = np.dtype(k.dt)
+    live = [p for p in range(P) if not states[p].returned]
     accs = [st.acc[:M, :N].reshape(-1) for st in states]
     mags = [st.mag[:M, :N].reshape(-1) for st in states]
     R = max([st.R for st in states] + [0])
@@ -791,66 +861,89 @@ def check(k, states, OUT, OLD, LOCK, OUT0, LOCK0):
     shared = f in ("atomic_add", "atomic_max", "atomic_min", "xchg_shared", "cas_tensor")
     n_out = MN if shared else P * MN
     guard = guard_of(k)
+    int_old = f in ("cas_scalar", "ticket", "ticket_scalar")
+    og = GUARD_I if int_old else guard
 
     def bad(what, got, want):
-        i = np.nonzero(np.asarray(got != want) if not isinstance(got, str) else [True])[0][:4]
-        return f"{what}: zetile {np.asarray(got).reshape(-1)[i].tolist()} numpy {np.asarray(want).reshape(-1)[i].tolist()} at {i.tolist()}"
+        got, want = np.asarray(got).reshape(-1), np.asarray(want).reshape(-1)
+        i = np.arange(min(4, got.size))
+        return f"{what}: zetile {got[i].tolist()} numpy {want[i].tolist()} at {i.tolist()}"
 
     if (OUT[n_out:n_out + PAD] != guard).any():
         return bad("OUT guard written", OUT[n_out:n_out + PAD], np.full(PAD, guard, npd))
     out = OUT[:n_out]
     init = OUT0[:n_out]
-    if f in ("store", "xchg_own", "cas_scalar", "ticket", "ticket_scalar"):
-        want = np.concatenate(accs)
-        ok = _close(k, out, want, np.concatenate(mags), R)
+    per_old = f in ("xchg_own", "xchg_shared", "cas_tensor", "ticket")   # OLD: P tiles, else P scalars
+    for p in range(P):
+        if p in live:
+            continue
+        if not shared and (out[p * MN:(p + 1) * MN] != init[p * MN:(p + 1) * MN]).any():
+            return f"program {p} returned early but its OUT tile changed"
+        o = OLD[p * MN:(p + 1) * MN] if per_old else OLD[p:p + 1]
+        if int_old or per_old:
+            if (o != og).any():
+                return f"program {p} returned early but its OLD entry was written"
+    if f in ("store", "xchg_own", "cas_scalar", "ticket", "ticket_scalar") and live:
+        want = np.concatenate([accs[p] for p in live])
+        got = np.concatenate([out[p * MN:(p + 1) * MN] for p in live])
+        ok = _close(k, got, want, np.concatenate([mags[p] for p in live]), R)
         if not ok.all():
-            return bad("stored acc", out[~ok], want[~ok])
+            return bad("stored acc", got[~ok], want[~ok])
     if f == "xchg_own":
-        if (OLD[:P * MN] != init).any():
-            return bad("xchg old values", OLD[:P * MN], init)
+        for p in live:
+            if (OLD[p * MN:(p + 1) * MN] != init[p * MN:(p + 1) * MN]).any():
+                return bad(f"xchg old values of program {p}", OLD[p * MN:(p + 1) * MN],
+                           init[p * MN:(p + 1) * MN])
     if f == "atomic_add":
         if k.kind == "int":
-            want = wrap(init.astype(np.int64) + sum(a.astype(np.int64) for a in accs), k.dt)
+            want = wrap(init.astype(np.int64) + sum(accs[p].astype(np.int64) for p in live), k.dt)
         else:
-            want = init.astype(np.float64) + sum(accs)
-        mag = np.abs(init.astype(np.float64)) + sum(mags)
+            want = init.astype(np.float64) + sum(accs[p] for p in live)
+        mag = np.abs(init.astype(np.float64)) + sum(mags[p] for p in live)
         ok = _close(k, out, want, mag, R + P)
         if not ok.all():
             return bad("atomic_add result", out[~ok], want[~ok])
     if f in ("atomic_max", "atomic_min"):
         fn = np.maximum if f == "atomic_max" else np.minimum
-        want = init.astype(np.float64)
-        for a in accs:
-            want = fn(want, a.astype(npd).astype(np.float64))
-        mag = np.maximum(np.abs(init.astype(np.float64)), np.max(mags, axis=0) if mags else 0)
+        # integers in their own dtype (int64 does not fit a float64)
+        want = init.copy() if k.kind == "int" else init.astype(np.float64)
+        mag = np.abs(init.astype(np.float64))
+        for p in live:
+            want = fn(want, accs[p].astype(npd).astype(want.dtype))
+            mag = np.maximum(mag, mags[p])
         ok = _close(k, out, want, mag, R)
         if not ok.all():
             return bad(f"{f} result", out[~ok], want[~ok])
     if f == "xchg_shared":
         olds = OLD[:P * MN].reshape(P, MN)
-        vals = np.stack([a.astype(npd) for a in accs])
         for e in range(MN):
-            have = sorted(olds[:, e].tolist() + [out[e]])
-            want = sorted(vals[:, e].tolist() + [init[e]])
+            have = sorted([olds[p, e] for p in live] + [out[e]])
+            want = sorted([accs[p].astype(npd)[e] for p in live] + [init[e]])
             if have != want:
                 return f"xchg_shared element {e}: olds+final {have}, init+written {want}"
     if f == "cas_tensor":
         olds = OLD[:P * MN].reshape(P, MN)
-        vals = np.stack([a.astype(npd) for a in accs])
-        if (LOCK[MN:MN + P * MN].reshape(P, MN) != vals).any():
-            return bad("cas values (acc)", LOCK[MN:MN + P * MN], vals.reshape(-1))
-        if (vals == init[None, :]).any():
+        vals = np.stack([accs[p].astype(npd) for p in range(P)])
+        written = LOCK[MN:MN + P * MN].reshape(P, MN)
+        for p in range(P):
+            want = vals[p] if p in live else np.full(MN, guard, npd)
+            if (written[p] != want).any():
+                return bad(f"cas values (acc) of program {p}", written[p], want)
+        if not live:
+            return None if (out == init).all() else "cas: no program ran it but OUT changed"
+        if (vals[live] == init[None, :]).any():
             return None       # a program computed the marker value: no clear winner (not a finding)
         for e in range(MN):
-            winners = np.nonzero(olds[:, e] == init[e])[0]
-            if len(winners) != 1 or out[e] != vals[winners[0], e] or \
-                    (olds[:, e][olds[:, e] != init[e]] != out[e]).any():
-                return (f"cas element {e}: init {init[e]}, olds {olds[:, e].tolist()}, "
-                        f"final {out[e]}, values {vals[:, e].tolist()}")
+            o = olds[live, e]
+            winners = np.nonzero(o == init[e])[0]
+            if len(winners) != 1 or out[e] != vals[live][winners[0], e] or \
+                    (o[o != init[e]] != out[e]).any():
+                return (f"cas element {e}: init {init[e]}, olds {o.tolist()}, "
+                        f"final {out[e]}, values {vals[live][:, e].tolist()}")
     if f == "cas_scalar":
         olds = OLD[:P]
         for g in range(2):
-            ps = [p for p in range(P) if p % 2 == g]
+            ps = [p for p in live if p % 2 == g]
             fin = LOCK[g]
             if not ps:
                 if fin != 0:
@@ -866,17 +959,16 @@ def check(k, states, OUT, OLD, LOCK, OUT0, LOCK0):
         olds = OLD[:P * MN].reshape(P, MN)
         base = LOCK0[:MN]
         for e in range(MN):
-            if sorted(olds[:, e].tolist()) != list(range(base[e], base[e] + P)) or \
-                    LOCK[e] != base[e] + P:
-                return f"ticket element {e}: base {base[e]}, olds {sorted(olds[:, e].tolist())}, final {LOCK[e]}"
+            got = sorted(olds[live, e].tolist())
+            if got != list(range(base[e], base[e] + len(live))) or LOCK[e] != base[e] + len(live):
+                return f"ticket element {e}: base {base[e]}, olds {got}, final {LOCK[e]}"
         if (LOCK[MN:] != GUARD_I).any():
             return "LOCK guard written"
     if f == "ticket_scalar":
-        if sorted(OLD[:P].tolist()) != list(range(P)) or LOCK[0] != P:
-            return f"scalar tickets {sorted(OLD[:P].tolist())}, final {LOCK[0]} for {P} programs"
-    n_old = {"xchg_own": P * MN, "xchg_shared": P * MN, "cas_tensor": P * MN, "ticket": P * MN,
-             "cas_scalar": P, "ticket_scalar": P}.get(f, 0)
-    og = GUARD_I if f in ("cas_scalar", "ticket", "ticket_scalar") else guard
+        got = sorted(OLD[live].tolist())
+        if got != list(range(len(live))) or LOCK[0] != len(live):
+            return f"scalar tickets {got}, final {LOCK[0]} for {len(live)} programs"
+    n_old = P * MN if per_old else P if f in ("cas_scalar", "ticket_scalar") else 0
     if (OLD[n_old:] != og).any():
         return "OLD written past its end"
     return None

@@ -26,7 +26,7 @@ def cpu_device():
 # Seeds that compile quickly and together cover every dtype, final kind but
 # one (cas on tensors of floats), fp32 and int8 dots, loops, whiles, ifs on
 # data, and atomics inside loops and ifs (test_the_seeds_cover_the_features).
-GROUPS = {"a": [2, 3, 6, 10, 12, 14, 16], "b": [5, 9, 23, 24, 27, 31, 78]}
+GROUPS = {"a": [2, 3, 6, 10, 12, 14, 16, 26], "b": [5, 9, 23, 24, 27, 31, 78, 194, 289]}
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))
@@ -43,7 +43,12 @@ def test_the_seeds_cover_the_features():
     assert {k.kind for k in ks} == {"int", "dyadic", "random"}
     assert {k.dt for k in ks} == {"int32", "int64", "uint32", "float32", "float64"}
     assert any(k.has_dot for k in ks) and any(k.data_branch for k in ks)
-    assert any(k.tree_atomics for k in ks)
+    assert any(k.tree_atomics for k in ks) and any(k.one_d for k in ks)
+    # programs that return early, next to programs that do not, before
+    # atomics on shared addresses, a scalar cas and plain stores
+    mixed = {k.final for k in ks
+             if len({st.returned for st in cf.run_reference(k, k.data())}) == 2}
+    assert mixed >= {"atomic_max", "cas_scalar", "store"}, mixed
     src = "".join(k.source() for k in ks)
     for what in ("for ", "while ", "if ", "tl.dot(", 'input_precision="ieee"', "tl.static_range"):
         assert what in src, what
