@@ -289,6 +289,11 @@ def cli_and_interrupt():
     code = PRELUDE + textwrap.dedent("""
         import time, faulthandler, signal
         faulthandler.register(signal.SIGUSR1, all_threads=True)   # the stacks, if it hangs
+        # Ctrl-C as a terminal's shell gives it: a process started in the
+        # background of a non-interactive shell (`bench/reliability.py &`)
+        # inherits SIGINT ignored, and Python then never raises
+        # KeyboardInterrupt (the probe hung so, with zetile not at fault).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         @zetile.jit
         def spin(x_ptr, n, B: tl.constexpr):
             o = tl.arange(0, B)
