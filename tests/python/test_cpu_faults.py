@@ -100,6 +100,12 @@ def test_fault_is_also_caught_under_debug_assert():
 @pytest.mark.skipif(sys.platform != "linux", reason="POSIX signals")
 def test_ctrl_c_interrupts_a_long_launch():
     p = run("""
+        # Python's Ctrl-C handler, as under a terminal: a test run started in
+        # the background of a non-interactive shell passes SIGINT down
+        # ignored, and then no KeyboardInterrupt can come (this test failed so).
+        import signal
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
         @zetile.jit
         def spin(x_ptr, n, BLOCK: tl.constexpr):
             offs = tl.arange(0, BLOCK)
