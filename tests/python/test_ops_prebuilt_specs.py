@@ -63,3 +63,26 @@ def test_generic_exports_keep_every_integer_at_run_time():
 def test_bad_specs_are_refused(spec, msg):
     with pytest.raises(ValueError, match=msg):
         export.spec_manifest(spec)
+
+
+# The weight-only exports the C API compiles for the device's target: on Xe
+# their dequantized B (int8 weights, int4 nibbles unpacked by shifts and
+# ands, times the group's scale) computes in the B operand's places and
+# feeds the DPAS (xe_layout.c slot_variant). E1: spirv-val of the pvc build.
+@pytest.mark.skipif(not __import__("shutil").which("spirv-val"), reason="spirv-val is not installed")
+@pytest.mark.parametrize("spec", ["gemm-f16w4g128-none-plain-64x64x32",
+                                  "gemm-f16w8g128-none-plain-64x64x32",
+                                  "gemm-bf16w4g128-none-plain-64x64x32",
+                                  "gemm-bf16w8g128-none-plain-64x64x32"])
+def test_weight_only_exports_build_for_pvc(spec):
+    import subprocess
+    import tempfile
+    from zetile import _C
+    with open(os.path.join(PREBUILT, f"{spec}.tile")) as f:
+        text = f.read()
+    spv = _C.compile(text, target="pvc", cached=False).get("spirv")
+    with tempfile.NamedTemporaryFile(suffix=".spv") as f:
+        f.write(spv)
+        f.flush()
+        r = subprocess.run(["spirv-val", f.name], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
