@@ -469,8 +469,14 @@ def fuzz(seconds):
         return None
     p = subprocess.run([runner, str(seconds)], capture_output=True, text=True,
                        timeout=seconds * 8 + 600)
+    execs = harnesses = 0
     for line in p.stdout.splitlines():
         print("  " + line)
+        m = re.match(r"fuzz \S+: (\d+) executions", line)
+        if m:
+            execs, harnesses = execs + int(m.group(1)), harnesses + 1
+    print(f"  total: {execs} executions in {harnesses} harness runs, exit status {p.returncode}")
+    fuzz.executions = execs
     return p.returncode
 
 
@@ -526,6 +532,7 @@ def main():
     right, procs, threads = concurrency(args.procs, args.rounds)
     c_misuse()
     fuzz_rc = fuzz(args.fuzz_seconds)
+    fuzz_execs = getattr(fuzz, "executions", 0)
     np_rc, np_wrong, np_errors, np_crashed, np_hung = numpy_kernels(args.numpy_kernels, args.numpy_seed)
     crashes = bad.get("CRASH", 0) + dmg.get("CRASH", 0) + np_crashed
     hangs = bad.get("HANG", 0) + dmg.get("HANG", 0) + np_hung
@@ -533,7 +540,9 @@ def main():
     print(f"\nSUMMARY ({time.time() - t0:.0f}s): {crashes} crashes, {hangs} hangs, "
           f"{wrong} silent wrong results or failed concurrent runs, "
           f"{bad.get('accepted', 0)} bad inputs accepted without an error; fuzzers "
-          f"{'clean' if fuzz_rc == 0 else 'FAILED' if fuzz_rc else 'skipped'}; random kernels "
+          f"{'clean' if fuzz_rc == 0 else 'FAILED' if fuzz_rc else 'skipped'}"
+          f"{f' ({fuzz_execs} executions)' if fuzz_rc is not None else ''}"
+          f"; random kernels "
           f"{'clean' if np_rc == 0 else 'FAILED' if np_rc else 'skipped'}"
           f"{f' ({np_wrong} wrong, {np_errors} errors)' if np_rc else ''}")
     return 1 if crashes or hangs or wrong or fuzz_rc or np_rc else 0
