@@ -3,30 +3,26 @@
 // Xe-HPG's XMX has no fp32 or tf32 mode (its SIMD8 builtins are fp16, bf16
 // and 8-bit integers only; tf32 DPAS came with Xe-HPC), so an fp32 dot is
 // made of bf16 products as on pvc (lowering/xe/xe_dot_f32.c):
-// x = x0 + x1 (+ x2), x0 = bf16(x) rounded to nearest even, x1 = bf16(x - x0),
-// x2 = bf16(x - x0 - x1). Each remainder is exact in f32 (x - x0 is a
-// multiple of x's f32 ulp smaller than half a bf16 ulp of x), products of
-// bf16 pieces are exact in the f32 accumulator, so
+// x = x0 + x1 (+ x2), x0 = x with the low 16 bits of its encoding cleared,
+// x1 the same of x - x0, x2 of the next remainder: the rule pvc's lowering
+// uses (lowering/xe/xe_dot_f32.c says why truncation rather than rounding),
+// so an fp32 dot gives the same pieces on every Xe target. Each remainder is
+// exact in f32, products of bf16 pieces are exact in the f32 accumulator, so
 //   "tf32" (Triton's default for fp32): x0y0 + x0y1 + x1y0, 3 DPAS;
 //   "ieee", "tf32x3": the six products with i + j <= 2, 6 DPAS;
-// smallest products first. Rounding to nearest (the pvc path truncates)
-// leaves each remainder within half a bf16 ulp: two pieces hold x to 2^-17
-// relative (2^-15 truncated), three hold it exactly, for |x| above about
-// 2^-110, below which the pieces fall into bf16's subnormal range (checked
-// on random f32 bit patterns against float64 sums, in numpy).
+// smallest products first. Two pieces hold x to 2^-15 relative, three hold
+// it exactly, for |x| above about 2^-110, below which the pieces fall into
+// bf16's subnormal range.
 //
 // Special values, element by element:
-//  - |x| at or above 0x7f7f8000 (finite values that would round up to inf,
-//    inf, NaN): x0 is x truncated to its high 16 bits instead, so a finite
-//    x never gets an inf piece; NaN keeps its sign and high payload bits and
-//    gets the quiet bit (a NaN whose payload is in its low bits must not
-//    become inf).
+//  - NaN keeps its sign and high payload bits and gets the quiet bit (a NaN
+//    whose payload is in its low bits must not become inf); inf stays inf.
 //  - inf and NaN get zero low pieces (x - x0 would be NaN). An inf input
 //    times the other operand's zero low piece still makes NaN where an fp32
 //    dot gives inf, as in every split-precision dot: results stay non-finite.
 //  - Low pieces of tiny inputs are bf16 subnormals or zero; whether XMX keeps
 //    bf16 subnormals is not something this code relies on or has measured.
-// The rounding is integer arithmetic on the f32 bits: the dg2 lowering emits
+// The split is integer arithmetic on the f32 bits: the dg2 lowering emits
 // scalar arith ops, and LLVM's SPIR-V backend would need an extension for a
 // bf16 conversion.
 #include <stdio.h>
@@ -58,34 +54,19 @@ static void bin(dg2_t* c, const char* op, const char* a, const char* b, const ch
   dg2_line(c, "%s = %s %s, %s : %s", out, op, a, b, ty);
 }
 
-// The high bf16 piece of f32 x as i32 bits (0 .. 0xffff), rounded to nearest
-// even where that stays finite (see the top of the file).
+// The high bf16 piece of f32 x as i32 bits (0 .. 0xffff): x's high 16 bits,
+// a NaN's with the quiet bit set.
 static void high_piece(dg2_t* c, const char* x, char out[DG2_NAME]) {
-  char bits[DG2_NAME], k16[DG2_NAME], k1[DG2_NAME], kr[DG2_NAME], kmag[DG2_NAME],
-      kmax[DG2_NAME], kq[DG2_NAME], t[DG2_NAME], odd[DG2_NAME], b1[DG2_NAME], b2[DG2_NAME],
-      rn[DG2_NAME], mag[DG2_NAME], fits[DG2_NAME], nan[DG2_NAME], tq[DG2_NAME],
-      spec[DG2_NAME];
+  char bits[DG2_NAME], k16[DG2_NAME], kq[DG2_NAME], t[DG2_NAME], nan[DG2_NAME], tq[DG2_NAME];
   dg2_fresh(c, bits);
   dg2_line(c, "%s = arith.bitcast %s : f32 to i32", bits, x);
   dg2_const(c, "i32", 16, k16);
-  dg2_const(c, "i32", 1, k1);
-  dg2_const(c, "i32", 0x7fff, kr);
-  dg2_const(c, "i32", 0x7fffffff, kmag);
-  dg2_const(c, "i32", 0x7f7f8000, kmax);
   dg2_const(c, "i32", 0x40, kq);
   bin(c, "arith.shrui", bits, k16, "i32", t);
-  bin(c, "arith.andi", t, k1, "i32", odd);
-  bin(c, "arith.addi", bits, kr, "i32", b1);
-  bin(c, "arith.addi", b1, odd, "i32", b2);
-  bin(c, "arith.shrui", b2, k16, "i32", rn);
-  bin(c, "arith.andi", bits, kmag, "i32", mag);
-  bin(c, "arith.cmpi ult,", mag, kmax, "i32", fits);
   bin(c, "arith.cmpf uno,", x, x, "f32", nan);
   bin(c, "arith.ori", t, kq, "i32", tq);
-  dg2_fresh(c, spec);
-  dg2_line(c, "%s = arith.select %s, %s, %s : i32", spec, nan, tq, t);
   dg2_fresh(c, out);
-  dg2_line(c, "%s = arith.select %s, %s, %s : i32", out, fits, rn, spec);
+  dg2_line(c, "%s = arith.select %s, %s, %s : i32", out, nan, tq, t);
 }
 
 void dg2_split_bf16(dg2_t* c, const char* x, int32_t pieces, char out[][DG2_NAME]) {

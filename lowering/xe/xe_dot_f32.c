@@ -2,12 +2,22 @@
 //
 // x = x0 + x1 (+ x2), each piece a bf16 number: x0 = x with the low 16 bits
 // of its encoding cleared, x1 the same of x - x0 (exact in f32), x2 of the
-// next remainder. Products of pieces are exact in the f32 accumulator, so
+// next remainder; a NaN's high piece gets the quiet bit, so a NaN whose
+// payload sits in its low bits does not become inf. dg2's lowering splits
+// by the same rule (lowering/dg2/dg2_dot_f32.c), so an fp32 dot gives the
+// same pieces on every Xe target. Products of pieces are exact in the f32
+// accumulator, so
 //   "tf32"            (Triton's default for fp32): x0y0 + x0y1 + x1y0, 3 DPAS,
 //                     about 16 significant bits per product (tf32 has 11);
 //   "tf32x3", "ieee": the six products with i + j <= 2, 6 DPAS, within a few
 //                     f32 ulps of an fp32 dot, though not bit-identical to an
 //                     FMA loop (the dropped terms are below 2^-24 relative).
+// Truncation, not rounding to nearest: three pieces hold any x exactly
+// either way, and two hold it to 2^-15 relative (2^-17 rounded), while the
+// rounding sequence (13 integer ops per piece instead of 4) doubled the ISA
+// of a 64x64 fp32 matmul on pvc (953 -> 1899 instructions, same DPAS). The
+// NaN's quiet bit costs 3 ops per piece (953 -> 1144): before it, a NaN
+// input with a low-bits payload gave inf, a wrong answer.
 // Smallest products go first into the accumulator. Inputs that are inf or
 // NaN keep their high piece and get zero low pieces (not inf - inf); an inf
 // times the other operand's zero low piece still makes NaN where fp32 gives
@@ -46,9 +56,11 @@ static void split_block(xe_emitter_t* e, const char* x, int rows, int np, const 
   snprintf(vh, sizeof vh, "vector<%dx16xi16>", rows);
   snprintf(vb, sizeof vb, "vector<%dx16xbf16>", rows);
   snprintf(vc, sizeof vc, "vector<%dx16xi1>", rows);
-  xe_name_t mask, c16, zero;
+  xe_name_t mask, c16, zero, quiet;
   snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<-65536> : %s", vi);
   xe_hoist(e, text, true, mask);
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<4194304> : %s", vi);
+  xe_hoist(e, text, true, quiet);
   snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<16> : %s", vi);
   xe_hoist(e, text, true, c16);
   snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<0.0> : %s", vf);
@@ -56,9 +68,13 @@ static void split_block(xe_emitter_t* e, const char* x, int rows, int np, const 
   xe_name_t rest;
   snprintf(rest, sizeof rest, "%s", x);
   for (int p = 0; p < np; ++p) {
-    xe_name_t bits, hi, hif, sh, tr;
+    xe_name_t bits, hi0, hq, nan, hi, hif, sh, tr;
     LINE(bits, "arith.bitcast %s {layout_result_0 = #zt_a} : %s to %s", rest, vf, vi);
-    LINE(hi, "arith.andi %s, %s {layout_result_0 = #zt_a} : %s", bits, mask, vi);
+    LINE(hi0, "arith.andi %s, %s {layout_result_0 = #zt_a} : %s", bits, mask, vi);
+    LINE(hq, "arith.ori %s, %s {layout_result_0 = #zt_a} : %s", hi0, quiet, vi);
+    LINE(nan, "arith.cmpf uno, %s, %s {layout_result_0 = #zt_a} : %s", rest, rest, vf);
+    LINE(hi, "arith.select %s, %s, %s {layout_result_0 = #zt_a} : %s, %s", nan, hq, hi0, vc,
+         vi);
     LINE(sh, "arith.shrui %s, %s {layout_result_0 = #zt_a} : %s", hi, c16, vi);
     LINE(tr, "arith.trunci %s {layout_result_0 = #zt_a} : %s to %s", sh, vi, vh);
     LINE(pieces[p], "arith.bitcast %s {layout_result_0 = %s} : %s to %s", tr, out_attr, vh, vb);
