@@ -365,6 +365,12 @@ bool xe_binary_object(MlirModule m, MlirStringRef* out);
 /// optimized LLVM IR with instruction selection at -O0 (xe_spirv_o0.c);
 /// validated, then set as lc's "spirv" artifact.
 zt_status_t xe_emit_spirv_o0(zt_lower_ctx_t* lc, MlirModule m);
+/// SPIR-V of an LLVM-dialect module through LLVM's C API: the module's LLVM
+/// IR (linked, not optimized), LLVM's new pass manager running `passes`,
+/// selection at -O2 (xe_spirv_o0.c). Valid SPIR-V is set as lc's "spirv";
+/// an invalid module returns NULL with the validator's status in *invalid.
+zt_status_t xe_emit_spirv_passes(zt_lower_ctx_t* lc, MlirModule m, const char* passes,
+                                 zt_status_t* invalid);
 
 /// zetile's own lane distribution (xe_distribute.c): the emitted
 /// subgroup-level module rewritten in place into one lane's code, in place

@@ -402,6 +402,38 @@ static atomic_int g_emissions;
 // the in-process attempt (stale state makes more and more modules invalid).
 static atomic_bool g_stale;
 
+// LLVM's optimization before SPIR-V selection. gpu-module-to-binary runs
+// LLVM's default<O2> (xevm-attach-target's O=2) and selects at -O2; zetile
+// takes the module's LLVM IR from it unoptimized, runs default<O1> and
+// selects at -O2 itself (xe_spirv_o0.c). Why O1: InstCombine is most of
+// LLVM's time on lane code (~2/3 of it at O1), and O2 adds more of it, the
+// SLP vectorizer, GVN and a second loop pipeline whose work IGC does again
+// from the SPIR-V; on the attention forward, softmax, layer norm, the
+// 200-op chain and both tutorial matmuls the ISA (`zetile isa`:
+// instructions, sends, DPAS and where, loops, spills) is the same as
+// after O2, and the SPIR-V byte-identical for four of the six. O=1 in
+// xevm-attach-target instead also selects at -O1, which changes the ISA.
+// ZETILE_XE_LLVM_PASSES: another pipeline text (LLVM's new pass manager;
+// "default<O2>" gives the bytes of the upstream route), or "upstream" for
+// gpu-module-to-binary's own optimization and selection.
+static const char kLlvmPasses[] = "default<O1>";
+
+static zt_status_t emit_spirv_once(zt_lower_ctx_t* lc, MlirModule m, const char* passes,
+                                   zt_status_t* bad) {
+  *bad = NULL;
+  if (passes) return xe_emit_spirv_passes(lc, m, passes, bad);
+  MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
+  const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
+  zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, alt && *alt ? alt : kEmitPipeline,
+                                       "Xe SPIR-V emission");
+  MlirStringRef spv = {NULL, 0};
+  if (!s) s = find_spirv(copy, &spv);
+  if (!s) *bad = zt_spirv_validate(spv.data, spv.length);
+  if (!s && !*bad) s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
+  mlirModuleDestroy(copy);
+  return s;
+}
+
 static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   // ZETILE_XE_EMIT=o0: straight to the -O0 selection (tests of that path);
   // =process: emit in a fresh process, as if this one were stale (tests).
@@ -411,21 +443,25 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   if (((mode && strcmp(mode, "process") == 0) || g_stale) && !first)
     return zt_make_status(ZT_STATUS_UNAVAILABLE, "%s (%s)", ZT_STALE_SPIRV_BACKEND,
                           g_stale ? "an earlier module came out invalid" : "ZETILE_XE_EMIT=process");
-  MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
+  const char* passes = getenv("ZETILE_XE_LLVM_PASSES");
+  // ZETILE_XE_EMIT_PIPELINE names a gpu-module-to-binary pipeline: upstream's route.
   const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
-  zt_status_t s = zt_mlir_run_pipeline(lc->ctx, copy, alt && *alt ? alt : kEmitPipeline,
-                                       "Xe SPIR-V emission");
-  MlirStringRef spv = {NULL, 0};
-  if (!s) s = find_spirv(copy, &spv);
-  if (s) {
-    mlirModuleDestroy(copy);
-    return s;  // not an invalid module: no second try
-  }
-  zt_status_t bad = zt_spirv_validate(spv.data, spv.length);
-  if (!bad) s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
-  mlirModuleDestroy(copy);
-  if (!bad) return s;
+  if ((passes && strcmp(passes, "upstream") == 0) || (alt && *alt))
+    passes = NULL;
+  else if (!passes || !*passes)
+    passes = kLlvmPasses;
+  zt_status_t bad = NULL;
+  zt_status_t s = emit_spirv_once(lc, m, passes, &bad);
+  if (s || !bad) return s;  // an error other than an invalid module: no second try
+  if (getenv("ZETILE_XE_EMIT_LOG"))
+    fprintf(stderr, "zetile: invalid SPIR-V at emission %d: %s\n", atomic_load(&g_emissions),
+            zt_status_message(bad));
   if (!first) {
+    // A stale backend's duplicate ids depend on where the new module's
+    // objects land: once more, before taking the process as stale.
+    zt_status_free(bad);
+    s = emit_spirv_once(lc, m, passes, &bad);
+    if (s || !bad) return s;
     g_stale = true;
     zt_status_t r = zt_make_status(ZT_STATUS_UNAVAILABLE, "%s: %s", ZT_STALE_SPIRV_BACKEND,
                                    zt_status_message(bad));

@@ -25,8 +25,12 @@
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "mlir-c/BuiltinAttributes.h"
 
 #include "xe/xe_internal.h"
 
@@ -37,9 +41,13 @@ void LLVMInitializeSPIRVAsmPrinter(void);
 
 static const char kTriple[] = "spirv64-unknown-unknown";
 
-// Instruction selection at -O0 of bitcode, to SPIR-V (under the emission
-// lock: the backend's state is process-wide).
-static zt_status_t select_o0(const char* bc, size_t n, LLVMMemoryBufferRef* spv) {
+// Bitcode to SPIR-V (under the emission lock: the backend's state is
+// process-wide): `passes`, when given, run first through LLVM's new pass
+// manager with the tuning gpu-module-to-binary uses (MLIR's
+// makeOptimizingTransformer: unrolling, interleaving and both vectorizers
+// on), then instruction selection at `level`.
+static zt_status_t select_spirv(const char* bc, size_t n, const char* passes,
+                                LLVMCodeGenOptLevel level, LLVMMemoryBufferRef* spv) {
   LLVMInitializeSPIRVTargetInfo();
   LLVMInitializeSPIRVTarget();
   LLVMInitializeSPIRVTargetMC();
@@ -49,27 +57,62 @@ static zt_status_t select_o0(const char* bc, size_t n, LLVMMemoryBufferRef* spv)
   LLVMModuleRef mod = NULL;
   zt_status_t s = NULL;
   if (LLVMParseBitcodeInContext2(ctx, in, &mod))
-    s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V at -O0: unreadable bitcode");
+    s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: unreadable bitcode");
   LLVMDisposeMemoryBuffer(in);
   char* err = NULL;
   LLVMTargetRef target;
   LLVMTargetMachineRef tm = NULL;
   if (!s && LLVMGetTargetFromTriple(kTriple, &target, &err))
-    s = zt_make_status(ZT_STATUS_UNSUPPORTED, "Xe SPIR-V at -O0: no SPIR-V target: %s",
+    s = zt_make_status(ZT_STATUS_UNSUPPORTED, "Xe SPIR-V: no SPIR-V target: %s",
                        err ? err : "?");
   LLVMDisposeMessage(err);
   err = NULL;
   if (!s) {
-    tm = LLVMCreateTargetMachine(target, kTriple, "", "", LLVMCodeGenLevelNone, LLVMRelocDefault,
+    tm = LLVMCreateTargetMachine(target, kTriple, "", "", level, LLVMRelocDefault,
                                  LLVMCodeModelDefault);
-    if (!tm) s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V at -O0: target machine");
+    if (!tm) s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: target machine");
   }
+  if (!s && passes) {
+    double t0 = zt_timing_now_ms();
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
+    LLVMPassBuilderOptionsSetLoopInterleaving(po, 1);
+    LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
+    LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
+    LLVMErrorRef e = LLVMRunPasses(mod, passes, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+      char* msg = LLVMGetErrorMessage(e);
+      s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: LLVM passes '%s': %s", passes, msg);
+      LLVMDisposeErrorMessage(msg);
+    }
+    zt_timing_record("Xe SPIR-V emission: LLVM passes", zt_timing_now_ms() - t0);
+  }
+  double t1 = zt_timing_now_ms();
   if (!s && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, spv))
-    s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V at -O0: %s", err ? err : "emission failed");
+    s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: %s", err ? err : "emission failed");
+  if (passes) zt_timing_record("Xe SPIR-V emission: selection", zt_timing_now_ms() - t1);
   LLVMDisposeMessage(err);
   if (tm) LLVMDisposeTargetMachine(tm);
-  if (mod) LLVMDisposeModule(mod);
-  LLVMContextDispose(ctx);
+  // The backend's stale module state (xe_lower.c, llvm/llvm-project#160613)
+  // shows up when a new module's objects land where an earlier module's
+  // were: modules emitted this way, each in a fresh context, met it within
+  // the first ~10 emissions of a process (the same route through
+  // gpu-module-to-binary, ~1 in 150). Keeping the last few contexts alive
+  // until later emissions moves the reuse away: 1 in 150 here too (the caller
+  // emits a module that came out invalid once more before giving up).
+  // Called under the emission lock, which guards the ring.
+  enum { KEEP = 8 };
+  static LLVMModuleRef kept_mod[KEEP];
+  static LLVMContextRef kept_ctx[KEEP];
+  static unsigned kept_next;
+  unsigned i = kept_next++ % KEEP;
+  if (kept_ctx[i]) {
+    if (kept_mod[i]) LLVMDisposeModule(kept_mod[i]);
+    LLVMContextDispose(kept_ctx[i]);
+  }
+  kept_mod[i] = mod;
+  kept_ctx[i] = ctx;
   return s;
 }
 
@@ -84,12 +127,101 @@ zt_status_t xe_emit_spirv_o0(zt_lower_ctx_t* lc, MlirModule m) {
   LLVMMemoryBufferRef spv = NULL;
   if (!s) {
     zt_spirv_emission_lock();
-    s = select_o0(bc.data, bc.length, &spv);
+    s = select_spirv(bc.data, bc.length, NULL, LLVMCodeGenLevelNone, &spv);
     zt_spirv_emission_unlock();
   }
   mlirModuleDestroy(copy);
   if (!s) s = zt_spirv_validate(LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
   if (!s) s = zt_artifact_set(lc->artifact, "spirv", LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
+  if (spv) LLVMDisposeMemoryBuffer(spv);
+  return s;
+}
+
+static void attr_print_cb(MlirStringRef r, void* user) {
+  zt_strbuf_append((zt_strbuf_t*)user, r.data, r.length);
+}
+
+// The gpu.module's #xevm.target with its O level replaced by `level`:
+// gpu-module-to-binary then runs LLVM's default pipeline of that level.
+static zt_status_t set_target_opt_level(MlirModule m, int level) {
+  MlirBlock top = mlirModuleGetBody(m);
+  MlirStringRef targets_name = mlirStringRefCreateFromCString("targets");
+  for (MlirOperation op = mlirBlockGetFirstOperation(top); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    MlirAttribute ts = mlirOperationGetAttributeByName(op, targets_name);
+    if (mlirAttributeIsNull(ts) || !mlirAttributeIsAArray(ts) ||
+        mlirArrayAttrGetNumElements(ts) != 1)
+      continue;
+    zt_strbuf_t sb;
+    zt_strbuf_init(&sb);
+    mlirAttributePrint(ts, attr_print_cb, &sb);
+    zt_strbuf_append(&sb, "", 1);  // NUL
+    // O = 2 is the default, which the printer leaves out.
+    if (sb.failed) {
+      zt_strbuf_deinit(&sb);
+      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe SPIR-V: target text");
+    }
+    char* at = strstr(sb.data, "#xevm.target<");
+    char* o = strstr(sb.data, "O = ");
+    zt_status_t s = NULL;
+    char text[1024];
+    if (o && o[4] >= '0' && o[4] <= '3' && !(o[5] >= '0' && o[5] <= '9')) {
+      o[4] = (char)('0' + level);
+      snprintf(text, sizeof text, "%s", sb.data);
+    } else if (at && !o) {
+      at += strlen("#xevm.target<");
+      snprintf(text, sizeof text, "%.*sO = %d, %s", (int)(at - sb.data), sb.data, level, at);
+    } else if (!at && !o && (at = strstr(sb.data, "#xevm.target"))) {
+      // All parameters at their defaults (bmg): no angle brackets at all.
+      at += strlen("#xevm.target");
+      snprintf(text, sizeof text, "%.*s<O = %d>%s", (int)(at - sb.data), sb.data, level, at);
+    } else {
+      s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: unexpected target %s", sb.data);
+    }
+    if (!s) {
+      MlirAttribute na = mlirAttributeParseGet(mlirOperationGetContext(op),
+                                               mlirStringRefCreateFromCString(text));
+      if (mlirAttributeIsNull(na))
+        s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: cannot parse %s", text);
+      else
+        mlirOperationSetAttributeByName(op, targets_name, na);
+    }
+    zt_strbuf_deinit(&sb);
+    return s;
+  }
+  return zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: no gpu.module with one target");
+}
+
+zt_status_t xe_emit_spirv_passes(zt_lower_ctx_t* lc, MlirModule m, const char* passes,
+                                 zt_status_t* invalid) {
+  *invalid = NULL;
+  LLVMMemoryBufferRef spv = NULL;
+  MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
+  zt_status_t s = set_target_opt_level(copy, 0);
+  if (!s)
+    s = zt_mlir_run_pipeline(lc->ctx, copy, "builtin.module(gpu-module-to-binary{format=llvm})",
+                             "Xe SPIR-V emission (LLVM IR, not optimized)");
+  MlirStringRef bc = {NULL, 0};
+  if (!s && (!xe_binary_object(copy, &bc) || bc.length <= 4))
+    s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: gpu.binary without bitcode");
+  // ZETILE_XE_DUMP_BC=file: that bitcode (to time LLVM's passes on it with opt).
+  const char* dump = getenv("ZETILE_XE_DUMP_BC");
+  if (!s && dump && *dump) {
+    FILE* f = fopen(dump, "wb");
+    if (f) {
+      fwrite(bc.data, 1, bc.length, f);
+      fclose(f);
+    }
+  }
+  if (!s) {
+    zt_spirv_emission_lock();
+    s = select_spirv(bc.data, bc.length, passes, LLVMCodeGenLevelDefault, &spv);
+    zt_spirv_emission_unlock();
+  }
+  mlirModuleDestroy(copy);
+  if (!s) *invalid = zt_spirv_validate(LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
+  if (!s && !*invalid)
+    s = zt_artifact_set(lc->artifact, "spirv", LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
   if (spv) LLVMDisposeMemoryBuffer(spv);
   return s;
 }
