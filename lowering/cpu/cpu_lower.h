@@ -167,8 +167,20 @@ bool cpu_value_range(cpu_t* c, const cpu_val_t* v, char lo[ZT_CPU_NAME],
 bool cpu_ranges_disjoint(cpu_t* c, const cpu_val_t* a, int32_t abytes,
                          const cpu_val_t* b, int32_t bbytes, char ok[ZT_CPU_NAME]);
 /// For a 1-D mask `s + make_range < n`: an index SSA value counting its
-/// leading true elements, after which all are false.
-bool cpu_mask_bound(cpu_t* c, const cpu_val_t* mask, char count[ZT_CPU_NAME]);
+/// leading true elements, after which all are false when nowrap (an i1
+/// name, or "" when it always holds) is true.
+bool cpu_mask_bound(cpu_t* c, const cpu_val_t* mask, char count[ZT_CPU_NAME],
+                    char nowrap[ZT_CPU_NAME]);
+/// Emits one element's code at index iv (a loop's body).
+typedef zt_status_t (*cpu_body_fn)(cpu_t* c, void* user, const char* iv);
+/// A loop over numel elements running body, split in two at the end of a
+/// 1-D mask `s + arange < n` that the lazy chains of roots (values) and of
+/// root (a lowered value) read: the mask is a true splat in the first loop
+/// and a false one in the second (skipped when skip_tail: a store's masked
+/// elements do nothing). One plain loop when there is no such mask.
+zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
+                           const cpu_val_t* root, int64_t numel, bool skip_tail,
+                           cpu_body_fn body, void* user);
 
 /// e^x of an f32 SSA value as inline arithmetic (cpu_math.c).
 void cpu_exp_f32(cpu_t* c, const char* x, char out[ZT_CPU_NAME]);

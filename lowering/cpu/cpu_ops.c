@@ -327,38 +327,43 @@ static void collect_lazy_loads(cpu_t* c, MlirValue v, lazy_loads_t* ll, int dept
     collect_lazy_loads(c, mlirOperationGetOperand(x->op, i), ll, depth + 1);
 }
 
-static void store_loop(cpu_t* c, MlirOperation op, const cpu_val_t** in, intptr_t nin,
-                       int64_t numel, const char* count, zt_status_t* s) {
-  char iv[ZT_CPU_NAME], ins[MAX_OPERANDS][ZT_CPU_NAME], outs[MAX_OPERANDS][ZT_CPU_NAME];
-  if (count[0]) {
-    char c0[ZT_CPU_NAME], c1[ZT_CPU_NAME];
-    cpu_index(c, 0, c0);
-    cpu_index(c, 1, c1);
-    snprintf(iv, ZT_CPU_NAME, "%%i%d", c->next_id++);
-    cpu_line(c, "scf.for %s = %s to %s step %s {", iv, c0, count, c1);
-    ++c->indent;
-  } else {
-    cpu_loop_begin(c, numel, iv);
-  }
-  for (intptr_t i = 1; i < nin; ++i) cpu_read(c, in[i], iv, ins[i]);
-  if (!gep_address(c, in[0], iv, ins[0])) cpu_read(c, in[0], iv, ins[0]);
-  zt_status_t e = store_fn(c, op, ins, outs);
+typedef struct store_body_s {
+  MlirOperation op;
+  const cpu_val_t** in;
+  intptr_t nin;
+} store_body_t;
+
+static zt_status_t store_body(cpu_t* c, void* user, const char* iv) {
+  store_body_t* sb = user;
+  char ins[MAX_OPERANDS][ZT_CPU_NAME], outs[MAX_OPERANDS][ZT_CPU_NAME];
+  for (intptr_t i = 1; i < sb->nin; ++i) cpu_read(c, sb->in[i], iv, ins[i]);
+  if (!gep_address(c, sb->in[0], iv, ins[0])) cpu_read(c, sb->in[0], iv, ins[0]);
+  zt_status_t e = store_fn(c, sb->op, ins, outs);
   c->addr_is_ptr = false;
+  return e;
+}
+
+// The store's loop, cut at its mask's end (the elements after it store
+// nothing).
+static void store_loop(cpu_t* c, MlirOperation op, const cpu_val_t** in, intptr_t nin,
+                       int64_t numel, zt_status_t* s) {
+  store_body_t sb = {op, in, nin};
+  MlirValue roots[MAX_OPERANDS];
+  for (intptr_t i = 0; i < nin; ++i) roots[i] = mlirOperationGetOperand(op, i);
+  zt_status_t e = cpu_split_loop(c, roots, (int)nin, NULL, numel, true, store_body, &sb);
   if (e && !*s) *s = e;
   else zt_status_free(e);
-  cpu_loop_end(c);
 }
 
 static zt_status_t emit_store(cpu_t* c, MlirOperation op, const cpu_val_t** in,
                               intptr_t nin, int64_t numel, zt_type_t shape) {
-  char count[ZT_CPU_NAME] = "";
-  if (nin > 2 && shape.rank == 1 && !cpu_mask_bound(c, in[2], count)) count[0] = 0;
+  (void)shape;
   lazy_loads_t ll = {.n = 0};
   for (intptr_t i = 1; i < nin; ++i)
     collect_lazy_loads(c, mlirOperationGetOperand(op, i), &ll, 0);
   zt_status_t s = NULL;
   if (!ll.n) {
-    store_loop(c, op, in, nin, numel, count, &s);
+    store_loop(c, op, in, nin, numel, &s);
     return s;
   }
   if (ll.over)
@@ -379,7 +384,7 @@ static zt_status_t emit_store(cpu_t* c, MlirOperation op, const cpu_val_t** in,
   if (checked) {
     cpu_line(c, "scf.if %s {", ok);
     ++c->indent;
-    store_loop(c, op, in, nin, numel, count, &s);
+    store_loop(c, op, in, nin, numel, &s);
     --c->indent;
     cpu_line(c, "} else {");
     ++c->indent;
@@ -397,7 +402,7 @@ static zt_status_t emit_store(cpu_t* c, MlirOperation op, const cpu_val_t** in,
     cpu_val_t mv = *m;
     s = cpu_map_put(c, ll.key[done], &mv);
   }
-  if (!s) store_loop(c, op, in, nin, numel, count, &s);
+  if (!s) store_loop(c, op, in, nin, numel, &s);
   for (int j = 0; j < done; ++j) {
     zt_status_t e = cpu_map_put(c, ll.key[j], &saved[j]);
     if (e && !s) s = e;
@@ -413,6 +418,32 @@ static zt_status_t emit_store(cpu_t* c, MlirOperation op, const cpu_val_t** in,
 // ---------------------------------------------------------------------------
 // Elementwise driver: runs `fn` once on scalars (when no operand lives in a
 // buffer, the results are splats) or once per element in a loop.
+
+typedef struct elem_body_s {
+  MlirOperation op;
+  elem_fn fn;
+  const cpu_val_t** in;
+  intptr_t nin, nout;
+  const cpu_val_t* res;
+} elem_body_t;
+
+static zt_status_t elem_body(cpu_t* c, void* user, const char* iv) {
+  elem_body_t* eb = user;
+  char ins[MAX_OPERANDS][ZT_CPU_NAME], outs[MAX_OPERANDS][ZT_CPU_NAME];
+  MlirOperation op = eb->op;
+  bool mem = cpu_op_is(op, "tile.load") || cpu_op_is(op, "tile.store") ||
+             cpu_op_is(op, "tile.atomic_rmw") || cpu_op_is(op, "tile.atomic_cas");
+  // The address last (see cpu_read_lazy: a lazy load among the other
+  // operands clears addr_is_ptr).
+  for (intptr_t i = 1; i < eb->nin; ++i) cpu_read(c, eb->in[i], iv, ins[i]);
+  if (eb->nin > 0 && !(mem && gep_address(c, eb->in[0], iv, ins[0])))
+    cpu_read(c, eb->in[0], iv, ins[0]);
+  zt_status_t s = eb->fn(c, op, ins, outs);
+  c->addr_is_ptr = false;
+  if (!s)
+    for (intptr_t i = 0; i < eb->nout; ++i) cpu_write(c, eb->res[i].buf, iv, outs[i]);
+  return s;
+}
 
 static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
                                     bool pure) {
@@ -467,19 +498,21 @@ static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
   if (cpu_op_is(op, "tile.store")) return emit_store(c, op, in, nin, numel, shape_type);
   for (intptr_t i = 0; i < nout; ++i)
     ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, out_types[i], &res[i]));
-  char iv[ZT_CPU_NAME];
-  cpu_loop_begin(c, numel, iv);
-  bool mem = cpu_op_is(op, "tile.load") || cpu_op_is(op, "tile.store") ||
-             cpu_op_is(op, "tile.atomic_rmw") || cpu_op_is(op, "tile.atomic_cas");
-  // The address last (see cpu_read_lazy: a lazy load among the other
-  // operands clears addr_is_ptr).
-  for (intptr_t i = 1; i < nin; ++i) cpu_read(c, in[i], iv, ins[i]);
-  if (nin > 0 && !(mem && gep_address(c, in[0], iv, ins[0]))) cpu_read(c, in[0], iv, ins[0]);
-  zt_status_t s = fn(c, op, ins, outs);
-  c->addr_is_ptr = false;
-  if (!s)
-    for (intptr_t i = 0; i < nout; ++i) cpu_write(c, res[i].buf, iv, outs[i]);
-  cpu_loop_end(c);
+  elem_body_t eb = {op, fn, in, nin, nout, res};
+  zt_status_t s;
+  bool atomic = cpu_op_is(op, "tile.atomic_rmw") || cpu_op_is(op, "tile.atomic_cas");
+  if (shape_type.rank == 1 && !atomic) {
+    MlirValue roots[MAX_OPERANDS];
+    for (intptr_t i = 0; i < nin; ++i) roots[i] = mlirOperationGetOperand(op, i);
+    s = cpu_split_loop(c, roots, (int)nin, NULL, numel, false, elem_body, &eb);
+  } else {
+    char iv[ZT_CPU_NAME];
+    cpu_loop_begin(c, numel, iv);
+    s = elem_body(c, &eb, iv);
+    cpu_loop_end(c);
+  }
+  (void)ins;
+  (void)outs;
   ZT_RETURN_IF_ERROR(s);
   for (intptr_t i = 0; i < nout; ++i)
     ZT_RETURN_IF_ERROR(cpu_map_put(c, mlirOperationGetResult(op, i), &res[i]));

@@ -172,9 +172,10 @@ bool cpu_ranges_disjoint(cpu_t* c, const cpu_val_t* a, int32_t abytes,
   return true;
 }
 
-bool cpu_mask_bound(cpu_t* c, const cpu_val_t* mask, char count[ZT_CPU_NAME]) {
-  // mask = (s + make_range(start, start + n)) < limit, 1-D: elements
-  // [0, clamp(limit - s - start, 0, n)) are the true ones.
+// The pattern of a 1-D mask `s + make_range(start, start + n) < limit`
+// (s optional; no code emitted).
+static bool mask_pattern(cpu_t* c, const cpu_val_t* mask, const cpu_val_t** s_out,
+                         const cpu_val_t** range_out, const cpu_val_t** lim_out) {
   if (mask->kind != CPU_LAZY || mask->type.rank != 1 ||
       !cpu_op_is(mask->op, "arith.cmpi") ||
       cpu_int_attr(mask->op, "predicate", -1) != 2 /* slt */)
@@ -206,41 +207,223 @@ bool cpu_mask_bound(cpu_t* c, const cpu_val_t* mask, char count[ZT_CPU_NAME]) {
       t.shape[0] != mask->type.shape[0] || lim->type.kind != ZT_I32 ||
       x->type.kind != ZT_I32)
     return false;
-  // In i64: limit - s - start; the i32 sum s + i wraps for none of the
-  // counted elements when s + n fits (else no bound: the loop stays whole).
-  char l64[ZT_CPU_NAME], n[ZT_CPU_NAME], zero[ZT_CPU_NAME], full[ZT_CPU_NAME],
-      lo[ZT_CPU_NAME], cl[ZT_CPU_NAME];
-  if (!scalar_i64(c, lim->name, ZT_I32, l64)) return false;
-  snprintf(n, sizeof n, "%s", l64);
+  *s_out = s;
+  *range_out = range;
+  *lim_out = lim;
+  return true;
+}
+
+bool cpu_mask_bound(cpu_t* c, const cpu_val_t* mask, char count[ZT_CPU_NAME],
+                    char nowrap[ZT_CPU_NAME]) {
+  // Elements [0, clamp(limit - s - start, 0, n)) are the true ones, and the
+  // rest false, unless the kernel's i32 sum s + start + i wraps around
+  // (negative, so < limit: true again), which nowrap tells.
+  const cpu_val_t *s, *range, *lim;
+  if (!mask_pattern(c, mask, &s, &range, &lim)) return false;
+  zt_type_t t;
+  if (cpu_value_type(mlirOperationGetResult(range->op, 0), &t)) return false;
+  int64_t start = cpu_int_attr(range->op, "start", 0);
+  char n[ZT_CPU_NAME], lo[ZT_CPU_NAME], cl[ZT_CPU_NAME], k[ZT_CPU_NAME], d[ZT_CPU_NAME];
+  if (!scalar_i64(c, lim->name, ZT_I32, n)) return false;
+  nowrap[0] = 0;
   if (s) {
-    char s64[ZT_CPU_NAME], d[ZT_CPU_NAME];
+    char s64[ZT_CPU_NAME], top[ZT_CPU_NAME], sum[ZT_CPU_NAME], mx[ZT_CPU_NAME];
     if (!scalar_i64(c, s->name, ZT_I32, s64)) return false;
     bin(c, "subi", n, s64, d);
     snprintf(n, sizeof n, "%s", d);
-    // s + start + len - 1 must not pass INT32_MAX (the kernel's i32 sum
-    // would wrap to negative values, which are < limit: true lanes).
-    char top[ZT_CPU_NAME], mx[ZT_CPU_NAME], wrap[ZT_CPU_NAME], alt[ZT_CPU_NAME];
-    i64_const(c, cpu_int_attr(range->op, "start", 0) + t.shape[0] - 1, top);
-    char sum[ZT_CPU_NAME];
+    i64_const(c, start + t.shape[0] - 1, top);
     bin(c, "addi", s64, top, sum);
     i64_const(c, 0x7fffffffLL, mx);
-    cpu_fresh(c, wrap);
-    cpu_line(c, "%s = arith.cmpi sgt, %s, %s : i64", wrap, sum, mx);
-    // Wrapping: count every element (the masked loop then decides).
-    i64_const(c, t.shape[0] + cpu_int_attr(range->op, "start", 0), alt);
-    char sel[ZT_CPU_NAME];
-    cpu_fresh(c, sel);
-    cpu_line(c, "%s = arith.select %s, %s, %s : i64", sel, wrap, alt, n);
-    snprintf(n, sizeof n, "%s", sel);
+    cpu_fresh(c, nowrap);
+    cpu_line(c, "%s = arith.cmpi sle, %s, %s : i64", nowrap, sum, mx);
   }
-  char st[ZT_CPU_NAME], d2[ZT_CPU_NAME];
-  i64_const(c, cpu_int_attr(range->op, "start", 0), st);
-  bin(c, "subi", n, st, d2);
+  i64_const(c, start, k);
+  bin(c, "subi", n, k, d);
+  char zero[ZT_CPU_NAME], full[ZT_CPU_NAME];
   i64_const(c, 0, zero);
   i64_const(c, t.shape[0], full);
-  bin(c, "maxsi", d2, zero, lo);
+  bin(c, "maxsi", d, zero, lo);
   bin(c, "minsi", lo, full, cl);
   cpu_fresh(c, count);
   cpu_line(c, "%s = arith.index_cast %s : i64 to index", count, cl);
   return true;
+}
+
+// ---------------------------------------------------------------------------
+// Loops split at a mask's end (issue 16). An elementwise loop over a 1-D
+// tensor whose lazy chain reads a mask `s + arange < n` runs as two loops:
+// [0, count) with the mask known true (its loads become plain vector loads)
+// and [count, N) with it known false (its loads give `other` without
+// touching memory; what is left is often loop-invariant: a fill). Every
+// mask of the chain with the same operands is replaced. A softmax row of
+// 781 columns in a 1024-element block computes exp on 781 elements, not
+// 1024; layer norm's accumulations read no mask in their full blocks.
+
+#define SPLIT_MAX 16
+
+typedef struct split_s {
+  const cpu_val_t* first;  // the mask whose bound is used
+  MlirValue keys[SPLIT_MAX];
+  cpu_val_t saved[SPLIT_MAX];
+  int n;
+} split_t;
+
+static bool same_operand(cpu_t* c, MlirValue a, MlirValue b) {
+  if (mlirValueEqual(a, b)) return true;
+  const cpu_val_t* x = cpu_map_get(c, a);
+  const cpu_val_t* y = cpu_map_get(c, b);
+  if (!x || !y || x->kind != y->kind) return false;
+  if (x->kind == CPU_SPLAT || x->kind == CPU_SCALAR) return !strcmp(x->name, y->name);
+  return x->kind == CPU_LAZY && mlirOperationEqual(x->op, y->op);
+}
+
+static bool same_mask(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b) {
+  if (mlirOperationEqual(a->op, b->op)) return true;
+  return cpu_op_is(b->op, "arith.cmpi") &&
+         cpu_int_attr(a->op, "predicate", -1) == cpu_int_attr(b->op, "predicate", -2) &&
+         same_operand(c, mlirOperationGetOperand(a->op, 0),
+                      mlirOperationGetOperand(b->op, 0)) &&
+         same_operand(c, mlirOperationGetOperand(a->op, 1),
+                      mlirOperationGetOperand(b->op, 1));
+}
+
+static void split_walk(cpu_t* c, MlirValue key, split_t* sp, int depth, bool* over) {
+  const cpu_val_t* x = cpu_map_get(c, key);
+  if (!x || x->kind != CPU_LAZY || depth > 64 || *over) return;
+  const cpu_val_t *s, *r, *l;
+  if (!sp->first && mask_pattern(c, x, &s, &r, &l)) sp->first = x;
+  if (sp->first && x->type.rank == 1 && cpu_op_is(x->op, "arith.cmpi") &&
+      same_mask(c, sp->first, x)) {
+    for (int i = 0; i < sp->n; ++i)
+      if (mlirValueEqual(sp->keys[i], key)) return;
+    if (sp->n == SPLIT_MAX) {
+      *over = true;
+      return;
+    }
+    sp->keys[sp->n] = key;
+    sp->saved[sp->n++] = *x;
+    return;
+  }
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(x->op); ++i)
+    split_walk(c, mlirOperationGetOperand(x->op, i), sp, depth + 1, over);
+}
+
+// Every replaced mask as the splat `b`, or (b NULL) its lazy self again.
+static zt_status_t split_set(cpu_t* c, split_t* sp, const char* b) {
+  for (int i = 0; i < sp->n; ++i) {
+    cpu_val_t v = sp->saved[i];
+    if (b) {
+      v.kind = CPU_SPLAT;
+      snprintf(v.name, ZT_CPU_NAME, "%s", b);
+    }
+    ZT_RETURN_IF_ERROR(cpu_map_put(c, sp->keys[i], &v));
+  }
+  return NULL;
+}
+
+static void loop_from(cpu_t* c, const char* from, const char* to, char iv[ZT_CPU_NAME]) {
+  char c1[ZT_CPU_NAME];
+  cpu_index(c, 1, c1);
+  snprintf(iv, ZT_CPU_NAME, "%%i%d", c->next_id++);
+  cpu_line(c, "scf.for %s = %s to %s step %s {", iv, from, to, c1);
+  ++c->indent;
+}
+
+// [from, to) in blocks of V elements when `blocked` (both bounds are then
+// multiples of V): the inner loop's constant trip count lets LLVM vectorize
+// it whole, leaving no scalar remainder code.
+static zt_status_t range_loop(cpu_t* c, const char* from, const char* to, bool blocked,
+                              int64_t V, cpu_body_fn body, void* user) {
+  char iv[ZT_CPU_NAME];
+  if (!blocked) {
+    loop_from(c, from, to, iv);
+    zt_status_t s = body(c, user, iv);
+    cpu_loop_end(c);
+    return s;
+  }
+  char o[ZT_CPU_NAME], l[ZT_CPU_NAME], cv[ZT_CPU_NAME];
+  snprintf(o, ZT_CPU_NAME, "%%i%d", c->next_id++);
+  cpu_line(c, "scf.for %s = %s to %s step %s {", o, from, to, cpu_index(c, V, cv));
+  ++c->indent;
+  cpu_loop_begin(c, V, l);
+  cpu_fresh(c, iv);
+  cpu_line(c, "%s = arith.addi %s, %s : index", iv, o, l);
+  zt_status_t s = body(c, user, iv);
+  cpu_loop_end_lanes(c);
+  cpu_loop_end(c);
+  return s;
+}
+
+zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
+                           const cpu_val_t* root, int64_t numel, bool skip_tail,
+                           cpu_body_fn body, void* user) {
+  split_t sp = {.first = NULL, .n = 0};
+  bool over = false;
+  for (int i = 0; i < nroots; ++i) split_walk(c, roots[i], &sp, 0, &over);
+  if (root && root->kind == CPU_LAZY)
+    for (intptr_t i = 0; i < mlirOperationGetNumOperands(root->op); ++i)
+      split_walk(c, mlirOperationGetOperand(root->op, i), &sp, 1, &over);
+  char count[ZT_CPU_NAME], nowrap[ZT_CPU_NAME], iv[ZT_CPU_NAME];
+  zt_status_t s = NULL;
+  if (over || !sp.n || !cpu_mask_bound(c, sp.first, count, nowrap)) {
+    cpu_loop_begin(c, numel, iv);
+    s = body(c, user, iv);
+    cpu_loop_end(c);
+    return s;
+  }
+  char t[ZT_CPU_NAME], f[ZT_CPU_NAME], c0[ZT_CPU_NAME], cn[ZT_CPU_NAME];
+  cpu_fresh(c, t);
+  cpu_line(c, "%s = arith.constant true", t);
+  cpu_fresh(c, f);
+  cpu_line(c, "%s = arith.constant false", f);
+  // Three loops: [0, head_end) with the mask true, [head_end, tail_start)
+  // reading it, [tail_start, N) with it false. With N a multiple of the
+  // vector width V (16 lanes: one AVX-512 f32 vector) the first stops at a
+  // multiple of V and the second is the next V elements (one masked vector
+  // op), so that no loop leaves LLVM a scalar remainder (13 scalar exps per
+  // softmax row of 781 columns); else the second is empty. When the kernel's
+  // i32 sum s + i wraps around, the second loop is all of them.
+  const int64_t V = 16;
+  char head_end[ZT_CPU_NAME], tail_start[ZT_CPU_NAME];
+  snprintf(head_end, sizeof head_end, "%s", count);
+  snprintf(tail_start, sizeof tail_start, "%s", count);
+  if (numel % V == 0 && numel >= 2 * V) {  // `blocked` below
+    char cv[ZT_CPU_NAME], cnv[ZT_CPU_NAME], rem[ZT_CPU_NAME], down[ZT_CPU_NAME];
+    cpu_index(c, V, cv);
+    cpu_index(c, numel - V, cnv);
+    cpu_fresh(c, rem);
+    cpu_line(c, "%s = arith.remui %s, %s : index", rem, count, cv);
+    cpu_fresh(c, down);
+    cpu_line(c, "%s = arith.subi %s, %s : index", down, count, rem);
+    cpu_fresh(c, head_end);
+    cpu_line(c, "%s = arith.minui %s, %s : index", head_end, down, cnv);
+    cpu_fresh(c, tail_start);
+    cpu_line(c, "%s = arith.addi %s, %s : index", tail_start, head_end, cv);
+  }
+  if (nowrap[0]) {
+    char he[ZT_CPU_NAME], ts[ZT_CPU_NAME];
+    cpu_fresh(c, he);
+    cpu_line(c, "%s = arith.select %s, %s, %s : index", he, nowrap, head_end,
+             cpu_index(c, 0, c0));
+    cpu_fresh(c, ts);
+    cpu_line(c, "%s = arith.select %s, %s, %s : index", ts, nowrap, tail_start,
+             cpu_index(c, numel, cn));
+    snprintf(head_end, sizeof head_end, "%s", he);
+    snprintf(tail_start, sizeof tail_start, "%s", ts);
+  }
+  bool blocked = numel % V == 0 && numel >= 2 * V;
+  s = split_set(c, &sp, t);
+  if (!s) s = range_loop(c, cpu_index(c, 0, c0), head_end, blocked, V, body, user);
+  if (!s && strcmp(head_end, tail_start)) {
+    s = split_set(c, &sp, NULL);
+    if (!s) s = range_loop(c, head_end, tail_start, blocked, V, body, user);
+  }
+  if (!s && !skip_tail) {
+    s = split_set(c, &sp, f);
+    if (!s) s = range_loop(c, tail_start, cpu_index(c, numel, cn), blocked, V, body, user);
+  }
+  zt_status_t r = split_set(c, &sp, NULL);
+  if (r && !s) s = r;
+  else zt_status_free(r);
+  return s;
 }

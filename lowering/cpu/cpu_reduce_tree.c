@@ -86,13 +86,20 @@ static zt_status_t emit_level(cpu_t* c, MlirOperation fn, const cpu_val_t* in,
     cpu_write(c, out, dst_idx, x);
     cpu_loop_end_lanes(c);
   }
+  cpu_loop_end(c);
   if (g > 1) {
+    // Row k of every group, then row k + 1: each partial still combines its
+    // group's rows in order (the same result bit for bit), but the groups'
+    // combines are independent of one another between two steps, where
+    // group by group each waited for the previous one's result (softmax's
+    // row max was bound by the latency of max).
     char one[ZT_CPU_NAME], cg[ZT_CPU_NAME];
     cpu_index(c, 1, one);
     cpu_index(c, g, cg);
     snprintf(ivs[1], ZT_CPU_NAME, "%%i%d", c->next_id++);
     cpu_line(c, "scf.for %s = %s to %s step %s {", ivs[1], one, cg, one);
     ++c->indent;
+    cpu_loop_begin(c, rows / g, ivs[0]);
     cpu_loop_begin(c, W, ivs[2]);
     int64_t ss[3] = {g * W * stride, W * stride, stride};
     index_of(c, base, 3, ivs, ss, src_idx);
@@ -111,10 +118,10 @@ static zt_status_t emit_level(cpu_t* c, MlirOperation fn, const cpu_val_t* in,
     ZT_RETURN_IF_ERROR(cpu_inline_combiner(c, fn, 1, lhs, rhs, res));
     cpu_write(c, out, dst_idx, res[0]);
     cpu_loop_end_lanes(c);
+    cpu_loop_end(c);
     --c->indent;
     cpu_line(c, "}");
   }
-  cpu_loop_end(c);
   return NULL;
 }
 

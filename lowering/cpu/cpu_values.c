@@ -260,13 +260,37 @@ void cpu_linear(cpu_t* c, int32_t rank, char ivs[][ZT_CPU_NAME],
   snprintf(out, ZT_CPU_NAME, "%s", acc);
 }
 
+typedef struct copy_body_s {
+  const cpu_val_t* v;
+  int32_t dst;
+} copy_body_t;
+
+static zt_status_t copy_body(cpu_t* c, void* user, const char* iv) {
+  copy_body_t* cb = user;
+  char x[ZT_CPU_NAME];
+  cpu_read(c, cb->v, iv, x);
+  cpu_write(c, cb->dst, iv, x);
+  return NULL;
+}
+
 void cpu_copy_to(cpu_t* c, const cpu_val_t* v, int32_t dst) {
   if (v->kind == CPU_BUFFER && v->buf == dst) return;
-  char iv[ZT_CPU_NAME], x[ZT_CPU_NAME];
-  cpu_loop_begin(c, c->bufs[dst].numel, iv);
-  cpu_read(c, v, iv, x);
-  cpu_write(c, dst, iv, x);
-  cpu_loop_end(c);
+  copy_body_t cb = {v, dst};
+  // A lazy 1-D chain reading a mask `s + arange < n` (layer norm's
+  // `acc += tl.load(..., mask=cols < N)`): two loops, split at its end.
+  zt_status_t s;
+  if (v->kind == CPU_LAZY && v->type.rank == 1) {
+    s = cpu_split_loop(c, NULL, 0, v, c->bufs[dst].numel, false, copy_body, &cb);
+  } else {
+    char iv[ZT_CPU_NAME];
+    cpu_loop_begin(c, c->bufs[dst].numel, iv);
+    s = copy_body(c, &cb, iv);
+    cpu_loop_end(c);
+  }
+  if (s) {  // cannot happen (lazy reads were checked when first lowered)
+    zt_status_free(s);
+    c->body.failed = true;
+  }
 }
 
 zt_status_t cpu_materialize(cpu_t* c, const cpu_val_t* v, const cpu_val_t** out) {
