@@ -49,6 +49,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--only", default="", help="comma-separated row names (prefixes)")
+    ap.add_argument("--json", help="also write the rows here (bench/run.py reads them)")
     args = ap.parse_args()
     if args.threads:
         os.environ["ZETILE_NUM_THREADS"] = str(args.threads)
@@ -127,6 +128,13 @@ def main():
         tcol = f"{ms(tt):>18}" if tt else f"{'-':>18}"
         tratio = f"{tt[0] / z[0]:>13.2f}x" if tt else f"{'-':>14}"
         print(f"{name:<17}{shape:<10}{ms(z):>18}{ms(npy):>18}{tcol}{npy[0] / z[0]:>13.2f}x{tratio}")
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump({"threads": threads, "rows": [
+                {"kernel": name, "shape": shape, "zetile_s": z[0], "zetile_median_s": z[1],
+                 "numpy_s": npy[0], "torch_s": tt[0] if tt else None}
+                for name, shape, z, npy, tt in rows]}, f, indent=1)
     if not want:
         tiny = np.zeros(16, np.float32)
         t = timed(lambda: add_kernel[(1,)](tiny, tiny, tiny, 16, BLOCK_SIZE=16), 5000, 1)[0]
