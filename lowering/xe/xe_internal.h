@@ -354,7 +354,19 @@ bool xe_value_is_one(MlirValue v);
 /// transposed view, and (num_warps > 1) tile.trans of a 2-D tile.load into
 /// a dot a load of the transposed addresses (xe_trans_load.c); *out_count:
 /// how many.
-zt_status_t xe_transpose_block_loads(MlirOperation kernel, int num_warps, int* out_count);
+/// e: the emitter (its divisibility facts decide where transposed 2D
+/// block reads serve; such loads are marked for xe_emit_trans_read).
+zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int num_warps,
+                                     int* out_count);
+/// Whether a tile.block_load of a transposed view is read with transposed
+/// 2D block reads (marked by xe_transpose_block_loads).
+bool xe_is_trans_read(MlirOperation op);
+/// Emits such a load into v (a dot's B blocks): addr the i64 base, s0/s1
+/// the view's extents (K, N), pitch the memory rows' stride, o0/o1 the
+/// block's first (K, N) element, all index names.
+zt_status_t xe_emit_trans_read(xe_emitter_t* e, xe_val_t* v, zt_type_t t, const char* addr,
+                               const char* s0, const char* s1, const char* pitch,
+                               const char* o0, const char* o1);
 
 /// The bytes of the first object of the module's gpu.binary (what
 /// gpu-module-to-binary produced: SPIR-V, or bitcode with format=llvm);

@@ -249,7 +249,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   zt_status_t s = zt_squeeze_unit_dims(k, &squeezed);
   // A transposed block load into a dot reads the transposed view instead.
   int transposed;
-  if (!s) s = xe_transpose_block_loads(k, lc->options->num_warps, &transposed);
+  if (!s) s = xe_transpose_block_loads(&e, k, lc->options->num_warps, &transposed);
   if (!s) s = pick_subgroups(lc, &e.nsg);
   bool has_2d = false;
   if (!s) s = xe_matrix_plan(&e, &has_2d);

@@ -1166,7 +1166,8 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
     r[i] = xe_lookup(e, vals[i]);
     if (!r[i]) return NULL;
   }
-  if (!is_const_one(vals[4], 0))
+  bool trans_read = !store && xe_is_trans_read(op);
+  if (!trans_read && !is_const_one(vals[4], 0))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "2-D block with an inner stride not known to be 1 (Xe's 2-D block "
                    "IO needs unit inner strides)");
@@ -1210,6 +1211,18 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
   else memcpy(cb, r[6]->names[0], sizeof cb);
   cast_index(e, rb, "i32", o0);
   cast_index(e, cb, "i32", o1);
+  if (trans_read) {
+    // The transposed view of a row-major tile, into a dot's B (xe_trans_load.c).
+    xe_name_t pitch;
+    cast_index(e, r[4]->names[0], "i64", pitch);
+    zt_status_t s = xe_emit_trans_read(e, v, t, r[0]->names[0], s0, s1, pitch, o0, o1);
+    if (s || e->error) {
+      xe_free_val(v);
+      return s;
+    }
+    xe_bind(e, mlirOperationGetResult(op, 0), v);
+    return NULL;
+  }
   // (int8 tiles: no prefetch yet; the prefetch shapes are 16-bit ones.)
   emit_nd_blocks(e, v, t, store, r[0]->names[0], NULL, NULL, s0, s1, st0, o0, o1, 0, v->nbr, 0,
                  v->nbc,

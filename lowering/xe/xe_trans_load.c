@@ -292,7 +292,209 @@ static void rewrite_ptr(MlirOperation trans) {
   if (mlirOpOperandIsNull(mlirValueGetFirstUse(src))) mlirOperationDestroy(ld);
 }
 
-zt_status_t xe_transpose_block_loads(MlirOperation kernel, int num_warps, int* out_count) {
+// ------------------------------------------------ transposed 2D block reads
+//
+// The transposed view of a row-major [N, K] tile feeding a dot as its B
+// operand ([K, N], rows 1 element apart, columns `pitch` apart) is what
+// Intel's transposed 2D block read gives directly, one send per B block
+// instead of 16 row gathers: a d32 read of 16 memory rows (N) x 8 dwords
+// transposed puts memory row n in lane n. For 16-bit data each dword is a
+// K pair (k, k+1), so lane n's 8 dwords are B[2r][n] | B[2r+1][n] << 16,
+// the VNNI-packed B block itself (Intel's Triton reads fp16 B^T the same
+// way); for fp32, two reads of 8 K each make the 16x16 block (lane n holds
+// column n, the layout of fp32 B blocks, xe_dot_f32.c).
+//
+// Where it cannot serve, the view stays the pointer form (row gathers):
+// the inner stride of the memory rows not 1, a reader other than a dot's B
+// operand, element types other than f16/bf16/f32, block shapes that are
+// not whole 16x16 B blocks, a row pitch not provably a multiple of 16 bytes
+// (the 2D block message's rule), and for 16-bit data K's extent or the K
+// offset not provably even (a dword holds a K pair: an odd one would
+// straddle two dwords or lose the last element to the bounds check).
+// The emitter reads marked loads in xe_emit_trans_read below.
+
+#define TRANS_READ_ATTR "zt.trans_read"
+
+// Divisibility of an integer scalar: xe_scalar_div's facts plus scf.for
+// induction variables (lower bound and step) and sums/products of those.
+static int64_t div_of(xe_emitter_t* e, MlirValue v, int depth) {
+  int64_t d = xe_scalar_div(e, v);
+  if (depth > 6) return d;
+  int64_t r = 1;
+  if (mlirValueIsABlockArgument(v)) {
+    MlirOperation loop = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+    if (zt_op_named(loop, "scf.for") && mlirBlockArgumentGetArgNumber(v) == 0) {
+      int64_t a = div_of(e, mlirOperationGetOperand(loop, 0), depth + 1);
+      int64_t b = div_of(e, mlirOperationGetOperand(loop, 2), depth + 1);
+      r = a < b ? a : b;
+    }
+  } else {
+    MlirOperation op = mlirOpResultGetOwner(v);
+    if (zt_op_named(op, "arith.addi") || zt_op_named(op, "arith.subi")) {
+      int64_t a = div_of(e, mlirOperationGetOperand(op, 0), depth + 1);
+      int64_t b = div_of(e, mlirOperationGetOperand(op, 1), depth + 1);
+      r = a < b ? a : b;
+    } else if (zt_op_named(op, "arith.muli")) {
+      int64_t a = div_of(e, mlirOperationGetOperand(op, 0), depth + 1);
+      int64_t b = div_of(e, mlirOperationGetOperand(op, 1), depth + 1);
+      r = a > (1LL << 30) / (b ? b : 1) ? (1LL << 30) : a * b;
+    } else if (zt_op_named(op, "arith.extsi") || zt_op_named(op, "arith.extui") ||
+               zt_op_named(op, "arith.index_cast")) {
+      r = div_of(e, mlirOperationGetOperand(op, 0), depth + 1);
+    }
+  }
+  return r > d ? r : d;
+}
+
+static bool only_dot_b(MlirValue v) {
+  MlirOpOperand u = mlirValueGetFirstUse(v);
+  if (mlirOpOperandIsNull(u)) return false;
+  for (; !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
+    if (!zt_op_named(mlirOpOperandGetOwner(u), "tile.dot") || mlirOpOperandGetOperandNumber(u) != 1)
+      return false;
+  return true;
+}
+
+// Whether the transposed-view load nl (inner stride not 1) is read with
+// transposed 2D block reads (see above).
+static bool trans_read_ok(xe_emitter_t* e, MlirOperation nl) {
+  if (!e || !xe_value_is_one(mlirOperationGetOperand(nl, 3))) return false;
+  MlirValue res = mlirOperationGetResult(nl, 0);
+  if (!only_dot_b(res)) return false;
+  MlirType t = mlirValueGetType(res);
+  MlirType et = mlirShapedTypeGetElementType(t);
+  bool b16 = mlirTypeIsAF16(et) || mlirTypeIsABF16(et);
+  if (!b16 && !mlirTypeIsAF32(et)) return false;
+  int64_t k = mlirShapedTypeGetDimSize(t, 0), n = mlirShapedTypeGetDimSize(t, 1);
+  if (k <= 0 || n <= 0 || k % 16 || n % 16) return false;
+  MlirAttribute pad = mlirOperationGetAttributeByName(nl, mlirStringRefCreateFromCString("padding"));
+  if (!mlirAttributeIsNull(pad) && mlirAttributeIsAString(pad)) {
+    MlirStringRef ps = mlirStringAttrGetValue(pad);
+    if (!(ps.length == 4 && memcmp(ps.data, "zero", 4) == 0)) return false;
+  }
+  // The message's pitch is a multiple of 16 bytes (stride1 is the memory
+  // rows' pitch in elements): 8 elements of 16 bits, 4 of 32.
+  if (div_of(e, mlirOperationGetOperand(nl, 4), 0) % (b16 ? 8 : 4)) return false;
+  if (!b16) return true;
+  // (shape0 = K extent, offset0 = K offset)
+  return div_of(e, mlirOperationGetOperand(nl, 1), 0) % 2 == 0 &&
+         div_of(e, mlirOperationGetOperand(nl, 5), 0) % 2 == 0;
+}
+
+bool xe_is_trans_read(MlirOperation op) {
+  return !mlirAttributeIsNull(
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(TRANS_READ_ATTR)));
+}
+
+static const char* tloc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
+
+static void idx_const(xe_emitter_t* e, int64_t v, xe_name_t out) {
+  char text[64];
+  snprintf(text, sizeof text, "arith.constant %lld : index", (long long)v);
+  xe_hoist(e, text, false, out);
+}
+
+// out = a <op> b on index values.
+static void idx_bin(xe_emitter_t* e, const char* op, const char* a, const char* b, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.%s %s, %s : index%s\n", out, op, a, b, tloc(e));
+}
+
+zt_status_t xe_emit_trans_read(xe_emitter_t* e, xe_val_t* v, zt_type_t t, const char* addr,
+                               const char* s0, const char* s1, const char* pitch,
+                               const char* o0, const char* o1) {
+  bool f32 = t.kind == ZT_F32;
+  if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_B || v->b16 || v->br != 16 ||
+      v->bc != 16 || !(f32 || t.kind == ZT_F16 || t.kind == ZT_BF16))
+    return xe_fail(e, ZT_STATUS_INTERNAL,
+                   "a transposed 2-D block read that is not a dot's 16x16 B blocks");
+  e->used_block_io = true;
+  const char* dt = f32 ? "f32" : "i32";
+  // 2D block IO wants a 64-byte aligned base (emit_nd_blocks' align_base):
+  // the dword columns move right by the difference. Tensor descriptors'
+  // bases are 16-byte aligned (Triton's rule), so the difference is whole
+  // dwords.
+  xe_name_t m64, c4, base, dlt, dl, dli;
+  xe_hoist(e, "arith.constant -64 : i64", false, m64);
+  xe_hoist(e, "arith.constant 4 : i64", false, c4);
+  xe_fresh(e, base);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.andi %s, %s : i64%s\n", base, addr, m64, tloc(e));
+  xe_fresh(e, dlt);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.subi %s, %s : i64%s\n", dlt, addr, base, tloc(e));
+  xe_fresh(e, dl);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.divui %s, %s : i64%s\n", dl, dlt, c4, tloc(e));
+  xe_fresh(e, dli);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = arith.index_cast %s : i64 to index%s\n", dli, dl, tloc(e));
+  // Memory rows are N (s1 of them, `pitch` elements apart), their dwords
+  // K pairs (16-bit: K, the pitch and the K offset are even, trans_read_ok)
+  // or K elements (fp32).
+  xe_name_t w, p, x0, one, two;
+  idx_const(e, 1, one);
+  if (f32) {
+    memcpy(w, s0, sizeof w);
+    memcpy(p, pitch, sizeof p);
+    memcpy(x0, o0, sizeof x0);
+  } else {
+    idx_const(e, 2, two);
+    idx_bin(e, "divsi", s0, two, w);
+    idx_bin(e, "divsi", pitch, two, p);
+    idx_bin(e, "divsi", o0, two, x0);
+  }
+  xe_name_t wa, xa;
+  idx_bin(e, "addi", w, dli, wa);
+  idx_bin(e, "addi", x0, dli, xa);
+  xe_name_t td;
+  xe_fresh(e, td);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = xegpu.create_nd_tdesc %s, shape : [%s, %s], strides : [%s, %s] : "
+                   "i64 -> !xegpu.tensor_desc<16x8x%s>%s\n",
+                   td, base, s1, wa, p, one, dt, tloc(e));
+  const char* et = xe_block_elem(t.kind);
+  for (int32_t bi = 0; bi < v->nbr; ++bi) {
+    for (int32_t bj = 0; bj < v->nbc; ++bj) {
+      xe_name_t cj, y, raw[2];
+      idx_const(e, (int64_t)bj * 16, cj);
+      idx_bin(e, "addi", o1, cj, y);
+      int nreads = f32 ? 2 : 1;
+      for (int h = 0; h < nreads; ++h) {
+        xe_name_t ck, x;
+        // dword column of this block's (half-)K range
+        idx_const(e, f32 ? (int64_t)bi * 16 + 8 * h : (int64_t)bi * 8, ck);
+        idx_bin(e, "addi", xa, ck, x);
+        xe_fresh(e, raw[h]);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = xegpu.load_nd %s[%s, %s] <{layout = #zt_a, transpose = "
+                         "array<i64: 1, 0>}> : !xegpu.tensor_desc<16x8x%s> -> vector<8x16x%s>%s\n",
+                         raw[h], td, y, x, dt, dt, tloc(e));
+      }
+      // The reads' lanes are the B block's lanes as they are (see above):
+      // a marker that zetile's lane distribution turns into a bitcast /
+      // concatenation of each lane's registers (xe_distribute.c).
+      xe_line(e);
+      if (f32)
+        zt_strbuf_printf(&e->body,
+                         "%s = builtin.unrealized_conversion_cast %s, %s : vector<8x16xf32>, "
+                         "vector<8x16xf32> to vector<16x16xf32> {zt.lane_regs}%s\n",
+                         v->names[bi * v->nbc + bj], raw[0], raw[1], tloc(e));
+      else
+        zt_strbuf_printf(&e->body,
+                         "%s = builtin.unrealized_conversion_cast %s : vector<8x16xi32> to "
+                         "vector<16x16x%s> {zt.lane_regs}%s\n",
+                         v->names[bi * v->nbc + bj], raw[0], et, tloc(e));
+    }
+  }
+  return NULL;
+}
+
+zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int num_warps,
+                                     int* out_count) {
   found_t f = {.want = ptr_candidate};
   if (out_count) *out_count = 0;
   if (num_warps > 1) {
@@ -314,9 +516,18 @@ zt_status_t xe_transpose_block_loads(MlirOperation kernel, int num_warps, int* o
   for (size_t i = 0; i < f.n; ++i) {
     MlirOperation nl = rewrite(f.ops[i]);
     // The transposed view's inner stride is the old row stride: unless it
-    // is 1 (by the emitter's own test), Xe's block IO cannot read it, its
-    // pointer loads can.
-    if (!mlirOperationIsNull(nl) && !xe_value_is_one(mlirOperationGetOperand(nl, 4))) pointer_form(nl);
+    // is 1 (by the emitter's own test), Xe's plain block IO cannot read it,
+    // pointer loads can (strided row gathers), or transposed 2D block
+    // reads where they serve (ZETILE_XE_TRANS_READ=0: never, to compare).
+    if (mlirOperationIsNull(nl) || xe_value_is_one(mlirOperationGetOperand(nl, 4))) continue;
+    const char* tr = getenv("ZETILE_XE_TRANS_READ");
+    if (!(tr && strcmp(tr, "0") == 0) && trans_read_ok(e, nl)) {
+      MlirContext ctx = mlirOperationGetContext(nl);
+      mlirOperationSetAttributeByName(nl, mlirStringRefCreateFromCString(TRANS_READ_ATTR),
+                                      mlirUnitAttrGet(ctx));
+      continue;
+    }
+    pointer_form(nl);
   }
   if (out_count) *out_count += (int)f.n;
   free(f.ops);

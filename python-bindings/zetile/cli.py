@@ -91,8 +91,8 @@ def cmd_info(args):
         "default_device_error": default_error,
         # Targets with a lowering (lowering/xe/xe_target.c's rows; the
         # integrated GPUs' rows run the SIMD8 lowering with FMA dots).
-        "targets": ["cpu", "pvc", "bmg", "dg2", "arl-h", "skl", "icllp", "tgllp", "rkl",
-                    "adl-s", "adl-p", "dg1", "mtl"],
+        "targets": ["cpu", "pvc", "bmg", "lnl", "ptl", "dg2", "arl-h", "skl", "icllp", "tgllp",
+                    "rkl", "adl-s", "adl-p", "dg1", "mtl"],
         "compiler": {"available": bool(ok), "version": _C.compiler_version() if ok else None,
                      "message": msg},
         "cache": {"dir": _C.cache_dir(), **_C.cache_stats()},

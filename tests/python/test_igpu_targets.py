@@ -389,10 +389,12 @@ def test_evidence_command_takes_a_target():
 
 
 @pytest.mark.parametrize("row,same_as", [("mtl", "tgllp"), ("arl-h", "dg2"), ("icllp", "skl"),
-                                         ("rkl", "tgllp"), ("adl-s", "tgllp")])
+                                         ("rkl", "tgllp"), ("adl-s", "tgllp"),
+                                         ("lnl", "bmg"), ("ptl", "bmg")])
 def test_rows_debians_ocloc_lacks_emit_a_checked_rows_spirv(row, same_as):
-    # mtl and arl-h are not in Debian's ocloc: their evidence is that of the
-    # row whose SPIR-V they share byte for byte (same subgroup size, XMX, DP4A).
+    # mtl, arl-h, lnl and ptl are not in Debian's ocloc: their evidence is that
+    # of the row whose SPIR-V they share byte for byte (same subgroup size,
+    # XMX, DP4A, 2D block IO).
     from matmul import matmul_kernel, matmul_int8_kernel
     for fn, sig, consts in [(matmul_kernel, MATMUL_SIG, MATMUL_CONSTS),
                             (matmul_int8_kernel, I8_SIG,

@@ -50,6 +50,7 @@
 #define intel_sub_group_2d_block_read_transform_16b_16r16x2c zt_emu_read_transform_16b_16r16x2c
 #define intel_sub_group_2d_block_read_transform_16b_32r16x1c zt_emu_read_transform_16b_32r16x1c
 #define intel_sub_group_2d_block_read_transform_16b_32r16x2c zt_emu_read_transform_16b_32r16x2c
+#define intel_sub_group_2d_block_read_transpose_32b_16r8x1c zt_emu_read_transpose_32b_16r8x1c
 #define intel_sub_group_2d_block_write_16b_1r16x1c zt_emu_write_16b_1r16x1c
 #define intel_sub_group_2d_block_write_16b_2r16x1c zt_emu_write_16b_2r16x1c
 #define intel_sub_group_2d_block_write_16b_4r16x1c zt_emu_write_16b_4r16x1c
@@ -83,6 +84,7 @@
 #undef intel_sub_group_2d_block_read_transform_16b_16r16x2c
 #undef intel_sub_group_2d_block_read_transform_16b_32r16x1c
 #undef intel_sub_group_2d_block_read_transform_16b_32r16x2c
+#undef intel_sub_group_2d_block_read_transpose_32b_16r8x1c
 #undef intel_sub_group_2d_block_write_16b_1r16x1c
 #undef intel_sub_group_2d_block_write_16b_2r16x1c
 #undef intel_sub_group_2d_block_write_16b_4r16x1c
@@ -97,6 +99,14 @@
 #define ZT_BR32(p) ((p)[zt_lane()])
 #define ZT_BW16(p, v) ((p)[zt_lane()] = (v))
 #define ZT_BW32(p, v) ((p)[zt_lane()] = (v))
+// IGC's 2D transposed read, as runtime/opencl/emu/subgroup_block.cl defines
+// it for Intel's OpenCL CPU runtime.
+static inline uint8 zt_igc_read_transpose_u32_k8(long base, int wm1, int hm1, int pm1, int2 c) {
+  uint d[8];
+  zt_block_read_transpose((global const uchar*)base, wm1 + 1, hm1 + 1, pm1 + 1, c, 16, 8, d);
+  return (uint8)(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+}
+#define ZT_TR32(b, w, h, p, c) zt_igc_read_transpose_u32_k8((b), (w), (h), (p), (c))
 #else
 // IGC's builtins behind intel_sub_group_block_read_us / intel_sub_group_block_read
 // and the matching writes (cl_intel_subgroups(_short)): work-item i gets/puts p[i].
@@ -108,6 +118,15 @@ void __builtin_IB_simd_block_write_1_global(global uint* p, uint v);
 #define ZT_BR32(p) __builtin_IB_simd_block_read_1_global(p)
 #define ZT_BW16(p, v) __builtin_IB_simd_block_write_1_global_h((p), (v))
 #define ZT_BW32(p, v) __builtin_IB_simd_block_write_1_global((p), (v))
+// IGC's internal 2D block read, transposed, 32-bit: 16 rows x 8 dwords at
+// coord (x in dwords, y in rows), row i to work-item i (uint8). Debian's
+// IGC 1.0.12504 compiles it into one load_block2d.ugm.d32t.a64 send
+// (../shared/XEGPU_NOTES.md, probed with ocloc + iga64).
+uint8 __builtin_IB_subgroup_block_read_flat_transpose_u32_k8(long base, int width_minus_one,
+                                                             int height_minus_one,
+                                                             int pitch_minus_one, int2 coord);
+#define ZT_TR32(b, w, h, p, c) \
+  __builtin_IB_subgroup_block_read_flat_transpose_u32_k8((b), (w), (h), (p), (c))
 #endif
 
 // Whether rows of `cols` elements starting at column x can go through 1-D
@@ -222,3 +241,30 @@ ZT_FAST_WRITE(32, 4, uint, ZT_BW32, 2)
 ZT_FAST_WRITE(32, 4, uint, ZT_BW32, 4)
 ZT_FAST_WRITE(32, 4, uint, ZT_BW32, 8)
 
+
+// Transposed 32-bit reads, 16 rows x 8 dwords (the B operand of a dot read
+// from a row-major [N, K] tile: xe_trans_load.c): always one 2D block
+// message (load_block2d.ugm.d32t), with the rules the native path's
+// XeVM read has too: the base 64-byte aligned (the emitter aligns it), the
+// pitch a multiple of 16 bytes (the emitter proves it), width and pitch at
+// least 64 bytes (not checked on either path). Reads outside the surface
+// are zero-filled by the hardware, as the spec's read does.
+// No per-work-item fallback: Debian's IGC drops this builtin silently (no
+// send, no call, no error, the result undefined) whenever its result may be
+// replaced by another value on some path (a fallback branch, or a select of
+// the two), as it drops the block writes (XEGPU_NOTES.md); issued on every
+// path, it compiles into the send (checked with ocloc + iga64 in
+// tests/python/test_xe_trans_block_read.py).
+void OVL intel_sub_group_2d_block_read_transpose_32b_16r8x1c(global void* base, int width,
+                                                              int height, int pitch, int2 coord,
+                                                              private uint* dst) {
+  const uint8 v = ZT_TR32((long)base, width - 1, height - 1, pitch - 1, coord);
+  dst[0] = v.s0;
+  dst[1] = v.s1;
+  dst[2] = v.s2;
+  dst[3] = v.s3;
+  dst[4] = v.s4;
+  dst[5] = v.s5;
+  dst[6] = v.s6;
+  dst[7] = v.s7;
+}

@@ -22,7 +22,8 @@ import sys
 import tempfile
 
 # The integrated GPUs' rows (lowering/xe/xe_target.c) Debian's ocloc knows;
-# mtl and arl-h are absent from it (their SPIR-V is tgllp's and dg2's).
+# mtl, arl-h, lnl and ptl are absent from it (their SPIR-V is tgllp's, dg2's
+# and bmg's).
 OCLOC_DEVICE = {"pvc": "pvc", "bmg": "bmg", "dg2": "acm-g10", "skl": "skl", "icllp": "icllp",
                 "tgllp": "tgllp", "rkl": "rkl", "adl-s": "adl-s", "adl-p": "adl-p", "dg1": "dg1"}
 IGA_PLATFORM = {"pvc": "XeHPC", "bmg": "Xe2", "dg2": "XeHPG", "skl": "9", "icllp": "11",

@@ -15,3 +15,16 @@ void __builtin_IB_simd_block_write_1_global_h(global ushort* p, ushort v) {
 void __builtin_IB_simd_block_write_1_global(global uint* p, uint v) {
   p[get_sub_group_local_id()] = v;
 }
+// IGC's internal 2D transposed read (the compat library's fast form of
+// intel_sub_group_2d_block_read_transpose_32b_16r8x1c): 16 rows x 8 dwords
+// at coord (x in dwords, y in rows) of a surface given as width/height/pitch
+// minus one, row i to work-item i, zero outside the surface; the spec layout
+// of the 16r8x1c transpose read (block2d.cl).
+uint8 __builtin_IB_subgroup_block_read_flat_transpose_u32_k8(long base, int width_minus_one,
+                                                             int height_minus_one,
+                                                             int pitch_minus_one, int2 coord) {
+  uint d[8];
+  zt_block_read_transpose((global const uchar*)base, width_minus_one + 1, height_minus_one + 1,
+                          pitch_minus_one + 1, coord, 16, 8, d);
+  return (uint8)(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+}
