@@ -1427,8 +1427,12 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
     v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
     if (!v) return NULL;
     // 8-bit data has 2D block reads of 32 columns only (dot operands);
-    // other int8 tiles (and int8 weights in a 16-bit B operand's places,
-    // b16) keep gathers.
+    // other int8 tiles keep gathers. So do int8 weights in a 16-bit B
+    // operand's places (b16): read as the int8 dot's 32x16 VNNI blocks
+    // (lane j gets column j's 32 rows in order) and split into two 16x16
+    // blocks row by row, LLVM 22's SPIR-V backend cannot legalize the
+    // G_UNMERGE_VALUES of <32 x s8> into <16 x s8> halves that this becomes
+    // ("unable to legalize instruction", gemm_fp16_w8 on pvc).
     if (v->layout != XE_LAYOUT_BLOCK2D ||
         (t.kind == ZT_I8 && (v->role == XE_ROLE_C || v->b16))) {
       xe_free_val(v);

@@ -43,7 +43,7 @@ def _spirv_val(spv):
 # slot_variant), 16 DPAS per K step as gemm_fp16.
 BUILDS = [("gemm_fp16", 16), ("gemm_int8", 8), ("sdpa_fp16_d64", 32), ("gemm_fp16_w8", 16),
           ("gemm_fp16_w4", 16)]
-SLOW_BUILDS = [("gemm_fp16_bias_gelu_residual", 16), ("gemm_bf16", 16), ("gemm_fp32", 12), ("gemm_fp16_batched", 16),
+SLOW_BUILDS = [("gemm_fp16_bias_gelu_residual", 16), ("gemm_bf16_w4", 16), ("gemm_bf16", 16), ("gemm_fp32", 12), ("gemm_fp16_batched", 16),
                ("sdpa_bf16_d128", 64), ("sdpa_fp16_d64_causal", 32),
                ("sdpa_fp16_d64_boolmask", 32), ("sdpa_fp16_d64_floatmask", 32),
                ("sdpa_fp16_d64_gqa", 32), ("flex_fp16_softcap", 32),

@@ -88,6 +88,7 @@ CASES = {
     "gemm_fp16_batched": lambda: _gemm("float16", batch=4),
     "gemm_fp16_w8": lambda: _gemm("float16", weight_bits=8),
     "gemm_fp16_w4": lambda: _gemm("float16", weight_bits=4),
+    "gemm_bf16_w4": lambda: _gemm("bfloat16", weight_bits=4),
     "sdpa_fp16_d64": lambda: _sdpa("float16", 64),
     "sdpa_bf16_d128": lambda: _sdpa("bfloat16", 128),
     "sdpa_fp16_d64_causal": lambda: _sdpa("float16", 64, causal=True),
