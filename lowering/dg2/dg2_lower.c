@@ -41,10 +41,14 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc);
 // convert-scf-to-cf 3x cheaper (fewer ops moved when it splits blocks).
 // convert-to-llvm does in one walk what convert-{arith,index,func,cf}-to-llvm
 // did in four (the same LLVM dialect out on tutorial 06's backward, byte for
-// byte; mlir-opt-22 --mlir-timing: 1.2 s of conversions -> 0.36 s).
+// byte; mlir-opt-22 --mlir-timing: 1.2 s of conversions -> 0.36 s). No
+// canonicalize/cse after the conversion: on the 12 dg2 kernels of tutorials
+// 05 and 06 the SPIR-V is byte-identical without them (the LLVM dialect
+// they would clean is what the leading passes already left clean), and
+// they were ~0.7 s of wall time on 06's backward.
 static const char* k_pipeline =
     "builtin.module(cse,convert-scf-to-cf,canonicalize,cse,"
-    "arith-expand,convert-to-llvm,reconcile-unrealized-casts,canonicalize,cse)";
+    "arith-expand,convert-to-llvm,reconcile-unrealized-casts)";
 
 static const char* k_triple = "spirv64-unknown-unknown";
 
@@ -251,7 +255,17 @@ static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kern
     s = zt_make_status(ZT_STATUS_UNSUPPORTED, "dg2: no SPIR-V target in this LLVM: %s",
                        err ? err : "?");
   } else {
-    tm = LLVMCreateTargetMachine(target, k_triple, "", "", LLVMCodeGenLevelDefault,
+    // Code generation at -O0 (the IR is already optimized by MLIR and IGC
+    // optimizes again): at -O1 and above LLVM's codegen IR passes run Loop
+    // Strength Reduction, which may narrow an index to i7 (`trunc i32 to i7;
+    // shl i7; add i7; zext i7 to i64`: tutorial 05's column sum at 32
+    // subgroups, (tid % 128) * 4 + 512 as the start of a pointer walk), and
+    // LLVM 22's SPIR-V backend emits i7 as an 8-bit integer without the
+    // 7-bit wrap: work-items 128..255 read one row too far (wrong sums on
+    // opencl:cpu, E5; spirv-val cannot see it). -O0 runs no LSR; the
+    // backend's own time is about the same (llc-22 on 06's backward: 0.8-1.0
+    // s vs 1.0 s of CPU).
+    tm = LLVMCreateTargetMachine(target, k_triple, "", "", LLVMCodeGenLevelNone,
                                  LLVMRelocDefault, LLVMCodeModelDefault);
     if (!tm) s = zt_make_status(ZT_STATUS_INTERNAL, "dg2: SPIR-V target machine");
   }

@@ -463,6 +463,12 @@ void dg2_coords(dg2_t* c, int32_t li, int32_t k, char coords[][DG2_NAME]) {
       snprintf(coords[d], DG2_NAME, "%s", l->base[d]);
       continue;
     }
+    if (strcmp(l->base[d], "%c0_i32") == 0) {
+      // A dimension no work-item splits: the coordinate is the constant
+      // itself (one name for it across layouts, for the lazy memo).
+      dg2_const(c, "i32", o, coords[d]);
+      continue;
+    }
     uint64_t k1 = ((uint64_t)2 << 56) | ((uint64_t)(uint32_t)li << 8) | (uint64_t)d;
     const char* hit = memo_get(c, k1, (uint64_t)(uint32_t)o);
     if (hit) {
@@ -515,8 +521,11 @@ zt_status_t dg2_shape_src_coords(dg2_t* c, MlirOperation op, const zt_type_t* rt
     return NULL;
   }
   if (dg2_op_is(op, "tile.reshape")) {
-    char lin[DG2_NAME] = "%c0_i32";
-    for (int32_t d = 0; d < rt->rank; ++d) {
+    // (Starting from coords[0], not 0 * shape[0] + coords[0]: the same
+    // value under one name, which the lazy memo can then recognize.)
+    char lin[DG2_NAME];
+    snprintf(lin, DG2_NAME, "%s", coords[0]);
+    for (int32_t d = 1; d < rt->rank; ++d) {
       char cst[DG2_NAME], t[DG2_NAME], u[DG2_NAME];
       dg2_const(c, "i32", rt->shape[d], cst);
       dg2_fresh(c, t);
@@ -751,6 +760,10 @@ static void smem_elem_ptr_uncached(dg2_t* c, const zt_type_t* t, char coords[][D
   snprintf(lin, DG2_NAME, "%s", coords[0]);
   for (int32_t d = 1; d < t->rank; ++d) {
     char cst[DG2_NAME], m[DG2_NAME], a[DG2_NAME];
+    if (strcmp(lin, "%c0_i32") == 0) {  // 0 * shape[d] + coords[d]
+      snprintf(lin, DG2_NAME, "%s", coords[d]);
+      continue;
+    }
     dg2_const(c, "i32", t->shape[d], cst);
     dg2_fresh(c, m);
     dg2_line(c, "%s = arith.muli %s, %s : i32", m, lin, cst);

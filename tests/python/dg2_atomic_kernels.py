@@ -45,3 +45,16 @@ def loop_kernel(x_ptr, hist_ptr, counter_ptr, tickets_ptr, N, ITERS: tl.constexp
         tl.atomic_add(hist_ptr + (x % 16), 1, mask=m)
         t = tl.atomic_add(counter_ptr, 1)
         tl.store(tickets_ptr + pid * ITERS + i, t)
+
+
+@triton.jit
+def colsum_kernel(x_ptr, out_ptr, M, N: tl.constexpr, BM: tl.constexpr):
+    """Tutorial 05's dw/db column sums (`_layer_norm_bwd_dwdb`): a [BM, N]
+    accumulator over row blocks, summed along axis 0."""
+    cols = tl.arange(0, N)
+    acc = tl.zeros((BM, N), dtype=tl.float32)
+    for i in range(0, M, BM):
+        rows = i + tl.arange(0, BM)
+        acc += tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=rows[:, None] < M,
+                       other=0.)
+    tl.store(out_ptr + cols, tl.sum(acc, axis=0))

@@ -163,3 +163,32 @@ def test_e5_dg2_spirv_on_opencl_cpu():
         env={"ZETILE_OPENCL_TARGET": "dg2"}, timeout=600)
     assert res["target"] == "dg2", res
     _check(res)
+
+
+def test_e5_column_sums_across_subgroups():
+    """Tutorial 05's dw/db column sums on dg2 at 32 subgroups (256
+    work-items: rows split over two halves of the workgroup, the [128]
+    result replicated). Before dg2's SPIR-V was emitted at codegen -O0,
+    LLVM's loop strength reduction turned (tid % 128) * 4 into i7
+    arithmetic that the SPIR-V backend emitted without the 7-bit wrap, and
+    work-items 128..255 read a row too far: wrong sums here (E5)."""
+    opencl_cpu_or_skip()
+    res = run_result("""
+import json, numpy as np, zetile
+import dg2_atomic_kernels as K
+assert zetile.get_device().name == "opencl:cpu"
+rng = np.random.default_rng(5)
+out = {}
+for nw, n in ((32, 128), (16, 64), (4, 128)):
+    x = rng.standard_normal((100, n)).astype(np.float32)
+    s = np.zeros(n, np.float32)
+    ck = K.colsum_kernel[(1,)](x, s, 100, N=n, BM=32, num_warps=nw)
+    zetile.get_device().synchronize()
+    out["target"] = ck.metadata["target"]
+    out[f"err{nw}_{n}"] = float(np.abs(s - x.sum(0)).max())
+print("RESULT " + json.dumps(out))
+""", path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2"}, timeout=600)
+    assert res["target"] == "dg2", res
+    for k, v in res.items():
+        if k.startswith("err"):
+            assert v < 1e-4, res
