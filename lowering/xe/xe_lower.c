@@ -571,7 +571,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
     // kernel, upstream's xegpu-subgroup-distribute otherwise.
     // ZETILE_XE_DISTRIBUTE=upstream forces upstream's; =zetile makes a kernel
     // ours cannot take an error (for tests of its coverage).
-    bool ours_done = false;
+    bool ours_done = false, tidied = false;
     if (!s) {
       const char* mode = getenv("ZETILE_XE_DISTRIBUTE");
       bool ours = !(mode && strcmp(mode, "upstream") == 0);
@@ -610,13 +610,30 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
       if (!s && done && !(tidy && strcmp(tidy, "0") == 0)) {
         double t = zt_timing_now_ms();
         s = xe_tidy_lanes(lc->ctx, m, NULL);
+        tidied = true;
         zt_timing_record("lane tidy-up", zt_timing_now_ms() - t);
       }
       ours_done = done;
       if (!s && done) {
-        const char* pass = "gpu.module(xegpu-subgroup-distribute),";
-        char* at = strstr(pipeline, pass);
-        if (at) memmove(at, at + strlen(pass), strlen(at + strlen(pass)) + 1);
+        // Upstream's distribution and the canonicalize after it, which
+        // tidies upstream's output: on zetile's lane code it cost the most
+        // of any pass on big kernels (tutorial 06's backward d128 dkdv:
+        // ~0.5 of 1.5 s of CPU) and left the SPIR-V of that kernel, the
+        // attention forward, softmax, layer norm, the 200-op chain and both
+        // tutorial matmuls byte-identical; the canonicalize after
+        // convert-xegpu-to-xevm and the final one still run. Without the
+        // tidy-up (ZETILE_XE_TIDY=0) it stays: it folds the untidied insert
+        // chains before linearize. ZETILE_XE_LANE_CANON=1 keeps it (to
+        // measure against).
+        const char* keep = getenv("ZETILE_XE_LANE_CANON");
+        const char* passes[] = {"gpu.module(xegpu-subgroup-distribute),gpu.module(canonicalize),",
+                                "gpu.module(xegpu-subgroup-distribute),"};
+        for (int i = (keep && strcmp(keep, "1") == 0) || !tidied ? 1 : 0; i < 2; ++i) {
+          char* at = strstr(pipeline, passes[i]);
+          if (!at) continue;
+          memmove(at, at + strlen(passes[i]), strlen(at + strlen(passes[i])) + 1);
+          break;
+        }
       }
     }
     if (!s && (info.atomics || info.shuffles || info.slm)) {
