@@ -32,8 +32,22 @@ build artifact "$ROOT/tests/fuzz/fuzz_artifact.c" "$ROOT/runtime/base/artifact.c
 build cache_entry "$ROOT/tests/fuzz/fuzz_cache_entry.c" "$ROOT/jit/cache.c" "${BASE[@]}" \
   -lxxhash -lpthread || exit 1
 build builder "$ROOT/tests/fuzz/fuzz_builder.c" "$ROOT/jit/builder.c" "${BASE[@]}" || exit 1
-build tile_ir "$ROOT/tests/fuzz/fuzz_tile_ir.c" -L"$ROOT/build" -lzetile \
-  -Wl,-rpath,"$ROOT/build" || exit 1
+# The tile IR harness runs on a copy of the build's libzetile and its
+# compiler library: others rebuild build/ while a long run goes on, and a
+# harness started while the linker rewrites libzetile.so fails to load it
+# ("file too short": a whole harness run lost so). A copy that does not load
+# (taken mid-write) is taken again.
+LIB="$OUT/lib"
+mkdir -p "$LIB"
+for try in 1 2 3 4 5 6; do
+  for so in libzetile.so libzetile_compiler.so; do
+    cp "$ROOT/build/$so" "$LIB/$so.tmp" && mv -f "$LIB/$so.tmp" "$LIB/$so"
+  done
+  build tile_ir "$ROOT/tests/fuzz/fuzz_tile_ir.c" -L"$LIB" -lzetile -Wl,-rpath,"$LIB" || exit 1
+  if ZT_FUZZ_TARGET=cpu "$OUT/fuzz_tile_ir" -runs=0 >"$OUT/fuzz_tile_ir.load.log" 2>&1; then break; fi
+  if [ $try = 6 ]; then echo "fuzz tile_ir: does not load (see $OUT/fuzz_tile_ir.load.log)"; exit 1; fi
+  sleep 10
+done
 
 status=0
 # tile_ir runs once per target family: the CPU lowering, Xe (pvc) and the
