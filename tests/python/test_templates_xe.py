@@ -71,7 +71,7 @@ def test_builds_for_pvc_e1_e2(case, dpas):
     assert isa.spill_from_log(log) == 0, log[-2000:]
 
 
-@pytest.mark.parametrize("case", ["gemm_fp16"])
+@pytest.mark.parametrize("case", ["gemm_fp16", "gemm_fp16_w4"])
 def test_builds_for_bmg_e1(case):
     art, err = xe_cases.build(case, "bmg")
     assert err is None, err
