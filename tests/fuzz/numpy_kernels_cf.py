@@ -980,7 +980,11 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--show", action="store_true", help="print each kernel's source")
     ap.add_argument("-v", "--verbose", action="store_true", help="a line per kernel")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="run every grid on this many pool threads (ZETILE_NUM_THREADS)")
     args = ap.parse_args(argv)
+    if args.threads:
+        os.environ["ZETILE_NUM_THREADS"] = str(args.threads)
     import zetile
     zetile.set_device("cpu")
     t0 = time.time()
