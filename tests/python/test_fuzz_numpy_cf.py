@@ -12,6 +12,7 @@ import pytest
 import zetile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fuzz"))
+import lock_kernels  # noqa: E402
 import numpy_kernels_cf as cf  # noqa: E402
 
 
@@ -104,3 +105,21 @@ def test_broken_atomic_invariants_are_caught(cpu_device):
         OUT[k.M * k.N * k.P] = 0
     assert cf.Kernel(10).final == "store"
     assert "guard" in cf.run_one(10, tamper=guard)
+
+
+def test_a_spin_lock_over_many_programs(cpu_device, monkeypatch):
+    # 1000 programs on 4 pool threads take one lock by atomic_cas, add their
+    # row under it with a plain load and store, release it by atomic_xchg
+    # (tutorial 05's pattern). Without the lock the same read-modify-write
+    # loses updates here (2000 programs, a 2000-step window: all 37 columns
+    # wrong in one run of three),
+    # so the programs do overlap.
+    monkeypatch.setenv("ZETILE_NUM_THREADS", "4")
+    P, N = 1000, 37
+    X = np.random.default_rng(5).integers(-1000, 1000, (P, N)).astype(np.int32)
+    OUT = np.zeros(N, np.int32)
+    LOCK = np.zeros(1, np.int32)
+    CNT = np.array([0, -1, 1 << 30], np.int32)
+    lock_kernels.locked_sum[(P,)](X, OUT, LOCK, CNT, np.zeros(1, np.int32), N, 200, BLOCK=64)
+    assert (OUT == X.sum(axis=0, dtype=np.int32)).all()
+    assert LOCK[0] == 0 and CNT.tolist() == [P, P - 1, 0]
