@@ -26,6 +26,12 @@ MASK_MOD), plus
               blocks to walk (lnum / lidx, made on the host from the table:
               dq the KV blocks of its query block, dk/dv the query blocks
               any head of its group keeps), SUBS kernel tiles per block.
+  DROPOUT     the forward's dropout (attention.py's DROPOUT): its keep flags
+              regenerated from the same philox draw, tl.rand(seed, (bh * Lq
+              + q) * Lk + k), bh = b * Hq + query head, so no mask is stored.
+              With keep flags m and c = 1 / (1 - dropout_p) the forward was
+              o = sum p m c v: dv = (p m c)^T do, dp = m c (do v^T), and
+              delta = rowsum(o * do) is still sum p dp, so dz keeps its form.
 Masked positions and rows with every score masked (lse -inf) give p = 0,
 hence zero gradients, never NaN.
 """
@@ -116,7 +122,7 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
                   stride_db, stride_dh, stride_dm, stride_dd,
                   stride_kgb, stride_kgh, stride_kgn, stride_kgd,
                   stride_vgb, stride_vgh, stride_vgn, stride_vgd,
-                  Hkv, Lq, Lk, D, GROUP, sm_scale,
+                  Hkv, Lq, Lk, D, GROUP, sm_scale, dropout_p, seed,
                   mask_ptr, stride_mb, stride_mh, stride_mm, stride_mn,
                   blocks, sbk_b, sbk_h, sbk_m, sbk_n, Q_SPARSE, KV_SPARSE,
                   lnum, lidx, ln_b, ln_h, li_b, li_h, li_r,
@@ -124,7 +130,8 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
                   SCORE_MOD: tl.constexpr, SCORE_GRAD: tl.constexpr, MASK_MOD: tl.constexpr,
-                  BLOCKS: tl.constexpr, SUBS: tl.constexpr, STATS_2D: tl.constexpr):
+                  BLOCKS: tl.constexpr, SUBS: tl.constexpr, STATS_2D: tl.constexpr,
+                  DROPOUT: tl.constexpr = False):
     start_n = tl.program_id(0) * BLOCK_N
     bhk = tl.program_id(1)
     b = bhk // Hkv
@@ -204,8 +211,16 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
                          mptr, stride_mm, stride_mn,
                          S0, S1, S2, S3, G0, G1, G2, G3, MASK_KIND, SCORE_MOD, SCORE_GRAD)
         pT = tl.exp2(zT - lse)
-        dv += tl.dot(pT.to(do.dtype), do)
-        dpT = tl.dot(v, doT)
+        if DROPOUT:
+            # The forward's draw for these (query, key) positions; 0/1 times
+            # the rescale (a multiply, as the forward, not a select).
+            rT = tl.rand(seed, (bh * Lq + oq) * Lk + ok)
+            cT = (rT >= dropout_p).to(tl.float32) * (1.0 / (1.0 - dropout_p))
+            dv += tl.dot((pT * cT).to(do.dtype), do)
+            dpT = tl.dot(v, doT) * cT
+        else:
+            dv += tl.dot(pT.to(do.dtype), do)
+            dpT = tl.dot(v, doT)
         dsT = pT * (dpT - delta) * gT
         if SCORE_MOD is not None:
             # score_mod' may be inf/NaN where the score is masked (p = 0);
@@ -225,7 +240,7 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
                 stride_vb, stride_vh, stride_vn, stride_vd,
                 stride_db, stride_dh, stride_dm, stride_dd,
                 stride_gb, stride_gh, stride_gm, stride_gd,
-                H, Lq, Lk, D, GROUP, sm_scale,
+                H, Lq, Lk, D, GROUP, sm_scale, dropout_p, seed,
                 mask_ptr, stride_mb, stride_mh, stride_mm, stride_mn,
                 blocks, sbk_b, sbk_h, sbk_m, sbk_n, Q_SPARSE, KV_SPARSE,
                 lnum, lidx, ln_b, ln_h, li_b, li_h, li_r,
@@ -233,7 +248,7 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                 MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
                 SCORE_MOD: tl.constexpr, SCORE_GRAD: tl.constexpr, MASK_MOD: tl.constexpr,
-                BLOCKS: tl.constexpr, SUBS: tl.constexpr):
+                BLOCKS: tl.constexpr, SUBS: tl.constexpr, DROPOUT: tl.constexpr = False):
     start_m = tl.program_id(0) * BLOCK_M
     bh = tl.program_id(1)
     b = bh // H
@@ -289,6 +304,9 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
                        S0, S1, S2, S3, G0, G1, G2, G3, MASK_KIND, SCORE_MOD, SCORE_GRAD)
         p = tl.exp2(z - lse[:, None])
         dp = tl.dot(do, vT)
+        if DROPOUT:
+            r = tl.rand(seed, (bh * Lq + oq) * Lk + ok)
+            dp = dp * ((r >= dropout_p).to(tl.float32) * (1.0 / (1.0 - dropout_p)))
         ds = p * (dp - delta[:, None]) * g
         if SCORE_MOD is not None:
             ds = tl.where(keep, ds, 0.0)

@@ -123,6 +123,44 @@ def zt_bmm(mat1, mat2, out_dtype=None, *, layout=None):
                    mat1.get_device().type)
 
 
+def _epilogue_choice(op, prefix):
+    """An ExternKernelChoice over one of the gemm_epilogue ops, named (as
+    _choice) with zetile's version and mode."""
+    from torch._inductor.select_algorithm import ExternKernelChoice
+    tag = settings.cache_tag().replace(".", "_").replace("-", "_")
+    name = f"{prefix}_{tag}"
+    ch = ExternKernelChoice.lookup(name)
+    if ch is None:
+        ch = ExternKernelChoice(op, None, name=name, has_out_variant=False, op_overload=op,
+                                use_fallback_kernel=True)
+    return ch
+
+
+def zt_gemm_epilogue(a, b, x=None, y=None, roles="", activation=""):
+    """torch.ops.zetile.gemm_epilogue (a GEMM chain epilogue.py took where
+    GEMMs are raced): zetile's fused GEMM against the same chain in torch's
+    eager ops, timed by Inductor's autotuner (whose winner is cached per
+    choice name, which carries zetile's version and mode)."""
+    from torch._inductor.ir import FixedLayout, FlexibleLayout
+    from torch._inductor.select_algorithm import autotune_select_algorithm, realize_inputs
+    inputs = realize_inputs(a, b, *[t for t in (x, y) if t is not None])
+    sa, sb = _static(a.get_size()), _static(b.get_size())
+    if len(sa) == 2 and len(sb) == 2:
+        size = [sa[0], sb[1]]
+    else:
+        nb = max(sa[0] if len(sa) == 3 else 1, sb[0] if len(sb) == 3 else 1)
+        size = [nb, sa[-2], sb[-1]]
+    layout = FixedLayout(a.get_device(), a.get_dtype(), size,
+                         FlexibleLayout.contiguous_strides(size))
+    kw = {"roles": roles, "activation": activation}
+    choices = [_epilogue_choice(torch.ops.zetile.gemm_epilogue_aten.default,
+                                "zetile_epilogue_aten").bind(tuple(inputs), layout, **kw),
+               _epilogue_choice(torch.ops.zetile.gemm_epilogue.default,
+                                "zetile_epilogue_gemm").bind(tuple(inputs), layout, **kw)]
+    node, _ = autotune_select_algorithm("zetile_gemm_epilogue", choices, list(inputs), layout)
+    return node
+
+
 def install(lowering):
     """Registers the wrappers on the OpOverloads (the packets keep the stock
     lowerings, which the wrappers call for everything zetile does not take)."""
@@ -133,3 +171,7 @@ def install(lowering):
             continue
         _orig[name] = lowering.lowerings[op]
         lowering.register_lowering(op, type_promotion_kind=None)(fn)
+    ep = torch.ops.zetile.gemm_epilogue.default
+    if "gemm_epilogue" not in _orig:
+        _orig["gemm_epilogue"] = lowering.lowerings.get(ep)
+        lowering.register_lowering(ep, type_promotion_kind=None)(zt_gemm_epilogue)

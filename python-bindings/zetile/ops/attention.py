@@ -240,20 +240,23 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     draw (tl.rand) keyed by dropout_seed (an int; None draws one from torch's
     default generator for torch tensors, else numpy's), so one seed gives
     the same output every time. It follows torch's distribution, not its
-    bits. Dropout has no backward yet: refused for tensors that require grad.
+    bits. With inputs that require grad the backward regenerates the same
+    keep flags from the seed (attention_bwd.py), so dq, dk, dv are those of
+    the dropped output.
     plan=True returns the planned launch (_kernels.Launch).
     Torch tensors that require grad (grad mode on) go through
     torch.ops.zetile.sdpa, whose backward is zetile's (attention_bwd.py).
     """
     if not plan and _needs_grad(query, key, value):
-        if dropout_p:
-            raise NotImplementedError("zetile.ops.scaled_dot_product_attention: dropout_p="
-                                      f"{dropout_p} has no backward yet; pass dropout_p=0.0 "
-                                      "or inputs that do not require grad")
-        # Through the torch op, whose autograd formula runs zetile's backward.
+        # Through the torch op, whose autograd formula runs zetile's backward;
+        # with dropout the seed is drawn here, so the forward and the backward
+        # (which regenerates the keep flags from it) see the same one.
         import torch
+        seed = None
+        if 0.0 < float(dropout_p) < 1.0:
+            seed = _dropout_seed(dropout_seed, "torch")
         out, lse = torch.ops.zetile.sdpa(query, key, value, attn_mask, bool(is_causal), scale,
-                                         bool(enable_gqa))
+                                         bool(enable_gqa), float(dropout_p), seed)
         return (out, lse) if return_lse else out
     return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
                  return_lse, config, plan, dropout_seed)

@@ -117,9 +117,10 @@ def _as_kind(a, kind):
 
 def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=0,
          score_mod=None, score_grad=None, mask_mod=None, sbufs=(), gbufs=(), mbufs=(),
-         blocks=None, grad_lse=None, config=None, plan=False):
+         blocks=None, grad_lse=None, config=None, dropout=None, plan=False):
     """Launches delta, dk/dv and dq; returns (dq, dk, dv) as q's kind, or with
-    plan=True the three planned launches (_kernels.Launch) without running."""
+    plan=True the three planned launches (_kernels.Launch) without running.
+    dropout: None or the forward's (dropout_p, seed)."""
     B, Hq, L, E = q.shape
     Hkv, S = k.shape[1], k.shape[2]
     head = max(16, next_power_of_2(E))
@@ -171,7 +172,10 @@ def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=
         subs_q = subs_k = 1
     consts = dict(HEAD_DIM=head, MASK_KIND=mask_kind, IS_CAUSAL=bool(causal), SCORE_MOD=score_mod,
                   SCORE_GRAD=score_grad, MASK_MOD=mask_mod, BLOCKS=blocks is not None, **cfg)
-    common = (group, float(scale), *margs, *bargs)
+    if dropout is not None:
+        consts["DROPOUT"] = True
+    drop = (float(dropout[0]), int(dropout[1])) if dropout is not None else (None, None)
+    common = (group, float(scale), *drop, *margs, *bargs)
     launches.append(_kernels.Launch(
         mod.attn_bwd_dkdv, (cdiv(S, bn_), B * Hkv),
         (q.arg, k.arg, v.arg, do.arg, dk, dv, lse2, delta,
@@ -205,26 +209,45 @@ def _check_like(fn, what, x, shape):
 
 def scaled_dot_product_attention_backward(grad_out, query, key, value, out, lse, attn_mask=None,
                                           is_causal=False, scale=None, enable_gqa=False, *,
-                                          grad_lse=None, config=None, plan=False):
+                                          grad_lse=None, dropout_p=0.0, dropout_seed=None,
+                                          config=None, plan=False):
     """(dq, dk, dv) of scaled_dot_product_attention for the gradient
     `grad_out` of its output. `out` and `lse` are what the forward returned
     with return_lse=True (lse natural log, (B, Hq, L) fp32); the other
     arguments are the forward's. grad_lse, if given, is the gradient of that
     lse. With GQA, dk/dv sum the contributions of each key/value head's query
     heads. Rows whose scores are all masked give zero gradients. plan=True
-    returns the three planned launches (delta, dk/dv, dq) without running."""
+    returns the three planned launches (delta, dk/dv, dq) without running.
+    0 < dropout_p < 1 takes the forward's dropout_seed (the same int the
+    forward was given): the keep flags are regenerated from it, not stored;
+    with dropout_p = 1 every weight was dropped and only grad_lse reaches
+    q, k, v."""
     fn = "scaled_dot_product_attention_backward"
+    dropout_p = float(dropout_p)
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"zetile.ops.{fn}: dropout_p must be in [0, 1], got {dropout_p}")
+    dropout = None
+    if 0.0 < dropout_p < 1.0:
+        if dropout_seed is None or int(dropout_seed) != dropout_seed:
+            raise ValueError(f"zetile.ops.{fn}: dropout_p={dropout_p} needs the forward's "
+                             f"dropout_seed (an int), got {dropout_seed!r}")
+        dropout = (dropout_p, int(dropout_seed) & 0x7FFFFFFF)
     q, k, v, q3 = _check_qkv(fn, query, key, value, enable_gqa)
     B, Hq, L, E = q.shape
     S = k.shape[2]
     do = _check_like(fn, "grad_out", grad_out, q.shape)
+    if dropout_p == 1.0:
+        # Every weight dropped: the output (0) did not depend on q, k, v, so
+        # only an lse gradient (the lse is the undropped one) reaches them.
+        from .attention import _zeros_like
+        do = _wrap_4d(_zeros_like(_arrays.empty(q.kind, q.shape, q.dtype), q.kind), fn)
     o = _check_like(fn, "out", out, q.shape)
     mask, kind = _sdpa_mask(fn, attn_mask, is_causal, (B, Hq, L, S))
     sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
     lse2 = _lse_log2(lse, True, q.kind)
     gl = _lse_grad(grad_lse, True, q.kind, (B, Hq, L))
     got = _bwd(fn, do, q, k, v, o, lse2, scale=sc, causal=is_causal, mask=mask, mask_kind=kind,
-               grad_lse=gl, config=config, plan=plan)
+               grad_lse=gl, config=config, dropout=dropout, plan=plan)
     return got if plan else _grads_like(got, q3)
 
 

@@ -5,13 +5,15 @@ torch.compile graphs and zetile's Inductor plugin share one entry point.
     torch.ops.zetile.gemm(a, b, bias=None, activation=None, residual=None,
                           alpha=1.0, beta=0.0, c=None, out_dtype=None) -> out
     torch.ops.zetile.sdpa(q, k, v, attn_mask=None, is_causal=False, scale=None,
-                          enable_gqa=False) -> (out, lse)     # lse: natural log, fp32
+                          enable_gqa=False, dropout_p=0.0, dropout_seed=None)
+                          -> (out, lse)     # lse: natural log, fp32 (undropped)
     torch.ops.zetile.flex_attention(q, k, v, kv_num_blocks, kv_indices,
                           full_kv_num_blocks, full_kv_indices, score_bufs, mask_bufs,
                           scale, q_block, kv_block, mods, enable_gqa=False)
                           -> (out, lse, max_scores)           # log2 units, as torch's HOP
     torch.ops.zetile.sdpa_backward(grad_out, q, k, v, out, lse, grad_lse, attn_mask,
-                          is_causal, scale, enable_gqa) -> (dq, dk, dv)
+                          is_causal, scale, enable_gqa, dropout_p=0.0,
+                          dropout_seed=None) -> (dq, dk, dv)
     torch.ops.zetile.flex_attention_backward(grad_out, q, k, v, out, lse, grad_lse,
                           <the forward's tables, buffers, scale, blocks, mods, enable_gqa>)
                           -> (dq, dk, dv)                     # lse in log2 units
@@ -75,13 +77,15 @@ def _define():
     @torch.library.custom_op(lib + "sdpa", mutates_args=())
     def sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              attn_mask: torch.Tensor | None = None, is_causal: bool = False,
-             scale: float | None = None, enable_gqa: bool = False
-             ) -> tuple[torch.Tensor, torch.Tensor]:
-        return _attn._sdpa(q, k, v, attn_mask, 0.0, is_causal, scale, enable_gqa, True, None,
-                           False)
+             scale: float | None = None, enable_gqa: bool = False, dropout_p: float = 0.0,
+             dropout_seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        _need_seed("sdpa", dropout_p, dropout_seed)
+        return _attn._sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, True,
+                           None, False, dropout_seed)
 
     @sdpa.register_fake
-    def _(q, k, v, attn_mask=None, is_causal=False, scale=None, enable_gqa=False):
+    def _(q, k, v, attn_mask=None, is_causal=False, scale=None, enable_gqa=False, dropout_p=0.0,
+          dropout_seed=None):
         # Contiguous like the real output (empty_like would copy a strided q's layout).
         return q.new_empty(q.shape), q.new_empty(q.shape[:-1], dtype=torch.float32)
 
@@ -102,6 +106,7 @@ def _define():
                                                 write_max=True)
         return out, lse, mx
 
+    _define_epilogue(torch)
     _define_backward(torch, sdpa, flex_attention)
 
     @flex_attention.register_fake
@@ -109,6 +114,67 @@ def _define():
           mask_bufs, scale, q_block, kv_block, mods, enable_gqa=False):
         stats = q.new_empty(q.shape[:-1], dtype=torch.float32)
         return q.new_empty(q.shape), stats, torch.empty_like(stats)   # contiguous, as the real one
+
+
+def _epilogue_roles(roles, x, y):
+    """(bias, residual) of gemm_epilogue's optional tensors named by roles."""
+    names = [r for r in roles.split(",") if r]
+    got = dict(zip(names, [t for t in (x, y) if t is not None]))
+    if set(names) - {"bias", "residual"} or len(got) != len(names):
+        raise ValueError(f"zetile gemm_epilogue: roles {roles!r} do not name the tensors given")
+    return got.get("bias"), got.get("residual")
+
+
+def _define_epilogue(torch):
+    """Two ops of one signature for a GEMM with its epilogue as Inductor races
+    it (zetile.inductor.epilogue): the tensors first and only those present
+    (an autotuning choice passes its inputs positionally, so a missing bias
+    cannot sit between a and the residual), `roles` naming them.
+
+        gemm_epilogue      zetile's GEMM, epilogue fused
+        gemm_epilogue_aten the same in torch's eager ops (matmul, then the
+                           epilogue): the stock side of the race
+    """
+    from .gemm import gemm as _gemm
+    import torch.nn.functional as F
+
+    lib = "zetile::"
+
+    @torch.library.custom_op(lib + "gemm_epilogue", mutates_args=())
+    def gemm_epilogue(a: torch.Tensor, b: torch.Tensor, x: torch.Tensor | None = None,
+                      y: torch.Tensor | None = None, roles: str = "",
+                      activation: str = "") -> torch.Tensor:
+        bias, residual = _epilogue_roles(roles, x, y)
+        return _gemm(a, b, bias=bias, activation=activation or None, residual=residual)
+
+    @torch.library.custom_op(lib + "gemm_epilogue_aten", mutates_args=())
+    def gemm_epilogue_aten(a: torch.Tensor, b: torch.Tensor, x: torch.Tensor | None = None,
+                           y: torch.Tensor | None = None, roles: str = "",
+                           activation: str = "") -> torch.Tensor:
+        bias, residual = _epilogue_roles(roles, x, y)
+        out = torch.matmul(a, b)
+        if bias is not None:
+            out = out + bias
+        if activation == "relu":
+            out = torch.relu(out)
+        elif activation in ("gelu", "gelu_tanh"):
+            out = F.gelu(out, approximate="tanh" if activation == "gelu_tanh" else "none")
+        elif activation == "silu":
+            out = F.silu(out)
+        elif activation:
+            raise ValueError(f"zetile gemm_epilogue_aten: activation {activation!r}")
+        if residual is not None:
+            out = out + residual
+        return out.contiguous()
+
+    def fake(a, b, x=None, y=None, roles="", activation=""):
+        if a.dim() == 2 and b.dim() == 2:
+            return a.new_empty((a.shape[0], b.shape[1]))
+        nb = max(a.shape[0] if a.dim() == 3 else 1, b.shape[0] if b.dim() == 3 else 1)
+        return a.new_empty((nb, a.shape[-2], b.shape[-1]))
+
+    gemm_epilogue.register_fake(fake)
+    gemm_epilogue_aten.register_fake(fake)
 
 
 def _define_backward(torch, sdpa, flex_attention):
@@ -121,21 +187,24 @@ def _define_backward(torch, sdpa, flex_attention):
     def sdpa_backward(grad_out: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       out: torch.Tensor, lse: torch.Tensor, grad_lse: torch.Tensor | None = None,
                       attn_mask: torch.Tensor | None = None, is_causal: bool = False,
-                      scale: float | None = None, enable_gqa: bool = False
+                      scale: float | None = None, enable_gqa: bool = False,
+                      dropout_p: float = 0.0, dropout_seed: int | None = None
                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        _need_seed("sdpa_backward", dropout_p, dropout_seed)
         return _bwd.scaled_dot_product_attention_backward(
             grad_out, q, k, v, out, lse, attn_mask=attn_mask, is_causal=is_causal, scale=scale,
-            enable_gqa=enable_gqa, grad_lse=grad_lse)
+            enable_gqa=enable_gqa, grad_lse=grad_lse, dropout_p=dropout_p,
+            dropout_seed=dropout_seed)
 
     @sdpa_backward.register_fake
     def _(grad_out, q, k, v, out, lse, grad_lse=None, attn_mask=None, is_causal=False, scale=None,
-          enable_gqa=False):
+          enable_gqa=False, dropout_p=0.0, dropout_seed=None):
         return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
     def sdpa_setup(ctx, inputs, output):
-        q, k, v, attn_mask, is_causal, scale, enable_gqa = _padded(inputs, 7)
+        q, k, v, attn_mask, is_causal, scale, enable_gqa, dropout_p, seed = _padded(inputs, 9)
         ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad
-        ctx.flags = (bool(is_causal), scale, bool(enable_gqa))
+        ctx.flags = (bool(is_causal), scale, bool(enable_gqa), float(dropout_p), seed)
         ctx.save_for_backward(q, k, v, attn_mask, output[0], output[1])
 
     def sdpa_bwd(ctx, grad_out, grad_lse):
@@ -145,10 +214,11 @@ def _define_backward(torch, sdpa, flex_attention):
         q, k, v, attn_mask, out, lse = ctx.saved_tensors
         if grad_out is None:
             grad_out = torch.zeros_like(out)
-        causal, scale, gqa = ctx.flags
+        causal, scale, gqa, dropout_p, seed = ctx.flags
         dq, dk, dv = torch.ops.zetile.sdpa_backward(grad_out, q, k, v, out, lse, grad_lse,
-                                                   attn_mask, causal, scale, gqa)
-        return dq, dk, dv, None, None, None, None
+                                                   attn_mask, causal, scale, gqa, dropout_p, seed)
+        grads = (dq, dk, dv, None, None, None, None, None, None)
+        return grads[:len(ctx.needs_input_grad)]
 
     sdpa.register_autograd(sdpa_bwd, setup_context=sdpa_setup)
 
@@ -214,9 +284,17 @@ def _define_backward(torch, sdpa, flex_attention):
 def _padded(inputs, n):
     """A custom op's inputs with its trailing defaults filled in."""
     inputs = tuple(inputs)
-    defaults = {7: (None, False, None, False), 14: (False,)}[n]
+    defaults = {9: (None, False, None, False, 0.0, None), 14: (False,)}[n]
     missing = n - len(inputs)
     return inputs + defaults[len(defaults) - missing:] if missing > 0 else inputs
+
+
+def _need_seed(op, dropout_p, seed):
+    """The ops are functions of their arguments: dropout needs its seed given
+    (the backward regenerates the forward's keep flags from it)."""
+    if 0.0 < float(dropout_p) < 1.0 and seed is None:
+        raise ValueError(f"torch.ops.zetile.{op}: dropout_p={dropout_p} needs dropout_seed "
+                         "(zetile.ops.scaled_dot_product_attention draws one)")
 
 
 class _Tables:
