@@ -471,6 +471,11 @@ class JITFunction(_C.KernelBase):
         values.append((f"{n}.base", pt, p))
         for d, x in enumerate(v.shape):
             arg_types[f"{n}.shape{d}"] = T.int64
+            # Extents divisible by 16 are specialized as Triton's integer
+            # arguments are (the Xe lowering's transposed B reads need an
+            # even K extent for 16-bit data: xe_trans_load.c).
+            if int(x) % 16 == 0:
+                divisibility[f"{n}.shape{d}"] = 16
             values.append((f"{n}.shape{d}", T.int64, int(x)))
         unit = []
         for d, x in enumerate(v.strides):
@@ -483,7 +488,8 @@ class JITFunction(_C.KernelBase):
             values.append((f"{n}.stride{d}", T.int64, int(x)))
         descriptors[n] = (len(v.shape), tuple(int(b) for b in v.block_shape), v.padding, tuple(unit))
         return (n, "desc", str(pt), descriptors[n], d16,
-                tuple(int(x) % 16 == 0 for x in v.strides))
+                tuple(int(x) % 16 == 0 for x in v.strides),
+                tuple(int(x) % 16 == 0 for x in v.shape))
 
     # ------------------------------------------------------------ compiling
     def build_tile_ir(self, arg_types, constexprs, divisibility, descriptors=None):
