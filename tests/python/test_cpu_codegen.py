@@ -126,9 +126,11 @@ def _fma_registers(env_bits, monkeypatch, tmp_path):
     obj.write_bytes(ck.asm["obj"])
     dis = subprocess.run(["objdump", "-d", str(obj)], capture_output=True, text=True,
                          check=True).stdout
-    # Packed FMAs only: a scalar exp (vfmadd...ss on xmm) is the masked
-    # tail's loop-invariant value, hoisted out of its loop.
-    return set(re.findall(r"vfmadd\w+p[sd]\s+%([xyz]mm)", dis))
+    # Packed f32 FMAs only: a scalar exp (vfmadd...ss on xmm) is the masked
+    # tail's loop-invariant value, hoisted out of its loop; the division by
+    # the sum's f64 correction step (vfmadd...pd) works on f32 vectors
+    # widened to f64, twice their width.
+    return set(re.findall(r"vfmadd\w+ps\s+%([xyz]mm)", dis))
 
 
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump needed")
@@ -171,3 +173,22 @@ def test_division_by_uniform_is_correctly_rounded(d):
         want = x / np.float32(d)
     same = (y.view(np.uint32) == want.view(np.uint32)) | (np.isnan(y) & np.isnan(want))
     assert same.all(), (x[~same][:5], y[~same][:5], want[~same][:5])
+
+
+def test_division_by_uniform_breaks_exact_ties_to_even():
+    # x / d exactly halfway between two subnormal f32 numbers (x = o * D *
+    # 2^-120, d = D * 2^30, x / d = o * 2^-150, o odd): IEEE rounds to the
+    # even one. x * (1/d) in f64 alone rounded many of these the other way.
+    o = np.arange(1, 64, 2)
+    D = np.array([3, 49, 103, 105, 117, 1001, 4095])
+    x = (o[:, None] * D[None, :] * 2.0 ** -120).astype(np.float32)
+    for j, dv in enumerate(D):
+        d = np.float32(dv * 2.0 ** 30)
+        xs = np.ascontiguousarray(x[:, j])
+        assert (xs.astype(np.float64) / np.float64(d) == o * 2.0 ** -150).all()  # exact ties
+        y = np.empty_like(xs)
+        _div_by_scalar[(1,)](xs, y, d, xs.size, BLOCK=32)
+        want = xs / d
+        bad = np.flatnonzero(y.view(np.uint32) != want.view(np.uint32))
+        assert bad.size == 0, (dv, [(int(o[i]), int(y[i].view(np.uint32)),
+                                     int(want[i].view(np.uint32))) for i in bad[:4]])
