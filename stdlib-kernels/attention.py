@@ -14,7 +14,7 @@ specialization in the kernel cache:
               full blocks, which skip MASK_MOD) instead of every KV tile
 
   SPLIT_KV    > 1: the decode path (short queries, long KV): program_id(2)
-              takes one of SPLIT_KV contiguous shares of the KV tiles (dense)
+              takes one of num_programs(2) contiguous shares of the KV tiles
               or of the listed blocks' tiles (SPARSE) and writes its
               unnormalized accumulator, running max and sum (fp32) to
               WS_ACC / WS_M / WS_L; attn_split_combine merges the shares
@@ -142,7 +142,7 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT, WS_ACC, WS_M, WS_L,
         # index cast survives to SPIR-V emission).
         SUBS = KV_SPARSE // BLOCK_N
         if SPLIT_KV > 1:
-            share = tl.cdiv(n_part * SUBS, SPLIT_KV)
+            share = tl.cdiv(n_part * SUBS, tl.num_programs(2))
             t_lo = tl.program_id(2) * share
             t_hi = tl.minimum(n_part * SUBS, t_lo + share)
         else:
@@ -160,7 +160,7 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT, WS_ACC, WS_M, WS_L,
             n_full = tl.load(full_num + b * sb_b + h * sb_h + row * sb_m)
             fbase = full_idx + b * si_b + h * si_h + row * si_m
             if SPLIT_KV > 1:
-                share = tl.cdiv(n_full * SUBS, SPLIT_KV)
+                share = tl.cdiv(n_full * SUBS, tl.num_programs(2))
                 f_lo = tl.program_id(2) * share
                 f_hi = tl.minimum(n_full * SUBS, f_lo + share)
             else:
@@ -180,7 +180,7 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT, WS_ACC, WS_M, WS_L,
             hi = tl.minimum(Lk, (start_m + 1) * BLOCK_M)
         lo = 0
         if SPLIT_KV > 1:
-            share = tl.cdiv(tl.cdiv(hi, BLOCK_N), SPLIT_KV) * BLOCK_N
+            share = tl.cdiv(tl.cdiv(hi, BLOCK_N), tl.num_programs(2)) * BLOCK_N
             lo = tl.program_id(2) * share
             hi = tl.minimum(hi, lo + share)
         for start_n in range(lo, hi, BLOCK_N):

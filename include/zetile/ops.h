@@ -124,6 +124,14 @@ typedef struct zt_ops_attention_s {
   /// SDPA ops and flex_attention(..., return_lse=True) return it; true log2,
   /// as torch's flex HOP returns it (what its backward reads). Same spec.
   bool lse_log2;
+  /// The decode path (FlashDecoding; short queries over long keys, where
+  /// batch * q_heads * ceil(q_len / block_m) programs leave the device idle):
+  /// 0 or 1 one pass over the keys; n > 1 (at most 64) cuts each row's KV
+  /// tiles (or listed blocks' tiles) into n shares run as a third grid axis,
+  /// each writing fp32 partial results to a workspace the plan holds, and a
+  /// second kernel (spec attncombine-DT-dHD-BM) merges them into out and
+  /// lse. Spec suffix -split (one export serves every n). Not with dropout.
+  int32_t split_kv;
 } zt_ops_attention_t;
 
 typedef enum zt_ops_mask_kind_e {
@@ -132,7 +140,7 @@ typedef enum zt_ops_mask_kind_e {
   ZT_OPS_MASK_BOOL = 2,      ///< int8 0/1, 1 = attend
 } zt_ops_mask_kind_t;
 
-/// torch's scaled_dot_product_attention forward (no dropout).
+/// torch's scaled_dot_product_attention forward.
 typedef struct zt_ops_sdpa_desc_s {
   zt_ops_attention_t attn;
   bool causal;  ///< torch's top-left causal mask
@@ -140,6 +148,16 @@ typedef struct zt_ops_sdpa_desc_s {
   /// The mask's strides over (batch, q_heads, q_len, kv_len); 0 broadcasts.
   /// All zero with a mask: contiguous (batch, q_heads, q_len, kv_len).
   zt_ops_strides4_t mask;
+  /// Dropout in [0, 1) (0: none): softmax weights zeroed with probability
+  /// dropout_p and the kept ones scaled by 1 / (1 - dropout_p), as torch's
+  /// SDPA; the lse is the undropped one. The keep flags are a philox draw
+  /// keyed by dropout_seed (its low 31 bits) and the flat (b * q_heads + h,
+  /// q, kv) position: the same seed gives the same mask as
+  /// zetile.ops.scaled_dot_product_attention(..., dropout_seed=seed) and
+  /// its backward regenerates (torch's distribution, not torch's bits).
+  /// Spec suffix -drop.
+  float dropout_p;
+  uint32_t dropout_seed;
 } zt_ops_sdpa_desc_t;
 
 /// Score mods exported with the template (stdlib-kernels/mods.py), or one

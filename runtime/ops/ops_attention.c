@@ -60,6 +60,10 @@ static zt_status_t resolve_attn(const char* op, zt_ops_attention_t* a) {
       (B > 1 && !a->out.batch))
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.out has a zero stride: "
                           "every output element needs its own address", op);
+  if (a->split_kv < 0 || a->split_kv > 64)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.split_kv must be in "
+                          "[0, 64], got %d", op, a->split_kv);
+  if (a->split_kv == 0) a->split_kv = 1;
   if (B * Hq > 65535 || zt_ops__cdiv(L, a->block_m) > UINT32_MAX)
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: batch * q_heads = %lld programs on the "
                           "second grid axis (at most 65535)", op, (long long)(B * Hq));
@@ -70,6 +74,48 @@ static int64_t head_dim_pow2(int64_t e) {
   int64_t h = 16;
   while (h < e) h *= 2;
   return h;
+}
+
+// The spec's variant suffix: dropout, the decode path, or none.
+static const char* variant(const zt_ops_attention_t* a, bool dropout) {
+  return dropout ? "-drop" : a->split_kv > 1 ? "-split" : "";
+}
+
+// split_kv > 1: the workspaces the shares write (as zetile.ops sizes them:
+// (splits, batch * q_heads, q_len[, HEAD_DIM]) fp32), the third grid axis,
+// and the combine plan with everything but out and lse bound.
+static zt_status_t plan_split(zt_device_t* device, zt_ops_plan_t* p,
+                              const zt_ops_attention_t* a) {
+  int64_t n = a->split_kv, rows = n * a->batch * a->q_heads * a->q_len,
+          hd = head_dim_pow2(a->head_dim);
+  if (rows * hd > INT32_MAX)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: split_kv workspace of %lld elements "
+                          "exceeds the kernels' int32 offsets", p->spec, (long long)(rows * hd));
+  size_t bytes[3] = {(size_t)(rows * hd) * 4, (size_t)rows * 4, (size_t)rows * 4};
+  static const char* const names[3] = {"WS_ACC", "WS_M", "WS_L"};
+  for (int i = 0; i < 3; ++i) {
+    ZT_RETURN_IF_ERROR(zt_buffer_alloc(device, bytes[i], &p->ws[i]));
+    ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, names[i], p->ws[i]));
+  }
+  p->grid[2] = (uint32_t)n;
+  char spec[ZT_OPS_SPEC_MAX];
+  snprintf(spec, sizeof spec, "attncombine-%s-d%lld-%d", zt_ops__dtype_name(a->dtype),
+           (long long)hd, a->block_m);
+  ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, p->family, spec, NULL, NULL, &p->combine));
+  zt_ops_plan_t* c = p->combine;
+  for (int i = 0; i < 3; ++i) ZT_RETURN_IF_ERROR(zt_ops__set_buffer(c, names[i], p->ws[i]));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(c, "stride_ob", a->out.batch));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(c, "stride_oh", a->out.head));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(c, "stride_om", a->out.seq));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(c, "stride_od", a->out.dim));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(c, "H", a->q_heads));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(c, "Lq", a->q_len));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(c, "D", a->head_dim));
+  ZT_RETURN_IF_ERROR(zt_ops__set_f32(c, "lse_scale", a->lse_log2 ? 1.0 : log(2.0)));
+  ZT_RETURN_IF_ERROR(zt_ops__set_int(c, "SPLITS", n));
+  c->grid[0] = p->grid[0];
+  c->grid[1] = p->grid[1];
+  return NULL;
 }
 
 
@@ -127,10 +173,17 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
                                    a->kv_len, 1};
     ZT_RETURN_IF_ERROR(check4(op, "mask", a->batch, a->q_heads, a->q_len, a->kv_len, &d.mask));
   }
+  if (!(d.dropout_p >= 0.0f && d.dropout_p < 1.0f))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.dropout_p must be in [0, 1), "
+                          "got %g", op, d.dropout_p);
+  bool dropout = d.dropout_p > 0.0f;
+  if (dropout && a->split_kv > 1)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.split_kv > 1 does not "
+                          "take dropout (as zetile.ops)", op);
   char spec[ZT_OPS_SPEC_MAX];
-  snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-%s-%s-none-none-dense",
+  snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-%s-%s-none-none-dense%s",
            zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
-           a->block_n, d.causal ? "causal" : "full", kinds[d.mask_kind]);
+           a->block_n, d.causal ? "causal" : "full", kinds[d.mask_kind], variant(a, dropout));
   zt_ops_plan_t* p = NULL;
   ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, ZT_OPS_SDPA, spec, NULL, NULL, &p));
   p->d.sdpa = d;
@@ -142,6 +195,11 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
     if (!s) s = zt_ops__set_int(p, "stride_mm", d.mask.seq);
     if (!s) s = zt_ops__set_int(p, "stride_mn", d.mask.dim);
   }
+  if (!s && dropout) {
+    s = zt_ops__set_f32(p, "dropout_p", d.dropout_p);
+    if (!s) s = zt_ops__set_int(p, "seed", (int64_t)(d.dropout_seed & 0x7FFFFFFFu));
+  }
+  if (!s && a->split_kv > 1) s = plan_split(device, p, a);
   if (s) {
     zt_ops_plan_release(p);
     return s;
@@ -227,9 +285,10 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
   char spec[ZT_OPS_SPEC_MAX];
   // Always the variant with full-block tables: without them the plan
   // passes zero counts, so one export serves both.
-  snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-full-nomask-%s-%s-sparsefull%lld",
+  snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-full-nomask-%s-%s-sparsefull%lld%s",
            zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
-           a->block_n, kScoreMods[d.score_mod], kMaskMods[d.mask_mod], (long long)d.kv_block);
+           a->block_n, kScoreMods[d.score_mod], kMaskMods[d.mask_mod], (long long)d.kv_block,
+           variant(a, false));
   zt_ops_plan_t* p = NULL;
   mods_in_t mods = {d.score_mod == ZT_OPS_SCORE_BUILDER ? d.score_builder : NULL,
                     d.mask_mod == ZT_OPS_MASK_MOD_BUILDER ? d.mask_builder : NULL,
@@ -266,6 +325,7 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
     if (!s) s = zt_buffer_write(p->params, 0, params, sizeof params);
     if (!s) s = zt_ops__set_buffer(p, "B3", p->params);
   }
+  if (!s && a->split_kv > 1) s = plan_split(device, p, a);
   if (s) {
     zt_ops_plan_release(p);
     return s;
@@ -310,6 +370,17 @@ static zt_status_t view4(const char* what, const zt_buffer_t* b, size_t eb, int6
   return zt_ops__check_view("zt_ops_attention_run", what, b, eb, 4, dims, st);
 }
 
+// The attention launch, then (split_kv > 1) the combine into out and lse;
+// the device runs them in order.
+static zt_status_t launch_attention(zt_ops_plan_t* p, const zt_buffer_t* out,
+                                    const zt_buffer_t* lse) {
+  ZT_RETURN_IF_ERROR(zt_ops__launch(p));
+  if (!p->combine) return NULL;
+  ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p->combine, "O", out));
+  ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p->combine, "LSE", lse));
+  return zt_ops__launch(p->combine);
+}
+
 zt_status_t zt_ops_attention_run(zt_ops_plan_t* p, const zt_ops_attention_buffers_t* bufs) {
   if (!p || !bufs)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_ops_attention_run: plan and buffers "
@@ -335,6 +406,7 @@ zt_status_t zt_ops_attention_run(zt_ops_plan_t* p, const zt_ops_attention_buffer
   } else {
     if (!p->lse) ZT_RETURN_IF_ERROR(zt_buffer_alloc(p->device, (size_t)(B * Hq * L) * 4, &p->lse));
     ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "LSE", p->lse));
+    lse = p->lse;
   }
   if (p->family == ZT_OPS_SDPA) {
     const zt_ops_sdpa_desc_t* d = &p->d.sdpa;
@@ -343,7 +415,7 @@ zt_status_t zt_ops_attention_run(zt_ops_plan_t* p, const zt_ops_attention_buffer
                                Hq, L, S, d->mask));
       ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "mask_ptr", bufs->mask));
     }
-    return zt_ops__launch(p);
+    return launch_attention(p, bufs->out, lse);
   }
   const zt_ops_flex_desc_t* d = &p->d.flex;
   int64_t rows = d->mask_batch * d->mask_heads * zt_ops__cdiv(L, d->q_block);
@@ -376,5 +448,5 @@ zt_status_t zt_ops_attention_run(zt_ops_plan_t* p, const zt_ops_attention_buffer
                                           bufs->mask_tensor, 4, 1, dims, st));
     ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "B2", bufs->mask_tensor));
   }
-  return zt_ops__launch(p);
+  return launch_attention(p, bufs->out, lse);
 }

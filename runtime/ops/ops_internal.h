@@ -31,6 +31,10 @@ struct zt_ops_plan_s {
                         // flex: zero full-block counts when the caller has none
   zt_buffer_t* lse;     // attention: where the lse goes when the caller wants none
   zt_buffer_t* params;  // flex: the mods' fp32 parameters (B3)
+  // attention with split_kv > 1: the shares' fp32 workspaces (acc, max,
+  // sum) and the plan of the kernel that merges them (attncombine-...).
+  zt_buffer_t* ws[3];
+  struct zt_ops_plan_s* combine;
   union {
     zt_ops_gemm_desc_t gemm;
     zt_ops_sdpa_desc_t sdpa;

@@ -633,6 +633,118 @@ START_TEST(test_sdpa_f16_bool_mask) {
 }
 END_TEST
 
+// The decode path: 3 queries over 300 keys (GQA 4 over 2 heads), the KV
+// tiles cut into 4 shares merged by the combine kernel; against the
+// reference, and against the same plan without the split (bit-for-bit is
+// not expected: the shares sum in another order).
+START_TEST(test_sdpa_split_kv_decode) {
+  if (compiler_missing(__func__)) return;
+  for (int dt = 0; dt < 2; ++dt) {
+    zt_ops_sdpa_desc_t d = {.attn = {.dtype = dt ? ZT_F16 : ZT_F32, .batch = 2, .q_heads = 4,
+                                     .kv_heads = 2, .q_len = 3, .kv_len = 300,
+                                     .head_dim = dt ? 128 : 64, .split_kv = 4}};
+    zt_ops_plan_t* p = NULL;
+    OK(zt_ops_sdpa_plan(dev, &d, &p));
+    const char* want = dt ? "attn-f16-d128-32x32-full-nomask-none-none-dense-split"
+                          : "attn-f32-d64-32x32-full-nomask-none-none-dense-split";
+    ck_assert_str_eq(zt_ops_plan_spec(p), want);
+    d.attn.scale = (float)(1.0 / sqrt((double)d.attn.head_dim));
+    qkv_t t = make_qkv(&d.attn);
+    zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse};
+    OK(zt_ops_attention_run(p, &b));
+    OK(zt_device_synchronize(dev));
+    compare(&d.attn, &t, NULL, NULL, NULL, dt ? "sdpa f16 split-kv" : "sdpa f32 split-kv");
+    // Run again without an lse buffer: the combine writes the plan's own.
+    b.lse = NULL;
+    OK(zt_ops_attention_run(p, &b));
+    OK(zt_device_synchronize(dev));
+    compare(&d.attn, &t, NULL, NULL, NULL, "sdpa split-kv, lse not asked for");
+    free_qkv(&t);
+    zt_ops_plan_release(p);
+  }
+}
+END_TEST
+
+// Dropout from C: with q = k = 0 the softmax is uniform (1 / S) and with
+// v = the identity (head_dim = kv_len) out[.., i, j] is the dropped weight
+// (i, j): 0 or 1 / (S (1 - p)). The kept fraction follows 1 - p, the lse is
+// the undropped log(S), a seed gives the same mask every run and another
+// seed another one.
+static float* run_dropout(zt_ops_plan_t* p, const zt_ops_attention_t* a, float* lse_out) {
+  size_t nq = (size_t)(a->batch * a->q_heads * a->q_len * a->head_dim);
+  size_t nk = (size_t)(a->batch * a->kv_heads * a->kv_len * a->head_dim);
+  float* zq = calloc(nq, sizeof(float));
+  float* zk = calloc(nk, sizeof(float));
+  float* eye = calloc(nk, sizeof(float));
+  for (int64_t bh = 0; bh < a->batch * a->kv_heads; ++bh)
+    for (int64_t j = 0; j < a->kv_len; ++j) eye[(bh * a->kv_len + j) * a->head_dim + j] = 1.0f;
+  zt_buffer_t *bq = upload(a->dtype, zq, nq), *bk = upload(a->dtype, zk, nk),
+              *bv = upload(a->dtype, eye, nk), *bo = upload(a->dtype, NULL, nq), *bl = NULL;
+  size_t rows = (size_t)(a->batch * a->q_heads * a->q_len);
+  OK(zt_buffer_alloc(dev, rows * 4, &bl));
+  zt_ops_attention_buffers_t b = {.q = bq, .k = bk, .v = bv, .out = bo, .lse = bl};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  float* o = download(a->dtype, bo, nq);
+  OK(zt_buffer_read(bl, 0, lse_out, rows * 4));
+  zt_buffer_t* all[] = {bq, bk, bv, bo, bl};
+  for (int i = 0; i < 5; ++i) zt_buffer_release(all[i]);
+  free(zq);
+  free(zk);
+  free(eye);
+  return o;
+}
+
+START_TEST(test_sdpa_dropout) {
+  if (compiler_missing(__func__)) return;
+  const float P = 0.25f;
+  zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 2, .q_heads = 2, .kv_heads = 2,
+                                   .q_len = 40, .kv_len = 64, .head_dim = 64},
+                          .dropout_p = P, .dropout_seed = 1234};
+  zt_ops_plan_t *p = NULL, *p2 = NULL, *p3 = NULL;
+  OK(zt_ops_sdpa_plan(dev, &d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-none-none-dense-drop");
+  size_t n = (size_t)(2 * 2 * 40 * 64), rows = (size_t)(2 * 2 * 40);
+  float* lse = malloc(rows * 4);
+  float* o1 = run_dropout(p, &d.attn, lse);
+  double kept_val = 1.0 / (64.0 * (1.0 - P));
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    bool zero = o1[i] == 0.0f;
+    ck_assert_msg(zero || fabs(o1[i] - kept_val) < 1e-6, "dropout: out[%zu] = %g is neither 0 "
+                  "nor 1 / (S (1 - p)) = %g", i, o1[i], kept_val);
+    kept += !zero;
+  }
+  double frac = (double)kept / (double)n, sd = sqrt(P * (1 - P) / (double)n);
+  ck_assert_msg(fabs(frac - (1 - P)) < 5 * sd, "dropout: kept fraction %g, expected %g", frac,
+                1 - P);
+  for (size_t i = 0; i < rows; ++i)
+    ck_assert_msg(fabs(lse[i] - log(64.0)) < 1e-5, "dropout: lse[%zu] = %g, expected log(64)",
+                  i, lse[i]);
+  float* again = run_dropout(p, &d.attn, lse);
+  ck_assert_msg(!memcmp(o1, again, n * 4), "dropout: the same seed gave another mask");
+  d.dropout_seed = 1235;
+  OK(zt_ops_sdpa_plan(dev, &d, &p2));
+  float* other = run_dropout(p2, &d.attn, lse);
+  size_t differ = 0;
+  for (size_t i = 0; i < n; ++i) differ += (o1[i] == 0.0f) != (other[i] == 0.0f);
+  ck_assert_msg(differ > n / 10, "dropout: seeds 1234 and 1235 differ at %zu of %zu", differ, n);
+  // Seeds agree in their low 31 bits only (as zetile.ops masks them).
+  d.dropout_seed = 1234u | 0x80000000u;
+  OK(zt_ops_sdpa_plan(dev, &d, &p3));
+  float* high = run_dropout(p3, &d.attn, lse);
+  ck_assert_msg(!memcmp(o1, high, n * 4), "dropout: the seed's top bit changed the mask");
+  free(o1);
+  free(again);
+  free(other);
+  free(high);
+  free(lse);
+  zt_ops_plan_release(p);
+  zt_ops_plan_release(p2);
+  zt_ops_plan_release(p3);
+}
+END_TEST
+
 // -------------------------------------------------------- FlexAttention
 // torch's create_block_mask on the host: per (q block, kv block), the
 // blocks where `keep` holds somewhere are partial, or full where it holds
@@ -701,6 +813,8 @@ static double softcap_score(double s, int64_t b, int64_t h, int64_t q, int64_t k
 }
 
 // torch's default 128-blocks over lengths that are not multiples of them.
+static int32_t g_flex_split;  // desc.attn.split_kv of run_flex_lse's plans
+
 static void run_flex_lse(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn sref,
                          keep_fn kref, bool full, bool lse_log2, const char* what) {
   const int64_t L = 300, S = 300, H = 2;
@@ -710,11 +824,13 @@ static void run_flex_lse(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn s
   mods_t u = {.doc = doc, .slopes = slopes, .window = 40, .cap = 2.0f};
   zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = H, .kv_heads = H,
                                    .q_len = L, .kv_len = S, .head_dim = 64,
-                                   .lse_log2 = lse_log2},
+                                   .lse_log2 = lse_log2, .split_kv = g_flex_split},
                           .score_mod = sm, .mask_mod = mm, .softcap = u.cap, .window = u.window,
                           .document_len = 300, .has_full_blocks = full};
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_flex_plan(dev, &d, &p));
+  if (g_flex_split > 1)
+    ck_assert_msg(strstr(zt_ops_plan_spec(p), "-split"), "spec %s", zt_ops_plan_spec(p));
   d.attn.scale = 0.125f;
   tables_t tb = make_tables(L, S, 128, 128, kref, &u, full);
   size_t cells = (size_t)(tb.qb * tb.kvb) * 4;
@@ -753,6 +869,17 @@ START_TEST(test_flex_causal_lse_log2) {
   if (compiler_missing(__func__)) return;
   run_flex_lse(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, NULL, causal_keep, true, true,
                "flex causal, lse in log2");
+}
+END_TEST
+
+// The decode path over a block mask: each row's listed blocks' tiles cut
+// into 3 shares.
+START_TEST(test_flex_causal_split_kv) {
+  if (compiler_missing(__func__)) return;
+  g_flex_split = 3;
+  run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, NULL, causal_keep, true,
+           "flex causal split-kv");
+  g_flex_split = 0;
 }
 END_TEST
 
@@ -1245,6 +1372,24 @@ START_TEST(test_attention_misuse) {
   d.mask_kind = ZT_OPS_MASK_NONE;
   d.attn.scale = NAN;
   expect(zt_ops_sdpa_plan(dev, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "scale");
+  {
+    zt_ops_sdpa_desc_t e = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = 2, .kv_heads = 2,
+                                     .q_len = 4, .kv_len = 64, .head_dim = 64}};
+    e.dropout_p = 1.0f;
+    expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "dropout_p");
+    e.dropout_p = NAN;
+    expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "dropout_p");
+    e.dropout_p = 0.5f;
+    e.attn.split_kv = 2;
+    expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "split_kv");
+    e.dropout_p = 0.0f;
+    e.attn.split_kv = 65;
+    expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "split_kv");
+    e.attn.split_kv = 2;
+    e.causal = true;  // not exported: NOT_FOUND naming the spec
+    expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_NOT_FOUND,
+           "attn-f32-d64-32x32-causal-nomask-none-none-dense-split");
+  }
   d.attn.scale = 0;
   zt_ops_flex_desc_t f = {.attn = d.attn, .score_mod = ZT_OPS_SCORE_SOFTCAP, .q_block = 64,
                           .kv_block = 64};
@@ -1332,8 +1477,11 @@ int main(void) {
   tcase_add_test(tc[1], test_sdpa_f16_d80);
   tcase_add_test(tc[1], test_sdpa_f32_float_mask);
   tcase_add_test(tc[1], test_sdpa_f16_bool_mask);
+  tcase_add_test(tc[1], test_sdpa_split_kv_decode);
+  tcase_add_test(tc[1], test_sdpa_dropout);
   tcase_add_test(tc[2], test_flex_causal);
   tcase_add_test(tc[2], test_flex_causal_lse_log2);
+  tcase_add_test(tc[2], test_flex_causal_split_kv);
   tcase_add_test(tc[2], test_flex_document);
   tcase_add_test(tc[2], test_flex_sliding);
   tcase_add_test(tc[2], test_flex_alibi_causal);

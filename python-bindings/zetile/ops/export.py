@@ -16,8 +16,9 @@ folder; `spec_manifest(spec)` builds any of them:
     gemm-DT-ACT-EPI-BMxBNxBK[-rm16]     gemm-f16-relu-epi-64x64x32
                                         gemm-i8-none-plain-64x64x32
                                         gemm-f16w4g128-none-plain-64x64x32
-    attn-DT-dHD-BMxBN-CAUSAL-MASK-SCORE-MASKMOD-KV
+    attn-DT-dHD-BMxBN-CAUSAL-MASK-SCORE-MASKMOD-KV[-drop|-split]
                                         attn-f32-d64-32x32-causal-nomask-none-none-dense
+    attncombine-DT-dHD-BM               attncombine-f32-d64-32
   DT f32|f16|bf16, i8 (int8 x int8 -> exact int32, plain only) or a float DT
   with weight-only quantization, DTwBITSgGROUP (B int8 weights, BITS 8, or
   int4 pairs packed along K, BITS 4; scales of DT per GROUP rows of K);
@@ -28,7 +29,12 @@ folder; `spec_manifest(spec)` builds any of them:
   SCORE none|alibi|softcap|ext, MASKMOD none|causal|sliding|document|ext
   (stdlib-kernels/mods.py; ext: a placeholder the C API replaces with a
   mod built with the C builder, its lines recorded in the .args file); KV dense, sparseN or sparsefullN (a block mask
-  with KV blocks of N, without or with full blocks).
+  with KV blocks of N, without or with full blocks); -drop: SDPA dropout
+  (dropout_p and seed at run time); -split: the decode path, the KV tiles
+  cut into as many shares as the grid's third axis has programs (one
+  export serves every count), each share's partial results to fp32
+  workspaces that attncombine-DT-dHD-BM (BM the attention's BLOCK_M)
+  merges into out and lse.
 These are generic: every integer is a run-time int32 (none compiled in as 1,
 no divisibility hints), so one specialization serves every shape and
 stride; `-rm16` GEMMs are the row-major variant (unit column strides
@@ -106,6 +112,13 @@ SPECS = (
     + [f"attn-f32-d64-32x32-full-nomask-{s}-{mm}-sparsefull128"
        for s, mm in (("ext", "none"), ("none", "ext"), ("ext", "ext"))]
     + ["attn-f16-d64-32x32-full-nomask-ext-ext-sparsefull128"]
+    # SDPA dropout, and the decode path (split KV) with its combine kernel.
+    + [f"attn-{d}-d64-32x32-{c}-nomask-none-none-dense-drop" for d in _DT
+       for c in ("full", "causal")]
+    + [f"attn-{d}-d{hd}-32x32-full-nomask-none-none-dense-split" for d in _DT
+       for hd in (64, 128)]
+    + ["attn-f32-d64-32x32-full-nomask-none-causal-sparsefull128-split"]
+    + [f"attncombine-{d}-d{hd}-32" for d in _DT for hd in (64, 128)]
 )
 
 
@@ -182,8 +195,20 @@ def spec_manifest(spec):
         ce = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACT=_ACT[act], EPILOGUE=e,
                   ACC_INT=dt == "i8", WEIGHT_BITS=bits, GROUP_K=group, HAS_BIAS=e, HAS_RES=e,
                   HAS_C=e, PRECISION=None)
-    elif f[0] == "attn" and len(f) == 9:
-        _, dt, hd, tiles, causal, mask, smod, mmod, kv = f
+    elif f[0] == "attncombine" and len(f) == 4:
+        _, dt, hd, bm = f
+        if dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit() or not bm.isdigit():
+            raise ValueError(f"{spec}: not a combine spec (attncombine-DT-dHD-BM)")
+        kern = _kernels.load("attention").attn_split_combine
+        ty = "*" + _DT[dt]
+        types = {"WS_ACC": "*float32", "WS_M": "*float32", "WS_L": "*float32", "O": ty,
+                 "LSE": "*float32", "lse_scale": "float32"}
+        ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=int(bm))
+    elif f[0] == "attn" and len(f) in (9, 10):
+        _, dt, hd, tiles, causal, mask, smod, mmod, kv = f[:9]
+        variant = f[9] if len(f) == 10 else ""
+        if variant not in ("", "drop", "split"):
+            raise ValueError(f"{spec}: the attention variant is drop or split, got {variant!r}")
         mods = _kernels.load("mods")
         if (dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit()
                 or causal not in ("causal", "full") or mask not in ("nomask", "fmask", "bmask")
@@ -205,10 +230,12 @@ def spec_manifest(spec):
         kern = _kernels.load("attention").attn_fwd
         ty = "*" + _DT[dt]
         mk = {"nomask": 0, "fmask": 1, "bmask": 2}[mask]
+        ws = "*float32" if variant == "split" else None
         types = {"Q": ty, "K": ty, "V": ty, "O": ty, "LSE": "*float32", "M_OUT": None,
-                 "WS_ACC": None, "WS_M": None, "WS_L": None,
-                 "sm_scale": "float32", "lse_scale": "float32", "dropout_p": None,
-                 "seed": None,
+                 "WS_ACC": ws, "WS_M": ws, "WS_L": ws,
+                 "sm_scale": "float32", "lse_scale": "float32",
+                 "dropout_p": "float32" if variant == "drop" else None,
+                 "seed": "int32" if variant == "drop" else None,
                  "mask_ptr": None if mk == 0 else (ty if mk == 1 else "*int8"),
                  "kv_num": "*int32" if sparse else None, "kv_idx": "*int32" if sparse else None,
                  "full_num": "*int32" if full else None, "full_idx": "*int32" if full else None,
@@ -220,11 +247,15 @@ def spec_manifest(spec):
                   SCORE_MOD=mods.SCORE_MODS[smod] if smod != "none" else None,
                   MASK_MOD=mods.MASK_MODS[mmod] if mmod != "none" else None,
                   SPARSE=sparse, HAS_FULL=full, KV_SPARSE=kvb, WRITE_MAX=False,
-                  DROPOUT=False, SPLIT_KV=1)
+                  DROPOUT=variant == "drop", SPLIT_KV=2 if variant == "split" else 1)
     else:
-        raise ValueError(f"{spec}: a spec starts with gemm- (5 fields) or attn- (9 fields)")
+        raise ValueError(f"{spec}: a spec starts with gemm- (5 fields), attn- (9 or 10 "
+                         "fields) or attncombine- (4 fields)")
     text, rows = _build(kern, kern.arg_names, ce, types, pins, hints)
     notes = []
+    if f[0] == "attn" and len(f) == 10 and f[9] == "split":
+        notes.append("split: launch over a third grid axis of the share count, then "
+                     "attncombine-" + "-".join((f[1], f[2], f[3].split("x")[0])))
     if f[0] == "attn":
         for kind, name in (("score", smod), ("mask", mmod)):
             if name == "ext":
@@ -243,8 +274,13 @@ def _statement_lines(fn):
 
 
 def _relative(text):
+    """Source locations without the checkout's path: the templates' as
+    stdlib-kernels/..., zetile's own (tl.rand's philox in language/random.py,
+    which dropout inlines) as zetile/..."""
     from ._kernels import stdlib_dir
-    return text.replace(os.path.abspath(stdlib_dir()), "stdlib-kernels")
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = text.replace(os.path.abspath(stdlib_dir()), "stdlib-kernels")
+    return text.replace(pkg + os.sep, "zetile" + os.sep)
 
 
 def export_specs(out_dir, specs=SPECS):
