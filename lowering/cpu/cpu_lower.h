@@ -71,6 +71,7 @@ typedef struct cpu_s {
   int32_t print_operand;
   bool addr_is_ptr;  // the load/store being emitted got an !llvm.ptr, not i64
   bool bounds;       // the kernel has zt.bounds_check: check every access
+  bool no_split;     // emitting a rarely taken path: plain loops (cpu_split_loop)
 } cpu_t;
 
 // --- values (cpu_values.c) ------------------------------------------------

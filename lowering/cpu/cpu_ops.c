@@ -390,7 +390,11 @@ static zt_status_t emit_store(cpu_t* c, MlirOperation op, const cpu_val_t** in,
     ++c->indent;
   }
   // The loads' slots hold buffers while the store reads them (in[] point
-  // into the slots), then their lazy selves again.
+  // into the slots), then their lazy selves again. Behind the run-time
+  // check this path runs only for overlapping arguments: plain loops (fewer
+  // for LLVM to compile).
+  bool no_split = c->no_split;
+  if (checked) c->no_split = true;
   cpu_val_t saved[STORE_MAX_LOADS];
   int done = 0;
   for (; done < ll.n && !s; ++done) {
@@ -408,6 +412,7 @@ static zt_status_t emit_store(cpu_t* c, MlirOperation op, const cpu_val_t** in,
     if (e && !s) s = e;
     else zt_status_free(e);
   }
+  c->no_split = no_split;
   if (checked) {
     --c->indent;
     cpu_line(c, "}");

@@ -358,7 +358,7 @@ zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
                            const cpu_val_t* root, int64_t numel, bool skip_tail,
                            cpu_body_fn body, void* user) {
   split_t sp = {.first = NULL, .n = 0};
-  bool over = false;
+  bool over = c->no_split;
   for (int i = 0; i < nroots; ++i) split_walk(c, roots[i], &sp, 0, &over);
   if (root && root->kind == CPU_LAZY)
     for (intptr_t i = 0; i < mlirOperationGetNumOperands(root->op); ++i)
