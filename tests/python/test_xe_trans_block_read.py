@@ -16,6 +16,8 @@ the compat path: one d32t send per B read, fewer sends and no more spilled
 registers than the gathers), E4 (CPU target against numpy), E5 (the pvc
 SPIR-V on Intel's OpenCL CPU runtime, whose emulation of the read follows
 the spec: fp16 and fp32, shapes with M/N/K tails, 1 and 4 subgroups), and
+the compat path's SPIR-V, which imports IGC's internal builtin instead, on
+the same runtime (its emulation in runtime/opencl/emu/subgroup_block.cl), and
 the cases the reads cannot serve keep the gathers (K's extent not provably
 even for 16-bit data)."""
 import os
@@ -163,3 +165,22 @@ def test_e5_opencl_cpu():
         # fp16 products are exact in the fp32 accumulator; fp32 dots are
         # tf32-like by default (xe_dot_f32.c).
         assert err < (1e-5 if dt == "fp16" else 2e-3), (dt, m, n, k, w, err)
+
+
+def test_e5_compat_builtin_opencl_cpu():
+    # The compat path's SPIR-V imports IGC's internal transposed read
+    # (__builtin_IB_subgroup_block_read_flat_transpose_u32_k8) instead of
+    # XeVM's name; runtime/opencl/emu/subgroup_block.cl defines it from the
+    # spec layout, so that SPIR-V runs on Intel's OpenCL CPU runtime too.
+    opencl_cpu_or_skip()
+    res = run_result("""
+        import json, zetile
+        from test_xe_trans_block_read import _run, _compile
+        spv = _compile("fp16", compat=True).asm["spirv"]
+        assert b"__builtin_IB_subgroup_block_read_flat_transpose_u32_k8" in spv
+        assert b"intel_sub_group_2d_block_read_transpose" not in spv
+        print("RESULT " + json.dumps([[dt, _run(dt, 40, 56, 48)] for dt in ("fp16", "fp32")]))
+    """, path=HERE, env={"ZETILE_COMPAT": "1", "ZETILE_CACHE_DIR": os.path.join(os.environ.get(
+        "ZETILE_CACHE_DIR", "/tmp"), "trans_block_read_e5_compat")}, timeout=900)
+    for dt, err in res:
+        assert err < (1e-5 if dt == "fp16" else 2e-3), (dt, err)
