@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import zetile
+import zetile.language as tl
 from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -154,20 +155,33 @@ def test_e5_pvc_spirv_on_opencl_cpu(pvc_kernel, cache_dir):
            "opencl:cpu")
 
 
+@zetile.jit
+def _cast_a_dot(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(A + rm[:, None] * BK + rk[None, :]).to(tl.float16)
+    b = tl.load(B + rk[:, None] * BN + rn[None, :])
+    tl.store(C + rm[:, None] * BN + rn[None, :], tl.dot(a, b))
+
+
 def test_unemitted_conversion_is_named():
-    # B loaded as fp32 and cast to fp16 for the dot: the load keeps the
-    # blocked layout of the 2x2 grid; the dot's B columns are needed by both
-    # subgroups of a grid column, which hold different rows, so the
-    # conversion goes through shared local memory, which is not emitted yet:
-    # the message names both layouts and the tier (it used to say "dot
-    # operands must come straight from loads").
+    # B loaded as fp32 and cast to fp16 for the dot: the load takes the B
+    # operand's places one element per slot, and the cast converts in
+    # registers (xe_layout.c slot_variant): it builds.
     import xe_layout_kernels as L
+    zetile.compile(L.cast_dot_tile, signature={"A": "*fp16", "B": "*fp32", "C": "*fp32"},
+                   constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
+    # A cast the same way has no such variant: the load keeps the blocked
+    # layout of the 2x2 grid, whose subgroups split the columns every A row
+    # needs, so the conversion goes through shared local memory, not emitted
+    # yet: the message names both layouts and the tier.
     with pytest.raises(zetile.CompilationError) as ei:
-        zetile.compile(L.cast_dot_tile, signature={"A": "*fp16", "B": "*fp32", "C": "*fp32"},
+        zetile.compile(_cast_a_dot, signature={"A": "*fp32", "B": "*fp16", "C": "*fp32"},
                        constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
     msg = str(ei.value)
-    assert "xe_layout_kernels.py:51" in msg, msg
-    assert "blocked<grid=[2, 2]" in msg and "dpas<B, grid=[1, 2]" in msg, msg
+    assert "test_xe_attention.py" in msg, msg
+    assert "blocked<grid=[2, 2]" in msg and "dpas<A, grid=[2, 1]" in msg, msg
     assert "shared local memory" in msg, msg
 
 

@@ -42,8 +42,8 @@ def row_softmax(X, Y, M: tl.constexpr, N: tl.constexpr):
 @zetile.jit
 def cast_dot_tile(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # B is loaded as fp32 and cast to fp16 for the dot: the cast changes the
-    # element width, so the load keeps the blocked layout and the cast reads
-    # it through a conversion to dpas<B>.
+    # element width, so the load takes dpas<B>'s places one element per slot
+    # and the cast converts in registers (xe_layout.c slot_variant).
     rm = tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
