@@ -118,8 +118,12 @@ def test_refusals():
     q, k, v = _qkv(1, 1, 1, 8, 8, 64)
     with pytest.raises(ValueError, match="dropout_p must be in"):
         ops.scaled_dot_product_attention(q, k, v, dropout_p=1.5)
-    with pytest.raises(NotImplementedError, match="no backward"):
-        ops.scaled_dot_product_attention(q.requires_grad_(), k, v, dropout_p=0.1)
+    # Dropout with grad is no longer refused: it has a backward
+    # (test_templates_sdpa_dropout_bwd.py checks its values).
+    out = ops.scaled_dot_product_attention(q.requires_grad_(), k, v, dropout_p=0.1,
+                                           dropout_seed=3)
+    out.sum().backward()
+    assert q.grad is not None and bool(torch.isfinite(q.grad).all())
     q = q.detach()
     with pytest.raises(ValueError, match="does not broadcast"):
         ops.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(3, 8, dtype=torch.bool))
