@@ -64,6 +64,9 @@ double zt_timing_now_ms(void);
 /// the backend through LLVM's C API take it around the emission.
 void zt_spirv_emission_lock(void);
 void zt_spirv_emission_unlock(void);
+/// Appends op to the array *ops of *n operations (room for *cap), growing
+/// it; false when memory ran out (the array is left as it was).
+bool zt_op_list_push(MlirOperation** ops, size_t* n, size_t* cap, MlirOperation op);
 /// Prints an operation (generic form off) into sb.
 void zt_mlir_print(MlirOperation op, zt_strbuf_t* sb);
 /// Fills the argument part of `meta` from the kernel's signature.

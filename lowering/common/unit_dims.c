@@ -99,17 +99,10 @@ typedef struct {
 static MlirWalkResult collect_cb(MlirOperation op, void* user) {
   walk_t* w = user;
   if (!is_candidate(op) && !is_source(op)) return MlirWalkResultAdvance;
-  if (w->n == w->cap) {
-    size_t cap = w->cap ? 2 * w->cap : 64;
-    MlirOperation* p = realloc(w->ops, cap * sizeof *p);
-    if (!p) {
-      w->oom = true;
-      return MlirWalkResultInterrupt;
-    }
-    w->ops = p;
-    w->cap = cap;
+  if (!zt_op_list_push(&w->ops, &w->n, &w->cap, op)) {
+    w->oom = true;
+    return MlirWalkResultInterrupt;
   }
-  w->ops[w->n++] = op;
   return MlirWalkResultAdvance;
 }
 

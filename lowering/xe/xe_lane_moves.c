@@ -121,17 +121,10 @@ static MlirWalkResult collect_cb(MlirOperation op, void* user) {
     mv->refuse = true;
     return MlirWalkResultInterrupt;
   }
-  if (mv->n == mv->cap) {
-    size_t cap = mv->cap ? 2 * mv->cap : 64;
-    MlirOperation* ops = realloc(mv->ops, cap * sizeof *ops);
-    if (!ops) {
-      mv->oom = true;
-      return MlirWalkResultInterrupt;
-    }
-    mv->ops = ops;
-    mv->cap = cap;
+  if (!zt_op_list_push(&mv->ops, &mv->n, &mv->cap, op)) {
+    mv->oom = true;
+    return MlirWalkResultInterrupt;
   }
-  mv->ops[mv->n++] = op;
   return MlirWalkResultAdvance;
 }
 

@@ -49,17 +49,10 @@ static bool is_single_insert(MlirOperation op) {
 static MlirWalkResult collect_cb(MlirOperation op, void* user) {
   tidy_list_t* l = user;
   if (!is_single_insert(op)) return MlirWalkResultAdvance;
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 64;
-    MlirOperation* ops = realloc(l->ops, cap * sizeof *ops);
-    if (!ops) {
-      l->oom = true;
-      return MlirWalkResultInterrupt;
-    }
-    l->ops = ops;
-    l->cap = cap;
+  if (!zt_op_list_push(&l->ops, &l->n, &l->cap, op)) {
+    l->oom = true;
+    return MlirWalkResultInterrupt;
   }
-  l->ops[l->n++] = op;
   return MlirWalkResultAdvance;
 }
 

@@ -52,17 +52,10 @@ static bool candidate(MlirOperation op) {
 static MlirWalkResult find_cb(MlirOperation op, void* user) {
   found_t* f = user;
   if (!f->want(op)) return MlirWalkResultAdvance;
-  if (f->n == f->cap) {
-    size_t cap = f->cap ? 2 * f->cap : 8;
-    MlirOperation* g = realloc(f->ops, cap * sizeof *g);
-    if (!g) {
-      f->oom = true;
-      return MlirWalkResultInterrupt;
-    }
-    f->ops = g;
-    f->cap = cap;
+  if (!zt_op_list_push(&f->ops, &f->n, &f->cap, op)) {
+    f->oom = true;
+    return MlirWalkResultInterrupt;
   }
-  f->ops[f->n++] = op;
   return MlirWalkResultAdvance;
 }
 
