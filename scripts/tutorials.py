@@ -41,6 +41,11 @@ KNOWN = os.path.join(ROOT, "tests", "tutorials_known_failures.txt")
 TUTORIALS = ["01", "02", "03", "03a", "04", "05", "06", "07", "08", "09"]
 TARGETS = ["cpu", "pvc", "bmg", "dg2"]
 EXTRA_TARGETS = ["e5"]   # not run by default: it needs Intel's OpenCL CPU runtime and takes long
+# Integrated GPUs (issue 21; lowering/xe/xe_target.c's rows): built like the
+# discrete targets, on request. Debian's ocloc knows these five; lnl and ptl
+# emit bmg's SPIR-V, mtl tgllp's and arl-h dg2's (E1 only for those).
+IGPU_TARGETS = ["skl", "icllp", "tgllp", "adl-p", "dg1", "mtl", "arl-h", "lnl", "ptl"]
+EXTRA_TARGETS += IGPU_TARGETS
 
 
 # ------------------------------------------------------------ known failures

@@ -77,8 +77,9 @@ def build_one(job, target, compat):
     except isa.ToolMissing as e:
         out["E2"], out["E2_note"] = "n/a", str(e)
     except Exception as e:  # noqa: BLE001 - ocloc's own failure is the finding
-        if "Cannot get HW Info for device" in str(e):
-            # Debian's ocloc predates Xe2 (bmg): no E2 here, which is not a failure of the kernel.
+        if "Cannot get HW Info for device" in str(e) or "no ocloc device" in str(e):
+            # Debian's ocloc predates Xe2 (bmg, lnl, ptl) and Xe-LPG (mtl, arl-h): no E2 here,
+            # which is not a failure of the kernel.
             out["E2"], out["E2_note"] = "n/a", f"this ocloc has no device {target}"
         else:
             out["E2"] = "fail"
