@@ -420,3 +420,23 @@ def test_every_evidence_kernel_reaches_e5(target):
     short = {row["kernel"]: row["passed"] for row in rows if "E5" not in row["passed"]}
     assert not short, short
     assert r.returncode == 0, r.stderr
+
+
+@needs_tools
+@pytest.mark.parametrize("target", ["skl", "tgllp"])
+@pytest.mark.parametrize("case", ["gemm_fp16", "gemm_int8", "gemm_fp16_w4", "sdpa_fp16_d64_causal",
+                                  "flex_fp16_causal_blocks"])
+def test_templates_build_for_integrated_gpus(target, case):
+    # The templates' configurations build for the iGPU rows (issue 21): E1
+    # (spirv-val), E2 (ocloc: every call resolved, FMA dots, no DPAS), no
+    # spills at these shipped configurations. (`python -m zetile.ops.xe_cases
+    # --target tgllp` lists every case: only sdpa_bf16_d128 spills there.)
+    from zetile.ops import xe_cases
+    art, err = xe_cases.build(case, target)
+    assert err is None, err
+    spv = art.get("spirv")
+    spirv_val(spv)
+    isas, log = isa.ocloc_isa(spv, target)
+    r = isa.analyze_isa("".join(isas.values()))
+    assert r["calla"] == 0 and r["dpas"] == 0, r
+    assert isa.spill_from_log(log) == 0, log
