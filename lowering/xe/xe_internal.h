@@ -451,6 +451,10 @@ bool xe_mask_bounds(xe_emitter_t* e, MlirValue m, xe_mask_bounds_t* out);
 // --- xe_dot_f32.c -----------------------------------------------------------
 /// fp32 tile.dot of A/B/C blocks into r's names (bf16 pieces, 3 or 6 DPAS
 /// per block by input_precision).
+// 2D block IO needs a 64-byte aligned base: emits the aligned base (i64)
+// of byte address `addr` and the difference in elements of kind k (index).
+void xe_align_base(xe_emitter_t* e, const char* addr, zt_scalar_kind_t k, xe_name_t base,
+                   xe_name_t delta);
 zt_status_t xe_emit_dot_f32(xe_emitter_t* e, MlirOperation op, const xe_val_t* a,
                             const xe_val_t* b, const xe_val_t* c, xe_val_t* r);
 

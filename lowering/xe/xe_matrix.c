@@ -1036,8 +1036,8 @@ static void cast_index(xe_emitter_t* e, const char* x, const char* from, xe_name
 // left of the tensor then read memory before it instead of zeros; only
 // negative column offsets could reach them. out: the aligned base (i64) and
 // the difference in elements (index).
-static void align_base(xe_emitter_t* e, const char* addr, zt_scalar_kind_t k, xe_name_t base,
-                       xe_name_t delta) {
+void xe_align_base(xe_emitter_t* e, const char* addr, zt_scalar_kind_t k, xe_name_t base,
+                   xe_name_t delta) {
   xe_name_t m64, dlt, esz, dltel;
   char text[96];
   xe_hoist(e, "arith.constant -64 : i64", false, m64);
@@ -1058,7 +1058,7 @@ static void align_base(xe_emitter_t* e, const char* addr, zt_scalar_kind_t k, xe
 // Loads (stores) blocks [bi0, bi1) x [bj0, bj1) of v through one 2-D block
 // descriptor over `addr` (i64 byte address, element aligned): s0 rows of s1
 // elements, rows st0 elements apart (index names); block (bi0, bj0) sits at
-// [o0, o1]. aligned/delta: addr already split by align_base (NULL: split
+// [o0, o1]. aligned/delta: addr already split by xe_align_base (NULL: split
 // here). prefetch: also prefetch the next K tile (whole tiles only).
 static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store,
                            const char* addr, const char* aligned, const char* delta,
@@ -1078,7 +1078,7 @@ static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store
     snprintf(base, sizeof base, "%s", aligned);
     snprintf(dltidx, sizeof dltidx, "%s", delta);
   } else {
-    align_base(e, addr, t.kind, base, dltidx);
+    xe_align_base(e, addr, t.kind, base, dltidx);
   }
   add_index(e, s1, dltidx, s1a);
   add_index(e, o1, dltidx, o1a);
@@ -1501,7 +1501,7 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
       int_bin(e, "addi", pv.base, bytes, ZT_I64, false, addr);
       if (!mlirValueIsNull(root)) {
         xe_name_t root_aligned, adv;
-        align_base(e, addr, t.kind, root_aligned, delta);
+        xe_align_base(e, addr, t.kind, root_aligned, delta);
         int_bin(e, "muli", xe_find(e, p)->names[0], eszn, ZT_I64, false, adv);
         int_bin(e, "addi", root_aligned, adv, ZT_I64, false, aligned);
       }

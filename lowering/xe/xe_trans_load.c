@@ -404,25 +404,11 @@ zt_status_t xe_emit_trans_read(xe_emitter_t* e, xe_val_t* v, zt_type_t t, const 
                    "a transposed 2-D block read that is not a dot's 16x16 B blocks");
   e->used_block_io = true;
   const char* dt = f32 ? "f32" : "i32";
-  // 2D block IO wants a 64-byte aligned base (emit_nd_blocks' align_base):
-  // the dword columns move right by the difference. Tensor descriptors'
-  // bases are 16-byte aligned (Triton's rule), so the difference is whole
-  // dwords.
-  xe_name_t m64, c4, base, dlt, dl, dli;
-  xe_hoist(e, "arith.constant -64 : i64", false, m64);
-  xe_hoist(e, "arith.constant 4 : i64", false, c4);
-  xe_fresh(e, base);
-  xe_line(e);
-  zt_strbuf_printf(&e->body, "%s = arith.andi %s, %s : i64%s\n", base, addr, m64, tloc(e));
-  xe_fresh(e, dlt);
-  xe_line(e);
-  zt_strbuf_printf(&e->body, "%s = arith.subi %s, %s : i64%s\n", dlt, addr, base, tloc(e));
-  xe_fresh(e, dl);
-  xe_line(e);
-  zt_strbuf_printf(&e->body, "%s = arith.divui %s, %s : i64%s\n", dl, dlt, c4, tloc(e));
-  xe_fresh(e, dli);
-  xe_line(e);
-  zt_strbuf_printf(&e->body, "%s = arith.index_cast %s : i64 to index%s\n", dli, dl, tloc(e));
+  // 2D block IO wants a 64-byte aligned base: the dword columns move right
+  // by the difference. Tensor descriptors' bases are 16-byte aligned
+  // (Triton's rule), so the difference is whole dwords.
+  xe_name_t base, dli;
+  xe_align_base(e, addr, ZT_I32, base, dli);
   // Memory rows are N (s1 of them, `pitch` elements apart), their dwords
   // K pairs (16-bit: K, the pitch and the K offset are even, trans_read_ok)
   // or K elements (fp32).
