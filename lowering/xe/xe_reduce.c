@@ -359,6 +359,20 @@ void xe_slm_from_sg0(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int ch,
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
 }
 
+// any |= isnan(v): the NaN-propagating max/min's record of the partials it
+// combined (any starts empty: the first one is taken as it is).
+static void or_nan(xe_emitter_t* e, const char* v, const char* et, xe_name_t any) {
+  xe_name_t u;
+  xe_vbinary(e, "arith.cmpf uno,", v, v, et, u);
+  if (any[0]) {
+    xe_name_t o;
+    xe_vbinary(e, "arith.ori", any, u, "i1", o);
+    memcpy(any, o, sizeof(xe_name_t));
+  } else {
+    memcpy(any, u, sizeof(xe_name_t));
+  }
+}
+
 // The second half of both exchanges below: after the barrier that ends the
 // writes, each subgroup reads, for every chunk c of the 1-D result it holds,
 // the `nparts` partials at SLM slots (part * T + c) * 16, combines them in
@@ -393,17 +407,7 @@ static zt_status_t combine_slm_partials(xe_emitter_t* e, const reduce_kind_t* rk
                        "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
                        "vector<16x%s>%s\n",
                        v, slm, offs, mask, (long long)n, et, et, loc(e));
-      if (nan_check) {
-        xe_name_t u;
-        xe_vbinary(e, "arith.cmpf uno,", v, v, et, u);
-        if (any[0]) {
-          xe_name_t o;
-          xe_vbinary(e, "arith.ori", any, u, "i1", o);
-          memcpy(any, o, sizeof any);
-        } else {
-          memcpy(any, u, sizeof any);
-        }
-      }
+      if (nan_check) or_nan(e, v, et, any);
       if (!acc[0]) {
         memcpy(acc, v, sizeof acc);
       } else {
@@ -726,17 +730,7 @@ static zt_status_t reduce_narrow(xe_emitter_t* e, const reduce_kind_t* rk, const
       for (int32_t j = 0; j < s->br; ++j) {
         xe_name_t row, n;
         xe_block_row(e, s, bi, 0, j, row);
-        if (nan_check) {
-          xe_name_t u;
-          xe_vbinary(e, "arith.cmpf uno,", row, row, et, u);
-          if (any[0]) {
-            xe_name_t o;
-            xe_vbinary(e, "arith.ori", any, u, "i1", o);
-            memcpy(any, o, sizeof any);
-          } else {
-            memcpy(any, u, sizeof any);
-          }
-        }
+        if (nan_check) or_nan(e, row, et, any);
         if (j == 0) {
           memcpy(acc, row, sizeof acc);
           continue;
