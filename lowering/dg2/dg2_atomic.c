@@ -25,17 +25,6 @@
 #include "dg2_internal.h"
 #include "xe/xe_atomic.h"
 
-static void attr_string(MlirOperation op, const char* name, const char* dflt, char* out,
-                        size_t n) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
-  if (!mlirAttributeIsNull(a) && mlirAttributeIsAString(a)) {
-    MlirStringRef s = mlirStringAttrGetValue(a);
-    snprintf(out, n, "%.*s", (int)s.length, s.data);
-  } else {
-    snprintf(out, n, "%s", dflt);
-  }
-}
-
 // barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE).
 static void global_barrier(dg2_t* c) {
   char three[DG2_NAME];
@@ -77,10 +66,7 @@ zt_status_t dg2_emit_atomic(dg2_t* c, MlirOperation op) {
   bool cas = dg2_op_is(op, "tile.atomic_cas");
   intptr_t no = mlirOperationGetNumOperands(op);
   char kind[16], sem[16], scope[16];
-  if (cas) snprintf(kind, sizeof kind, "cas");
-  else attr_string(op, "kind", "add", kind, sizeof kind);
-  attr_string(op, "sem", "acq_rel", sem, sizeof sem);
-  attr_string(op, "scope", "gpu", scope, sizeof scope);
+  xe_atomic_attrs(op, kind, sem, scope);
   MlirValue res = mlirOperationGetResult(op, 0);
   zt_type_t rt;
   ZT_RETURN_IF_ERROR(dg2_value_type(res, &rt));

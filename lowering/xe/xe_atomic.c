@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mlir-c/BuiltinAttributes.h>
+
 #include "xe/xe_atomic.h"
 #include "xe/xe_internal.h"
 
@@ -504,4 +506,22 @@ zt_status_t xe_lower_atomics(MlirContext ctx, MlirModule* m) {
   zt_strbuf_deinit(&out);
   zt_strbuf_deinit(&helpers);
   return s;
+}
+
+static void attr_string(MlirOperation op, const char* name, const char* dflt, char* out,
+                        size_t n) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+  if (!mlirAttributeIsNull(a) && mlirAttributeIsAString(a)) {
+    MlirStringRef s = mlirStringAttrGetValue(a);
+    snprintf(out, n, "%.*s", (int)s.length, s.data);
+  } else {
+    snprintf(out, n, "%s", dflt);
+  }
+}
+
+void xe_atomic_attrs(MlirOperation op, char kind[16], char sem[16], char scope[16]) {
+  if (zt_op_named(op, "tile.atomic_cas")) snprintf(kind, 16, "cas");
+  else attr_string(op, "kind", "add", kind, 16);
+  attr_string(op, "sem", "acq_rel", sem, 16);
+  attr_string(op, "scope", "gpu", scope, 16);
 }

@@ -19,4 +19,9 @@ zt_status_t xe_atomic_helper(zt_strbuf_t* sb, const char* name, const char* kind
                              const char* ty, const char* sem, const char* scope,
                              bool always_inline);
 
+/// A tile.atomic_rmw / tile.atomic_cas op's kind ("cas" for the latter),
+/// sem and scope, with the tile dialect's defaults (add, acq_rel, gpu) where
+/// an attribute is absent; each written into 16 chars.
+void xe_atomic_attrs(MlirOperation op, char kind[16], char sem[16], char scope[16]);
+
 #endif  // ZETILE_LOWERING_XE_XE_ATOMIC_H_

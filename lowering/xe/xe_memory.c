@@ -11,6 +11,7 @@
 
 #include <mlir-c/BuiltinAttributes.h>
 
+#include "xe/xe_atomic.h"
 #include "xe/xe_internal.h"
 
 static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
@@ -378,17 +379,6 @@ static zt_status_t atomic_kind_ok(xe_emitter_t* e, zt_scalar_kind_t k, const cha
   return NULL;
 }
 
-static void attr_string(MlirOperation op, const char* name, const char* dflt, char* out,
-                        size_t n) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
-  if (!mlirAttributeIsNull(a) && mlirAttributeIsAString(a)) {
-    MlirStringRef s = mlirStringAttrGetValue(a);
-    snprintf(out, n, "%.*s", (int)s.length, s.data);
-  } else {
-    snprintf(out, n, "%s", dflt);
-  }
-}
-
 // A scatter carrying the discardable attributes `mark`.
 static void marked_store(xe_emitter_t* e, const char* val, const char* base, const char* ix,
                          const char* mask, const char* mark, const char* et) {
@@ -410,10 +400,7 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
   xe_val_t* m = !cas && no > 2 ? xe_lookup(e, mlirOperationGetOperand(op, 2)) : NULL;
   if (e->error) return NULL;
   char kind[16], sem[16], scope[16];
-  if (cas) snprintf(kind, sizeof kind, "cas");
-  else attr_string(op, "kind", "add", kind, sizeof kind);
-  attr_string(op, "sem", "acq_rel", sem, sizeof sem);
-  attr_string(op, "scope", "gpu", scope, sizeof scope);
+  xe_atomic_attrs(op, kind, sem, scope);
   zt_scalar_kind_t k = v->type.kind;
   ZT_RETURN_IF_ERROR(atomic_kind_ok(e, k, kind));
   const char* et = xe_elem(k);
