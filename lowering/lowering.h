@@ -112,4 +112,14 @@ size_t zt_dce(MlirOperation root);
 zt_status_t zt_spirv_validate(const void* data, size_t size);
 bool zt_spirv_validator_available(void);
 
+/// The process's record of SPIR-V emissions, shared by the Xe and dg2
+/// lowerings because LLVM's SPIR-V backend state is process-wide
+/// (spirv_check.c): zt_spirv_emission_count() counts this one and returns
+/// how many came before it (0: the process's first); once a module from a
+/// process that had emitted before came out invalid, the backend is taken as
+/// stale and later emissions go to a fresh process (ZT_STALE_SPIRV_BACKEND).
+int zt_spirv_emission_count(void);
+bool zt_spirv_backend_stale(void);
+void zt_spirv_backend_set_stale(void);
+
 #endif  // ZETILE_LOWERING_LOWERING_H_

@@ -14,6 +14,17 @@
 
 #include "lowering.h"
 
+#include <stdatomic.h>
+
+static atomic_int g_emissions;
+// Set once an emission came out invalid after others: later ones skip the
+// in-process attempt (stale state makes more and more modules invalid).
+static atomic_bool g_stale;
+
+int zt_spirv_emission_count(void) { return atomic_fetch_add(&g_emissions, 1); }
+bool zt_spirv_backend_stale(void) { return atomic_load(&g_stale); }
+void zt_spirv_backend_set_stale(void) { atomic_store(&g_stale, true); }
+
 #if defined(ZT_HAVE_SPIRV_TOOLS)
 #include <spirv-tools/libspirv.h>
 

@@ -329,6 +329,37 @@ static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kern
   return s;
 }
 
+static bool is_stale(zt_status_t s) {
+  return zt_status_code(s) == ZT_STATUS_UNAVAILABLE &&
+         strncmp(zt_status_message(s), ZT_STALE_SPIRV_BACKEND, strlen(ZT_STALE_SPIRV_BACKEND)) == 0;
+}
+
+// The Xe lowering's policy (xe_lower.c, emit_validated_spirv), at -O0
+// already: an invalid module from the process's first emission is an
+// error; from a process that emitted before, LLVM's stale backend state
+// (llvm/llvm-project#160613) is the likely cause: once more with a fresh
+// LLVM module, then ZT_STALE_SPIRV_BACKEND, and the caller compiles again
+// in a fresh compile worker. (Until session 10 dg2 tried 4 times in process
+// and then failed: "Id 44 is defined more than once" in a CI run.)
+static zt_status_t emit_checked_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kernel) {
+  const char* mode = getenv("ZETILE_XE_EMIT");
+  bool first = zt_spirv_emission_count() == 0;
+  if (!first && (zt_spirv_backend_stale() || (mode && strcmp(mode, "process") == 0)))
+    return zt_make_status(ZT_STATUS_UNAVAILABLE, "%s (%s)", ZT_STALE_SPIRV_BACKEND,
+                          zt_spirv_backend_stale() ? "an earlier module came out invalid"
+                                                   : "ZETILE_XE_EMIT=process");
+  zt_status_t s = emit_spirv(lc, m, kernel);
+  if (!s || first || !strstr(zt_status_message(s), "invalid SPIR-V")) return s;
+  zt_status_free(s);
+  s = emit_spirv(lc, m, kernel);
+  if (!s || !strstr(zt_status_message(s), "invalid SPIR-V")) return s;
+  zt_spirv_backend_set_stale();
+  zt_status_t r = zt_make_status(ZT_STATUS_UNAVAILABLE, "%s: %s", ZT_STALE_SPIRV_BACKEND,
+                                 zt_status_message(s));
+  zt_status_free(s);
+  return r;
+}
+
 zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   // The SIMD8 lowering serves the table's SIMD8 rows (xe_target.c).
   const xe_target_t* tg = xe_target_find(lc->options->target);
@@ -365,15 +396,10 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   if (!s) s = zt_mlir_parse(lc->ctx, text.data, text.size, "dg2 lowering", &m);
   zt_strbuf_deinit(&text);
   if (!s) s = zt_mlir_run_pipeline(lc->ctx, m, k_pipeline, "dg2 LLVM pipeline");
-  // Up to 4 emissions: a fresh LLVM module each time (see emit_spirv).
-  for (int attempt = 0; !s && attempt < 4; ++attempt) {
-    s = emit_spirv(lc, m, meta.kernel);
-    if (!s || !strstr(zt_status_message(s), "invalid SPIR-V") || attempt == 3) break;
-    zt_status_free(s);
-    s = NULL;
-  }
+  if (!s) s = emit_checked_spirv(lc, m, meta.kernel);
   if (!mlirModuleIsNull(m)) mlirModuleDestroy(m);
-  if (s) return zt_status_annotate(s, "dg2 lowering of %s", meta.kernel);
+  if (s && !is_stale(s)) return zt_status_annotate(s, "dg2 lowering of %s", meta.kernel);
+  if (s) return s;  // the caller reads ZT_STALE_SPIRV_BACKEND at the start of the message
   meta.local_size[0] = DG2_SIMD * warps;
   meta.local_size[1] = 1;
   meta.local_size[2] = 1;

@@ -1,7 +1,6 @@
 // zt_lower_xe: tile IR -> subgroup-level XeGPU text (one gpu.module, one
 // gpu.func) -> upstream passes -> SPIR-V, plus the kernel's launch metadata.
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -397,10 +396,6 @@ static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
 // and the caller (jit/compile_budget.c, jit/compile_cached.c) as its cue to
 // compile again in a fresh zetile-compile-worker, where the emission is the
 // first. The library never starts an MLIR tool for this.
-static atomic_int g_emissions;
-// Set once an emission here came out invalid after others: later ones skip
-// the in-process attempt (stale state makes more and more modules invalid).
-static atomic_bool g_stale;
 
 // LLVM's optimization before SPIR-V selection. gpu-module-to-binary runs
 // LLVM's default<O2> (xevm-attach-target's O=2) and selects at -O2; zetile
@@ -439,10 +434,12 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   // =process: emit in a fresh process, as if this one were stale (tests).
   const char* mode = getenv("ZETILE_XE_EMIT");
   if (mode && strcmp(mode, "o0") == 0) return xe_emit_spirv_o0(lc, m);
-  bool first = atomic_fetch_add(&g_emissions, 1) == 0;
-  if (((mode && strcmp(mode, "process") == 0) || g_stale) && !first)
+  int before = zt_spirv_emission_count();
+  bool first = before == 0;
+  bool stale = zt_spirv_backend_stale();
+  if (((mode && strcmp(mode, "process") == 0) || stale) && !first)
     return zt_make_status(ZT_STATUS_UNAVAILABLE, "%s (%s)", ZT_STALE_SPIRV_BACKEND,
-                          g_stale ? "an earlier module came out invalid" : "ZETILE_XE_EMIT=process");
+                          stale ? "an earlier module came out invalid" : "ZETILE_XE_EMIT=process");
   const char* passes = getenv("ZETILE_XE_LLVM_PASSES");
   // ZETILE_XE_EMIT_PIPELINE names a gpu-module-to-binary pipeline: upstream's route.
   const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
@@ -454,7 +451,7 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   zt_status_t s = emit_spirv_once(lc, m, passes, &bad);
   if (s || !bad) return s;  // an error other than an invalid module: no second try
   if (getenv("ZETILE_XE_EMIT_LOG"))
-    fprintf(stderr, "zetile: invalid SPIR-V at emission %d: %s\n", atomic_load(&g_emissions),
+    fprintf(stderr, "zetile: invalid SPIR-V at emission %d: %s\n", before + 1,
             zt_status_message(bad));
   if (!first) {
     // A stale backend's duplicate ids depend on where the new module's
@@ -462,7 +459,7 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
     zt_status_free(bad);
     s = emit_spirv_once(lc, m, passes, &bad);
     if (s || !bad) return s;
-    g_stale = true;
+    zt_spirv_backend_set_stale();
     zt_status_t r = zt_make_status(ZT_STATUS_UNAVAILABLE, "%s: %s", ZT_STALE_SPIRV_BACKEND,
                                    zt_status_message(bad));
     zt_status_free(bad);
