@@ -66,20 +66,23 @@ def test_06_fused_attention(causal):
         p = p.masked_fill(torch.triu(torch.ones(N_CTX, N_CTX, dtype=torch.bool), 1), float("-inf"))
     ref = torch.matmul(torch.softmax(p, dim=-1), v.float())
     torch.testing.assert_close(out.float(), ref, atol=2e-2, rtol=0)
-    # keep() and the early prune (BLOCK_M <= N_CTX) leave all four configs here;
-    # STAGE is not in the key, so the causal run reuses the first tuning.
-    assert len(tk._attn_fwd.configs_timings) == 4
+    # keep() (BLOCK_N <= BLOCK_M) leaves three configs, the early prune
+    # (BLOCK_M <= N_CTX) all three here; STAGE is not in the key, so the
+    # causal run reuses the first tuning.
+    assert len(tk._attn_fwd.configs_timings) == 3
     assert tk._attn_fwd.best_config.kwargs["BLOCK_M"] in (16, 32)
 
 
 def test_06_early_prune_uses_the_key_argument():
-    # N_CTX=16: the early prune drops BLOCK_M=32, leaving the two BLOCK_M=16 configs.
+    # N_CTX=16: the early prune (given N_CTX, a key argument) drops
+    # BLOCK_M=32, leaving BLOCK_M=BLOCK_N=16 without any timing.
     q = torch.randn((1, 1, 16, 16), dtype=torch.float16) * 0.5
     out = tk.attention(q, q, q, False, 0.25)
     ref = torch.matmul(torch.softmax(torch.matmul(q.float(), q.float().transpose(2, 3)) * 0.25,
                                      dim=-1), q.float())
     torch.testing.assert_close(out.float(), ref, atol=2e-2, rtol=0)
-    assert {c.kwargs["BLOCK_M"] for c in tk._attn_fwd.configs_timings} == {16}
+    assert tk._attn_fwd.tuning_source == "single"
+    assert tk._attn_fwd.best_config.kwargs == {"BLOCK_M": 16, "BLOCK_N": 16}
 
 
 def test_09_persistent_matmul_pointer_and_descriptor():
