@@ -40,6 +40,26 @@ typedef struct zt_device_info_s {
   char target_why[192];
 } zt_device_info_t;
 
+/// What a compile target offers, for sizing tiles without naming targets
+/// (the templates' configuration choice): one row of the Intel GPU target
+/// table (lowering/xe/xe_target.c). Published figures, not measured here.
+typedef struct zt_target_info_s {
+  char name[32];              ///< the target ("tgllp")
+  char arch[96];              ///< its generation ("Gen12LP / Xe-LP (...)")
+  int32_t subgroup_size;      ///< lanes the kernels run at (8 or 16)
+  bool xmx;                   ///< DPAS; false: dots are FMAs (and DP4A)
+  bool dp4a;                  ///< 4-way int8 dot products
+  bool block_io_2d;           ///< 2D block loads/stores
+  int32_t grf;                ///< registers per hardware thread (default mode)
+  int32_t grf_large;          ///< in the large-register mode, 0 if none
+  int32_t grf_bytes;          ///< bytes per register
+  int64_t slm_per_workgroup;  ///< shared local memory per workgroup, 0: not recorded
+} zt_target_info_t;
+
+/// The row of an Intel GPU target ("pvc", "tgllp", ...). NOT_FOUND for
+/// "cpu" and names without a row.
+ZT_API zt_status_t zt_target_info(const char* target, zt_target_info_t* out);
+
 /// Lists every device that can be opened now (never crashes on machines
 /// without a GPU). Writes up to `capacity` entries; out_count gets the total.
 ZT_API zt_status_t zt_device_enumerate(zt_device_info_t* out_infos,

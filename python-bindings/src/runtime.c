@@ -711,10 +711,35 @@ static PyType_Spec executable_spec = {
     .slots = executable_slots,
 };
 
+// target_info(name) -> dict or None: the Intel GPU target table's row
+// (zt_target_info), None for "cpu" and names without a row.
+static PyObject* py_target_info(PyObject* self, PyObject* arg) {
+  const char* name = NULL;
+  if (!PyArg_Parse(arg, "s:target_info", &name)) return NULL;
+  zt_target_info_t t;
+  zt_status_t s = zt_target_info(name, &t);
+  if (s) {
+    if (zt_status_code(s) == ZT_STATUS_NOT_FOUND) {
+      zt_status_free(s);
+      Py_RETURN_NONE;
+    }
+    return zpy_raise(s);
+  }
+  return Py_BuildValue("{s:s,s:s,s:i,s:O,s:O,s:O,s:i,s:i,s:i,s:L}", "name", t.name, "arch",
+                       t.arch, "subgroup_size", (int)t.subgroup_size, "xmx",
+                       t.xmx ? Py_True : Py_False, "dp4a", t.dp4a ? Py_True : Py_False,
+                       "block_io_2d", t.block_io_2d ? Py_True : Py_False, "grf", (int)t.grf,
+                       "grf_large", (int)t.grf_large, "grf_bytes", (int)t.grf_bytes,
+                       "slm_per_workgroup", (long long)t.slm_per_workgroup);
+}
+
 static PyMethodDef runtime_functions[] = {
     {"devices", py_devices, METH_NOARGS,
      "devices() -> list[dict]\nEvery device that can be opened now (see "
      "Device.info for the keys)."},
+    {"target_info", py_target_info, METH_O,
+     "target_info(name) -> dict | None\nThe Intel GPU target's row (subgroup_size, xmx, "
+     "dp4a, block_io_2d, grf, grf_large, grf_bytes, slm_per_workgroup); None for cpu."},
     {NULL, NULL, 0, NULL},
 };
 
