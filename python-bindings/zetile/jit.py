@@ -53,27 +53,40 @@ def _launch_ints(bound):
 
 
 def _strides_passed(v, ints):
-    """Whether a non-contiguous array `v` is passed the way Triton kernels
-    take strided operands: by its first element's address, with every
-    non-unit stride of it (in elements) among the launch's integer
-    arguments (`matmul(a, b.T, ..., b.stride(0), b.stride(1))`). Then the
-    kernel addresses it through those strides, as in Triton. A view whose
-    strides the launch does not carry (`x[::2]` given to a kernel that
-    indexes x contiguously) is refused by pointer_arg instead of being read
-    wrongly. Zero or negative strides (broadcasts, reversed numpy views) are
-    never passed this way."""
-    np = sys.modules.get("numpy")
-    if np is not None and isinstance(v, np.ndarray):
-        if v.itemsize == 0 or any(s % v.itemsize for s in v.strides):
-            return False
-        strides = [s // v.itemsize for s in v.strides]
-        shape = v.shape
-    elif type(v).__module__.startswith("torch") and hasattr(v, "stride"):
-        strides, shape = list(v.stride()), tuple(v.shape)
-    else:
+    """Whether a non-contiguous array `v` is passed as Triton passes it, by
+    its first element's address (data_ptr()), the kernel addressing its
+    storage. Two kinds of view qualify:
+    - a dense permutation of a contiguous layout (x.T, x.permute(...),
+      np.empty_like of a transposed array): no gaps, no overlaps, positive
+      strides, so its storage is exactly numel elements from that address
+      and the kernel cannot read or write outside the tensor whatever it
+      does with the storage (bounds mode checks that same span);
+    - a view whose every non-unit stride (in elements) is among the launch's
+      integer arguments (`matmul(a, b.T, ..., b.stride(0), b.stride(1))`):
+      the kernel indexes it through those strides.
+    Any other view is refused by pointer_arg instead of being read wrongly:
+    one with gaps (`x[::2]`, a column) given to a kernel that takes no
+    strides would be read as if its elements were adjacent; one with zero
+    strides (expand/broadcast) overlaps; negative strides (reversed numpy
+    views) start below their first element's address."""
+    layout = runtime.element_strides(v)
+    if layout is None:
         return False
+    strides, shape = layout
+    if runtime.dense_order(strides, shape) is not None:
+        return True
     need = [s for s, d in zip(strides, shape) if d > 1]
     return all(s > 0 for s in need) and all(s == 1 or s in ints for s in need)
+
+
+def _why_refused(e):
+    """A refused view's message says which views are taken instead."""
+    msg = str(e)
+    if msg.startswith("is not contiguous"):
+        return ValueError(msg + " (a view with gaps or overlaps is refused; dense permuted views "
+                          "such as x.T, and views whose strides are integer arguments of the "
+                          "launch, are passed by data_ptr() as in Triton)")
+    return e
 
 
 def _arg_bytes(p):
@@ -419,7 +432,7 @@ class JITFunction(_C.KernelBase):
                 # run this per array): a view the launch gives its strides
                 # to is taken as Triton takes it, any other refusal stands.
                 if not _strides_passed(v, _launch_ints(bound)):
-                    raise _argument_error(self.__name__, n, e) from None
+                    raise _argument_error(self.__name__, n, _why_refused(e)) from None
                 try:
                     p = runtime.pointer_arg(v, device, strided=True)
                 except (ValueError, TypeError) as e2:

@@ -176,12 +176,48 @@ def _check_numpy(a, strided):
     return T.from_numpy_dtype(dt)
 
 
+def element_strides(v):
+    """(strides in elements, shape) of a numpy array or a torch tensor
+    (also behind triton.reinterpret), else None."""
+    if isinstance(v, TensorWrapper):
+        v = v.base
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, np.ndarray):
+        if v.itemsize == 0 or any(s % v.itemsize for s in v.strides):
+            return None
+        return [s // v.itemsize for s in v.strides], tuple(v.shape)
+    if type(v).__module__.startswith("torch") and hasattr(v, "stride"):
+        return list(v.stride()), tuple(v.shape)
+    return None
+
+
+def dense_order(strides, shape):
+    """The axes, outermost first, that make a view of these strides (in
+    elements) C-contiguous, when it is a permutation of a contiguous layout
+    (x.T, x.permute(...)): no gaps, no overlaps, positive strides, so its
+    storage is exactly its elements. None for any other view."""
+    dims = sorted((i for i, d in enumerate(shape) if d > 1), key=lambda i: strides[i])
+    expect = 1
+    for i in dims:
+        if strides[i] != expect:
+            return None
+        expect *= shape[i]
+    return tuple([i for i, d in enumerate(shape) if d <= 1] + dims[::-1])
+
+
 def _numpy_pointer(a, device, strided=False):
     dt = _check_numpy(a, strided)
     host = info(device)["host_memory"]
     if strided and host:
         # A strided view (descriptor base): the kernel gets its strides separately.
         return PointerArg(dt, a.__array_interface__["data"][0], keepalive=a, host=True)
+    if strided and not a.flags.c_contiguous and a.size > 1:
+        # A dense permuted view (x.T) is staged in its storage order: the
+        # kernel addresses storage, as it would in host memory.
+        layout = element_strides(a)
+        order = layout and dense_order(*layout)
+        if order is not None:
+            a = a.transpose(order)
     if not a.flags.c_contiguous and a.size > 1:
         raise ValueError(f"is not contiguous (strides {a.strides} for shape {a.shape}); "
                          "pass np.ascontiguousarray(a) or a copy")
@@ -238,7 +274,7 @@ def pointer_arg(obj, device, strided=False):
         if dev_type == "cpu":
             if info(device)["host_memory"]:
                 return PointerArg(dt, obj.data_ptr(), keepalive=obj, host=True)
-            return _torch_staged(obj, dt, device)
+            return _torch_staged(obj, dt, device, strided)
         if info(device)["backend"] != "level_zero":
             raise ValueError(f"is an xpu tensor but the kernel runs on {info(device)['name']} "
                              "(xpu tensors need a level_zero device)")
@@ -254,7 +290,7 @@ def pointer_arg(obj, device, strided=False):
     return None
 
 
-def _torch_staged(t, dt, device):
+def _torch_staged(t, dt, device, strided=False):
     import torch  # noqa: F401 - only reached with torch tensors
     a = t.detach().numpy() if t.dtype.is_floating_point or True else None
-    return _numpy_pointer(a, device)
+    return _numpy_pointer(a, device, strided)

@@ -59,8 +59,11 @@ def test_torch_offset_slice_is_contiguous_and_right():
     assert y.tolist() == [4, 6, 8, 10]
 
 
-def test_torch_transposed_and_expanded_refused():
-    refused(torch.arange(4.).reshape(2, 2).t(), "argument 'x_ptr' is not contiguous")
+def test_torch_column_and_expanded_refused():
+    # Gaps (a column) and overlaps (expand): not a layout a stride-less
+    # kernel could mean to index raw.
+    msg = refused(torch.arange(8.).reshape(4, 2)[:, 1], "argument 'x_ptr' is not contiguous")
+    assert "dense permuted views" in msg
     refused(torch.ones(1).expand(4), "argument 'x_ptr' is not contiguous")
     # The output argument is checked too.
     out = torch.zeros(8)[::2]
@@ -97,7 +100,93 @@ def test_numpy_views_refused():
     a = np.arange(8, dtype=np.float32)
     refused(a[::2], r"argument 'x_ptr' is not contiguous \(strides \(8,\)")
     refused(a[::-1][:4], "argument 'x_ptr' is not contiguous")
-    refused(a.reshape(4, 2).T, "argument 'x_ptr' is not contiguous")
+    refused(a.reshape(4, 2)[:, :1].T, "argument 'x_ptr' is not contiguous")
+    refused(np.broadcast_to(a[:1], (4,)), "argument 'x_ptr' is not contiguous")
+
+
+@zetile.jit
+def scale_raw(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    # Indexes its arguments' storage, as Triton kernels given data_ptr() do.
+    o = tl.arange(0, BLOCK)
+    m = o < 24
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=m) * 2 + 1, mask=m)
+
+
+def _dense_views(kind):
+    """Non-contiguous, non-overlapping dense views of 24 floats."""
+    base = np.arange(24, dtype=np.float32)
+    if kind == "numpy":
+        return [base.reshape(4, 6).T, base.reshape(2, 3, 4).transpose(2, 0, 1),
+                base.reshape(6, 1, 4).transpose(1, 2, 0)]
+    t = torch.from_numpy(base)
+    return [t.reshape(4, 6).T, t.reshape(2, 3, 4).permute(2, 0, 1),
+            t.reshape(6, 1, 4).permute(1, 2, 0)]
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_dense_permuted_views_are_passed_by_storage(kind):
+    # As Triton: x.T / x.permute are non-overlapping and dense, passed by
+    # data_ptr(); the kernel reads and writes storage order. So an output
+    # made by empty_like of the transposed input, read back through its view,
+    # holds the elementwise result (Triton's test_transpose pattern), and a
+    # contiguous output gets the input's storage order.
+    for x in _dense_views(kind):
+        xs = np.asarray(x)
+        assert not xs.flags.c_contiguous
+        y = np.empty_like(xs) if kind == "numpy" else torch.empty_like(x)
+        # empty_like keeps the permutation (size-1 axes' strides are free)
+        assert [s for s, d in zip(np.asarray(y).strides, xs.shape) if d > 1] == \
+            [s for s, d in zip(xs.strides, xs.shape) if d > 1]
+        scale_raw[(1,)](x, y, BLOCK=32)
+        np.testing.assert_array_equal(np.asarray(y), xs * 2 + 1)
+        flat = np.zeros(24, np.float32)
+        scale_raw[(1,)](x, flat, BLOCK=32)
+        np.testing.assert_array_equal(flat, np.arange(24, dtype=np.float32) * 2 + 1)
+
+
+def test_dense_permuted_view_through_reinterpret():
+    # triton.reinterpret (unsigned data in a signed torch tensor) keeps the rule.
+    x = torch.arange(24, dtype=torch.int32).reshape(4, 6).T
+    y = torch.zeros(24, dtype=torch.int32)
+    scale_raw[(1,)](zetile.reinterpret(x, tl.uint32), zetile.reinterpret(y, tl.uint32), BLOCK=32)
+    assert y.tolist() == [2 * i + 1 for i in range(24)]
+
+
+class _Buf:
+    def __init__(self, n):
+        self.data = bytearray(n)
+        self.address = 4096
+
+    def write(self, u8):
+        self.data[:len(u8)] = u8.tobytes()
+
+    def read_into(self, u8):
+        u8[:] = np.frombuffer(bytes(self.data[:len(u8)]), np.uint8)
+
+
+class _StagingDevice:
+    """A device without host memory (a GPU here): arrays are staged."""
+    info = {"host_memory": False, "name": "staging"}
+
+    def alloc(self, n):
+        self.buf = _Buf(n)
+        return self.buf
+
+
+def test_dense_permuted_view_is_staged_in_storage_order():
+    # No GPU here: the staging path with a stand-in device. The staged bytes
+    # are the view's storage, and the copy back lands in that storage.
+    from zetile import runtime
+    base = np.arange(24, dtype=np.float32)
+    x = base.reshape(4, 6).T
+    dev = _StagingDevice()
+    p = runtime.pointer_arg(x, dev, strided=True)
+    np.testing.assert_array_equal(np.frombuffer(bytes(dev.buf.data), np.float32), base)
+    dev.buf.data[:] = (np.arange(24, dtype=np.float32) * 10).tobytes()
+    p.writeback()
+    np.testing.assert_array_equal(base, np.arange(24, dtype=np.float32) * 10)
+    with pytest.raises(ValueError, match="not contiguous"):  # gaps: still refused
+        runtime.pointer_arg(base[::2], dev, strided=True)
 
 
 @zetile.jit

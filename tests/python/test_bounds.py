@@ -97,6 +97,17 @@ def test_correct_kernels_pass_for_every_kind_of_array(bounds, kind):
     assert hist.tolist() == [4, 4, 4, 0, 0, 0, 0, 4]
 
 
+def test_dense_permuted_view_span_is_its_storage(bounds):
+    # x.T is passed by data_ptr() (Triton's rule for dense permuted views):
+    # the kernel may use all of its storage and nothing past it.
+    x = torch.arange(16.).reshape(4, 4).T
+    y = torch.empty_like(x)
+    overrun[(1,)](x, y, BLOCK=16)
+    assert torch.equal(y, x)
+    with pytest.raises(DeviceFaultError, match="argument 'x_ptr', a buffer of 64 bytes"):
+        overrun[(1,)](x, torch.empty(32), BLOCK=32)
+
+
 def test_debug_true_turns_it_on():
     x = np.arange(16, dtype=np.float32)
     y = np.zeros(32, np.float32)
