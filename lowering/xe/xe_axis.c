@@ -432,6 +432,19 @@ static bool bounds(xe_emitter_t* e, MlirValue m, xe_mask_bounds_t* mb, int depth
     // its x is analysed in its own (size-1) shape, constant along that axis.
     return bounds(e, mlirOperationGetOperand(op, 0), mb, depth + 1);
   }
+  if (name_is(n, "tile.trans") && mlirOperationGetNumOperands(op) == 1 &&
+      rank_of(m) == 2) {
+    // A transposed mask (trans(load(p, m)) made load(trans(p), trans(m)),
+    // xe_trans_load.c): its terms with the axes swapped, x read at the
+    // swapped index.
+    int first = mb->n;
+    if (!bounds(e, mlirOperationGetOperand(op, 0), mb, depth + 1)) return false;
+    for (int i = first; i < mb->n; ++i) {
+      mb->b[i].axis = 1 - mb->b[i].axis;
+      mb->b[i].trans = !mb->b[i].trans;
+    }
+    return true;
+  }
   if (name_is(n, "arith.andi"))
     return bounds(e, mlirOperationGetOperand(op, 0), mb, depth + 1) &&
            bounds(e, mlirOperationGetOperand(op, 1), mb, depth + 1);

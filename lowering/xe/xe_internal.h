@@ -368,6 +368,14 @@ zt_status_t xe_emit_trans_read(xe_emitter_t* e, xe_val_t* v, zt_type_t t, const 
                                const char* s0, const char* s1, const char* pitch,
                                const char* o0, const char* o1);
 
+struct xe_axis_s;
+/// Whether a 2-D pointer load (facts ax of its addresses) is a transposed
+/// view (rows one element apart, columns a stride apart) feeding only dots'
+/// B operands that transposed 2D block reads serve exactly (xe_trans_load.c;
+/// the emitter reads it with xe_emit_trans_read from the tile's first
+/// element).
+bool xe_ptr_trans_read_ok(xe_emitter_t* e, MlirOperation op, const struct xe_axis_s* ax);
+
 /// The bytes of the first object of the module's gpu.binary (what
 /// gpu-module-to-binary produced: SPIR-V, or bitcode with format=llvm);
 /// false if there is none (xe_lower.c).
@@ -440,6 +448,7 @@ typedef struct xe_bound_s {
   MlirValue x, bound;  ///< bound: a scalar
   bool inclusive;
   int64_t lin;
+  bool trans;  ///< under a 2-D tile.trans: x is read at the swapped index
 } xe_bound_t;
 typedef struct xe_mask_bounds_s {
   int n;

@@ -1259,6 +1259,7 @@ struct ptr_block_s {
   xe_axis_t ax;         // of the pointer tensor's offsets
   xe_mask_bounds_t mb;  // the mask's terms
   zt_scalar_kind_t kind;
+  bool trans;           // a transposed view into dots' B: transposed reads
 };
 
 static bool is_zero_splat(MlirValue v);
@@ -1288,6 +1289,15 @@ static bool ptr_block_ok(xe_emitter_t* e, MlirOperation op, bool store, ptr_bloc
   if (o.ptr && !is_zero_splat(o)) return false;
   xe_axis_info(e, p, &pb->ax);
   const xe_step_t *sr = &pb->ax.step[0], *sc = &pb->ax.step[1];
+  pb->trans = !store && xe_ptr_trans_read_ok(e, op, &pb->ax);
+  if (pb->trans) {
+    // (no K bound: see xe_trans_load.c)
+    if (!xe_mask_bounds(e, m, &pb->mb)) return false;
+    for (int i = 0; i < pb->mb.n; ++i)
+      if (pb->mb.b[i].axis == 0 || pb->mb.b[i].lin < dim(mlirOperationGetResult(op, 0), 1))
+        return false;
+    return true;
+  }
   if (!sc->known || !mlirValueIsNull(sc->sym) || sc->coef != 1 || pb->ax.lin[1] < 16) return false;
   // The row pitch must be positive: a constant, or a hinted argument
   // (positive by the launcher's rule) times a positive constant.
@@ -1328,7 +1338,8 @@ static zt_status_t bound_extent(xe_emitter_t* e, const ptr_block_t* pb, int axis
     const xe_bound_t* b = &pb->mb.b[i];
     if (b->axis != axis) continue;
     lval_t x;
-    ZT_RETURN_IF_ERROR(lazy_eval(e, b->x, idx, &x));
+    idx_t swapped[2] = {idx[1], idx[0]};
+    ZT_RETURN_IF_ERROR(lazy_eval(e, b->x, b->trans ? swapped : idx, &x));
     if (e->error) return NULL;
     if (x.vec) return xe_fail(e, ZT_STATUS_INTERNAL, "mask bound evaluated to a vector");
     xe_val_t* br = xe_lookup(e, b->bound);
@@ -1405,6 +1416,57 @@ static MlirValue moved_root_64(xe_emitter_t* e, MlirValue p, zt_scalar_kind_t k)
   return bytes % 64 == 0 ? rec->root : none;
 }
 
+// A pointer load of a transposed view into dots' B blocks v (pb->trans):
+// one transposed-read descriptor at the tile's first element, N rows (the
+// mask's bound on axis 1, else the tile's) of K elements (the tile's,
+// widened to the message's 64-byte minimum: no K bound, so nothing past the
+// tile is read), the column stride as pitch (xe_emit_trans_read).
+static zt_status_t emit_ptr_trans(xe_emitter_t* e, MlirOperation op, const ptr_block_t* pb,
+                                  xe_val_t* v, zt_type_t t) {
+  MlirValue p = mlirOperationGetOperand(op, 0);
+  int esz = zt_scalar_kind_bits(t.kind) / 8;
+  xe_name_t row0, col0, eszn, pitch;
+  tile_origin(e, v, row0, col0);
+  char text[64];
+  snprintf(text, sizeof text, "arith.constant %d : i64", esz);
+  xe_hoist(e, text, false, eszn);
+  const xe_step_t* sn = &pb->ax.step[1];
+  if (mlirValueIsNull(sn->sym)) {
+    hoist_index(e, sn->coef, pitch);
+  } else {
+    xe_val_t* sv = xe_lookup(e, sn->sym);
+    if (!sv) return NULL;
+    xe_name_t s64, c, prod;
+    scalar_i64(e, sv->names[0], sv->type.kind, s64);
+    if (sn->coef != 1) {
+      snprintf(text, sizeof text, "arith.constant %lld : i64", (long long)sn->coef);
+      xe_hoist(e, text, false, c);
+      int_bin(e, "muli", s64, c, ZT_I64, false, prod);
+      memcpy(s64, prod, sizeof s64);
+    }
+    cast_index(e, s64, "i64", pitch);
+  }
+  xe_name_t ri, cj;
+  offset_i32(e, row0, 0, ri);
+  offset_i32(e, col0, 0, cj);
+  idx_t idx[2] = {{ri, false}, {cj, false}};
+  lval_t pv;
+  ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
+  if (e->error) return NULL;
+  if (pv.vec) return xe_fail(e, ZT_STATUS_INTERNAL, "block address evaluated to a vector");
+  xe_name_t bytes, addr, kw, k0, h, y0;
+  int_bin(e, "muli", pv.v, eszn, ZT_I64, false, bytes);
+  int_bin(e, "addi", pv.base, bytes, ZT_I64, false, addr);
+  hoist_index(e, v->tr * esz < 64 ? 64 / esz : v->tr, kw);
+  hoist_index(e, 0, k0);
+  ZT_RETURN_IF_ERROR(bound_extent(e, pb, 1, idx, v->tc, h, y0));
+  if (e->error) return NULL;
+  ZT_RETURN_IF_ERROR(xe_emit_trans_read(e, v, t, addr, kw, h, pitch, k0, y0));
+  if (e->error) return NULL;
+  xe_bind(e, mlirOperationGetResult(op, 0), v);
+  return NULL;
+}
+
 // tile.load (store) through a pointer tensor as 2-D block IO; *done false
 // when the access does not qualify (the caller gathers instead).
 static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store, bool* done) {
@@ -1438,6 +1500,14 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
       xe_free_val(v);
       return NULL;
     }
+  }
+  if (pb.trans) {
+    if (store || v->role != XE_ROLE_B || v->b16 || v->narrow || v->br != 16 || v->bc != 16) {
+      if (!store) xe_free_val(v);
+      return NULL;  // gathers
+    }
+    *done = true;
+    return emit_ptr_trans(e, op, &pb, v, t);
   }
   // Groups: as many whole blocks as the facts allow, within this
   // subgroup's tile (whose origin is a multiple of its size).

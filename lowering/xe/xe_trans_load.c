@@ -265,6 +265,12 @@ static void rewrite_ptr(MlirOperation trans) {
     MlirValue x = mlirOperationGetOperand(ld, i);
     MlirType xt = mlirValueGetType(x);
     int64_t sh[2] = {mlirShapedTypeGetDimSize(xt, 1), mlirShapedTypeGetDimSize(xt, 0)};
+    // A splat `other` (0.0) splats again in the new shape: a transpose of
+    // a data tile would be the layout conversion this rewrite avoids.
+    if (i == 2 && mlirValueIsAOpResult(x) && zt_op_named(mlirOpResultGetOwner(x), "tile.splat")) {
+      ops[i] = splat(&b, mlirOperationGetOperand(mlirOpResultGetOwner(x), 0), 2, sh);
+      continue;
+    }
     ops[i] = mk(&b, "tile.trans", 1, &x, tensor(2, sh, mlirShapedTypeGetElementType(xt)), 1, &order);
   }
   MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString("tile.load"), b.loc);
@@ -470,6 +476,86 @@ zt_status_t xe_emit_trans_read(xe_emitter_t* e, xe_val_t* v, zt_type_t t, const 
     }
   }
   return NULL;
+}
+
+// ------------------------------------------------ transposed reads of pointer loads
+//
+// A 2-D pointer load whose offsets move by one element down the rows (K)
+// and by a stride across the columns (N): `tl.load(K + offs_n[None, :] *
+// stride + offs_d[:, None])`, and what rewrite_ptr above makes of
+// `tl.trans(tl.load(p))`, tutorial 06's backward (qT, kT, vT, do^T). Its
+// memory rows are the tile's columns, so a dot's B operand read from it is
+// the transposed 2D block read of the descriptor case, the descriptor built
+// from xe_axis.c's facts at the subgroup tile's first element (the caller,
+// xe_matrix.c's emit_ptr_blocks). Served only where exact, as above, and:
+// the facts' groups cover the whole tensor, no mask term along K (a K
+// bound would have to keep dword pairs whole), and for 16-bit data the
+// tile's first element provably 4-byte aligned (a dword holds a K pair:
+// the pointer argument's specialized alignment, even element offsets and
+// even loop advances).
+
+// Whether integer offsets (scalar or tensor) are provably even: at every
+// group's first element, which is where a tile starts or is an even
+// distance (origin multiples of 16, even pitch) before it.
+static bool even_offsets(xe_emitter_t* e, MlirValue v) {
+  if (!mlirTypeIsARankedTensor(mlirValueGetType(v))) return div_of(e, v, 0) % 2 == 0;
+  xe_axis_t ax;
+  xe_axis_info(e, v, &ax);
+  return ax.div % 2 == 0;
+}
+
+// Whether pointer (tensor) p is provably 4-byte aligned at every group's
+// first element, for elements of 2 bytes.
+static bool dword_aligned(xe_emitter_t* e, MlirValue p, int depth) {
+  if (depth > 16) return false;
+  if (mlirValueIsABlockArgument(p)) {
+    MlirOperation parent = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(p));
+    intptr_t i = mlirBlockArgumentGetArgNumber(p);
+    if (zt_op_named(parent, "scf.for") && i >= 1) {
+      // A loop-carried pointer: its initial value, and each advance.
+      MlirBlock b = mlirBlockArgumentGetOwner(p);
+      MlirValue y = mlirOperationGetOperand(mlirBlockGetTerminator(b), i - 1), s;
+      if (!mlirValueIsAOpResult(y) || !zt_op_named(mlirOpResultGetOwner(y), "tile.addptr"))
+        return false;
+      MlirOperation add = mlirOpResultGetOwner(y);
+      if (!mlirValueEqual(mlirOperationGetOperand(add, 0), p) ||
+          !xe_uniform_scalar(mlirOperationGetOperand(add, 1), &s) || !even_offsets(e, s))
+        return false;
+      return dword_aligned(e, mlirOperationGetOperand(parent, 3 + i - 1), depth + 1);
+    }
+    // A kernel argument: the launcher's specialized alignment (bytes).
+    return !mlirTypeIsARankedTensor(mlirValueGetType(p)) && xe_scalar_div(e, p) % 4 == 0;
+  }
+  MlirOperation op = mlirOpResultGetOwner(p);
+  if (zt_op_named(op, "tile.addptr"))
+    return dword_aligned(e, mlirOperationGetOperand(op, 0), depth + 1) &&
+           even_offsets(e, mlirOperationGetOperand(op, 1));
+  if (zt_op_named(op, "tile.splat") || zt_op_named(op, "tile.broadcast") ||
+      zt_op_named(op, "tile.expand_dims") || zt_op_named(op, "tile.trans"))
+    return dword_aligned(e, mlirOperationGetOperand(op, 0), depth + 1);
+  return false;
+}
+
+bool xe_ptr_trans_read_ok(xe_emitter_t* e, MlirOperation op, const xe_axis_t* ax) {
+  const char* tr = getenv("ZETILE_XE_TRANS_READ");
+  if (!e || (tr && strcmp(tr, "0") == 0) || !zt_op_named(op, "tile.load")) return false;
+  MlirValue res = mlirOperationGetResult(op, 0);
+  if (!only_dot_b(res)) return false;
+  MlirType t = mlirValueGetType(res);
+  MlirType et = mlirShapedTypeGetElementType(t);
+  bool b16 = mlirTypeIsAF16(et) || mlirTypeIsABF16(et);
+  if (!b16 && !mlirTypeIsAF32(et)) return false;
+  int64_t k = mlirShapedTypeGetDimSize(t, 0), n = mlirShapedTypeGetDimSize(t, 1);
+  if (k <= 0 || n <= 0 || k % 16 || n % 16) return false;
+  const xe_step_t *sk = &ax->step[0], *sn = &ax->step[1];
+  // K: one element apart over the whole tensor; N: a positive stride (a
+  // constant or a hinted argument times one), over the whole tensor.
+  if (!sk->known || !mlirValueIsNull(sk->sym) || sk->coef != 1 || ax->lin[0] < k) return false;
+  if (!sn->known || sn->coef <= 0 || ax->lin[1] < n) return false;
+  if (!mlirValueIsNull(sn->sym) && !xe_hinted_arg(e, sn->sym)) return false;
+  int64_t pitch_div = sn->coef * (mlirValueIsNull(sn->sym) ? 1 : xe_scalar_div(e, sn->sym));
+  if ((pitch_div * (b16 ? 2 : 4)) % 16) return false;
+  return !b16 || dword_aligned(e, mlirOperationGetOperand(op, 0), 0);
 }
 
 zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int num_warps,

@@ -1,0 +1,226 @@
+"""Transposed 2D block reads for dot B operands loaded through POINTER tensors
+(issue 12; tutorial 06's backward: qT, kT, vT and tl.trans(do)).
+
+`b = tl.load(B + rn[None, :] * stride + rk[:, None])` ([BK, BN], B stored
+row-major as [N, K]) and `tl.trans(tl.load(B + rn[:, None] * stride +
+rk[None, :]))` (num_warps > 1: lowering/xe/xe_trans_load.c's rewrite_ptr
+makes it the former) have their K rows one element apart and their N
+columns `stride` apart: the transposed view of the descriptor case. Before,
+each 16x16 B block was 16 strided row gathers; now, where xe_axis.c's facts
+prove the form, the emitter builds the transposed read's descriptor from the
+facts at the subgroup tile's first element (xe_matrix.c emit_ptr_trans ->
+xe_emit_trans_read): one d32t read per 16x16 fp16/bf16 block, two for fp32.
+A bound on N (`rn < N`) is the descriptor's height; a bound on K, or 16-bit
+data whose first element is not provably 4-byte aligned (a dword holds a K
+pair), keeps the gathers. ZETILE_XE_TRANS_READ=0 keeps them everywhere (the
+"before" of the E2 comparisons here).
+
+Evidence: E1 (spirv-val; pvc, bmg), E2 (ocloc + iga64 on the compat path:
+d32t sends, fewer sends/spills than the gathers, on this GEMM and on the
+attention-backward kernels of test_xe_attn_bwd_pointer_form.py), E4 (CPU
+target), E5 (pvc SPIR-V on Intel's OpenCL CPU runtime, fp16 and fp32, M/N
+tails through the mask, both forms, 1 and 4 subgroups, and the compat
+path's SPIR-V with IGC's internal builtin, emulated)."""
+import os
+
+import numpy as np
+import pytest
+
+import zetile
+import zetile.language as tl
+from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@zetile.jit
+def mm_bt_ptr_kernel(A, B, C, M, N, K, stride_a, stride_b, OFF: tl.constexpr,
+                     TRANS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                     BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = A + rm[:, None] * stride_a + rk[None, :]
+    Bo = B + OFF
+    if TRANS:
+        b_ptrs = Bo + rn[:, None] * stride_b + rk[None, :]  # [BN, BK], transposed below
+    else:
+        b_ptrs = Bo + rn[None, :] * stride_b + rk[:, None]  # [BK, BN] directly
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
+        if TRANS:
+            b = tl.trans(tl.load(b_ptrs, mask=rn[:, None] < N, other=0.0))
+        else:
+            b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BK
+        b_ptrs += BK
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+CONF1 = {"BM": 32, "BN": 32, "BK": 32}  # one subgroup
+CONF4 = {"BM": 64, "BN": 64, "BK": 32}  # 4 subgroups: B split by columns
+
+
+def _sig(dt):
+    return {"A": "*" + dt, "B": "*" + dt, "C": "*fp32", "M": "i32", "N": "i32",
+            "K": "i32:16", "stride_a": "i32:16", "stride_b": "i32:16"}
+
+
+def _compile(dt, trans=False, num_warps=4, off=0, target="pvc", compat=False):
+    conf = dict(CONF1 if num_warps == 1 else CONF4, OFF=off, TRANS=trans)
+    return zetile.compile(mm_bt_ptr_kernel, signature=_sig(dt), constexprs=conf, target=target,
+                          num_warps=num_warps, compat=compat, cached=False)
+
+
+# Transposed reads per K step of a subgroup's B tile (32 K x 32 N with one
+# subgroup; 32 K x 16 N of the 64-wide B over 4 subgroups): 16-bit one per
+# 16x16 block, fp32 two.
+def _reads(dt, num_warps):
+    blocks = 4 if num_warps == 1 else 2
+    return blocks * (2 if dt == "fp32" else 1)
+
+
+@pytest.mark.parametrize("target", ["pvc", "bmg"])
+@pytest.mark.parametrize("dt,trans,num_warps", [
+    ("fp16", False, 1), ("fp16", False, 4), ("fp16", True, 4), ("bf16", True, 4),
+    ("fp32", False, 1), ("fp32", True, 4)])
+def test_e1_transposed_reads_instead_of_gathers(target, dt, trans, num_warps):
+    ck = _compile(dt, trans, num_warps, target=target)
+    mlir = ck.asm["mlir"]
+    assert mlir.count("transpose = array<i64: 1, 0>") == _reads(dt, num_warps), mlir
+    assert "xegpu.load " not in mlir  # no row gathers left
+    assert b"intel_sub_group_2d_block_read_transpose_32b_16r8x1c" in ck.asm["spirv"]
+    if have_tool("spirv-val"):
+        spirv_val(ck.asm["spirv"])
+
+
+def test_gathers_where_the_read_cannot_serve(monkeypatch):
+    # 16-bit data one element off a dword: a dword would straddle K pairs.
+    mlir = _compile("fp16", off=1).asm["mlir"]
+    assert "transpose" not in mlir and mlir.count("xegpu.load ") > 0
+    # fp32 elements are dwords: the same offset is served.
+    assert "transpose" in _compile("fp32", off=1).asm["mlir"]
+    # ... and the switch that keeps the gathers everywhere.
+    monkeypatch.setenv("ZETILE_XE_TRANS_READ", "0")
+    mlir = _compile("fp16").asm["mlir"]
+    assert "transpose" not in mlir and mlir.count("xegpu.load ") > 0
+
+
+def _isa(compile_fn):
+    from zetile.tools import isa
+    ck = compile_fn()
+    isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
+    (text,) = isas.values()
+    r = isa.analyze_isa(text)
+    r["d32t"] = text.count("load_block2d.ugm.d32t")
+    r["spilled"] = isa.spill_from_log(log)
+    return r
+
+
+needs_isa = pytest.mark.skipif(not have_tool("ocloc") or not have_tool("iga64"),
+                               reason="ocloc and iga64 are needed")
+
+
+@needs_isa
+@pytest.mark.parametrize("dt", ["fp16", "fp32"])
+def test_e2_compat_d32t_sends(dt, monkeypatch):
+    fn = lambda: _compile(dt, trans=True, num_warps=4, compat=True)
+    after = _isa(fn)
+    monkeypatch.setenv("ZETILE_XE_TRANS_READ", "0")
+    before = _isa(fn)
+    print(dt, "before", before, "after", after)
+    assert after["calla"] == 0 and after["dpas"] == before["dpas"] > 0
+    assert after["d32t"] == _reads(dt, 4) and before["d32t"] == 0
+    assert after["sends"] < before["sends"]
+    assert after["spilled"] <= before["spilled"]
+
+
+@needs_isa
+def test_e2_attention_backward_dkdv(monkeypatch):
+    # Tutorial 06's dk/dv kernel shape (ours): qT and tl.trans(do) into dots'
+    # B operands; 128 x 64 blocks of K/V resident, 4 subgroups.
+    from test_xe_attn_bwd_pointer_form import SIG, _conf, dkdv_kernel
+    fn = lambda: zetile.compile(dkdv_kernel, signature=SIG, constexprs=_conf(64, False),
+                                target="pvc", num_warps=4, compat=True, cached=False)
+    after = _isa(fn)
+    monkeypatch.setenv("ZETILE_XE_TRANS_READ", "0")
+    before = _isa(fn)
+    print("dkdv before", before, "after", after)
+    assert after["calla"] == 0 and after["dpas"] == before["dpas"] > 0
+    assert after["d32t"] > 0 and before["d32t"] == 0
+    assert after["sends"] < before["sends"]
+    assert after["spilled"] < before["spilled"]
+
+
+def _reference(dt, m, n, k, off):
+    npdt = np.float16 if dt == "fp16" else np.float32
+    rng = np.random.default_rng(m * 10000 + n * 100 + k)
+    a = rng.standard_normal((m, k)).astype(npdt)
+    b = rng.standard_normal(n * k + off).astype(npdt)
+    bm = b[off:].reshape(n, k)
+    return a, b, a.astype(np.float32) @ bm.astype(np.float32).T
+
+
+# M and N tails (the mask's bounds); K a multiple of BK (no K mask).
+SHAPES = [(64, 64, 64), (40, 56, 96), (72, 136, 64)]
+
+
+def _run(dt, m, n, k, trans=False, num_warps=4, off=0):
+    a, b, ref = _reference(dt, m, n, k, off)
+    c = np.zeros((m, n), np.float32)
+    conf = CONF1 if num_warps == 1 else CONF4
+    grid = (-(-m // conf["BM"]), -(-n // conf["BN"]))
+    mm_bt_ptr_kernel[grid](a, b, c, m, n, k, k, k, OFF=off, TRANS=trans, **conf,
+                           num_warps=num_warps)
+    return float(np.abs(c - ref).max() / max(1.0, np.abs(ref).max()))
+
+
+@pytest.mark.parametrize("dt", ["fp16", "fp32"])
+def test_cpu_target(dt):
+    for m, n, k in SHAPES:
+        assert _run(dt, m, n, k) < 2e-3
+        assert _run(dt, m, n, k, trans=True, off=1) < 2e-3
+
+
+E5_CASES = [(dt, m, n, k, trans, w) for dt in ("fp16", "fp32")
+            for (m, n, k), trans, w in [(SHAPES[0], False, 1), (SHAPES[1], False, 4),
+                                        (SHAPES[2], True, 4)]]
+
+
+def test_e5_opencl_cpu():
+    opencl_cpu_or_skip()
+    res = run_result("""
+        import json, zetile
+        from test_xe_trans_ptr_read import _run, _compile, E5_CASES
+        assert zetile.get_device().info["name"] == "opencl:cpu"
+        # The specializations these launches compile read B transposed.
+        assert "transpose = array" in _compile("fp16", trans=True).asm["mlir"]
+        assert "transpose = array" in _compile("fp32", num_warps=1).asm["mlir"]
+        print("RESULT " + json.dumps([list(c) + [_run(*c)] for c in E5_CASES]))
+    """, path=HERE, env={"ZETILE_CACHE_DIR": os.path.join(os.environ.get(
+        "ZETILE_CACHE_DIR", "/tmp"), "trans_ptr_read_e5")}, timeout=900)
+    print(res)
+    assert len(res) == len(E5_CASES)
+    for dt, m, n, k, trans, w, err in res:
+        # fp16 products are exact in the fp32 accumulator; fp32 dots are
+        # tf32-like by default (xe_dot_f32.c).
+        assert err < (1e-5 if dt == "fp16" else 2e-3), (dt, m, n, k, trans, w, err)
+
+
+def test_e5_compat_builtin_opencl_cpu():
+    # The compat path imports IGC's internal transposed read instead
+    # (emulated in runtime/opencl/emu/subgroup_block.cl).
+    opencl_cpu_or_skip()
+    res = run_result("""
+        import json, zetile
+        from test_xe_trans_ptr_read import _run, _compile
+        spv = _compile("fp16", trans=True, compat=True).asm["spirv"]
+        assert b"__builtin_IB_subgroup_block_read_flat_transpose_u32_k8" in spv
+        print("RESULT " + json.dumps([[dt, _run(dt, 40, 56, 96, trans=True)]
+                                      for dt in ("fp16", "fp32")]))
+    """, path=HERE, env={"ZETILE_COMPAT": "1", "ZETILE_CACHE_DIR": os.path.join(os.environ.get(
+        "ZETILE_CACHE_DIR", "/tmp"), "trans_ptr_read_e5_compat")}, timeout=900)
+    for dt, err in res:
+        assert err < (1e-5 if dt == "fp16" else 2e-3), (dt, err)
