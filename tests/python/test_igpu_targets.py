@@ -425,12 +425,14 @@ def test_every_evidence_kernel_reaches_e5(target):
 @needs_tools
 @pytest.mark.parametrize("target", ["skl", "tgllp"])
 @pytest.mark.parametrize("case", ["gemm_fp16", "gemm_int8", "gemm_fp16_w4", "sdpa_fp16_d64_causal",
-                                  "flex_fp16_causal_blocks"])
+                                  "sdpa_bf16_d128", "flex_fp16_causal_blocks"])
 def test_templates_build_for_integrated_gpus(target, case):
     # The templates' configurations build for the iGPU rows (issue 21): E1
     # (spirv-val), E2 (ocloc: every call resolved, FMA dots, no DPAS), no
-    # spills at these shipped configurations. (`python -m zetile.ops.xe_cases
-    # --target tgllp` lists every case: only sdpa_bf16_d128 spills there.)
+    # spills at the configurations the templates pick for the row
+    # (sdpa_bf16_d128 spilled 1183 on tgllp at the pvc tiles, 32x32; the
+    # row's registers give it 16x16). `python -m zetile.ops.xe_cases
+    # --target tgllp` lists every case.
     from zetile.ops import xe_cases
     art, err = xe_cases.build(case, target)
     assert err is None, err
@@ -440,3 +442,47 @@ def test_templates_build_for_integrated_gpus(target, case):
     r = isa.analyze_isa("".join(isas.values()))
     assert r["calla"] == 0 and r["dpas"] == 0, r
     assert isa.spill_from_log(log) == 0, log
+
+
+def test_target_info_is_the_rows_descriptor():
+    # What the templates size their tiles by (_C.target_info: the row of
+    # lowering/xe/xe_target.c), never the target's name.
+    tg, skl, pvc = (zetile._C.target_info(t) for t in ("tgllp", "skl", "pvc"))
+    assert (tg["xmx"], tg["dp4a"], tg["subgroup_size"], tg["grf"], tg["grf_bytes"]) == \
+        (False, True, 8, 128, 32), tg
+    assert tg["slm_per_workgroup"] == 64 * 1024, tg
+    assert (skl["xmx"], skl["dp4a"]) == (False, False), skl
+    assert (pvc["xmx"], pvc["subgroup_size"], pvc["grf_large"], pvc["grf_bytes"]) == \
+        (True, 16, 256, 64), pvc
+    assert zetile._C.target_info("cpu") is None and zetile._C.target_info("nope") is None
+
+
+def test_templates_pick_tiles_by_the_rows_registers():
+    # Planned for a row without XMX, attention's d128 forward takes tiles
+    # whose fp32 values fit the work-items' registers (FMA dots hold them
+    # unpacked); d64 and rows with XMX keep the template's default; a
+    # config given by the caller is taken as it is.
+    torch = pytest.importorskip("torch")
+    from zetile.ops import _kernels, scaled_dot_product_attention as sdpa
+    zetile.set_device("cpu")
+    default = _kernels.load("attention").DEFAULT
+
+    def plan(target, E, config=None):
+        q = torch.zeros(1, 4, 512, E, dtype=torch.bfloat16)
+        with _kernels.planning_for(target):
+            kw = sdpa(q, q, q, config=config, plan=True).kwargs
+        return {k: kw[k] for k in ("BLOCK_M", "BLOCK_N")}
+
+    for row in ("tgllp", "skl", "icllp", "mtl"):
+        c = plan(row, 128)
+        assert c["BLOCK_M"] * c["BLOCK_N"] < default["BLOCK_M"] * default["BLOCK_N"], (row, c)
+        values = 2 * c["BLOCK_M"] * 128 + 2 * c["BLOCK_N"] * 128 + c["BLOCK_M"] * c["BLOCK_N"]
+        assert _kernels.registers_fit(zetile._C.target_info(row), values), (row, c)
+        assert plan(row, 64) == {k: default[k] for k in ("BLOCK_M", "BLOCK_N")}, row
+        assert plan(row, 128, config={"BLOCK_M": 32, "BLOCK_N": 32}) == \
+            {"BLOCK_M": 32, "BLOCK_N": 32}
+    for row in ("pvc", "dg2", "lnl"):
+        assert plan(row, 128) == {k: default[k] for k in ("BLOCK_M", "BLOCK_N")}, row
+    # The default 32x32 does not fit tgllp's registers at d128 (what spilled).
+    assert not _kernels.registers_fit(zetile._C.target_info("tgllp"),
+                                      4 * 32 * 128 + 32 * 32)

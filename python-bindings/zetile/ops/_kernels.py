@@ -5,12 +5,14 @@ folder. Today the package is used in place (scripts/setup.sh puts
 python-bindings/ on sys.path), so the folder is found next to it; packaging
 (a later issue) changes only `stdlib_dir`.
 """
+import contextlib
 import importlib.util
 import os
 import sys
 import threading
 
-_lock = threading.Lock()
+# Reentrant: a template module may load another (attention.py loads philox.py).
+_lock = threading.RLock()
 _modules = {}
 
 
@@ -72,6 +74,70 @@ def forget_tuned():
     """Forgets the configs tuned_config looked up (after a tuning run in
     this process)."""
     _tuned.clear()
+
+
+_plan = threading.local()
+
+
+@contextlib.contextmanager
+def planning_for(target):
+    """Plans templates inside the block for `target` ("tgllp", ...) instead of
+    the current device's: what building for a GPU this machine lacks needs
+    (zetile.ops.xe_cases, `zetile isa`), since a plan's tile sizes depend on
+    the target's registers."""
+    prev = getattr(_plan, "target", None)
+    _plan.target = target
+    try:
+        yield
+    finally:
+        _plan.target = prev
+
+
+def target_row():
+    """The target table's row (_C.target_info: subgroup_size, xmx, grf,
+    grf_bytes, slm_per_workgroup, ...) of the target templates plan for:
+    planning_for's, else the current device's; None for the CPU."""
+    from .. import _C, runtime
+    t = getattr(_plan, "target", None)
+    if t is None:
+        t = runtime.info(runtime.get_device()).get("target", "cpu")
+    return _C.target_info(t)
+
+
+# Rows without XMX run dots as FMAs (lowering/dg2/dg2_dot_fma.c): the SIMD8
+# lowering spreads a kernel with a dot over 16 subgroups (dg2_lower.c,
+# pick_num_warps) and holds the tiles unpacked, as 32-bit values. A tile set
+# fits when those values take at most REGISTER_SHARE of each work-item's
+# registers; the rest is addresses, masks and loop state. Checked against
+# ocloc's spill counts (docs/TEMPLATES.md, integrated GPUs): attention d128
+# at 32x32 needs 136 values a work-item (1183 spilled on tgllp), at 16x16 66
+# (0 spilled); d64 at 32x32 72 (0 spilled).
+FMA_DOT_SUBGROUPS = 16
+REGISTER_SHARE = 0.75
+
+
+def registers_fit(row, values):
+    """Whether `values` 32-bit tile elements of one program fit the
+    registers of `row`'s work-items. True where no rule applies: the CPU
+    (row None) and rows with XMX, whose shipped configs are what was
+    measured there (packed DPAS operands, other subgroup counts)."""
+    if row is None or row["xmx"]:
+        return True
+    lanes = FMA_DOT_SUBGROUPS * row["subgroup_size"]
+    per_lane = row["grf"] * row["grf_bytes"] / row["subgroup_size"]
+    return values * 4 / lanes <= REGISTER_SHARE * per_lane
+
+
+def shrink_to_fit(cfg, values, keys, row=None, floor=16):
+    """Halves cfg[k] for k in `keys`, the first key down to `floor` before
+    the next, until `values(cfg)` 32-bit elements fit the target's registers
+    (registers_fit). Returns cfg (changed in place); a config that does not
+    fit even at the floor is returned at the floor."""
+    row = target_row() if row is None else row
+    for k in keys:
+        while not registers_fit(row, values(cfg)) and cfg[k] > floor:
+            cfg[k] //= 2
+    return cfg
 
 
 class Launch:

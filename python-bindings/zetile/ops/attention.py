@@ -51,12 +51,26 @@ def _check_qkv(fn, query, key, value, enable_gqa):
     return q, k, v, q3
 
 
-def _config(L, S, config, q_block=None, kv_block=None):
+def _fwd_values(head):
+    # 32-bit values one forward program holds: the output accumulator and
+    # the query tile (BLOCK_M x head), key and value tiles (BLOCK_N x head),
+    # the scores (BLOCK_M x BLOCK_N).
+    return lambda c: (2 * c["BLOCK_M"] * head + 2 * c["BLOCK_N"] * head
+                      + c["BLOCK_M"] * c["BLOCK_N"])
+
+
+def _config(L, S, config, q_block=None, kv_block=None, head=None):
+    """The forward's tiles: `config` if given, else the template's default
+    cut to the lengths and, given the (padded) head dim, to the target's
+    registers (_kernels.shrink_to_fit: on rows without XMX BLOCK_N halves
+    first, then BLOCK_M)."""
     mod = _kernels.load("attention")
     cfg = dict(mod.DEFAULT if config is None else config)
     if config is None:
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(L)))
         cfg["BLOCK_N"] = min(cfg["BLOCK_N"], max(16, next_power_of_2(S)))
+        if head is not None:
+            _kernels.shrink_to_fit(cfg, _fwd_values(head), ("BLOCK_N", "BLOCK_M"))
     # A sparse block must hold whole kernel tiles.
     if q_block is not None:
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], q_block)
@@ -78,13 +92,13 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
     Hkv, S = k.shape[1], k.shape[2]
     head = max(16, next_power_of_2(E))
     if sparse is not None:
-        cfg = _config(L, S, config, sparse["Q_BLOCK"], sparse["KV_BLOCK"])
+        cfg = _config(L, S, config, sparse["Q_BLOCK"], sparse["KV_BLOCK"], head=head)
     else:
         if config is None and score_mod is None and mask_mod is None and mask is None:
             # What `zetile tune sdpa --shape B,H,L,S,D [--causal]` stored, if anything.
             config = _kernels.tuned_config(_kernels.load("attention").attn_fwd,
                                            [B, Hq, L, S, E, q.dtype, bool(causal)])
-        cfg = _config(L, S, config)
+        cfg = _config(L, S, config, head=head)
     kind = q.kind
     o = out if out is not None else _arrays.empty(kind, q.shape, q.dtype)
     ov = _arrays.as_view(o, f"{fn}: out")

@@ -17,7 +17,9 @@ def _batched(v, what):
 def config_for(M, N, K, config=None, dtype=None):
     """The tile configuration: `config` if given, else what `zetile tune gemm`
     stored for (M, N, K, dtype) on this device, else the template's default
-    with tiles shrunk (to a power of two, at least 16) for small M or N."""
+    with tiles shrunk (to a power of two, at least 16) for small M or N and
+    to the target's registers (_kernels.shrink_to_fit: the accumulator and
+    both operand tiles, on rows without XMX)."""
     g = _kernels.load("gemm")
     if config is None and dtype is not None:
         config = _kernels.tuned_config(g.gemm_kernel, [M, N, K, dtype])
@@ -25,6 +27,9 @@ def config_for(M, N, K, config=None, dtype=None):
     if config is None:
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(M)))
         cfg["BLOCK_N"] = min(cfg["BLOCK_N"], max(16, next_power_of_2(N)))
+        _kernels.shrink_to_fit(cfg, lambda c: (c["BLOCK_M"] * c["BLOCK_N"] + c["BLOCK_K"]
+                                               * (c["BLOCK_M"] + c["BLOCK_N"])),
+                               ("BLOCK_N", "BLOCK_M"))
     return cfg
 
 

@@ -36,7 +36,7 @@ def _gemm(dt="float16", trans_b=False, batch=0, epilogue=False, weight_bits=0, p
     return gemm(a, b, plan=True, **kw)
 
 
-def _sdpa(dt="float16", E=64, causal=False, mask=None, gqa=False):
+def _sdpa(dt="float16", E=64, causal=False, mask=None, gqa=False, dropout_p=0.0):
     from . import scaled_dot_product_attention
     torch = _t()
     L = 512
@@ -48,7 +48,8 @@ def _sdpa(dt="float16", E=64, causal=False, mask=None, gqa=False):
     elif mask == "float":
         m = _z(L, L, dt=dt)
     return scaled_dot_product_attention(q, kv, kv, attn_mask=m, is_causal=causal,
-                                        enable_gqa=gqa, plan=True)
+                                        enable_gqa=gqa, dropout_p=dropout_p, dropout_seed=1,
+                                        plan=True)
 
 
 def _flex(score=None, mask=None, dt="float16"):
@@ -95,6 +96,8 @@ CASES = {
     "sdpa_fp16_d64_boolmask": lambda: _sdpa("float16", 64, mask="bool"),
     "sdpa_fp16_d64_floatmask": lambda: _sdpa("float16", 64, mask="float"),
     "sdpa_fp16_d64_gqa": lambda: _sdpa("float16", 64, gqa=True),
+    "sdpa_fp16_d64_dropout": lambda: _sdpa("float16", 64, dropout_p=0.1),
+    "sdpa_bf16_d128_causal_dropout": lambda: _sdpa("bfloat16", 128, causal=True, dropout_p=0.1),
     "flex_fp16_causal_blocks": lambda: _flex(mask="causal"),
     "flex_fp16_softcap": lambda: _flex(score="softcap"),
     "flex_fp16_alibi_causal": lambda: _flex(score="alibi", mask="causal"),
@@ -105,22 +108,28 @@ CASES = {
 def build(name, target):
     """(artifact, None) or (None, message of the refusal)."""
     from .. import _C
+    from . import _kernels
     try:
-        return CASES[name]().compile(target, cached=True), None
+        # Planned for `target`: the templates size their tiles by its row.
+        with _kernels.planning_for(target):
+            launch = CASES[name]()
+        return launch.compile(target, cached=True), None
     except _C.Error as e:
         return None, f"{type(e).__name__}: {e}"
 
 
 def isa_row(name, target):
     """One table row: DPAS in the innermost loop and spills from ocloc, or the refusal."""
+    from .. import _C
     from ..tools import isa
     art, err = build(name, target)
     if err:
         return {"case": name, "target": target, "built": False, "message": err.splitlines()[0]}
-    opts = "-ze-opt-large-register-file" if target in ("pvc", "bmg") else ""
+    row = _C.target_info(target)
+    opts = "-ze-opt-large-register-file" if row and row["grf_large"] else ""
     try:
         isas, log = isa.ocloc_isa(art.get("spirv"), target, opts)
-    except (RuntimeError, isa.ToolMissing) as e:
+    except (RuntimeError, ValueError, isa.ToolMissing) as e:
         # Debian's ocloc does not know bmg ("Cannot get HW Info for device bmg"):
         # the SPIR-V was built (E1 is spirv-val's), ocloc figures are missing.
         first = [ln for ln in str(e).splitlines() if ln.strip()][1:2] or [str(e)]
@@ -128,12 +137,13 @@ def isa_row(name, target):
                 "dpas_in_loop": None, "spill": None, "message": "ocloc: " + first[0].strip()}
     r = isa.analyze_isa("".join(isas.values()))
     return {"case": name, "target": target, "built": True, "dpas": r["dpas"],
-            "dpas_in_loop": r["dpas_in_innermost_loop"], "spill": isa.spill_from_log(log)}
+            "dpas_in_loop": r["dpas_in_innermost_loop"], "spill": isa.spill_from_log(log),
+            "sends": r.get("sends")}
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--target", action="append", help="pvc, bmg, dg2 (default: all three)")
+    p.add_argument("--target", action="append", help="pvc, bmg, dg2, tgllp, skl, ... (default: pvc, bmg, dg2)")
     p.add_argument("--case", action="append", help="a case name (default: all)")
     a = p.parse_args(argv)
     import zetile
@@ -148,6 +158,7 @@ def main(argv=None):
                 print(f"{t:4} {c:32} built; {r['message']} ({r['seconds']:.0f} s)", flush=True)
             elif r["built"]:
                 print(f"{t:4} {c:32} dpas={r['dpas']:3} in_loop={r['dpas_in_loop']:3} spill={r['spill']} "
+                      f"sends={r['sends']} "
                       f"({r['seconds']:.0f} s)",
                       flush=True)
             else:
