@@ -259,7 +259,7 @@ def cell_text(c):
             extra += " (E1 only)"
         if c.get("E2") == "pass (compat)":
             extra = " compat:" + extra
-        return "ok" + extra
+        return "ok" + extra + (" (earlier run)" if c.get("reused") else "")
     msg = c.get("message", "")
     return f"{st}: {msg}" if msg else st
 
@@ -282,9 +282,18 @@ def xe_cell(row, target, out_dir, timeout):
         return {"status": "refused", "message": spec["front_end_error"]}
     # The same specialization launched by several cases is built once.
     key = (spec["ir_key"], target)
+    if key not in _BUILT and REUSE:
+        # --reuse: a build an earlier run finished (same tile IR, same target),
+        # marked as such in the table (it may be an older zetile's).
+        old = _read_json(os.path.join(REUSE, f"build_{spec['ir_key']}_{target}.json"))
+        if old is not None:
+            _BUILT[key] = dict(old, reused=REUSE)
     if key not in _BUILT:
         _BUILT[key] = run_build(spec, target, out_dir, timeout)
     return _BUILT[key]
+
+
+REUSE = None
 
 
 def short_cell(c):
@@ -298,7 +307,7 @@ def short_cell(c):
         compat = "compat: " if c.get("E2") == "pass (compat)" else ""
         spill = f", {i['spilled']} spilled" if i["spilled"] else ""
         return (f"ok, {compat}{i['dpas']} DPAS ({i['dpas_in_loop']} in loop), {i['sends']} sends{spill},"
-                f" {c.get('compile_s', '?')} s")
+                f" {c.get('compile_s', '?')} s" + (" (earlier run)" if c.get("reused") else ""))
     msg = re.sub(r"Xe lowering \((pvc|bmg)\): ", "", c.get("message", ""))
     msg = msg.replace("|", "/").strip()
     return f"**{st}**: {msg[:110]}{'...' if len(msg) > 110 else ''}"
@@ -325,7 +334,12 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="one case per tutorial")
     ap.add_argument("--out", default=None, help="directory for the JSON results (default: a temp dir)")
     ap.add_argument("--markdown", default=None, help="also write the table (short cells) as Markdown here")
+    ap.add_argument("--reuse", default=None,
+                    help="an earlier run's --out: its finished Xe builds are taken, not redone "
+                         "(cells marked 'earlier run')")
     a = ap.parse_args(argv)
+    global REUSE
+    REUSE = a.reuse
     if not a.src or not os.path.isdir(os.path.join(a.src, "python", "tutorials")):
         ap.error("TRITON_SRC (or --src) must be a Triton source tree with python/tutorials")
     out_dir = a.out or tempfile.mkdtemp(prefix="zetile-tutorials-")
