@@ -501,6 +501,18 @@ void xe_cross_sg_reduce(xe_emitter_t* e, const char* kind, const char* identity,
 /// memref.get_global hoisted into out), declared once per (kind, n) by
 /// xe_emit_module; false (e->error set) past the table's size.
 bool xe_slm_buffer(xe_emitter_t* e, zt_scalar_kind_t k, int n, xe_name_t out);
+/// Hoisted SLM indexing (xe_reduce.c): `out` = lane index + base + k as
+/// vector<16xindex> (base "" for none); `out` = sg_id / div % mod * mul as
+/// an index ("" when always 0); `out` = a + b ("" operands are 0).
+void xe_slm_offsets(xe_emitter_t* e, const char* base, int64_t k, xe_name_t out);
+void xe_sg_index(xe_emitter_t* e, int div, int mod, int64_t mul, xe_name_t out);
+void xe_add_index(xe_emitter_t* e, const char* a, const char* b, xe_name_t out);
+/// Whether xe_convert_blocks can move record s into blocks of `role`, and
+/// the move itself: a new record (not bound) of s's type in that role,
+/// through shared local memory with barriers around (xe_convert.c); NULL
+/// with e->error set when it cannot (over the target's SLM per workgroup).
+bool xe_convert_servable(const xe_val_t* s, int role);
+xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role);
 /// Chunk ch of n (a 16-lane vector of kind k) as subgroup 0 holds it, into
 /// `out` in every subgroup: subgroup 0 writes it to SLM, barriers around.
 void xe_slm_from_sg0(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int ch, int n,

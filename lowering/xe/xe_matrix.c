@@ -1813,6 +1813,9 @@ static bool is_zero_splat(MlirValue v) {
          mlirFloatAttrGetValueDouble(a) == 0.0;
 }
 
+static zt_status_t dot_blocks(xe_emitter_t* e, MlirOperation op, xe_val_t* a, xe_val_t* b,
+                              xe_val_t* c, bool int8, bool f32, zt_scalar_kind_t ak);
+
 // tile.dot: one DPAS per (8-row block, 16-column block, 16-deep K step).
 static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
   xe_val_t* a = xe_lookup(e, mlirOperationGetOperand(op, 0));
@@ -1859,27 +1862,74 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
     a_view.role = XE_ROLE_A;
     a = &a_view;
   }
+  // Operands held in blocks of another role: the same blocks viewed in the
+  // dot's role where the geometry is the same (one subgroup: C and A blocks
+  // of a tile coincide), else moved through shared local memory
+  // (xe_convert.c); the moved records are freed after the dot.
+  xe_val_t views[3];
+  xe_val_t* moved[3] = {NULL, NULL, NULL};
   for (int i = 0; i < 3; ++i) {
     xe_val_t* x = i == 0 ? a : i == 1 ? b : c;
     int want = i == 0 ? XE_ROLE_A : i == 1 ? XE_ROLE_B : XE_ROLE_C;
-    tier = xe_assign_conversion(e->layouts, op, i, &from, &to);
-    if (x->layout == XE_LAYOUT_BLOCK2D && x->role != want && tier != XE_CONV_NONE) {
+    if (x->layout != XE_LAYOUT_BLOCK2D || x->role == want) continue;
+    xe_val_t* y = NULL;
+    xe_val_t* like = xe_alloc_role(e, x->type, want);
+    if (!like && e->error) {
+      // No such geometry: the move below says why, or the refusal does.
+      zt_status_free(e->error);
+      e->error = NULL;
+    }
+    if (like && !like->narrow && !x->narrow && like->b16 == x->b16 && like->br == x->br &&
+        like->bc == x->bc && like->tr == x->tr && like->tc == x->tc && like->nbr == x->nbr &&
+        like->nbc == x->nbc && !strcmp(xe_layout_attr(like), xe_layout_attr(x))) {
+      views[i] = *x;
+      views[i].role = want;
+      y = &views[i];
+    }
+    if (like) xe_free_val(like);
+    if (!y && xe_convert_servable(x, want)) {
+      y = moved[i] = xe_convert_blocks(e, x, want);
+      if (!y) {
+        for (int j = 0; j < i; ++j) xe_free_val(moved[j]);
+        return NULL;  // e->error holds the reason (sticky)
+      }
+    }
+    if (!y) {
+      tier = xe_assign_conversion(e->layouts, op, i, &from, &to);
       zt_strbuf_t sb;
       zt_strbuf_init(&sb);
-      xe_layout_print(from, &sb);
-      zt_strbuf_puts(&sb, " -> ");
-      xe_layout_print(to, &sb);
+      if (tier != XE_CONV_NONE) {
+        xe_layout_print(from, &sb);
+        zt_strbuf_puts(&sb, " -> ");
+        xe_layout_print(to, &sb);
+      }
       zt_status_t st = xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                               "dot operand %d needs a layout conversion %s through %s, "
-                               "not emitted yet on Xe",
-                               i, sb.data ? sb.data : "?",
+                               "dot operand %d needs a layout conversion %s%s%s, not emitted "
+                               "on Xe for %s blocks of %s (16-bit B operands are VNNI blocks)",
+                               i, sb.data ? sb.data : "",
+                               tier == XE_CONV_NONE ? "" : " through ",
                                tier == XE_CONV_SLM     ? "shared local memory"
                                : tier == XE_CONV_LANES ? "lane shuffles"
-                                                       : "registers");
+                               : tier == XE_CONV_NONE  ? ""
+                                                       : "registers",
+                               want == XE_ROLE_A ? "A" : want == XE_ROLE_B ? "B" : "C",
+                               zt_scalar_kind_name(x->type.kind));
       zt_strbuf_deinit(&sb);
+      for (int j = 0; j < i; ++j) xe_free_val(moved[j]);
       return st;
     }
+    if (i == 0) a = y;
+    else if (i == 1) b = y;
+    else c = y;
   }
+  zt_status_t st = dot_blocks(e, op, a, b, c, int8, f32, ak);
+  for (int j = 0; j < 3; ++j) xe_free_val(moved[j]);
+  return st;
+}
+
+// The DPAS of a dot whose operands are A, B and C blocks.
+static zt_status_t dot_blocks(xe_emitter_t* e, MlirOperation op, xe_val_t* a, xe_val_t* b,
+                              xe_val_t* c, bool int8, bool f32, zt_scalar_kind_t ak) {
   if (a->layout != XE_LAYOUT_BLOCK2D || a->role != XE_ROLE_A || b->layout != XE_LAYOUT_BLOCK2D ||
       b->role != XE_ROLE_B || c->layout != XE_LAYOUT_BLOCK2D || c->role != XE_ROLE_C)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
@@ -2187,28 +2237,11 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
         regs = false;
     if (regs) role = XE_ROLE_A;
   }
-  if (shape && rl && rl->kind == XE_LK_DPAS && rl->operand != XE_DPAS_C &&
-      role != (rl->operand == XE_DPAS_A ? XE_ROLE_A : XE_ROLE_B) && role != XE_ROLE_BW) {
-    // A dot operand computed here from values in another layout: name the
-    // conversion the assignment found (the dot would refuse it anyway).
-    for (intptr_t i = 0; i < no; ++i) {
-      const xe_layout_t *from = NULL, *to = NULL;
-      xe_conv_tier_t tier = xe_assign_conversion(e->layouts, op, (int)i, &from, &to);
-      if (tier != XE_CONV_LANES && tier != XE_CONV_SLM) continue;
-      zt_strbuf_t sb;
-      zt_strbuf_init(&sb);
-      xe_layout_print(from, &sb);
-      zt_strbuf_puts(&sb, " -> ");
-      xe_layout_print(to, &sb);
-      zt_status_t st = xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                               "a dot operand computed from operand %d needs a layout "
-                               "conversion %s through %s, not emitted yet on Xe",
-                               (int)i, sb.data ? sb.data : "?",
-                               tier == XE_CONV_SLM ? "shared local memory" : "lane shuffles");
-      zt_strbuf_deinit(&sb);
-      return st;
-    }
-  }
+  // A dot operand computed here from values in another layout (the
+  // assignment recorded a lanes/SLM conversion at this op's operands): the
+  // result keeps its operands' blocks and the dot moves it into its role
+  // (emit_dot, xe_convert.c), after the op, where it is narrowest when the
+  // op is a cast to 16 bits.
   xe_val_t* r = xe_alloc_for(e, res, rt, role);
   if (!r) return NULL;
   if (r->role != (shape ? shape->role : XE_ROLE_C) &&

@@ -331,6 +331,17 @@ static void add_index(xe_emitter_t* e, const char* a, const char* b, xe_name_t o
   xe_hoist(e, text, false, out);
 }
 
+// The three index helpers above, for the layout conversions (xe_convert.c).
+void xe_slm_offsets(xe_emitter_t* e, const char* base, int64_t k, xe_name_t out) {
+  slm_offsets(e, base, k, out);
+}
+void xe_sg_index(xe_emitter_t* e, int div, int mod, int64_t mul, xe_name_t out) {
+  sg_index(e, div, mod, mul, out);
+}
+void xe_add_index(xe_emitter_t* e, const char* a, const char* b, xe_name_t out) {
+  add_index(e, a, b, out);
+}
+
 void xe_slm_from_sg0(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int ch, int n,
                      xe_name_t out) {
   const char* et = xe_elem(k);

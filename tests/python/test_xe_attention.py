@@ -13,6 +13,7 @@ analysis; no unresolved builtin on the compat path), E4 (the CPU target against 
 numpy reference: fp16 and bf16, head dim 64 and 128, causal or not) and E5 (the pvc
 SPIR-V on Intel's OpenCL CPU runtime, 2-D block IO emulated from its spec)."""
 import os
+import re
 import sys
 
 import numpy as np
@@ -155,34 +156,73 @@ def test_e5_pvc_spirv_on_opencl_cpu(pvc_kernel, cache_dir):
            "opencl:cpu")
 
 
-@zetile.jit
-def _cast_a_dot(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a = tl.load(A + rm[:, None] * BK + rk[None, :]).to(tl.float16)
-    b = tl.load(B + rk[:, None] * BN + rn[None, :])
-    tl.store(C + rm[:, None] * BN + rn[None, :], tl.dot(a, b))
+CAST_A_RUN = """
+import json, numpy as np, zetile
+import xe_layout_kernels as L
+rng = np.random.default_rng(3)
+a = rng.standard_normal((64, 32)).astype(np.float32)
+b = rng.standard_normal((32, 64)).astype(np.float16)
+c = np.zeros((64, 64), np.float32)
+L.cast_a_dot_tile[(1,)](a, b, c, BM=64, BN=64, BK=32)
+zetile.get_device().synchronize()
+ref = a.astype(np.float16).astype(np.float32) @ b.astype(np.float32)
+print("RESULT", json.dumps({"err": float(np.abs(c - ref).max()),
+                            "device": zetile.get_device().info["name"]}))
+"""
 
 
-def test_unemitted_conversion_is_named():
+def test_b_cast_converts_in_registers():
     # B loaded as fp32 and cast to fp16 for the dot: the load takes the B
     # operand's places one element per slot, and the cast converts in
-    # registers (xe_layout.c slot_variant): it builds.
+    # registers (xe_layout.c slot_variant): it builds, no SLM.
     import xe_layout_kernels as L
-    zetile.compile(L.cast_dot_tile, signature={"A": "*fp16", "B": "*fp32", "C": "*fp32"},
-                   constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
-    # A cast the same way has no such variant: the load keeps the blocked
-    # layout of the 2x2 grid, whose subgroups split the columns every A row
-    # needs, so the conversion goes through shared local memory, not emitted
-    # yet: the message names both layouts and the tier.
+    ck = zetile.compile(L.cast_dot_tile, signature={"A": "*fp16", "B": "*fp32", "C": "*fp32"},
+                        constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
+    assert "gpu.barrier" not in ck.asm["mlir"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
+def test_slm_conversion_of_a_operand(device):
+    # An A tile cast the same way has no such variant: the load keeps the
+    # blocked layout of the 2x2 grid, whose subgroups split the columns every
+    # A row needs (blocked<grid=[2, 2]> -> dpas<A, grid=[2, 1]>, the `slm`
+    # tier). The dot moves the fp16 tile into A blocks through shared local
+    # memory (xe_convert.c): each subgroup writes its 32x16 part, a barrier,
+    # each reads its 32 rows whole, a barrier. E1 pvc and bmg, E4 (CPU
+    # target), E5 (the pvc SPIR-V on opencl:cpu), exact against numpy: the
+    # conversion moves bits.
+    import xe_layout_kernels as L
+    sig = {"A": "*fp32", "B": "*fp16", "C": "*fp32"}
+    cx = {"BM": 64, "BN": 64, "BK": 32}
+    for target in ("pvc", "bmg"):
+        ck = zetile.compile(L.cast_a_dot_tile, signature=sig, constexprs=cx, target=target,
+                            cached=False)
+        m = ck.asm["mlir"]
+        # Per subgroup: a 32x32 part, 4x2 accumulator blocks x 2 K steps.
+        assert m.count("xegpu.dpas") == 16
+        assert m.count("gpu.barrier") == 2, m.count("gpu.barrier")
+        # The 64x32 fp16 tile's buffer: 32 row writes (4 blocks x 8 rows),
+        # 64 row reads (8 A blocks x 8 rows) per subgroup.
+        assert len(re.findall(r"xegpu.store [^\n]*memref<2048xf16, 3>", m)) == 32
+        assert len(re.findall(r"xegpu.load [^\n]*memref<2048xf16, 3>", m)) == 64
+        spirv_val(ck.asm["spirv"])
+    if device == "opencl:cpu":
+        opencl_cpu_or_skip()
+    res = run_result(CAST_A_RUN, path=HERE, env={"ZETILE_DEVICE": device})
+    assert res["device"] == device, res
+    assert res["err"] == 0.0, res
+
+
+def test_slm_conversion_over_budget_is_named():
+    # The same conversion of a 256x512 fp16 tile needs 256 KB of shared local
+    # memory, more than a pvc workgroup has (128 KB): refused, with the sizes.
+    import xe_layout_kernels as L
     with pytest.raises(zetile.CompilationError) as ei:
-        zetile.compile(_cast_a_dot, signature={"A": "*fp32", "B": "*fp16", "C": "*fp32"},
-                       constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
+        zetile.compile(L.cast_a_dot_tile, signature={"A": "*fp32", "B": "*fp16", "C": "*fp32"},
+                       constexprs={"BM": 256, "BN": 64, "BK": 512}, target="pvc", cached=False)
     msg = str(ei.value)
-    assert "test_xe_attention.py" in msg, msg
-    assert "blocked<grid=[2, 2]" in msg and "dpas<A, grid=[2, 1]" in msg, msg
-    assert "shared local memory" in msg, msg
+    assert "xe_layout_kernels.py" in msg, msg
+    assert "shared local memory needs 262144 bytes" in msg and "131072" in msg, msg
 
 
 PROLOGUE_RUN = """

@@ -51,3 +51,17 @@ def cast_dot_tile(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr)
     b = tl.load(B + rk[:, None] * BN + rn[None, :]).to(tl.float16)
     c = tl.dot(a, b)
     tl.store(C + rm[:, None] * BN + rn[None, :], c)
+
+
+@zetile.jit
+def cast_a_dot_tile(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # A is loaded as fp32 and cast to fp16 for the dot: with a 2x2 subgroup
+    # grid the load's blocked layout splits the columns each A row needs
+    # across subgroups, so the dot reads the fp16 tile through shared local
+    # memory (lowering/xe/xe_convert.c).
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(A + rm[:, None] * BK + rk[None, :]).to(tl.float16)
+    b = tl.load(B + rk[:, None] * BN + rn[None, :])
+    tl.store(C + rm[:, None] * BN + rn[None, :], tl.dot(a, b))

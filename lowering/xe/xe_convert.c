@@ -1,0 +1,176 @@
+// Layout conversions of 2-D block values (issue 12's conversion primitive):
+// a BLOCK2D record moved into the blocks of another role (accumulator-shaped
+// C blocks -> A operand blocks, ...) through shared local memory.
+//
+// Each subgroup writes every block row it holds to the tile's place in an
+// SLM buffer of the whole tile (row-major, shape[0] x shape[1] elements),
+// a workgroup barrier, then each subgroup reads the rows of the blocks the
+// target role gives it, and a second barrier lets the next exchange reuse
+// the buffer (buffers are shared per element kind and size, xe_slm_buffer).
+// Replicated parts (A blocks are held by every subgroup of a grid row)
+// write the same bits to the same places: no subgroup is singled out.
+//
+// This serves the `slm` tier and, for now, the `lanes` tier too (the data
+// then cross lanes of one subgroup through SLM instead of shuffles): one
+// round trip of 16-lane gathers/scatters per block row, correct for every
+// pair of 8x16-block layouts the emitter makes. Not served: targets whose
+// blocks are not rows of 16 lanes (16-bit B operands in VNNI pairs, int8
+// A/B blocks of 32 columns) and narrow tiles.
+#include <stdio.h>
+#include <string.h>
+
+#include "xe/xe_internal.h"
+
+static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
+
+// Whether a record's blocks are rows of 16 lanes, lane j column j
+// (role A/C 8x16, fp32 B 16x16 and b16 B blocks: all "#zt_a").
+static bool row_blocks(const xe_val_t* v) {
+  return v->layout == XE_LAYOUT_BLOCK2D && !v->narrow && v->bc == 16 &&
+         !strcmp(xe_layout_attr(v), "#zt_a");
+}
+
+// Hoisted index: this subgroup's first element of a record's part of the
+// tile, as an offset into the row-major tile of `cols` columns ("" when 0).
+static void part_base(xe_emitter_t* e, const xe_val_t* v, int64_t cols, xe_name_t out) {
+  int sm = e->sg_m > 0 ? e->sg_m : 1, sn = e->sg_n > 0 ? e->sg_n : 1;
+  xe_name_t row, col;
+  // Grid row sg / sn splits rows (not for B), grid column sg % sn splits
+  // columns (not for A): tile_origin's rule in xe_matrix.c.
+  xe_sg_index(e, sn, v->role != XE_ROLE_B ? sm : 1, (int64_t)v->tr * cols, row);
+  xe_sg_index(e, 1, v->role != XE_ROLE_A ? sn : 1, v->tc, col);
+  xe_add_index(e, row, col, out);
+}
+
+static void row_of(xe_emitter_t* e, const xe_val_t* s, int32_t blk, int32_t rr, xe_name_t out) {
+  const char* et = xe_block_elem(s->type.kind);
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16x%s> from vector<%dx16x%s>%s\n",
+                   out, s->names[blk], (int)rr, et, s->br, et, loc(e));
+}
+
+// bf16 rows travel as their i16 bits (the SLM buffer's element type).
+static void bits_cast(xe_emitter_t* e, const char* v, bool to_bits, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.bitcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16x%s> to vector<16x%s>%s\n",
+                   out, v, to_bits ? "bf16" : "i16", to_bits ? "i16" : "bf16", loc(e));
+}
+
+bool xe_convert_servable(const xe_val_t* s, int role) {
+  if (!row_blocks(s)) return false;
+  zt_scalar_kind_t k = s->type.kind;
+  if (k != ZT_F32 && k != ZT_F16 && k != ZT_BF16 && k != ZT_I32) return false;
+  // B operands of 16-bit dots are VNNI blocks: not rows of 16 lanes.
+  if (role == XE_ROLE_B && k != ZT_F32) return false;
+  return role == XE_ROLE_A || role == XE_ROLE_B || role == XE_ROLE_C || role == XE_ROLE_BW;
+}
+
+xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
+  if (!xe_convert_servable(s, role)) {
+    if (!e->error)
+      e->error = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                         "a layout conversion of a 2-D %s tile into dot operand %s blocks on Xe "
+                         "(only 8x16 / 16x16 blocks of 16-lane rows are exchanged through "
+                         "shared local memory)",
+                         zt_scalar_kind_name(s->type.kind),
+                         role == XE_ROLE_A ? "A" : role == XE_ROLE_C ? "C" : "B");
+    return NULL;
+  }
+  zt_scalar_kind_t k = s->type.kind;
+  int64_t rows = s->type.shape[0], cols = s->type.shape[1];
+  int64_t n = rows * cols;
+  int64_t bytes = n * zt_scalar_kind_bits(k) / 8;
+  int64_t budget = e->target && e->target->slm_per_workgroup > 0
+                       ? e->target->slm_per_workgroup
+                       : 65536;
+  if (bytes > budget) {
+    if (!e->error)
+      e->error = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                         "a layout conversion of a %lldx%lld %s tile through shared local "
+                         "memory needs %lld bytes, more than the %lld bytes a workgroup has "
+                         "on %s",
+                         (long long)rows, (long long)cols, zt_scalar_kind_name(k),
+                         (long long)bytes, (long long)budget,
+                         e->target && e->target->name ? e->target->name : "Xe");
+    return NULL;
+  }
+  xe_val_t* d = xe_alloc_role(e, s->type, role);
+  if (!d) return NULL;
+  if (!row_blocks(d) || d->type.shape[0] != rows) {
+    xe_free_val(d);
+    if (!e->error)
+      e->error = xe_fail(e, ZT_STATUS_INTERNAL, "layout conversion: target blocks");
+    return NULL;
+  }
+  bool bf = k == ZT_BF16;
+  zt_scalar_kind_t bk = bf ? ZT_I16 : k;  // the buffer's element kind
+  const char* set = xe_elem(bk);
+  const char* et = xe_block_elem(k);
+  xe_name_t slm, all, sbase, dbase;
+  if (!xe_slm_buffer(e, bk, (int)n, slm)) {
+    xe_free_val(d);
+    return NULL;
+  }
+  xe_all_true(e, all);
+  part_base(e, s, cols, sbase);
+  part_base(e, d, cols, dbase);
+  // Writes: block (bi, bj) row rr of this subgroup's part.
+  for (int32_t bi = 0; bi < s->nbr; ++bi)
+    for (int32_t bj = 0; bj < s->nbc; ++bj)
+      for (int32_t rr = 0; rr < s->br; ++rr) {
+        xe_name_t row, offs;
+        row_of(e, s, bi * s->nbc + bj, rr, row);
+        if (bf) {
+          xe_name_t b;
+          bits_cast(e, row, true, b);
+          memcpy(row, b, sizeof row);
+        }
+        xe_slm_offsets(e, sbase, ((int64_t)bi * s->br + rr) * cols + 16LL * bj, offs);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                         "}> : vector<16x%s>, memref<%lldx%s, 3>, vector<16xindex>, "
+                         "vector<16xi1>%s\n",
+                         row, slm, offs, all, set, (long long)n, set, loc(e));
+      }
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  const char* attr = xe_layout_attr(d);
+  xe_name_t zero;
+  xe_zero_block(e, k, et, d->br, attr, zero);
+  for (int32_t bi = 0; bi < d->nbr; ++bi)
+    for (int32_t bj = 0; bj < d->nbc; ++bj) {
+      xe_name_t blk;
+      memcpy(blk, zero, sizeof blk);
+      for (int32_t rr = 0; rr < d->br; ++rr) {
+        xe_name_t offs, row;
+        xe_slm_offsets(e, dbase, ((int64_t)bi * d->br + rr) * cols + 16LL * bj, offs);
+        xe_fresh(e, row);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                         "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
+                         "vector<16x%s>%s\n",
+                         row, slm, offs, all, (long long)n, set, set, loc(e));
+        if (bf) {
+          xe_name_t b;
+          bits_cast(e, row, false, b);
+          memcpy(row, b, sizeof row);
+        }
+        xe_block_insert_row(e, row, blk, rr, et, d->br, attr);
+      }
+      // The record takes the last insert's name (records' names are theirs
+      // to rename: loops do the same, xe_flat_assign).
+      memcpy(d->names[bi * d->nbc + bj], blk, sizeof(xe_name_t));
+    }
+  // The buffer is reused by the next exchange of its kind and size.
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  return d;
+}
