@@ -180,12 +180,29 @@ class CompiledKernel:
 
     @property
     def metadata(self):
-        meta = {}
+        meta = KernelMetadata()
         for line in self.asm.get("meta", "").splitlines():
             if "=" in line:
                 k, v = line.split("=", 1)
                 meta[k] = v
+        if meta.get("target") == "cpu":
+            # Triton's `compiled.metadata.shared` (bytes of shared memory per
+            # program): the CPU target has none. Xe targets do not record
+            # their SLM use here yet, so they have no "shared" entry.
+            meta.setdefault("shared", 0)
         return meta
+
+
+class KernelMetadata(dict):
+    """A compiled kernel's metadata: a dict whose keys are also attributes,
+    as Triton's `compiled.metadata.shared` reads them."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"kernel metadata has no {name!r} (it has: "
+                                 f"{', '.join(sorted(self))})") from None
 
 
 def _specialize_int(v):

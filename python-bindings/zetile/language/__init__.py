@@ -17,7 +17,7 @@ from .blocks import (make_block_ptr, advance, make_tensor_descriptor, load_tenso
                      store_tensor_descriptor, block_ptr, tensor_descriptor)
 from .standard import (reduce, associative_scan, cumsum, cumprod, argmax, argmin,  # noqa: F401
                        atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor,
-                       atomic_xchg, atomic_cas, device_print, device_assert)
+                       atomic_xchg, atomic_cas, atomic_poll, device_print, device_assert)
 from .random import (randint, randint4x, rand, rand4x, randn, randn4x, philox,  # noqa: F401,E402
                      philox_impl, uint_to_uniform_float, pair_uniform_to_normal)
 from .standard import (add, sub, mul, to_tensor, assume, reduce_or, unsqueeze, squeeze, join,  # noqa: F401,E402

@@ -584,7 +584,7 @@ for _m in ("exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos
     setattr(tensor, _m, (lambda f: lambda self: f(self))(globals()[_m]))
 
 for _m in ("argmax", "argmin", "cumsum", "cumprod", "reduce", "associative_scan", "gather", "flip",
-           "sort", "topk", "histogram"):
+           "sort", "topk", "histogram", "atomic_poll"):
     def _method(name):
         def m(self, *a, **k):
             from . import standard

@@ -244,6 +244,62 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     return tensor(h, elt, ptr.shape)
 
 
+@builtin
+def atomic_poll(pointer, expected_value, sem=None, scope=None, timeout_ns=None):
+    """Triton's tl.atomic_poll: wait until the integer at a scalar pointer
+    equals `expected_value`; returns an int1, True when it was seen. `sem`
+    is "acquire" (default) or "relaxed", `scope` "gpu" (default), "cta" or
+    "sys". Each poll is an atomic add of 0 with that order and scope (an
+    atomic read every target here has; a plain load could be hoisted out
+    of the loop). zetile has no device timer yet: `timeout_ns` bounds the
+    number of polls (at most timeout_ns + 1 reads; 0 is one read), so it
+    never gives up before timeout_ns nanoseconds (no read here takes less
+    than a nanosecond) but may wait longer than Triton's wall-clock timeout.
+    As in Triton, a program polling for another program of the same grid
+    can wait forever if that program never runs concurrently."""
+    s = _sem()
+    ptr = s.to_tensor(_unwrap(pointer))
+    timeout = _unwrap(timeout_ns)
+    if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout < 0:
+        raise ValueError("atomic_poll timeout_ns must be non-negative")
+    if ptr.shape:
+        raise ValueError("atomic_poll only supports a pointer to a scalar")
+    if not ptr.dtype.is_ptr():
+        raise ValueError(f"Unsupported ptr type {ptr.dtype} in `tl.atomic_poll`")
+    expected = s.to_tensor(_unwrap(expected_value))
+    if expected.shape:
+        raise ValueError("Expected value argument cannot be block type")
+    elt = ptr.dtype.element_ty
+    if not elt.is_int() or elt.is_bool() or elt.primitive_bitwidth not in (16, 32, 64):
+        raise ValueError("atomic_poll only supports integer elements with width {16, 32, 64}")
+    expected = s.cast(expected, elt)
+    sem = _unwrap(sem) or "acquire"
+    if sem not in ("acquire", "relaxed"):
+        raise ValueError("atomic_poll only supports acquire and relaxed semantics")
+    scope = _unwrap(scope) or "gpu"
+    if timeout is not None:
+        timeout = s.to_tensor(timeout)
+        if timeout.shape or not timeout.dtype.is_int():
+            raise ValueError("atomic_poll timeout_ns must be a scalar integer")
+        timeout = s.cast(timeout, T.uint64)
+    # while (!seen && polls <= timeout) { seen = atomic_read(ptr) == expected; ++polls; }
+    # The read is in the body (the condition forwards the carried values), so
+    # the loop's results are the last read's outcome.
+    zero = s.scalar_constant(0, elt)
+    polls0 = s.scalar_constant(0, T.uint64)
+    seen0 = s.scalar_constant(False, T.int1)
+    polls_b, seen_b = s.b.while_begin([polls0.handle, seen0.handle])
+    polls, seen = tensor(polls_b, T.uint64), tensor(seen_b, T.int1)
+    go = s.not_(seen)
+    if timeout is not None:
+        go = s.logical_and(go, s.less_equal(polls, timeout))
+    polls_a, _ = s.b.while_cond(go.handle)
+    old = tensor(s.b.atomic_rmw(_C.ATOMIC_ADD, ptr.handle, zero.handle, None, sem, scope), elt)
+    nxt = s.add(tensor(polls_a, T.uint64), s.scalar_constant(1, T.uint64))
+    _, seen_out = s.b.while_end([nxt.handle, s.equal(old, expected).handle])
+    return tensor(seen_out, T.int1)
+
+
 # ---------------------------------------------------------------- debugging
 @builtin
 def device_print(prefix, *args, hex=False):
