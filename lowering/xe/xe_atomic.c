@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
 
 #include "xe/xe_atomic.h"
 #include "xe/xe_internal.h"
@@ -524,4 +525,271 @@ void xe_atomic_attrs(MlirOperation op, char kind[16], char sem[16], char scope[1
   else attr_string(op, "kind", "add", kind, 16);
   attr_string(op, "sem", "acq_rel", sem, 16);
   attr_string(op, "scope", "gpu", scope, 16);
+}
+
+// --- The atomics in place (after zetile's own lane distribution) -----------
+//
+// xe_lower_atomics above prints the module, edits the marked lines and
+// parses the result back. After zetile's distribution every marked op is in
+// the one form it expects (one element per lane), so here the same ops are
+// built where the marked ones stand, through the C API, and only the
+// helpers' text is parsed (a few lines): the SPIR-V is byte for byte the
+// text route's (tests/python/test_xe_emit_llvm_passes.py). Any op in
+// another form leaves the module untouched and the text route takes it.
+
+typedef struct inplace_s {
+  MlirOperation* ops;
+  size_t n, cap;
+  bool oom, refuse;
+} inplace_t;
+
+static MlirAttribute op_attr(MlirOperation op, const char* name) {
+  return mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+}
+
+// vector<1xT>: one element per lane.
+static bool one_lane(MlirType t) {
+  return mlirTypeIsAVector(t) && mlirShapedTypeGetRank(t) == 1 &&
+         mlirShapedTypeGetDimSize(t, 0) == 1;
+}
+
+// i32, i64 or f32 spelled as the helpers' names spell them.
+static const char* lane_elem(MlirType vt) {
+  MlirType t = mlirShapedTypeGetElementType(vt);
+  if (mlirTypeIsAF32(t)) return "f32";
+  if (mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 32) return "i32";
+  if (mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 64) return "i64";
+  return NULL;
+}
+
+// 1: the atomic's value scatter, 2: a cas's compare scatter, 3: the result
+// gather, 0: none of them.
+static int atomic_role(MlirOperation op) {
+  if (!mlirAttributeIsNull(op_attr(op, "zt.atomic_cmp"))) return 2;
+  if (!mlirAttributeIsNull(op_attr(op, "zt.atomic"))) return 1;
+  if (!mlirAttributeIsNull(op_attr(op, "zt.atomic_result"))) return 3;
+  return 0;
+}
+
+// The forms the text route reads: xegpu.store %v, %base[%off], %mask with
+// %base an i64 and the rest vector<1x..>; xegpu.load %base[%off], %mask ->
+// vector<1xT>.
+static bool atomic_form_ok(MlirOperation op, int role) {
+  bool st = role != 3;
+  if (!zt_op_named(op, st ? "xegpu.store" : "xegpu.load")) return false;
+  intptr_t b = st ? 1 : 0;
+  if (mlirOperationGetNumOperands(op) != b + 3) return false;
+  MlirType base = mlirValueGetType(mlirOperationGetOperand(op, b));
+  if (!mlirTypeIsAInteger(base) || mlirIntegerTypeGetWidth(base) != 64) return false;
+  if (!one_lane(mlirValueGetType(mlirOperationGetOperand(op, b + 1))) ||
+      !one_lane(mlirValueGetType(mlirOperationGetOperand(op, b + 2))))
+    return false;
+  MlirType vt = st ? mlirValueGetType(mlirOperationGetOperand(op, 0))
+                   : (mlirOperationGetNumResults(op) == 1
+                          ? mlirValueGetType(mlirOperationGetResult(op, 0))
+                          : (MlirType){NULL});
+  if (mlirTypeIsNull(vt) || !one_lane(vt) || !lane_elem(vt)) return false;
+  const char* key = role == 1 ? "zt.atomic_id" : role == 2 ? "zt.atomic_cmp" : "zt.atomic_result";
+  if (!mlirAttributeIsAInteger(op_attr(op, key))) return false;
+  if (role == 1) {
+    MlirAttribute spec = op_attr(op, "zt.atomic");
+    if (!mlirAttributeIsAString(spec)) return false;
+  }
+  return true;
+}
+
+static MlirWalkResult inplace_cb(MlirOperation op, void* user) {
+  inplace_t* w = user;
+  int role = atomic_role(op);
+  if (!role) return MlirWalkResultAdvance;
+  if (!atomic_form_ok(op, role)) {
+    w->refuse = true;
+    return MlirWalkResultInterrupt;
+  }
+  if (!zt_op_list_push(&w->ops, &w->n, &w->cap, op)) {
+    w->oom = true;
+    return MlirWalkResultInterrupt;
+  }
+  return MlirWalkResultAdvance;
+}
+
+static MlirNamedAttribute nattr(MlirContext ctx, const char* name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name)), a);
+}
+
+// Creates `name` before `before` and returns its first result (or a null value).
+static MlirValue build_before(MlirOperation before, const char* name, intptr_t nops,
+                              const MlirValue* ops, MlirType* res, intptr_t nattr_,
+                              const MlirNamedAttribute* attrs) {
+  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString(name),
+                                                mlirOperationGetLocation(before));
+  if (nops) mlirOperationStateAddOperands(&st, nops, ops);
+  if (res) mlirOperationStateAddResults(&st, 1, res);
+  if (nattr_) mlirOperationStateAddAttributes(&st, nattr_, attrs);
+  MlirOperation o = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, o);
+  return res ? mlirOperationGetResult(o, 0) : (MlirValue){NULL};
+}
+
+static MlirValue lane_of(MlirContext ctx, MlirOperation before, MlirValue v) {
+  MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
+  int64_t zero = 0;
+  MlirNamedAttribute pos = nattr(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, &zero));
+  return build_before(before, "vector.extract", 1, &v, &et, 1, &pos);
+}
+
+typedef struct inplace_site_s {
+  long long id;
+  MlirValue cmp;     // a cas's compare value (vector<1xT>)
+  MlirValue result;  // the scalar old value, once the atomic is rewritten
+} inplace_site_t;
+
+zt_status_t xe_atomics_in_place(MlirContext ctx, MlirModule m, bool* out_done) {
+  *out_done = false;
+  inplace_t w = {0};
+  mlirOperationWalk(mlirModuleGetOperation(m), inplace_cb, &w, MlirWalkPreOrder);
+  if (w.oom) {
+    free(w.ops);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe atomics");
+  }
+  if (w.refuse || !w.n) {
+    free(w.ops);
+    *out_done = !w.refuse;
+    return NULL;
+  }
+  // The gpu.module: the helpers go at the start of its body, in the order
+  // their atomics come (as the text route puts them).
+  MlirOperation gm = {NULL};
+  for (MlirOperation o = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
+       !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o))
+    if (zt_op_named(o, "gpu.module")) {
+      gm = o;
+      break;
+    }
+  if (mlirOperationIsNull(gm)) {
+    free(w.ops);
+    return zt_make_status(ZT_STATUS_INTERNAL, "Xe atomics: no gpu.module in the module");
+  }
+  // First pass: the helpers' text; nothing is changed before it parses.
+  zt_strbuf_t helpers;
+  zt_strbuf_init(&helpers);
+  helpers_t hs = {.n = 0};
+  zt_status_t s = NULL;
+  for (size_t i = 0; i < w.n && !s; ++i) {
+    if (atomic_role(w.ops[i]) != 1) continue;
+    MlirStringRef spec = mlirStringAttrGetValue(op_attr(w.ops[i], "zt.atomic"));
+    char buf[48] = "", kind[16] = "", sem[16] = "", scope[16] = "", hname[96];
+    snprintf(buf, sizeof buf, "%.*s", (int)spec.length, spec.data);
+    if (sscanf(buf, "%15[^:]:%15[^:]:%15s", kind, sem, scope) != 3) {
+      s = zt_make_status(ZT_STATUS_INTERNAL, "Xe atomics: bad mark '%s'", buf);
+      break;
+    }
+    const char* ty = lane_elem(mlirValueGetType(mlirOperationGetOperand(w.ops[i], 0)));
+    snprintf(hname, sizeof hname, "zt_atomic_%s_%s_%s_%s", kind, ty, sem, scope);
+    bool have = false;
+    for (int j = 0; j < hs.n; ++j) have |= strcmp(hs.names[j], hname) == 0;
+    if (!have && hs.n < 32) {
+      snprintf(hs.names[hs.n++], sizeof hs.names[0], "%s", hname);
+      s = xe_atomic_helper(&helpers, hname, kind, ty, sem, scope, false);
+    }
+  }
+  MlirModule hm = {NULL};
+  if (!s && helpers.failed) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe atomics");
+  if (!s && helpers.data) {
+    zt_strbuf_t text;
+    zt_strbuf_init(&text);
+    zt_strbuf_printf(&text, "module {\n%s}\n", helpers.data);
+    s = text.failed ? zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe atomics")
+                    : zt_mlir_parse(ctx, text.data, text.size, "Xe atomic helpers", &hm);
+    zt_strbuf_deinit(&text);
+  }
+  zt_strbuf_deinit(&helpers);
+  if (s) {
+    free(w.ops);
+    return s;
+  }
+  if (!mlirModuleIsNull(hm)) {
+    MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
+    MlirOperation first = mlirBlockGetFirstOperation(body);
+    for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(hm));
+         !mlirOperationIsNull(f);) {
+      MlirOperation next = mlirOperationGetNextInBlock(f);
+      if (mlirOperationIsNull(first)) mlirOperationMoveAfter(f, mlirBlockGetTerminator(body));
+      else mlirOperationMoveBefore(f, first);
+      f = next;
+    }
+    mlirModuleDestroy(hm);
+  }
+  // Second pass: the rewrite, op by op in the module's order.
+  inplace_site_t* sites = calloc(w.n, sizeof *sites);
+  int nsites = 0;
+  if (!sites) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe atomics");
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  for (size_t i = 0; i < w.n && !s; ++i) {
+    MlirOperation op = w.ops[i];
+    int role = atomic_role(op);
+    const char* key = role == 1 ? "zt.atomic_id" : role == 2 ? "zt.atomic_cmp" : "zt.atomic_result";
+    long long id = mlirIntegerAttrGetValueInt(op_attr(op, key));
+    inplace_site_t* site = NULL;
+    for (int j = 0; j < nsites && !site; ++j)
+      if (sites[j].id == id) site = &sites[j];
+    if (!site) {
+      site = &sites[nsites++];
+      site->id = id;
+    }
+    if (role == 2) {
+      site->cmp = mlirOperationGetOperand(op, 0);
+      mlirOperationDestroy(op);
+      continue;
+    }
+    if (role == 3) {
+      if (mlirValueIsNull(site->result)) {
+        s = zt_make_status(ZT_STATUS_INTERNAL, "Xe atomics: result %lld before its atomic", id);
+        break;
+      }
+      MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
+      MlirValue b = build_before(op, "vector.broadcast", 1, &site->result, &rt, 0, NULL);
+      mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), b);
+      mlirOperationDestroy(op);
+      continue;
+    }
+    MlirType vt = mlirValueGetType(mlirOperationGetOperand(op, 0));
+    MlirType et = mlirShapedTypeGetElementType(vt);
+    const char* ty = lane_elem(vt);
+    MlirStringRef spec = mlirStringAttrGetValue(op_attr(op, "zt.atomic"));
+    char buf[48] = "", kind[16] = "", sem[16] = "", scope[16] = "", hname[96];
+    snprintf(buf, sizeof buf, "%.*s", (int)spec.length, spec.data);
+    sscanf(buf, "%15[^:]:%15[^:]:%15s", kind, sem, scope);
+    snprintf(hname, sizeof hname, "zt_atomic_%s_%s_%s_%s", kind, ty, sem, scope);
+    // The same ops in the same order as the text route writes them.
+    MlirValue v = lane_of(ctx, op, mlirOperationGetOperand(op, 0));
+    MlirValue o = lane_of(ctx, op, mlirOperationGetOperand(op, 2));
+    MlirValue mk = lane_of(ctx, op, mlirOperationGetOperand(op, 3));
+    MlirValue c = mlirValueIsNull(site->cmp) ? site->cmp : lane_of(ctx, op, site->cmp);
+    MlirValue oi = build_before(op, "arith.index_cast", 1, &o, &i64, 0, NULL);
+    MlirNamedAttribute sz = nattr(ctx, "value", mlirIntegerAttrGet(i64, elem_bytes(ty)));
+    MlirValue szv = build_before(op, "arith.constant", 0, NULL, &i64, 1, &sz);
+    MlirValue mul[2] = {oi, szv};
+    MlirValue ob = build_before(op, "arith.muli", 2, mul, &i64, 0, NULL);
+    MlirValue add[2] = {mlirOperationGetOperand(op, 1), ob};
+    MlirValue a = build_before(op, "arith.addi", 2, add, &i64, 0, NULL);
+    MlirValue args[4];
+    int na = 0;
+    args[na++] = a;
+    if (!mlirValueIsNull(c)) args[na++] = c;
+    args[na++] = v;
+    args[na++] = mk;
+    int32_t seg[2] = {na, 0};
+    MlirNamedAttribute call_attrs[3] = {
+        nattr(ctx, "callee",
+              mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(hname))),
+        nattr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, seg)),
+        nattr(ctx, "op_bundle_sizes", mlirDenseI32ArrayGet(ctx, 0, NULL))};
+    site->result = build_before(op, "llvm.call", na, args, &et, 3, call_attrs);
+    mlirOperationDestroy(op);
+  }
+  free(sites);
+  free(w.ops);
+  if (!s) *out_done = true;
+  return s;
 }

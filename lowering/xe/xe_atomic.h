@@ -24,4 +24,11 @@ zt_status_t xe_atomic_helper(zt_strbuf_t* sb, const char* name, const char* kind
 /// an attribute is absent; each written into 16 chars.
 void xe_atomic_attrs(MlirOperation op, char kind[16], char sem[16], char scope[16]);
 
+/// xe_lower_atomics' rewrite (xe_internal.h) in place, through the C API,
+/// for modules zetile's own lane distribution made: the marked scatters and
+/// gathers become per-lane helper calls where they stand, without printing
+/// and parsing the module. *out_done false (module untouched) when a marked
+/// op is in another form, for xe_lower_atomics to take.
+zt_status_t xe_atomics_in_place(MlirContext ctx, MlirModule m, bool* out_done);
+
 #endif  // ZETILE_LOWERING_XE_XE_ATOMIC_H_
