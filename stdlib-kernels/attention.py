@@ -20,7 +20,7 @@ specialization in the kernel cache:
               WS_ACC / WS_M / WS_L; attn_split_combine merges the shares
               into O and LSE (FlashDecoding).
   DROPOUT     torch's SDPA dropout: softmax weights zeroed with probability
-              dropout_p (a philox draw, tl.rand(seed, offset) with offset the
+              dropout_p (a philox draw, tl.rand(seed, offset)'s bits from philox.py, offset the
               flat (b*H + h, q, kv) position) and the kept ones scaled by
               1 / (1 - dropout_p); the normalizer (l_i, lse) is the undropped
               one, as dropout applies after the softmax.
@@ -31,6 +31,10 @@ masked give 0 and lse -inf.
 """
 import zetile
 import zetile.language as tl
+from zetile.ops import _kernels
+
+# tl.rand's bits in ops the Xe lowering takes on 2-D tiles (philox.py).
+dropout_uniform = _kernels.load("philox").uniform
 
 # Tunable parameters, the list a tuner walks (HEAD_DIM is the head size
 # rounded up to a power of two; D is the real one).
@@ -92,7 +96,7 @@ def _tile(acc, m_i, l_i, q, k_ptrs, v_ptrs, start_n, offs_m, offs_d, b, h, Lq, L
         # One uniform draw per (row, key) position; multiplying by the 0/1
         # keep flag instead of a select (see MASK_KIND 2). The 1 / (1 - p)
         # rescale is applied once to the output.
-        r = tl.rand(seed, (rng_row + offs_m[:, None]) * Lk + offs_n[None, :])
+        r = dropout_uniform(seed, (rng_row + offs_m[:, None]) * Lk + offs_n[None, :])
         p = p * (r >= dropout_p).to(tl.float32)
     acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
     return acc, m_new, l_i

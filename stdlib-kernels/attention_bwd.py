@@ -37,6 +37,10 @@ hence zero gradients, never NaN.
 """
 import zetile
 import zetile.language as tl
+from zetile.ops import _kernels
+
+# The forward's draw (tl.rand's bits, in ops the Xe lowering takes: philox.py).
+dropout_uniform = _kernels.load("philox").uniform
 
 CONFIGS = [
     {"BLOCK_M": 32, "BLOCK_N": 32},
@@ -214,7 +218,7 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,
         if DROPOUT:
             # The forward's draw for these (query, key) positions; 0/1 times
             # the rescale (a multiply, as the forward, not a select).
-            rT = tl.rand(seed, (bh * Lq + oq) * Lk + ok)
+            rT = dropout_uniform(seed, (bh * Lq + oq) * Lk + ok)
             cT = (rT >= dropout_p).to(tl.float32) * (1.0 / (1.0 - dropout_p))
             dv += tl.dot((pT * cT).to(do.dtype), do)
             dpT = tl.dot(v, doT) * cT
@@ -305,7 +309,7 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
         p = tl.exp2(z - lse[:, None])
         dp = tl.dot(do, vT)
         if DROPOUT:
-            r = tl.rand(seed, (bh * Lq + oq) * Lk + ok)
+            r = dropout_uniform(seed, (bh * Lq + oq) * Lk + ok)
             dp = dp * ((r >= dropout_p).to(tl.float32) * (1.0 / (1.0 - dropout_p)))
         ds = p * (dp - delta[:, None]) * g
         if SCORE_MOD is not None:
