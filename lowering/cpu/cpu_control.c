@@ -551,6 +551,21 @@ static void convert(cpu_t* c, const char* x, zt_scalar_kind_t from,
   cpu_line(c, "%s = %s %s : %s to %s", out, opn, x, cpu_elem(from), cpu_elem(to));
 }
 
+// `acc = tl.dot(a, b, acc)` in a loop (issue 16: the tutorial matmul): the
+// accumulator is a carried tensor whose only reader is this dot. Its buffer
+// belongs to the loop (carried buffers are private, filled from the init) and
+// nothing else reads it before the yield, so the dot accumulates in it and the
+// yield's copy of the result into the same buffer disappears, instead of
+// copying it into a work buffer and back on every k step.
+static bool acc_in_place(cpu_t* c, MlirValue v, const cpu_val_t* acc) {
+  (void)c;
+  if (acc->kind != CPU_BUFFER || !mlirValueIsABlockArgument(v)) return false;
+  MlirOperation owner = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+  if (mlirOperationIsNull(owner) || !cpu_op_is(owner, "scf.for")) return false;
+  MlirOpOperand u = mlirValueGetFirstUse(v);
+  return !mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u));
+}
+
 zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
   const cpu_val_t *a, *b, *acc;
   ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 0), &a));
@@ -574,19 +589,24 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
     return cpu_op_error(op, ZT_STATUS_UNSUPPORTED, "dot accumulator of %s",
                         zt_tile_kind_spelling(ak));
   cpu_val_t res, work;
-  ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, acc->type, &res));
-  work = res;
-  if (ck != ak) {
-    zt_type_t wt = acc->type;
-    wt.kind = ck;
-    ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, wt, &work));
-  }
   char iv[ZT_CPU_NAME], x[ZT_CPU_NAME], y[ZT_CPU_NAME];
-  cpu_loop_begin(c, nb * M * N, iv);
-  cpu_read(c, acc, iv, x);
-  convert(c, x, ak, ck, false, y);
-  cpu_write(c, work.buf, iv, y);
-  cpu_loop_end(c);
+  if (ck == ak && acc_in_place(c, mlirOperationGetOperand(op, 2), acc)) {
+    res = *acc;
+    work = res;
+  } else {
+    ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, acc->type, &res));
+    work = res;
+    if (ck != ak) {
+      zt_type_t wt = acc->type;
+      wt.kind = ck;
+      ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, wt, &work));
+    }
+    cpu_loop_begin(c, nb * M * N, iv);
+    cpu_read(c, acc, iv, x);
+    convert(c, x, ak, ck, false, y);
+    cpu_write(c, work.buf, iv, y);
+    cpu_loop_end(c);
+  }
   bool vec = false;  // f32 accumulation in vector registers (cpu_dot.c)
   if (r == 2) ZT_RETURN_IF_ERROR(cpu_emit_dot_vector(c, a, b, &work, M, K, N, &vec));
   if (!vec) {

@@ -450,6 +450,125 @@ static zt_status_t elem_body(cpu_t* c, void* user, const char* iv) {
   return s;
 }
 
+// A load through a tensor of addresses held in a buffer (issue 16: the
+// tutorial matmul's `a_ptrs`, carried through its k loop) reads every
+// address from memory and gathers one element at a time. Rows whose
+// addresses are consecutive (p[i][j] == p[i][0] + j * bytes, checked at run
+// time over the whole tile: an or of the differences) are loaded from the
+// row's first address instead, where LLVM sees consecutive addresses
+// (vector and masked vector loads); any other tile takes the gather. The
+// check costs one read of the addresses, a few vector ops per 8 of them.
+#define ROW_LOAD_MIN 8  // shorter rows: the check costs more than it saves
+
+static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* shape,
+                                 int64_t numel, bool* done) {
+  *done = false;
+  const cpu_val_t* p = eb->in[0];
+  int64_t cols = shape->shape[shape->rank - 1];
+  if (p->kind != CPU_BUFFER || shape->rank < 2 || cols < ROW_LOAD_MIN || c->no_split)
+    return NULL;
+  int64_t rows = numel / cols;
+  int64_t bytes = p->type.pointee == ZT_I1 ? 1 : zt_tile_kind_bytes(p->type.pointee);
+  if (bytes <= 0) return NULL;
+  *done = true;
+  char ty[96], c0[ZT_CPU_NAME], cr[ZT_CPU_NAME], cc[ZT_CPU_NAME], c1[ZT_CPU_NAME],
+      ek[ZT_CPU_NAME], z[ZT_CPU_NAME], acc[ZT_CPU_NAME], ok[ZT_CPU_NAME];
+  cpu_buf_type(c, p->buf, ty, sizeof ty);
+  cpu_index(c, 0, c0);
+  cpu_index(c, rows, cr);
+  cpu_index(c, cols, cc);
+  cpu_index(c, 1, c1);
+  cpu_zero(c, ZT_I64, z);
+  cpu_fresh(c, ek);
+  cpu_line(c, "%s = arith.constant %lld : i64", ek, (long long)bytes);
+  // The check: acc = or over i, j of p[i][j] ^ (p[i][0] + j * bytes).
+  char i[ZT_CPU_NAME], a[ZT_CPU_NAME], r0[ZT_CPU_NAME], b0[ZT_CPU_NAME];
+  cpu_fresh(c, acc);
+  snprintf(i, sizeof i, "%%i%d", c->next_id++);
+  cpu_fresh(c, a);
+  cpu_line(c, "%s = scf.for %s = %s to %s step %s iter_args(%s = %s) -> (i64) {", acc, i,
+           c0, cr, c1, a, z);
+  ++c->indent;
+  cpu_fresh(c, r0);
+  cpu_line(c, "%s = arith.muli %s, %s : index", r0, i, cc);
+  cpu_fresh(c, b0);
+  cpu_line(c, "%s = memref.load %s[%s] : %s", b0, p->name, r0, ty);
+  {
+    char j[ZT_CPU_NAME], a2[ZT_CPU_NAME], racc[ZT_CPU_NAME], idx[ZT_CPU_NAME],
+        x[ZT_CPU_NAME], j64[ZT_CPU_NAME], off[ZT_CPU_NAME], want[ZT_CPU_NAME],
+        d[ZT_CPU_NAME], o[ZT_CPU_NAME];
+    cpu_fresh(c, racc);
+    snprintf(j, sizeof j, "%%i%d", c->next_id++);
+    cpu_fresh(c, a2);
+    cpu_line(c, "%s = scf.for %s = %s to %s step %s iter_args(%s = %s) -> (i64) {", racc, j,
+             c0, cc, c1, a2, a);
+    ++c->indent;
+    cpu_fresh(c, idx);
+    cpu_line(c, "%s = arith.addi %s, %s : index", idx, r0, j);
+    cpu_fresh(c, x);
+    cpu_line(c, "%s = memref.load %s[%s] : %s", x, p->name, idx, ty);
+    cpu_fresh(c, j64);
+    cpu_line(c, "%s = arith.index_cast %s : index to i64", j64, j);
+    cpu_fresh(c, off);
+    cpu_line(c, "%s = arith.muli %s, %s : i64", off, j64, ek);
+    cpu_fresh(c, want);
+    cpu_line(c, "%s = arith.addi %s, %s : i64", want, b0, off);
+    cpu_fresh(c, d);
+    cpu_line(c, "%s = arith.xori %s, %s : i64", d, x, want);
+    cpu_fresh(c, o);
+    cpu_line(c, "%s = arith.ori %s, %s : i64", o, a2, d);
+    cpu_line(c, "scf.yield %s : i64", o);
+    cpu_loop_end_lanes(c);
+    cpu_line(c, "scf.yield %s : i64", racc);
+  }
+  cpu_loop_end(c);
+  cpu_fresh(c, ok);
+  cpu_line(c, "%s = arith.cmpi eq, %s, %s : i64", ok, acc, z);
+  cpu_line(c, "scf.if %s {", ok);
+  ++c->indent;
+  // Rows from their first address.
+  char ri[ZT_CPU_NAME], rj[ZT_CPU_NAME], rb[ZT_CPU_NAME], ra[ZT_CPU_NAME],
+      bp[ZT_CPU_NAME], idx[ZT_CPU_NAME], j64[ZT_CPU_NAME], addr[ZT_CPU_NAME];
+  char ins[MAX_OPERANDS][ZT_CPU_NAME], outs[MAX_OPERANDS][ZT_CPU_NAME];
+  zt_status_t s = NULL;
+  cpu_loop_begin(c, rows, ri);
+  cpu_fresh(c, rb);
+  cpu_line(c, "%s = arith.muli %s, %s : index", rb, ri, cc);
+  cpu_fresh(c, ra);
+  cpu_line(c, "%s = memref.load %s[%s] : %s", ra, p->name, rb, ty);
+  cpu_fresh(c, bp);
+  cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", bp, ra);
+  cpu_loop_begin(c, cols, rj);
+  cpu_fresh(c, idx);
+  cpu_line(c, "%s = arith.addi %s, %s : index", idx, rb, rj);
+  for (intptr_t k = 1; k < eb->nin; ++k) cpu_read(c, eb->in[k], idx, ins[k]);
+  cpu_fresh(c, j64);
+  cpu_line(c, "%s = arith.index_cast %s : index to i64", j64, rj);
+  cpu_fresh(c, addr);
+  zt_scalar_kind_t pk = p->type.pointee;
+  cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, %s", addr,
+           bp, j64, pk == ZT_I1 ? "i8" : cpu_elem(pk));
+  snprintf(ins[0], ZT_CPU_NAME, "%s", addr);
+  c->addr_is_ptr = true;
+  s = eb->fn(c, eb->op, ins, outs);
+  c->addr_is_ptr = false;
+  if (!s) cpu_write(c, eb->res[0].buf, idx, outs[0]);
+  cpu_loop_end_lanes(c);
+  cpu_loop_end(c);
+  --c->indent;
+  cpu_line(c, "} else {");
+  ++c->indent;
+  if (!s) {
+    char iv[ZT_CPU_NAME];
+    cpu_loop_begin(c, numel, iv);
+    s = elem_body(c, eb, iv);
+    cpu_loop_end(c);
+  }
+  --c->indent;
+  cpu_line(c, "}");
+  return s;
+}
+
 static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
                                     bool pure) {
   intptr_t nin = mlirOperationGetNumOperands(op);
@@ -506,7 +625,13 @@ static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
   elem_body_t eb = {op, fn, in, nin, nout, res};
   zt_status_t s;
   bool atomic = cpu_op_is(op, "tile.atomic_rmw") || cpu_op_is(op, "tile.atomic_cas");
-  if (shape_type.rank == 1 && !atomic) {
+  bool rows_done = false;
+  if (cpu_op_is(op, "tile.load") && nout == 1 &&
+      (s = emit_row_load(c, &eb, &shape_type, numel, &rows_done)) != NULL)
+    return s;
+  if (rows_done) {
+    s = NULL;
+  } else if (shape_type.rank == 1 && !atomic) {
     MlirValue roots[MAX_OPERANDS];
     for (intptr_t i = 0; i < nin; ++i) roots[i] = mlirOperationGetOperand(op, i);
     s = cpu_split_loop(c, roots, (int)nin, NULL, numel, false, elem_body, &eb);

@@ -121,9 +121,13 @@ zt_status_t cpu_new_buf_val(cpu_t* c, zt_type_t t, cpu_val_t* out) {
   return NULL;
 }
 
+// Buffers of i1 hold a byte per element: LLVM loads and stores memrefs of
+// i1 one element at a time (a mask read from an i1 buffer in a vector loop
+// was ~6 mask-register instructions per lane), bytes as vectors.
 const char* cpu_buf_type(cpu_t* c, int32_t buf, char* tmp, size_t n) {
+  zt_scalar_kind_t k = c->bufs[buf].kind;
   snprintf(tmp, n, "memref<%lldx%s>", (long long)c->bufs[buf].numel,
-           cpu_elem(c->bufs[buf].kind));
+           k == ZT_I1 ? "i8" : cpu_elem(k));
   return tmp;
 }
 
@@ -187,10 +191,21 @@ void cpu_read(cpu_t* c, const cpu_val_t* v, const char* idx,
   cpu_fresh(c, out);
   cpu_line(c, "%s = memref.load %s[%s] : %s", out, v->name, idx,
            cpu_buf_type(c, v->buf, ty, sizeof ty));
+  if (c->bufs[v->buf].kind == ZT_I1) {
+    char byte[ZT_CPU_NAME];
+    snprintf(byte, sizeof byte, "%s", out);
+    cpu_fresh(c, out);
+    cpu_line(c, "%s = arith.trunci %s : i8 to i1", out, byte);
+  }
 }
 
 void cpu_write(cpu_t* c, int32_t buf, const char* idx, const char* x) {
-  char ty[96];
+  char ty[96], byte[ZT_CPU_NAME];
+  if (c->bufs[buf].kind == ZT_I1) {
+    cpu_fresh(c, byte);
+    cpu_line(c, "%s = arith.extui %s : i1 to i8", byte, x);
+    x = byte;
+  }
   cpu_line(c, "memref.store %s, %%b%d[%s] : %s", x, buf, idx,
            cpu_buf_type(c, buf, ty, sizeof ty));
 }
@@ -340,6 +355,22 @@ zt_status_t cpu_materialize(cpu_t* c, const cpu_val_t* v, const cpu_val_t** out)
   return NULL;
 }
 
+// v reads buffer `buf`: it is that buffer, or a lazy chain reading it (or
+// too deep to tell).
+static bool lazy_reads_buf(cpu_t* c, const cpu_val_t* v, int32_t buf, int depth) {
+  if (v->kind == CPU_BUFFER) return v->buf == buf;
+  if (v->kind != CPU_LAZY) return false;
+  if (depth > 32) return true;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(v->op); ++i) {
+    const cpu_val_t* x = cpu_map_get(c, mlirOperationGetOperand(v->op, i));
+    if (!x || lazy_reads_buf(c, x, buf, depth + 1)) return true;
+  }
+  return false;
+}
+
+static zt_status_t parallel_copy_rest(cpu_t* c, int32_t n, const cpu_val_t* const* srcs,
+                                      const int32_t* dsts, const bool* direct);
+
 zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* in_srcs,
                               const int32_t* dsts) {
   // One carried tensor: a lazy source (an elementwise chain, which reads
@@ -351,20 +382,46 @@ zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* in_sr
     return NULL;
   }
   // Lazy sources read other buffers, which the copies may overwrite:
-  // evaluate them all first.
+  // evaluate them all first, except those that go straight into their
+  // destination at the end (direct[]): they read no other destination, and
+  // no other copy reads theirs (several carried tensors: the tutorial
+  // matmul's `a_ptrs += BLOCK_K * stride_ak`, one pass over the addresses
+  // instead of a temporary and a copy back).
   const cpu_val_t* srcs[64];
+  bool direct[64];
   if (n > 64) return zt_make_status(ZT_STATUS_UNSUPPORTED, "more than 64 carried values");
-  for (int32_t i = 0; i < n; ++i) ZT_RETURN_IF_ERROR(cpu_materialize(c, in_srcs[i], &srcs[i]));
+  for (int32_t i = 0; i < n; ++i) {
+    direct[i] = in_srcs[i]->kind == CPU_LAZY;
+    for (int32_t j = 0; j < n && direct[i]; ++j) {
+      if (j == i) continue;
+      if (lazy_reads_buf(c, in_srcs[i], dsts[j], 0) ||
+          lazy_reads_buf(c, in_srcs[j], dsts[i], 0))
+        direct[i] = false;
+    }
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    srcs[i] = in_srcs[i];
+    if (!direct[i]) ZT_RETURN_IF_ERROR(cpu_materialize(c, in_srcs[i], &srcs[i]));
+  }
+  zt_status_t ds = parallel_copy_rest(c, n, srcs, dsts, direct);
+  for (int32_t i = 0; i < n && !ds; ++i)
+    if (direct[i]) cpu_copy_to(c, srcs[i], dsts[i]);
+  return ds;
+}
+
+static zt_status_t parallel_copy_rest(cpu_t* c, int32_t n, const cpu_val_t* const* srcs,
+                                      const int32_t* dsts, const bool* direct) {
   bool clash = false;
   for (int32_t i = 0; i < n && !clash; ++i) {
-    if (srcs[i]->kind != CPU_BUFFER) continue;
+    if (direct[i] || srcs[i]->kind != CPU_BUFFER) continue;
     for (int32_t j = 0; j < n; ++j)
-      if (j != i && srcs[i]->buf == dsts[j] &&
+      if (j != i && !direct[j] && srcs[i]->buf == dsts[j] &&
           !(srcs[j]->kind == CPU_BUFFER && srcs[j]->buf == dsts[j]))
         clash = true;
   }
   if (!clash) {
-    for (int32_t i = 0; i < n; ++i) cpu_copy_to(c, srcs[i], dsts[i]);
+    for (int32_t i = 0; i < n; ++i)
+      if (!direct[i]) cpu_copy_to(c, srcs[i], dsts[i]);
     return NULL;
   }
   // A permutation of carried buffers (e.g. yielding (b, a) for (a, b)).
@@ -372,10 +429,12 @@ zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* in_sr
   if (!tmp) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu copy");
   zt_status_t s = NULL;
   for (int32_t i = 0; i < n && !s; ++i) {
+    if (direct[i]) continue;
     s = cpu_new_buf_val(c, srcs[i]->type, &tmp[i]);
     if (!s) cpu_copy_to(c, srcs[i], tmp[i].buf);
   }
-  for (int32_t i = 0; i < n && !s; ++i) cpu_copy_to(c, &tmp[i], dsts[i]);
+  for (int32_t i = 0; i < n && !s; ++i)
+    if (!direct[i]) cpu_copy_to(c, &tmp[i], dsts[i]);
   free(tmp);
   return s;
 }
