@@ -14,8 +14,8 @@
 // then cross lanes of one subgroup through SLM instead of shuffles): one
 // round trip of 16-lane gathers/scatters per block row, correct for every
 // pair of 8x16-block layouts the emitter makes. Not served: targets whose
-// blocks are not rows of 16 lanes (16-bit B operands in VNNI pairs, int8
-// A/B blocks of 32 columns) and narrow tiles.
+// blocks are not rows of 16 lanes (int8 A/B blocks of 32 columns) and
+// narrow tiles.
 #include <stdio.h>
 #include <string.h>
 
@@ -66,9 +66,17 @@ bool xe_convert_servable(const xe_val_t* s, int role) {
   if (!row_blocks(s)) return false;
   zt_scalar_kind_t k = s->type.kind;
   if (k != ZT_F32 && k != ZT_F16 && k != ZT_BF16 && k != ZT_I32) return false;
-  // B operands of 16-bit dots are VNNI blocks: not rows of 16 lanes.
-  if (role == XE_ROLE_B && k != ZT_F32) return false;
   return role == XE_ROLE_A || role == XE_ROLE_B || role == XE_ROLE_C || role == XE_ROLE_BW;
+}
+
+// A target record's blocks: rows of 16 lanes, or a 16-bit B operand's VNNI
+// block (#zt_b, lane_data [2, 1]). Written row by row, the VNNI block is the
+// same: in lane code (xe_distribute.c) every block is lane j's column j,
+// rows in order, and the packing is the DPAS operand's view of those
+// registers (a VNNI load is `packed`, a row insert places one element).
+static bool target_blocks(const xe_val_t* d) {
+  return row_blocks(d) || (d->layout == XE_LAYOUT_BLOCK2D && !d->narrow && d->bc == 16 &&
+                           d->br == 16 && !strcmp(xe_layout_attr(d), "#zt_b"));
 }
 
 xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
@@ -102,7 +110,7 @@ xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
   }
   xe_val_t* d = xe_alloc_role(e, s->type, role);
   if (!d) return NULL;
-  if (!row_blocks(d) || d->type.shape[0] != rows) {
+  if (!target_blocks(d) || d->type.shape[0] != rows) {
     xe_free_val(d);
     if (!e->error)
       e->error = xe_fail(e, ZT_STATUS_INTERNAL, "layout conversion: target blocks");

@@ -1904,16 +1904,13 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
         xe_layout_print(to, &sb);
       }
       zt_status_t st = xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                               "dot operand %d needs a layout conversion %s%s%s, not emitted "
-                               "on Xe for %s blocks of %s (16-bit B operands are VNNI blocks)",
-                               i, sb.data ? sb.data : "",
-                               tier == XE_CONV_NONE ? "" : " through ",
-                               tier == XE_CONV_SLM     ? "shared local memory"
-                               : tier == XE_CONV_LANES ? "lane shuffles"
-                               : tier == XE_CONV_NONE  ? ""
-                                                       : "registers",
+                               "dot operand %d: %s blocks of %s (%s) into the dot's %s blocks%s%s%s "
+                               "are not moved on Xe (shared local memory serves rows of 16 "
+                               "lanes: not int8 operands or narrow tiles)",
+                               i, x->role == XE_ROLE_A ? "A" : x->role == XE_ROLE_B ? "B" : "C",
+                               zt_scalar_kind_name(x->type.kind), xe_layout_attr(x),
                                want == XE_ROLE_A ? "A" : want == XE_ROLE_B ? "B" : "C",
-                               zt_scalar_kind_name(x->type.kind));
+                               sb.data ? " (" : "", sb.data ? sb.data : "", sb.data ? ")" : "");
       zt_strbuf_deinit(&sb);
       for (int j = 0; j < i; ++j) xe_free_val(moved[j]);
       return st;

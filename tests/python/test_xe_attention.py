@@ -167,6 +167,7 @@ L.cast_a_dot_tile[(1,)](a, b, c, BM=64, BN=64, BK=32)
 zetile.get_device().synchronize()
 ref = a.astype(np.float16).astype(np.float32) @ b.astype(np.float32)
 print("RESULT", json.dumps({"err": float(np.abs(c - ref).max()),
+                            "scale": float(np.abs(ref).max()),
                             "device": zetile.get_device().info["name"]}))
 """
 
@@ -189,8 +190,8 @@ def test_slm_conversion_of_a_operand(device):
     # tier). The dot moves the fp16 tile into A blocks through shared local
     # memory (xe_convert.c): each subgroup writes its 32x16 part, a barrier,
     # each reads its 32 rows whole, a barrier. E1 pvc and bmg, E4 (CPU
-    # target), E5 (the pvc SPIR-V on opencl:cpu), exact against numpy: the
-    # conversion moves bits.
+    # target), E5 (the pvc SPIR-V on opencl:cpu) against numpy: the
+    # conversion moves bits, fp32 sums of exact products may differ in order.
     import xe_layout_kernels as L
     sig = {"A": "*fp32", "B": "*fp16", "C": "*fp32"}
     cx = {"BM": 64, "BN": 64, "BK": 32}
@@ -210,7 +211,7 @@ def test_slm_conversion_of_a_operand(device):
         opencl_cpu_or_skip()
     res = run_result(CAST_A_RUN, path=HERE, env={"ZETILE_DEVICE": device})
     assert res["device"] == device, res
-    assert res["err"] == 0.0, res
+    assert res["err"] <= 1e-5 * res["scale"], res
 
 
 def test_slm_conversion_over_budget_is_named():

@@ -65,3 +65,19 @@ def cast_a_dot_tile(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexp
     a = tl.load(A + rm[:, None] * BK + rk[None, :]).to(tl.float16)
     b = tl.load(B + rk[:, None] * BN + rn[None, :])
     tl.store(C + rm[:, None] * BN + rn[None, :], tl.dot(a, b))
+
+
+@zetile.jit
+def dot_into_b_tile(A, B, X, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    # out = X @ (A @ B).to(fp16): the first dot's accumulator (2x2 grid,
+    # rows and columns split) is the second dot's B operand (columns split,
+    # every row), so it crosses subgroups through shared local memory
+    # (lowering/xe/xe_convert.c) into VNNI B blocks.
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(A + rm[:, None] * K + rk[None, :])
+    b = tl.load(B + rk[:, None] * N + rn[None, :])
+    c = tl.dot(a, b)
+    x = tl.load(X + rm[:, None] * M + rm[None, :])
+    tl.store(C + rm[:, None] * N + rn[None, :], tl.dot(x, c.to(tl.float16)))
