@@ -42,7 +42,12 @@ def mm_bt_ptr_kernel(A, B, C, M, N, K, stride_a, stride_b, OFF: tl.constexpr,
     rk = tl.arange(0, BK)
     a_ptrs = A + rm[:, None] * stride_a + rk[None, :]
     Bo = B + OFF
-    if TRANS:
+    if TRANS == 2:
+        # B stored as [K, N] read as [BN, BK] (a gather) and transposed: the
+        # load of the transposed addresses is plain 2D block IO whose mask
+        # went through tile.trans (its N bound read at the swapped index).
+        b_ptrs = Bo + rn[:, None] + rk[None, :] * stride_b
+    elif TRANS:
         b_ptrs = Bo + rn[:, None] * stride_b + rk[None, :]  # [BN, BK], transposed below
     else:
         b_ptrs = Bo + rn[None, :] * stride_b + rk[:, None]  # [BK, BN] directly
@@ -55,7 +60,7 @@ def mm_bt_ptr_kernel(A, B, C, M, N, K, stride_a, stride_b, OFF: tl.constexpr,
             b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
         acc += tl.dot(a, b)
         a_ptrs += BK
-        b_ptrs += BK
+        b_ptrs += BK * stride_b if TRANS == 2 else BK
     tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
@@ -69,7 +74,7 @@ def _sig(dt):
 
 
 def _compile(dt, trans=False, num_warps=4, off=0, target="pvc", compat=False):
-    conf = dict(CONF1 if num_warps == 1 else CONF4, OFF=off, TRANS=trans)
+    conf = dict(CONF1 if num_warps == 1 else CONF4, OFF=off, TRANS=int(trans))
     return zetile.compile(mm_bt_ptr_kernel, signature=_sig(dt), constexprs=conf, target=target,
                           num_warps=num_warps, compat=compat, cached=False)
 
@@ -169,10 +174,14 @@ SHAPES = [(64, 64, 64), (40, 56, 96), (72, 136, 64)]
 
 def _run(dt, m, n, k, trans=False, num_warps=4, off=0):
     a, b, ref = _reference(dt, m, n, k, off)
+    sb = k
+    if trans == 2:  # B as [K, N]
+        b = np.concatenate([b[:off], b[off:].reshape(n, k).T.reshape(-1)])
+        sb = n
     c = np.zeros((m, n), np.float32)
     conf = CONF1 if num_warps == 1 else CONF4
     grid = (-(-m // conf["BM"]), -(-n // conf["BN"]))
-    mm_bt_ptr_kernel[grid](a, b, c, m, n, k, k, k, OFF=off, TRANS=trans, **conf,
+    mm_bt_ptr_kernel[grid](a, b, c, m, n, k, k, sb, OFF=off, TRANS=int(trans), **conf,
                            num_warps=num_warps)
     return float(np.abs(c - ref).max() / max(1.0, np.abs(ref).max()))
 
@@ -182,11 +191,23 @@ def test_cpu_target(dt):
     for m, n, k in SHAPES:
         assert _run(dt, m, n, k) < 2e-3
         assert _run(dt, m, n, k, trans=True, off=1) < 2e-3
+    assert _run(dt, 72, 128, 64, trans=2) < 2e-3
+
+
+def test_e1_transposed_mask_plain_block_io():
+    # trans(load(p, mask)) whose transposed addresses have unit columns:
+    # plain 2D block loads (no gathers), the mask's N bound swapped.
+    ck = _compile("fp16", trans=2)
+    mlir = ck.asm["mlir"]
+    assert "transpose = array" not in mlir and "xegpu.load " not in mlir, mlir
+    assert mlir.count("xegpu.load_nd") > 0
+    if have_tool("spirv-val"):
+        spirv_val(ck.asm["spirv"])
 
 
 E5_CASES = [(dt, m, n, k, trans, w) for dt in ("fp16", "fp32")
             for (m, n, k), trans, w in [(SHAPES[0], False, 1), (SHAPES[1], False, 4),
-                                        (SHAPES[2], True, 4)]]
+                                        (SHAPES[2], True, 4), ((72, 128, 64), 2, 4)]]
 
 
 def test_e5_opencl_cpu():
