@@ -150,6 +150,47 @@ static MlirValue op_operand_from(MlirOperation op, intptr_t i) {
   return mlirOperationGetOperand(op, g_operand_offset + i);
 }
 
+// The value `v` is a splat, possibly broadcast or reshaped: the same for
+// every element.
+static bool is_uniform(MlirValue v) {
+  for (int depth = 0; depth < 8 && mlirValueIsAOpResult(v); ++depth) {
+    MlirOperation d = mlirOpResultGetOwner(v);
+    if (cpu_op_is(d, "tile.splat")) return true;
+    if (!cpu_op_is(d, "tile.broadcast") && !cpu_op_is(d, "tile.expand_dims") &&
+        !cpu_op_is(d, "tile.reshape"))
+      return false;
+    v = mlirOperationGetOperand(d, 0);
+  }
+  return false;
+}
+
+// Carried pointer tensors (rank >= 2) that the loop yields as
+// addptr(themselves, uniform offset): every iteration adds the same number
+// to each address, so whether their rows are consecutive (emit_row_load's
+// run-time check) is decided once, on the init, before the loop.
+static void check_rows_once(cpu_t* c, MlirBlock body, const carried_t* cv) {
+  MlirOperation y = terminator(body);
+  for (int32_t i = 0; i < cv->n; ++i) {
+    const zt_type_t* t = &cv->type[i];
+    if (!cv->tensor[i] || t->kind != ZT_PTR || t->rank < 2 ||
+        t->shape[t->rank - 1] < CPU_ROW_LOAD_MIN || c->num_rows_ok == 16 ||
+        i >= mlirOperationGetNumOperands(y))
+      continue;
+    MlirValue arg = mlirBlockGetArgument(body, i + 1);
+    MlirValue yv = mlirOperationGetOperand(y, i);
+    if (!mlirValueIsAOpResult(yv)) continue;
+    MlirOperation step = mlirOpResultGetOwner(yv);
+    if (!cpu_op_is(step, "tile.addptr") ||
+        !mlirValueEqual(mlirOperationGetOperand(step, 0), arg) ||
+        !is_uniform(mlirOperationGetOperand(step, 1)))
+      continue;
+    cpu_val_t b = buf_val(cv, i);
+    c->rows_arg[c->num_rows_ok] = arg;
+    cpu_rows_check(c, &b, cpu_pointee_bytes(t), c->rows_ok[c->num_rows_ok]);
+    ++c->num_rows_ok;
+  }
+}
+
 zt_status_t cpu_emit_for(cpu_t* c, MlirOperation op) {
   int32_t n = (int32_t)mlirOperationGetNumResults(op);
   carried_t cv;
@@ -163,6 +204,7 @@ zt_status_t cpu_emit_for(cpu_t* c, MlirOperation op) {
   zt_strbuf_init(&itypes);
   zt_status_t s = pass_values(c, op, 3, &cv, &inames, &itypes);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+  if (!s) check_rows_once(c, body, &cv);
   char base[ZT_CPU_NAME], iv[ZT_CPU_NAME];
   char(*argn)[ZT_CPU_NAME] = calloc((size_t)(n ? n : 1), ZT_CPU_NAME);
   if (!argn && !s) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu for");

@@ -72,6 +72,13 @@ typedef struct cpu_s {
   bool addr_is_ptr;  // the load/store being emitted got an !llvm.ptr, not i64
   bool bounds;       // the kernel has zt.bounds_check: check every access
   bool no_split;     // emitting a rarely taken path: plain loops (cpu_split_loop)
+  // Carried 2-D pointer tensors that each iteration moves by one uniform
+  // step (`a_ptrs += BLOCK_K * stride_ak`): whether their rows are
+  // consecutive, an i1 computed once before the loop (cpu_emit_for), which
+  // their row loads use instead of checking on every iteration.
+  MlirValue rows_arg[16];
+  char rows_ok[16][ZT_CPU_NAME];
+  int32_t num_rows_ok;
 } cpu_t;
 
 // --- values (cpu_values.c) ------------------------------------------------
@@ -182,6 +189,14 @@ typedef zt_status_t (*cpu_body_fn)(cpu_t* c, void* user, const char* iv);
 zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
                            const cpu_val_t* root, int64_t numel, bool skip_tail,
                            cpu_body_fn body, void* user);
+
+/// Whether the rows of the rank >= 2 pointer tensor p (elements of `bytes`
+/// bytes) are consecutive: p[i][j] == p[i][0] + j * bytes for all i, j, as an
+/// i1 SSA value (an or of xors over every element; cpu_ops.c).
+void cpu_rows_check(cpu_t* c, const cpu_val_t* p, int64_t bytes, char ok[ZT_CPU_NAME]);
+/// Element bytes of the pointee of pointer tensor type t (i1: 1).
+int64_t cpu_pointee_bytes(const zt_type_t* t);
+#define CPU_ROW_LOAD_MIN 8  // shorter rows: the check costs more than it saves
 
 /// e^x of an f32 SSA value as inline arithmetic (cpu_math.c).
 void cpu_exp_f32(cpu_t* c, const char* x, char out[ZT_CPU_NAME]);

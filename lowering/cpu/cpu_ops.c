@@ -458,22 +458,15 @@ static zt_status_t elem_body(cpu_t* c, void* user, const char* iv) {
 // row's first address instead, where LLVM sees consecutive addresses
 // (vector and masked vector loads); any other tile takes the gather. The
 // check costs one read of the addresses, a few vector ops per 8 of them.
-#define ROW_LOAD_MIN 8  // shorter rows: the check costs more than it saves
+int64_t cpu_pointee_bytes(const zt_type_t* t) {
+  return t->pointee == ZT_I1 ? 1 : zt_tile_kind_bytes(t->pointee);
+}
 
-static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* shape,
-                                 int64_t numel, bool* done) {
-  *done = false;
-  const cpu_val_t* p = eb->in[0];
-  int64_t cols = shape->shape[shape->rank - 1];
-  if (p->kind != CPU_BUFFER || shape->rank < 2 || cols < ROW_LOAD_MIN || c->no_split)
-    return NULL;
-  int64_t rows = numel / cols;
-  int64_t bytes = p->type.pointee == ZT_I1 ? 1 : zt_tile_kind_bytes(p->type.pointee);
-  if (bytes <= 0) return NULL;
-  *done = true;
-  char ty[96], c0[ZT_CPU_NAME], cr[ZT_CPU_NAME], cc[ZT_CPU_NAME], c1[ZT_CPU_NAME],
-      ek[ZT_CPU_NAME], z[ZT_CPU_NAME], acc[ZT_CPU_NAME], ok[ZT_CPU_NAME];
-  cpu_buf_type(c, p->buf, ty, sizeof ty);
+void cpu_rows_check(cpu_t* c, const cpu_val_t* p, int64_t bytes, char ok[ZT_CPU_NAME]) {
+  int64_t cols = p->type.shape[p->type.rank - 1], rows = 1;
+  for (int d = 0; d + 1 < p->type.rank; ++d) rows *= p->type.shape[d];
+  char c0[ZT_CPU_NAME], cr[ZT_CPU_NAME], cc[ZT_CPU_NAME], c1[ZT_CPU_NAME],
+      ek[ZT_CPU_NAME], z[ZT_CPU_NAME], acc[ZT_CPU_NAME];
   cpu_index(c, 0, c0);
   cpu_index(c, rows, cr);
   cpu_index(c, cols, cc);
@@ -481,7 +474,7 @@ static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* sha
   cpu_zero(c, ZT_I64, z);
   cpu_fresh(c, ek);
   cpu_line(c, "%s = arith.constant %lld : i64", ek, (long long)bytes);
-  // The check: acc = or over i, j of p[i][j] ^ (p[i][0] + j * bytes).
+  // acc = or over i, j of p[i][j] ^ (p[i][0] + j * bytes).
   char i[ZT_CPU_NAME], a[ZT_CPU_NAME], r0[ZT_CPU_NAME], b0[ZT_CPU_NAME];
   cpu_fresh(c, acc);
   snprintf(i, sizeof i, "%%i%d", c->next_id++);
@@ -491,39 +484,56 @@ static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* sha
   ++c->indent;
   cpu_fresh(c, r0);
   cpu_line(c, "%s = arith.muli %s, %s : index", r0, i, cc);
-  cpu_fresh(c, b0);
-  cpu_line(c, "%s = memref.load %s[%s] : %s", b0, p->name, r0, ty);
-  {
-    char j[ZT_CPU_NAME], a2[ZT_CPU_NAME], racc[ZT_CPU_NAME], idx[ZT_CPU_NAME],
-        x[ZT_CPU_NAME], j64[ZT_CPU_NAME], off[ZT_CPU_NAME], want[ZT_CPU_NAME],
-        d[ZT_CPU_NAME], o[ZT_CPU_NAME];
-    cpu_fresh(c, racc);
-    snprintf(j, sizeof j, "%%i%d", c->next_id++);
-    cpu_fresh(c, a2);
-    cpu_line(c, "%s = scf.for %s = %s to %s step %s iter_args(%s = %s) -> (i64) {", racc, j,
-             c0, cc, c1, a2, a);
-    ++c->indent;
-    cpu_fresh(c, idx);
-    cpu_line(c, "%s = arith.addi %s, %s : index", idx, r0, j);
-    cpu_fresh(c, x);
-    cpu_line(c, "%s = memref.load %s[%s] : %s", x, p->name, idx, ty);
-    cpu_fresh(c, j64);
-    cpu_line(c, "%s = arith.index_cast %s : index to i64", j64, j);
-    cpu_fresh(c, off);
-    cpu_line(c, "%s = arith.muli %s, %s : i64", off, j64, ek);
-    cpu_fresh(c, want);
-    cpu_line(c, "%s = arith.addi %s, %s : i64", want, b0, off);
-    cpu_fresh(c, d);
-    cpu_line(c, "%s = arith.xori %s, %s : i64", d, x, want);
-    cpu_fresh(c, o);
-    cpu_line(c, "%s = arith.ori %s, %s : i64", o, a2, d);
-    cpu_line(c, "scf.yield %s : i64", o);
-    cpu_loop_end_lanes(c);
-    cpu_line(c, "scf.yield %s : i64", racc);
-  }
+  cpu_read(c, p, r0, b0);
+  char j[ZT_CPU_NAME], a2[ZT_CPU_NAME], racc[ZT_CPU_NAME], idx[ZT_CPU_NAME],
+      x[ZT_CPU_NAME], j64[ZT_CPU_NAME], off[ZT_CPU_NAME], want[ZT_CPU_NAME],
+      d[ZT_CPU_NAME], o[ZT_CPU_NAME];
+  cpu_fresh(c, racc);
+  snprintf(j, sizeof j, "%%i%d", c->next_id++);
+  cpu_fresh(c, a2);
+  cpu_line(c, "%s = scf.for %s = %s to %s step %s iter_args(%s = %s) -> (i64) {", racc, j,
+           c0, cc, c1, a2, a);
+  ++c->indent;
+  cpu_fresh(c, idx);
+  cpu_line(c, "%s = arith.addi %s, %s : index", idx, r0, j);
+  cpu_read(c, p, idx, x);
+  cpu_fresh(c, j64);
+  cpu_line(c, "%s = arith.index_cast %s : index to i64", j64, j);
+  cpu_fresh(c, off);
+  cpu_line(c, "%s = arith.muli %s, %s : i64", off, j64, ek);
+  cpu_fresh(c, want);
+  cpu_line(c, "%s = arith.addi %s, %s : i64", want, b0, off);
+  cpu_fresh(c, d);
+  cpu_line(c, "%s = arith.xori %s, %s : i64", d, x, want);
+  cpu_fresh(c, o);
+  cpu_line(c, "%s = arith.ori %s, %s : i64", o, a2, d);
+  cpu_line(c, "scf.yield %s : i64", o);
+  cpu_loop_end_lanes(c);
+  cpu_line(c, "scf.yield %s : i64", racc);
   cpu_loop_end(c);
   cpu_fresh(c, ok);
   cpu_line(c, "%s = arith.cmpi eq, %s, %s : i64", ok, acc, z);
+}
+
+static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* shape,
+                                 int64_t numel, bool* done) {
+  *done = false;
+  const cpu_val_t* p = eb->in[0];
+  int64_t cols = shape->shape[shape->rank - 1];
+  if (p->kind != CPU_BUFFER || shape->rank < 2 || cols < CPU_ROW_LOAD_MIN || c->no_split)
+    return NULL;
+  int64_t rows = numel / cols;
+  int64_t bytes = cpu_pointee_bytes(&p->type);
+  if (bytes <= 0) return NULL;
+  *done = true;
+  char ty[96], cc[ZT_CPU_NAME], ok[ZT_CPU_NAME] = "";
+  cpu_buf_type(c, p->buf, ty, sizeof ty);
+  cpu_index(c, cols, cc);
+  // A carried tensor moved by uniform steps was checked before its loop.
+  MlirValue pv = mlirOperationGetOperand(eb->op, 0);
+  for (int32_t k = 0; k < c->num_rows_ok && !ok[0]; ++k)
+    if (mlirValueEqual(c->rows_arg[k], pv)) snprintf(ok, sizeof ok, "%s", c->rows_ok[k]);
+  if (!ok[0]) cpu_rows_check(c, p, bytes, ok);
   cpu_line(c, "scf.if %s {", ok);
   ++c->indent;
   // Rows from their first address.
