@@ -174,6 +174,12 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     st = _scalars(strides, T.int64, "strides")
     if not (len(bs) == len(sh) == len(st)):
         raise ValueError("make_tensor_descriptor: shape, strides and block_shape need one length")
+    # Triton's rule (its TMA and Intel's 2D block IO both move rows of at
+    # least 16 bytes): refused here as in Triton, with its wording.
+    elem = base.dtype.element_ty.primitive_bitwidth // 8
+    if bs[-1] * elem < 16:
+        raise ValueError("Descriptor block shape must have at least 16 bytes in the last dimension, "
+                         f"but got {bs[-1]} * {elem} = {bs[-1] * elem} bytes")
     return tensor_descriptor(base, sh, st, bs, _unwrap(padding_option) or "zero")
 
 
