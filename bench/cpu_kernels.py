@@ -110,6 +110,15 @@ def main():
         row("matmul fp32", f"{S}^3", lambda a=a, bm=bm, cm=cm: matmul(a, bm, cm),
             lambda a=a, bm=bm, cm=cm: np.matmul(a, bm, out=cm),
             (lambda ta=ta, tbm=tbm: torch.mm(ta, tbm)) if torch else None)
+    # The tutorial kernel with the descriptor row's 64x64x32 tiles: pointer
+    # tensors against descriptors at the same tile shape.
+    S = 1024
+    a = rng.standard_normal((S, S), dtype=np.float32)
+    bm = rng.standard_normal((S, S), dtype=np.float32)
+    cm = np.empty((S, S), np.float32)
+    ta, tbm = (torch.from_numpy(a), torch.from_numpy(bm)) if torch else (None, None)
+    row("matmul ptr 64x64", f"{S}^3", lambda: matmul(a, bm, cm, 64, 64, 32),
+        lambda: np.matmul(a, bm, out=cm), (lambda: torch.mm(ta, tbm)) if torch else None)
     # Tensor descriptors (contiguous tile loads) with 64x64x32 tiles: the dot
     # itself, without the pointer-tensor gathers of the tutorial matmul.
     S = 1024
