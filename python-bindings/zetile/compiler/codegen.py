@@ -766,6 +766,10 @@ class CodeGenerator(ast.NodeVisitor):
                 return list(obj.shape)  # a list, as Triton's (`x.shape == [1, N]`)
             if node.attr == "numel":
                 return obj.numel
+        elif node.attr == "type" and (obj is None or isinstance(obj, (bool, int, float, str))):
+            # A Python value in a kernel is a compile-time value, as in Triton
+            # (`values[1].type == tl.constexpr_type(3)` on a tuple argument).
+            return core.constexpr_type(obj)
         try:
             return getattr(obj, node.attr)
         except AttributeError:

@@ -79,6 +79,28 @@ class constexpr:
     def __call__(self, *args, **kwargs):
         return self.value(*args, **kwargs)
 
+    @property
+    def type(self):
+        """Triton's `x.type` on a compile-time value: constexpr_type(value)."""
+        return constexpr_type(self.value)
+
+
+class constexpr_type:
+    """The type of a compile-time value (Triton's tl.constexpr_type): equal
+    when the values are."""
+
+    def __init__(self, value):
+        self.value = _unwrap(value)
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return f"constexpr_type[{self.value}]"
+
 
 def _unwrap(x):
     while isinstance(x, constexpr):
