@@ -1743,11 +1743,26 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
   xe_val_t* v = xe_lookup(e, mlirOperationGetOperand(op, 1));
   MlirValue m = no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL};
   if (!v) return NULL;
-  if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_C)
+  if (v->layout != XE_LAYOUT_BLOCK2D || (v->role != XE_ROLE_C && v->role != XE_ROLE_A) ||
+      v->b16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D store of this value on Xe");
   const char* mt = mem_elem(v->type.kind);
-  xe_name_t row0, col0;
+  xe_name_t row0, col0, col_once;
   tile_origin(e, v, row0, col0);
+  col_once[0] = 0;
+  if (v->role == XE_ROLE_A && e->sg_n > 1) {
+    // A blocks (a tile too narrow for the grid, xe_values.c) are the same in
+    // every subgroup of a grid row: grid column 0 stores them.
+    xe_name_t sgm, sgn, zero, c;
+    sg_coords(e, sgm, sgn);
+    hoist_i32(e, 0, zero);
+    char text[192];
+    snprintf(text, sizeof text, "arith.cmpi eq, %s, %s : i32", sgn, zero);
+    xe_hoist(e, text, false, c);
+    snprintf(text, sizeof text,
+             "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR "} : i1 to vector<16xi1>", c);
+    xe_hoist(e, text, true, col_once);
+  }
   for (int32_t bi = 0; bi < v->nbr; ++bi) {
     for (int32_t bj = 0; bj < v->nbc; ++bj) {
       const char* blk = v->names[bi * v->nbc + bj];
@@ -1776,6 +1791,7 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
         else xe_all_true(e, mask);
         if (e->error) return NULL;
         narrow_mask(e, pad, mask);
+        narrow_mask(e, col_once, mask);
         xe_fresh(e, row);
         xe_line(e);
         zt_strbuf_printf(&e->body,

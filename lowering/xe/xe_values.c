@@ -268,7 +268,18 @@ static xe_val_t* alloc_impl(xe_emitter_t* e, zt_type_t t, int role, bool data) {
       v->layout = XE_LAYOUT_LAZY;
     } else {
       v->layout = XE_LAYOUT_BLOCK2D;
-      if (!block_geometry(e, v, role)) {
+      // A tile too narrow for the kernel's grid (64x32 over 1x4 subgroups:
+      // 8 columns each) is held like a dot's A operand instead: rows split
+      // over the grid's rows, every column in each subgroup of a grid row
+      // (replicated, as A blocks are). A dot reading it takes the blocks as
+      // they are or through shared local memory (xe_convert.c).
+      bool ok = block_geometry(e, v, role);
+      if (!ok && role == XE_ROLE_C && t.kind != ZT_I8 && e->sg_n > 1) {
+        xe_val_t w = *v;
+        ok = block_geometry(e, &w, XE_ROLE_A);
+        if (ok) *v = w;
+      }
+      if (!ok) {
         free(v);
         bool narrow = (t.shape[1] == 2 || t.shape[1] == 4 || t.shape[1] == 8) &&
                       role == XE_ROLE_C && t.kind != ZT_I8 && e->sg_m * e->sg_n > 1;

@@ -81,3 +81,23 @@ def dot_into_b_tile(A, B, X, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexp
     c = tl.dot(a, b)
     x = tl.load(X + rm[:, None] * M + rm[None, :])
     tl.store(C + rm[:, None] * N + rn[None, :], tl.dot(x, c.to(tl.float16)))
+
+
+@zetile.jit
+def narrow_a_tiles(A, S, B, C, D, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                   SCALE: tl.constexpr):
+    # A 64x32 A tile over 4 or 8 subgroups (grids 1x4, 2x4): 8 columns a
+    # subgroup do not make 16-column blocks, so it is held like a dot's A
+    # operand (rows split, replicated across the grid's columns). It is
+    # stored (once per grid row), with SCALE scaled by a per-column vector
+    # and cast (2x4 only: the 1x32 row of the scales does not split over
+    # 1x4), and read by the dot as A blocks.
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(A + rm[:, None] * K + rk[None, :])
+    tl.store(D + rm[:, None] * K + rk[None, :], a + 1.0)
+    if SCALE:
+        a = (a.to(tl.float32) * tl.load(S + rk)[None, :]).to(tl.float16)
+    b = tl.load(B + rk[:, None] * N + rn[None, :])
+    tl.store(C + rm[:, None] * N + rn[None, :], tl.dot(a, b))
