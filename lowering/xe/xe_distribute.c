@@ -74,6 +74,14 @@ typedef struct {
   bool pairs;      // some layout gives each lane 2 adjacent columns (int8 A)
   bool wide_rows;  // some block row of more than 16 columns moves to a 1-D value
   bool lane_regs;  // the emitter's lane_regs marker (transposed reads) is present
+  // Layout attributes already judged (attributes are uniqued in the context,
+  // so one pointer is one layout): layout_ok prints each one it reads, and
+  // printing every op's layouts was ~3/4 of this check on the 200-op chain.
+  struct {
+    const void* attr;
+    bool ok, pairs;
+  } seen[16];
+  int nseen;
 } check_t;
 
 static void refuse(check_t* c, MlirOperation op, const char* fmt, const char* detail) {
@@ -187,8 +195,22 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
   for (size_t i = 0; i < sizeof layout_names / sizeof *layout_names; ++i) {
     MlirAttribute a =
         mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(layout_names[i]));
-    bool pairs = false;
-    if (!layout_ok(a, &pairs)) {
+    bool pairs = false, ok = true, known = mlirAttributeIsNull(a);
+    for (int j = 0; j < c->nseen && !known; ++j)
+      if (c->seen[j].attr == a.ptr) {
+        known = true;
+        ok = c->seen[j].ok;
+        pairs = c->seen[j].pairs;
+      }
+    if (!known) {
+      ok = layout_ok(a, &pairs);
+      if (c->nseen < (int)(sizeof c->seen / sizeof c->seen[0])) {
+        c->seen[c->nseen].attr = a.ptr;
+        c->seen[c->nseen].ok = ok;
+        c->seen[c->nseen++].pairs = pairs;
+      }
+    }
+    if (!ok) {
       refuse(c, op, "a lane map outside the family (%s)", layout_names[i]);
       return MlirWalkResultInterrupt;
     }
