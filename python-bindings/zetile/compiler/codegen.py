@@ -226,6 +226,17 @@ _RETURN_IN_LOOP = ("Cannot have `return` statements inside `while` or `for` stat
                    "Triton; a @jit helper called in a loop may return early)")
 
 
+def _has_call(expr):
+    return any(isinstance(n, ast.Call) for n in ast.walk(expr))
+
+
+def _is_literal(expr):
+    """A number written in the source (`0`, `-1.5`, `True`)."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, (bool, int, float))
+
+
 def _contains_return(stmts):
     for s in stmts:
         for n in ast.walk(s):
@@ -517,8 +528,47 @@ class CodeGenerator(ast.NodeVisitor):
         cond = _unwrap(self.visit(node.test))
         if not isinstance(cond, tensor):
             return self.visit(node.body if cond else node.orelse)
-        a, b_ = self.visit(node.body), self.visit(node.orelse)
-        return self.sem.where(cond, _unwrap(a), _unwrap(b_))
+        if (cond.shape and cond.numel != 1) or not (_has_call(node.body) or _has_call(node.orelse)):
+            # Elementwise choice, or two expressions without calls (nothing
+            # in them reads or writes memory): both are computed, one chosen.
+            a, b_ = self.visit(node.body), self.visit(node.orelse)
+            return self.sem.where(cond, _unwrap(a), _unwrap(b_))
+        return self.ternary_if(node, cond)
+
+    def ternary_if(self, node, cond):
+        """`a if c else b` with a run-time scalar c and a call on either side
+        (a load, a store, a helper): only the chosen side runs, as in Triton
+        (an scf.if), so a load the condition guards is not read, and void
+        sides (`tl.store(...) if c else tl.store(...)`) are statements."""
+        cond = self._cond_scalar(cond, node, "ternary")
+        body, orelse = node.body, node.orelse
+        first = None
+        if _is_literal(body) and not _is_literal(orelse):
+            # A literal then-side takes the other side's type: emit that side first.
+            first = self.visit(body)
+            cond = self.sem.not_(cond)
+            body, orelse = orelse, None
+        self.b.if_begin(cond.handle)
+        a = _unwrap(self.visit(body))
+        if isinstance(a, (bool, int, float)):
+            a = self.sem.to_tensor(a)
+        self.b.if_else()
+        b_ = _unwrap(first if orelse is None else self.visit(orelse))
+        if isinstance(b_, (bool, int, float)) and isinstance(a, tensor):
+            b_ = self.sem.broadcast_to(self.sem.scalar_constant(b_, a.dtype), a.shape)
+        elif isinstance(b_, (bool, int, float)):
+            b_ = self.sem.to_tensor(b_)
+        if a is None and b_ is None:
+            self.b.if_end([], [])
+            return None
+        if not (isinstance(a, tensor) and isinstance(b_, tensor)) or a.dtype != b_.dtype or \
+                tuple(a.shape) != tuple(b_.shape):
+            def desc(v):
+                return f"{v.dtype}{list(v.shape) if v.shape else ''}" if isinstance(v, tensor) else repr(v)
+            raise self.error(node, "Ternary expression with dynamic condition has inconsistent type: "
+                             f"{desc(a)} and {desc(b_)}")
+        r = self.b.if_end([a.handle], [b_.handle])
+        return tensor(r[0], a.dtype, a.shape)
 
     # ----------------------------------------------------------------- loops
     def _carried(self, body, extra_exclude=()):
