@@ -180,3 +180,37 @@ def test_tile_too_narrow_for_the_grid(device):
     assert res["device"] == device, res
     for nw in (4, 8):
         assert res[f"w{nw}"][0] <= 1e-5 and res[f"w{nw}"][1] == 0.0, res
+
+
+ONE_SG_RUN = """
+import json, numpy as np, zetile
+import xe_layout_kernels as L
+rng = np.random.default_rng(5)
+a, b, x = (rng.standard_normal((32, 32)).astype(np.float16) for _ in range(3))
+c = np.zeros((32, 32), np.float32)
+L.dot_into_b_tile[(1,)](a, b, x, c, M=32, N=32, K=32, num_warps=1)
+zetile.get_device().synchronize()
+c1 = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16).astype(np.float32)
+ref = x.astype(np.float32) @ c1
+print("RESULT", json.dumps({"err": float(np.abs(c - ref).max()),
+                            "scale": float(np.abs(ref).max()),
+                            "device": zetile.get_device().info["name"]}))
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
+def test_accumulator_into_b_operand_one_subgroup(device):
+    # One subgroup: 8x16 accumulator blocks into 16x16 VNNI B blocks move
+    # across lanes only (the `lanes` tier), served by the same SLM round trip
+    # (no shuffle form yet).
+    import xe_layout_kernels as L
+    ck = zetile.compile(L.dot_into_b_tile, signature=CHAIN_SIG, target="pvc", num_warps=1,
+                        constexprs={"M": 32, "N": 32, "K": 32}, cached=False)
+    assert ck.asm["mlir"].count("xegpu.dpas") == 32
+    assert ck.asm["mlir"].count("gpu.barrier") == 2
+    spirv_val(ck.asm["spirv"])
+    if device == "opencl:cpu":
+        opencl_cpu_or_skip()
+    res = run_result(ONE_SG_RUN, path=HERE, env={"ZETILE_DEVICE": device})
+    assert res["device"] == device, res
+    assert res["err"] <= 1e-5 * res["scale"], res
