@@ -486,3 +486,29 @@ def test_templates_pick_tiles_by_the_rows_registers():
     # The default 32x32 does not fit tgllp's registers at d128 (what spilled).
     assert not _kernels.registers_fit(zetile._C.target_info("tgllp"),
                                       4 * 32 * 128 + 32 * 32)
+
+
+def test_attention_backward_picks_tiles_by_the_rows_registers():
+    # The backward's dk/dv kernel holds more than the forward (dk, dv, k, v
+    # by keys; q, do by queries): at d128 tgllp spilled 926 in dk/dv at
+    # 32x32 (ocloc), so rows without XMX take smaller tiles; pvc keeps them.
+    torch = pytest.importorskip("torch")
+    from zetile.ops import _kernels, scaled_dot_product_attention_backward as bwd
+    zetile.set_device("cpu")
+    default = _kernels.load("attention_bwd").DEFAULT
+
+    def plan(target, E):
+        q = torch.zeros(1, 2, 256, E, dtype=torch.float16)
+        lse = torch.zeros(1, 2, 256)
+        with _kernels.planning_for(target):
+            launches = bwd(q, q, q, q, q, lse, plan=True)
+        (c,) = {(ln.kwargs["BLOCK_M"], ln.kwargs["BLOCK_N"]) for ln in launches[1:]}
+        return c
+
+    area = default["BLOCK_M"] * default["BLOCK_N"]
+    for row in ("tgllp", "skl"):
+        m, n = plan(row, 128)
+        assert m * n < area, (row, m, n)
+        m64, n64 = plan(row, 64)
+        assert m * n <= m64 * n64 <= area, (row, (m, n), (m64, n64))
+    assert plan("pvc", 128) == (default["BLOCK_M"], default["BLOCK_N"])

@@ -59,18 +59,27 @@ def _fwd_values(head):
                       + c["BLOCK_M"] * c["BLOCK_N"])
 
 
-def _config(L, S, config, q_block=None, kv_block=None, head=None):
-    """The forward's tiles: `config` if given, else the template's default
-    cut to the lengths and, given the (padded) head dim, to the target's
-    registers (_kernels.shrink_to_fit: on rows without XMX BLOCK_N halves
-    first, then BLOCK_M)."""
+def _bwd_values(head):
+    # The dk/dv kernel, the backward's largest: dk and dv accumulators and
+    # the key and value tiles (BLOCK_N x head each), the query and output
+    # gradient tiles (BLOCK_M x head), scores and their gradient (BLOCK_M x
+    # BLOCK_N).
+    return lambda c: (4 * c["BLOCK_N"] * head + 2 * c["BLOCK_M"] * head
+                      + 2 * c["BLOCK_M"] * c["BLOCK_N"])
+
+
+def _config(L, S, config, q_block=None, kv_block=None, head=None, values=_fwd_values):
+    """The tiles: `config` if given, else the template's default cut to the
+    lengths and, given the (padded) head dim, to the target's registers
+    (_kernels.shrink_to_fit of `values(head)`, the forward's or the
+    backward's: on rows without XMX BLOCK_N halves first, then BLOCK_M)."""
     mod = _kernels.load("attention")
     cfg = dict(mod.DEFAULT if config is None else config)
     if config is None:
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(L)))
         cfg["BLOCK_N"] = min(cfg["BLOCK_N"], max(16, next_power_of_2(S)))
         if head is not None:
-            _kernels.shrink_to_fit(cfg, _fwd_values(head), ("BLOCK_N", "BLOCK_M"))
+            _kernels.shrink_to_fit(cfg, values(head), ("BLOCK_N", "BLOCK_M"))
     # A sparse block must hold whole kernel tiles.
     if q_block is not None:
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], q_block)

@@ -18,7 +18,8 @@ import numpy as np
 
 from .. import cdiv, next_power_of_2
 from . import _arrays, _kernels, fx_to_tile
-from .attention import _as_4d, _check_qkv, _config, _contig, _is_noop, _sdpa_mask, _to_int32
+from .attention import (_as_4d, _bwd_values, _check_qkv, _config, _contig, _is_noop, _sdpa_mask,
+                        _to_int32)
 
 LN2 = math.log(2.0)
 
@@ -133,9 +134,9 @@ def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=
         # same), so the walk covers only the tiles the sequence fills.
         qbs = max(16, next_power_of_2(L)) if qbs >= L else qbs
         kvbs = max(16, next_power_of_2(S)) if kvbs >= S else kvbs
-        cfg = _config(L, S, config, qbs, kvbs)
+        cfg = _config(L, S, config, qbs, kvbs, head=head, values=_bwd_values)
     else:
-        cfg = _config(L, S, config)
+        cfg = _config(L, S, config, head=head, values=_bwd_values)
     bm_, bn_ = cfg["BLOCK_M"], cfg["BLOCK_N"]
     dq = _arrays.empty(kind, q.shape, q.dtype)
     dk = _arrays.empty(kind, k.shape, k.dtype)
