@@ -19,10 +19,11 @@
 // that no workgroup address passes through a 32-bit integer (Intel's OpenCL
 // CPU runtime, E5, has 64-bit local memory).
 //
-// The rewrite works on the printed module (the marked ops print in one
-// line each) and parses the result back: the C API can build ops, but not
-// conveniently ops with properties and regions, and this runs only for
-// kernels with atomics.
+// xe_lower_atomics works on the printed module (the marked ops print in one
+// line each) and parses the result back; it serves upstream's distribution
+// and ZETILE_XE_MOVES=text. After zetile's own distribution the atomics are
+// rewritten in place instead (xe_atomics_in_place, at the end of this file),
+// and the shuffles and SLM accesses by xe_lane_moves.c.
 //
 // f32 add/max/min are compare-and-swap loops on the bits: LLVM's SPIR-V
 // backend rejects float atomicrmw without SPV_EXT_shader_atomic_float_add /
