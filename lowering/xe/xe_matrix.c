@@ -2563,6 +2563,46 @@ static void lane_value(xe_emitter_t* e, const xe_val_t* s, int64_t i, xe_name_t 
                    out, f ? "add" : "or", sel, et, et, loc(e));
 }
 
+// Element idx (a uniform i32 known only at run time: it depends on the
+// subgroup) of a 1-D record every subgroup holds whole: its chunk picked by
+// selects, then lane_value's masked reduction on the lane.
+static void lane_value_at(xe_emitter_t* e, const xe_val_t* s, const char* idx, xe_name_t out) {
+  const char* et = xe_elem(s->type.kind);
+  bool f = zt_scalar_kind_is_float(s->type.kind);
+  xe_name_t c16, chunk, ln, v, lane, lv, eq, zero, sel;
+  char text[192];
+  hoist_i32(e, 16, c16);
+  snprintf(text, sizeof text, "arith.divui %s, %s : i32", idx, c16);
+  xe_hoist(e, text, false, chunk);
+  snprintf(text, sizeof text, "arith.remui %s, %s : i32", idx, c16);
+  xe_hoist(e, text, false, ln);
+  memcpy(v, s->names[0], sizeof v);
+  for (int32_t k = 1; k < s->nchunks; ++k) {
+    xe_name_t ck, is, nv;
+    hoist_i32(e, k, ck);
+    snprintf(text, sizeof text, "arith.cmpi eq, %s, %s : i32", chunk, ck);
+    xe_hoist(e, text, false, is);
+    xe_fresh(e, nv);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : vector<16x%s>%s\n",
+                     nv, is, s->names[k], v, et, loc(e));
+    memcpy(v, nv, sizeof v);
+  }
+  xe_lane_i32(e, lane);
+  snprintf(text, sizeof text,
+           "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR "} : i32 to vector<16xi32>", ln);
+  xe_hoist(e, text, true, lv);
+  xe_vconst(e, f ? "-0.0" : "0", et, zero);
+  xe_vbinary(e, "arith.cmpi eq,", lane, lv, "i32", eq);
+  xe_vselect(e, eq, v, zero, et, sel);
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n",
+                   out, f ? "add" : "or", sel, et, et, loc(e));
+}
+
 // A broadcast to a narrow tile (by columns): an (M, 1) column is every
 // column (its 1-D chunks), a (1, C) row gives column j its element j, index
 // arithmetic is evaluated into the blocks.
@@ -2666,6 +2706,33 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
     xe_free_val(r);
     if (!m) return NULL;
     xe_bind(e, res, m);
+    return NULL;
+  }
+  bool any_rows = !local && col && col->layout == XE_LAYOUT_ROW16 && !col->dist &&
+                  e->sg_n == 1 && e->sg_m > 1 && r->tc == t.shape[1] &&
+                  (int64_t)col->nchunks * 16 >= t.shape[0] && t.kind != ZT_BF16 &&
+                  t.kind != ZT_I1 && t.kind != ZT_PTR;
+  if (any_rows) {
+    // (M, 1) -> (M, N) where the rows of a subgroup are not whole chunks of
+    // the 1-D column (16 subgroups over 128 rows: 8 each) and every
+    // subgroup holds the whole column (a row reduction across subgroups
+    // broadcast back): row r of this subgroup's part is col[row0 + r],
+    // picked at run time.
+    xe_name_t row0, col0;
+    tile_origin(e, r, row0, col0);
+    for (int32_t bi = 0; bi < r->nbr; ++bi) {
+      xe_name_t blk;
+      xe_zero_block(e, t.kind, et, r->br, "#zt_a", blk);
+      for (int32_t rr = 0; rr < r->br; ++rr) {
+        xe_name_t idx, v, b;
+        offset_i32(e, row0, (int64_t)bi * r->br + rr, idx);
+        lane_value_at(e, col, idx, v);
+        xe_vsplat(e, v, et, b);
+        xe_block_insert_row(e, b, blk, rr, et, r->br, "#zt_a");
+      }
+      for (int32_t bj = 0; bj < r->nbc; ++bj) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
+    }
+    xe_bind(e, res, r);
     return NULL;
   }
   if (!col || col->layout != XE_LAYOUT_ROW16 || !local) {
