@@ -141,3 +141,19 @@ def test_dropout_e5_same_mask_as_cpu_target():
     other = np.asarray(ops.scaled_dot_product_attention(q, k, v, dropout_p=0.3,
                                                         dropout_seed=1235)).astype(np.float32)
     assert not np.array_equal(got != 0, other != 0)
+
+
+@pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (about a minute per kernel here)")
+def test_dropout_backward_builds_for_pvc_e1_e2():
+    # The backward regenerates the keep flags with the same draw: dk/dv and dq
+    # keep their DPAS in the loop (64 and 48, as without dropout), no spill.
+    from zetile.ops import attention_bwd as AB
+    L = 512
+    q = torch.zeros(1, 4, L, 64, dtype=torch.float16)
+    launches = AB.scaled_dot_product_attention_backward(q, q, q, q, q, torch.zeros(1, 4, L),
+                                                        dropout_p=0.1, dropout_seed=3, plan=True)
+    for launch, dpas in zip(launches[1:], (64, 48)):
+        art = launch.compile("pvc", cached=True)
+        if have_tool("spirv-val"):
+            spirv_val(art.get("spirv"))
+        _isa(art, dpas)

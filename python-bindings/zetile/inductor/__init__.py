@@ -6,10 +6,11 @@ zetile wheel, _zetile_torch_hook.autoload) on the first compile, or by
 zetile.inductor.enable() where no entry point is installed (an in-place
 development tree). What it routes is ZETILE_INDUCTOR (settings.py).
 
-    install(lowering)   the lowerings (mm, addmm, bmm, baddbmm, flex_attention)
-                        and one post-grad pass (SDPA rewrite; its uuid puts
+    install(lowering)   the lowerings (mm, addmm, bmm, baddbmm, flex_attention),
+                        one post-grad pass (SDPA rewrite; its uuid puts
                         zetile's version and the settings in the FX-graph-cache
-                        key). Idempotent.
+                        key) and one pre-grad pass (SDPA with dropout,
+                        sdpa_dropout.py; same uuid). Idempotent.
 """
 import threading
 
@@ -25,6 +26,34 @@ _installed = False
 class _PostGradPass:
     """Built lazily (the base class lives in Inductor)."""
     instance = None
+    pre = None
+
+
+def _uuid():
+    from torch._inductor.custom_graph_pass import get_hash_for_files
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = tuple(os.path.join(here, f) for f in sorted(os.listdir(here)) if f.endswith(".py"))
+    return get_hash_for_files(files, extra=settings.cache_tag())
+
+
+def _make_pre_pass():
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    from . import sdpa_dropout
+
+    class ZetilePreGradPass(CustomGraphPass):
+        """Rewrites SDPA calls with dropout to torch.ops.zetile.sdpa_dropout
+        before AOT autograd decomposes them (sdpa_dropout.py). Having a uuid,
+        Inductor runs it after its cache lookup, with the uuid in the key."""
+
+        def __call__(self, graph):
+            sdpa_dropout.rewrite(graph)
+
+        def uuid(self):
+            return _uuid()
+
+    return ZetilePreGradPass()
 
 
 def _make_pass():
@@ -44,26 +73,22 @@ def _make_pass():
             sdpa.rewrite(graph)
 
         def uuid(self):
-            from torch._inductor.custom_graph_pass import get_hash_for_files
-            import os
-            here = os.path.dirname(os.path.abspath(__file__))
-            files = tuple(os.path.join(here, f) for f in sorted(os.listdir(here))
-                          if f.endswith(".py"))
-            return get_hash_for_files(files, extra=settings.cache_tag())
+            return _uuid()
 
     return ZetilePostGradPass()
 
 
-def _add_pass(config):
-    p = _PostGradPass.instance
-    cur = config.post_grad_custom_post_pass
+def _add_pass(config, name="post_grad_custom_post_pass", p=None):
+    """Appends p to what the user set in config.<name> (one pass or a list)."""
+    p = p or _PostGradPass.instance
+    cur = getattr(config, name)
     if cur is None:
-        config.post_grad_custom_post_pass = p
+        setattr(config, name, p)
     elif isinstance(cur, (list, tuple)):
         if p not in cur:
-            config.post_grad_custom_post_pass = [*cur, p]
+            setattr(config, name, [*cur, p])
     elif cur is not p:
-        config.post_grad_custom_post_pass = [cur, p]
+        setattr(config, name, [cur, p])
 
 
 def install(lowering=None):
@@ -85,6 +110,8 @@ def install(lowering=None):
         flex.install(lowering)
         _PostGradPass.instance = _make_pass()
         _add_pass(config)
+        _PostGradPass.pre = _make_pre_pass()
+        _add_pass(config, "pre_grad_custom_pass", _PostGradPass.pre)
         _installed = True
         log.log.debug("installed (mode %s)", settings.mode())
 

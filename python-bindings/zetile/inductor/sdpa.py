@@ -23,8 +23,10 @@ is read is taken only when the backward op would be (the CPU ops; the xpu
 backward ops have other signatures and are not matched: their forward is
 then left to Inductor when lse is read).
 
-Not taken (logged): dropout > 0 (on CPU torch sends SDPA with dropout
-down its math path, so no fused op reaches this pass; docs/TORCH.md),
+Not taken (logged): dropout > 0 (SDPA with dropout is rewritten before
+autograd by sdpa_dropout.py; on CPU torch sends what that pass leaves down
+its math path, so no fused op with dropout reaches this pass; on xpu one
+would carry torch's philox seed/offset for its backward),
 devices zetile is not routed to, other
 dtypes, a value head dim different from the query's, head dims above 256,
 debug masks.
@@ -86,8 +88,9 @@ def why_not(node, kind):
     if qv.device.type not in settings.devices():
         return f"device {qv.device} is not routed to zetile (ZETILE_INDUCTOR={settings.mode()})"
     if dropout:
-        return (f"dropout_p={dropout} (not mapped: a fused op with dropout keeps torch's own "
-                "philox seed/offset outputs for its backward; see docs/TORCH.md)")
+        return (f"dropout_p={dropout} (not mapped here: a fused op with dropout keeps torch's "
+                "own philox seed/offset outputs for its backward; SDPA with dropout is taken "
+                "before autograd by sdpa_dropout.py unless it fell back there; docs/TORCH.md)")
     if debug:
         return "return_debug_mask=True"
     if not (qv.dtype == kv.dtype == vv.dtype) or qv.dtype not in _FLOATS:

@@ -9,6 +9,9 @@ FX-graph-cache key and the lowering always see the same value).
     "cpu-race"     CPU tensors, GEMMs raced (winners vary run to run on CPU)
     "force"        xpu tensors, zetile forced
     "off"          nothing (the autoload hook does not even install)
+
+ZETILE_INDUCTOR_DROPOUT=off keeps SDPA with dropout_p > 0 with Inductor
+(sdpa_dropout.py says what zetile's dropout gives instead of Inductor's).
 """
 import os
 
@@ -42,6 +45,13 @@ def forced(device_type):
     return m == "force" and device_type == "xpu"
 
 
+def dropout():
+    """SDPA with dropout_p > 0 taken by zetile (sdpa_dropout.py): on unless
+    ZETILE_INDUCTOR_DROPOUT is off/0."""
+    return os.environ.get("ZETILE_INDUCTOR_DROPOUT", "").strip().lower() not in ("off", "0",
+                                                                              "false", "no")
+
+
 def debug():
     return "inductor" in os.environ.get("ZETILE_DEBUG", "")
 
@@ -50,4 +60,4 @@ def cache_tag():
     """What the compiled code depends on besides the graph: enters
     Inductor's FX-graph-cache key and the autotune choice names."""
     import zetile
-    return f"zetile-{zetile.__version__}-mode-{mode()}"
+    return f"zetile-{zetile.__version__}-mode-{mode()}-dropout-{int(dropout())}"

@@ -17,6 +17,16 @@ torch.compile graphs and zetile's Inductor plugin share one entry point.
     torch.ops.zetile.flex_attention_backward(grad_out, q, k, v, out, lse, grad_lse,
                           <the forward's tables, buffers, scale, blocks, mods, enable_gqa>)
                           -> (dq, dk, dv)                     # lse in log2 units
+    torch.ops.zetile.sdpa_dropout(q, k, v, attn_mask, is_causal, scale, enable_gqa,
+                          dropout_p, seed) -> (out, lse)
+    torch.ops.zetile.sdpa_dropout_backward(grad_out, q, k, v, out, lse, grad_lse,
+                          attn_mask, is_causal, scale, enable_gqa, dropout_p, seed)
+                          -> (dq, dk, dv)
+        sdpa / sdpa_backward with the philox seed as a tensor (any integer
+        dtype, one element, read on the host) instead of an int: what the
+        Inductor plugin puts in a graph (zetile.inductor.sdpa_dropout), where
+        the seed is drawn at run time by a random op of the graph, so every
+        step gets its own mask and the backward graph gets the forward's seed.
 
 sdpa and flex_attention carry autograd formulas (torch.library.register_autograd)
 calling the two backward ops, so loss.backward() works through them, and
@@ -279,6 +289,71 @@ def _define_backward(torch, sdpa, flex_attention):
         return grads[:len(ctx.needs_input_grad)]
 
     flex_attention.register_autograd(flex_bwd, setup_context=flex_setup)
+    _define_dropout(torch)
+
+
+def _seed_int(op, seed):
+    if seed.numel() != 1 or seed.dtype.is_floating_point or seed.dtype.is_complex:
+        raise ValueError(f"torch.ops.zetile.{op}: seed must be a one-element integer tensor, "
+                         f"got {seed.dtype} of shape {tuple(seed.shape)}")
+    return int(seed.reshape(()).item()) & 0x7FFFFFFF
+
+
+def _define_dropout(torch):
+    """sdpa_dropout / sdpa_dropout_backward: the seed as a tensor (above)."""
+    from . import attention as _attn
+    from . import attention_bwd as _bwd
+
+    lib = "zetile::"
+
+    @torch.library.custom_op(lib + "sdpa_dropout", mutates_args=())
+    def sdpa_dropout(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                     attn_mask: torch.Tensor | None, is_causal: bool, scale: float | None,
+                     enable_gqa: bool, dropout_p: float, seed: torch.Tensor
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+        return _attn._sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, True,
+                           None, False, _seed_int("sdpa_dropout", seed))
+
+    @sdpa_dropout.register_fake
+    def _(q, k, v, attn_mask, is_causal, scale, enable_gqa, dropout_p, seed):
+        return q.new_empty(q.shape), q.new_empty(q.shape[:-1], dtype=torch.float32)
+
+    @torch.library.custom_op(lib + "sdpa_dropout_backward", mutates_args=())
+    def sdpa_dropout_backward(grad_out: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                              v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                              grad_lse: torch.Tensor | None, attn_mask: torch.Tensor | None,
+                              is_causal: bool, scale: float | None, enable_gqa: bool,
+                              dropout_p: float, seed: torch.Tensor
+                              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return _bwd.scaled_dot_product_attention_backward(
+            grad_out, q, k, v, out, lse, attn_mask=attn_mask, is_causal=is_causal, scale=scale,
+            enable_gqa=enable_gqa, grad_lse=grad_lse, dropout_p=dropout_p,
+            dropout_seed=_seed_int("sdpa_dropout_backward", seed))
+
+    @sdpa_dropout_backward.register_fake
+    def _(grad_out, q, k, v, out, lse, grad_lse, attn_mask, is_causal, scale, enable_gqa,
+          dropout_p, seed):
+        return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+    def setup(ctx, inputs, output):
+        q, k, v, attn_mask, is_causal, scale, enable_gqa, dropout_p, seed = inputs
+        ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad
+        ctx.flags = (bool(is_causal), scale, bool(enable_gqa), float(dropout_p))
+        ctx.save_for_backward(q, k, v, attn_mask, output[0], output[1], seed)
+
+    def bwd(ctx, grad_out, grad_lse):
+        if ctx.mask_grad:
+            raise NotImplementedError("torch.ops.zetile.sdpa_dropout: the gradient of attn_mask "
+                                      "is not built (pass a mask without requires_grad)")
+        q, k, v, attn_mask, out, lse, seed = ctx.saved_tensors
+        if grad_out is None:
+            grad_out = torch.zeros_like(out)
+        causal, scale, gqa, dropout_p = ctx.flags
+        dq, dk, dv = torch.ops.zetile.sdpa_dropout_backward(
+            grad_out, q, k, v, out, lse, grad_lse, attn_mask, causal, scale, gqa, dropout_p, seed)
+        return dq, dk, dv, None, None, None, None, None, None
+
+    sdpa_dropout.register_autograd(bwd, setup_context=setup)
 
 
 def _padded(inputs, n):
