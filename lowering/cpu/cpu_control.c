@@ -184,10 +184,14 @@ static void check_rows_once(cpu_t* c, MlirBlock body, const carried_t* cv) {
         !mlirValueEqual(mlirOperationGetOperand(step, 0), arg) ||
         !is_uniform(mlirOperationGetOperand(step, 1)))
       continue;
+    // A block lowered again (none is today) re-records its argument: the
+    // name in the table is always the one computed before this emission.
+    int32_t k = 0;
+    while (k < c->num_rows_ok && !mlirValueEqual(c->rows_arg[k], arg)) ++k;
+    if (k == c->num_rows_ok) ++c->num_rows_ok;
     cpu_val_t b = buf_val(cv, i);
-    c->rows_arg[c->num_rows_ok] = arg;
-    cpu_rows_check(c, &b, cpu_pointee_bytes(t), c->rows_ok[c->num_rows_ok]);
-    ++c->num_rows_ok;
+    c->rows_arg[k] = arg;
+    cpu_rows_check(c, &b, cpu_pointee_bytes(t), c->rows_ok[k]);
   }
 }
 
