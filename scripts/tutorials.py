@@ -303,7 +303,8 @@ def short_cell(c):
         i = c.get("isa")
         if not i:
             secs = f", {c['seconds']} s" if c.get("seconds") is not None else ""   # e5: the case's time
-            return "ok" + (" (E1; no ocloc device)" if c.get("E2") == "n/a" else "") + secs
+            return ("ok" + (" (E1; no ocloc device)" if c.get("E2") == "n/a" else "") + secs
+                    + (" (earlier run)" if c.get("reused") else ""))
         compat = "compat: " if c.get("E2") == "pass (compat)" else ""
         spill = f", {i['spilled']} spilled" if i["spilled"] else ""
         return (f"ok, {compat}{i['dpas']} DPAS ({i['dpas_in_loop']} in loop), {i['sends']} sends{spill},"
