@@ -2670,7 +2670,10 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "broadcast to this 2-D layout on Xe");
   }
   if (r->narrow) return broadcast_narrow(e, src, s, res, r);
-  if (s->layout == XE_LAYOUT_BLOCK2D && s->br == 1 && s->nbc == r->nbc && e->nsg == 1) {
+  // (Every subgroup holding the whole row with r's columns: one subgroup, or
+  // a row held like an A operand over a grid of one row, xe_values.c.)
+  if (s->layout == XE_LAYOUT_BLOCK2D && s->br == 1 && s->nbc == r->nbc &&
+      (e->nsg == 1 || (s->role == XE_ROLE_A && e->sg_m == 1 && r->tc == s->tc))) {
     // (1, N) -> (M, N): every block row is the source row.
     for (int32_t bj = 0; bj < r->nbc; ++bj) {
       xe_name_t row;

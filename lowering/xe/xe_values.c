@@ -201,7 +201,8 @@ static bool block_geometry(xe_emitter_t* e, xe_val_t* v, int role) {
   v->br = role == XE_ROLE_B ? (i8 && !v->b16 ? 32 : 16) : 8;
   // Tiles of 1, 2 or 4 rows (no dot takes them: emit_dot checks) use blocks
   // of that many rows.
-  if (role == XE_ROLE_C && r < 8 && (r == 1 || r == 2 || r == 4) && sm == 1) v->br = (int32_t)r;
+  if ((role == XE_ROLE_C || role == XE_ROLE_A) && r < 8 && (r == 1 || r == 2 || r == 4) && sm == 1)
+    v->br = (int32_t)r;
   v->bc = role == XE_ROLE_A && i8 ? 32 : 16;
   v->tr = (int32_t)(role == XE_ROLE_B ? r : r / sm);
   v->tc = (int32_t)(role == XE_ROLE_A ? c : c / sn);

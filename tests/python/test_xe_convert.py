@@ -143,7 +143,7 @@ a = rng.standard_normal((64, 32)).astype(np.float16)
 b = rng.standard_normal((32, 64)).astype(np.float16)
 s = rng.standard_normal(32).astype(np.float32)
 out = {"device": zetile.get_device().info["name"]}
-for nw, scale in ((4, False), (8, True)):
+for nw, scale in ((4, False), (4, True), (8, True)):
     c = np.zeros((64, 64), np.float32)
     d = np.zeros((64, 32), np.float16)
     L.narrow_a_tiles[(1,)](a, s, b, c, d, M=64, N=64, K=32, SCALE=scale, num_warps=nw)
@@ -153,7 +153,7 @@ for nw, scale in ((4, False), (8, True)):
         a2 = (a2 * s[None, :]).astype(np.float16).astype(np.float32)
     ref = a2 @ b.astype(np.float32)
     d_ref = (a.astype(np.float32) + 1).astype(np.float16).astype(np.float32)
-    out[f"w{nw}"] = [float(np.abs(c - ref).max() / np.abs(ref).max()),
+    out[f"w{nw}{scale}"] = [float(np.abs(c - ref).max() / np.abs(ref).max()),
                      float(np.abs(d.astype(np.float32) - d_ref).max())]
 print("RESULT", json.dumps(out))
 """
@@ -165,9 +165,11 @@ NARROW_SIG = {"A": "*fp16", "S": "*fp32", "B": "*fp16", "C": "*fp32", "D": "*fp1
 def test_tile_too_narrow_for_the_grid(device):
     # 64x32 over 1x4 / 2x4 subgroups was refused ("2-D tile 64x32 does not
     # split into 8x16 blocks over the 1x4 subgroup grid"): now held as A
-    # blocks, stored by grid column 0, and read by the dot as they are.
+    # blocks, stored by grid column 0, and read by the dot as they are; the
+    # 1x32 row of scales over 1x4 is held the same way (every subgroup the
+    # whole row) and broadcast to the tile's rows.
     import xe_layout_kernels as L
-    for nw, scale in ((4, False), (8, True)):
+    for nw, scale in ((4, False), (4, True), (8, True)):
         ck = zetile.compile(L.narrow_a_tiles, signature=NARROW_SIG, target="pvc", num_warps=nw,
                             constexprs={"M": 64, "N": 64, "K": 32, "SCALE": scale},
                             cached=False)
@@ -178,8 +180,8 @@ def test_tile_too_narrow_for_the_grid(device):
         opencl_cpu_or_skip()
     res = run_result(NARROW_RUN, path=HERE, env={"ZETILE_DEVICE": device})
     assert res["device"] == device, res
-    for nw in (4, 8):
-        assert res[f"w{nw}"][0] <= 1e-5 and res[f"w{nw}"][1] == 0.0, res
+    for key in ("w4False", "w4True", "w8True"):
+        assert res[key][0] <= 1e-5 and res[key][1] == 0.0, res
 
 
 ONE_SG_RUN = """

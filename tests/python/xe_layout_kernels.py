@@ -90,8 +90,8 @@ def narrow_a_tiles(A, S, B, C, D, M: tl.constexpr, N: tl.constexpr, K: tl.conste
     # subgroup do not make 16-column blocks, so it is held like a dot's A
     # operand (rows split, replicated across the grid's columns). It is
     # stored (once per grid row), with SCALE scaled by a per-column vector
-    # and cast (2x4 only: the 1x32 row of the scales does not split over
-    # 1x4), and read by the dot as A blocks.
+    # (its 1x32 row held whole in every subgroup) and cast, and read by the
+    # dot as A blocks.
     rm = tl.arange(0, M)
     rn = tl.arange(0, N)
     rk = tl.arange(0, K)
