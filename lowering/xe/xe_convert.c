@@ -10,10 +10,14 @@
 // Replicated parts (A blocks are held by every subgroup of a grid row)
 // write the same bits to the same places: no subgroup is singled out.
 //
-// This serves the `slm` tier and, for now, the `lanes` tier too (the data
-// then cross lanes of one subgroup through SLM instead of shuffles): one
-// round trip of 16-lane gathers/scatters per block row, correct for every
-// pair of 8x16-block layouts the emitter makes. Not served: targets whose
+// Where this subgroup's part is the same rows and columns in both records
+// (one subgroup, or a grid of one row for C -> B), every element stays in
+// its lane and the target blocks are the source's rows regrouped in
+// registers (8x16 accumulator blocks into 16x16 B blocks): no SLM.
+// Otherwise the SLM round trip serves the `slm` tier and, for now, the
+// `lanes` tier too (no shuffle form yet): 16-lane scatters/gathers per
+// block row, correct for every pair of 16-column-block layouts the emitter
+// makes. Not served: targets whose
 // blocks are not rows of 16 lanes (int8 A/B blocks of 32 columns) and
 // narrow tiles.
 #include <stdio.h>
@@ -79,6 +83,40 @@ static bool target_blocks(const xe_val_t* d) {
                            d->br == 16 && !strcmp(xe_layout_attr(d), "#zt_b"));
 }
 
+// Whether this subgroup's part of the tile is the same rows and columns in
+// records s and d (tile_origin's rule: rows split unless B, columns split
+// unless A, on grid dims of more than one subgroup).
+static bool same_part(const xe_emitter_t* e, const xe_val_t* s, const xe_val_t* d) {
+  int sm = e->sg_m > 0 ? e->sg_m : 1, sn = e->sg_n > 0 ? e->sg_n : 1;
+  if (s->tr != d->tr || s->tc != d->tc) return false;
+  if (sm > 1 && (s->role == XE_ROLE_B) != (d->role == XE_ROLE_B)) return false;
+  if (sn > 1 && (s->role == XE_ROLE_A) != (d->role == XE_ROLE_A)) return false;
+  return true;
+}
+
+// Every element stays in its lane and subgroup (the `registers` tier with
+// blocks of another height: 8x16 accumulator blocks into 16x16 B blocks on
+// a grid of one row): d's block rows are s's block rows, regrouped.
+static void regroup(xe_emitter_t* e, const xe_val_t* s, xe_val_t* d) {
+  zt_scalar_kind_t k = s->type.kind;
+  const char* et = xe_block_elem(k);
+  const char* attr = xe_layout_attr(d);
+  xe_name_t zero;
+  xe_zero_block(e, k, et, d->br, attr, zero);
+  for (int32_t bi = 0; bi < d->nbr; ++bi)
+    for (int32_t bj = 0; bj < d->nbc; ++bj) {
+      xe_name_t blk;
+      memcpy(blk, zero, sizeof blk);
+      for (int32_t rr = 0; rr < d->br; ++rr) {
+        int32_t row = bi * d->br + rr;  // in the subgroup's part
+        xe_name_t v;
+        row_of(e, s, (row / s->br) * s->nbc + bj, row % s->br, v);
+        xe_block_insert_row(e, v, blk, rr, et, d->br, attr);
+      }
+      memcpy(d->names[bi * d->nbc + bj], blk, sizeof(xe_name_t));
+    }
+}
+
 xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
   if (!xe_convert_servable(s, role)) {
     if (!e->error)
@@ -93,6 +131,18 @@ xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
   zt_scalar_kind_t k = s->type.kind;
   int64_t rows = s->type.shape[0], cols = s->type.shape[1];
   int64_t n = rows * cols;
+  xe_val_t* d = xe_alloc_role(e, s->type, role);
+  if (!d) return NULL;
+  if (!target_blocks(d) || d->type.shape[0] != rows) {
+    xe_free_val(d);
+    if (!e->error)
+      e->error = xe_fail(e, ZT_STATUS_INTERNAL, "layout conversion: target blocks");
+    return NULL;
+  }
+  if (same_part(e, s, d) && s->bc == d->bc) {
+    regroup(e, s, d);
+    return d;
+  }
   int64_t bytes = n * zt_scalar_kind_bits(k) / 8;
   int64_t budget = e->target && e->target->slm_per_workgroup > 0
                        ? e->target->slm_per_workgroup
@@ -106,14 +156,7 @@ xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
                          (long long)rows, (long long)cols, zt_scalar_kind_name(k),
                          (long long)bytes, (long long)budget,
                          e->target && e->target->name ? e->target->name : "Xe");
-    return NULL;
-  }
-  xe_val_t* d = xe_alloc_role(e, s->type, role);
-  if (!d) return NULL;
-  if (!target_blocks(d) || d->type.shape[0] != rows) {
     xe_free_val(d);
-    if (!e->error)
-      e->error = xe_fail(e, ZT_STATUS_INTERNAL, "layout conversion: target blocks");
     return NULL;
   }
   bool bf = k == ZT_BF16;

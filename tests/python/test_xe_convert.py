@@ -202,14 +202,15 @@ print("RESULT", json.dumps({"err": float(np.abs(c - ref).max()),
 
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
 def test_accumulator_into_b_operand_one_subgroup(device):
-    # One subgroup: 8x16 accumulator blocks into 16x16 VNNI B blocks move
-    # across lanes only (the `lanes` tier), served by the same SLM round trip
-    # (no shuffle form yet).
+    # One subgroup: 8x16 accumulator blocks into 16x16 VNNI B blocks keep
+    # every element in its lane (lane j holds column j in both): the B
+    # blocks are the accumulator's rows regrouped in registers, no SLM
+    # (xe_convert.c regroup; the same on a grid of one row, 1x4).
     import xe_layout_kernels as L
     ck = zetile.compile(L.dot_into_b_tile, signature=CHAIN_SIG, target="pvc", num_warps=1,
                         constexprs={"M": 32, "N": 32, "K": 32}, cached=False)
     assert ck.asm["mlir"].count("xegpu.dpas") == 32
-    assert ck.asm["mlir"].count("gpu.barrier") == 2
+    assert "gpu.barrier" not in ck.asm["mlir"]
     spirv_val(ck.asm["spirv"])
     if device == "opencl:cpu":
         opencl_cpu_or_skip()
