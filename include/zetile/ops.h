@@ -131,8 +131,15 @@ typedef struct zt_ops_attention_s {
   /// each writing fp32 partial results to a workspace the plan holds, and a
   /// second kernel (spec attncombine-DT-dHD-BM) merges them into out and
   /// lse. Spec suffix -split (one export serves every n). Not with dropout.
+  /// ZT_OPS_SPLIT_KV_AUTO: the plan picks n as zetile.ops does (one query
+  /// tile, fewer than 2 programs per compute unit of the device: up to 16
+  /// shares of at least 4 KV tiles; else 1; 1 with dropout or when the
+  /// -split spec is not exported); zt_ops_plan_spec tells which was taken.
   int32_t split_kv;
 } zt_ops_attention_t;
+
+/// zt_ops_attention_t.split_kv: let the plan choose (decode shapes split).
+#define ZT_OPS_SPLIT_KV_AUTO (-1)
 
 typedef enum zt_ops_mask_kind_e {
   ZT_OPS_MASK_NONE = 0,

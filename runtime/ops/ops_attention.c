@@ -60,9 +60,9 @@ static zt_status_t resolve_attn(const char* op, zt_ops_attention_t* a) {
       (B > 1 && !a->out.batch))
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.out has a zero stride: "
                           "every output element needs its own address", op);
-  if (a->split_kv < 0 || a->split_kv > 64)
+  if (a->split_kv < ZT_OPS_SPLIT_KV_AUTO || a->split_kv > 64)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.split_kv must be in "
-                          "[0, 64], got %d", op, a->split_kv);
+                          "[0, 64] or ZT_OPS_SPLIT_KV_AUTO, got %d", op, a->split_kv);
   if (a->split_kv == 0) a->split_kv = 1;
   if (B * Hq > 65535 || zt_ops__cdiv(L, a->block_m) > UINT32_MAX)
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: batch * q_heads = %lld programs on the "
@@ -74,6 +74,22 @@ static int64_t head_dim_pow2(int64_t e) {
   int64_t h = 16;
   while (h < e) h *= 2;
   return h;
+}
+
+// ZT_OPS_SPLIT_KV_AUTO: zetile.ops' split_kv_for. Only one query tile
+// (decode: q_len <= block_m) splits, when its batch * q_heads programs are
+// fewer than two per compute unit, into at most 16 shares of at least 4 KV
+// tiles each.
+static int32_t auto_split_kv(zt_device_t* device, const zt_ops_attention_t* a) {
+  if (a->q_len > a->block_m) return 1;
+  const zt_device_info_t* info = zt_device_info(device);
+  int64_t programs = 2 * (info && info->compute_units > 0 ? info->compute_units : 1);
+  int64_t bh = a->batch * a->q_heads;
+  if (bh >= programs) return 1;
+  int64_t n = zt_ops__cdiv(programs, bh), by_len = zt_ops__cdiv(a->kv_len, a->block_n) / 4;
+  if (n > 16) n = 16;
+  if (n > by_len) n = by_len;
+  return n > 1 ? (int32_t)n : 1;
 }
 
 // The spec's variant suffix: dropout, the decode path, or none.
@@ -162,7 +178,7 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
   *out_plan = NULL;
   zt_ops_sdpa_desc_t d = *desc;
   ZT_RETURN_IF_ERROR(resolve_attn(op, &d.attn));
-  const zt_ops_attention_t* a = &d.attn;
+  zt_ops_attention_t* a = &d.attn;
   static const char* const kinds[] = {"nomask", "fmask", "bmask"};
   if ((unsigned)d.mask_kind > ZT_OPS_MASK_BOOL)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_kind %d is not a "
@@ -180,12 +196,25 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
   if (dropout && a->split_kv > 1)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.split_kv > 1 does not "
                           "take dropout (as zetile.ops)", op);
+  bool auto_split = a->split_kv == ZT_OPS_SPLIT_KV_AUTO;
+  if (auto_split) a->split_kv = dropout ? 1 : auto_split_kv(device, a);
   char spec[ZT_OPS_SPEC_MAX];
-  snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-%s-%s-none-none-dense%s",
-           zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
-           a->block_n, d.causal ? "causal" : "full", kinds[d.mask_kind], variant(a, dropout));
   zt_ops_plan_t* p = NULL;
-  ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, ZT_OPS_SDPA, spec, NULL, NULL, &p));
+  for (;;) {
+    snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-%s-%s-none-none-dense%s",
+             zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
+             a->block_n, d.causal ? "causal" : "full", kinds[d.mask_kind], variant(a, dropout));
+    zt_status_t st = zt_ops__plan_create(device, ZT_OPS_SDPA, spec, NULL, NULL, &p);
+    // A split the build does not export: the picked count was only a
+    // preference, so the one-pass kernel runs instead.
+    if (st && auto_split && a->split_kv > 1 && zt_status_code(st) == ZT_STATUS_NOT_FOUND) {
+      zt_status_free(st);
+      a->split_kv = 1;
+      continue;
+    }
+    ZT_RETURN_IF_ERROR(st);
+    break;
+  }
   p->d.sdpa = d;
   zt_status_t s = fill_common(p, a);
   if (!s && d.mask_kind != ZT_OPS_MASK_NONE) {
@@ -283,19 +312,30 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: the block mask tables exceed 2^31 entries",
                           op);
   char spec[ZT_OPS_SPEC_MAX];
-  // Always the variant with full-block tables: without them the plan
-  // passes zero counts, so one export serves both.
-  snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-full-nomask-%s-%s-sparsefull%lld%s",
-           zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
-           a->block_n, kScoreMods[d.score_mod], kMaskMods[d.mask_mod], (long long)d.kv_block,
-           variant(a, false));
   zt_ops_plan_t* p = NULL;
   mods_in_t mods = {d.score_mod == ZT_OPS_SCORE_BUILDER ? d.score_builder : NULL,
                     d.mask_mod == ZT_OPS_MASK_MOD_BUILDER ? d.mask_builder : NULL,
                     a->block_m, a->block_n};
   bool ext = mods.score || mods.mask;
-  ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, ZT_OPS_FLEX, spec, ext ? splice : NULL, &mods,
-                                         &p));
+  bool auto_split = a->split_kv == ZT_OPS_SPLIT_KV_AUTO;
+  if (auto_split) a->split_kv = auto_split_kv(device, a);
+  for (;;) {
+    // Always the variant with full-block tables: without them the plan
+    // passes zero counts, so one export serves both.
+    snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-full-nomask-%s-%s-sparsefull%lld%s",
+             zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
+             a->block_n, kScoreMods[d.score_mod], kMaskMods[d.mask_mod], (long long)d.kv_block,
+             variant(a, false));
+    zt_status_t st = zt_ops__plan_create(device, ZT_OPS_FLEX, spec, ext ? splice : NULL, &mods,
+                                         &p);
+    if (st && auto_split && a->split_kv > 1 && zt_status_code(st) == ZT_STATUS_NOT_FOUND) {
+      zt_status_free(st);   // no split export: one pass (see the SDPA plan)
+      a->split_kv = 1;
+      continue;
+    }
+    ZT_RETURN_IF_ERROR(st);
+    break;
+  }
   d.score_builder = d.mask_builder = NULL;  // not kept: the caller owns them
   p->d.flex = d;
   zt_status_t s = fill_common(p, a);

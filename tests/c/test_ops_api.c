@@ -665,6 +665,51 @@ START_TEST(test_sdpa_split_kv_decode) {
 }
 END_TEST
 
+// ZT_OPS_SPLIT_KV_AUTO: one query tile over 300 keys with one (batch,
+// head) splits (at least 2 programs per device, ceil(300 / 32) / 4 = 2
+// shares by length: n = 2 on any device) and matches the reference; a
+// query longer than a tile, dropout, and a split the build does not export
+// (causal) each plan the one-pass kernel instead of failing.
+static void expect(zt_status_t s, zt_status_code_t code, const char* needle);
+
+START_TEST(test_sdpa_split_kv_auto) {
+  if (compiler_missing(__func__)) return;
+  zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = 1, .kv_heads = 1,
+                                   .q_len = 3, .kv_len = 300, .head_dim = 64,
+                                   .split_kv = ZT_OPS_SPLIT_KV_AUTO}};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_sdpa_plan(dev, &d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-none-none-dense-split");
+  d.attn.scale = (float)(1.0 / sqrt((double)d.attn.head_dim));
+  qkv_t t = make_qkv(&d.attn);
+  zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  compare(&d.attn, &t, NULL, NULL, NULL, "sdpa split-kv auto");
+  free_qkv(&t);
+  zt_ops_plan_release(p);
+  zt_ops_sdpa_desc_t e = {.attn = d.attn};
+  e.attn.split_kv = ZT_OPS_SPLIT_KV_AUTO;
+  e.attn.q_len = 64;  // two query tiles: no split
+  OK(zt_ops_sdpa_plan(dev, &e, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-none-none-dense");
+  zt_ops_plan_release(p);
+  e.attn.q_len = 3;
+  e.causal = true;  // no causal -split export: one pass
+  OK(zt_ops_sdpa_plan(dev, &e, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-causal-nomask-none-none-dense");
+  zt_ops_plan_release(p);
+  e.causal = false;
+  e.dropout_p = 0.25f;  // dropout never splits
+  OK(zt_ops_sdpa_plan(dev, &e, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-none-none-dense-drop");
+  zt_ops_plan_release(p);
+  e.dropout_p = 0.0f;
+  e.attn.split_kv = -2;
+  expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "split_kv");
+}
+END_TEST
+
 // Dropout from C: with q = k = 0 the softmax is uniform (1 / S) and with
 // v = the identity (head_dim = kv_len) out[.., i, j] is the dropped weight
 // (i, j): 0 or 1 / (S (1 - p)). The kept fraction follows 1 - p, the lse is
@@ -880,6 +925,28 @@ START_TEST(test_flex_causal_split_kv) {
   run_flex(ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, NULL, causal_keep, true,
            "flex causal split-kv");
   g_flex_split = 0;
+}
+END_TEST
+
+// ZT_OPS_SPLIT_KV_AUTO on flex (plans only; the split runs in
+// test_flex_causal_split_kv): one head, 3 queries over 300 keys splits with
+// the exported causal -split spec; ALiBi + causal has no -split export and
+// plans the one-pass kernel.
+START_TEST(test_flex_split_kv_auto) {
+  if (compiler_missing(__func__)) return;
+  zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = 1, .kv_heads = 1,
+                                   .q_len = 3, .kv_len = 300, .head_dim = 64,
+                                   .split_kv = ZT_OPS_SPLIT_KV_AUTO},
+                          .mask_mod = ZT_OPS_MASK_MOD_CAUSAL, .has_full_blocks = true};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_flex_plan(dev, &d, &p));
+  ck_assert_msg(strstr(zt_ops_plan_spec(p), "-split"), "spec %s", zt_ops_plan_spec(p));
+  zt_ops_plan_release(p);
+  d.score_mod = ZT_OPS_SCORE_ALIBI;
+  OK(zt_ops_flex_plan(dev, &d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p),
+                   "attn-f32-d64-32x32-full-nomask-alibi-causal-sparsefull128");
+  zt_ops_plan_release(p);
 }
 END_TEST
 
@@ -1478,10 +1545,12 @@ int main(void) {
   tcase_add_test(tc[1], test_sdpa_f32_float_mask);
   tcase_add_test(tc[1], test_sdpa_f16_bool_mask);
   tcase_add_test(tc[1], test_sdpa_split_kv_decode);
+  tcase_add_test(tc[1], test_sdpa_split_kv_auto);
   tcase_add_test(tc[1], test_sdpa_dropout);
   tcase_add_test(tc[2], test_flex_causal);
   tcase_add_test(tc[2], test_flex_causal_lse_log2);
   tcase_add_test(tc[2], test_flex_causal_split_kv);
+  tcase_add_test(tc[2], test_flex_split_kv_auto);
   tcase_add_test(tc[2], test_flex_document);
   tcase_add_test(tc[2], test_flex_sliding);
   tcase_add_test(tc[2], test_flex_alibi_causal);
