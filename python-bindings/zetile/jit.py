@@ -718,7 +718,16 @@ def _as_compilation_error(jitfn, e):
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, noinline=None, repr=None,
         launch_metadata=None, **kwargs):
-    """Decorator: compile `fn` as a kernel (Triton's @triton.jit)."""
+    """Decorator: compile `fn` as a kernel (Triton's @triton.jit).
+
+    Array arguments (numpy, torch, DLPack, zetile.Tensor) reach the kernel as
+    their first element's address, as in Triton. Contiguous arrays and dense
+    permuted views (x.T, x.permute(...): no gaps, no overlaps) are taken; the
+    kernel addresses their storage. A view with gaps or overlaps (x[::2], a
+    column, expand) is refused with a KernelArgumentError unless each of its
+    non-unit strides is an integer argument of the launch (the kernel then
+    indexes it through them): indexed as if contiguous it would be read
+    wrongly. docs/RELIABILITY.md has the rules."""
     def wrap(f):
         return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline)
     return wrap(fn) if fn is not None else wrap
