@@ -143,6 +143,9 @@ def test_e2_compat_d32t_sends(dt, monkeypatch):
 
 
 @needs_isa
+@pytest.mark.skipif(os.environ.get("ZETILE_SLOW_TESTS") != "1",
+                    reason="two attention-backward builds through ocloc (minutes under load): "
+                           "ZETILE_SLOW_TESTS=1")
 def test_e2_attention_backward_dkdv(monkeypatch):
     # Tutorial 06's dk/dv kernel shape (ours): qT and tl.trans(do) into dots'
     # B operands; 128 x 64 blocks of K/V resident, 4 subgroups.
@@ -205,9 +208,16 @@ def test_e1_transposed_mask_plain_block_io():
         spirv_val(ck.asm["spirv"])
 
 
+# Intel's OpenCL CPU runtime compiles each specialization for tens of
+# seconds on this 2-core machine (13 min for all eight at load ~15): by
+# default one 16-bit case through tl.trans with an N tail and one fp32 case
+# of the direct form; all of them with ZETILE_SLOW_TESTS=1.
+SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
 E5_CASES = [(dt, m, n, k, trans, w) for dt in ("fp16", "fp32")
             for (m, n, k), trans, w in [(SHAPES[0], False, 1), (SHAPES[1], False, 4),
                                         (SHAPES[2], True, 4), ((72, 128, 64), 2, 4)]]
+if not SLOW:
+    E5_CASES = [("fp16", 72, 136, 64, True, 4), ("fp32", 40, 56, 96, False, 4)]
 
 
 def test_e5_opencl_cpu():
@@ -218,7 +228,7 @@ def test_e5_opencl_cpu():
         assert zetile.get_device().info["name"] == "opencl:cpu"
         # The specializations these launches compile read B transposed.
         assert "transpose = array" in _compile("fp16", trans=True).asm["mlir"]
-        assert "transpose = array" in _compile("fp32", num_warps=1).asm["mlir"]
+        assert "transpose = array" in _compile("fp32").asm["mlir"]
         print("RESULT " + json.dumps([list(c) + [_run(*c)] for c in E5_CASES]))
     """, path=HERE, env={"ZETILE_CACHE_DIR": os.path.join(os.environ.get(
         "ZETILE_CACHE_DIR", "/tmp"), "trans_ptr_read_e5")}, timeout=900)
