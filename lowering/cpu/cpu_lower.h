@@ -189,6 +189,12 @@ typedef zt_status_t (*cpu_body_fn)(cpu_t* c, void* user, const char* iv);
 zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
                            const cpu_val_t* root, int64_t numel, bool skip_tail,
                            cpu_body_fn body, void* user);
+/// One block [start, start + V) of a 1-D value of numel elements read by a
+/// tree reduction: body (called with start) in two branches, with root's
+/// mask `s + arange < n` a true splat (the block below its end) or read.
+/// Just body when there is no such mask.
+zt_status_t cpu_split_block(cpu_t* c, const cpu_val_t* root, int64_t numel, const char* start,
+                            int64_t V, cpu_body_fn body, void* user);
 
 /// Whether the rows of the rank >= 2 pointer tensor p (elements of `bytes`
 /// bytes) are consecutive: p[i][j] == p[i][0] + j * bytes for all i, j, as an

@@ -64,27 +64,77 @@ static void index_of(cpu_t* c, const char* base, int32_t n, char ivs[][ZT_CPU_NA
   cpu_line(c, "%s = arith.addi %s, %s : index", out, base, lin);
 }
 
+// One row of W lanes of a level (group grp, row k of it): a copy of the
+// group's first row (kind 0) or its combine into the partials (kind 1).
+typedef struct row_s {
+  int kind;
+  MlirOperation fn;
+  const cpu_val_t* in;
+  const char* base;
+  int64_t stride, g;
+  int32_t out;
+  char grp[ZT_CPU_NAME], k[ZT_CPU_NAME];
+} row_t;
+
+static zt_status_t emit_row(cpu_t* c, void* user, const char* start) {
+  (void)start;
+  const row_t* r = user;
+  const int64_t W = TREE_LANES, g = r->g, stride = r->stride;
+  char src_idx[ZT_CPU_NAME], dst_idx[ZT_CPU_NAME], lane[ZT_CPU_NAME];
+  cpu_loop_begin(c, W, lane);
+  char iv3[3][ZT_CPU_NAME], iv2[2][ZT_CPU_NAME];
+  snprintf(iv2[0], ZT_CPU_NAME, "%s", r->grp);
+  snprintf(iv2[1], ZT_CPU_NAME, "%s", lane);
+  int64_t ds[2] = {W, 1};
+  index_of(c, NULL, 2, iv2, ds, dst_idx);
+  if (r->kind == 0) {
+    char x[ZT_CPU_NAME];
+    int64_t ss[2] = {g * W * stride, stride};
+    index_of(c, r->base, 2, iv2, ss, src_idx);
+    cpu_read(c, r->in, src_idx, x);
+    cpu_write(c, r->out, dst_idx, x);
+    cpu_loop_end_lanes(c);
+    return NULL;
+  }
+  snprintf(iv3[0], ZT_CPU_NAME, "%s", r->grp);
+  snprintf(iv3[1], ZT_CPU_NAME, "%s", r->k);
+  snprintf(iv3[2], ZT_CPU_NAME, "%s", lane);
+  int64_t ss[3] = {g * W * stride, W * stride, stride};
+  index_of(c, r->base, 3, iv3, ss, src_idx);
+  const cpu_val_t pv = {.kind = CPU_BUFFER, .type = {.kind = c->bufs[r->out].kind},
+                        .buf = r->out};
+  cpu_val_t p = pv;
+  snprintf(p.name, ZT_CPU_NAME, "%%b%d", r->out);
+  char lhs[1][ZT_CPU_NAME], rhs[1][ZT_CPU_NAME], res[1][ZT_CPU_NAME];
+  cpu_read(c, &p, dst_idx, lhs[0]);
+  cpu_read(c, r->in, src_idx, rhs[0]);
+  ZT_RETURN_IF_ERROR(cpu_inline_combiner(c, r->fn, 1, lhs, rhs, res));
+  cpu_write(c, r->out, dst_idx, res[0]);
+  cpu_loop_end_lanes(c);
+  return NULL;
+}
+
 // One level: rows of W lanes from `in` (element index base + pos * stride of
 // row r, lane l at pos = r * W + l), g rows per group, into buffer `out`
 // (rows / g rows of W lanes).
+// split: the first level of a 1-D value of numel elements (positions are
+// element indices): each row of W lanes read through cpu_split_block, so
+// that the rows below a mask's end load without per-lane compares (softmax's
+// row max over 781 of 1024 columns).
 static zt_status_t emit_level(cpu_t* c, MlirOperation fn, const cpu_val_t* in,
                               const char* base, int64_t stride, int64_t rows, int64_t g,
-                              int32_t out) {
+                              int32_t out, bool split, int64_t numel) {
   const int64_t W = TREE_LANES;
-  char ivs[3][ZT_CPU_NAME], src_idx[ZT_CPU_NAME], dst_idx[ZT_CPU_NAME], x[ZT_CPU_NAME];
+  char ivs[3][ZT_CPU_NAME];
   cpu_loop_begin(c, rows / g, ivs[0]);
   {  // first row of the group: a copy
-    char lane[ZT_CPU_NAME];
-    cpu_loop_begin(c, W, lane);
-    char iv2[2][ZT_CPU_NAME];
-    snprintf(iv2[0], ZT_CPU_NAME, "%s", ivs[0]);
-    snprintf(iv2[1], ZT_CPU_NAME, "%s", lane);
-    int64_t ss[2] = {g * W * stride, stride}, ds[2] = {W, 1};
-    index_of(c, base, 2, iv2, ss, src_idx);
-    index_of(c, NULL, 2, iv2, ds, dst_idx);
-    cpu_read(c, in, src_idx, x);
-    cpu_write(c, out, dst_idx, x);
-    cpu_loop_end_lanes(c);
+    char start[ZT_CPU_NAME];
+    int64_t st[1] = {g * W};
+    cpu_linear(c, 1, ivs, st, start);
+    row_t r = {.kind = 0, .in = in, .base = base, .stride = stride, .g = g, .out = out};
+    snprintf(r.grp, ZT_CPU_NAME, "%s", ivs[0]);
+    ZT_RETURN_IF_ERROR(split ? cpu_split_block(c, in, numel, start, W, emit_row, &r)
+                             : emit_row(c, &r, start));
   }
   cpu_loop_end(c);
   if (g > 1) {
@@ -100,24 +150,15 @@ static zt_status_t emit_level(cpu_t* c, MlirOperation fn, const cpu_val_t* in,
     cpu_line(c, "scf.for %s = %s to %s step %s {", ivs[1], one, cg, one);
     ++c->indent;
     cpu_loop_begin(c, rows / g, ivs[0]);
-    cpu_loop_begin(c, W, ivs[2]);
-    int64_t ss[3] = {g * W * stride, W * stride, stride};
-    index_of(c, base, 3, ivs, ss, src_idx);
-    char iv2[2][ZT_CPU_NAME];
-    snprintf(iv2[0], ZT_CPU_NAME, "%s", ivs[0]);
-    snprintf(iv2[1], ZT_CPU_NAME, "%s", ivs[2]);
-    int64_t ds[2] = {W, 1};
-    index_of(c, NULL, 2, iv2, ds, dst_idx);
-    const cpu_val_t pv = {.kind = CPU_BUFFER, .type = {.kind = c->bufs[out].kind},
-                          .buf = out};
-    cpu_val_t p = pv;
-    snprintf(p.name, ZT_CPU_NAME, "%%b%d", out);
-    char lhs[1][ZT_CPU_NAME], rhs[1][ZT_CPU_NAME], res[1][ZT_CPU_NAME];
-    cpu_read(c, &p, dst_idx, lhs[0]);
-    cpu_read(c, in, src_idx, rhs[0]);
-    ZT_RETURN_IF_ERROR(cpu_inline_combiner(c, fn, 1, lhs, rhs, res));
-    cpu_write(c, out, dst_idx, res[0]);
-    cpu_loop_end_lanes(c);
+    char start[ZT_CPU_NAME];
+    int64_t st[2] = {g * W, W};
+    cpu_linear(c, 2, ivs, st, start);
+    row_t r = {.kind = 1, .fn = fn, .in = in, .base = base, .stride = stride, .g = g,
+               .out = out};
+    snprintf(r.grp, ZT_CPU_NAME, "%s", ivs[0]);
+    snprintf(r.k, ZT_CPU_NAME, "%s", ivs[1]);
+    ZT_RETURN_IF_ERROR(split ? cpu_split_block(c, in, numel, start, W, emit_row, &r)
+                             : emit_row(c, &r, start));
     cpu_loop_end(c);
     --c->indent;
     cpu_line(c, "}");
@@ -151,7 +192,9 @@ zt_status_t cpu_emit_tree_reduce(cpu_t* c, MlirOperation fn, const cpu_val_t* sr
     cpu_val_t* p = &part[lv & 1];
     bt.shape[0] = rows / groups[lv] * W;
     ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, bt, p));
-    ZT_RETURN_IF_ERROR(emit_level(c, fn, in, in_base, stride, rows, groups[lv], p->buf));
+    bool split = lv == 0 && src->type.rank == 1 && astr == 1 && src->kind == CPU_LAZY;
+    ZT_RETURN_IF_ERROR(
+        emit_level(c, fn, in, in_base, stride, rows, groups[lv], p->buf, split, len));
     rows /= groups[lv];
     in = p;
     in_base = NULL;
