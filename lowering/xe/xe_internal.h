@@ -392,6 +392,12 @@ zt_status_t xe_emit_spirv_o0(zt_lower_ctx_t* lc, MlirModule m);
 zt_status_t xe_emit_spirv_passes(zt_lower_ctx_t* lc, MlirModule m, const char* passes,
                                  zt_status_t* invalid);
 
+/// Rewrites what LLVM's optimization makes that the SPIR-V backend cannot
+/// select in a Kernel module (xe_llvm_legalize.c): llvm.bitreverse calls
+/// become shifts, ands and ors. Returns how many calls were rewritten.
+struct LLVMOpaqueModule;  // LLVMModuleRef, without llvm-c/Core.h here
+int xe_expand_bitreverse(struct LLVMOpaqueModule* mod);
+
 /// zetile's own lane distribution (xe_distribute.c): the emitted
 /// subgroup-level module rewritten in place into one lane's code, in place
 /// of upstream's xegpu-subgroup-distribute. Sets *done when it applied; when

@@ -88,6 +88,8 @@ static zt_status_t select_spirv(const char* bc, size_t n, const char* passes,
     }
     zt_timing_record("Xe SPIR-V emission: LLVM passes", zt_timing_now_ms() - t0);
   }
+  // Before selection, on every route here (xe_llvm_legalize.c).
+  if (!s) xe_expand_bitreverse(mod);
   double t1 = zt_timing_now_ms();
   if (!s && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, spv))
     s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: %s", err ? err : "emission failed");
