@@ -368,6 +368,9 @@ zt_status_t xe_emit_trans_read(xe_emitter_t* e, xe_val_t* v, zt_type_t t, const 
                                const char* s0, const char* s1, const char* pitch,
                                const char* o0, const char* o1);
 
+/// Whether transposed 2D block reads may be emitted (xe_trans_load.c):
+/// not with ZETILE_XE_TRANS_READ=0 nor ZETILE_XE_DISTRIBUTE=upstream.
+bool xe_trans_reads_enabled(void);
 struct xe_axis_s;
 /// Whether a 2-D pointer load (facts ax of its addresses) is a transposed
 /// view (rows one element apart, columns a stride apart) feeding only dots'

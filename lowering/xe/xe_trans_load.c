@@ -536,9 +536,18 @@ static bool dword_aligned(xe_emitter_t* e, MlirValue p, int depth) {
   return false;
 }
 
-bool xe_ptr_trans_read_ok(xe_emitter_t* e, MlirOperation op, const xe_axis_t* ax) {
+bool xe_trans_reads_enabled(void) {
+  // ZETILE_XE_TRANS_READ=0: never, to compare. ZETILE_XE_DISTRIBUTE=upstream
+  // too: upstream's lane distribution knows no layout for a transposed
+  // read's result ("Could not find layout attribute for operand 1 of
+  // xegpu.dpas"), and zetile's own, which does, is not run.
   const char* tr = getenv("ZETILE_XE_TRANS_READ");
-  if (!e || (tr && strcmp(tr, "0") == 0) || !zt_op_named(op, "tile.load")) return false;
+  const char* dist = getenv("ZETILE_XE_DISTRIBUTE");
+  return !(tr && strcmp(tr, "0") == 0) && !(dist && strcmp(dist, "upstream") == 0);
+}
+
+bool xe_ptr_trans_read_ok(xe_emitter_t* e, MlirOperation op, const xe_axis_t* ax) {
+  if (!e || !xe_trans_reads_enabled() || !zt_op_named(op, "tile.load")) return false;
   MlirValue res = mlirOperationGetResult(op, 0);
   if (!only_dot_b(res)) return false;
   MlirType t = mlirValueGetType(res);
@@ -585,8 +594,7 @@ zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int 
     // pointer loads can (strided row gathers), or transposed 2D block
     // reads where they serve (ZETILE_XE_TRANS_READ=0: never, to compare).
     if (mlirOperationIsNull(nl) || xe_value_is_one(mlirOperationGetOperand(nl, 4))) continue;
-    const char* tr = getenv("ZETILE_XE_TRANS_READ");
-    if (!(tr && strcmp(tr, "0") == 0) && trans_read_ok(e, nl)) {
+    if (xe_trans_reads_enabled() && trans_read_ok(e, nl)) {
       MlirContext ctx = mlirOperationGetContext(nl);
       mlirOperationSetAttributeByName(nl, mlirStringRefCreateFromCString(TRANS_READ_ATTR),
                                       mlirUnitAttrGet(ctx));

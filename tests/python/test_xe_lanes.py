@@ -73,6 +73,10 @@ def test_real_kernels_take_zetile_distribution(which, monkeypatch):
 
 
 def test_upstream_distribution_can_be_forced(monkeypatch):
+    # Forcing upstream's distribution also keeps row gathers where zetile
+    # would read transposed (xe_trans_reads_enabled): upstream has no layout
+    # for those reads. Both compiles with the gathers, to compare.
+    monkeypatch.setenv("ZETILE_XE_TRANS_READ", "0")
     k = _compile("attention", "upstream", monkeypatch)
     t = _timings(k)
     assert "lane distribution (zetile)" not in t, t
@@ -81,6 +85,11 @@ def test_upstream_distribution_can_be_forced(monkeypatch):
     ours = _compile("attention", None, monkeypatch)
     # Both built from the same subgroup-level module.
     assert ours.asm["mlir"] == k.asm["mlir"]
+    # Without ZETILE_XE_TRANS_READ=0 forcing upstream still builds (gathers).
+    monkeypatch.delenv("ZETILE_XE_TRANS_READ")
+    k3 = _compile("attention", "upstream", monkeypatch)
+    assert k3.asm["mlir"] == k.asm["mlir"]
+    assert _compile("attention", None, monkeypatch).asm["mlir"] != k.asm["mlir"]
 
 
 def _opencl_cpu_or_skip():
