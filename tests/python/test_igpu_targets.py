@@ -394,15 +394,27 @@ def test_evidence_command_takes_a_target():
 def test_rows_debians_ocloc_lacks_emit_a_checked_rows_spirv(row, same_as):
     # mtl, arl-h, lnl and ptl are not in Debian's ocloc: their evidence is that
     # of the row whose SPIR-V they share byte for byte (same subgroup size,
-    # XMX, DP4A, 2D block IO).
-    from matmul import matmul_kernel, matmul_int8_kernel
-    for fn, sig, consts in [(matmul_kernel, MATMUL_SIG, MATMUL_CONSTS),
-                            (matmul_int8_kernel, I8_SIG,
-                             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64})]:
-        a = zcompile(fn, signature=sig, constexprs=consts, target=row)
-        b = zcompile(fn, signature=sig, constexprs=consts, target=same_as)
-        assert a.metadata["target"] == row
-        assert a.asm["spirv"] == b.asm["spirv"], (row, same_as, fn)
+    # XMX, DP4A, 2D block IO). In a fresh interpreter, uncached: LLVM's SPIR-V
+    # backend keeps state across modules (llvm/llvm-project#160613), and late
+    # in a long pytest process the same input came out with another id bound
+    # (header byte 12: a CI-length run failed here, session 10).
+    code = r"""
+import json, zetile
+from zetile.jit import compile as zc
+from matmul import matmul_kernel, matmul_int8_kernel
+out = []
+for fn, sig, consts in [(matmul_kernel, %r, %r),
+                        (matmul_int8_kernel, %r, {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64})]:
+    a = zc(fn, signature=sig, constexprs=consts, target=%r, cached=False)
+    b = zc(fn, signature=sig, constexprs=consts, target=%r, cached=False)
+    out.append([a.metadata["target"], a.asm["spirv"] == b.asm["spirv"], len(a.asm["spirv"])])
+print("RESULT " + json.dumps(out))
+""" % (MATMUL_SIG, MATMUL_CONSTS, I8_SIG, row, same_as)
+    r = run_python(code, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+    for target, same, size in res:
+        assert target == row and same and size > 0, (row, same_as, res)
 
 
 @pytest.mark.skipif(not SLOW, reason="every evidence kernel on five rows, ~10 min: "

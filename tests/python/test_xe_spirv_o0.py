@@ -45,14 +45,25 @@ def _run(programs=3, steps=4, block=32):
     return float(np.abs(y - ref).max())
 
 
-def test_o0_selection_is_valid(monkeypatch):
-    monkeypatch.setenv("ZETILE_XE_EMIT", "o0")
-    ck = zetile.compile(rows_kernel, signature=SIG, constexprs={"BLOCK": 32}, target="pvc",
-                        cached=False)
-    o0 = ck.asm["spirv"]
-    monkeypatch.delenv("ZETILE_XE_EMIT")
-    o2 = zetile.compile(rows_kernel, signature=SIG, constexprs={"BLOCK": 32}, target="pvc",
-                        cached=False).asm["spirv"]
+def test_o0_selection_is_valid():
+    # In a fresh interpreter: ZETILE_XE_EMIT=o0 selects in process whatever
+    # the backend's state, and late in a long pytest process that state is
+    # stale (llvm/llvm-project#160613: "Id 2 is defined more than once" in a
+    # CI-length run, session 10), which is not what this test is about.
+    res = run_result("""
+        import base64, json, os, zetile
+        from test_xe_spirv_o0 import rows_kernel, SIG
+        os.environ["ZETILE_XE_EMIT"] = "o0"
+        o0 = zetile.compile(rows_kernel, signature=SIG, constexprs={"BLOCK": 32}, target="pvc",
+                            cached=False).asm["spirv"]
+        del os.environ["ZETILE_XE_EMIT"]
+        o2 = zetile.compile(rows_kernel, signature=SIG, constexprs={"BLOCK": 32}, target="pvc",
+                            cached=False).asm["spirv"]
+        print("RESULT", json.dumps({"o0": base64.b64encode(o0).decode(),
+                                    "o2": base64.b64encode(o2).decode()}))
+    """, path=HERE, env={"ZETILE_DEVICE": "cpu"})
+    import base64
+    o0, o2 = base64.b64decode(res["o0"]), base64.b64decode(res["o2"])
     assert o0[:4] == b"\x03\x02\x23\x07" and o0 != o2  # SPIR-V, and not the -O2 bytes
     if have_tool("spirv-val"):
         spirv_val(o0)
