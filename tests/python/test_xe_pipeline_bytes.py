@@ -68,7 +68,10 @@ jobs.append(("atomic cas", A.cas_kernel, {{"slots_ptr": "*i32", "won_ptr": "*i32
              {{"BLOCK": 256}}, 4))
 jobs.append(("atomic ticket", A.ticket_kernel, {{"counter_ptr": "*i32", "tickets_ptr": "*i32"}}, {{}}, 4))
 out = {{}}
+only = os.environ.get("ZT_PIPELINE_BYTES_ONLY")
 for name, fn, sig, consts, warps in jobs:
+    if only and name != only:
+        continue
     c = zetile.compile(fn, signature=sig, constexprs=consts, target="pvc", num_warps=warps,
                        cached=False)
     a = c.asm
@@ -93,6 +96,17 @@ def test_pipeline_cuts_keep_the_spirv(tmp_path):
     old = _compile(tmp_path / "old", ZETILE_XE_PIPELINE=OLD_PIPELINE, ZETILE_XE_MOVES="text")
     assert set(new) == set(old)
     differ = [k for k in new if new[k]["spirv"] != old[k]["spirv"]]
+    # LLVM's SPIR-V backend keeps state across the modules of a process
+    # (llvm/llvm-project#160613): a kernel compiled late in one of the two
+    # processes can come out with other ids (seen once in ~10 runs, the last
+    # job). A kernel that differs is compiled again alone in a fresh process
+    # by both routes; a real difference stays.
+    for k in differ[:]:
+        a = _compile(tmp_path / f"new-{len(k)}", ZT_PIPELINE_BYTES_ONLY=k)[k]["spirv"]
+        b = _compile(tmp_path / f"old-{len(k)}", ZT_PIPELINE_BYTES_ONLY=k,
+                     ZETILE_XE_PIPELINE=OLD_PIPELINE, ZETILE_XE_MOVES="text")[k]["spirv"]
+        if a == b:
+            differ.remove(k)
     assert not differ, differ
     for k, v in new.items():
         # The reference pipeline is the one for zetile's own distribution.
