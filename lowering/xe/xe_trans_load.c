@@ -356,16 +356,25 @@ static bool only_dot_b(MlirValue v) {
 
 // Whether the transposed-view load nl (inner stride not 1) is read with
 // transposed 2D block reads (see above).
-static bool trans_read_ok(xe_emitter_t* e, MlirOperation nl) {
-  if (!e || !xe_value_is_one(mlirOperationGetOperand(nl, 3))) return false;
-  MlirValue res = mlirOperationGetResult(nl, 0);
+// What both forms (block loads, pointer loads) ask of the transposed tile:
+// read only as dots' B operands, f16/bf16/f32, K and N multiples of 16;
+// *b16 says whether its elements are 16-bit, *k/*n give its extents.
+static bool b_tile_ok(MlirValue res, bool* b16, int64_t* k, int64_t* n) {
   if (!only_dot_b(res)) return false;
   MlirType t = mlirValueGetType(res);
   MlirType et = mlirShapedTypeGetElementType(t);
-  bool b16 = mlirTypeIsAF16(et) || mlirTypeIsABF16(et);
-  if (!b16 && !mlirTypeIsAF32(et)) return false;
-  int64_t k = mlirShapedTypeGetDimSize(t, 0), n = mlirShapedTypeGetDimSize(t, 1);
-  if (k <= 0 || n <= 0 || k % 16 || n % 16) return false;
+  *b16 = mlirTypeIsAF16(et) || mlirTypeIsABF16(et);
+  if (!*b16 && !mlirTypeIsAF32(et)) return false;
+  *k = mlirShapedTypeGetDimSize(t, 0);
+  *n = mlirShapedTypeGetDimSize(t, 1);
+  return *k > 0 && *n > 0 && *k % 16 == 0 && *n % 16 == 0;
+}
+
+static bool trans_read_ok(xe_emitter_t* e, MlirOperation nl) {
+  if (!e || !xe_value_is_one(mlirOperationGetOperand(nl, 3))) return false;
+  bool b16;
+  int64_t k, n;
+  if (!b_tile_ok(mlirOperationGetResult(nl, 0), &b16, &k, &n)) return false;
   MlirAttribute pad = mlirOperationGetAttributeByName(nl, mlirStringRefCreateFromCString("padding"));
   if (!mlirAttributeIsNull(pad) && mlirAttributeIsAString(pad)) {
     MlirStringRef ps = mlirStringAttrGetValue(pad);
@@ -548,14 +557,9 @@ bool xe_trans_reads_enabled(void) {
 
 bool xe_ptr_trans_read_ok(xe_emitter_t* e, MlirOperation op, const xe_axis_t* ax) {
   if (!e || !xe_trans_reads_enabled() || !zt_op_named(op, "tile.load")) return false;
-  MlirValue res = mlirOperationGetResult(op, 0);
-  if (!only_dot_b(res)) return false;
-  MlirType t = mlirValueGetType(res);
-  MlirType et = mlirShapedTypeGetElementType(t);
-  bool b16 = mlirTypeIsAF16(et) || mlirTypeIsABF16(et);
-  if (!b16 && !mlirTypeIsAF32(et)) return false;
-  int64_t k = mlirShapedTypeGetDimSize(t, 0), n = mlirShapedTypeGetDimSize(t, 1);
-  if (k <= 0 || n <= 0 || k % 16 || n % 16) return false;
+  bool b16;
+  int64_t k, n;
+  if (!b_tile_ok(mlirOperationGetResult(op, 0), &b16, &k, &n)) return false;
   const xe_step_t *sk = &ax->step[0], *sn = &ax->step[1];
   // K: one element apart over the whole tensor; N: a positive stride (a
   // constant or a hinted argument times one), over the whole tensor.
