@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -156,6 +157,15 @@ static zt_status_t find_kernel(MlirModule m, MlirOperation* out) {
   return NULL;
 }
 
+// ZETILE_DG2_LOWERING=shared: the rows the SIMD8 lowering (lowering/dg2)
+// serves go through the shared Xe lowering instead (opt-in while it builds
+// less than the dg2 folder; docs/ARCHITECTURE.md "dg2 through the shared
+// lowering").
+static bool dg2_shared_opt_in(void) {
+  const char* v = getenv("ZETILE_DG2_LOWERING");
+  return v && strcmp(v, "shared") == 0;
+}
+
 static zt_status_t compile_locked(const char* tile_ir, size_t size,
                                   const zt_compile_options_t* options,
                                   zt_artifact_t* artifact) {
@@ -170,6 +180,12 @@ static zt_status_t compile_locked(const char* tile_ir, size_t size,
                             "target '%s': this compiler was built without the "
                             "Xe lowering",
                             target);
+    lower = zt_lower_xe;
+  } else if (xe_target_find(target) &&
+             xe_target_find(target)->lowering == XE_LOWERING_SIMD8 && zt_lower_xe &&
+             dg2_shared_opt_in()) {
+    // Issue 12's first step toward one Xe lowering: the SIMD8 rows through
+    // the shared one, which refuses what it does not build for them yet.
     lower = zt_lower_xe;
   } else if (xe_target_find(target) &&
              xe_target_find(target)->lowering == XE_LOWERING_SIMD8) {

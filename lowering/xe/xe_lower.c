@@ -482,17 +482,50 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   return zt_status_annotate(bad, "Xe SPIR-V emission (invalid at -O2 and at -O0)");
 }
 
+// A row the SIMD8 lowering serves, taken through this lowering by opt-in
+// (issue 12's first step toward one Xe lowering). What this lowering emits
+// today is decided by the row, not its name: 16-lane code (XE_SUBGROUP),
+// which the row must offer among its subgroup sizes (Xe-HPG runs SIMD16
+// kernels; its SIMD8 DPAS does not take them); DPAS only where the row's
+// execution size is those 16 lanes; and 2D block IO only where the row has
+// it, else the compat library's per-row 1-D block reads (forced below).
+static zt_status_t xe_shared_row_check(zt_lower_ctx_t* lc, const xe_target_t* tg) {
+  bool offers = false;
+  for (int i = 0; i < 4 && tg->subgroup_sizes[i]; ++i)
+    offers = offers || tg->subgroup_sizes[i] == XE_SUBGROUP;
+  if (!offers)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                          "Xe lowering (shared, ZETILE_DG2_LOWERING=shared): target '%s' does "
+                          "not offer subgroups of %d lanes, the only size this lowering emits",
+                          tg->name, XE_SUBGROUP);
+  bool has_dot = false;
+  mlirOperationWalk(lc->kernel, has_dot_cb, &has_dot, MlirWalkPreOrder);
+  if (has_dot && tg->dpas_exec_size != XE_SUBGROUP)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                          "Xe lowering (shared, ZETILE_DG2_LOWERING=shared): tl.dot on target "
+                          "'%s' needs DPAS at execution size %d (%s); the shared lowering emits "
+                          "%d-lane DPAS only (the dg2 lowering builds it: unset "
+                          "ZETILE_DG2_LOWERING)",
+                          tg->name, tg->dpas_exec_size,
+                          tg->dpas_exec_size ? "SIMD8 XMX" : "no XMX: FMA dots", XE_SUBGROUP);
+  return NULL;
+}
+
 zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   const char* target = lc->options->target ? lc->options->target : "";
   const xe_target_t* tg = xe_target_find(target);
   // XeVM has hardware tables for its rows' chips only (others compile
   // silently to wrong code), and the emitter writes 16-lane vectors.
-  if (!tg || tg->lowering != XE_LOWERING_XEVM || !tg->xevm_chip ||
-      tg->subgroup_size != XE_SUBGROUP)
+  // Rows of the SIMD8 lowering come here only by opt-in (jit/compiler.c,
+  // ZETILE_DG2_LOWERING=shared): see xe_shared_row_check.
+  bool shared_row = tg && tg->lowering == XE_LOWERING_SIMD8;
+  if (!tg || (!shared_row && (tg->lowering != XE_LOWERING_XEVM || !tg->xevm_chip ||
+                              tg->subgroup_size != XE_SUBGROUP)))
     return zt_make_status(ZT_STATUS_UNSUPPORTED,
                           "Xe lowering: target '%s' is not one the XeVM path builds for%s%s",
                           target, tg && tg->not_yet ? ": " : "",
                           tg && tg->not_yet ? tg->not_yet : "");
+  if (shared_row) ZT_RETURN_IF_ERROR(xe_shared_row_check(lc, tg));
   zt_strbuf_t text;
   zt_strbuf_init(&text);
   xe_module_info_t info = {.nsg = 1};
@@ -521,7 +554,11 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   zt_strbuf_deinit(&text);
   if (!s) {
     char pipeline[sizeof kPipeline + 600];
-    snprintf(pipeline, sizeof pipeline, kPipeline, tg->xevm_chip);
+    // A row without an XeVM chip (the SIMD8 rows, by opt-in): XeVM 22.1 has
+    // no Xe-HPG table; bmg's stands in, which is safe only because what
+    // would read it (DPAS shapes, 2D block sizes) is refused or replaced
+    // above and below for such rows.
+    snprintf(pipeline, sizeof pipeline, kPipeline, tg->xevm_chip ? tg->xevm_chip : "bmg");
     // ZETILE_XE_PIPELINE: another pipeline text in place of kPipeline (for
     // measuring variants of it; the chip is written out, no %s).
     const char* alt = getenv("ZETILE_XE_PIPELINE");
@@ -531,7 +568,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
     const char* path = NULL;
     // Drivers without 2D block IO (Debian 12's): link OpenCL C versions of
     // the builtins into the device module, so the SPIR-V imports none.
-    if (lc->options->compat && uses_block_io) {
+    if ((lc->options->compat || !tg->block_io_2d) && uses_block_io) {
       s = library_file(XE_LIB_COMPAT, &path);
       if (!s) snprintf(lib, sizeof lib, "%s", path);
     }
@@ -691,7 +728,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   meta.local_size[0] = nsg * XE_SUBGROUP;
   meta.local_size[1] = 1;
   meta.local_size[2] = 1;
-  meta.subgroup_size = tg->subgroup_size;
+  meta.subgroup_size = XE_SUBGROUP;  // what was emitted (a SIMD8 row's default is 8)
   bool has_dot = false;
   mlirOperationWalk(lc->kernel, has_dot_cb, &has_dot, MlirWalkPreOrder);
   if (lc->options->igc_options)
