@@ -166,6 +166,7 @@ class CompiledKernel:
         self.arg_names = tuple(arg_names)
         self.arg_types = dict(arg_types or {})
         self.constexprs = dict(constexprs or {})
+        self.hash = None  # set by JITFunction (a digest of its specialization)
         self._asm = None
 
     @property
@@ -554,15 +555,86 @@ class JITFunction(_C.KernelBase):
         return CompiledKernel(self.__name__, artifact, exe, list(arg_types), arg_types, constexprs)
 
     def warmup(self, *args, grid=None, num_warps=None, num_stages=None, device=None,
-               grf_mode=None, compat=None, **kwargs):
+               grf_mode=None, compat=None, enable_fp_fusion=None, **kwargs):
+        # enable_fp_fusion (Triton: may a*b+c become one FMA): zetile never
+        # fuses, Triton's result with fusion off and one it may give with it on.
         dev = runtime.get_device(device)
         bound = self._bind(args, kwargs)
         key, arg_types, div, constexprs, _, descs = self.specialize(bound, dev)
         return self._get_compiled(dev, key, arg_types, div, constexprs, num_warps, descs,
-                                  (grf_mode, compat))
+                                  (grf_mode, compat), is_warmup=True)
+
+    # ------------------------------------------------- triton.knobs hooks
+    def _knob_hooks(self, dev, key, arg_types, div, constexprs, num_warps, descs, xe,
+                    is_warmup):
+        """Before a compile: refuses knobs zetile cannot honour, then calls
+        triton.knobs.runtime.jit_cache_hook as Triton does (a true result
+        skips the compile: returns True)."""
+        why = knobs.unsupported_setting()
+        if why:
+            src = self.source
+            raise UnsupportedError(src.file, src.first_line, 1, "", self.__name__, why)
+        hook = knobs.runtime.jit_cache_hook
+        if hook and self._call_hook(hook, dev, key, arg_types, div, constexprs, num_warps,
+                                    descs, xe, is_warmup):
+            return True
+        return None
+
+    def _call_hook(self, hook, dev, key, arg_types, div, constexprs, num_warps, descs, xe,
+                   is_warmup):
+        data = _serialize_specialization(self, key, arg_types, div, constexprs, num_warps,
+                                         descs, xe)
+        sig = {n: str(t) for n, t in arg_types.items()}
+        args = ", ".join(f"{n}: {t}" for n, t in sig.items())
+        compile_info = {
+            "key": key, "signature": sig, "device": dev, "constants": dict(constexprs),
+            "num_warps": num_warps, "num_ctas": 1, "num_stages": None,
+            "enable_fp_fusion": False, "launch_cooperative_grid": False, "extern_libs": (),
+            "configs": [dict(div)], "specialization_data": data, "is_warmup": is_warmup,
+        }
+        return hook(key=key, repr=f"{self.__qualname__}[num_warps={num_warps}]({args})",
+                    fn=_JitFunctionInfo(self.__module__, self.__qualname__, self),
+                    compile=compile_info, is_manual_warmup=is_warmup, already_compiled=False)
+
+    def preload(self, specialization_data):
+        """Compiles the specialization a jit_cache_hook received as
+        `compile["specialization_data"]` (Triton's JITFunction.preload) on
+        the current device and returns it."""
+        import json
+        d = json.loads(specialization_data)
+        if d.get("name") != f"{self.__module__}.{self.__qualname__}":
+            raise RuntimeError(f"specialization data is for {d.get('name')} but trying to "
+                               f"preload for {self.__module__}.{self.__qualname__}")
+        dec = _decode_spec
+        key = dec(d["key"])
+        arg_types = {n: dec(t) for n, t in d["arg_types"]}
+        div = {n: v for n, v in d["divisibility"]}
+        constexprs = {n: dec(v) for n, v in d["constexprs"]}
+        descs = {n: dec(v) for n, v in d["descriptors"]}
+        return self._get_compiled(runtime.get_device(None), key, arg_types, div, constexprs,
+                                  d["num_warps"], descs, tuple(dec(d["xe"])), is_warmup=True)
+
+    @property
+    def device_caches(self):
+        """Triton's per-device caches: `device_caches[device][0].clear()`
+        drops the compiled specializations (zetile keeps one cache for all
+        devices, so every device's is cleared)."""
+        fn = self
+
+        class _Cache:
+            def clear(self):
+                with fn._lock:
+                    fn._cache.clear()
+                    fn._fast_clear()
+
+            def __len__(self):
+                return len(fn._cache)
+
+        import collections
+        return collections.defaultdict(lambda: (_Cache(), {}, None, None, None))
 
     def _get_compiled(self, dev, key, arg_types, div, constexprs, num_warps, descs,
-                      xe=(None, None)):
+                      xe=(None, None), is_warmup=False):
         ckey = (id(dev), key, num_warps, self.debug_enabled, xe)
         ck = self._cache.get(ckey)
         if ck is None:
@@ -575,10 +647,19 @@ class JITFunction(_C.KernelBase):
                 with klock:
                     ck = self._cache.get(ckey)
                     if ck is None:
+                        hooked = self._knob_hooks(dev, key, arg_types, div, constexprs,
+                                                  num_warps, descs, xe, is_warmup)
+                        if hooked is not None:
+                            return None  # triton.knobs.runtime.jit_cache_hook said skip
                         ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps,
                                                descs, xe)
+                        ck.hash = hooked_hash(key, num_warps, xe, self.debug_enabled)
                         with self._lock:
                             self._cache[ckey] = ck
+                        post = knobs.runtime.jit_post_compile_hook
+                        if post:
+                            self._call_hook(post, dev, key, arg_types, div, constexprs,
+                                            num_warps, descs, xe, is_warmup)
             finally:
                 with self._lock:
                     self._compiling.pop(ckey, None)
@@ -598,7 +679,7 @@ class JITFunction(_C.KernelBase):
         return self[grid](*args, **kwargs)
 
     def _run(self, *args, grid, num_warps=None, num_stages=None, num_ctas=None, device=None,
-             grf_mode=None, compat=None, _fast_key=None, **kwargs):
+             grf_mode=None, compat=None, _fast_key=None, enable_fp_fusion=None, **kwargs):
         # grf_mode ("large" | "default" | None: zetile picks) and compat
         # (None: the device decides) are zetile's Xe knobs (zetile.Config).
         dev = runtime.get_device(device)
@@ -803,3 +884,112 @@ def compile(fn, signature, constexprs=None, constants=None, target="cpu", num_wa
         raise _as_compilation_error(fn, e) from e
     return CompiledKernel(fn.__name__, artifact, None, [n for n in fn.arg_names if n in arg_types],
                           arg_types, constexprs)
+
+
+# ---------------------------------------------------- triton.knobs support
+from . import knobs  # noqa: E402 - knobs imports nothing of the package
+
+
+class _JitFunctionInfo:
+    """The `fn` Triton passes to its JIT hooks."""
+
+    def __init__(self, module, name, jit_function):
+        self.module = module
+        self.name = name
+        self.jit_function = jit_function
+
+
+def hooked_hash(key, num_warps, xe, debug):
+    """A compiled specialization's `hash` (Triton's CompiledKernel.hash): a
+    digest of what selects it, so a preload of a hook's specialization data
+    names the same kernel as the compile that produced the data."""
+    import hashlib
+    return hashlib.sha256(repr((_encode_spec(key, strict=False), num_warps, xe,
+                                bool(debug))).encode()).hexdigest()
+
+
+class _NotSerializable(Exception):
+    pass
+
+
+def _qualified(obj):
+    return f"{obj.__module__}:{obj.__qualname__}"
+
+
+def _resolve(path):
+    import importlib
+    mod, _, qual = path.partition(":")
+    obj = importlib.import_module(mod)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _encode_spec(v, strict=True):
+    """JSON-able form of a specialization's pieces (dtypes, tuples,
+    constexprs, @jit functions). strict=False stands repr() in for what has
+    no such form (for the hash only)."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, tuple):
+        return {"tuple": [_encode_spec(x, strict) for x in v]}
+    if isinstance(v, list):
+        return {"list": [_encode_spec(x, strict) for x in v]}
+    if isinstance(v, T.pointer_type):
+        return {"dtype": ("*k" if getattr(v, "const", False) else "*") +
+                T.signature_name(v.element_ty)}
+    if isinstance(v, T.dtype):
+        return {"dtype": T.signature_name(v)}
+    if isinstance(v, core.constexpr):
+        return {"constexpr": _encode_spec(v.value, strict)}
+    if isinstance(v, codegen.TupleArg):
+        return {"tuplearg": ["" if v.cls is tuple else _qualified(v.cls), list(v.names)]}
+    if isinstance(v, JITFunction):
+        return {"jit": _qualified(v)}
+    if not strict:
+        return {"repr": repr(v)}
+    raise _NotSerializable(type(v).__name__)
+
+
+def _decode_spec(v):
+    if isinstance(v, list):
+        return [_decode_spec(x) for x in v]
+    if not isinstance(v, dict):
+        return v
+    (tag, x), = v.items()
+    if tag == "tuple":
+        return tuple(_decode_spec(y) for y in x)
+    if tag == "list":
+        return [_decode_spec(y) for y in x]
+    if tag == "dtype":
+        if x.startswith("*"):
+            elt = T.parse_signature_type(x[2:] if x.startswith("*k") else x[1:])
+            return T.pointer_type(elt, const=True) if x.startswith("*k") else T.pointer_to(elt)
+        return T.parse_signature_type(x)
+    if tag == "constexpr":
+        return core.constexpr(_decode_spec(x))
+    if tag == "tuplearg":
+        return codegen.TupleArg(tuple if not x[0] else _resolve(x[0]), x[1])
+    if tag == "jit":
+        return _resolve(x)
+    raise ValueError(f"specialization data: unknown entry {tag!r}")
+
+
+def _serialize_specialization(fn, key, arg_types, div, constexprs, num_warps, descs, xe):
+    """The `specialization_data` string of Triton's JIT hooks (JSON), read
+    back by JITFunction.preload; None when a constexpr has no JSON form (a
+    local class, an arbitrary object)."""
+    import json
+    try:
+        return json.dumps({
+            "name": f"{fn.__module__}.{fn.__qualname__}",
+            "key": _encode_spec(key),
+            "arg_types": [[n, _encode_spec(t)] for n, t in arg_types.items()],
+            "divisibility": [[n, v] for n, v in div.items()],
+            "constexprs": [[n, _encode_spec(v)] for n, v in constexprs.items()],
+            "descriptors": [[n, _encode_spec(v)] for n, v in descs.items()],
+            "num_warps": num_warps,
+            "xe": _encode_spec(tuple(xe)),
+        })
+    except _NotSerializable:
+        return None

@@ -131,3 +131,38 @@ def unwrap_tensor(t):
 @contextmanager
 def use_process_pool(name):
     yield None
+
+
+def _fresh_knobs_impl(skipped_attr=None):
+    """conftest's fresh_knobs: every knob set (but `skipped_attr`) replaced by
+    a reset copy reading no environment variable of its own, restored after."""
+    import pytest
+    from triton import knobs
+
+    skipped_attr = skipped_attr or set()
+    monkeypatch = pytest.MonkeyPatch()
+    knobs_map = {name: ks for name, ks in vars(knobs).items()
+                 if isinstance(ks, knobs.base_knobs) and name not in skipped_attr}
+    env_to_unset = []
+    prev_propagate = knobs.propagate_env
+
+    def fresh():
+        for name, ks in knobs_map.items():
+            setattr(knobs, name, ks.copy().reset())
+            for d in ks.knob_descriptors.values():
+                if d.key in os.environ:
+                    monkeypatch.delenv(d.key, raising=False)
+                else:
+                    env_to_unset.append(d.key)
+        knobs.propagate_env = True
+        return knobs
+
+    def reset():
+        for name, ks in knobs_map.items():
+            setattr(knobs, name, ks)
+        monkeypatch.undo()
+        for k in env_to_unset:
+            os.environ.pop(k, None)
+        knobs.propagate_env = prev_propagate
+
+    return fresh, reset

@@ -17,6 +17,8 @@ class CompilationError(TritonError):
         self.kernel = kernel
         self.message = message
         self.error_type = error_type
+        # Triton's name for the message without the location
+        self.error_message = message
         where = f"{filename}:{lineno}:{col}" if lineno else filename
         text = f"at {where} in {kernel}:\n"
         if src_line:
