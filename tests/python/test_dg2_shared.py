@@ -1,0 +1,270 @@
+"""dg2 (Arc A-series, Xe-HPG) through the shared Xe lowering, by opt-in
+(`ZETILE_DG2_LOWERING=shared`; issue 12's first step toward one Xe lowering,
+docs/ARCHITECTURE.md "dg2 through the shared lowering"). The dg2 folder
+(lowering/dg2, SIMD8) stays the default.
+
+What the shared lowering builds for dg2 today is decided by dg2's row of the
+target table, not its name: it emits 16-lane code (Xe-HPG offers subgroups
+of 8, 16 and 32, so SIMD16 kernels run there), refuses tl.dot (the row's
+DPAS execution size is 8, and Xe-HPG's DPAS takes SIMD8 kernels only), and,
+the row having no 2D block IO, reads and writes 2-D blocks through the compat
+library's per-row 1-D block messages. Evidence here: E1 (spirv-val), E2
+(ocloc -device acm-g10 + iga64: no unresolved call, no DPAS, no 2D block
+builtin imported), E5 (the SPIR-V on Intel's OpenCL CPU runtime with
+ZETILE_OPENCL_TARGET=dg2 against numpy). No DG2 here: nothing ran on one.
+
+`python tests/python/test_dg2_shared.py` prints the E2 table of both
+lowerings for these kernels (what docs/ARCHITECTURE.md shows)."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+import zetile
+import zetile.language as tl
+from zetile.tools import isa
+from zt_testutil import EXAMPLES, have_tool, opencl_cpu_or_skip, run_result, spirv_val
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, EXAMPLES)
+import dg2_atomic_kernels as K  # noqa: E402
+import xe_atomic_kernels as X  # noqa: E402
+
+needs_tools = pytest.mark.skipif(
+    not (have_tool("ocloc") and have_tool("iga64") and have_tool("spirv-val")
+         and have_tool("spirv-dis")),
+    reason="ocloc/iga64/spirv-val/spirv-dis are not installed")
+SHARED = {"ZETILE_DG2_LOWERING": "shared"}
+
+
+@zetile.jit
+def copy2d_kernel(x_ptr, y_ptr, M, N, sxm, sym, BM: tl.constexpr, BN: tl.constexpr):
+    """A 2-D block read and write (block pointers, both bounds checked)."""
+    pm = tl.program_id(0)
+    xb = tl.make_block_ptr(x_ptr, (M, N), (sxm, 1), (pm * BM, 0), (BM, BN), (1, 0))
+    yb = tl.make_block_ptr(y_ptr, (M, N), (sym, 1), (pm * BM, 0), (BM, BN), (1, 0))
+    x = tl.load(xb, boundary_check=(0, 1))
+    tl.store(yb, x * 2.0 + 1.0, boundary_check=(0, 1))
+
+
+@zetile.jit
+def rowcol_kernel(x_ptr, rs_ptr, cm_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """Row sums and column maxima of one masked 2-D tile."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=mask, other=0.0)
+    tl.store(rs_ptr + rm, tl.sum(x, axis=1), mask=rm < M)
+    tl.store(cm_ptr + rn, tl.max(tl.where(mask, x, -float("inf")), axis=0), mask=rn < N)
+
+
+def _kernels():
+    """name -> (kernel, signature, constexprs, num_warps)."""
+    from vector_add import add_kernel
+    from softmax import softmax_kernel
+    from layer_norm import _layer_norm_fwd_fused
+    return {
+        "vector_add": (add_kernel, "*fp32,*fp32,*fp32,i32", {"BLOCK_SIZE": 1024}, 4),
+        "softmax": (softmax_kernel, "*fp32,*fp32,i32,i32,i32,i32", {"BLOCK_SIZE": 1024}, 4),
+        "layer_norm": (_layer_norm_fwd_fused, "*fp32,*fp32,*fp32,*fp32,*fp32,*fp32,i32,i32,fp32",
+                       {"BLOCK_SIZE": 1024}, 4),
+        "copy2d_f16": (copy2d_kernel, "*fp16,*fp16,i32,i32,i32,i32", {"BM": 32, "BN": 64}, 4),
+        "rowcol_f32": (rowcol_kernel, "*fp32,*fp32,*fp32,i32,i32", {"BM": 64, "BN": 32}, 4),
+        "lock_colsum": (K.lock_colsum_kernel, "*fp32,*fp32,*i32,*i32,i32",
+                        {"GROUP": 4, "BLOCK_N": 128}, 4),
+        "atomic_add_f32": (X.rmw_kernel, "*fp32,*fp32,*fp32,i32",
+                           {"OP": "add", "SLOTS": 8, "BLOCK": 64}, 4),
+    }
+
+
+# Kernels whose E2 on acm-g10 showed no spill on either path at 4 subgroups.
+# The others spill on both (vector_add and layer_norm at BLOCK 1024: the
+# folder 38 and 76 registers, the shared path 14 and 53; rowcol: 11 and ~20):
+# shown by the table (`python tests/python/test_dg2_shared.py`), not asserted.
+NO_SPILL = {"softmax", "copy2d_f16", "lock_colsum", "atomic_add_f32"}
+
+
+def _compile(name):
+    fn, sig, consts, nw = _kernels()[name]
+    return zetile.compile(fn, signature=sig, constexprs=consts, target="dg2", num_warps=nw,
+                          cached=False)
+
+
+def _imports(spirv):
+    """Names the module imports (LinkageAttributes ... Import)."""
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.spv")
+        with open(p, "wb") as f:
+            f.write(spirv)
+        text = subprocess.run(["spirv-dis", p], capture_output=True, text=True,
+                              check=True).stdout
+    return [ln.split('"')[1] for ln in text.splitlines()
+            if "LinkageAttributes" in ln and ln.rstrip().endswith("Import")]
+
+
+def _e2(spirv):
+    isas, log = isa.ocloc_isa(spirv, "dg2")
+    k = isa.analyze_isa("".join(t for n, t in isas.items() if not n.startswith("Intel_Symbol")))
+    k["spilled"] = isa.spill_from_log(log)
+    return k
+
+
+def test_default_is_the_dg2_folder(monkeypatch):
+    monkeypatch.delenv("ZETILE_DG2_LOWERING", raising=False)
+    ck = _compile("vector_add")
+    assert int(ck.metadata["subgroup_size"]) == 8
+
+
+@needs_tools
+@pytest.mark.parametrize("name", sorted(_kernels()))
+def test_shared_path_builds_for_acm_g10(monkeypatch, name):
+    """E1 + E2: 16-lane code, no DPAS, no 2D block builtin, nothing unresolved."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared")
+    ck = _compile(name)
+    assert ck.metadata["target"] == "dg2" and int(ck.metadata["subgroup_size"]) == 16
+    spirv = ck.asm["spirv"]
+    spirv_val(spirv)
+    imports = _imports(spirv)
+    # Xe-HPG has no 2D block messages: only 1-D subgroup block reads/writes
+    # (the compat library's per-row form) and built-in variables.
+    assert not [n for n in imports if "2d" in n.lower() or "flat" in n or "dpas" in n
+                or "matrix_mad" in n], imports
+    k = _e2(spirv)
+    assert k["calla"] == 0, k
+    assert k["dpas"] == 0, k
+    assert k["sends_by_kind"]["store"] >= 1 or name == "lock_colsum", k
+    assert k["sends"] >= 1, k
+    if name in NO_SPILL:
+        assert k["spilled"] == 0, k
+
+
+@needs_tools
+def test_block_io_is_per_row_1d_blocks(monkeypatch):
+    """The 2-D block copy reads and writes through 1-D subgroup block
+    messages (16 lanes x 2 bytes a row), imported by their IGC names."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared")
+    imports = _imports(_compile("copy2d_f16").asm["spirv"])
+    assert "__builtin_IB_simd_block_read_1_global_h" in imports, imports
+    assert "__builtin_IB_simd_block_write_1_global_h" in imports, imports
+
+
+def test_shared_path_refuses_dots_naming_the_row(monkeypatch):
+    """tl.dot needs SIMD8 DPAS on dg2; the shared lowering writes 16 lanes."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared")
+    from matmul import matmul_kernel
+    with pytest.raises(zetile.CompilationError) as e:
+        zetile.compile(matmul_kernel, signature="*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,"
+                       "i32,i32,i32", constexprs={"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32,
+                                                  "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4},
+                       target="dg2", cached=False)
+    msg = str(e.value)
+    assert "execution size 8" in msg and "'dg2'" in msg and "matmul.py" in msg, msg
+    # Without the opt-in the same kernel builds (the dg2 folder's SIMD8 DPAS).
+    monkeypatch.delenv("ZETILE_DG2_LOWERING")
+    ck = zetile.compile(matmul_kernel, signature="*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,"
+                        "i32,i32,i32", constexprs={"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32,
+                                                   "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4},
+                        target="dg2", cached=False)
+    assert int(ck.metadata["subgroup_size"]) == 8
+
+
+E5 = r"""
+import json, numpy as np, zetile
+import test_dg2_shared as S
+from vector_add import add_kernel
+from softmax import softmax_kernel
+from layer_norm import _layer_norm_fwd_fused
+assert zetile.get_device().name == "opencl:cpu"
+sync = zetile.get_device().synchronize
+rng = np.random.default_rng(12)
+out = {}
+n = 3000
+x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+o = np.zeros(n, np.float32)
+ck = add_kernel[(3,)](x, y, o, n, BLOCK_SIZE=1024)
+sync()
+out["target"], out["subgroup"] = ck.metadata["target"], int(ck.metadata["subgroup_size"])
+out["vector_add"] = float(np.abs(o - (x + y)).max())
+R, C = 37, 781
+a = rng.standard_normal((R, C)).astype(np.float32)
+s = np.zeros_like(a)
+softmax_kernel[(R,)](s, a, C, C, R, C, BLOCK_SIZE=1024)
+sync()
+e = np.exp(a - a.max(1, keepdims=True))
+out["softmax"] = float(np.abs(s - e / e.sum(1, keepdims=True)).max())
+w, b = rng.standard_normal(C).astype(np.float32), rng.standard_normal(C).astype(np.float32)
+yln, mean, rstd = np.zeros_like(a), np.zeros(R, np.float32), np.zeros(R, np.float32)
+_layer_norm_fwd_fused[(R,)](a, yln, w, b, mean, rstd, C, C, 1e-5, BLOCK_SIZE=1024)
+sync()
+mu, var = a.mean(1, keepdims=True), a.var(1, keepdims=True)
+out["layer_norm"] = float(np.abs(yln - ((a - mu) / np.sqrt(var + 1e-5) * w + b)).max())
+M, N = 70, 50  # tails in both dimensions of the 32x64 block
+xs = rng.standard_normal((M, N)).astype(np.float16)
+ys = np.full((M, N), 7, np.float16)
+S.copy2d_kernel[((M + 31) // 32,)](xs, ys, M, N, N, N, BM=32, BN=64)
+sync()
+ref = (xs.astype(np.float32) * 2 + 1).astype(np.float16)  # one fp16 rounding, as computed
+out["copy2d_f16"] = float(np.abs(ys.astype(np.float32) - ref.astype(np.float32)).max())
+M, N = 50, 20
+xr = rng.standard_normal((M, N)).astype(np.float32)
+rs, cm = np.zeros(64, np.float32), np.zeros(32, np.float32)
+S.rowcol_kernel[(1,)](xr, rs, cm, M, N, BM=64, BN=32)
+sync()
+out["rowcol_f32"] = max(float(np.abs(rs[:M] - xr.sum(1)).max()),
+                        float(np.abs(cm[:N] - xr.max(0)).max()))
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_e5_shared_path_on_opencl_cpu():
+    """E5: the shared path's dg2 SPIR-V (16 lanes) on Intel's OpenCL CPU
+    runtime against numpy (tails in every kernel)."""
+    opencl_cpu_or_skip()
+    res = run_result(E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED}, timeout=600)
+    assert res["target"] == "dg2" and res["subgroup"] == 16, res
+    assert res["vector_add"] == 0.0 and res["copy2d_f16"] == 0.0, res
+    assert res["softmax"] < 1e-6 and res["rowcol_f32"] < 1e-4, res
+    assert res["layer_norm"] < 1e-4, res
+
+
+def test_e5_shared_path_lock_and_atomics():
+    """E5 of the atomics kernels (tutorial 05's lock with column sums, tensor
+    atomics in a loop, tickets, CAS, replicated elements) on the shared path,
+    the checks test_dg2_atomics.py makes of the dg2 folder's SPIR-V."""
+    opencl_cpu_or_skip()
+    from test_dg2_atomics import _check, _lock_and_loop_numerics
+    res = run_result(_lock_and_loop_numerics(
+        'assert zetile.get_device().name == "opencl:cpu"'), path=HERE,
+        env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED}, timeout=600)
+    assert res["target"] == "dg2", res
+    _check(res)
+
+
+def _table():
+    """E2 of both lowerings for these kernels (acm-g10), one line each."""
+    rows = []
+    for name in sorted(_kernels()):
+        cells = [name]
+        for mode in ("folder", "shared"):
+            if mode == "shared":
+                os.environ["ZETILE_DG2_LOWERING"] = "shared"
+            else:
+                os.environ.pop("ZETILE_DG2_LOWERING", None)
+            try:
+                ck = _compile(name)
+                k = _e2(ck.asm["spirv"])
+                cells.append(f"SIMD{ck.metadata['subgroup_size']}: {k['instructions']} instr, "
+                             f"{k['sends']} sends, {k['spilled']} spilled")
+            except zetile.Error as e:
+                cells.append("refused: " + str(e).splitlines()[-1][:80])
+        rows.append("| " + " | ".join(cells) + " |")
+    os.environ.pop("ZETILE_DG2_LOWERING", None)
+    return "\n".join(["| kernel (num_warps 4) | dg2 folder | shared Xe lowering |",
+                      "|---|---|---|"] + rows)
+
+
+if __name__ == "__main__":
+    print(_table())
