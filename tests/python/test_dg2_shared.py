@@ -10,8 +10,10 @@ DPAS execution size is 8, and Xe-HPG's DPAS takes SIMD8 kernels only), and,
 the row having no 2D block IO, reads and writes 2-D blocks through the compat
 library's per-row 1-D block messages. Evidence here: E1 (spirv-val), E2
 (ocloc -device acm-g10 + iga64: no unresolved call, no DPAS, no 2D block
-builtin imported), E5 (the SPIR-V on Intel's OpenCL CPU runtime with
-ZETILE_OPENCL_TARGET=dg2 against numpy). No DG2 here: nothing ran on one.
+builtin imported), E3 (Debian's NEO Level Zero driver simulating a DG2 in
+AUB mode creates and launches them), E5 (the SPIR-V on Intel's OpenCL CPU
+runtime with ZETILE_OPENCL_TARGET=dg2 against numpy). No DG2 here: nothing
+ran on one.
 
 `python tests/python/test_dg2_shared.py` prints the E2 table of both
 lowerings for these kernels (what docs/ARCHITECTURE.md shows)."""
@@ -25,7 +27,8 @@ import pytest
 import zetile
 import zetile.language as tl
 from zetile.tools import isa
-from zt_testutil import EXAMPLES, have_tool, opencl_cpu_or_skip, run_result, spirv_val
+from zt_testutil import (AUB_ENV, EXAMPLES, have_tool, neo_installed, opencl_cpu_or_skip,
+                         run_python, run_result, spirv_val)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -241,6 +244,42 @@ def test_e5_shared_path_lock_and_atomics():
         env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED}, timeout=600)
     assert res["target"] == "dg2", res
     _check(res)
+
+
+E3_LAUNCH = r"""
+import json, numpy as np, zetile
+import test_dg2_shared as S
+from vector_add import add_kernel
+from softmax import softmax_kernel
+devs = [d for d in zetile.devices() if d["backend"] == "level_zero"]
+assert devs and devs[0]["target"] == "dg2", devs
+zetile.set_device(devs[0]["name"])
+dev = zetile.get_device()
+f16, f32 = zetile.language.float16, zetile.language.float32
+out = {}
+x, y, o = (zetile.empty(4096, f32) for _ in range(3))
+ck = add_kernel[(4,)](x, y, o, 4096, BLOCK_SIZE=1024)
+out["subgroup"] = int(ck.metadata["subgroup_size"])
+softmax_kernel[(4,)](o, x, 1024, 1024, 4, 1000, BLOCK_SIZE=1024)
+a, b = zetile.empty((70, 50), f16), zetile.empty((70, 50), f16)
+S.copy2d_kernel[(3,)](a, b, 70, 50, 50, 50, BM=32, BN=64)
+dev.synchronize()
+out["launched"] = True
+print("RESULT " + json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not neo_installed(), reason="Debian's NEO (intel-opencl-icd) is not installed")
+def test_e3_level_zero_dg2_creates_and_launches_shared_kernels():
+    """E3: the driver (NEO, AUB mode, a DG2) builds the shared path's SIMD16
+    SPIR-V for the device and launches it (nothing computes in AUB mode)."""
+    env = dict(AUB_ENV, ProductFamilyOverride="dg2", **SHARED)
+    r = run_python(f"import sys; sys.path.insert(0, {HERE!r})\n" + E3_LAUNCH, env=env,
+                   timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    res = __import__("json").loads(line[len("RESULT "):])
+    assert res["launched"] and res["subgroup"] == 16, res
 
 
 def _table():
