@@ -500,7 +500,13 @@ static zt_status_t xe_shared_row_check(zt_lower_ctx_t* lc, const xe_target_t* tg
                           tg->name, XE_SUBGROUP);
   bool has_dot = false;
   mlirOperationWalk(lc->kernel, has_dot_cb, &has_dot, MlirWalkPreOrder);
-  if (has_dot && tg->dpas_exec_size != XE_SUBGROUP)
+  // ZETILE_STOP_AFTER=layouts ends the compile after layout assignment,
+  // before anything is emitted: the row's DPAS layouts (execution size 8 on
+  // dg2) and the conversions they imply can be looked at before emission
+  // follows them (ZETILE_DUMP=layouts).
+  const char* stop = getenv("ZETILE_STOP_AFTER");
+  bool layouts_only = stop && strcmp(stop, "layouts") == 0;
+  if (has_dot && tg->dpas_exec_size != XE_SUBGROUP && !layouts_only)
     return zt_make_status(ZT_STATUS_UNSUPPORTED,
                           "Xe lowering (shared, ZETILE_DG2_LOWERING=shared): tl.dot on target "
                           "'%s' needs DPAS at execution size %d (%s); the shared lowering emits "

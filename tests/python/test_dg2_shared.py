@@ -18,6 +18,7 @@ ran on one.
 `python tests/python/test_dg2_shared.py` prints the E2 table of both
 lowerings for these kernels (what docs/ARCHITECTURE.md shows)."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,7 +28,7 @@ import pytest
 import zetile
 import zetile.language as tl
 from zetile.tools import isa
-from zt_testutil import (AUB_ENV, EXAMPLES, have_tool, neo_installed, opencl_cpu_or_skip,
+from zt_testutil import (AUB_ENV, EXAMPLES, ROOT, have_tool, neo_installed, opencl_cpu_or_skip,
                          run_python, run_result, spirv_val)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -172,6 +173,53 @@ def test_shared_path_refuses_dots_naming_the_row(monkeypatch):
                                                    "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4},
                         target="dg2", cached=False)
     assert int(ck.metadata["subgroup_size"]) == 8
+
+
+def _layouts(tile, target):
+    """The layout assignment's dump (ZETILE_DUMP=layouts) of a tests/lit file."""
+    tool = os.path.join(ROOT, "build", "zt-compile-tile")
+    if not os.path.exists(tool):
+        pytest.skip("build/zt-compile-tile is not built")
+    env = dict(os.environ, ZETILE_DUMP="layouts", ZETILE_STOP_AFTER="layouts", **SHARED)
+    r = subprocess.run([tool, os.path.join(ROOT, "tests", "lit", tile), target, "0"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert "stopped after layout assignment" in r.stderr, r.stderr[-2000:]
+    return r.stderr
+
+
+def _dot_layouts(dump):
+    return sorted(set(re.findall(r"dpas<[ABC], [^>]*>", dump)))
+
+
+def test_dpas_layouts_follow_the_row():
+    """The assignment stage already reads dg2's row (exec size 8, depth 8,
+    repeat 8): A 8x16 blocks with lane pairs, B 16x8 VNNI, C 8x8 over 8
+    lanes, where pvc's are 16 lanes wide. Emission does not follow yet (a
+    dot on dg2 is refused after this stage)."""
+    dg2, pvc = _layouts("xe_layouts_matmul.tile", "dg2"), _layouts("xe_layouts_matmul.tile", "pvc")
+    assert _dot_layouts(dg2) == [
+        "dpas<A, grid=[2, 1], lanes=[1, 8], lane_data=[1, 2], block=[8, 16]>",
+        "dpas<B, grid=[1, 2], lanes=[1, 8], lane_data=[2, 1], block=[16, 8]>",
+        "dpas<C, grid=[2, 2], lanes=[1, 8], lane_data=[1, 1], block=[8, 8]>"], dg2
+    assert all("lanes=[1, 16]" in d for d in _dot_layouts(pvc)), pvc
+
+
+def test_attention_p_needs_lanes_on_simd8():
+    """Attention's P (accumulator -> A operand) stays in registers on SIMD16
+    (an 8x16 C block and an 8x16 A block put column j in lane j) but crosses
+    lanes on dg2: C is 8x8 (lane j: column j), A 8x16 with lane pairs (lane
+    j: columns 2j, 2j+1). The conversion the dg2 folder does through SLM is
+    a lane shuffle in the shared model."""
+    dg2 = _conv_lines("xe_layouts_attention.tile", "dg2")
+    pvc = _conv_lines("xe_layouts_attention.tile", "pvc")
+    assert dg2 and all(c.startswith("operand 0: dpas<C") and "-> dpas<A" in c
+                       and c.endswith(" via lanes") for c in dg2), dg2
+    assert pvc and all(c.endswith(" via registers") for c in pvc), pvc
+
+
+def _conv_lines(tile, target):
+    return [re.search(r'zt\.convert = "([^"]*)"', ln).group(1)
+            for ln in _layouts(tile, target).splitlines() if "zt.convert" in ln]
 
 
 E5 = r"""
