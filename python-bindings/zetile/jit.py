@@ -142,6 +142,13 @@ def _annotated_pointer(ann):
     return None
 
 
+def _is_const_annotation(ann):
+    if ann is T.const:
+        return True
+    return isinstance(ann, str) and ann.strip() in ("tl.const", "const", "triton.language.const",
+                                                    "zetile.language.const")
+
+
 def _is_constexpr_annotation(ann):
     if ann is core.constexpr:
         return True
@@ -291,6 +298,8 @@ class JITFunction(_C.KernelBase):
             elt = _annotated_pointer(p.annotation)
             if elt is not None:
                 self.pointer_annotations[n] = elt
+        # tl.const parameters: their pointer types are const (no stores).
+        self.const_names = {n for n, p in sig.parameters.items() if _is_const_annotation(p.annotation)}
         self.debug = debug
         self._source = None
         self._cache = {}
@@ -464,7 +473,8 @@ class JITFunction(_C.KernelBase):
             if want is not None and want.name != p.dtype.name:
                 raise KernelArgumentError(f"{self.__name__}: argument '{n}' holds {p.dtype} but its "
                                           f"annotation says pointer to {want}")
-            pt = T.pointer_to(p.dtype)
+            pt = T.pointer_type(p.dtype, const=True) if n in self.const_names else \
+                T.pointer_to(p.dtype)
             arg_types[n] = pt
             d16 = n not in self.do_not_specialize and p.address % 16 == 0
             if d16:

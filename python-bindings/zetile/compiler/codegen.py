@@ -511,9 +511,14 @@ class CodeGenerator(ast.NodeVisitor):
                                      "branches of a run-time if")
                 continue
             if not same_structure(tts, ets):
-                raise self.error(node, f"'{n}' has type {self._describe(tts) if tts else repr(tv)} in "
-                                 f"the then branch but {self._describe(ets) if ets else repr(ev)} in the "
-                                 "else branch; both branches must give it the same type")
+                tdesc = self._describe(tts) if tts else repr(tv)
+                edesc = self._describe(ets) if ets else repr(ev)
+                # Triton's wording (its tests match it)
+                if n == _RETURN:
+                    raise self.error(node, f"Return type mismatch: {tdesc} in the then branch but "
+                                     f"{edesc} in the else branch")
+                raise self.error(node, f"Mismatched type for {n} between then block ({tdesc}) and "
+                                 f"else block ({edesc}); both branches must give it the same type")
             then_y.extend(t.handle for t in tts)
             else_y.extend(t.handle for t in ets)
             kept.append((n, tts, rebuild))
@@ -531,8 +536,13 @@ class CodeGenerator(ast.NodeVisitor):
         if (cond.shape and cond.numel != 1) or not (_has_call(node.body) or _has_call(node.orelse)):
             # Elementwise choice, or two expressions without calls (nothing
             # in them reads or writes memory): both are computed, one chosen.
-            a, b_ = self.visit(node.body), self.visit(node.orelse)
-            return self.sem.where(cond, _unwrap(a), _unwrap(b_))
+            a, b_ = _unwrap(self.visit(node.body)), _unwrap(self.visit(node.orelse))
+            if isinstance(a, tensor) and isinstance(b_, tensor) and a.dtype.is_ptr() and \
+                    b_.dtype.is_ptr() and a.dtype != b_.dtype:
+                # pointers are not promoted (a tl.const pointer and a plain one differ)
+                raise self.error(node, "Ternary expression with dynamic condition has inconsistent "
+                                 f"type: {a.dtype} and {b_.dtype}")
+            return self.sem.where(cond, a, b_)
         return self.ternary_if(node, cond)
 
     def ternary_if(self, node, cond):
@@ -902,7 +912,10 @@ class CodeGenerator(ast.NodeVisitor):
                 # Like Triton, a helper's constexpr annotation does not make a
                 # run-time argument constant: the value decides (the tutorial's
                 # `_attn_fwd_inner(..., offs_m: tl.constexpr, ...)` takes a tensor).
-                new_scope[p.arg] = self.sanitize(v) if isinstance(_unwrap(v), numbers.Number) else _unwrap(v)
+                # A compile-time argument stays one in the callee, as in
+                # Triton (its call specializes the callee on constexpr
+                # arguments): `if flag:` on it is decided at compile time.
+                new_scope[p.arg] = _unwrap(v)
         saved = (self.scope, self.src)
         self.scope, self.src = new_scope, callee
         self.call_depth += 1

@@ -10,7 +10,7 @@ from .core import (constexpr, tensor, dtype, pointer_type, builtin, PropagateNan
                    int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16,
                    bfloat16, float32, float64)
 from . import math  # noqa: F401
-from .dtypes import str_to_ty  # noqa: F401
+from .dtypes import str_to_ty, const  # noqa: F401
 from .tuples import tuple  # noqa: F401,A001 - tl.tuple, as in Triton
 
 from .blocks import (make_block_ptr, advance, make_tensor_descriptor, load_tensor_descriptor,  # noqa: F401

@@ -56,6 +56,7 @@ class dtype:
     def is_fp8e4b8(self): return self.name == "fp8e4b8"
     def is_fp8e5b16(self): return self.name == "fp8e5b16"
     def is_ptr(self): return False
+    def is_const(self): return False
     def is_block(self): return False
     def is_standard_floating(self): return self.is_floating() and not self.is_fp8()
 
@@ -127,6 +128,16 @@ class dtype:
         return core.cast(x, self)
 
 
+class const:
+    """tl.const: annotates a pointer parameter as pointing to constant data
+    (`def k(x: tl.const, ...)`), as in Triton. Its pointer type is then
+    `pointer_type(elt, const=True)`: loads read through it, stores and
+    atomics are refused at compile time ("Cannot store to a constant
+    pointer"), and the constness is part of the type (a value that is a
+    const pointer on one side of a run-time if and a plain one on the
+    other is a type mismatch)."""
+
+
 class pointer_type(dtype):
     """Pointer to elements of `element_ty` in global memory."""
 
@@ -147,12 +158,20 @@ class pointer_type(dtype):
     @property
     def zt_kind(self): return _C.PTR
 
-    def __eq__(self, other):
-        return isinstance(other, pointer_type) and other.element_ty == self.element_ty
+    def is_const(self): return self.const
 
-    def __hash__(self): return hash(("ptr", self.element_ty.name))
-    def __repr__(self): return f"pointer_type({self.element_ty!r})"
-    def __str__(self): return "*" + signature_name(self.element_ty)
+    # Constness is part of the type, as in Triton: a const pointer and a
+    # plain one differ where types must agree (if/else, ternaries, returns).
+    def __eq__(self, other):
+        return isinstance(other, pointer_type) and other.element_ty == self.element_ty and \
+            bool(other.const) == bool(self.const)
+
+    def __hash__(self): return hash(("ptr", self.element_ty.name, bool(self.const)))
+
+    def __repr__(self):
+        return f"pointer_type({self.element_ty!r}{', const=True' if self.const else ''})"
+
+    def __str__(self): return ("*k" if self.const else "*") + signature_name(self.element_ty)
 
 
 int1 = dtype("int1")
@@ -190,7 +209,7 @@ def str_to_ty(name: str, c=None) -> dtype:
     "i32", "bf16") or a numpy/torch name ("float32", "uint8", "bool")."""
     name = name.strip()
     if name.startswith("*"):
-        return pointer_type(str_to_ty(name[1:].lstrip("k")))
+        return pointer_type(str_to_ty(name[1:].lstrip("k")), const=name[1:].startswith("k"))
     return parse_signature_type(_CANONICAL.get(name, name))
 
 
@@ -205,9 +224,10 @@ def parse_signature_type(s: str) -> dtype:
     s = s.strip()
     if s.startswith("*"):
         s2 = s[1:]
-        if s2.startswith("k"):  # Triton's const pointers "*kfp32"
+        const = s2.startswith("k")  # Triton's const pointers "*kfp32"
+        if const:
             s2 = s2[1:]
-        return pointer_type(parse_signature_type(s2))
+        return pointer_type(parse_signature_type(s2), const=const)
     if s in _SIG_REV:
         return _BY_NAME[_SIG_REV[s]]
     if s in _BY_NAME:

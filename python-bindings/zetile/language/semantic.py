@@ -214,6 +214,8 @@ class Semantic:
             raise NotImplementedError(f"fp_downcast_rounding='rtz' from {src} to {dst}: zetile "
                                       "rounds toward zero only into 8-bit floats")
         if src.is_ptr() and dst.is_ptr():
+            if src.element_ty == dst.element_ty:  # only constness differs: same IR type
+                return tensor(t.handle, dst, t.shape)
             return tensor(b.ptr_cast(t.handle, dst.element_ty.zt_kind), dst, t.shape)
         if src.is_ptr() and dst.is_int():
             if dst.int_bitwidth == 64:
@@ -696,6 +698,7 @@ class Semantic:
         ptr = self.to_tensor(self._unwrap(ptr))
         if not ptr.dtype.is_ptr():
             raise TypeError(f"tl.store needs a pointer, got {ptr.dtype}")
+        check_writable(ptr.dtype)
         elt = ptr.dtype.element_ty
         value = self.to_tensor(self._unwrap(value))
         mask = self._unwrap(mask)
@@ -785,6 +788,12 @@ class Semantic:
             prec = "unsigned" if a.dtype.is_int_unsigned() else "ieee"
         h = self.b.dot(a.handle, b_.handle, acc.handle, prec)
         return tensor(h, out, shape)
+
+
+def check_writable(pt):
+    """Stores and atomics through a tl.const pointer are refused (Triton's message)."""
+    if pt.is_const():
+        raise ValueError("Cannot store to a constant pointer")
 
 
 def _check_ptr(a: dtype, b_: dtype, allow_ptr_a: bool):

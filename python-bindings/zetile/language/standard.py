@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import _C
 from . import dtypes as T
 from .core import _sem, _unwrap, builtin, cast, constexpr
+from . import semantic as _semantic
 from .semantic import tensor
 
 
@@ -191,6 +192,7 @@ def _atomic(kind, pointer, val, mask, sem, scope):
     ptr = s.to_tensor(_unwrap(pointer))
     if not ptr.dtype.is_ptr():
         raise TypeError(f"atomics need a pointer, got {ptr.dtype}")
+    _semantic.check_writable(ptr.dtype)
     elt = ptr.dtype.element_ty
     if elt.is_fp8() and kind != _C.ATOMIC_XCHG:
         # an integer atomic on the byte would compute on the wrong values
@@ -237,6 +239,7 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     ptr = s.to_tensor(_unwrap(pointer))
     if not ptr.dtype.is_ptr():
         raise TypeError(f"atomic_cas needs a pointer, got {ptr.dtype}")
+    _semantic.check_writable(ptr.dtype)
     elt = ptr.dtype.element_ty
     cmp = s.broadcast_to(s.cast(s.to_tensor(_unwrap(cmp)), elt), ptr.shape)
     val = s.broadcast_to(s.cast(s.to_tensor(_unwrap(val)), elt), ptr.shape)
