@@ -18,9 +18,38 @@
 // vector (a 4096x513 softmax ran 3.5x slower than a 4096x1024 one). Error:
 // within 2 ulp of the correctly rounded result wherever that is a normal
 // float (tests/python/test_cpu_math.py checks it against float64).
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
 
 #include "cpu_lower.h"
+
+// AVX-512F on the host this compile's machine code is for (the CPU target
+// builds for the host: jit/compiler_cpu_object.c). There the 2^n step is
+// llvm.ldexp, which LLVM's loop vectorizer widens and x86 selects as one
+// vscalefps (plus the int -> float conversion of n): 3 instructions where
+// building 2^n in the exponent field twice took 9, and vscalef saturates
+// to +inf past the exponent range, so the x > hi select goes too. Without
+// AVX-512 a vector ldexp is expanded lane by lane: the exponent-field
+// method stays. (A cache shared with a host without AVX-512 loads this
+// LLVM text there too: same values, slower.)
+static bool g_avx512;
+static pthread_once_t g_avx512_once = PTHREAD_ONCE_INIT;
+
+static void avx512_init(void) {
+  char* features = LLVMGetHostCPUFeatures();
+  g_avx512 = features && strstr(features, "+avx512f") != NULL;
+  LLVMDisposeMessage(features);
+}
+
+static bool host_avx512(void) {
+  pthread_once(&g_avx512_once, avx512_init);
+  return g_avx512;
+}
 
 static void emit(cpu_t* c, char out[ZT_CPU_NAME], const char* fmt, const char* a,
                  const char* b, const char* d) {
@@ -66,6 +95,22 @@ void cpu_exp_f32(cpu_t* c, const char* x, char out[ZT_CPU_NAME]) {
   }
   emit(c, tmp, "math.fma %s, %s, %s : f32", p, r2, r);
   emit(c, y, "arith.addf %s, %s : f32", tmp, one, "");
+  if (host_avx512()) {
+    // y * 2^n rounded once, as the two exact-then-rounding products below:
+    // the same bits. x > hi was clamped to hi, where n = 128 and y > 1, so
+    // the result is +inf as the select below makes it.
+    char ni[ZT_CPU_NAME], sc[ZT_CPU_NAME], small[ZT_CPU_NAME], nan[ZT_CPU_NAME],
+        y1[ZT_CPU_NAME], zero[ZT_CPU_NAME];
+    emit(c, ni, "arith.fptosi %s : f32 to i32", n, "", "");
+    emit(c, sc, "llvm.intr.ldexp(%s, %s) : (f32, i32) -> f32", y, ni, "");
+    fconst(c, "0.0", zero);
+    emit(c, small, "arith.cmpf olt, %s, %s : f32", x, lo, "");
+    emit(c, y1, "arith.select %s, %s, %s : f32", small, zero, sc);
+    emit(c, nan, "arith.cmpf uno, %s, %s : f32", x, x, "");
+    emit(c, out, "arith.select %s, %s, %s : f32", nan, x, y1);
+    (void)inf;
+    return;
+  }
   // 2^n as 2^n1 * 2^n2, each built in the exponent field.
   char ni[ZT_CPU_NAME], n1[ZT_CPU_NAME], n2[ZT_CPU_NAME], c1[ZT_CPU_NAME], bias[ZT_CPU_NAME],
       c23[ZT_CPU_NAME];
