@@ -3,7 +3,8 @@ style: SDPA and FlexAttention share them, as they share the forward
 (attention.py).
 
   attn_bwd_delta  delta = rowsum(o * do) per query row (fp32), minus the
-                  lse's gradient when the caller has one
+                  lse's gradient when the caller has one; with CONVERT_LSE
+                  also the lse rescaled to log2 (the C API's natural-log lse)
   attn_bwd_dkdv   one program per (BLOCK_N keys, batch * kv head): walks every
                   query tile of every query head of its group (GQA/MQA sum
                   there, no atomics) and accumulates dk, dv
@@ -56,7 +57,8 @@ def attn_bwd_delta(O, DO, DELTA, DLSE,
                    stride_ob, stride_oh, stride_om, stride_od,
                    stride_db, stride_dh, stride_dm, stride_dd,
                    H, Lq, D, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
-                   HAS_DLSE: tl.constexpr):
+                   HAS_DLSE: tl.constexpr, LSE=None, LSE2=None, lse_scale=1.0,
+                   CONVERT_LSE: tl.constexpr = False):
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
     b = bh // H
@@ -74,6 +76,12 @@ def attn_bwd_delta(O, DO, DELTA, DLSE,
         # d lse / d z = p, so it folds into delta.
         delta = delta - tl.load(DLSE + bh * Lq + offs_m, mask=offs_m < Lq, other=0.0)
     tl.store(DELTA + bh * Lq + offs_m, delta, mask=offs_m < Lq)
+    if CONVERT_LSE:
+        # The C API (runtime/ops/ops_attention_bwd.c) takes the lse in the
+        # units its forward wrote (natural log by default); the other two
+        # kernels read log2: LSE2 = LSE * lse_scale (-inf stays -inf).
+        lse = tl.load(LSE + bh * Lq + offs_m, mask=offs_m < Lq, other=0.0)
+        tl.store(LSE2 + bh * Lq + offs_m, lse * lse_scale, mask=offs_m < Lq)
 
 
 @zetile.jit

@@ -238,6 +238,45 @@ ZT_API zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_
 ZT_API zt_status_t zt_ops_attention_run(zt_ops_plan_t* plan,
                                         const zt_ops_attention_buffers_t* buffers);
 
+// ------------------------------------------------------- SDPA backward
+/// The gradients of torch's scaled_dot_product_attention (dq, dk, dv) from
+/// the forward's inputs, its out and lse, and out's gradient, as
+/// FlashAttention-2 computes them (stdlib-kernels/attention_bwd.py): delta =
+/// rowsum(out * grad_out) per query row, then one kernel per KV tile for dk
+/// and dv (it walks every query head of its GQA group, so the group's
+/// contributions are summed without atomics) and one per query tile for dq.
+/// Probabilities are recomputed from the lse; masked positions and rows
+/// whose every score was masked (lse -inf) give zero gradients.
+/// `fwd` is the forward's descriptor: the same causal, mask, scale, tiles,
+/// dropout_p and dropout_seed (the dropout mask is regenerated from the
+/// seed, not stored); out's strides are fwd.attn.out; the lse is read in the
+/// units fwd.attn.lse_log2 names; fwd.attn.split_kv is ignored (the
+/// backward makes one pass). Specs attnbwd-delta-DT-dHD-BM and
+/// attnbwd-dkdv|dq-DT-dHD-BMxBN-CAUSAL-MASK[-drop] (three launches, in
+/// order on the device); zt_ops_plan_spec gives attnbwd-DT-dHD-BMxBN-CAUSAL-
+/// MASK[-drop].
+typedef struct zt_ops_sdpa_bwd_desc_s {
+  zt_ops_sdpa_desc_t fwd;
+  /// Strides of grad_out (shaped like out), grad_q (like q), grad_k and
+  /// grad_v (like k and v); all zero: contiguous. The gradients need an
+  /// address per element (no zero strides where the dimension is > 1).
+  zt_ops_strides4_t grad_out, grad_q, grad_k, grad_v;
+} zt_ops_sdpa_bwd_desc_t;
+
+typedef struct zt_ops_sdpa_bwd_buffers_s {
+  zt_buffer_t *q, *k, *v;  ///< the forward's inputs
+  zt_buffer_t* out;        ///< the forward's output
+  zt_buffer_t* lse;        ///< the forward's (batch, q_heads, q_len) fp32 lse: required
+  zt_buffer_t* grad_out;
+  zt_buffer_t* mask;       ///< with fwd.mask_kind != ZT_OPS_MASK_NONE
+  zt_buffer_t *grad_q, *grad_k, *grad_v;  ///< written (of fwd.attn.dtype)
+} zt_ops_sdpa_bwd_buffers_t;
+
+ZT_API zt_status_t zt_ops_sdpa_bwd_plan(zt_device_t* device, const zt_ops_sdpa_bwd_desc_t* desc,
+                                        zt_ops_plan_t** out_plan);
+ZT_API zt_status_t zt_ops_sdpa_bwd_run(zt_ops_plan_t* plan,
+                                       const zt_ops_sdpa_bwd_buffers_t* buffers);
+
 // ------------------------------------------------------------- common
 /// The spec name of the plan's specialization (borrowed, plan lifetime),
 /// e.g. "gemm-f16-relu-epi-64x64x32".

@@ -13,8 +13,8 @@ static bool unset4(const zt_ops_strides4_t* s) {
 
 static bool pow2_tile(int32_t t) { return t >= 16 && t <= 256 && !(t & (t - 1)); }
 
-static zt_status_t check4(const char* op, const char* what, int64_t b, int64_t h, int64_t l,
-                          int64_t e, const zt_ops_strides4_t* s) {
+zt_status_t zt_ops__check4(const char* op, const char* what, int64_t b, int64_t h, int64_t l,
+                           int64_t e, const zt_ops_strides4_t* s) {
   int64_t dims[4] = {b, h, l, e}, st[4] = {s->batch, s->head, s->seq, s->dim};
   return zt_ops__check_strides(op, what, 4, dims, st);
 }
@@ -52,10 +52,10 @@ static zt_status_t resolve_attn(const char* op, zt_ops_attention_t* a) {
   if (unset4(&a->out)) a->out = (zt_ops_strides4_t){Hq * L * E, L * E, E, 1};
   if (unset4(&a->k)) a->k = (zt_ops_strides4_t){Hk * S * E, S * E, E, 1};
   if (unset4(&a->v)) a->v = (zt_ops_strides4_t){Hk * S * E, S * E, E, 1};
-  ZT_RETURN_IF_ERROR(check4(op, "q", B, Hq, L, E, &a->q));
-  ZT_RETURN_IF_ERROR(check4(op, "k", B, Hk, S, E, &a->k));
-  ZT_RETURN_IF_ERROR(check4(op, "v", B, Hk, S, E, &a->v));
-  ZT_RETURN_IF_ERROR(check4(op, "out", B, Hq, L, E, &a->out));
+  ZT_RETURN_IF_ERROR(zt_ops__check4(op, "q", B, Hq, L, E, &a->q));
+  ZT_RETURN_IF_ERROR(zt_ops__check4(op, "k", B, Hk, S, E, &a->k));
+  ZT_RETURN_IF_ERROR(zt_ops__check4(op, "v", B, Hk, S, E, &a->v));
+  ZT_RETURN_IF_ERROR(zt_ops__check4(op, "out", B, Hq, L, E, &a->out));
   if ((L > 1 && !a->out.seq) || (E > 1 && !a->out.dim) || (Hq > 1 && !a->out.head) ||
       (B > 1 && !a->out.batch))
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.out has a zero stride: "
@@ -169,6 +169,25 @@ static zt_status_t fill_common(zt_ops_plan_t* p, const zt_ops_attention_t* a) {
   return NULL;
 }
 
+zt_status_t zt_ops__resolve_sdpa(const char* op, zt_ops_sdpa_desc_t* d) {
+  ZT_RETURN_IF_ERROR(resolve_attn(op, &d->attn));
+  const zt_ops_attention_t* a = &d->attn;
+  if ((unsigned)d->mask_kind > ZT_OPS_MASK_BOOL)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_kind %d is not a "
+                          "zt_ops_mask_kind_t", op, (int)d->mask_kind);
+  if (d->mask_kind != ZT_OPS_MASK_NONE) {
+    if (unset4(&d->mask))
+      d->mask = (zt_ops_strides4_t){a->q_heads * a->q_len * a->kv_len, a->q_len * a->kv_len,
+                                    a->kv_len, 1};
+    ZT_RETURN_IF_ERROR(zt_ops__check4(op, "mask", a->batch, a->q_heads, a->q_len, a->kv_len,
+                                      &d->mask));
+  }
+  if (!(d->dropout_p >= 0.0f && d->dropout_p < 1.0f))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.dropout_p must be in [0, 1), "
+                          "got %g", op, d->dropout_p);
+  return NULL;
+}
+
 zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc,
                              zt_ops_plan_t** out_plan) {
   const char* op = "zt_ops_sdpa";
@@ -177,21 +196,9 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
                           "out_plan must not be NULL");
   *out_plan = NULL;
   zt_ops_sdpa_desc_t d = *desc;
-  ZT_RETURN_IF_ERROR(resolve_attn(op, &d.attn));
+  ZT_RETURN_IF_ERROR(zt_ops__resolve_sdpa(op, &d));
   zt_ops_attention_t* a = &d.attn;
   static const char* const kinds[] = {"nomask", "fmask", "bmask"};
-  if ((unsigned)d.mask_kind > ZT_OPS_MASK_BOOL)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_kind %d is not a "
-                          "zt_ops_mask_kind_t", op, (int)d.mask_kind);
-  if (d.mask_kind != ZT_OPS_MASK_NONE) {
-    if (unset4(&d.mask))
-      d.mask = (zt_ops_strides4_t){a->q_heads * a->q_len * a->kv_len, a->q_len * a->kv_len,
-                                   a->kv_len, 1};
-    ZT_RETURN_IF_ERROR(check4(op, "mask", a->batch, a->q_heads, a->q_len, a->kv_len, &d.mask));
-  }
-  if (!(d.dropout_p >= 0.0f && d.dropout_p < 1.0f))
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.dropout_p must be in [0, 1), "
-                          "got %g", op, d.dropout_p);
   bool dropout = d.dropout_p > 0.0f;
   if (dropout && a->split_kv > 1)
     return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.split_kv > 1 does not "
@@ -404,10 +411,15 @@ static zt_status_t table(zt_ops_plan_t* p, const char* what, const char* arg,
   return zt_ops__set_buffer(p, arg, b);
 }
 
+zt_status_t zt_ops__view4(const char* op, const char* what, const zt_buffer_t* b, size_t eb,
+                          int64_t d0, int64_t d1, int64_t d2, int64_t d3, zt_ops_strides4_t s) {
+  int64_t dims[4] = {d0, d1, d2, d3}, st[4] = {s.batch, s.head, s.seq, s.dim};
+  return zt_ops__check_view(op, what, b, eb, 4, dims, st);
+}
+
 static zt_status_t view4(const char* what, const zt_buffer_t* b, size_t eb, int64_t d0,
                          int64_t d1, int64_t d2, int64_t d3, zt_ops_strides4_t s) {
-  int64_t dims[4] = {d0, d1, d2, d3}, st[4] = {s.batch, s.head, s.seq, s.dim};
-  return zt_ops__check_view("zt_ops_attention_run", what, b, eb, 4, dims, st);
+  return zt_ops__view4("zt_ops_attention_run", what, b, eb, d0, d1, d2, d3, s);
 }
 
 // The attention launch, then (split_kv > 1) the combine into out and lse;

@@ -13,7 +13,7 @@
 #define ZT_OPS_MAX_ARGS 80
 #define ZT_OPS_SPEC_MAX 160
 
-typedef enum { ZT_OPS_GEMM, ZT_OPS_SDPA, ZT_OPS_FLEX } zt_ops_family_t;
+typedef enum { ZT_OPS_GEMM, ZT_OPS_SDPA, ZT_OPS_FLEX, ZT_OPS_SDPA_BWD } zt_ops_family_t;
 
 struct zt_ops_plan_s {
   zt_ops_family_t family;
@@ -35,10 +35,14 @@ struct zt_ops_plan_s {
   // sum) and the plan of the kernel that merges them (attncombine-...).
   zt_buffer_t* ws[3];
   struct zt_ops_plan_s* combine;
+  // SDPA backward: this plan is the delta kernel (ws[0] delta, ws[1] the
+  // lse in log2 units); bwd[0] the dk/dv kernel, bwd[1] the dq kernel.
+  struct zt_ops_plan_s* bwd[2];
   union {
     zt_ops_gemm_desc_t gemm;
     zt_ops_sdpa_desc_t sdpa;
     zt_ops_flex_desc_t flex;
+    zt_ops_sdpa_bwd_desc_t sdpa_bwd;
   } d;
 };
 
@@ -76,6 +80,15 @@ zt_status_t zt_ops__check_strides(const char* op, const char* what, int rank,
 zt_status_t zt_ops__check_view(const char* op, const char* what, const zt_buffer_t* buf,
                                size_t elem_bytes, int rank, const int64_t* dims,
                                const int64_t* strides);
+
+// ops_attention.c, shared with the backward (ops_attention_bwd.c): an SDPA
+// descriptor checked with its defaults filled (split_kv as given), and
+// (batch, heads, seq, dim) strides and views checked.
+zt_status_t zt_ops__resolve_sdpa(const char* op, zt_ops_sdpa_desc_t* d);
+zt_status_t zt_ops__check4(const char* op, const char* what, int64_t b, int64_t h, int64_t l,
+                           int64_t e, const zt_ops_strides4_t* s);
+zt_status_t zt_ops__view4(const char* op, const char* what, const zt_buffer_t* b, size_t eb,
+                          int64_t d0, int64_t d1, int64_t d2, int64_t d3, zt_ops_strides4_t s);
 
 zt_status_t zt_ops__launch(zt_ops_plan_t* p);
 int64_t zt_ops__cdiv(int64_t a, int64_t b);

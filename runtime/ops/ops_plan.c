@@ -262,6 +262,8 @@ void zt_ops_plan_release(zt_ops_plan_t* plan) {
   zt_buffer_release(plan->params);
   for (int i = 0; i < 3; ++i) zt_buffer_release(plan->ws[i]);
   zt_ops_plan_release(plan->combine);
+  zt_ops_plan_release(plan->bwd[0]);
+  zt_ops_plan_release(plan->bwd[1]);
   zt_executable_release(plan->exe);
   if (plan->device) zt_device_release(plan->device);
   free(plan);

@@ -19,6 +19,9 @@ folder; `spec_manifest(spec)` builds any of them:
     attn-DT-dHD-BMxBN-CAUSAL-MASK-SCORE-MASKMOD-KV[-drop|-split]
                                         attn-f32-d64-32x32-causal-nomask-none-none-dense
     attncombine-DT-dHD-BM               attncombine-f32-d64-32
+    attnbwd-delta-DT-dHD-BM             attnbwd-delta-f32-d64-32
+    attnbwd-dkdv|dq-DT-dHD-BMxBN-CAUSAL-MASK[-drop]
+                                        attnbwd-dq-f16-d64-32x32-causal-nomask
   DT f32|f16|bf16, i8 (int8 x int8 -> exact int32, plain only) or a float DT
   with weight-only quantization, DTwBITSgGROUP (B int8 weights, BITS 8, or
   int4 pairs packed along K, BITS 4; scales of DT per GROUP rows of K);
@@ -34,7 +37,11 @@ folder; `spec_manifest(spec)` builds any of them:
   cut into as many shares as the grid's third axis has programs (one
   export serves every count), each share's partial results to fp32
   workspaces that attncombine-DT-dHD-BM (BM the attention's BLOCK_M)
-  merges into out and lse.
+  merges into out and lse. attnbwd-: the SDPA backward's three kernels
+  (stdlib-kernels/attention_bwd.py; no block mask or mods): delta with the
+  lse rescaled to log2 (BM the dq kernel's BLOCK_M), then dk/dv (row
+  statistics in the 2-D form every target builds) and dq, -drop
+  regenerating the forward's dropout mask.
 These are generic: every integer is a run-time int32 (none compiled in as 1,
 no divisibility hints), so one specialization serves every shape and
 stride; `-rm16` GEMMs are the row-major variant (unit column strides
@@ -119,6 +126,16 @@ SPECS = (
        for hd in (64, 128)]
     + ["attn-f32-d64-32x32-full-nomask-none-causal-sparsefull128-split"]
     + [f"attncombine-{d}-d{hd}-32" for d in _DT for hd in (64, 128)]
+    # SDPA backward (zt_ops_sdpa_bwd_plan): delta (and the lse to log2),
+    # then dk/dv and dq, for the forward's plain, causal, masked and
+    # dropout specializations.
+    + [f"attnbwd-delta-{d}-d{hd}-32" for d in _DT for hd in (64, 128)]
+    + [f"attnbwd-{w}-{d}-d{hd}-32x32-{c}-nomask" for w in ("dkdv", "dq") for d in _DT
+       for hd in (64, 128) for c in ("full", "causal")]
+    + [f"attnbwd-{w}-{d}-d64-32x32-full-{m}" for w in ("dkdv", "dq") for d in _DT
+       for m in ("fmask", "bmask")]
+    + [f"attnbwd-{w}-{d}-d64-32x32-{c}-nomask-drop" for w in ("dkdv", "dq") for d in _DT
+       for c in ("full", "causal")]
 )
 
 
@@ -248,9 +265,51 @@ def spec_manifest(spec):
                   MASK_MOD=mods.MASK_MODS[mmod] if mmod != "none" else None,
                   SPARSE=sparse, HAS_FULL=full, KV_SPARSE=kvb, WRITE_MAX=False,
                   DROPOUT=variant == "drop", SPLIT_KV=2 if variant == "split" else 1)
+    elif f[0] == "attnbwd" and len(f) == 5 and f[1] == "delta":
+        _, _, dt, hd, bm = f
+        if dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit() or not bm.isdigit():
+            raise ValueError(f"{spec}: not a backward delta spec (attnbwd-delta-DT-dHD-BM)")
+        kern = _kernels.load("attention_bwd").attn_bwd_delta
+        ty = "*" + _DT[dt]
+        types = {"O": ty, "DO": ty, "DELTA": "*float32", "DLSE": None, "LSE": "*float32",
+                 "LSE2": "*float32", "lse_scale": "float32"}
+        ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=int(bm), HAS_DLSE=False, CONVERT_LSE=True)
+    elif f[0] == "attnbwd" and len(f) in (7, 8) and f[1] in ("dkdv", "dq"):
+        _, which, dt, hd, tiles, causal, mask = f[:7]
+        if len(f) == 8 and f[7] != "drop":
+            raise ValueError(f"{spec}: the backward variant is drop, got {f[7]!r}")
+        drop = len(f) == 8
+        if (dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit()
+                or causal not in ("causal", "full") or mask not in ("nomask", "fmask", "bmask")):
+            raise ValueError(f"{spec}: not a backward spec "
+                             "(attnbwd-dkdv|dq-DT-dHD-BMxBN-causal|full-nomask|fmask|bmask[-drop])")
+        bm, bn = _tiles(tiles, 2, spec)
+        kern = getattr(_kernels.load("attention_bwd"), "attn_bwd_" + which)
+        ty = "*" + _DT[dt]
+        mk = {"nomask": 0, "fmask": 1, "bmask": 2}[mask]
+        types = {n: ty for n in ("Q", "K", "V", "DO", "DK", "DV", "DQ")}
+        types.update({"LSE": "*float32", "DELTA": "*float32", "sm_scale": "float32",
+                      "dropout_p": "float32" if drop else None,
+                      "seed": "int32" if drop else None,
+                      "mask_ptr": None if mk == 0 else (ty if mk == 1 else "*int8"),
+                      "blocks": None, "lnum": None, "lidx": None})
+        for n in ("S0", "S1", "S2", "S3", "G0", "G1", "G2", "G3", "M0", "M1", "M2", "M3"):
+            types[n] = None
+        ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=bm, BLOCK_N=bn, MASK_KIND=mk,
+                  IS_CAUSAL=causal == "causal", SCORE_MOD=None, SCORE_GRAD=None, MASK_MOD=None,
+                  BLOCKS=False, SUBS=1, DROPOUT=drop,
+                  # No block mask: its strides and sizes are dead, compiled in
+                  # as the Python launcher passes them.
+                  sbk_b=0, sbk_h=0, sbk_m=0, sbk_n=0, Q_SPARSE=1, KV_SPARSE=1,
+                  ln_b=0, ln_h=0, li_b=0, li_h=0, li_r=0)
+        if mk == 0:
+            ce.update(stride_mb=0, stride_mh=0, stride_mm=0, stride_mn=0)
+        if which == "dkdv":
+            # Row statistics in the form every target builds (the Xe one).
+            ce["STATS_2D"] = True
     else:
         raise ValueError(f"{spec}: a spec starts with gemm- (5 fields), attn- (9 or 10 "
-                         "fields) or attncombine- (4 fields)")
+                         "fields), attncombine- (4 fields) or attnbwd- (5, 7 or 8 fields)")
     text, rows = _build(kern, kern.arg_names, ce, types, pins, hints)
     notes = []
     if f[0] == "attn" and len(f) == 10 and f[9] == "split":
