@@ -19,9 +19,24 @@ out, lse, dropout_p, is_causal, *, attn_mask, scale), which is rewritten to
 torch.ops.zetile.sdpa_backward under the same conditions (why_not reads the
 same arguments), so a forward zetile took gets zetile's backward, which reads
 zetile's lse (natural log, -inf for fully masked rows). A forward whose lse
-is read is taken only when the backward op would be (the CPU ops; the xpu
-backward ops have other signatures and are not matched: their forward is
-then left to Inductor when lse is read).
+is read is taken only when the backward op would be.
+
+On xpu the same holds for the overrideable pair:
+aten._scaled_dot_product_fused_attention_overrideable_backward(grad_out, q,
+k, v, attn_bias, grad_input_mask, out, lse, cum_seq_q, cum_seq_k, max_q,
+max_k, dropout_p, is_causal, philox_seed, philox_offset, *, scale) becomes
+zetile's sdpa_backward when its forward's conditions hold on its arguments
+and, in both graphs, there is no attn_bias (zetile's backward computes no
+bias gradient, and neither graph can see whether the other wants one: the
+pair is taken together or not at all). A taken forward's other outputs,
+which a training graph saves for the backward (cum_seq_q/k, max_q/k, the
+philox seed/offset, the debug mask), are replaced by what the aten op gives
+without dropout or nested tensors: None, the sequence lengths, and 0-d
+zeros. Tested on graphs traced with the op's fake implementation
+(test_torch_plugin_xpu_bwd.py: the rewritten graph then runs on CPU); no
+Intel GPU was available, so the xpu graphs Inductor builds have not run.
+The other xpu op (_scaled_dot_product_flash_attention) has no backward
+match: its forward is left to Inductor when lse is read.
 
 Not taken (logged): dropout > 0 (SDPA with dropout is rewritten before
 autograd by sdpa_dropout.py; on CPU torch sends what that pass leaves down
@@ -113,12 +128,20 @@ def why_not(node, kind):
     for u in outs:
         if not (u.op == "call_function" and u.target is operator.getitem):
             return f"output used by {u.target} directly"
-        if u.args[1] >= 2 and u.users:
+        if u.args[1] >= 2 and u.users and kind != "overrideable":
             return f"output {u.args[1]} of the aten op is used"
-        if u.args[1] == 1 and u.users and kind != "cpu_flash":
+        if u.args[1] == 1 and u.users and kind not in ("cpu_flash", "overrideable"):
             return ("the graph reads logsumexp (a training graph) and zetile's backward is "
-                    "matched only for the CPU op")
+                    "matched only for the CPU and the overrideable ops")
+    if kind == "overrideable" and mask is not None and any(
+            u.args[1] >= 1 and u.users for u in outs):
+        return _BIAS_IN_TRAINING
     return None
+
+
+_BIAS_IN_TRAINING = ("attn_bias in a training graph (zetile's backward computes no bias "
+                     "gradient, and the forward cannot tell whether one is wanted: the xpu "
+                     "pair stays torch's)")
 
 
 def why_not_backward(node):
@@ -126,6 +149,24 @@ def why_not_backward(node):
     same arguments), or None."""
     q, k, v = node.args[1:4]
     fwd = _FakeFwd(q, k, v, node.kwargs.get("attn_mask"), _arg(node, 6, "dropout_p", 0.0))
+    return why_not(fwd, "cpu_flash")
+
+
+def _no_bias(b):
+    """The overrideable backward's attn_bias is a Tensor (undefined, or
+    empty, when the forward had none)."""
+    if b is None:
+        return True
+    bv = _val(b)
+    return bv is not None and bv.numel() == 0
+
+
+def why_not_backward_xpu(node):
+    """Why the overrideable backward is not taken, or None."""
+    q, k, v, bias = node.args[1:5]
+    if not _no_bias(bias):
+        return _BIAS_IN_TRAINING
+    fwd = _FakeFwd(q, k, v, None, _arg(node, 12, "dropout_p", 0.0))
     return why_not(fwd, "cpu_flash")
 
 
@@ -143,9 +184,13 @@ def rewrite(graph):
     targets = _targets()
     n_done = 0
     bwd = getattr(aten, "_scaled_dot_product_flash_attention_for_cpu_backward", None)
+    bwd_xpu = getattr(aten, "_scaled_dot_product_fused_attention_overrideable_backward", None)
     for node in list(graph.nodes):
         if bwd is not None and node.op == "call_function" and node.target is bwd.default:
             n_done += _rewrite_backward(graph, node)
+            continue
+        if bwd_xpu is not None and node.op == "call_function" and node.target is bwd_xpu.default:
+            n_done += _rewrite_backward(graph, node, xpu=True)
             continue
         if node.op != "call_function" or node.target not in targets:
             continue
@@ -164,15 +209,43 @@ def rewrite(graph):
         new.meta.update(node.meta)
         if fake is not None:
             new.meta["val"] = fake
-        # Users read outputs 0 and 1 (lse unused); later outputs have no users.
+        # Users read outputs 0 and 1; later outputs have no users, except the
+        # overrideable op's in a training graph (stand-ins below).
         for u in list(node.users):
             if u.args[1] >= 2:
+                if u.users:
+                    _stand_in(graph, u, q, k)
                 graph.erase_node(u)
         node.replace_all_uses_with(new)
         graph.erase_node(node)
         log.took(name, "torch.ops.zetile.sdpa")
         n_done += 1
     return n_done
+
+
+def _stand_in(graph, u, q, k):
+    """Replaces the uses of the overrideable op's output u.args[1] (>= 2)
+    with what the op returns without dropout or nested tensors: cum_seq_q/k
+    and the debug mask None, max_q/max_k the sequence lengths, the philox
+    seed/offset 0-d zeros of their dtype (nothing reads them at p = 0)."""
+    i = u.args[1]
+    if i in (4, 5):
+        rep = int((_val(q) if i == 4 else _val(k)).shape[2])
+    elif i in (6, 7):
+        uv = _val(u)
+        dtype = uv.dtype if uv is not None else torch.int64
+        with graph.inserting_before(u):
+            rep = graph.call_function(aten.zeros.default, ([],),
+                                      {"dtype": dtype, "device": _val(q).device})
+        mode = getattr(_val(q), "fake_mode", None)
+        if mode is not None:
+            with mode:
+                rep.meta["val"] = torch.zeros((), dtype=dtype, device=_val(q).device)
+    else:
+        rep = None
+    for user in list(u.users):
+        user.args = torch.fx.node.map_arg(user.args, lambda n: rep if n is u else n)
+        user.kwargs = torch.fx.node.map_arg(user.kwargs, lambda n: rep if n is u else n)
 
 
 def _fake(new, q, k, v):
@@ -187,15 +260,31 @@ def _fake(new, q, k, v):
     return (out, lse)
 
 
-def _rewrite_backward(graph, node):
+def _rewrite_backward(graph, node, xpu=False):
     name = str(node.target)
-    reason = why_not_backward(node)
+    reason = why_not_backward_xpu(node) if xpu else why_not_backward(node)
+    if not reason and xpu:
+        # Output 3 is the bias gradient; with no bias nothing may read it.
+        if any(u.op != "call_function" or u.target is not operator.getitem
+               for u in node.users):
+            reason = "outputs used directly"
+        elif any(u.args[1] == 3 and u.users for u in node.users):
+            reason = "the graph reads grad_attn_bias"
     if reason:
         log.fallback(name, reason)
         return 0
-    grad_out, q, k, v, out, lse = node.args[:6]
-    causal = _arg(node, 7, "is_causal", False)
-    mask = node.kwargs.get("attn_mask")
+    if xpu:
+        grad_out, q, k, v = node.args[:4]
+        out, lse = node.args[6:8]
+        causal = _arg(node, 13, "is_causal", False)
+        mask = None
+        for u in list(node.users):
+            if u.args[1] == 3:
+                graph.erase_node(u)
+    else:
+        grad_out, q, k, v, out, lse = node.args[:6]
+        causal = _arg(node, 7, "is_causal", False)
+        mask = node.kwargs.get("attn_mask")
     scale = node.kwargs.get("scale")
     gqa = _val(q).shape[1] != _val(k).shape[1]
     with graph.inserting_before(node):
