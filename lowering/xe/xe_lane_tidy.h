@@ -22,4 +22,10 @@ zt_status_t xe_tidy_lanes(MlirContext ctx, MlirModule m, int* out_rewritten);
 /// op in another form, for xe_lower_atomics to take.
 zt_status_t xe_lane_moves(MlirContext ctx, MlirModule m, bool* out_done);
 
+/// Runs of one-element elementwise ops (one per 16-column chunk of a tile
+/// op) become one op on vector<NxT> (xe_lane_pack.c); ZETILE_XE_PACK=0 skips
+/// it. `out_packed` (may be NULL) gets the number of ops packed. Errors: out
+/// of memory only.
+zt_status_t xe_pack_lanes(MlirContext ctx, MlirModule m, int* out_packed);
+
 #endif

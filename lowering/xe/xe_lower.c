@@ -659,6 +659,13 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         tidied = true;
         zt_timing_record("lane tidy-up", zt_timing_now_ms() - t);
       }
+      // One vector op per tile op per lane where the pieces are uniform
+      // elementwise ops (xe_lane_pack.c); ZETILE_XE_PACK=0 skips it.
+      if (!s && done) {
+        double t = zt_timing_now_ms();
+        s = xe_pack_lanes(lc->ctx, m, NULL);
+        zt_timing_record("lane packing", zt_timing_now_ms() - t);
+      }
       ours_done = done;
       if (!s && done) {
         // Upstream's distribution and the canonicalize after it, which

@@ -1,0 +1,390 @@
+// One vector op per tile op per lane (issue 22).
+//
+// The emitter writes a tile value as chunks of 16 columns and each tile op
+// once per chunk; after zetile's lane distribution each chunk is one
+// element of the lane (vector<1xT>), so an elementwise op on a 256-element
+// tile held by one subgroup is 16 consecutive one-element ops, and every
+// later pass (XeVM and LLVM conversions, LLVM's optimization, the SPIR-V
+// backend) walks 16 ops where one would do: the 200-op chain was 3,200
+// `<1 x f32>` ops per lane. This pass packs such a run into one op on
+// vector<NxT> (N of 2, 3, 4, 8 or 16: the vector sizes SPIR-V's OpenCL
+// environment takes):
+//  - a run is consecutive ops of one arith/math elementwise kind with the
+//    same attributes and types, every operand and the result vector<1xT>
+//    (scalar operands, e.g. a uniform select condition, equal across the run),
+//    none using another's result;
+//  - an operand position whose values are one value in every op becomes a
+//    broadcast; one whose values are the elements 0..N-1 of an earlier packed
+//    result in order takes that vector as it is; anything else is gathered
+//    with vector.from_elements (the pieces' entry into packed code, e.g. the
+//    results of one-element gathers);
+//  - each op's old result becomes a one-element slice of the packed result;
+//    slices nothing uses are erased at the end, so only the pieces' exits
+//    (stores, cross-lane moves, DPAS, loop-carried values) keep them.
+// Everything else stays in pieces. ZETILE_XE_PACK=0 turns it off.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "xe/xe_internal.h"
+#include "xe/xe_lane_tidy.h"
+
+enum { PACK_MAX = 16 };
+
+// One packed result and the slices standing for its elements.
+typedef struct {
+  MlirValue wide;
+  MlirValue slice[PACK_MAX];
+  int n;
+} pack_t;
+
+typedef struct {
+  MlirContext ctx;
+  pack_t* packs;
+  size_t npacks, cap;
+  MlirOperation* slices;  // all slice ops made, to erase the unused ones
+  size_t nslices, scap;
+  int packed_ops, groups;
+  bool oom;
+} pack_state_t;
+
+static bool one_elem(MlirType t) {
+  return mlirTypeIsAVector(t) && mlirShapedTypeGetRank(t) == 1 &&
+         mlirShapedTypeGetDimSize(t, 0) == 1 && !mlirVectorTypeIsScalable(t);
+}
+
+static bool name_is(MlirOperation op, const char* prefix, size_t len) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length > len && strncmp(s.data, prefix, len) == 0;
+}
+
+// Elementwise ops of arith and math whose result is one lane element.
+static bool packable(MlirOperation op) {
+  if (mlirOperationGetNumResults(op) != 1 || mlirOperationGetNumRegions(op) != 0 ||
+      mlirOperationGetNumSuccessors(op) != 0)
+    return false;
+  intptr_t no = mlirOperationGetNumOperands(op);
+  if (no < 1 || no > 3) return false;
+  if (!(name_is(op, "arith.", 6) || name_is(op, "math.", 5))) return false;
+  if (zt_op_named(op, "arith.constant")) return false;
+  if (!one_elem(mlirValueGetType(mlirOperationGetResult(op, 0)))) return false;
+  // zetile's marks (zt.shfl_*: a lane shuffle xe_lane_moves rewrites per
+  // piece; zt.atomic*) keep their op as it is.
+  intptr_t na = mlirOperationGetNumAttributes(op);
+  for (intptr_t i = 0; i < na; ++i) {
+    MlirStringRef an = mlirIdentifierStr(mlirOperationGetAttribute(op, i).name);
+    if (an.length >= 3 && strncmp(an.data, "zt.", 3) == 0) return false;
+  }
+  for (intptr_t i = 0; i < no; ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
+    if (mlirTypeIsAVector(t) && !one_elem(t)) return false;
+  }
+  return true;
+}
+
+static bool same_kind(MlirOperation a, MlirOperation b) {
+  if (!mlirIdentifierEqual(mlirOperationGetName(a), mlirOperationGetName(b))) return false;
+  intptr_t no = mlirOperationGetNumOperands(a);
+  if (mlirOperationGetNumOperands(b) != no) return false;
+  if (!mlirTypeEqual(mlirValueGetType(mlirOperationGetResult(a, 0)),
+                     mlirValueGetType(mlirOperationGetResult(b, 0))))
+    return false;
+  for (intptr_t i = 0; i < no; ++i) {
+    MlirValue va = mlirOperationGetOperand(a, i), vb = mlirOperationGetOperand(b, i);
+    if (!mlirTypeEqual(mlirValueGetType(va), mlirValueGetType(vb))) return false;
+    // Scalar operands are not packed: they must be the same value.
+    if (!mlirTypeIsAVector(mlirValueGetType(va)) && !mlirValueEqual(va, vb)) return false;
+  }
+  intptr_t na = mlirOperationGetNumAttributes(a);
+  if (mlirOperationGetNumAttributes(b) != na) return false;
+  for (intptr_t i = 0; i < na; ++i) {
+    MlirNamedAttribute x = mlirOperationGetAttribute(a, i);
+    MlirAttribute y = mlirOperationGetAttributeByName(b, mlirIdentifierStr(x.name));
+    if (mlirAttributeIsNull(y) || !mlirAttributeEqual(x.attribute, y)) return false;
+  }
+  return true;
+}
+
+// Whether op uses a result of one of run[0..n).
+static bool uses_any(MlirOperation op, MlirOperation* run, int n) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  for (intptr_t i = 0; i < no; ++i) {
+    MlirValue v = mlirOperationGetOperand(op, i);
+    if (!mlirValueIsAOpResult(v)) continue;
+    MlirOperation d = mlirOpResultGetOwner(v);
+    for (int j = 0; j < n; ++j)
+      if (mlirOperationEqual(d, run[j])) return true;
+  }
+  return false;
+}
+
+static MlirOperation create(const char* name, MlirLocation loc, intptr_t nops,
+                            const MlirValue* ops, MlirType res, intptr_t nattr,
+                            const MlirNamedAttribute* attrs) {
+  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString(name), loc);
+  mlirOperationStateAddOperands(&st, nops, ops);
+  mlirOperationStateAddResults(&st, 1, &res);
+  if (nattr) mlirOperationStateAddAttributes(&st, nattr, attrs);
+  return mlirOperationCreate(&st);
+}
+
+static MlirValue put_before(MlirOperation before, MlirOperation op) {
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return mlirOperationGetResult(op, 0);
+}
+
+static MlirNamedAttribute named_i64s(MlirContext ctx, const char* name, intptr_t n,
+                                     const int64_t* v) {
+  MlirIdentifier id = mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name));
+  return mlirNamedAttributeGet(id, mlirDenseI64ArrayGet(ctx, n, v));
+}
+
+static MlirNamedAttribute named_array(MlirContext ctx, const char* name, intptr_t n,
+                                      const int64_t* v) {
+  MlirAttribute el[PACK_MAX];
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  for (intptr_t i = 0; i < n; ++i) el[i] = mlirIntegerAttrGet(i64, v[i]);
+  MlirIdentifier id = mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name));
+  return mlirNamedAttributeGet(id, mlirArrayAttrGet(ctx, n, el));
+}
+
+// The scalar of a vector<1xT> value, made before `at`.
+static MlirValue scalar_of(pack_state_t* s, MlirValue v, MlirOperation at) {
+  if (mlirValueIsAOpResult(v)) {
+    MlirOperation d = mlirOpResultGetOwner(v);
+    if (zt_op_named(d, "vector.broadcast") &&
+        !mlirTypeIsAVector(mlirValueGetType(mlirOperationGetOperand(d, 0))))
+      return mlirOperationGetOperand(d, 0);
+  }
+  MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
+  int64_t zero = 0;
+  MlirNamedAttribute p0 = named_i64s(s->ctx, "static_position", 1, &zero);
+  return put_before(at, create("vector.extract", mlirOperationGetLocation(at), 1, &v, et, 1, &p0));
+}
+
+// The packed result whose element i stands for v (v one of its slices), or
+// NULL.
+static pack_t* pack_of(pack_state_t* s, MlirValue v, int* at) {
+  if (!mlirValueIsAOpResult(v)) return NULL;
+  MlirOperation d = mlirOpResultGetOwner(v);
+  if (!zt_op_named(d, "vector.extract_strided_slice")) return NULL;
+  MlirValue w = mlirOperationGetOperand(d, 0);
+  // Packs are few per block and searched from the newest: operands mostly
+  // come from the group just before.
+  for (size_t k = s->npacks; k-- > 0;) {
+    pack_t* p = &s->packs[k];
+    if (!mlirValueEqual(p->wide, w)) continue;
+    for (int i = 0; i < p->n; ++i)
+      if (mlirValueEqual(p->slice[i], v)) {
+        *at = i;
+        return p;
+      }
+    return NULL;
+  }
+  return NULL;
+}
+
+// The vector<nxT> operand for position `pos` of run[0..n), made before `at`.
+static MlirValue wide_operand(pack_state_t* s, MlirOperation* run, int n, intptr_t pos,
+                              MlirOperation at) {
+  MlirValue v0 = mlirOperationGetOperand(run[0], pos);
+  MlirType t0 = mlirValueGetType(v0);
+  if (!mlirTypeIsAVector(t0)) return v0;  // a scalar, equal across the run
+  MlirType et = mlirShapedTypeGetElementType(t0);
+  int64_t nn = n;
+  MlirType wt = mlirVectorTypeGet(1, &nn, et);
+  MlirLocation loc = mlirOperationGetLocation(run[0]);
+  bool uniform = true;
+  for (int i = 1; i < n && uniform; ++i)
+    uniform = mlirValueEqual(mlirOperationGetOperand(run[i], pos), v0);
+  if (uniform) {
+    MlirValue sc = scalar_of(s, v0, at);
+    return put_before(at, create("vector.broadcast", loc, 1, &sc, wt, 0, NULL));
+  }
+  int at0 = -1;
+  pack_t* p = pack_of(s, v0, &at0);
+  if (p && at0 == 0 && p->n == n) {
+    bool in_order = true;
+    for (int i = 1; i < n && in_order; ++i)
+      in_order = mlirValueEqual(mlirOperationGetOperand(run[i], pos), p->slice[i]);
+    if (in_order) return p->wide;
+  }
+  MlirValue el[PACK_MAX];
+  for (int i = 0; i < n; ++i) el[i] = scalar_of(s, mlirOperationGetOperand(run[i], pos), at);
+  return put_before(at, create("vector.from_elements", loc, n, el, wt, 0, NULL));
+}
+
+static bool push_slice(pack_state_t* s, MlirOperation op) {
+  if (!zt_op_list_push(&s->slices, &s->nslices, &s->scap, op)) return s->oom = true, false;
+  return true;
+}
+
+static bool pack_run(pack_state_t* s, MlirOperation* run, int n) {
+  if (s->npacks == s->cap) {
+    size_t c = s->cap ? 2 * s->cap : 64;
+    pack_t* np = realloc(s->packs, c * sizeof *np);
+    if (!np) return s->oom = true, false;
+    s->packs = np;
+    s->cap = c;
+  }
+  MlirOperation first = run[0], last = run[n - 1];
+  MlirLocation loc = mlirOperationGetLocation(first);
+  intptr_t no = mlirOperationGetNumOperands(first);
+  MlirValue ops[3];
+  for (intptr_t i = 0; i < no; ++i) ops[i] = wide_operand(s, run, n, i, last);
+  MlirType rt = mlirValueGetType(mlirOperationGetResult(first, 0));
+  int64_t nn = n;
+  MlirType wt = mlirVectorTypeGet(1, &nn, mlirShapedTypeGetElementType(rt));
+  intptr_t na = mlirOperationGetNumAttributes(first);
+  MlirNamedAttribute attrs[16];
+  if (na > 16) return true;  // not expected of arith/math: leave the run alone
+  for (intptr_t i = 0; i < na; ++i) attrs[i] = mlirOperationGetAttribute(first, i);
+  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(first));
+  char nm[64];
+  if (name.length >= sizeof nm) return true;
+  memcpy(nm, name.data, name.length);
+  nm[name.length] = 0;
+  MlirValue wide = put_before(last, create(nm, loc, no, ops, wt, na, attrs));
+  pack_t* p = &s->packs[s->npacks++];
+  p->wide = wide;
+  p->n = n;
+  int64_t one = 1;
+  MlirNamedAttribute sattr[3];
+  sattr[1] = named_array(s->ctx, "sizes", 1, &one);
+  sattr[2] = named_array(s->ctx, "strides", 1, &one);
+  for (int i = 0; i < n; ++i) {
+    int64_t off = i;
+    sattr[0] = named_array(s->ctx, "offsets", 1, &off);
+    MlirOperation sl = create("vector.extract_strided_slice", loc, 1, &wide, rt, 3, sattr);
+    p->slice[i] = put_before(last, sl);
+    if (!push_slice(s, sl)) return false;
+    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(run[i], 0), p->slice[i]);
+  }
+  for (int i = 0; i < n; ++i) mlirOperationDestroy(run[i]);
+  s->packed_ops += n;
+  s->groups++;
+  return true;
+}
+
+// The widths SPIR-V vectors take in OpenCL (Vector16 for 8 and 16).
+static int split_width(int n) {
+  static const int w[] = {16, 8, 4, 3, 2};
+  for (int i = 0; i < 5; ++i)
+    if (n >= w[i]) return w[i];
+  return 1;
+}
+
+static bool pack_block(pack_state_t* s, MlirBlock b);
+
+static bool pack_regions(pack_state_t* s, MlirOperation op) {
+  intptr_t nr = mlirOperationGetNumRegions(op);
+  for (intptr_t r = 0; r < nr; ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r)); !mlirBlockIsNull(b);
+         b = mlirBlockGetNextInRegion(b))
+      if (!pack_block(s, b)) return false;
+  return true;
+}
+
+// Whether packing run[0..n) gains anything: an operand taken whole from an
+// earlier pack, or a result some packable op uses. Otherwise (e.g. the index
+// casts between one-element gathers) it would only add slices.
+static bool worth_it(pack_state_t* s, MlirOperation* run, int n) {
+  intptr_t no = mlirOperationGetNumOperands(run[0]);
+  for (intptr_t pos = 0; pos < no; ++pos) {
+    int at = -1;
+    pack_t* p = pack_of(s, mlirOperationGetOperand(run[0], pos), &at);
+    if (p && at == 0 && p->n == n) return true;
+  }
+  for (int i = 0; i < n; ++i)
+    for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(run[i], 0));
+         !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
+      if (packable(mlirOpOperandGetOwner(u))) return true;
+  return false;
+}
+
+static bool is_member(MlirOperation op, MlirOperation* run, int n) {
+  for (int i = 0; i < n; ++i)
+    if (mlirOperationEqual(op, run[i])) return true;
+  return false;
+}
+
+// How far past the last member a run looks for the next one: the emitter
+// interleaves a chunk's helpers (a masked load's gather, an offset's scalar
+// add and broadcast) with the op itself.
+enum { PACK_WINDOW = 24 };
+
+static bool pack_block(pack_state_t* s, MlirBlock b) {
+  MlirOperation op = mlirBlockGetFirstOperation(b);
+  while (!mlirOperationIsNull(op)) {
+    if (!packable(op)) {
+      if (!pack_regions(s, op)) return false;
+      op = mlirOperationGetNextInBlock(op);
+      continue;
+    }
+    // Members: ops of op's kind after it, none using another member's
+    // result; the ops between them must not use a member's result either
+    // (the packed op stands where the last member stood).
+    MlirOperation run[PACK_MAX];
+    int n = 1, gap = 0;
+    run[0] = op;
+    for (MlirOperation q = mlirOperationGetNextInBlock(op);
+         n < PACK_MAX && !mlirOperationIsNull(q) && gap <= PACK_WINDOW;
+         q = mlirOperationGetNextInBlock(q)) {
+      if (mlirOperationGetNumRegions(q) != 0) break;
+      bool uses = uses_any(q, run, n);
+      if (!uses && packable(q) && same_kind(run[0], q)) {
+        run[n++] = q;
+        gap = 0;
+        continue;
+      }
+      if (uses) break;
+      ++gap;
+    }
+    // The longest width SPIR-V takes; the rest start runs of their own.
+    int w = split_width(n);
+    MlirOperation resume = mlirOperationGetNextInBlock(op);
+    if (w >= 2 && worth_it(s, run, w)) {
+      // Resume at the first op after run[0] that is not packed away.
+      while (!mlirOperationIsNull(resume) && is_member(resume, run, w))
+        resume = mlirOperationGetNextInBlock(resume);
+      if (!pack_run(s, run, w)) return false;
+    }
+    op = resume;
+  }
+  return true;
+}
+
+static void print_cb(MlirStringRef r, void* user) {
+  (void)user;
+  fwrite(r.data, 1, r.length, stderr);
+}
+
+zt_status_t xe_pack_lanes(MlirContext ctx, MlirModule m, int* out_packed) {
+  if (out_packed) *out_packed = 0;
+  const char* env = getenv("ZETILE_XE_PACK");
+  if (env && strcmp(env, "0") == 0) return NULL;
+  pack_state_t s = {.ctx = ctx};
+  bool ok = pack_regions(&s, mlirModuleGetOperation(m));
+  // Unused slices: erased (their packed results stay used by the packs that
+  // took them whole).
+  for (size_t i = 0; ok && i < s.nslices; ++i) {
+    MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(s.slices[i], 0));
+    if (mlirOpOperandIsNull(u)) mlirOperationDestroy(s.slices[i]);
+  }
+  free(s.packs);
+  free(s.slices);
+  if (!ok) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe lane packing");
+  if (out_packed) *out_packed = s.packed_ops;
+  // ZETILE_DUMP=packed prints the lane code after packing.
+  const char* dump = getenv("ZETILE_DUMP");
+  if (dump && strstr(dump, "packed")) {
+    fprintf(stderr, "// -----// packed lanes: %d ops in %d vector ops //----- //\n", s.packed_ops,
+            s.groups);
+    mlirOperationPrint(mlirModuleGetOperation(m), print_cb, NULL);
+    fputc('\n', stderr);
+  }
+  return NULL;
+}
