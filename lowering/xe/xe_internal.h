@@ -63,8 +63,11 @@ typedef enum xe_layout_kind_e {
 /// XE_ROLE_BW is asked of the allocators only: a B operand's places for a
 /// 16-bit dot held one element per register slot whatever the element width
 /// (int8/int32 weights on their way to fp16, xe_val_t.b16); the record gets
-/// role B and b16.
-enum { XE_ROLE_C = 0, XE_ROLE_A = 1, XE_ROLE_B = 2, XE_ROLE_BW = 3 };
+/// role B and b16. XE_ROLE_AW likewise: a 16-bit dot's A places (8x16, lane
+/// j column j) for int8 bits on their way to it (int8 or fp8 -> fp16); the
+/// record gets role A, and b16 when its elements are int8 (8x16 blocks, not
+/// the int8 dot's 8x32).
+enum { XE_ROLE_C = 0, XE_ROLE_A = 1, XE_ROLE_B = 2, XE_ROLE_BW = 3, XE_ROLE_AW = 4 };
 
 typedef char xe_name_t[XE_NAME_MAX];
 
@@ -93,12 +96,18 @@ typedef struct xe_val_s {
   /// another width (int8 weights, their int32/fp32 dequantization), so the
   /// dequantization stays in each lane and its fp16 result is the VNNI B
   /// block in the same registers (the layout assignment's register tier).
+  /// With role A: int8 bits in a 16-bit dot's 8x16 A blocks (XE_ROLE_AW).
   bool b16;
   // LAZY: the tile value to re-evaluate.
   MlirValue root;
   xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)
   xe_name_t base;    ///< pointer tensors: the i64 base address
 } xe_val_t;
+
+/// The role to ask the allocators for a record like v (b16 kept).
+static inline int xe_alloc_role_like(const struct xe_val_s* v) {
+  return v->b16 ? (v->role == XE_ROLE_A ? XE_ROLE_AW : XE_ROLE_BW) : v->role;
+}
 
 /// Emitter state for one kernel.
 typedef struct xe_emitter_s {

@@ -358,9 +358,17 @@ static bool single_use(MlirValue x) {
 // rows per 32-bit slot) for values of another width on their way to it.
 // Lane j then holds column j's elements in row order just the same, so a
 // cast from such a value (int8 weights -> fp16) keeps every element in its
-// lane: the register tier, and the dequantization computes per lane. Other
-// operands (A, int8 dots, execution size 8) have no such variant here.
+// lane: the register tier, and the dequantization computes per lane. A
+// 16-bit dot's A operand on SIMD16 (8x16 blocks, lane j column j, one
+// element per slot) already is such places: int8 or fp8 bits on their way
+// to an fp16 A operand keep the A blocks of the dot, not the int8 dot's
+// 8x32 ones. Int8 dots and execution size 8 have no such variant here.
 static bool slot_variant(const xe_layout_t* l, xe_layout_t* out) {
+  if (l->kind == XE_LK_DPAS && l->operand == XE_DPAS_A && l->block[0] == 8 &&
+      l->block[1] == 16 && l->lanes[1] == 16 && l->lane_data[1] == 1) {
+    *out = *l;
+    return true;
+  }
   if (l->kind != XE_LK_DPAS || l->operand != XE_DPAS_B || l->block[0] != 16 ||
       l->block[1] != 16 || l->lanes[1] != 16)
     return false;
@@ -381,17 +389,47 @@ static bool data_chain(MlirValue y, int depth) {
   return false;
 }
 
+// Whether every reader of x is an elementwise op whose result already holds
+// the chain's operand layout (operand `role`): x then reaches the dot only,
+// through the chain (fp8's emulated conversion reads the loaded bits four
+// times: exponent, mantissa, sign, NaN test).
+static bool read_by_chain_only(const xe_assign_t* a, MlirValue x, int role) {
+  MlirOpOperand u = mlirValueGetFirstUse(x);
+  if (mlirOpOperandIsNull(u)) return false;
+  for (; !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation o = mlirOpOperandGetOwner(u);
+    if (!elementwise(o)) return false;
+    const xe_layout_t* l = get(a, mlirOperationGetResult(o, 0));
+    if (!l || l->kind != XE_LK_DPAS || l->operand != role) return false;
+  }
+  return true;
+}
+
+enum { CHAIN_SEEN = 256 };
+typedef struct chain_walk_s {
+  const void* seen[CHAIN_SEEN];
+  int nseen;
+} chain_walk_t;
+
 // A dot operand's layout, backward: a load read by the dot alone produces
 // it directly; an elementwise op read by the dot alone (a prologue: scaling,
 // a cast) computes in it, and so do its operands of the same element width
-// that it alone reads, back to their loads. Operands of another width that
-// it alone reads (int8 weights before their conversion, their int32 or fp32
-// dequantization) take the B operand's places one element per slot
-// (slot_variant), back to their loads too. A value read elsewhere too, or of
-// another width where no such variant exists, keeps its own layout and the
-// op reading it records a conversion.
-static void operand_chain(xe_assign_t* a, MlirValue x, const xe_layout_t* l, int depth) {
-  if (depth > 16 || rank_of(x) != 2 || !single_use(x) || !mlirValueIsAOpResult(x)) return;
+// that only the chain reads, back to their loads. Operands of another width
+// that only the chain reads (int8 weights before their conversion, their
+// int32 or fp32 dequantization, fp8 bits) take the operand's places one
+// element per slot (slot_variant), back to their loads too. A value read
+// elsewhere too, or of another width where no such variant exists, keeps
+// its own layout and the op reading it records a conversion. A value read
+// several times inside the chain is taken once all its readers are
+// (anchor_dots walks the chain again until nothing changes).
+static void operand_chain(xe_assign_t* a, chain_walk_t* w, MlirValue x, const xe_layout_t* l,
+                          int depth) {
+  if (depth > 32 || rank_of(x) != 2 || !mlirValueIsAOpResult(x)) return;
+  if (depth == 0 ? !single_use(x) : !read_by_chain_only(a, x, l->operand)) return;
+  for (int k = 0; k < w->nseen; ++k)
+    if (w->seen[k] == x.ptr) return;
+  if (w->nseen == CHAIN_SEEN) return;
+  w->seen[w->nseen++] = x.ptr;
   MlirOperation p = mlirOpResultGetOwner(x);
   if (op_is(p, "tile.load") || op_is(p, "tile.block_load")) {
     set(a, x, l);
@@ -401,11 +439,11 @@ static void operand_chain(xe_assign_t* a, MlirValue x, const xe_layout_t* l, int
   set(a, x, l);
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(p); ++i) {
     MlirValue y = mlirOperationGetOperand(p, i);
-    xe_layout_t w;
+    xe_layout_t v;
     if (rank_of(y) != 2) continue;
-    if (same_elem_width(y, x)) operand_chain(a, y, l, depth + 1);
-    else if (slot_variant(l, &w) && (is_float(y) || data_chain(y, 0)))
-      operand_chain(a, y, &w, depth + 1);
+    if (same_elem_width(y, x)) operand_chain(a, w, y, l, depth + 1);
+    else if (slot_variant(l, &v) && (is_float(y) || data_chain(y, 0)))
+      operand_chain(a, w, y, &v, depth + 1);
   }
 }
 
@@ -424,7 +462,12 @@ static MlirWalkResult anchor_dots(MlirOperation op, void* user) {
   int bits = bits_of(mlirOperationGetOperand(op, 0));
   for (int i = 0; i < 2; ++i) {
     xe_layout_t l = dpas(a->tg, i == 0 ? XE_DPAS_A : XE_DPAS_B, bits, grid);
-    operand_chain(a, mlirOperationGetOperand(op, i), &l, 0);
+    for (int round = 0; round < 8; ++round) {
+      chain_walk_t w = {.nseen = 0};
+      a->changed = false;
+      operand_chain(a, &w, mlirOperationGetOperand(op, i), &l, 0);
+      if (!a->changed) break;
+    }
   }
   xe_layout_t c = dpas(a->tg, XE_DPAS_C, bits, grid);
   set(a, mlirOperationGetResult(op, 0), &c);

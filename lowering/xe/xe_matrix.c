@@ -341,7 +341,13 @@ int xe_matrix_role(xe_emitter_t* e, MlirValue v) {
   // The assignment's dot-operand layouts first (prologue chains computed in
   // the operand's layout, xe_layout.c), then the direct users.
   const xe_layout_t* l = xe_assign_get(e->layouts, v);
-  if (l && l->kind == XE_LK_DPAS && l->operand == XE_DPAS_A) return XE_ROLE_A;
+  // An A operand's 8x16 places of a 16-bit dot for int8 bits (fp8 or int8
+  // converted on the way: slot_variant in xe_layout.c).
+  if (l && l->kind == XE_LK_DPAS && l->operand == XE_DPAS_A) {
+    MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
+    bool i8 = mlirTypeIsAInteger(et) && mlirIntegerTypeGetWidth(et) == 8;
+    return i8 && l->block[1] == 16 ? XE_ROLE_AW : XE_ROLE_A;
+  }
   // A B operand's places with one element per slot (lane_data [1, 1] where
   // the dot's own layout packs pairs): values of another width on their
   // way to a 16-bit dot (dequantized weights), held as b16 records.
@@ -2056,7 +2062,7 @@ static xe_val_t* materialize_lazy_as(xe_emitter_t* e, MlirValue v, const xe_val_
   }
   zt_scalar_kind_t from = t.kind;
   if (cast) t.kind = cast_kind;
-  xe_val_t* r = xe_alloc_blocks(e, t, like->b16 ? XE_ROLE_BW : like->role);
+  xe_val_t* r = xe_alloc_blocks(e, t, xe_alloc_role_like(like));
   if (!r) return NULL;
   if (r->layout != XE_LAYOUT_BLOCK2D || r->br != like->br || r->nbr != like->nbr ||
       r->nbc != like->nbc || r->bc != 16) {
@@ -2227,7 +2233,7 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
     xe_bind(e, res, m);
     return NULL;
   }
-  int role = shape ? (shape->b16 ? XE_ROLE_BW : shape->role) : XE_ROLE_C;
+  int role = shape ? xe_alloc_role_like(shape) : XE_ROLE_C;
   // B operand places: one element per slot (b16) or the dot's packing; the
   // two are the same registers for 16x16 blocks of 16-bit elements and for
   // a cast between widths (sitofp i8 -> f16: lane j keeps column j, rows in
@@ -2235,6 +2241,12 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   if (shape && shape->role == XE_ROLE_B) {
     int want = xe_matrix_role(e, res);
     if ((want == XE_ROLE_B || want == XE_ROLE_BW) && shape->br == 16) role = want;
+  }
+  // A operand places likewise: int8 bits in 8x16 A blocks (b16) and their
+  // fp16 conversion are the same places.
+  if (shape && shape->role == XE_ROLE_A) {
+    int want = xe_matrix_role(e, res);
+    if (want == XE_ROLE_A || want == XE_ROLE_AW) role = want;
   }
   // The assignment may want the result as a dot's A operand where its
   // operands are accumulator-shaped (attention's P = exp2(...).to(fp16)):

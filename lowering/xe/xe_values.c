@@ -192,18 +192,19 @@ static bool block_geometry(xe_emitter_t* e, xe_val_t* v, int role) {
   int64_t r = v->type.shape[0], c = v->type.shape[1];
   int sm = e->sg_m > 0 ? e->sg_m : 1, sn = e->sg_n > 0 ? e->sg_n : 1;
   // XE_ROLE_BW: role B places of a 16-bit dot, one element per slot.
-  v->b16 = role == XE_ROLE_BW;
-  if (v->b16) role = XE_ROLE_B;
+  bool i8 = v->type.kind == ZT_I8;
+  v->b16 = role == XE_ROLE_BW || (role == XE_ROLE_AW && i8);
+  if (role == XE_ROLE_BW) role = XE_ROLE_B;
+  if (role == XE_ROLE_AW) role = XE_ROLE_A;
   v->role = role;
   // DPAS operands: fp16/bf16 A 8x16, B 16x16 (VNNI pairs); int8 A 8x32,
   // B 32x16 (VNNI quads); accumulators 8x16.
-  bool i8 = v->type.kind == ZT_I8;
   v->br = role == XE_ROLE_B ? (i8 && !v->b16 ? 32 : 16) : 8;
   // Tiles of 1, 2 or 4 rows (no dot takes them: emit_dot checks) use blocks
   // of that many rows.
   if ((role == XE_ROLE_C || role == XE_ROLE_A) && r < 8 && (r == 1 || r == 2 || r == 4) && sm == 1)
     v->br = (int32_t)r;
-  v->bc = role == XE_ROLE_A && i8 ? 32 : 16;
+  v->bc = role == XE_ROLE_A && i8 && !v->b16 ? 32 : 16;
   v->tr = (int32_t)(role == XE_ROLE_B ? r : r / sm);
   v->tc = (int32_t)(role == XE_ROLE_A ? c : c / sn);
   // Narrow tiles (see xe_val_t.narrow), in one subgroup.
@@ -394,7 +395,7 @@ xe_val_t* xe_define(xe_emitter_t* e, MlirValue v, zt_type_t t) {
 }
 
 xe_val_t* xe_alias(xe_emitter_t* e, MlirValue v, const xe_val_t* src) {
-  xe_val_t* c = alloc_impl(e, src->type, src->b16 ? XE_ROLE_BW : src->role,
+  xe_val_t* c = alloc_impl(e, src->type, xe_alloc_role_like(src),
                            src->layout == XE_LAYOUT_BLOCK2D);
   if (!c) return NULL;
   if (c->nchunks != src->nchunks) {

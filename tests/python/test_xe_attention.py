@@ -163,10 +163,12 @@ rng = np.random.default_rng(3)
 a = rng.standard_normal((64, 32)).astype(np.float32)
 b = rng.standard_normal((32, 64)).astype(np.float16)
 c = np.zeros((64, 64), np.float32)
-L.cast_a_dot_tile[(1,)](a, b, c, BM=64, BN=64, BK=32)
+d = np.zeros((64, 32), np.float32)
+L.cast_a_dot_tile_stored[(1,)](a, b, c, d, BM=64, BN=64, BK=32)
 zetile.get_device().synchronize()
 ref = a.astype(np.float16).astype(np.float32) @ b.astype(np.float32)
 print("RESULT", json.dumps({"err": float(np.abs(c - ref).max()),
+                            "stored": bool((d == a).all()),
                             "scale": float(np.abs(ref).max()),
                             "device": zetile.get_device().info["name"]}))
 """
@@ -182,9 +184,21 @@ def test_b_cast_converts_in_registers():
     assert "gpu.barrier" not in ck.asm["mlir"]
 
 
+def test_a_cast_converts_in_registers():
+    # An A tile loaded as fp32 and cast to fp16, read by the cast alone: the
+    # load takes the fp16 dot's A places (8x16, one element per slot;
+    # xe_layout.c slot_variant) and the cast converts in registers. Before,
+    # it kept the 2x2 grid's blocked layout and went through SLM.
+    import xe_layout_kernels as L
+    ck = zetile.compile(L.cast_a_dot_tile, signature={"A": "*fp32", "B": "*fp16", "C": "*fp32"},
+                        constexprs={"BM": 64, "BN": 64, "BK": 32}, target="pvc", cached=False)
+    assert ck.asm["mlir"].count("xegpu.dpas") == 16
+    assert "gpu.barrier" not in ck.asm["mlir"]
+
+
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
 def test_slm_conversion_of_a_operand(device):
-    # An A tile cast the same way has no such variant: the load keeps the
+    # An A tile cast the same way whose fp32 value is also stored keeps the
     # blocked layout of the 2x2 grid, whose subgroups split the columns every
     # A row needs (blocked<grid=[2, 2]> -> dpas<A, grid=[2, 1]>, the `slm`
     # tier). The dot moves the fp16 tile into A blocks through shared local
@@ -193,11 +207,11 @@ def test_slm_conversion_of_a_operand(device):
     # target), E5 (the pvc SPIR-V on opencl:cpu) against numpy: the
     # conversion moves bits, fp32 sums of exact products may differ in order.
     import xe_layout_kernels as L
-    sig = {"A": "*fp32", "B": "*fp16", "C": "*fp32"}
+    sig = {"A": "*fp32", "B": "*fp16", "C": "*fp32", "D": "*fp32"}
     cx = {"BM": 64, "BN": 64, "BK": 32}
     for target in ("pvc", "bmg"):
-        ck = zetile.compile(L.cast_a_dot_tile, signature=sig, constexprs=cx, target=target,
-                            cached=False)
+        ck = zetile.compile(L.cast_a_dot_tile_stored, signature=sig, constexprs=cx,
+                            target=target, cached=False)
         m = ck.asm["mlir"]
         # Per subgroup: a 32x32 part, 4x2 accumulator blocks x 2 K steps.
         assert m.count("xegpu.dpas") == 16
@@ -211,7 +225,7 @@ def test_slm_conversion_of_a_operand(device):
         opencl_cpu_or_skip()
     res = run_result(CAST_A_RUN, path=HERE, env={"ZETILE_DEVICE": device})
     assert res["device"] == device, res
-    assert res["err"] <= 1e-5 * res["scale"], res
+    assert res["err"] <= 1e-5 * res["scale"] and res["stored"], res
 
 
 def test_slm_conversion_over_budget_is_named():
@@ -219,7 +233,8 @@ def test_slm_conversion_over_budget_is_named():
     # memory, more than a pvc workgroup has (128 KB): refused, with the sizes.
     import xe_layout_kernels as L
     with pytest.raises(zetile.CompilationError) as ei:
-        zetile.compile(L.cast_a_dot_tile, signature={"A": "*fp32", "B": "*fp16", "C": "*fp32"},
+        zetile.compile(L.cast_a_dot_tile_stored,
+                       signature={"A": "*fp32", "B": "*fp16", "C": "*fp32", "D": "*fp32"},
                        constexprs={"BM": 256, "BN": 64, "BK": 512}, target="pvc", cached=False)
     msg = str(ei.value)
     assert "xe_layout_kernels.py" in msg, msg

@@ -68,6 +68,22 @@ def cast_a_dot_tile(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexp
 
 
 @zetile.jit
+def cast_a_dot_tile_stored(A, B, C, D, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # cast_a_dot_tile whose fp32 tile is also stored (to D): with a reader
+    # outside the dot's chain the load keeps the kernel grid's blocked
+    # layout, and the fp16 tile reaches the dot's A blocks through shared
+    # local memory on a 2x2 grid. (Read by the cast alone, the load takes
+    # the A operand's places and the cast converts in registers.)
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    x = tl.load(A + rm[:, None] * BK + rk[None, :])
+    tl.store(D + rm[:, None] * BK + rk[None, :], x)
+    b = tl.load(B + rk[:, None] * BN + rn[None, :])
+    tl.store(C + rm[:, None] * BN + rn[None, :], tl.dot(x.to(tl.float16), b))
+
+
+@zetile.jit
 def dot_into_b_tile(A, B, X, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
     # out = X @ (A @ B).to(fp16): the first dot's accumulator (2x2 grid,
     # rows and columns split) is the second dot's B operand (columns split,
