@@ -23,6 +23,7 @@
 #include <mlir-c/BuiltinAttributes.h>
 
 #include "xe/xe_internal.h"
+#include "xe/xe_transpose.h"
 
 // Lane moves one op may take: each is a shuffle and a select (and the
 // distribution upstream does slows down with their number).
@@ -205,6 +206,16 @@ zt_status_t xe_emit_permute(xe_emitter_t* e, MlirOperation op) {
   zt_status_t status = NULL;
   int64_t numel = rt.rank == 2 ? rt.shape[0] * rt.shape[1] : rt.shape[0];
   if (!r) goto done;
+  if (trans && rt.rank == 2 && xe_emit_trans_blocks(e, s, r)) {
+    // 16-column block tiles: a butterfly of shuffles in one subgroup, or
+    // through SLM across subgroups (xe_transpose.c).
+    if (!zt_scalar_kind_is_float(k)) xe_mark_data(e, res);
+    if (!e->error) {
+      xe_bind(e, res, r);
+      r = NULL;
+    }
+    goto done;
+  }
   if (!layout_runs(s, &st, &in) || !layout_runs(r, &rt, &out)) {
     status = xe_fail(e, ZT_STATUS_UNSUPPORTED,
                      "a %s of a tile split across subgroups or not made of 16-column blocks "
