@@ -25,7 +25,10 @@
 extern "C" {
 #endif
 
-#define ZT_MAX_RANK 4
+/// The highest tensor rank. Triton has no limit; 10 covers the ranks its
+/// language tests use (a 9-D reshape, 5-D and 6-D batched dots) with room.
+/// Every array a type carries is this long.
+#define ZT_MAX_RANK 10
 
 /// Element kinds. X(NAME, mlir spelling, size in bits).
 #define ZT_SCALAR_KINDS(X) \

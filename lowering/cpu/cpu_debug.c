@@ -78,6 +78,11 @@ static const char* i32_const(cpu_t* c, int64_t v, char out[ZT_CPU_NAME]) {
   return out;
 }
 
+// zt_cpu_print and zt_cpu_assert_fail (cpu_helpers.c) take four indices:
+// print and assert refuse tensors of higher rank rather than report a
+// wrong index.
+enum { CPU_DEBUG_RANK = 4 };
+
 // The four index arguments (i32; unused ones 0) from loop variables.
 static void index_args(cpu_t* c, int32_t rank, char ivs[][ZT_CPU_NAME],
                        char idx[ZT_MAX_RANK][ZT_CPU_NAME]) {
@@ -154,6 +159,11 @@ zt_status_t cpu_emit_print(cpu_t* c, MlirOperation op) {
     const cpu_val_t* v;
     ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, i), &v));
     zt_type_t t = v->type;
+    if (t.rank > CPU_DEBUG_RANK)  // the helper takes four indices
+      return cpu_op_error(op, ZT_STATUS_UNSUPPORTED,
+                          "device_print of a rank-%d tensor: the CPU target prints tensors of "
+                          "rank <= %d",
+                          (int)t.rank, CPU_DEBUG_RANK);
     char ivs[ZT_MAX_RANK][ZT_CPU_NAME], lin[ZT_CPU_NAME], x[ZT_CPU_NAME],
         idx[ZT_MAX_RANK][ZT_CPU_NAME], dims[ZT_MAX_RANK][ZT_CPU_NAME], crank[ZT_CPU_NAME],
         coperand[ZT_CPU_NAME], ckind[ZT_CPU_NAME], iv[ZT_CPU_NAME], fv[ZT_CPU_NAME];
@@ -204,6 +214,11 @@ zt_status_t cpu_emit_assert(cpu_t* c, MlirOperation op) {
   ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 0), &v));
   if (v->type.kind != ZT_I1)
     return cpu_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "condition must be i1");
+  if (v->type.rank > CPU_DEBUG_RANK)  // the helper reports four indices
+    return cpu_op_error(op, ZT_STATUS_UNSUPPORTED,
+                        "device_assert on a rank-%d tensor: the CPU target checks tensors of "
+                        "rank <= %d",
+                        (int)v->type.rank, CPU_DEBUG_RANK);
   char message[1024] = "", where[512];
   MlirAttribute ma = mlirOperationGetAttributeByName(
       op, mlirStringRefCreateFromCString("message"));
