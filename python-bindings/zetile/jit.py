@@ -302,6 +302,7 @@ class JITFunction(_C.KernelBase):
         self.const_names = {n for n, p in sig.parameters.items() if _is_const_annotation(p.annotation)}
         self.debug = debug
         self._source = None
+        _ALL_JIT.add(self)
         self._cache = {}
         self._compiling = {}  # specialization -> its compile's lock
         self._lock = threading.Lock()
@@ -315,6 +316,9 @@ class JITFunction(_C.KernelBase):
         debug kernels: @jit(debug=True), ZETILE_DEBUG=assert or TRITON_DEBUG=1."""
         if self.debug is not None:
             return bool(self.debug)
+        rt = knobs.runtime
+        if "debug" in rt.__dict__:  # set in Python (triton.knobs.runtime.debug)
+            return bool(rt.__dict__["debug"])
         return _ENV_DEBUG
 
     @property
@@ -898,6 +902,20 @@ def compile(fn, signature, constexprs=None, constants=None, target="cpu", num_wa
 
 # ---------------------------------------------------- triton.knobs support
 from . import knobs  # noqa: E402 - knobs imports nothing of the package
+
+
+import weakref  # noqa: E402
+
+_ALL_JIT = weakref.WeakSet()
+
+
+def _drop_fast_launches():
+    """triton.knobs.runtime.debug changed: kernels' C fast launches (which
+    skip Python, so the debug check) are dropped; compiled specializations
+    stay cached under their debug flag."""
+    for fn in list(_ALL_JIT):
+        with fn._lock:
+            fn._fast_clear()
 
 
 class _JitFunctionInfo:

@@ -16,6 +16,9 @@ tests, its `fresh_knobs` fixture) runs. What each knob does in zetile:
   zetile picks its target from the device (`ZETILE_DEVICE`,
   `zetile.set_device`), so a set value is refused when a kernel compiles
   instead of being ignored.
+- `runtime.debug` (TRITON_DEBUG): as in Triton, kernels without their own
+  `debug=` compile `device_assert` in; it is read when a kernel compiles
+  and setting it drops the launches already cached.
 - `language.default_fp_fusion` / `language.force_disable_fp_fusion`: Triton
   lets its backend fuse a multiply and an add into one FMA unless fusion is
   disabled. zetile never fuses them (each `a * b + c` rounds twice on every
@@ -146,6 +149,8 @@ class base_knobs:
         for k in self.knob_descriptors:
             self.__dict__.pop(k, None)
         self.__dict__.update(type(self)().__dict__)
+        if isinstance(self, runtime_knobs):
+            _debug_changed()
         return self
 
     @contextlib.contextmanager
@@ -162,6 +167,8 @@ class base_knobs:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+            if isinstance(self, runtime_knobs):
+                _debug_changed()  # runtime.debug may have changed back
 
 
 class build_knobs(base_knobs):
@@ -212,9 +219,30 @@ class autotuning_knobs(base_knobs):
         self.listener = None
 
 
+class _debug_knob(env_bool):
+    """runtime.debug compiles device_assert in (kernels without their own
+    debug=): a change reaches kernels already launched too, whose C fast
+    launches are dropped so the next launch compiles again."""
+
+    def __set__(self, obj, value):
+        super().__set__(obj, value)
+        _debug_changed()
+
+    def __delete__(self, obj):
+        super().__delete__(obj)
+        _debug_changed()
+
+
+def _debug_changed():
+    import sys
+    jit = sys.modules.get("zetile.jit")
+    if jit is not None:
+        jit._drop_fast_launches()
+
+
 class runtime_knobs(base_knobs):
     interpret = env_bool("TRITON_INTERPRET")
-    debug = env_bool("TRITON_DEBUG")
+    debug = _debug_knob("TRITON_DEBUG")
     override_arch = env_opt_str("TRITON_OVERRIDE_ARCH")
 
     def __init__(self):

@@ -112,3 +112,21 @@ def test_fp_fusion_settings_same_result(fusion):
         mul_add[(1,)](z, 128, enable_fp_fusion=fusion)
     np.testing.assert_array_equal(y, want)
     np.testing.assert_array_equal(z, want)
+
+
+def test_runtime_debug_compiles_asserts_in_even_after_a_launch():
+    @zetile.jit
+    def check(x, N: tl.constexpr):
+        v = tl.load(x + tl.arange(0, N))
+        tl.device_assert(v < 5, "v < 5")
+
+    x = np.arange(8, dtype=np.int32)  # 5, 6, 7 break the assertion
+    check[(1,)](x, 8)  # not a debug kernel: the assert is compiled out
+    check[(1,)](x, 8)  # a repeat, through the C fast launch
+    ok = np.zeros(8, dtype=np.int32)
+    with knobs.runtime.scope():
+        knobs.runtime.debug = True
+        check[(1,)](ok, 8)  # a debug launch that passes (cached as a fast launch)
+        with pytest.raises(Exception, match="v < 5"):
+            check[(1,)](x, 8)
+    check[(1,)](x, 8)  # back to the non-debug specialization
