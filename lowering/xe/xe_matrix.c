@@ -2310,7 +2310,12 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   // Unsupported bf16 forms are refused before anything is emitted.
   char name[64];
   snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
-  bool to_bf16 = name_is(n, "arith.truncf") && rt.kind == ZT_BF16;
+  // Integers of up to 16 bits (int8 tiles on their way to a bf16 dot) are
+  // exact in f32: converted there, then rounded once to bf16 below.
+  bool int_to_bf16 = (name_is(n, "arith.sitofp") || name_is(n, "arith.uitofp")) &&
+                     rt.kind == ZT_BF16 && zt_scalar_kind_is_int(ops[0]->type.kind) &&
+                     zt_scalar_kind_bits(ops[0]->type.kind) <= 16;
+  bool to_bf16 = (name_is(n, "arith.truncf") && rt.kind == ZT_BF16) || int_to_bf16;
   bool from_bf16 = name_is(n, "arith.extf") && ops[0]->type.kind == ZT_BF16;
   bool bf16_scalar = false;
   for (intptr_t i = 0; i < no; ++i)
@@ -2356,6 +2361,15 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
       xe_name_t bits, sh, lsb, bias, sum, rnd, isnan, sel, tr, c16, c1, c7fff, cnan;
       char text[256];
       const char* x = ops[0]->names[k];
+      xe_name_t xf;
+      if (int_to_bf16) {
+        xe_fresh(e, xf);
+        xe_line(e);
+        zt_strbuf_printf(&e->body, "%s = %s %s %s : vector<%dx16x%s> to vector<%dx16xf32>%s\n",
+                         xf, name, x, lattr, r->br, xe_block_elem(ops[0]->type.kind), r->br,
+                         loc(e));
+        x = xf;
+      }
 #define XE_VC(nm, val)                                                                 \
   snprintf(text, sizeof text, "arith.constant %s dense<%s> : %s", lattr, val, vt32); \
   xe_hoist(e, text, true, nm)
