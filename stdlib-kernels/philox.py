@@ -21,7 +21,9 @@ def _mulhi(a, M: tl.constexpr):
 @zetile.jit
 def uniform(seed, offset):
     """tl.rand(seed, offset) for an int32 offset tensor and an int seed."""
-    s = seed.to(tl.uint64)
+    # to_tensor: a seed of 1 arrives as a constexpr (the launcher
+    # specializes integers equal to 1), which has no .to.
+    s = tl.to_tensor(seed).to(tl.uint64)
     k0 = (s & 0xffffffff).to(tl.uint32)
     k1 = ((s >> 32) & 0xffffffff).to(tl.uint32)
     c0 = offset.to(tl.uint32, bitcast=True)

@@ -4,9 +4,14 @@ two-result op (which the Xe lowering takes on 1-D tensors only), so:
   - the draw equals tl.rand bit for bit (CPU target, E4);
   - the template with dropout_p > 0 builds for pvc (E1 spirv-val, E2 ocloc:
     DPAS in the KV loop, 0 spills) and bmg (E1);
+  - and dg2 (zetile's SIMD8 lowering; slow: E1 spirv-val, E2 ocloc acm-g10:
+    DPAS present, no unresolved call; it spills, as every dg2 template);
   - E5 (slow, ZETILE_SLOW_TESTS=1: Intel's OpenCL CPU runtime takes minutes
-    on this kernel here): the pvc SPIR-V drops exactly the positions the CPU
-    target drops for the same seed, and its outputs match the CPU target's.
+    on this kernel here): the pvc SPIR-V, and the dg2 SPIR-V
+    (ZETILE_OPENCL_TARGET=dg2), drop exactly the positions the CPU target
+    drops for the same seed, and their outputs match the CPU target's.
+A seed of 1 works (the launcher specializes integers equal to 1 as
+constexprs: philox.py takes the seed through tl.to_tensor).
 """
 import json
 import os
@@ -84,6 +89,34 @@ def test_dropout_builds_for_bmg_e1():
     spirv_val(art.get("spirv"))
 
 
+@pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (about a minute to build here)")
+def test_dropout_builds_for_dg2_e1_e2():
+    art, err = xe_cases.build("sdpa_fp16_d64_dropout", "dg2")
+    assert err is None, err
+    if not have_tool("spirv-val"):
+        pytest.skip("spirv-val is not installed")
+    spirv_val(art.get("spirv"))
+    if not (have_tool("ocloc") and have_tool("iga64")):
+        pytest.skip("ocloc/iga64 are not installed")
+    isas, log = isa.ocloc_isa(art.get("spirv"), "dg2")
+    r = isa.analyze_isa("".join(isas.values()))
+    assert r["dpas"] >= 16 and r["calla"] == 0, r
+
+
+def test_seed_one():
+    """dropout_seed=1 reaches the kernel as a constexpr (integers equal to 1
+    are specialized): it still draws (kept fraction, and not seed 2's mask)."""
+    L, S = 40, 64
+    # q = k = 0, v = the identity: out[.., i, j] is 0 where (i, j) is dropped.
+    q, k = np.zeros((1, 2, L, S), np.float32), np.zeros((1, 2, S, S), np.float32)
+    v = np.broadcast_to(np.eye(S, dtype=np.float32), (1, 2, S, S)).copy()
+    masks = [np.asarray(ops.scaled_dot_product_attention(q, k, v, dropout_p=0.3,
+                                                         dropout_seed=s)) != 0
+             for s in (1, 2)]
+    assert abs(masks[0].mean() - 0.7) < 0.03, masks[0].mean()   # 5120 draws: sd 0.0064
+    assert not np.array_equal(masks[0], masks[1])
+
+
 def test_without_the_copy_pvc_refuses():
     # Why philox.py exists: tl.rand in the same 2-D position is refused on
     # pvc (umulhi). When the lowering learns it, this turns red and the copy
@@ -118,9 +151,11 @@ print("RESULT", json.dumps({"mask": o.tolist(), "out": o2.tolist()}))
 
 
 @pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (the OpenCL CPU runtime takes minutes)")
-def test_dropout_e5_same_mask_as_cpu_target():
+@pytest.mark.parametrize("target", ["pvc", "dg2"])
+def test_dropout_e5_same_mask_as_cpu_target(target):
     opencl_cpu_or_skip()
-    res = run_result(E5_CODE, timeout=1500)
+    res = run_result(E5_CODE + f"assert zetile.get_device().info['target'] == {target!r}\n",
+                     env={"ZETILE_OPENCL_TARGET": target}, timeout=1500)
     L, S, E = 40, 64, 64
     q = np.zeros((1, 2, L, E), np.float16)
     k = np.zeros((1, 2, S, E), np.float16)

@@ -7,6 +7,7 @@ the round and key constants below are the published Philox-4x32/4x64 ones.
 """
 from ..jit import jit
 from . import core as tl
+from .standard import to_tensor
 
 N_ROUNDS_DEFAULT = 10
 
@@ -38,6 +39,9 @@ def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: tl.constexpr = N_ROUNDS_DEFAUL
 
 @jit
 def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    # As Triton: a seed of 1 arrives as a constexpr (integers equal to 1 are
+    # specialized), which has no dtype.
+    seed = to_tensor(seed)
     tl.static_assert(seed.dtype.is_int(), "the seed of a random number must be an integer")
     seed = seed.to(tl.uint64)
     if c0.dtype.primitive_bitwidth == 32:
