@@ -18,9 +18,11 @@
 //    result in order takes that vector as it is; anything else is gathered
 //    with vector.from_elements (the pieces' entry into packed code, e.g. the
 //    results of one-element gathers);
-//  - each op's old result becomes a one-element slice of the packed result;
-//    slices nothing uses are erased at the end, so only the pieces' exits
-//    (stores, cross-lane moves, DPAS, loop-carried values) keep them.
+//  - the old ops stay until the end (a map from op to packed element); then
+//    each is erased, and one whose result something left in pieces still
+//    uses (a store, a cross-lane move, DPAS, a loop-carried value) becomes a
+//    one-element slice of the packed result first. Slices made for every
+//    element at once were ~40% of this pass on the chain (callgrind).
 // Everything else stays in pieces. ZETILE_XE_PACK=0 turns it off.
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,22 +36,67 @@
 
 enum { PACK_MAX = 16 };
 
-// One packed result and the slices standing for its elements.
+// One packed result and the old ops it stands for.
 typedef struct {
   MlirValue wide;
-  MlirValue slice[PACK_MAX];
+  MlirOperation old[PACK_MAX];
   int n;
 } pack_t;
+
+// Old op -> its pack and element (open addressing on the op's pointer).
+typedef struct {
+  void* key;
+  int pack, at;
+} pack_slot_t;
 
 typedef struct {
   MlirContext ctx;
   pack_t* packs;
   size_t npacks, cap;
-  MlirOperation* slices;  // all slice ops made, to erase the unused ones
-  size_t nslices, scap;
+  pack_slot_t* map;
+  size_t mcap, mused;
   int packed_ops, groups;
   bool oom;
 } pack_state_t;
+
+static size_t slot_hash(void* k, size_t cap) {
+  uintptr_t x = (uintptr_t)k;
+  x ^= x >> 17;
+  x *= (uintptr_t)0x9E3779B97F4A7C15ull;
+  return (size_t)(x >> 7) & (cap - 1);
+}
+
+static pack_slot_t* map_find(pack_state_t* s, MlirOperation op) {
+  if (!s->mcap) return NULL;
+  for (size_t i = slot_hash(op.ptr, s->mcap);; i = (i + 1) & (s->mcap - 1)) {
+    if (s->map[i].key == op.ptr) return &s->map[i];
+    if (!s->map[i].key) return NULL;
+  }
+}
+
+static bool map_put(pack_state_t* s, MlirOperation op, int pack, int at) {
+  if (2 * (s->mused + 1) > s->mcap) {
+    size_t c = s->mcap ? 2 * s->mcap : 1024;
+    pack_slot_t* m = calloc(c, sizeof *m);
+    if (!m) return s->oom = true, false;
+    for (size_t j = 0; j < s->mcap; ++j) {
+      if (!s->map[j].key) continue;
+      size_t i = slot_hash(s->map[j].key, c);
+      while (m[i].key) i = (i + 1) & (c - 1);
+      m[i] = s->map[j];
+    }
+    free(s->map);
+    s->map = m;
+    s->mcap = c;
+  }
+  size_t i = slot_hash(op.ptr, s->mcap);
+  while (s->map[i].key) i = (i + 1) & (s->mcap - 1);
+  s->map[i] = (pack_slot_t){op.ptr, pack, at};
+  s->mused++;
+  return true;
+}
+
+static bool consumed(pack_state_t* s, MlirOperation op) { return map_find(s, op) != NULL; }
 
 static bool one_elem(MlirType t) {
   return mlirTypeIsAVector(t) && mlirShapedTypeGetRank(t) == 1 &&
@@ -73,9 +120,11 @@ static bool packable(MlirOperation op) {
   if (!one_elem(mlirValueGetType(mlirOperationGetResult(op, 0)))) return false;
   // zetile's marks (zt.shfl_*: a lane shuffle xe_lane_moves rewrites per
   // piece; zt.atomic*) keep their op as it is.
-  intptr_t na = mlirOperationGetNumAttributes(op);
+  // (Discardable attributes only: the full list builds a dictionary of
+  // the op's properties each call.)
+  intptr_t na = mlirOperationGetNumDiscardableAttributes(op);
   for (intptr_t i = 0; i < na; ++i) {
-    MlirStringRef an = mlirIdentifierStr(mlirOperationGetAttribute(op, i).name);
+    MlirStringRef an = mlirIdentifierStr(mlirOperationGetDiscardableAttribute(op, i).name);
     if (an.length >= 3 && strncmp(an.data, "zt.", 3) == 0) return false;
   }
   for (intptr_t i = 0; i < no; ++i) {
@@ -151,40 +200,33 @@ static MlirNamedAttribute named_array(MlirContext ctx, const char* name, intptr_
   return mlirNamedAttributeGet(id, mlirArrayAttrGet(ctx, n, el));
 }
 
+// The packed result whose element *at stands for v (v an old op's
+// result), or NULL.
+static pack_t* pack_of(pack_state_t* s, MlirValue v, int* at) {
+  if (!mlirValueIsAOpResult(v)) return NULL;
+  pack_slot_t* e = map_find(s, mlirOpResultGetOwner(v));
+  if (!e) return NULL;
+  *at = e->at;
+  return &s->packs[e->pack];
+}
+
 // The scalar of a vector<1xT> value, made before `at`.
 static MlirValue scalar_of(pack_state_t* s, MlirValue v, MlirOperation at) {
-  if (mlirValueIsAOpResult(v)) {
+  int64_t pos = 0;
+  int i = -1;
+  pack_t* p = pack_of(s, v, &i);
+  if (p) {
+    v = p->wide;
+    pos = i;
+  } else if (mlirValueIsAOpResult(v)) {
     MlirOperation d = mlirOpResultGetOwner(v);
     if (zt_op_named(d, "vector.broadcast") &&
         !mlirTypeIsAVector(mlirValueGetType(mlirOperationGetOperand(d, 0))))
       return mlirOperationGetOperand(d, 0);
   }
   MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
-  int64_t zero = 0;
-  MlirNamedAttribute p0 = named_i64s(s->ctx, "static_position", 1, &zero);
+  MlirNamedAttribute p0 = named_i64s(s->ctx, "static_position", 1, &pos);
   return put_before(at, create("vector.extract", mlirOperationGetLocation(at), 1, &v, et, 1, &p0));
-}
-
-// The packed result whose element i stands for v (v one of its slices), or
-// NULL.
-static pack_t* pack_of(pack_state_t* s, MlirValue v, int* at) {
-  if (!mlirValueIsAOpResult(v)) return NULL;
-  MlirOperation d = mlirOpResultGetOwner(v);
-  if (!zt_op_named(d, "vector.extract_strided_slice")) return NULL;
-  MlirValue w = mlirOperationGetOperand(d, 0);
-  // Packs are few per block and searched from the newest: operands mostly
-  // come from the group just before.
-  for (size_t k = s->npacks; k-- > 0;) {
-    pack_t* p = &s->packs[k];
-    if (!mlirValueEqual(p->wide, w)) continue;
-    for (int i = 0; i < p->n; ++i)
-      if (mlirValueEqual(p->slice[i], v)) {
-        *at = i;
-        return p;
-      }
-    return NULL;
-  }
-  return NULL;
 }
 
 // The vector<nxT> operand for position `pos` of run[0..n), made before `at`.
@@ -209,17 +251,13 @@ static MlirValue wide_operand(pack_state_t* s, MlirOperation* run, int n, intptr
   if (p && at0 == 0 && p->n == n) {
     bool in_order = true;
     for (int i = 1; i < n && in_order; ++i)
-      in_order = mlirValueEqual(mlirOperationGetOperand(run[i], pos), p->slice[i]);
+      in_order = mlirValueEqual(mlirOperationGetOperand(run[i], pos),
+                                mlirOperationGetResult(p->old[i], 0));
     if (in_order) return p->wide;
   }
   MlirValue el[PACK_MAX];
   for (int i = 0; i < n; ++i) el[i] = scalar_of(s, mlirOperationGetOperand(run[i], pos), at);
   return put_before(at, create("vector.from_elements", loc, n, el, wt, 0, NULL));
-}
-
-static bool push_slice(pack_state_t* s, MlirOperation op) {
-  if (!zt_op_list_push(&s->slices, &s->nslices, &s->scap, op)) return s->oom = true, false;
-  return true;
 }
 
 static bool pack_run(pack_state_t* s, MlirOperation* run, int n) {
@@ -248,25 +286,45 @@ static bool pack_run(pack_state_t* s, MlirOperation* run, int n) {
   memcpy(nm, name.data, name.length);
   nm[name.length] = 0;
   MlirValue wide = put_before(last, create(nm, loc, no, ops, wt, na, attrs));
-  pack_t* p = &s->packs[s->npacks++];
+  int idx = (int)s->npacks++;
+  pack_t* p = &s->packs[idx];
   p->wide = wide;
   p->n = n;
+  for (int i = 0; i < n; ++i) {
+    p->old[i] = run[i];
+    if (!map_put(s, run[i], idx, i)) return false;
+  }
+  s->packed_ops += n;
+  s->groups++;
+  return true;
+}
+
+// The old ops, last pack first (so an old op's uses by later packed old ops
+// are gone when it is looked at): erased, after a one-element slice of the
+// packed result takes over the uses something in pieces still makes.
+static void finish(pack_state_t* s) {
   int64_t one = 1;
   MlirNamedAttribute sattr[3];
   sattr[1] = named_array(s->ctx, "sizes", 1, &one);
   sattr[2] = named_array(s->ctx, "strides", 1, &one);
-  for (int i = 0; i < n; ++i) {
-    int64_t off = i;
-    sattr[0] = named_array(s->ctx, "offsets", 1, &off);
-    MlirOperation sl = create("vector.extract_strided_slice", loc, 1, &wide, rt, 3, sattr);
-    p->slice[i] = put_before(last, sl);
-    if (!push_slice(s, sl)) return false;
-    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(run[i], 0), p->slice[i]);
+  for (size_t k = s->npacks; k-- > 0;) {
+    pack_t* p = &s->packs[k];
+    for (int i = p->n; i-- > 0;) {
+      MlirOperation op = p->old[i];
+      MlirValue r = mlirOperationGetResult(op, 0);
+      if (!mlirOpOperandIsNull(mlirValueGetFirstUse(r))) {
+        int64_t off = i;
+        sattr[0] = named_array(s->ctx, "offsets", 1, &off);
+        // Right after the packed op: every remaining use is past the run.
+        MlirOperation w = mlirOpResultGetOwner(p->wide);
+        MlirOperation sl = create("vector.extract_strided_slice", mlirOperationGetLocation(op), 1,
+                                  &p->wide, mlirValueGetType(r), 3, sattr);
+        mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(w), w, sl);
+        mlirValueReplaceAllUsesOfWith(r, mlirOperationGetResult(sl, 0));
+      }
+      mlirOperationDestroy(op);
+    }
   }
-  for (int i = 0; i < n; ++i) mlirOperationDestroy(run[i]);
-  s->packed_ops += n;
-  s->groups++;
-  return true;
 }
 
 // The widths SPIR-V vectors take in OpenCL (Vector16 for 8 and 16).
@@ -319,7 +377,7 @@ enum { PACK_WINDOW = 24 };
 static bool pack_block(pack_state_t* s, MlirBlock b) {
   MlirOperation op = mlirBlockGetFirstOperation(b);
   while (!mlirOperationIsNull(op)) {
-    if (!packable(op)) {
+    if (consumed(s, op) || !packable(op)) {
       if (!pack_regions(s, op)) return false;
       op = mlirOperationGetNextInBlock(op);
       continue;
@@ -335,7 +393,7 @@ static bool pack_block(pack_state_t* s, MlirBlock b) {
          q = mlirOperationGetNextInBlock(q)) {
       if (mlirOperationGetNumRegions(q) != 0) break;
       bool uses = uses_any(q, run, n);
-      if (!uses && packable(q) && same_kind(run[0], q)) {
+      if (!uses && !consumed(s, q) && packable(q) && same_kind(run[0], q)) {
         run[n++] = q;
         gap = 0;
         continue;
@@ -368,14 +426,9 @@ zt_status_t xe_pack_lanes(MlirContext ctx, MlirModule m, int* out_packed) {
   if (env && strcmp(env, "0") == 0) return NULL;
   pack_state_t s = {.ctx = ctx};
   bool ok = pack_regions(&s, mlirModuleGetOperation(m));
-  // Unused slices: erased (their packed results stay used by the packs that
-  // took them whole).
-  for (size_t i = 0; ok && i < s.nslices; ++i) {
-    MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(s.slices[i], 0));
-    if (mlirOpOperandIsNull(u)) mlirOperationDestroy(s.slices[i]);
-  }
+  if (ok) finish(&s);
   free(s.packs);
-  free(s.slices);
+  free(s.map);
   if (!ok) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe lane packing");
   if (out_packed) *out_packed = s.packed_ops;
   // ZETILE_DUMP=packed prints the lane code after packing.
