@@ -1752,6 +1752,12 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
   if (v->layout != XE_LAYOUT_BLOCK2D || (v->role != XE_ROLE_C && v->role != XE_ROLE_A) ||
       v->b16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D store of this value on Xe");
+  // An int8 tile held as an int8 dot's A operand (8x32 blocks, lane pairs):
+  // the row stores below write 16-column rows (the module did not parse).
+  if (v->bc != 16)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "2-D store of an int8 tile that an int8 tl.dot also reads as its A "
+                   "operand (8x32 blocks) on Xe: load it twice");
   const char* mt = mem_elem(v->type.kind);
   xe_name_t row0, col0, col_once;
   tile_origin(e, v, row0, col0);

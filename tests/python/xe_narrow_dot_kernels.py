@@ -66,3 +66,26 @@ def run(dtype, bm, bn, k, num_warps, to=None):
                      BM=bm, BN=bn, BK=32, CAST=cast_code(dtype, to), num_warps=num_warps)
     zetile.get_device().synchronize()
     return c, a64 @ b64
+
+
+@zetile.jit
+def int8_stored_and_dot(A, B, C, D, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # An int8 tile both stored and read as an int8 dot's A operand.
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(A + rm[:, None] * BK + rk[None, :])
+    tl.store(D + rm[:, None] * BK + rk[None, :], a)
+    b = tl.load(B + rk[:, None] * BN + rn[None, :])
+    tl.store(C + rm[:, None] * BN + rn[None, :], tl.dot(a, b))
+
+
+@zetile.jit
+def int8_computed_into_dot(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # int8 arithmetic on an int8 dot's operand.
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(A + rm[:, None] * BK + rk[None, :])
+    b = tl.load(B + rk[:, None] * BN + rn[None, :])
+    tl.store(C + rm[:, None] * BN + rn[None, :], tl.dot(a + a, b))
