@@ -164,11 +164,44 @@ static bool is_uniform(MlirValue v) {
   return false;
 }
 
+// No use at all (a loop result nothing reads after the loop).
+static bool unused(MlirValue v) { return mlirOpOperandIsNull(mlirValueGetFirstUse(v)); }
+
+// The carried pointer tensor i (argument `arg`, stepped by `step`) may have
+// its yield move column 0 alone (cpu_copy_to's copy_col0) if its readers in
+// the loop are tile.loads of it as the address operand, the step's result
+// goes to the yield alone, and the loop's result is unused. Whether every
+// such load then read rows through rows_ok[k] is counted as they are
+// emitted (emit_row_load), and checked when the yield copies.
+static void col0_candidate(cpu_t* c, MlirOperation loop, MlirBlock body, int32_t i, int32_t k,
+                           MlirOperation step, int32_t buf) {
+  if (c->num_col0 == 16 || !unused(mlirOperationGetResult(loop, i))) return;
+  MlirValue arg = mlirBlockGetArgument(body, i + 1);
+  MlirValue sv = mlirOperationGetResult(step, 0);
+  MlirOpOperand su = mlirValueGetFirstUse(sv);
+  if (mlirOpOperandIsNull(su) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(su)) ||
+      !mlirOperationEqual(mlirOpOperandGetOwner(su), terminator(body)))
+    return;
+  int32_t loads = 0;
+  for (MlirOpOperand u = mlirValueGetFirstUse(arg); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation o = mlirOpOperandGetOwner(u);
+    if (mlirOperationEqual(o, step)) continue;
+    if (!cpu_op_is(o, "tile.load") || mlirOpOperandGetOperandNumber(u) != 0) return;
+    ++loads;
+  }
+  if (!loads) return;
+  c->rows_loads[k] = 0;
+  c->col0_buf[c->num_col0] = buf;
+  c->col0_k[c->num_col0] = k;
+  c->col0_loads[c->num_col0++] = loads;
+}
+
 // Carried pointer tensors (rank >= 2) that the loop yields as
 // addptr(themselves, uniform offset): every iteration adds the same number
 // to each address, so whether their rows are consecutive (emit_row_load's
 // run-time check) is decided once, on the init, before the loop.
-static void check_rows_once(cpu_t* c, MlirBlock body, const carried_t* cv) {
+static void check_rows_once(cpu_t* c, MlirOperation op, MlirBlock body, const carried_t* cv) {
   MlirOperation y = terminator(body);
   for (int32_t i = 0; i < cv->n; ++i) {
     const zt_type_t* t = &cv->type[i];
@@ -192,6 +225,7 @@ static void check_rows_once(cpu_t* c, MlirBlock body, const carried_t* cv) {
     cpu_val_t b = buf_val(cv, i);
     c->rows_arg[k] = arg;
     cpu_rows_check(c, &b, cpu_pointee_bytes(t), c->rows_ok[k]);
+    col0_candidate(c, op, body, i, k, step, cv->buf[i]);
   }
 }
 
@@ -208,7 +242,8 @@ zt_status_t cpu_emit_for(cpu_t* c, MlirOperation op) {
   zt_strbuf_init(&itypes);
   zt_status_t s = pass_values(c, op, 3, &cv, &inames, &itypes);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
-  if (!s) check_rows_once(c, body, &cv);
+  int32_t col0_before = c->num_col0;
+  if (!s) check_rows_once(c, op, body, &cv);
   char base[ZT_CPU_NAME], iv[ZT_CPU_NAME];
   char(*argn)[ZT_CPU_NAME] = calloc((size_t)(n ? n : 1), ZT_CPU_NAME);
   if (!argn && !s) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu for");
@@ -259,6 +294,7 @@ zt_status_t cpu_emit_for(cpu_t* c, MlirOperation op) {
     --c->indent;
     cpu_line(c, "}");
   }
+  c->num_col0 = col0_before;  // the yield was the only copy that may take column 0
   if (!s) {
     for (int32_t i = 0; i < n; ++i) vals[i] = mlirOperationGetResult(op, i);
     s = map_carried(c, &cv, vals, base, NULL);

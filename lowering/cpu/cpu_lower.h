@@ -79,6 +79,12 @@ typedef struct cpu_s {
   MlirValue rows_arg[16];
   char rows_ok[16][ZT_CPU_NAME];
   int32_t num_rows_ok;
+  int32_t rows_loads[16];  // row loads emitted reading rows_ok[k] (emit_row_load)
+  // Carried pointer tensors whose yield may move only each row's first
+  // address while rows_ok[k] holds (cpu_emit_for: their only readers are
+  // `loads` tile.loads, which then read p[i][0] alone; cpu_copy_to).
+  int32_t col0_buf[16], col0_k[16], col0_loads[16];
+  int32_t num_col0;
 } cpu_t;
 
 // --- values (cpu_values.c) ------------------------------------------------

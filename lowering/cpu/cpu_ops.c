@@ -532,7 +532,10 @@ static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* sha
   // A carried tensor moved by uniform steps was checked before its loop.
   MlirValue pv = mlirOperationGetOperand(eb->op, 0);
   for (int32_t k = 0; k < c->num_rows_ok && !ok[0]; ++k)
-    if (mlirValueEqual(c->rows_arg[k], pv)) snprintf(ok, sizeof ok, "%s", c->rows_ok[k]);
+    if (mlirValueEqual(c->rows_arg[k], pv)) {
+      snprintf(ok, sizeof ok, "%s", c->rows_ok[k]);
+      ++c->rows_loads[k];
+    }
   if (!ok[0]) cpu_rows_check(c, p, bytes, ok);
   cpu_line(c, "scf.if %s {", ok);
   ++c->indent;
