@@ -9,10 +9,13 @@
 // `<1 x f32>` ops per lane. This pass packs such a run into one op on
 // vector<NxT> (N of 2, 3, 4, 8 or 16: the vector sizes SPIR-V's OpenCL
 // environment takes):
-//  - a run is consecutive ops of one arith/math elementwise kind with the
-//    same attributes and types, every operand and the result vector<1xT>
-//    (scalar operands, e.g. a uniform select condition, equal across the run),
-//    none using another's result;
+//  - a run is up to 16 ops of one arith elementwise kind with the same
+//    attributes and types, every operand and the result vector<1xT> (scalar
+//    operands, e.g. a uniform select condition, equal across the run), none
+//    using another's result, each within 24 ops of the one before (the
+//    emitter interleaves a chunk's helpers), and nothing between them using
+//    a member's result (the packed op stands where the last member stood);
+//    math ops stay in pieces (see packable);
 //  - an operand position whose values are one value in every op becomes a
 //    broadcast; one whose values are the elements 0..N-1 of an earlier packed
 //    result in order takes that vector as it is; anything else is gathered
@@ -108,14 +111,17 @@ static bool name_is(MlirOperation op, const char* prefix, size_t len) {
   return s.length > len && strncmp(s.data, prefix, len) == 0;
 }
 
-// Elementwise ops of arith and math whose result is one lane element.
+// Elementwise arith ops whose result is one lane element.
 static bool packable(MlirOperation op) {
   if (mlirOperationGetNumResults(op) != 1 || mlirOperationGetNumRegions(op) != 0 ||
       mlirOperationGetNumSuccessors(op) != 0)
     return false;
   intptr_t no = mlirOperationGetNumOperands(op);
   if (no < 1 || no > 3) return false;
-  if (!(name_is(op, "arith.", 6) || name_is(op, "math.", 5))) return false;
+  // math ops stay in pieces: a packed exp (a vector OpenCL exp) followed by
+  // a packed division made the softmax's ISA 916 -> 957 instructions
+  // (`zetile isa`, pvc); in pieces it is what it was.
+  if (!name_is(op, "arith.", 6)) return false;
   if (zt_op_named(op, "arith.constant")) return false;
   if (!one_elem(mlirValueGetType(mlirOperationGetResult(op, 0)))) return false;
   // zetile's marks (zt.shfl_*: a lane shuffle xe_lane_moves rewrites per
