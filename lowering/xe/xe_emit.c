@@ -576,6 +576,8 @@ void xe_note_libm(xe_emitter_t* e, MlirStringRef n) {
 
 zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
   xe_set_cur(e, op);
+  // The subgroup grid this op's values live on (a dot's own, xe_grids.c).
+  ZT_RETURN_IF_ERROR(xe_op_grid(e, op));
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   // Every result must have a type this milestone handles (1-D, no bf16).
   for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {

@@ -129,6 +129,9 @@ typedef struct xe_emitter_s {
   zt_status_t error;     ///< first error (sticky)
   int nsg;               ///< subgroups per workgroup (power of two)
   int sg_m, sg_n;        ///< 2-D subgroup grid (sg_m * sg_n == nsg)
+  /// The kernel's grid while sg_m/sg_n follow a dot with a grid of its own
+  /// (xe_grids.c; 0 until the first op is emitted).
+  int kg_m, kg_n;
   /// Lazy-evaluation cache of the current tile op (xe_matrix.c).
   void* lazy_cache;
   unsigned slm_kinds;    ///< bit k: the SLM exchange buffer of kind k is used
@@ -300,6 +303,9 @@ xe_val_t* xe_materialize_lazy(xe_emitter_t* e, MlirValue v, const xe_val_t* like
 /// tile.reshape / tile.trans of small tiles held in one subgroup: elements
 /// moved between registers by lane shuffles (xe_reshape.c).
 zt_status_t xe_emit_permute(xe_emitter_t* e, MlirOperation op);
+/// Sets e->sg_m/sg_n to the grid op's values live on (the kernel's, or a
+/// dot's own from the layout assignment); refuses data crossing grids.
+zt_status_t xe_op_grid(xe_emitter_t* e, MlirOperation op);
 /// Largest number of SLM exchange slots (subgroups) we support.
 #define XE_MAX_SUBGROUPS 64
 

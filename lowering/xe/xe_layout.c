@@ -172,7 +172,8 @@ static xe_layout_t dpas(const xe_target_t* tg, int operand, int bits, const int 
   int ex = tg->dpas_exec_size, k = tg->dpas_systolic_depth * (tg->dpas_channel_bits / bits);
   int ops = tg->dpas_channel_bits / bits;
   xe_layout_t l = {.kind = XE_LK_DPAS, .operand = operand, .rank = 2,
-                   .grid = {grid[0], grid[1]}, .lanes = {1, ex}, .lane_data = {1, 1}};
+                   .grid = {grid[0], grid[1]}, .lanes = {1, ex}, .lane_data = {1, 1},
+                   .ctx = {grid[0], grid[1]}};
   if (operand == XE_DPAS_A) {
     // Rows over the grid's rows; every column of the grid holds them all.
     l.block[0] = tg->dpas_repeat_count;
@@ -317,13 +318,27 @@ static bool reaches_rows(MlirValue v) {
 static void dot_grid(xe_assign_t* a, MlirOperation dot, int grid[2], bool* rows) {
   MlirValue r = mlirOperationGetResult(dot, 0);
   *rows = reaches_rows(r);
+  int64_t m = dim_of(r, 0), n = dim_of(r, 1);
   // The planner's grid serves when it already keeps rows whole.
   if (!*rows || a->default_grid[1] == 1) {
     grid[0] = a->default_grid[0];
     grid[1] = a->default_grid[1];
+    // A dot whose output that grid does not cut into whole 8x16 blocks (a
+    // narrow second dot: 64x16 over 1x4) gets a grid of its own, chosen by
+    // the planner's rule for its shape (columns first, 16 each, then rows
+    // of 8); emission switches to it for the dot's operands and result.
+    int nsg = grid[0] * grid[1];
+    if (!*rows && nsg > 1 && (m % ((int64_t)grid[0] * 8) || n % ((int64_t)grid[1] * 16))) {
+      int sn = 1;
+      while (sn * 2 <= nsg && n % ((int64_t)sn * 2 * 16) == 0) sn *= 2;
+      int sm = nsg / sn;
+      if (n % ((int64_t)sn * 16) == 0 && m % ((int64_t)sm * 8) == 0) {
+        grid[0] = sm;
+        grid[1] = sn;
+      }
+    }
     return;
   }
-  int64_t m = dim_of(r, 0);
   int g;
   if (a->nw > 0) {
     g = a->nw;

@@ -57,6 +57,11 @@ typedef struct xe_layout_s {
   int lanes[2];            ///< lanes along each dim inside a block
   int lane_data[2];        ///< consecutive elements one lane holds per dim
   int block[2];            ///< instruction block shape
+  /// dpas (and what follows a dot's operands and result): the dot's whole
+  /// subgroup grid (A's grid[1] and B's grid[0] are 1: their parts are
+  /// shared along that dim, but which subgroup holds which part depends on
+  /// the whole grid). 0: the kernel's grid. Emission switches to it.
+  int ctx[2];
 } xe_layout_t;
 
 /// How far data moves in a conversion between two layouts.
