@@ -195,6 +195,8 @@ def attn_fwd(Q, K, V, O, LSE, M_OUT, WS_ACC, WS_M, WS_L,
                                   BLOCK_N, MASK_KIND, IS_CAUSAL,
                                   SCORE_MOD, MASK_MOD, MASK_MOD is not None, DROPOUT)
     if SPLIT_KV > 1:
+        if DROPOUT:
+            acc = acc * (1.0 / (1.0 - dropout_p))  # the combine divides by the undropped sum
         ws = (tl.program_id(2) * tl.num_programs(1) + bh) * Lq + offs_m
         tl.store(WS_ACC + ws[:, None] * HEAD_DIM + offs_d[None, :], acc,
                  mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < HEAD_DIM))

@@ -130,7 +130,9 @@ typedef struct zt_ops_attention_s {
   /// tiles (or listed blocks' tiles) into n shares run as a third grid axis,
   /// each writing fp32 partial results to a workspace the plan holds, and a
   /// second kernel (spec attncombine-DT-dHD-BM) merges them into out and
-  /// lse. Spec suffix -split (one export serves every n). Not with dropout.
+  /// lse. Spec suffix -split (one export serves every n); with dropout
+  /// -drop-split (the same keep flags as one pass: they depend on the
+  /// position only; exported for d64 SDPA without masks).
   /// ZT_OPS_SPLIT_KV_AUTO: the plan picks n as zetile.ops does (one query
   /// tile, fewer than 2 programs per compute unit of the device: up to 16
   /// shares of at least 4 KV tiles; else 1; 1 with dropout or when the

@@ -92,9 +92,10 @@ static int32_t auto_split_kv(zt_device_t* device, const zt_ops_attention_t* a) {
   return n > 1 ? (int32_t)n : 1;
 }
 
-// The spec's variant suffix: dropout, the decode path, or none.
+// The spec's variant suffix: dropout, the decode path, both, or none.
 static const char* variant(const zt_ops_attention_t* a, bool dropout) {
-  return dropout ? "-drop" : a->split_kv > 1 ? "-split" : "";
+  if (dropout) return a->split_kv > 1 ? "-drop-split" : "-drop";
+  return a->split_kv > 1 ? "-split" : "";
 }
 
 // split_kv > 1: the workspaces the shares write (as zetile.ops sizes them:
@@ -200,9 +201,6 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
   zt_ops_attention_t* a = &d.attn;
   static const char* const kinds[] = {"nomask", "fmask", "bmask"};
   bool dropout = d.dropout_p > 0.0f;
-  if (dropout && a->split_kv > 1)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.attn.split_kv > 1 does not "
-                          "take dropout (as zetile.ops)", op);
   bool auto_split = a->split_kv == ZT_OPS_SPLIT_KV_AUTO;
   if (auto_split) a->split_kv = dropout ? 1 : auto_split_kv(device, a);
   char spec[ZT_OPS_SPEC_MAX];

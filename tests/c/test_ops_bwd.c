@@ -5,7 +5,9 @@
 // exported power of two, causal, float and boolean masks (broadcast, and a
 // fully masked row: zero gradients), lse in log2 units, a strided gradient,
 // dropout (the mask read back from the forward, the backward must
-// regenerate the same one), and misuse. ZT_TEST_OPS_DEVICE runs it on
+// regenerate the same one), and misuse. Also the forward's decode path
+// with dropout (split_kv > 1), which the backward's dropout relies on being
+// the one-pass mask. ZT_TEST_OPS_DEVICE runs it on
 // another device. Skips (loudly) when libzetile_compiler is not built.
 #include <check.h>
 #include <math.h>
@@ -478,6 +480,64 @@ START_TEST(test_bwd_dropout) {
 }
 END_TEST
 
+// The forward's decode path with dropout (spec -drop-split): the keep flags
+// depend on the position only, so splitting the keys into shares gives the
+// one-pass result (and lse), and not the undropped one.
+static void run_fwd(zt_ops_sdpa_desc_t* d, zt_buffer_t* const* qkv, int32_t split,
+                    float dropout_p, const char* spec, float* out, float* lse) {
+  d->attn.split_kv = split;
+  d->dropout_p = dropout_p;
+  size_t no = (size_t)(d->attn.batch * d->attn.q_heads * d->attn.q_len * d->attn.head_dim),
+         nr = (size_t)(d->attn.batch * d->attn.q_heads * d->attn.q_len);
+  zt_buffer_t *bo = upload(ZT_F32, NULL, no), *bl = upload(ZT_F32, NULL, nr);
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_sdpa_plan(dev, d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), spec);
+  zt_ops_attention_buffers_t b = {.q = qkv[0], .k = qkv[1], .v = qkv[2], .out = bo, .lse = bl};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  float *o = download(ZT_F32, bo, no), *l = download(ZT_F32, bl, nr);
+  memcpy(out, o, no * sizeof(float));
+  memcpy(lse, l, nr * sizeof(float));
+  free(o);
+  free(l);
+  zt_ops_plan_release(p);
+  zt_buffer_release(bo);
+  zt_buffer_release(bl);
+}
+
+START_TEST(test_fwd_dropout_split_kv) {
+  if (compiler_missing(__func__)) return;
+  const int64_t B = 1, H = 2, L = 3, S = 300, E = 64;
+  size_t nq = (size_t)(B * H * L * E), nk = (size_t)(B * H * S * E), nr = (size_t)(B * H * L);
+  float *q = randv(nq, 31, 1.0f), *k = randv(nk, 32, 1.0f), *v = randv(nk, 33, 1.0f);
+  zt_buffer_t* qkv[3] = {upload(ZT_F32, q, nq), upload(ZT_F32, k, nk), upload(ZT_F32, v, nk)};
+  zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F32, .batch = B, .q_heads = H, .kv_heads = H,
+                                   .q_len = L, .kv_len = S, .head_dim = E},
+                          .dropout_seed = 9};
+  float *o1 = malloc(nq * 4), *o4 = malloc(nq * 4), *o0 = malloc(nq * 4), *l1 = malloc(nr * 4),
+        *l4 = malloc(nr * 4), *l0 = malloc(nr * 4);
+  run_fwd(&d, qkv, 1, 0.25f, "attn-f32-d64-32x32-full-nomask-none-none-dense-drop", o1, l1);
+  run_fwd(&d, qkv, 4, 0.25f, "attn-f32-d64-32x32-full-nomask-none-none-dense-drop-split", o4, l4);
+  run_fwd(&d, qkv, 4, 0.0f, "attn-f32-d64-32x32-full-nomask-none-none-dense-split", o0, l0);
+  double worst = 0, moved = 0;
+  for (size_t i = 0; i < nq; ++i) {
+    worst = fmax(worst, fabs(o4[i] - o1[i]));
+    moved = fmax(moved, fabs(o0[i] - o1[i]));
+  }
+  ck_assert_msg(worst < 1e-5, "dropout split 4 vs one pass: out differs by %g", worst);
+  ck_assert_msg(moved > 1e-2, "dropout changed nothing (%g)", moved);
+  for (size_t i = 0; i < nr; ++i) {
+    ck_assert_msg(fabs(l4[i] - l1[i]) < 1e-5, "lse[%zu]: %g vs %g", i, l4[i], l1[i]);
+    ck_assert_msg(fabs(l0[i] - l1[i]) < 1e-5, "the lse is the undropped one: %g vs %g", l0[i],
+                  l1[i]);
+  }
+  float* frees[] = {q, k, v, o1, o4, o0, l1, l4, l0};
+  for (size_t i = 0; i < sizeof frees / sizeof frees[0]; ++i) free(frees[i]);
+  for (int i = 0; i < 3; ++i) zt_buffer_release(qkv[i]);
+}
+END_TEST
+
 START_TEST(test_bwd_misuse) {
   if (compiler_missing(__func__)) return;
   zt_ops_sdpa_bwd_desc_t d = {.fwd = {.attn = {.dtype = ZT_F32, .batch = 1, .q_heads = 2,
@@ -542,6 +602,7 @@ int main(void) {
   tcase_add_test(tc, test_bwd_f16_bool_mask_dead_row);
   tcase_add_test(tc, test_bwd_bf16_causal_d128);
   tcase_add_test(tc, test_bwd_dropout);
+  tcase_add_test(tc, test_fwd_dropout_split_kv);
   tcase_add_test(tc, test_bwd_misuse);
   SRunner* r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

@@ -16,7 +16,7 @@ folder; `spec_manifest(spec)` builds any of them:
     gemm-DT-ACT-EPI-BMxBNxBK[-rm16]     gemm-f16-relu-epi-64x64x32
                                         gemm-i8-none-plain-64x64x32
                                         gemm-f16w4g128-none-plain-64x64x32
-    attn-DT-dHD-BMxBN-CAUSAL-MASK-SCORE-MASKMOD-KV[-drop|-split]
+    attn-DT-dHD-BMxBN-CAUSAL-MASK-SCORE-MASKMOD-KV[-drop|-split|-drop-split]
                                         attn-f32-d64-32x32-causal-nomask-none-none-dense
     attncombine-DT-dHD-BM               attncombine-f32-d64-32
     attnbwd-delta-DT-dHD-BM             attnbwd-delta-f32-d64-32
@@ -37,7 +37,8 @@ folder; `spec_manifest(spec)` builds any of them:
   cut into as many shares as the grid's third axis has programs (one
   export serves every count), each share's partial results to fp32
   workspaces that attncombine-DT-dHD-BM (BM the attention's BLOCK_M)
-  merges into out and lse. attnbwd-: the SDPA backward's three kernels
+  merges into out and lse; -drop-split both (the shares' accumulators
+  carry the dropout rescale). attnbwd-: the SDPA backward's three kernels
   (stdlib-kernels/attention_bwd.py; no block mask or mods): delta with the
   lse rescaled to log2 (BM the dq kernel's BLOCK_M), then dk/dv (row
   statistics in the 2-D form every target builds) and dq, -drop
@@ -125,6 +126,8 @@ SPECS = (
     + [f"attn-{d}-d{hd}-32x32-full-nomask-none-none-dense-split" for d in _DT
        for hd in (64, 128)]
     + ["attn-f32-d64-32x32-full-nomask-none-causal-sparsefull128-split"]
+    # Dropout on the decode path (C: an explicit split_kv > 1 with dropout).
+    + [f"attn-{d}-d64-32x32-full-nomask-none-none-dense-drop-split" for d in _DT]
     + [f"attncombine-{d}-d{hd}-32" for d in _DT for hd in (64, 128)]
     # SDPA backward (zt_ops_sdpa_bwd_plan): delta (and the lse to log2),
     # then dk/dv and dq, for the forward's plain, causal, masked and
@@ -221,11 +224,12 @@ def spec_manifest(spec):
         types = {"WS_ACC": "*float32", "WS_M": "*float32", "WS_L": "*float32", "O": ty,
                  "LSE": "*float32", "lse_scale": "float32"}
         ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=int(bm))
-    elif f[0] == "attn" and len(f) in (9, 10):
+    elif f[0] == "attn" and len(f) in (9, 10, 11):
         _, dt, hd, tiles, causal, mask, smod, mmod, kv = f[:9]
-        variant = f[9] if len(f) == 10 else ""
-        if variant not in ("", "drop", "split"):
-            raise ValueError(f"{spec}: the attention variant is drop or split, got {variant!r}")
+        variant = "-".join(f[9:])
+        if variant not in ("", "drop", "split", "drop-split"):
+            raise ValueError(f"{spec}: the attention variant is drop, split or drop-split, "
+                             f"got {variant!r}")
         mods = _kernels.load("mods")
         if (dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit()
                 or causal not in ("causal", "full") or mask not in ("nomask", "fmask", "bmask")
@@ -247,12 +251,12 @@ def spec_manifest(spec):
         kern = _kernels.load("attention").attn_fwd
         ty = "*" + _DT[dt]
         mk = {"nomask": 0, "fmask": 1, "bmask": 2}[mask]
-        ws = "*float32" if variant == "split" else None
+        ws = "*float32" if "split" in variant else None
         types = {"Q": ty, "K": ty, "V": ty, "O": ty, "LSE": "*float32", "M_OUT": None,
                  "WS_ACC": ws, "WS_M": ws, "WS_L": ws,
                  "sm_scale": "float32", "lse_scale": "float32",
-                 "dropout_p": "float32" if variant == "drop" else None,
-                 "seed": "int32" if variant == "drop" else None,
+                 "dropout_p": "float32" if "drop" in variant else None,
+                 "seed": "int32" if "drop" in variant else None,
                  "mask_ptr": None if mk == 0 else (ty if mk == 1 else "*int8"),
                  "kv_num": "*int32" if sparse else None, "kv_idx": "*int32" if sparse else None,
                  "full_num": "*int32" if full else None, "full_idx": "*int32" if full else None,
@@ -264,7 +268,7 @@ def spec_manifest(spec):
                   SCORE_MOD=mods.SCORE_MODS[smod] if smod != "none" else None,
                   MASK_MOD=mods.MASK_MODS[mmod] if mmod != "none" else None,
                   SPARSE=sparse, HAS_FULL=full, KV_SPARSE=kvb, WRITE_MAX=False,
-                  DROPOUT=variant == "drop", SPLIT_KV=2 if variant == "split" else 1)
+                  DROPOUT="drop" in variant, SPLIT_KV=2 if "split" in variant else 1)
     elif f[0] == "attnbwd" and len(f) == 5 and f[1] == "delta":
         _, _, dt, hd, bm = f
         if dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit() or not bm.isdigit():
@@ -308,11 +312,11 @@ def spec_manifest(spec):
             # Row statistics in the form every target builds (the Xe one).
             ce["STATS_2D"] = True
     else:
-        raise ValueError(f"{spec}: a spec starts with gemm- (5 fields), attn- (9 or 10 "
+        raise ValueError(f"{spec}: a spec starts with gemm- (5 fields), attn- (9 to 11 "
                          "fields), attncombine- (4 fields) or attnbwd- (5, 7 or 8 fields)")
     text, rows = _build(kern, kern.arg_names, ce, types, pins, hints)
     notes = []
-    if f[0] == "attn" and len(f) == 10 and f[9] == "split":
+    if f[0] == "attn" and f[-1] == "split":
         notes.append("split: launch over a third grid axis of the share count, then "
                      "attncombine-" + "-".join((f[1], f[2], f[3].split("x")[0])))
     if f[0] == "attn":
