@@ -61,7 +61,8 @@ void zt_compile_cache_key(const char* tile_ir, size_t size,
   // for measuring variants): a run with them set keys its own entries.
   static const char* const kXeKnobs[] = {"ZETILE_XE_PIPELINE", "ZETILE_XE_EMIT_PIPELINE",
                                          "ZETILE_XE_TIDY", "ZETILE_XE_MOVES",
-                                         "ZETILE_XE_TRANS_READ", "ZETILE_XE_LLVM_PASSES",
+                                         "ZETILE_XE_TRANS_READ", "ZETILE_XE_TRANS_BLOCKS",
+                                         "ZETILE_XE_LLVM_PASSES",
                                          "ZETILE_XE_LANE_CANON", "ZETILE_XE_PACK",
                                          "ZETILE_DG2_LOWERING"};
   for (size_t i = 0; i < sizeof kXeKnobs / sizeof kXeKnobs[0]; ++i) {
