@@ -193,7 +193,7 @@ typedef zt_status_t (*cpu_body_fn)(cpu_t* c, void* user, const char* iv);
 /// and a false one in the second (skipped when skip_tail: a store's masked
 /// elements do nothing). One plain loop when there is no such mask.
 zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
-                           const cpu_val_t* root, int64_t numel, bool skip_tail,
+                           const cpu_val_t* root, int64_t numel, MlirValue skip_mask,
                            cpu_body_fn body, void* user);
 /// One block [start, start + V) of a 1-D value of numel elements read by a
 /// tree reduction: body (called with start) in two branches, with root's

@@ -299,6 +299,8 @@ static bool gep_address(cpu_t* c, const cpu_val_t* p, const char* idx,
 static zt_status_t store_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
                             char outs[][ZT_CPU_NAME]);
 
+static void segments(MlirOperation op, int32_t seg[3]);
+
 #define STORE_MAX_LOADS 16
 
 typedef struct lazy_loads_s {
@@ -343,14 +345,19 @@ static zt_status_t store_body(cpu_t* c, void* user, const char* iv) {
   return e;
 }
 
-// The store's loop, cut at its mask's end (the elements after it store
-// nothing).
+// The store's loop, cut at its own mask's end (the elements after it store
+// nothing); a mask read only by the stored value splits the loop but its
+// tail still stores (`other`).
 static void store_loop(cpu_t* c, MlirOperation op, const cpu_val_t** in, intptr_t nin,
                        int64_t numel, zt_status_t* s) {
   store_body_t sb = {op, in, nin};
   MlirValue roots[MAX_OPERANDS];
   for (intptr_t i = 0; i < nin; ++i) roots[i] = mlirOperationGetOperand(op, i);
-  zt_status_t e = cpu_split_loop(c, roots, (int)nin, NULL, numel, true, store_body, &sb);
+  int32_t seg[3];
+  segments(op, seg);
+  MlirValue mask = {NULL};
+  if (seg[2]) mask = mlirOperationGetOperand(op, seg[0] + seg[1]);
+  zt_status_t e = cpu_split_loop(c, roots, (int)nin, NULL, numel, mask, store_body, &sb);
   if (e && !*s) *s = e;
   else zt_status_free(e);
 }
@@ -647,7 +654,7 @@ static zt_status_t emit_elementwise(cpu_t* c, MlirOperation op, elem_fn fn,
   } else if (shape_type.rank == 1 && !atomic) {
     MlirValue roots[MAX_OPERANDS];
     for (intptr_t i = 0; i < nin; ++i) roots[i] = mlirOperationGetOperand(op, i);
-    s = cpu_split_loop(c, roots, (int)nin, NULL, numel, false, elem_body, &eb);
+    s = cpu_split_loop(c, roots, (int)nin, NULL, numel, (MlirValue){NULL}, elem_body, &eb);
   } else {
     char iv[ZT_CPU_NAME];
     cpu_loop_begin(c, numel, iv);

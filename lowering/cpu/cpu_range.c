@@ -355,7 +355,7 @@ static zt_status_t range_loop(cpu_t* c, const char* from, const char* to, bool b
 }
 
 zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
-                           const cpu_val_t* root, int64_t numel, bool skip_tail,
+                           const cpu_val_t* root, int64_t numel, MlirValue skip_mask,
                            cpu_body_fn body, void* user) {
   split_t sp = {.first = NULL, .n = 0};
   bool over = c->no_split;
@@ -412,6 +412,14 @@ zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
     snprintf(tail_start, sizeof tail_start, "%s", ts);
   }
   bool blocked = numel % V == 0 && numel >= 2 * V;
+  // The tail loop is left out only when skip_mask (a store's own mask) is
+  // one of the masks replaced by false there: then it stores nothing. A
+  // mask found elsewhere in the chain (a stored value's load mask, whose
+  // tail gives `other`) does not make the store's tail empty.
+  bool skip_tail = false;
+  if (!mlirValueIsNull(skip_mask))
+    for (int i = 0; i < sp.n && !skip_tail; ++i)
+      skip_tail = mlirValueEqual(sp.keys[i], skip_mask);
   s = split_set(c, &sp, t);
   if (!s) s = range_loop(c, cpu_index(c, 0, c0), head_end, blocked, V, body, user);
   if (!s && strcmp(head_end, tail_start)) {

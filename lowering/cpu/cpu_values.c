@@ -369,7 +369,7 @@ void cpu_copy_to(cpu_t* c, const cpu_val_t* v, int32_t dst) {
   // `acc += tl.load(..., mask=cols < N)`): two loops, split at its end.
   zt_status_t s;
   if (v->kind == CPU_LAZY && v->type.rank == 1) {
-    s = cpu_split_loop(c, NULL, 0, v, c->bufs[dst].numel, false, copy_body, &cb);
+    s = cpu_split_loop(c, NULL, 0, v, c->bufs[dst].numel, (MlirValue){NULL}, copy_body, &cb);
   } else {
     char iv[ZT_CPU_NAME];
     cpu_loop_begin(c, c->bufs[dst].numel, iv);

@@ -225,3 +225,39 @@ def test_zero_fill_is_not_a_memset_call(tmp_path):
     dis = subprocess.run(["objdump", "-dr", str(obj)], capture_output=True, text=True,
                          check=True).stdout
     assert not re.search(r"R_X86_64\w*\s+memset", dis), dis
+
+
+# A store's loop may leave out its tail only when the STORE's own mask ends
+# there. A mask read only by the stored value (a load's `other`) splits the
+# loop too, but its tail still stores: found by helper h6 (2026-11-28), an
+# unmasked store of `tl.load(..., mask=o < n, other=-1)` left dst[n:] unwritten.
+@zetile.jit
+def _store_load_masks(src, dst, n, m, FILL: tl.constexpr, STORE_MASK: tl.constexpr,
+                      SAME: tl.constexpr, B: tl.constexpr):
+    o = tl.arange(0, B)
+    x = tl.load(src + o, mask=o < n, other=-1.0)
+    v = tl.exp(x) + FILL
+    if STORE_MASK:
+        if SAME:
+            tl.store(dst + o, v, mask=o < n)
+        else:
+            tl.store(dst + o, v, mask=o < m)
+    else:
+        tl.store(dst + o, v)
+
+
+@pytest.mark.parametrize("B", [16, 64, 1024])
+@pytest.mark.parametrize("form", ["unmasked", "same", "other_mask"])
+def test_load_mask_tail_still_stored(B, form):
+    rng = np.random.default_rng(B)
+    src = rng.standard_normal(B).astype(np.float32)
+    idx = np.arange(B)
+    for n in sorted({0, 1, B // 3, B - 17 if B > 17 else 5, B - 1, B, B + 5}):
+        m = min(B, n + 9)
+        dst = np.full(B, 7.0, np.float32)
+        _store_load_masks[(1,)](src, dst, n, m, FILL=0.5, STORE_MASK=form != "unmasked",
+                                SAME=form == "same", B=B)
+        val = np.exp(np.where(idx < n, src, np.float32(-1.0))).astype(np.float32) + np.float32(0.5)
+        keep = {"unmasked": idx >= 0, "same": idx < n, "other_mask": idx < m}[form]
+        want = np.where(keep, val, np.float32(7.0))
+        np.testing.assert_allclose(dst, want, rtol=2e-6, err_msg=f"n={n} m={m}")
