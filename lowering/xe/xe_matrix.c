@@ -2755,6 +2755,66 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
     // picked at run time.
     xe_name_t row0, col0;
     tile_origin(e, r, row0, col0);
+    if (r->tr < 16 && 16 % r->tr == 0 && row0[0]) {
+      // The part's rows sit in one 16-row chunk, at lane o = row0 % 16, a
+      // multiple of tr: row q is lane o + q of that chunk, broadcast by a
+      // lane shuffle (`idx`) for each of the 16 / tr places o can take and
+      // a select on the subgroup's o (2 shuffles and a select a row for 8
+      // rows a subgroup, against a masked reduction across the lanes).
+      xe_name_t chunk, v, c16, o;
+      char text[192];
+      hoist_i32(e, 16, c16);
+      snprintf(text, sizeof text, "arith.divui %s, %s : i32", row0, c16);
+      xe_hoist(e, text, false, chunk);
+      snprintf(text, sizeof text, "arith.remui %s, %s : i32", row0, c16);
+      xe_hoist(e, text, false, o);
+      memcpy(v, col->names[0], sizeof v);
+      for (int32_t k = 1; k < col->nchunks; ++k) {
+        xe_name_t ck, is, nv;
+        hoist_i32(e, k, ck);
+        snprintf(text, sizeof text, "arith.cmpi eq, %s, %s : i32", chunk, ck);
+        xe_hoist(e, text, false, is);
+        xe_fresh(e, nv);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : vector<16x%s>%s\n",
+                         nv, is, col->names[k], v, et, loc(e));
+        memcpy(v, nv, sizeof v);
+      }
+      int places = 16 / (int)r->tr;
+      xe_name_t at[16];  // at[p]: the vector<16xi1> "o == p * tr"
+      for (int p = 1; p < places; ++p) {
+        xe_name_t cp, is;
+        hoist_i32(e, (int64_t)p * r->tr, cp);
+        snprintf(text, sizeof text, "arith.cmpi eq, %s, %s : i32", o, cp);
+        xe_hoist(e, text, false, is);
+        snprintf(text, sizeof text,
+                 "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR "} : i1 to vector<16xi1>",
+                 is);
+        xe_hoist(e, text, true, at[p]);
+      }
+      xe_name_t blk;
+      xe_zero_block(e, t.kind, et, r->br, "#zt_a", blk);
+      for (int32_t bi = 0; bi < r->nbr; ++bi) {
+        for (int32_t rr = 0; rr < r->br; ++rr) {
+          int q = bi * r->br + rr;
+          xe_name_t b;
+          xe_lane_shuffle(e, t.kind, v, "idx", q, b);
+          for (int p = 1; p < places; ++p) {
+            xe_name_t sh, sel;
+            xe_lane_shuffle(e, t.kind, v, "idx", q + p * (int)r->tr, sh);
+            xe_vselect(e, at[p], sh, b, et, sel);
+            memcpy(b, sel, sizeof b);
+          }
+          xe_block_insert_row(e, b, blk, rr, et, r->br, "#zt_a");
+        }
+        for (int32_t bj = 0; bj < r->nbc; ++bj) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
+        if (bi + 1 < r->nbr) xe_zero_block(e, t.kind, et, r->br, "#zt_a", blk);
+      }
+      xe_bind(e, res, r);
+      return NULL;
+    }
     for (int32_t bi = 0; bi < r->nbr; ++bi) {
       xe_name_t blk;
       xe_zero_block(e, t.kind, et, r->br, "#zt_a", blk);

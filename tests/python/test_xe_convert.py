@@ -256,6 +256,11 @@ def test_attention_16_subgroups(device):
         assert m.count("xegpu.dpas") == (32 if dt == "fp16" else 96)
         # Two row reductions across subgroups, two barriers each.
         assert m.count("gpu.barrier") == 4
+        # Broadcast back by lane shuffles from the subgroup's 8 rows (lane r
+        # or r + 8 of the chunk: 2 a row, 3 broadcasts x 8 rows), no masked
+        # reductions across lanes (the previous form: 24 of them).
+        assert m.count("zt.shfl_idx") == 48
+        assert "vector.reduction" not in m
         spirv_val(ck.asm["spirv"])
     if device == "opencl:cpu":
         if not SLOW:
