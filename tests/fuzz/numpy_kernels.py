@@ -69,6 +69,11 @@ class Kernel:
         self.r = random.Random(seed)
         r = self.r
         self.two_d = r.random() < 0.35
+        # 1-D kernels whose store has no mask (OUT padded to the grid): the
+        # masked-off lanes store what their loads' `other` gives. Drawn from
+        # its own stream so the other draws of a seed stay as they were.
+        # (A store loop cut at a load's mask, not its own, lost that tail.)
+        self.store_unmasked = not self.two_d and random.Random(seed ^ 0x5EED).random() < 0.3
         self.n_in = r.randint(1, 3)
         self.in_dt = [r.choice(INTS + FLOATS) for _ in range(self.n_in)]
         self.vals = [(f"x{i}", d) for i, d in enumerate(self.in_dt)]  # (name, dtype)
@@ -218,6 +223,8 @@ class Kernel:
         if self.two_d:
             lines.append("    tl.store(OUT + tl.arange(0, 4) + tl.program_id(0) * 4, r, "
                          "mask=tl.program_id(0) * 4 + tl.arange(0, 4) < ROWS)")
+        elif self.store_unmasked:
+            lines.append(f"    tl.store(OUT + offs, {self.out_name})")
         else:
             lines.append(f"    tl.store(OUT + offs, {self.out_name}, mask=m)")
         return HEADER + "\n".join(lines) + "\n"
@@ -256,8 +263,11 @@ def run_one(seed, show=False):
     shape = (rows, n) if kern.two_d else (n,)
     xs = [_inputs(rng, d, shape) for d in kern.in_dt]
     kern.n_cols = n
-    out_shape = (rows,) if kern.two_d else (n,)
+    grid_n = (n + block - 1) // block
+    out_shape = (rows,) if kern.two_d else (grid_n * block if kern.store_unmasked else n,)
     out = np.zeros(out_shape, np_dtype(kern.out_dt))
+    if kern.store_unmasked:   # a byte pattern no tail value is likely to equal
+        out = np.full(out.nbytes, 0xA5, np.uint8).view(out.dtype).reshape(out_shape)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"numpy_kernel_{seed}.py")
         with open(path, "w") as f:
@@ -267,6 +277,8 @@ def run_one(seed, show=False):
         spec.loader.exec_module(mod)
         grid = ((rows + 3) // 4,) if kern.two_d else ((n + block - 1) // block,)
         mod.kern[grid](*xs, out, n, rows, block)
+    if kern.store_unmasked:   # the loads' other=0 past n
+        xs = [np.concatenate([x, np.zeros(out_shape[0] - n, x.dtype)]) for x in xs]
     ref = reference(kern, xs)
     return compare(kern, out, ref, src)
 
