@@ -1447,8 +1447,14 @@ START_TEST(test_attention_misuse) {
     e.dropout_p = NAN;
     expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "dropout_p");
     e.dropout_p = 0.5f;
-    e.attn.split_kv = 2;
-    expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "split_kv");
+    e.attn.split_kv = 2;  // dropout on the decode path (tests/c/test_ops_bwd.c runs it)
+    OK(zt_ops_sdpa_plan(dev, &e, &p));
+    ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-none-none-dense-drop-split");
+    zt_ops_plan_release(p);
+    e.causal = true;  // not exported: NOT_FOUND naming the spec
+    expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_NOT_FOUND,
+           "attn-f32-d64-32x32-causal-nomask-none-none-dense-drop-split");
+    e.causal = false;
     e.dropout_p = 0.0f;
     e.attn.split_kv = 65;
     expect(zt_ops_sdpa_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "split_kv");
