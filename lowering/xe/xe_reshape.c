@@ -219,7 +219,9 @@ zt_status_t xe_emit_permute(xe_emitter_t* e, MlirOperation op) {
   if (!layout_runs(s, &st, &in) || !layout_runs(r, &rt, &out)) {
     status = xe_fail(e, ZT_STATUS_UNSUPPORTED,
                      "a %s of a tile split across subgroups or not made of 16-column blocks "
-                     "on Xe (small tiles in one subgroup only)", what);
+                     "on Xe (transposes of 16-column tiles: in one subgroup, or across "
+                     "subgroups within the shared local memory a workgroup has; other "
+                     "tiles: small, in one subgroup)", what);
     goto done;
   }
   vec_of = malloc((size_t)numel * sizeof *vec_of);

@@ -63,13 +63,18 @@ def test_pvc_builds(kernel, sig, consts):
 
 
 def test_large_transpose_is_refused_with_its_line():
-    # A transpose outside a dot moves every lane on its own: small tiles only.
+    # 64x64 builds (xe_transpose.c: butterflies in one subgroup, SLM across);
+    # 256x256 fp32 is split across subgroups and its 256 KB exceed the SLM a
+    # workgroup has.
+    zetile.compile(K.transpose, signature={"X": "*fp32", "OUT": "*fp32"},
+                   constexprs={"M": 64, "N": 64, "PERMUTE": False}, target="pvc", cached=False)
     with pytest.raises(zetile.CompilationError) as ei:
         zetile.compile(K.transpose, signature={"X": "*fp32", "OUT": "*fp32"},
-                       constexprs={"M": 64, "N": 64, "PERMUTE": False}, target="pvc",
+                       constexprs={"M": 256, "N": 256, "PERMUTE": False}, target="pvc",
                        cached=False)
     msg = str(ei.value)
     assert "xe_shape_kernels.py:16" in msg and "transpose" in msg, msg
+    assert "shared local memory" in msg, msg
 
 
 def test_narrow_tile_with_several_subgroups_is_refused_with_advice():
