@@ -2197,7 +2197,8 @@ static zt_status_t elementwise_rows(xe_emitter_t* e, MlirOperation op, xe_val_t*
   return s;
 }
 
-static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
+static zt_status_t emit_block_elementwise_ops(xe_emitter_t* e, MlirOperation op,
+                                              xe_val_t* const* given) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   xe_note_libm(e, n);
   intptr_t no = mlirOperationGetNumOperands(op);
@@ -2206,7 +2207,7 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   bool lazy[3] = {false, false, false};
   const xe_val_t* shape = NULL;
   for (intptr_t i = 0; i < no; ++i) {
-    ops[i] = xe_lookup(e, mlirOperationGetOperand(op, i));
+    ops[i] = given ? given[i] : xe_lookup(e, mlirOperationGetOperand(op, i));
     if (!ops[i]) return NULL;
     lazy[i] = ops[i]->layout == XE_LAYOUT_LAZY;
     if (ops[i]->layout == XE_LAYOUT_BLOCK2D) {
@@ -2444,6 +2445,52 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   for (intptr_t i = 0; i < no; ++i) xe_free_val(made[i]);
   xe_bind(e, res, r);
   return NULL;
+}
+
+// Operands of one elementwise op held in blocks of different roles (an
+// accumulator-shaped f32 tile and a splat the assignment placed as a dot's
+// A operand: attention backward's `tl.where(mask, pT, 0.0)` when pT's whole
+// chain feeds an A operand): the same blocks viewed in the first operand's
+// role where the geometry coincides (as emit_dot does), else moved by the
+// conversion tiers (xe_convert.c); the moved records are freed after.
+static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  if (no > 3) return emit_block_elementwise_ops(e, op, NULL);
+  xe_val_t* ops[3];
+  const xe_val_t* first = NULL;
+  bool mixed = false;
+  for (intptr_t i = 0; i < no; ++i) {
+    ops[i] = xe_lookup(e, mlirOperationGetOperand(op, i));
+    if (!ops[i]) return NULL;
+    if (ops[i]->layout != XE_LAYOUT_BLOCK2D) continue;
+    if (!first) first = ops[i];
+    else if (ops[i]->role != first->role) mixed = true;
+  }
+  if (!mixed) return emit_block_elementwise_ops(e, op, NULL);
+  xe_val_t views[3];
+  xe_val_t* moved[3] = {NULL, NULL, NULL};
+  int want = first->role;
+  for (intptr_t i = 0; i < no; ++i) {
+    xe_val_t* x = ops[i];
+    if (x->layout != XE_LAYOUT_BLOCK2D || x->role == want) continue;
+    bool view = !x->narrow && !first->narrow && x->b16 == first->b16 && x->br == first->br &&
+                x->bc == first->bc && x->tr == first->tr && x->tc == first->tc &&
+                x->nbr == first->nbr && x->nbc == first->nbc &&
+                !strcmp(xe_layout_attr(x), xe_layout_attr(first));
+    if (view) {
+      views[i] = *x;
+      views[i].role = want;
+      ops[i] = &views[i];
+    } else if (xe_convert_servable(x, want)) {
+      ops[i] = moved[i] = xe_convert_blocks(e, x, want);
+      if (!ops[i]) break;  // e->error holds the reason
+    } else {
+      break;  // the impl's check names it
+    }
+  }
+  zt_status_t s = e->error ? NULL : emit_block_elementwise_ops(e, op, ops);
+  for (int i = 0; i < 3; ++i) xe_free_val(moved[i]);
+  return s;
 }
 
 static zt_status_t emit_block_splat(xe_emitter_t* e, MlirOperation op) {
