@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
 
 #include "xe/xe_internal.h"
 
@@ -385,11 +386,39 @@ zt_status_t xe_emit_while(xe_emitter_t* e, MlirOperation op) {
   if (!s && !e->error) s = bind_args(e, after, 0, apre, &aargs);
   // xegpu-subgroup-distribute (22.1) finds no layout for the block
   // arguments of scf.while regions: carry tensors through scf.for instead.
-  for (int i = 0; !s && i < bargs.count + aargs.count; ++i)
-    if (i < bargs.count ? bargs.is_vec[i] : aargs.is_vec[i - bargs.count])
-      s = xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                  "scf.while carrying tensors is not supported on Xe yet "
-                  "(scalars only)");
+  // zetile's own distribution (xe_distribute.c, the default) gives them
+  // their lane types like scf.for's; only a forced upstream one refuses.
+  // The block arguments are allocated from their types alone (bind_args),
+  // so a tensor is carried only where that gives the layout its initial
+  // value has, and not lazy: else refused, as before.
+  const char* dist = getenv("ZETILE_XE_DISTRIBUTE");
+  bool upstream = dist && strcmp(dist, "upstream") == 0;
+  intptr_t nb = mlirBlockGetNumArguments(before), na = mlirBlockGetNumArguments(after);
+  bool kept = !upstream;
+  for (intptr_t j = 0; kept && !s && j < nb; ++j) {
+    const xe_val_t* init_j = xe_lookup(e, mlirOperationGetOperand(op, j));
+    const xe_val_t* b = xe_lookup(e, mlirBlockGetArgument(before, j));
+    const xe_val_t* a = j < na && na == nb ? xe_lookup(e, mlirBlockGetArgument(after, j)) : NULL;
+    // Lazy values are re-evaluated from their defining ops, which a block
+    // argument has none of (scf.for carries pointer tensors by their root).
+    if (!init_j || !b || b->layout != init_j->layout || b->layout == XE_LAYOUT_LAZY ||
+        xe_flat_count(b) != xe_flat_count(init_j) ||
+        (na == nb && (!a || a->layout != b->layout || xe_flat_count(a) != xe_flat_count(b))))
+      kept = false;
+  }
+  if (na != nb) kept = false;
+  // (A lazy tile has no vector among its flat values: look at the types.)
+  bool tensors = false;
+  for (intptr_t j = 0; j < nb + na; ++j)
+    tensors = tensors || mlirTypeIsAShaped(mlirValueGetType(
+                             j < nb ? mlirBlockGetArgument(before, j)
+                                    : mlirBlockGetArgument(after, j - nb)));
+  if (!s && !kept && tensors)
+    s = xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                "scf.while carrying tensors is not supported on Xe yet (scalars only)%s",
+                upstream ? " with ZETILE_XE_DISTRIBUTE=upstream"
+                         : ": a carried tile is held lazily (index arithmetic, or an integer "
+                           "tile) or its layout changes across the loop");
   const bool* save_skip = e->yield_skip;
   e->yield_skip = NULL;
   if (!s && !e->error) {

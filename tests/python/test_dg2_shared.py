@@ -65,6 +65,32 @@ def rowcol_kernel(x_ptr, rs_ptr, cm_ptr, M, N, BM: tl.constexpr, BN: tl.constexp
     tl.store(cm_ptr + rn, tl.max(tl.where(mask, x, -float("inf")), axis=0), mask=rn < N)
 
 
+@zetile.jit
+def while_tile_kernel(x_ptr, out_ptr, steps_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    """A 2-D tile carried through scf.while whose condition reads it: halve
+    every element above 1 until none is."""
+    r = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    v = tl.load(x_ptr + r)
+    n = 0
+    while tl.max(tl.max(v, axis=1), axis=0) > 1.0:
+        v = tl.where(v > 1.0, v * 0.5, v)
+        n += 1
+    tl.store(out_ptr + r, v)
+    tl.store(steps_ptr, n)
+
+
+@zetile.jit
+def while_rows_kernel(x_ptr, out_ptr, rows, BLOCK: tl.constexpr):
+    """A 1-D tensor carried through scf.while (test_dg2_while_mulhi's)."""
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    r = 0
+    while r < rows:
+        acc += tl.load(x_ptr + r * BLOCK + cols)
+        r += 1
+    tl.store(out_ptr + cols, acc)
+
+
 def _kernels():
     """name -> (kernel, signature, constexprs, num_warps)."""
     from vector_add import add_kernel
@@ -81,6 +107,8 @@ def _kernels():
                         {"GROUP": 4, "BLOCK_N": 128}, 4),
         "atomic_add_f32": (X.rmw_kernel, "*fp32,*fp32,*fp32,i32",
                            {"OP": "add", "SLOTS": 8, "BLOCK": 64}, 4),
+        "while_rows": (while_rows_kernel, "*fp32,*fp32,i32", {"BLOCK": 256}, 4),
+        "while_tile": (while_tile_kernel, "*fp32,*fp32,*i32", {"BM": 32, "BN": 64}, 4),
     }
 
 
@@ -88,7 +116,7 @@ def _kernels():
 # The others spill on both (vector_add and layer_norm at BLOCK 1024: the
 # folder 38 and 76 registers, the shared path 14 and 53; rowcol: 11 and ~20):
 # shown by the table (`python tests/python/test_dg2_shared.py`), not asserted.
-NO_SPILL = {"softmax", "copy2d_f16", "lock_colsum", "atomic_add_f32"}
+NO_SPILL = {"softmax", "copy2d_f16", "lock_colsum", "atomic_add_f32", "while_rows"}
 
 
 def _compile(name):
@@ -292,6 +320,76 @@ def test_e5_shared_path_lock_and_atomics():
         env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED}, timeout=600)
     assert res["target"] == "dg2", res
     _check(res)
+
+
+WHILE_E5 = r"""
+import json, numpy as np, zetile
+import test_dg2_shared as S
+rng = np.random.default_rng(4)
+out = {}
+for nw in (1, 4):  # one subgroup, and a 2x2 grid (the tile's reductions through SLM)
+    x = rng.standard_normal((13, 256)).astype(np.float32)
+    o = np.zeros(256, np.float32)
+    ck = S.while_rows_kernel[(1,)](x, o, 13, BLOCK=256, num_warps=nw)
+    zetile.get_device().synchronize()
+    out["target"] = ck.metadata["target"] + "/" + str(ck.metadata["subgroup_size"])
+    out[f"rows{nw}"] = float(np.abs(o - x.sum(0)).max())  # same order: exact
+    x = (rng.random((32, 64)) * 5000).astype(np.float32)
+    o, st = np.zeros_like(x), np.zeros(1, np.int32)
+    S.while_tile_kernel[(1,)](x, o, st, BM=32, BN=64, num_warps=nw)
+    zetile.get_device().synchronize()
+    ref, n = x.copy(), 0
+    while ref.max() > 1:
+        ref, n = np.where(ref > 1, ref * np.float32(0.5), ref), n + 1
+    out[f"tile{nw}"] = [int((o != ref).sum()), int(st[0]), n]
+print("RESULT " + json.dumps(out))
+"""
+
+
+SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
+
+
+@pytest.mark.parametrize("target", [
+    pytest.param("pvc", marks=pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1")),
+    "dg2"])
+def test_e5_while_carrying_tensors(target):
+    """scf.while carrying a 1-D accumulator and a 2-D tile read by the loop
+    condition (the shared lowering refused both; the dg2 folder built them):
+    dg2 (and pvc, slow: ~25 s at load 11) through the shared lowering, on
+    opencl:cpu."""
+    opencl_cpu_or_skip()
+    res = run_result(WHILE_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": target, **SHARED},
+                     timeout=600)
+    assert res["target"] == target + "/16", res
+    for nw in (1, 4):
+        assert res[f"rows{nw}"] == 0.0, res
+        bad, steps, ref_steps = res[f"tile{nw}"]
+        assert bad == 0 and steps == ref_steps > 0, res
+
+
+@zetile.jit
+def while_int_tile_kernel(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    r = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    v = tl.load(x_ptr + r)
+    while tl.max(tl.max(v, axis=1), axis=0) > 1:
+        v = tl.where(v > 1, v // 2, v)
+    tl.store(out_ptr + r, v)
+
+
+@pytest.mark.parametrize("env", [{}, {"ZETILE_XE_DISTRIBUTE": "upstream"}])
+def test_while_refusals_are_named(monkeypatch, env):
+    """What is still refused is refused by name, not a crash: an integer tile
+    (held lazily, re-evaluated from defining ops a block argument lacks) and
+    any tensor under upstream's distribution (no layout for scf.while's
+    block arguments)."""
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    fn, sig, consts = ((while_int_tile_kernel, "*i32,*i32", {"BM": 32, "BN": 64}) if not env
+                       else (while_rows_kernel, "*fp32,*fp32,i32", {"BLOCK": 256}))
+    with pytest.raises(zetile.CompilationError) as e:
+        zetile.compile(fn, signature=sig, constexprs=consts, target="pvc", num_warps=4,
+                       cached=False)
+    assert "scf.while carrying tensors is not supported" in str(e.value), str(e.value)
 
 
 E3_LAUNCH = r"""
