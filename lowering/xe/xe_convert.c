@@ -183,12 +183,7 @@ xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
           memcpy(row, b, sizeof row);
         }
         xe_slm_offsets(e, sbase, ((int64_t)bi * s->br + rr) * cols + 16LL * bj, offs);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                         "}> : vector<16x%s>, memref<%lldx%s, 3>, vector<16xindex>, "
-                         "vector<16xi1>%s\n",
-                         row, slm, offs, all, set, (long long)n, set, loc(e));
+        xe_slm_store(e, row, slm, offs, all, set, n);
       }
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
@@ -202,13 +197,7 @@ xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
       for (int32_t rr = 0; rr < d->br; ++rr) {
         xe_name_t offs, row;
         xe_slm_offsets(e, dbase, ((int64_t)bi * d->br + rr) * cols + 16LL * bj, offs);
-        xe_fresh(e, row);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                         "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
-                         "vector<16x%s>%s\n",
-                         row, slm, offs, all, (long long)n, set, set, loc(e));
+        xe_slm_load(e, slm, offs, all, set, n, row);
         if (bf) {
           xe_name_t b;
           bits_cast(e, row, false, b);

@@ -530,6 +530,12 @@ bool xe_slm_buffer(xe_emitter_t* e, zt_scalar_kind_t k, int n, xe_name_t out);
 /// an index ("" when always 0); `out` = a + b ("" operands are 0).
 void xe_slm_offsets(xe_emitter_t* e, const char* base, int64_t k, xe_name_t out);
 void xe_sg_index(xe_emitter_t* e, int div, int mod, int64_t mul, xe_name_t out);
+/// One 16-lane row v (element type et) stored to / loaded from the SLM
+/// buffer slm (memref<n x et, 3>) at offsets offs under mask.
+void xe_slm_store(xe_emitter_t* e, const char* v, const char* slm, const char* offs,
+                  const char* mask, const char* et, int64_t n);
+void xe_slm_load(xe_emitter_t* e, const char* slm, const char* offs, const char* mask,
+                 const char* et, int64_t n, xe_name_t out);
 void xe_add_index(xe_emitter_t* e, const char* a, const char* b, xe_name_t out);
 /// Whether xe_convert_blocks can move record s into blocks of `role`, and
 /// the move itself: a new record (not bound) of s's type in that role,

@@ -2645,17 +2645,19 @@ static void lane_value(xe_emitter_t* e, const xe_val_t* s, int64_t i, xe_name_t 
 // Element idx (a uniform i32 known only at run time: it depends on the
 // subgroup) of a 1-D record every subgroup holds whole: its chunk picked by
 // selects, then lane_value's masked reduction on the lane.
-static void lane_value_at(xe_emitter_t* e, const xe_val_t* s, const char* idx, xe_name_t out) {
+// The 16-lane chunk of a 1-D record holding element idx (a uniform i32
+// known at run time), picked by selects, and idx's lane in it.
+static void chunk_at(xe_emitter_t* e, const xe_val_t* s, const char* idx, xe_name_t v,
+                     xe_name_t ln) {
   const char* et = xe_elem(s->type.kind);
-  bool f = zt_scalar_kind_is_float(s->type.kind);
-  xe_name_t c16, chunk, ln, v, lane, lv, eq, zero, sel;
+  xe_name_t c16, chunk;
   char text[192];
   hoist_i32(e, 16, c16);
   snprintf(text, sizeof text, "arith.divui %s, %s : i32", idx, c16);
   xe_hoist(e, text, false, chunk);
   snprintf(text, sizeof text, "arith.remui %s, %s : i32", idx, c16);
   xe_hoist(e, text, false, ln);
-  memcpy(v, s->names[0], sizeof v);
+  memcpy(v, s->names[0], sizeof(xe_name_t));
   for (int32_t k = 1; k < s->nchunks; ++k) {
     xe_name_t ck, is, nv;
     hoist_i32(e, k, ck);
@@ -2667,8 +2669,16 @@ static void lane_value_at(xe_emitter_t* e, const xe_val_t* s, const char* idx, x
                      "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
                      "} : vector<16x%s>%s\n",
                      nv, is, s->names[k], v, et, loc(e));
-    memcpy(v, nv, sizeof v);
+    memcpy(v, nv, sizeof(xe_name_t));
   }
+}
+
+static void lane_value_at(xe_emitter_t* e, const xe_val_t* s, const char* idx, xe_name_t out) {
+  const char* et = xe_elem(s->type.kind);
+  bool f = zt_scalar_kind_is_float(s->type.kind);
+  xe_name_t ln, v, lane, lv, eq, zero, sel;
+  char text[192];
+  chunk_at(e, s, idx, v, ln);
   xe_lane_i32(e, lane);
   snprintf(text, sizeof text,
            "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR "} : i32 to vector<16xi32>", ln);
@@ -2808,27 +2818,9 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
       // lane shuffle (`idx`) for each of the 16 / tr places o can take and
       // a select on the subgroup's o (2 shuffles and a select a row for 8
       // rows a subgroup, against a masked reduction across the lanes).
-      xe_name_t chunk, v, c16, o;
+      xe_name_t v, o;
       char text[192];
-      hoist_i32(e, 16, c16);
-      snprintf(text, sizeof text, "arith.divui %s, %s : i32", row0, c16);
-      xe_hoist(e, text, false, chunk);
-      snprintf(text, sizeof text, "arith.remui %s, %s : i32", row0, c16);
-      xe_hoist(e, text, false, o);
-      memcpy(v, col->names[0], sizeof v);
-      for (int32_t k = 1; k < col->nchunks; ++k) {
-        xe_name_t ck, is, nv;
-        hoist_i32(e, k, ck);
-        snprintf(text, sizeof text, "arith.cmpi eq, %s, %s : i32", chunk, ck);
-        xe_hoist(e, text, false, is);
-        xe_fresh(e, nv);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : vector<16x%s>%s\n",
-                         nv, is, col->names[k], v, et, loc(e));
-        memcpy(v, nv, sizeof v);
-      }
+      chunk_at(e, col, row0, v, o);
       int places = 16 / (int)r->tr;
       xe_name_t at[16];  // at[p]: the vector<16xi1> "o == p * tr"
       for (int p = 1; p < places; ++p) {

@@ -196,12 +196,7 @@ int xe_cross_sg_gather(xe_emitter_t* e, zt_scalar_kind_t k, const char* in,
                    "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
                    "} : %s to vector<16x%s>%s\n",
                    b, in, et, et, loc(e));
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                   "}> : vector<16x%s>, memref<%dx%s, 3>, vector<16xindex>, "
-                   "vector<16xi1>%s\n",
-                   b, slm, sgv, lane0, et, XE_MAX_SUBGROUPS, et, loc(e));
+  xe_slm_store(e, b, slm, sgv, lane0, et, XE_MAX_SUBGROUPS);
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
   xe_name_t step;
@@ -338,6 +333,25 @@ void xe_slm_offsets(xe_emitter_t* e, const char* base, int64_t k, xe_name_t out)
 void xe_sg_index(xe_emitter_t* e, int div, int mod, int64_t mul, xe_name_t out) {
   sg_index(e, div, mod, mul, out);
 }
+void xe_slm_store(xe_emitter_t* e, const char* v, const char* slm, const char* offs,
+                  const char* mask, const char* et, int64_t n) {
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                   "}> : vector<16x%s>, memref<%lldx%s, 3>, vector<16xindex>, "
+                   "vector<16xi1>%s\n",
+                   v, slm, offs, mask, et, (long long)n, et, loc(e));
+}
+void xe_slm_load(xe_emitter_t* e, const char* slm, const char* offs, const char* mask,
+                 const char* et, int64_t n, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                   "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
+                   "vector<16x%s>%s\n",
+                   out, slm, offs, mask, (long long)n, et, et, loc(e));
+}
 void xe_add_index(xe_emitter_t* e, const char* a, const char* b, xe_name_t out) {
   add_index(e, a, b, out);
 }
@@ -353,11 +367,7 @@ void xe_slm_from_sg0(xe_emitter_t* e, zt_scalar_kind_t k, const char* v, int ch,
   slm_offsets(e, "", 16LL * ch, offs);
   xe_sg0_mask(e, sg0);
   xe_all_true(e, all);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                   "}> : vector<16x%s>, memref<%dx%s, 3>, vector<16xindex>, vector<16xi1>%s\n",
-                   v, slm, offs, sg0, et, 16 * n, et, loc(e));
+  xe_slm_store(e, v, slm, offs, sg0, et, 16LL * n);
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
   xe_fresh(e, out);
@@ -411,13 +421,7 @@ static zt_status_t combine_slm_partials(xe_emitter_t* e, const reduce_kind_t* rk
     for (int i = 0; i < nparts; ++i) {
       xe_name_t offs, v;
       slm_offsets(e, rbase, ((int64_t)i * T + c) * 16, offs);
-      xe_fresh(e, v);
-      xe_line(e);
-      zt_strbuf_printf(&e->body,
-                       "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                       "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
-                       "vector<16x%s>%s\n",
-                       v, slm, offs, mask, (long long)n, et, et, loc(e));
+      xe_slm_load(e, slm, offs, mask, et, n, v);
       if (nan_check) or_nan(e, v, et, any);
       if (!acc[0]) {
         memcpy(acc, v, sizeof acc);
@@ -469,12 +473,7 @@ static zt_status_t cols_across_subgroups(xe_emitter_t* e, const reduce_kind_t* r
   for (int32_t bj = 0; bj < s->nbc; ++bj) {
     xe_name_t offs;
     slm_offsets(e, wbase, 16LL * bj, offs);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                     "}> : vector<16x%s>, memref<%lldx%s, 3>, vector<16xindex>, "
-                     "vector<16xi1>%s\n",
-                     part[bj], slm, offs, all, et, (long long)n, et, loc(e));
+    xe_slm_store(e, part[bj], slm, offs, all, et, n);
   }
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
@@ -518,12 +517,7 @@ static zt_status_t rows_across_subgroups(xe_emitter_t* e, const reduce_kind_t* r
     int64_t left = s->tr - 16LL * c;
     if (left >= 16) memcpy(mask, all, sizeof mask);
     else xe_pad_mask(e, left, mask);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                     "}> : vector<16x%s>, memref<%lldx%s, 3>, vector<16xindex>, "
-                     "vector<16xi1>%s\n",
-                     part[c], slm, offs, mask, et, (long long)n, et, loc(e));
+    xe_slm_store(e, part[c], slm, offs, mask, et, n);
   }
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));

@@ -156,12 +156,7 @@ static bool through_slm(xe_emitter_t* e, const xe_val_t* s, xe_val_t* r, zt_scal
         xe_name_t row, offs;
         xe_block_row(e, s, bi, bj, rr, row);
         xe_slm_offsets(e, sbase, ((int64_t)bi * s->br + rr) * cols + 16LL * bj, offs);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                         "}> : vector<16x%s>, memref<%lldx%s, 3>, vector<16xindex>, "
-                         "vector<16xi1>%s\n",
-                         row, slm, offs, all, et, (long long)n, et, loc(e));
+        xe_slm_store(e, row, slm, offs, all, et, n);
       }
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
@@ -177,13 +172,7 @@ static bool through_slm(xe_emitter_t* e, const xe_val_t* s, xe_val_t* r, zt_scal
         // column of the source, lanes `cols` elements apart.
         xe_name_t offs, row;
         strided_offsets(e, dbase, 16LL * bj * cols + (int64_t)bi * r->br + rr, cols, offs);
-        xe_fresh(e, row);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                         "}> : memref<%lldx%s, 3>, vector<16xindex>, vector<16xi1> -> "
-                         "vector<16x%s>%s\n",
-                         row, slm, offs, all, (long long)n, et, et, loc(e));
+        xe_slm_load(e, slm, offs, all, et, n, row);
         xe_block_insert_row(e, row, blk, rr, bet, r->br, attr);
       }
       memcpy(r->names[bi * r->nbc + bj], blk, sizeof(xe_name_t));
