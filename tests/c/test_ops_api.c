@@ -12,42 +12,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ops_test_util.h"
 #include "zetile/ops.h"
 #include "zetile/zetile.h"
-
-#define OK(expr)                                                                   \
-  do {                                                                             \
-    zt_status_t s_ = (expr);                                                       \
-    ck_assert_msg(s_ == NULL, "%s: %s", #expr, zt_status_message(s_));             \
-  } while (0)
 
 static char dir[256];
 static zt_device_t* dev;
 
 static void setup(void) {
-  snprintf(dir, sizeof dir, "/tmp/zt-ops-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-  setenv("ZETILE_CACHE_DIR", dir, 1);
-  // ZT_TEST_OPS_DEVICE runs the same checks on another device (opencl:cpu
-  // runs the pvc SPIR-V of every plan on Intel's CPU OpenCL runtime).
-  const char* name = getenv("ZT_TEST_OPS_DEVICE");
-  OK(zt_device_open(name && *name ? name : "cpu", &dev));
+  ot_cache_make(dir, sizeof dir, "/tmp/zt-ops-XXXXXX");
+  ot_device_open(&dev);
 }
 
 static void teardown(void) {
   zt_device_release(dev);
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  ot_cache_remove(dir);
 }
 
-static bool compiler_missing(const char* test) {
-  zt_status_t s = zt_compiler_available();
-  if (!s) return false;
-  fprintf(stderr, "SKIP %s: %s\n", test, zt_status_message(s));
-  zt_status_free(s);
-  return true;
-}
 
 // ---------------------------------------------------------------- dtypes
 static uint16_t f2bf(float f) {
@@ -670,7 +651,6 @@ END_TEST
 // shares by length: n = 2 on any device) and matches the reference; a
 // query longer than a tile, dropout, and a split the build does not export
 // (causal) each plan the one-pass kernel instead of failing.
-static void expect(zt_status_t s, zt_status_code_t code, const char* needle);
 
 START_TEST(test_sdpa_split_kv_auto) {
   if (compiler_missing(__func__)) return;
@@ -977,14 +957,6 @@ START_TEST(test_flex_softcap_causal) {
 }
 END_TEST
 
-static void expect(zt_status_t s, zt_status_code_t code, const char* needle) {
-  ck_assert_msg(s != NULL, "expected %s (%s), got OK", zt_status_code_name(code), needle);
-  ck_assert_msg(zt_status_code(s) == code, "expected %s, got %s: %s", zt_status_code_name(code),
-                zt_status_code_name(zt_status_code(s)), zt_status_message(s));
-  ck_assert_msg(strstr(zt_status_message(s), needle), "message '%s' lacks '%s'",
-                zt_status_message(s), needle);
-  zt_status_free(s);
-}
 
 // Mods built with the C builder, as torch writes them (on scalars).
 // score: score * 0.5 + t[h] * (kv - q); mask: q >= kv && (q + kv) % 5 != 1

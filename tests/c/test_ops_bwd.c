@@ -16,55 +16,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ops_test_util.h"
 #include "zetile/ops.h"
 #include "zetile/zetile.h"
-
-#define OK(expr)                                                                   \
-  do {                                                                             \
-    zt_status_t s_ = (expr);                                                       \
-    ck_assert_msg(s_ == NULL, "%s: %s", #expr, zt_status_message(s_));             \
-  } while (0)
 
 static char dir[256];
 static zt_device_t* dev;
 
 // One private cache for the run (an unchecked fixture: the forked tests
 // share the specializations they have in common), a device per test.
-static void make_cache(void) {
-  snprintf(dir, sizeof dir, "/tmp/zt-ops-bwd-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-  setenv("ZETILE_CACHE_DIR", dir, 1);
-}
-
-static void setup(void) {
-  const char* name = getenv("ZT_TEST_OPS_DEVICE");
-  OK(zt_device_open(name && *name ? name : "cpu", &dev));
-}
-
+static void make_cache(void) { ot_cache_make(dir, sizeof dir, "/tmp/zt-ops-bwd-XXXXXX"); }
+static void setup(void) { ot_device_open(&dev); }
 static void teardown(void) { zt_device_release(dev); }
-
-static void remove_cache(void) {
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-static bool compiler_missing(const char* test) {
-  zt_status_t s = zt_compiler_available();
-  if (!s) return false;
-  fprintf(stderr, "SKIP %s: %s\n", test, zt_status_message(s));
-  zt_status_free(s);
-  return true;
-}
-
-static void expect(zt_status_t s, zt_status_code_t code, const char* needle) {
-  ck_assert_msg(s != NULL, "expected %s (%s), got OK", zt_status_code_name(code), needle);
-  ck_assert_msg(zt_status_code(s) == code, "expected %s, got %s: %s", zt_status_code_name(code),
-                zt_status_code_name(zt_status_code(s)), zt_status_message(s));
-  ck_assert_msg(strstr(zt_status_message(s), needle), "message '%s' lacks '%s'",
-                zt_status_message(s), needle);
-  zt_status_free(s);
-}
+static void remove_cache(void) { ot_cache_remove(dir); }
 
 // ---------------------------------------------------------------- dtypes
 static uint16_t f2bf(float f) {
