@@ -2197,18 +2197,17 @@ static zt_status_t elementwise_rows(xe_emitter_t* e, MlirOperation op, xe_val_t*
   return s;
 }
 
+// given: the op's operand records (at most 3), looked up by the caller.
 static zt_status_t emit_block_elementwise_ops(xe_emitter_t* e, MlirOperation op,
                                               xe_val_t* const* given) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   xe_note_libm(e, n);
   intptr_t no = mlirOperationGetNumOperands(op);
-  if (no > 3) return xe_fail(e, ZT_STATUS_UNSUPPORTED, "%d operands", (int)no);
   xe_val_t* ops[3];
   bool lazy[3] = {false, false, false};
   const xe_val_t* shape = NULL;
   for (intptr_t i = 0; i < no; ++i) {
-    ops[i] = given ? given[i] : xe_lookup(e, mlirOperationGetOperand(op, i));
-    if (!ops[i]) return NULL;
+    ops[i] = given[i];
     lazy[i] = ops[i]->layout == XE_LAYOUT_LAZY;
     if (ops[i]->layout == XE_LAYOUT_BLOCK2D) {
       if (shape && (shape->role != ops[i]->role ||
@@ -2455,7 +2454,7 @@ static zt_status_t emit_block_elementwise_ops(xe_emitter_t* e, MlirOperation op,
 // conversion tiers (xe_convert.c); the moved records are freed after.
 static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
   intptr_t no = mlirOperationGetNumOperands(op);
-  if (no > 3) return emit_block_elementwise_ops(e, op, NULL);
+  if (no > 3) return xe_fail(e, ZT_STATUS_UNSUPPORTED, "%d operands", (int)no);
   xe_val_t* ops[3];
   const xe_val_t* first = NULL;
   bool mixed = false;
@@ -2466,7 +2465,7 @@ static zt_status_t emit_block_elementwise(xe_emitter_t* e, MlirOperation op) {
     if (!first) first = ops[i];
     else if (ops[i]->role != first->role) mixed = true;
   }
-  if (!mixed) return emit_block_elementwise_ops(e, op, NULL);
+  if (!mixed) return emit_block_elementwise_ops(e, op, ops);
   xe_val_t views[3];
   xe_val_t* moved[3] = {NULL, NULL, NULL};
   int want = first->role;
