@@ -49,10 +49,20 @@ def main():
     import pathlib
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="zt-torch-import-"))
     ep = entry_point_dir(tmp)
+    # An installed zetile (the wheel, or scripts/setup.sh's editable install)
+    # declares the entry point itself, so "without" would run the hook too.
+    # importlib.metadata keeps the first distribution of a name on sys.path:
+    # a dist-info named zetile with no entry points, first on PYTHONPATH,
+    # hides the installed one's from torch's lookup (the lookup still runs).
+    mask = tmp / "mask" / "zetile-0.0.dist-info"
+    mask.mkdir(parents=True)
+    (mask / "METADATA").write_text("Metadata-Version: 2.1\nName: zetile\nVersion: 0.0\n")
     base = dict(os.environ)
     base.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
     base.pop("ZETILE_INDUCTOR", None)
-    base["PYTHONPATH"] = os.pathsep.join(p for p in (base.get("PYTHONPATH"),) if p)
+    base["PYTHONPATH"] = os.pathsep.join(p for p in (str(mask.parent), base.get("PYTHONPATH")) if p)
+    # With the hook: exactly one entry point (the test dist-info's), the
+    # installed one still hidden, so both rows differ only by that entry.
     with_hook = dict(base, PYTHONPATH=os.pathsep.join(filter(None, (str(ep), base["PYTHONPATH"]))))
     names = ("without hook", "with hook", "import torch; import zetile")
     wall = {k: [] for k in names}
