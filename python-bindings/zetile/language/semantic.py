@@ -765,17 +765,35 @@ class Semantic:
             input_precision = "ieee"
         if a.dtype != b_.dtype:
             raise TypeError(f"tl.dot operands must have one dtype, got {a.dtype} and {b_.dtype}")
-        if a.dtype.is_int():
-            out = T.int32
-        else:
-            out = out_dtype if out_dtype is not None else T.float32
+        # The result type is Triton's rule, not out_dtype alone: fp32 and bf16
+        # operands accumulate in fp32 and fp64 operands in fp64 whatever
+        # out_dtype says; only fp16 (and fp8) products take out_dtype. (Taking
+        # out_dtype's default fp32 for fp64 operands rounded every product to
+        # fp32: a silent precision loss Triton's tolerant tests did not see.)
         shape = tuple(a.shape[:-1]) + (b_.shape[-1],)
-        if acc is None:
-            acc = self.full(shape, 0, out)
-        else:
+        if acc is not None:
             acc = self.to_tensor(acc)
             if acc.shape != shape:
                 raise ValueError(f"tl.dot accumulator shape {list(acc.shape)} != {list(shape)}")
+            if out_dtype is not None and acc.dtype != out_dtype:
+                raise TypeError(f"expected accumulator dtype {out_dtype}, got {acc.dtype}; "
+                                f"pass out_dtype={acc.dtype} to use this accumulator dtype")
+        if out_dtype is None:
+            out_dtype = T.float32 if acc is None else acc.dtype
+        if a.dtype.is_int():
+            out = T.int32
+        elif out_dtype.is_bf16():
+            raise ValueError("out_dtype=bfloat16 is unsupported. Please use out_dtype=float32/float16 "
+                             "and cast with `.to(tl.bfloat16)`")
+        elif a.dtype.is_fp32() or a.dtype.is_bf16():
+            out = T.float32
+        elif a.dtype.is_fp64():
+            out = T.float64
+        else:
+            out = out_dtype
+        if acc is None:
+            acc = self.full(shape, 0, out)
+        else:
             out = acc.dtype
         prec = input_precision or ("tf32" if a.dtype.is_fp32() else "ieee")
         if prec in ("bf16x3", "bf16x6"):
