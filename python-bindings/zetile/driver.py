@@ -12,6 +12,13 @@ class _Utils:
     def get_device_properties(self, device=None):
         info = runtime.info(runtime.get_device())
         slm = info.get("slm_size") or info.get("max_shared_mem") or 64 * 1024
+        if info.get("backend") == "cpu":
+            # The CPU target has no separate shared memory: a tile lives on the
+            # program's stack, or on the heap past 256 KB per kernel
+            # (docs/ARCHITECTURE.md), so host memory is the bound. Programs use
+            # this to drop configs that would not fit (Triton's own tests skip
+            # by it); 64 KB would drop configs the CPU target runs.
+            slm = min(info.get("memory_bytes") or 0, 2**31 - 1) or slm
         return {"max_shared_mem": slm, "multiprocessor_count": info.get("compute_units", 1),
                 "max_num_regs": 0, "warpSize": info.get("subgroup_size", 16),
                 "name": info.get("name", "")}
