@@ -465,6 +465,10 @@ static void operand_chain(xe_assign_t* a, chain_walk_t* w, MlirValue x, const xe
 static MlirWalkResult anchor_dots(MlirOperation op, void* user) {
   xe_assign_t* a = user;
   if (!op_is(op, "tile.dot")) return MlirWalkResultAdvance;
+  // A batched (3-D) dot has no DPAS layout: the emitter refuses it by name.
+  // (Laying its 3-D values out as 2-D blocks divided by zero in
+  // xe_layout_conv_tier: the compile worker died of SIGFPE.)
+  if (rank_of(mlirOperationGetResult(op, 0)) != 2) return MlirWalkResultAdvance;
   int grid[2];
   bool rows;
   dot_grid(a, op, grid, &rows);
@@ -633,7 +637,7 @@ static MlirWalkResult conversions(MlirOperation op, void* user) {
   if (op_is(op, "tile.dot")) {
     MlirValue r = mlirOperationGetResult(op, 0);
     const xe_layout_t* rl = get(a, r);
-    if (!rl) return MlirWalkResultAdvance;
+    if (!rl || rank_of(r) != 2) return MlirWalkResultAdvance;  // see anchor_dots
     int grid[2] = {rl->grid[0], rl->grid[1]};
     int bits = bits_of(mlirOperationGetOperand(op, 0));
     for (int i = 0; i < 3; ++i) {

@@ -472,3 +472,39 @@ def permute_kernel(X, OUT, N: tl.constexpr, OP: tl.constexpr):
     else:
         r = tl.histogram((tl.abs(x) % 8).to(tl.int32), N)
     tl.store(OUT + offs, r)
+
+
+# ---------------------------------------------------------------- dots
+@triton.jit
+def dot_kernel(X, Y, OUT, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+               OP: tl.constexpr, PREC: tl.constexpr):
+    # The result's own precision shows: OUT is float64 (int64), so the store
+    # widens the dot's result exactly. B > 1: Triton's batched (3-D) dot.
+    if B == 1:
+        om = tl.arange(0, M)[:, None]
+        on = tl.arange(0, N)[None, :]
+        ok = tl.arange(0, K)
+        x = tl.load(X + om * K + ok[None, :])
+        y = tl.load(Y + ok[:, None] * N + on)
+        dst = OUT + om * N + on
+    else:
+        ob = tl.arange(0, B)[:, None, None]
+        om = tl.arange(0, M)[None, :, None]
+        on = tl.arange(0, N)[None, None, :]
+        ok = tl.arange(0, K)
+        x = tl.load(X + ob * M * K + om * K + ok[None, None, :])
+        y = tl.load(Y + ob * K * N + ok[None, :, None] * N + on)
+        dst = OUT + ob * M * N + om * N + on
+    if OP == "default":
+        r = tl.dot(x, y, input_precision=PREC)
+    elif OP == "out_f16":
+        r = tl.dot(x, y, out_dtype=tl.float16, input_precision=PREC)
+    elif OP == "acc_f32":
+        if B == 1:
+            acc = tl.full((M, N), 0.5, tl.float32)
+        else:
+            acc = tl.full((B, M, N), 0.5, tl.float32)
+        r = tl.dot(x, y, acc, input_precision=PREC)
+    else:
+        r = tl.dot(x, y, input_precision=PREC) * 2 + 1
+    tl.store(dst, r)

@@ -180,7 +180,28 @@ def _permute_cases():
                        out_dtype="int32" if op == "histogram" else dt, in_sizes=[32], out_size=32)
 
 
-CASES = [*_permute_cases(), *_compose_cases(), *_binary_cases(), *_scalar_cases(), *_unary_cases(), *_cast_cases(), *_reduce_cases(),
+def _dot_cases():
+    # tl.dot's result type and precision against the interpreter: fp64 sums
+    # in fp64 (a fp32 accumulator was a silent 1e-6 error), fp32 and bf16 in
+    # fp32 whatever out_dtype says, fp16 in out_dtype, int8 in int32. The
+    # tolerance grows with K (conformance_support._tolerance); fp32 at
+    # "ieee" only: the interpreter ignores tf32.
+    for dt, ops, precs in [("float64", ["default", "out_f16", "scaled"], ["ieee"]),
+                           ("float32", ["default", "out_f16", "acc_f32"], ["ieee"]),
+                           ("float16", ["default", "out_f16", "acc_f32"], ["ieee"]),
+                           ("int8", ["default", "scaled"], ["ieee"])]:
+        for op in ops:
+            for prec in precs:
+                for b in (1, 2):
+                    m, n, k = 16, 32, 32
+                    yield Case("dot", f"{op}-{dt}-b{b}", "dot_kernel", ["X", "Y"], [dt, dt],
+                               op=op, scalars={},
+                               constexprs={"B": b, "M": m, "N": n, "K": k, "OP": op, "PREC": prec},
+                               grid=(1,), out_dtype=None, in_sizes=[b * m * k, b * k * n],
+                               out_size=b * m * n)
+
+
+CASES = [*_dot_cases(), *_permute_cases(), *_compose_cases(), *_binary_cases(), *_scalar_cases(), *_unary_cases(), *_cast_cases(), *_reduce_cases(),
          *_shape_cases(), *_control_cases(), *_index_reduce_cases(), *_random_cases(),
          *_scan_atomic_block_cases()]
 
