@@ -20,10 +20,10 @@ TRITON_IMPORTS = ("import triton\n", "import triton.language as tl\n")
 ZETILE_IMPORTS = ("import zetile as triton\n", "import zetile.language as tl\n")
 
 
-def load_kernels(which):
-    """kernels.py as a module run by `which` ("triton" or "zetile"); None if
-    Triton is not installed."""
-    src = open(KERNELS).read()
+def load_kernels(which, path=KERNELS):
+    """kernels.py (or `path`) as a module run by `which` ("triton" or
+    "zetile"); None if Triton is not installed."""
+    src = open(path).read()
     if which == "triton":
         os.environ["TRITON_INTERPRET"] = "1"
         try:
@@ -34,10 +34,11 @@ def load_kernels(which):
         for a, b in zip(TRITON_IMPORTS, ZETILE_IMPORTS):
             assert a in src, f"kernels.py must contain the line {a!r}"
             src = src.replace(a, b, 1)  # the only change: same line count, same lines
-    mod = types.ModuleType(f"conformance_kernels_{which}")
-    mod.__file__ = KERNELS
+    stem = os.path.splitext(os.path.basename(path))[0]
+    mod = types.ModuleType(f"conformance_{stem}_{which}")
+    mod.__file__ = path
     sys.modules[mod.__name__] = mod
-    exec(compile(src, KERNELS, "exec"), mod.__dict__)
+    exec(compile(src, path, "exec"), mod.__dict__)
     return mod
 
 

@@ -282,9 +282,12 @@ def div_rn(x, y):
 def umulhi(x, y):
     s = _sem()
     x = s.to_tensor(_unwrap(x))
-    if x.dtype.name not in ("int32", "int64", "uint32", "uint64"):
-        raise ValueError(f"Expected dtype ['int32', 'int64', 'uint32', 'uint64'] but got {x.dtype.name}")
-    return s.umulhi(x, _unwrap(y))
+    y = _unwrap(y)
+    # Triton checks every tensor argument (int32 * int8 is refused, not promoted).
+    for v in (x, y):
+        if isinstance(v, tensor) and v.dtype.name not in ("int32", "int64", "uint32", "uint64"):
+            raise ValueError(f"Expected dtype ['int32', 'int64', 'uint32', 'uint64'] but got {v.dtype.name}")
+    return s.umulhi(x, y)
 
 
 @builtin
@@ -442,7 +445,8 @@ def xor_sum(input, axis=None, keep_dims=False):
 # -------------------------------------------------------------------- dot
 @builtin
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
-        out_dtype=float32):
+        out_dtype=None):
+    # out_dtype None (Triton's default): fp32, or the accumulator's dtype when one is given.
     s = _sem()
     prec = _unwrap(input_precision)
     if prec is None and _unwrap(allow_tf32) is not None:

@@ -775,6 +775,8 @@ class Semantic:
             acc = self.to_tensor(acc)
             if acc.shape != shape:
                 raise ValueError(f"tl.dot accumulator shape {list(acc.shape)} != {list(shape)}")
+            if acc.dtype.is_int() and not a.dtype.is_int():
+                raise TypeError(f"tl.dot of {a.dtype} operands cannot accumulate into {acc.dtype}")
             if out_dtype is not None and acc.dtype != out_dtype:
                 raise TypeError(f"expected accumulator dtype {out_dtype}, got {acc.dtype}; "
                                 f"pass out_dtype={acc.dtype} to use this accumulator dtype")

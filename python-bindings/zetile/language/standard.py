@@ -119,9 +119,13 @@ def cumsum(input, axis=0, reverse=False, dtype=None):
 
 
 @builtin
-def cumprod(input, axis=0, reverse=False):
+def cumprod(input, axis=0, reverse=False, dtype=None):
+    # As cumsum (and Triton): integers narrower than 32 bits multiply in 32.
     s = _sem()
     t = s.to_tensor(_unwrap(input))
+    dt = _sum_dtype(t.dtype, _unwrap(dtype))
+    if dt is not None:
+        t = s.cast(t, dt)
     return _scan_wide(t, lambda a, b: s.mul(a, b), axis, reverse)
 
 
@@ -547,8 +551,10 @@ def histogram(input, num_bins, mask=None):
     s = _sem()
     t = s.to_tensor(_unwrap(input))
     nb = int(_unwrap(num_bins))
-    if len(t.shape) != 1 or not t.dtype.is_int():
-        raise TypeError("histogram needs a 1-D integer tensor")
+    if len(t.shape) != 1:
+        raise TypeError("histogram only supports 1D input")
+    if not (t.dtype.is_int() and t.dtype.int_bitwidth == 32):
+        raise ValueError(f"histogram only supports 32-bit integer input, but got {t.dtype}")
     n = t.shape[0]
     bins = s.broadcast_to(s.reshape(s.arange(0, nb), (1, nb)), (n, nb))
     vals = s.broadcast_to(s.reshape(s.cast(t, T.int32), (n, 1)), (n, nb))
