@@ -24,7 +24,7 @@ static const uint32_t kModule[] = {
     (1u << 16) | 253,
     (1u << 16) | 56,
 };
-enum { kLabelIdWord = 27 };
+enum { kLabelIdWord = 27, kFunctionTypeWord = 25 };
 
 START_TEST(test_valid_module) {
   if (!zt_spirv_validator_available()) return;
@@ -47,6 +47,22 @@ START_TEST(test_id_defined_twice) {
 }
 END_TEST
 
+// Validation runs without SPIRV-Tools' friendly names (they cost ~1/4 of
+// it); an invalid module is validated again with them, so the message
+// names the id as spirv-val would ('1[%void]', not '1[%1]').
+START_TEST(test_message_has_friendly_names) {
+  ck_assert_msg(zt_spirv_validator_available(), "built without SPIRV-Tools");
+  uint32_t m[sizeof kModule / 4];
+  memcpy(m, kModule, sizeof m);
+  ck_assert_uint_eq(m[kFunctionTypeWord], 2);
+  m[kFunctionTypeWord] = 1;  // OpFunction's type is OpTypeVoid, not a function type
+  zt_status_t s = zt_spirv_validate(m, sizeof m);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_msg(strstr(zt_status_message(s), "'1[%void]'") != NULL, "%s", zt_status_message(s));
+  zt_status_free(s);
+}
+END_TEST
+
 START_TEST(test_partial_word) {
   zt_status_t s = zt_spirv_validate(kModule, sizeof kModule - 1);
   if (!zt_spirv_validator_available()) {
@@ -63,6 +79,7 @@ int main(void) {
   TCase* tc = tcase_create("validate");
   tcase_add_test(tc, test_valid_module);
   tcase_add_test(tc, test_id_defined_twice);
+  tcase_add_test(tc, test_message_has_friendly_names);
   tcase_add_test(tc, test_partial_word);
   suite_add_tcase(su, tc);
   SRunner* sr = srunner_create(su);
