@@ -174,3 +174,82 @@ def dot_type(X, Y, OP: tl.constexpr):
     else:
         tl.static_assert(False, "unknown op")
     tl.static_print(r.dtype)
+
+
+@triton.jit
+def scalar_type(X, OP: tl.constexpr):
+    x = tl.load(X + tl.arange(0, 16))
+    if OP == "lt_float":
+        r = x < 2.5
+    elif OP == "floordiv_int":
+        r = x // 2
+    elif OP == "mod_float":
+        r = x % 3.0
+    elif OP == "and_hex":
+        r = x & 0xFF
+    elif OP == "shl_int":
+        r = x << 2
+    elif OP == "rsub_int":
+        r = 7 - x
+    elif OP == "rdiv_float":
+        r = 1.0 / x
+    elif OP == "mul_bool":
+        r = x * True
+    elif OP == "where_scalars":
+        r = tl.where(x > 0, 1, 2.5)
+    elif OP == "where_int_scalar":
+        r = tl.where(x > 0, x, 0)
+    elif OP == "where_float_scalar":
+        r = tl.where(x > 0, x, 0.0)
+    elif OP == "maximum_scalar":
+        r = tl.maximum(x, 0)
+    elif OP == "pow_int":
+        r = x * x * 2**31
+    elif OP == "neg_big":
+        r = x - 2**63
+    elif OP == "u32_scalar":
+        r = x + 2**32 - 1
+    elif OP == "load_other":
+        r = tl.load(X + tl.arange(0, 16), mask=tl.arange(0, 16) < 8, other=0)
+    elif OP == "load_other_float":
+        r = tl.load(X + tl.arange(0, 16), mask=tl.arange(0, 16) < 8, other=1.5)
+    elif OP == "atomic_add":
+        r = tl.atomic_add(X + tl.arange(0, 16), x)
+    elif OP == "atomic_max":
+        r = tl.atomic_max(X + tl.arange(0, 16), x)
+    elif OP == "atomic_xchg":
+        r = tl.atomic_xchg(X + tl.arange(0, 16), x)
+    elif OP == "atomic_cas":
+        r = tl.atomic_cas(X + tl.arange(0, 16), x, x)
+    elif OP == "rand":
+        r = tl.rand(x.to(tl.int32), tl.arange(0, 16))
+    elif OP == "randint":
+        r = tl.randint(x.to(tl.int32), tl.arange(0, 16))
+    elif OP == "sum_keep":
+        r = tl.sum(x, 0, keep_dims=True)
+    elif OP == "reduce_fn":
+        r = tl.reduce(x, 0, _combine_max)
+    elif OP == "to_f8":
+        r = x.to(tl.float8e5)
+    elif OP == "to_bf16_rtz":
+        r = x.to(tl.bfloat16, fp_downcast_rounding="rtz")
+    elif OP == "ravel":
+        r = tl.ravel(tl.reshape(x, (4, 4)))
+    elif OP == "trans":
+        r = tl.trans(tl.reshape(x, (4, 4)))
+    elif OP == "broadcast":
+        r = tl.broadcast_to(x[None, :], (2, 16))
+    elif OP == "interleave":
+        r = tl.interleave(x, x)
+    elif OP == "gather":
+        r = tl.gather(x, tl.arange(0, 16), 0)
+    elif OP == "dot_scaled_like":
+        r = tl.fdiv(x.to(tl.float32), 2.0)
+    else:
+        tl.static_assert(False, "unknown op")
+    tl.static_print(r.dtype)
+
+
+@triton.jit
+def _combine_max(a, b):
+    return tl.maximum(a, b)

@@ -29,6 +29,12 @@ UNARY = ["neg", "invert", "not", "abs", "exp", "exp2", "log", "sqrt", "sqrt_rn",
          "argmax", "max_index", "xor_sum", "reduce_or", "cumsum", "cumprod", "sort", "flip",
          "histogram", "to_f16", "to_i1", "bitcast_i32", "zeros_like", "full_like", "split",
          "range_mul", "program_id_add"]
+SCALAR = ["lt_float", "floordiv_int", "mod_float", "and_hex", "shl_int", "rsub_int", "rdiv_float",
+          "mul_bool", "where_scalars", "where_int_scalar", "where_float_scalar", "maximum_scalar",
+          "pow_int", "neg_big", "u32_scalar", "load_other", "load_other_float", "atomic_add",
+          "atomic_max", "atomic_xchg", "atomic_cas", "rand", "randint", "sum_keep", "reduce_fn",
+          "to_f8", "to_bf16_rtz", "ravel", "trans", "broadcast", "interleave", "gather",
+          "dot_scaled_like"]
 DOT = ["default", "out_f16", "out_f32", "acc_f32", "acc_f16", "acc_i32"]
 DOT_DTYPES = ["int8", "uint8", "float16", "bfloat16", "float32", "float64"]
 
@@ -50,6 +56,12 @@ EXPECTED.update({("dot_type", "acc_f32", (a, a)): _ACC for a in ("int8", "float6
 EXPECTED.update({("dot_type", "acc_f16", (a, a)): _ACC
                  for a in ("int8", "bfloat16", "float32", "float64")})
 EXPECTED[("dot_type", "acc_i32", ("bfloat16", "bfloat16"))] = _ACC
+_INTERP = ("Triton's interpreter cannot run it (numpy: 'Unsupported data type' / 'cannot cast'); "
+           "Triton's semantic.py accepts it and so does zetile")
+EXPECTED[("scalar_type", "atomic_add", ("bfloat16",))] = _INTERP
+EXPECTED.update({("scalar_type", "atomic_xchg", (a,)): _INTERP for a in ("float32", "float64")})
+EXPECTED.update({("scalar_type", "to_f8", (a,)): _INTERP
+                 for a in ("int1", "int8", "int16", "int32", "int64", "uint8", "uint32")})
 
 
 def _tensor(dt, n):
@@ -105,3 +117,8 @@ def test_unary_result_type(op):
 @pytest.mark.parametrize("op", DOT)
 def test_dot_result_type(op):
     _compare("dot_type", op, [(a, a) for a in DOT_DTYPES], 256)
+
+
+@pytest.mark.parametrize("op", SCALAR)
+def test_scalar_and_memory_result_type(op):
+    _compare("scalar_type", op, [(a,) for a in DTYPES], 16)

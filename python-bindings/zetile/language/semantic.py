@@ -192,6 +192,22 @@ class Semantic:
         return self.broadcast_to(a, shape), self.broadcast_to(b_, shape)
 
     # ----------------------------------------------------------------- casts
+    def _cast_rtz(self, t, dst: dtype) -> tensor:
+        """A float downcast rounded toward zero (fp64/fp32 -> fp32/fp16/bf16).
+        Rounded to nearest, the result is one of the two representable
+        neighbours of t; when it is the one farther from zero (its magnitude,
+        read back exactly, exceeds t's), the other is one step toward zero:
+        the integer below its bits, as floats are sign-magnitude. That also
+        turns an overflow to inf into the largest finite value, as rtz does;
+        NaN compares false and stays NaN."""
+        src = t.dtype
+        r = self.cast(t, dst)
+        away = self.greater_than(self.abs(self.cast(r, src)), self.abs(t))
+        ity = {16: T.int16, 32: T.int32, 64: T.int64}[dst.primitive_bitwidth]
+        bits = self.bitcast(r, ity)
+        stepped = self.bitcast(self.sub(bits, self.scalar_constant(1, ity)), dst)
+        return self.where(away, stepped, r)
+
     def cast(self, t, dst: dtype, rounding=None) -> tensor:
         t = self.to_tensor(t)
         src = t.dtype
@@ -200,6 +216,11 @@ class Semantic:
         b = self.b
         if rounding not in (None, "rtne", "rtz"):
             raise ValueError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
+        downcast = (not src.is_ptr() and not dst.is_ptr() and src.is_floating() and
+                    dst.is_floating() and dst.primitive_bitwidth < src.primitive_bitwidth)
+        if rounding is not None and not downcast:
+            raise ValueError("fp_downcast_rounding should be set only for truncating fp conversions. "
+                             f"Source scalar type is {src} and destination type is {dst}")
         if not src.is_ptr() and not dst.is_ptr() and (src.is_fp8() or dst.is_fp8()):
             # 8-bit floats by conversion through fp32 (fp8.py): exact from
             # fp8, one rounding to fp8 (fp64 sources round twice).
@@ -208,11 +229,8 @@ class Semantic:
                 return f if dst == T.float32 else self.cast(f, dst)
             f = self.cast(t, T.float32) if src != T.float32 else t
             return F8.from_f32(self, f, dst, rtz=rounding == "rtz")
-        if rounding == "rtz" and src.is_floating() and dst.is_floating() and \
-                dst.primitive_bitwidth < src.primitive_bitwidth:
-            # rather than round to nearest without a word
-            raise NotImplementedError(f"fp_downcast_rounding='rtz' from {src} to {dst}: zetile "
-                                      "rounds toward zero only into 8-bit floats")
+        if rounding == "rtz" and downcast:
+            return self._cast_rtz(t, dst)
         if src.is_ptr() and dst.is_ptr():
             if src.element_ty == dst.element_ty:  # only constness differs: same IR type
                 return tensor(t.handle, dst, t.shape)

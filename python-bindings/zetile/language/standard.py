@@ -201,6 +201,7 @@ def _atomic(kind, pointer, val, mask, sem, scope):
     if elt.is_fp8() and kind != _C.ATOMIC_XCHG:
         # an integer atomic on the byte would compute on the wrong values
         raise TypeError(f"atomics on {elt} are not supported (8-bit floats)")
+    _check_atomic_element(elt, kind)
     val = s.to_tensor(_unwrap(val))
     mask = _unwrap(mask)
     shape = s.broadcast_shapes(ptr.shape, val.shape)
@@ -218,6 +219,23 @@ def _atomic(kind, pointer, val, mask, sem, scope):
     h = s.b.atomic_rmw(kind, ptr.handle, val.handle, None if mask is None else mask.handle,
                        _unwrap(sem), _unwrap(scope))
     return tensor(h, elt, shape)
+
+
+_ATOMIC_NAMES = {"ADD": "add", "MAX": "max", "MIN": "min", "AND": "and", "OR": "or", "XOR": "xor",
+                 "XCHG": "xchg"}
+
+
+def _check_atomic_element(elt, kind):
+    """Triton's element types for read-modify-write atomics (its semantic.py):
+    16-bit floats only add, no 16-bit integers, nothing narrower. The CPU
+    target could do more; a kernel written here must build where Triton's does."""
+    op = next(n for k, n in _ATOMIC_NAMES.items() if getattr(_C, "ATOMIC_" + k) == kind)
+    if elt.is_fp16() and op != "add":
+        raise ValueError(f"atomic_{op} does not support fp16")
+    if elt.is_bf16() and op != "add":
+        raise ValueError(f"atomic_{op} does not support bf16")
+    if elt.name in ("int16", "uint16") or elt.primitive_bitwidth < 16:
+        raise ValueError(f"atomic_{op} does not support {elt}")
 
 
 def _make_atomic(kind, name):
@@ -245,6 +263,8 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
         raise TypeError(f"atomic_cas needs a pointer, got {ptr.dtype}")
     _semantic.check_writable(ptr.dtype)
     elt = ptr.dtype.element_ty
+    if elt.primitive_bitwidth not in (16, 32, 64):
+        raise ValueError("atomic_cas only supports elements with width {16, 32, 64}")
     cmp = s.broadcast_to(s.cast(s.to_tensor(_unwrap(cmp)), elt), ptr.shape)
     val = s.broadcast_to(s.cast(s.to_tensor(_unwrap(val)), elt), ptr.shape)
     h = s.b.atomic_cas(ptr.handle, cmp.handle, val.handle, _unwrap(sem), _unwrap(scope))
