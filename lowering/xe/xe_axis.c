@@ -130,6 +130,18 @@ bool xe_hinted_arg(xe_emitter_t* e, MlirValue v) {
          scalar_div(e, v, 0) >= 16;
 }
 
+bool xe_block_pitch_ok(xe_emitter_t* e, const xe_step_t* s, int esz) {
+  if (!s->known || s->coef <= 0) return false;
+  bool constant = mlirValueIsNull(s->sym);
+  if (!constant && !xe_hinted_arg(e, s->sym)) return false;
+  int64_t div = s->coef * (constant ? 1 : xe_scalar_div(e, s->sym));
+  if ((div * esz) % 16) return false;
+  // A hinted argument's pitch is only known to be a multiple of div: it is
+  // not refused below 64 bytes (every fp16 GEMM's strides would be), see
+  // docs/ARCHITECTURE.md ("2-D block pitch").
+  return !constant || s->coef * esz >= XE_BLOCK_MIN_PITCH;
+}
+
 bool xe_uniform_scalar(MlirValue v, MlirValue* out) {
   for (int depth = 0; depth < AX_DEPTH; ++depth) {
     if (rank_of(v) == 0) {

@@ -448,6 +448,8 @@ typedef struct xe_step_s {
 /// value moves by step[d] per element; div: the power of two dividing every
 /// group's first value. Pointer tensors: the same facts about their offsets
 /// in elements. lin 1 with an unknown step: nothing known.
+/// The 2-D block message's minimum surface pitch, in bytes.
+#define XE_BLOCK_MIN_PITCH 64
 typedef struct xe_axis_s {
   int rank;
   int64_t lin[2];
@@ -460,6 +462,12 @@ int64_t xe_scalar_div(xe_emitter_t* e, MlirValue v);
 /// A kernel argument (through sign extensions) with the divisible-by-16
 /// hint, which zetile's launcher gives to positive values only.
 bool xe_hinted_arg(xe_emitter_t* e, MlirValue v);
+/// Whether a row step s (in elements of esz bytes) can be a 2-D block
+/// message's surface pitch: positive, a constant or a hinted argument times
+/// a positive constant, a multiple of 16 bytes, and (constant) at least 64
+/// bytes, the message's minimum (a smaller pitch is rejected by the
+/// hardware, so such a tile is read or written with gathers instead).
+bool xe_block_pitch_ok(xe_emitter_t* e, const xe_step_t* s, int esz);
 /// The scalar a tensor splats (through broadcasts), or the value if scalar.
 bool xe_uniform_scalar(MlirValue v, MlirValue* out);
 

@@ -1306,11 +1306,9 @@ static bool ptr_block_ok(xe_emitter_t* e, MlirOperation op, bool store, ptr_bloc
   }
   if (!sc->known || !mlirValueIsNull(sc->sym) || sc->coef != 1 || pb->ax.lin[1] < 16) return false;
   // The row pitch must be positive: a constant, or a hinted argument
-  // (positive by the launcher's rule) times a positive constant.
-  if (!sr->known || sr->coef <= 0 || pb->ax.lin[0] < 8) return false;
-  if (!mlirValueIsNull(sr->sym) && !xe_hinted_arg(e, sr->sym)) return false;
-  int64_t pitch_div = sr->coef * (mlirValueIsNull(sr->sym) ? 1 : xe_scalar_div(e, sr->sym));
-  if ((pitch_div * esz) % 16) return false;
+  // (positive by the launcher's rule) times a positive constant; a
+  // constant one of 64 bytes or more (the message's minimum).
+  if (pb->ax.lin[0] < 8 || !xe_block_pitch_ok(e, sr, esz)) return false;
   return xe_mask_bounds(e, m, &pb->mb);
 }
 

@@ -564,10 +564,8 @@ bool xe_ptr_trans_read_ok(xe_emitter_t* e, MlirOperation op, const xe_axis_t* ax
   // K: one element apart over the whole tensor; N: a positive stride (a
   // constant or a hinted argument times one), over the whole tensor.
   if (!sk->known || !mlirValueIsNull(sk->sym) || sk->coef != 1 || ax->lin[0] < k) return false;
-  if (!sn->known || sn->coef <= 0 || ax->lin[1] < n) return false;
-  if (!mlirValueIsNull(sn->sym) && !xe_hinted_arg(e, sn->sym)) return false;
-  int64_t pitch_div = sn->coef * (mlirValueIsNull(sn->sym) ? 1 : xe_scalar_div(e, sn->sym));
-  if ((pitch_div * (b16 ? 2 : 4)) % 16) return false;
+  // (the message's pitch: at least 64 bytes when constant)
+  if (ax->lin[1] < n || !xe_block_pitch_ok(e, sn, b16 ? 2 : 4)) return false;
   return !b16 || dword_aligned(e, mlirOperationGetOperand(op, 0), 0);
 }
 
