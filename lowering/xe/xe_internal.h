@@ -436,6 +436,8 @@ int xe_matrix_role(xe_emitter_t* e, MlirValue v);
 void xe_matrix_cache_clear(xe_emitter_t* e);
 
 // --- xe_axis.c --------------------------------------------------------------
+/// The 2-D block message's minimum surface pitch, in bytes.
+#define XE_BLOCK_MIN_PITCH 64
 /// A per-axis step inside an affine group: coef * sym (sym null: coef).
 typedef struct xe_step_s {
   bool known;
@@ -448,8 +450,6 @@ typedef struct xe_step_s {
 /// value moves by step[d] per element; div: the power of two dividing every
 /// group's first value. Pointer tensors: the same facts about their offsets
 /// in elements. lin 1 with an unknown step: nothing known.
-/// The 2-D block message's minimum surface pitch, in bytes.
-#define XE_BLOCK_MIN_PITCH 64
 typedef struct xe_axis_s {
   int rank;
   int64_t lin[2];
