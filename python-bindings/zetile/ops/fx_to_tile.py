@@ -124,6 +124,10 @@ def _shape_of(node, what):
     return tuple(int(s) for s in val.shape)
 
 
+_AXES = ("q_idx", "kv_idx")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 class _Writer:
     def __init__(self, gm, kind, n_args, buffer_shapes=None):
         self.gm, self.kind, self.n_args = gm, kind, n_args
@@ -131,11 +135,15 @@ class _Writer:
         self.buffer_shapes = buffer_shapes
         self.tmp = 0
         self.attr_slots = {}
+        self.deps = {}
 
     def new(self, expr, kind):
         name = f"v{self.tmp}"
         self.tmp += 1
         self.lines.append(f"    {name} = {expr}")
+        # Which of q_idx / kv_idx the value depends on (index() needs it).
+        self.deps[name] = set().union(*([{t} if t in _AXES else self.deps.get(t, set())
+                                         for t in _IDENT.findall(expr)] or [set()]))
         return _Val(name, kind)
 
     def arg(self, a):
@@ -382,14 +390,23 @@ class _Writer:
             raise FxTranslationError(f"flex mods: aten.index.Tensor must index every dimension of a "
                                      f"captured tensor with a value (shape {buf.shape}, node {n.name})")
         offs, ok = [str(buf.offset)] if buf.offset else [], []
+        deps = set()
         for i, size, stride in zip(idx, buf.shape, buf.strides):
             v = self.arg(i)
+            deps |= {v.expr} if v.expr in _AXES else self.deps.get(v.expr, set())
             if v.kind == "f" or v.kind == "b":
                 raise FxTranslationError(f"flex mods: index of kind {v.kind} ({n.name})")
             offs.append(f"({v.expr}) * {stride}" if stride != 1 else f"({v.expr})")
             # Torch raises on an out-of-range index; the template evaluates mods
             # on padded tiles too, so such lanes read 0 instead of stray memory.
             ok.append(f"(({v.expr}) >= 0) & (({v.expr}) < {size})")
+        if len(deps) == 1:
+            # A gather by q_idx alone is a (BLOCK_M, 1) column, by kv_idx alone a
+            # (1, BLOCK_N) row; the Xe lowering splits only whole score tiles
+            # into its 8x16 blocks over the subgroup grid, so such a gather is
+            # widened to the (BLOCK_M, BLOCK_N) tile (the other axis times 0:
+            # the same addresses, BLOCK_N resp. BLOCK_M times more lanes load).
+            offs.append(f"0 * {'kv_idx' if 'q_idx' in deps else 'q_idx'}")
         val = n.meta.get("val")
         k = _kind_of(val.dtype) if val is not None else "f"
         other = "0.0" if k == "f" else "0"
