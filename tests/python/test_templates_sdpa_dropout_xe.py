@@ -192,3 +192,69 @@ def test_dropout_backward_builds_for_pvc_e1_e2():
         if have_tool("spirv-val"):
             spirv_val(art.get("spirv"))
         _isa(art, dpas)
+
+
+E5_BWD_CODE = """
+import json, numpy as np, zetile
+from zetile.ops import scaled_dot_product_attention as sdpa
+from zetile.ops.attention_bwd import scaled_dot_product_attention_backward as sdpa_bwd
+assert zetile.get_device().info["name"] == "opencl:cpu"
+L, S, E = 40, 64, 64
+q = np.zeros((1, 2, L, E), np.float16)
+k = np.zeros((1, 2, S, E), np.float16)
+v = np.zeros((1, 2, S, E), np.float16)
+# do[.., i, :] = e_i: dv[.., j, i] is the dropped-and-rescaled weight (i, j).
+do = np.broadcast_to(np.eye(L, E, dtype=np.float16), (1, 2, L, E)).copy()
+o, lse = sdpa(q, k, v, dropout_p=0.3, dropout_seed=1234, return_lse=True)
+dq, dk, dv = sdpa_bwd(do, q, k, v, o, lse, dropout_p=0.3, dropout_seed=1234)
+rng = np.random.default_rng(0)
+q2, k2, v2 = (rng.standard_normal((1, 2, n, E)).astype(np.float16) for n in (70, 90, 90))
+do2 = rng.standard_normal((1, 2, 70, E)).astype(np.float16)
+o2, lse2 = sdpa(q2, k2, v2, dropout_p=0.3, dropout_seed=99, return_lse=True)
+g2 = sdpa_bwd(do2, q2, k2, v2, o2, lse2, dropout_p=0.3, dropout_seed=99)
+f = lambda a: np.asarray(a).astype(np.float32).tolist()
+print("RESULT", json.dumps({"dv": f(dv), "g2": [f(g) for g in g2]}))
+"""
+
+
+def _bwd_on_this_device(seed, seed2=99):
+    L, S, E = 40, 64, 64
+    q = np.zeros((1, 2, L, E), np.float16)
+    k = np.zeros((1, 2, S, E), np.float16)
+    v = np.zeros((1, 2, S, E), np.float16)
+    do = np.broadcast_to(np.eye(L, E, dtype=np.float16), (1, 2, L, E)).copy()
+    o, lse = ops.scaled_dot_product_attention(q, k, v, dropout_p=0.3, dropout_seed=seed,
+                                              return_lse=True)
+    from zetile.ops.attention_bwd import scaled_dot_product_attention_backward as bwd
+    dv = np.asarray(bwd(do, q, k, v, o, lse, dropout_p=0.3, dropout_seed=seed)[2], np.float32)
+    rng = np.random.default_rng(0)
+    q2, k2, v2 = (rng.standard_normal((1, 2, n, E)).astype(np.float16) for n in (70, 90, 90))
+    do2 = rng.standard_normal((1, 2, 70, E)).astype(np.float16)
+    o2, lse2 = ops.scaled_dot_product_attention(q2, k2, v2, dropout_p=0.3, dropout_seed=seed2,
+                                                return_lse=True)
+    g2 = [np.asarray(g, np.float32)
+          for g in bwd(do2, q2, k2, v2, o2, lse2, dropout_p=0.3, dropout_seed=seed2)]
+    return dv, g2
+
+
+@pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (the OpenCL CPU runtime takes minutes)")
+def test_dropout_backward_e5_same_mask_as_cpu_target():
+    """E5 of the dropout backward: the pvc SPIR-V of the forward and the three
+    backward kernels on Intel's OpenCL CPU runtime regenerate the keep flags
+    the CPU target draws for the same seed (dv reads the mask back exactly),
+    and the gradients of a random problem match the CPU target's."""
+    opencl_cpu_or_skip()
+    res = run_result(E5_BWD_CODE + "assert zetile.get_device().info['target'] == 'pvc'\n",
+                     env={"ZETILE_OPENCL_TARGET": "pvc"}, timeout=2400)
+    ref_dv, ref_g2 = _bwd_on_this_device(1234)
+    got = np.asarray(res["dv"], np.float32)
+    # dv[.., j, i] = keep(i, j) / (S * 0.7) for i < L; columns >= L are 0.
+    assert np.array_equal(got != 0, ref_dv != 0)
+    kept = (got[..., :40] != 0).mean()
+    assert abs(kept - 0.7) < 0.03, kept          # 5120 draws: sd 0.0064
+    assert np.abs(got - ref_dv).max() < 1e-3
+    for g, r in zip(res["g2"], ref_g2):
+        g = np.asarray(g, np.float32)
+        assert np.abs(g - r).max() < 2e-2 * max(1.0, np.abs(r).max()), np.abs(g - r).max()
+    other, _ = _bwd_on_this_device(1235)
+    assert not np.array_equal(got != 0, other != 0)
