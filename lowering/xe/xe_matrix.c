@@ -1643,7 +1643,9 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
     xe_free_val(v);
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "2-D gathers of %s tensors %s on Xe", zt_scalar_kind_name(t.kind),
-                   t.kind == ZT_I8 ? "feeding a dot (use tensor descriptors)" : "here");
+                   t.kind == ZT_I8 ? "feeding a dot (their block reads need contiguous rows a "
+                                        "multiple of 16 and at least 64 bytes apart)"
+                                      : "here");
   }
   const char* et = xe_block_elem(t.kind);
   const char* mt = mem_elem(t.kind);
