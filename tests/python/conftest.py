@@ -13,3 +13,15 @@ def _isolated_cache(tmp_path_factory):
     d = tmp_path_factory.mktemp("zetile-cache")
     os.environ["ZETILE_CACHE_DIR"] = str(d)
     yield d
+
+
+@pytest.fixture
+def cpu_device():
+    """Runs a test on the CPU target and puts the previous device back
+    (`pytestmark = pytest.mark.usefixtures("cpu_device")`). Many older test
+    files still define their own copy; new ones use this."""
+    import zetile
+    prev = zetile.get_device()
+    zetile.set_device("cpu")
+    yield
+    zetile.set_device(prev.name if hasattr(prev, "name") else "cpu")

@@ -13,12 +13,7 @@ import zetile
 import zetile.language as tl
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    prev = zetile.get_device()
-    zetile.set_device("cpu")
-    yield
-    zetile.set_device(prev.name if hasattr(prev, "name") else "cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")
 
 
 @zetile.jit
