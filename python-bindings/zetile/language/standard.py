@@ -191,7 +191,9 @@ def min_with_indices(input, axis, tie_break_left, keep_dims):
 
 
 # ------------------------------------------------------------------ atomics
-def _atomic(kind, pointer, val, mask, sem, scope):
+def _atomic(name, pointer, val, mask, sem, scope):
+    # name: the op's suffix in _C ("ADD", "XCHG", ...)
+    kind = getattr(_C, "ATOMIC_" + name)
     s = _sem()
     ptr = s.to_tensor(_unwrap(pointer))
     if not ptr.dtype.is_ptr():
@@ -201,7 +203,7 @@ def _atomic(kind, pointer, val, mask, sem, scope):
     if elt.is_fp8() and kind != _C.ATOMIC_XCHG:
         # an integer atomic on the byte would compute on the wrong values
         raise TypeError(f"atomics on {elt} are not supported (8-bit floats)")
-    _check_atomic_element(elt, kind)
+    _check_atomic_element(elt, name.lower())
     val = s.to_tensor(_unwrap(val))
     mask = _unwrap(mask)
     shape = s.broadcast_shapes(ptr.shape, val.shape)
@@ -221,15 +223,10 @@ def _atomic(kind, pointer, val, mask, sem, scope):
     return tensor(h, elt, shape)
 
 
-_ATOMIC_NAMES = {"ADD": "add", "MAX": "max", "MIN": "min", "AND": "and", "OR": "or", "XOR": "xor",
-                 "XCHG": "xchg"}
-
-
-def _check_atomic_element(elt, kind):
+def _check_atomic_element(elt, op):
     """Triton's element types for read-modify-write atomics (its semantic.py):
     16-bit floats only add, no 16-bit integers, nothing narrower. The CPU
     target could do more; a kernel written here must build where Triton's does."""
-    op = next(n for k, n in _ATOMIC_NAMES.items() if getattr(_C, "ATOMIC_" + k) == kind)
     if elt.is_fp16() and op != "add":
         raise ValueError(f"atomic_{op} does not support fp16")
     if elt.is_bf16() and op != "add":
@@ -240,7 +237,7 @@ def _check_atomic_element(elt, kind):
 
 def _make_atomic(kind, name):
     def fn(pointer, val, mask=None, sem=None, scope=None):
-        return _atomic(getattr(_C, "ATOMIC_" + kind), pointer, val, mask, sem, scope)
+        return _atomic(kind, pointer, val, mask, sem, scope)
     fn.__name__ = name
     fn.__doc__ = f"Atomic {kind.lower()}; returns the old values."
     return builtin(fn)
