@@ -49,7 +49,7 @@ void xe_op_props(MlirOperation op, zt_strbuf_t* sb) {
     // gives the same op. Parsing it cost 12% of the 200-op chain's parse
     // (16 chunks of every op; callgrind, issue 22).
     static const char none[] = "#arith.fastmath<none>";
-    if (i == 1 && !sb->failed && sb->size - value == sizeof none - 1 &&
+    if (strcmp(names[i], "fastmath") == 0 && !sb->failed && sb->size - value == sizeof none - 1 &&
         memcmp(sb->data + value, none, sizeof none - 1) == 0) {
       sb->size = at;
       sb->data[at] = 0;  // the buffer stays NUL-terminated
