@@ -16,10 +16,7 @@ HI = np.float32(88.72283935546875)   # the clamp above log(FLT_MAX)
 LO = np.float32(-87.33654022216797)  # below it the result is flushed to 0
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
-    yield
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 @zetile.jit

@@ -17,10 +17,7 @@ import zetile
 import zetile.language as tl
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
-    yield
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 @zetile.jit

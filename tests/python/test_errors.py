@@ -9,9 +9,7 @@ import zetile.language as tl
 from zetile import CompilationError
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _line_of(fn, needle):

@@ -20,14 +20,6 @@ TORCH = {"fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2,
          "fp8e4b8": torch.float8_e4m3fnuz, "fp8e5b16": torch.float8_e5m2fnuz}
 
 
-@pytest.fixture
-def cpu_device():
-    prev = triton.get_device()
-    triton.set_device("cpu")
-    yield
-    triton.set_device(prev.name if hasattr(prev, "name") else "cpu")
-
-
 @triton.jit
 def _encode(X, Z, N, R: tl.constexpr, DT: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

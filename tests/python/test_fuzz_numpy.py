@@ -12,14 +12,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import numpy_kernels as nk  # noqa: E402
 
 
-@pytest.fixture
-def cpu_device():
-    prev = zetile.get_device()
-    zetile.set_device("cpu")
-    yield
-    zetile.set_device(prev.name if hasattr(prev, "name") else "cpu")
-
-
 @pytest.mark.parametrize("first", [0, 8])
 def test_random_kernels_match_numpy(cpu_device, first):
     seeds = range(first, first + 8)

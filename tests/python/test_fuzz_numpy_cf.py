@@ -16,14 +16,6 @@ import lock_kernels  # noqa: E402
 import numpy_kernels_cf as cf  # noqa: E402
 
 
-@pytest.fixture
-def cpu_device():
-    prev = zetile.get_device()
-    zetile.set_device("cpu")
-    yield
-    zetile.set_device(prev.name if hasattr(prev, "name") else "cpu")
-
-
 # Seeds that compile quickly and together cover every dtype, final kind but
 # one (cas on tensors of floats), fp32 and int8 dots, loops, whiles, ifs on
 # data, and atomics inside loops and ifs (test_the_seeds_cover_the_features).

@@ -10,10 +10,7 @@ from vector_add import add, add_kernel
 RNG = np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
-    yield
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 @pytest.mark.parametrize("n", [1, 15, 1000, 1024, 98432, 4097])

@@ -8,9 +8,7 @@ import zetile.language as tl
 RNG = np.random.default_rng(1)
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 @zetile.jit

@@ -10,9 +10,7 @@ from matmul import matmul, matmul_block_ptr, matmul_descriptor
 RNG = np.random.default_rng(3)
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _dtype(name):

@@ -13,9 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PREBUILT = os.path.join(ROOT, "stdlib-kernels", "prebuilt")
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def test_exported_specs_match_templates(tmp_path):

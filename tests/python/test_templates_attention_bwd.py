@@ -23,9 +23,7 @@ SLOW_CASES = {"head_dim_80", "head_dim_256", "sliding_window", "prefix_lm", "bfl
 TOL = {torch.float32: 2e-5, torch.float16: 1e-2, torch.bfloat16: 4e-2}
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _rand(g, dt, *shape):

@@ -22,9 +22,7 @@ SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
 L = 512
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _sdpa(dt=torch.float16, E=64, mask=None, gqa=False, causal=False):

@@ -50,9 +50,7 @@ def relative_bias(score, b, h, q, kv):
     return score + REL[h, q - kv + S]
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _qkv(B=1, Hq=2, Hkv=2, Lq=L, Lk=S, E=64, seed=0, dt=torch.float32):

@@ -41,9 +41,7 @@ def softcap(score, b, h, q, kv):
     return 30.0 * torch.tanh(score / 30.0)
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _qkv(B, Hq, Hkv, L, E=64, dt=torch.float32, seed=0):

@@ -11,9 +11,7 @@ import zetile.ops as ops  # noqa: E402
 TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2}
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _close(got, ref, dt, what=""):

@@ -15,9 +15,7 @@ import zetile.ops as ops  # noqa: E402
 TOL = {torch.float32: 2e-5, torch.float16: 1e-2, torch.bfloat16: 4e-2}
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _qkv(B, Hq, Hkv, L, S, E, dt=torch.float32, seed=0):

@@ -16,9 +16,7 @@ import torch.nn.functional as F  # noqa: E402
 import zetile.ops as ops  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _mask_of(p, seed, B=2, H=3, L=40, S=64, causal=False):

@@ -17,9 +17,7 @@ import zetile.ops as ops  # noqa: E402
 from test_templates_sdpa_dropout import _mask_of  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _reference(q, k, v, keep, p, causal=False, mask=None, scale=None):

@@ -31,9 +31,7 @@ import zetile.ops as ops  # noqa: E402
 SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 uniform = _kernels.load("philox").uniform

@@ -13,9 +13,7 @@ import zetile.ops as ops
 gemm_mod = importlib.import_module("zetile.ops.gemm")   # the module (zetile.ops.gemm is also the function)
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _rand(rng, shape, dtype=np.float32):

@@ -18,9 +18,7 @@ warnings.filterwarnings("ignore", message=".*flex_attention called without torch
 warnings.filterwarnings("ignore", message=".*return_lse is deprecated.*")
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _r(*s, seed=0):

@@ -22,9 +22,7 @@ from zetile.tools import isa  # noqa: E402
 SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _spirv_val(spv):

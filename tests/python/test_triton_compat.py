@@ -15,14 +15,6 @@ import zetile.language as tl
 pytestmark = pytest.mark.usefixtures("cpu_device")
 
 
-@pytest.fixture
-def cpu_device():
-    prev = triton.get_device()
-    triton.set_device("cpu")
-    yield
-    triton.set_device(prev.name if hasattr(prev, "name") else "cpu")
-
-
 # ------------------------------------------------------------ x is None
 @triton.jit
 def _optional_bias(x_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):

@@ -18,9 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TRITON_SRC = os.environ.get("TRITON_SRC")
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    triton.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 # ------------------------------------------------------------ 07: libdevice

@@ -30,9 +30,7 @@ sys.path.insert(0, HERE)
 import xe_block_pitch_kernels as K  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _compile(kernel, n, k, target="pvc"):

@@ -30,9 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 @pytest.mark.parametrize("bits", [4, 8])

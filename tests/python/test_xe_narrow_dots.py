@@ -43,9 +43,7 @@ TILES = [64, 128]
 BK, KTOT = 32, 64
 
 
-@pytest.fixture(autouse=True)
-def cpu_device():
-    zetile.set_device("cpu")
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
 def _compile(dtype, tile, nw, target, cached=True, to=None):
