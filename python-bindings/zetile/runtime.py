@@ -291,6 +291,16 @@ def pointer_arg(obj, device, strided=False):
 
 
 def _torch_staged(t, dt, device, strided=False):
-    import torch  # noqa: F401 - only reached with torch tensors
-    a = t.detach().numpy() if t.dtype.is_floating_point or True else None
+    import torch
+    t = t.detach()
+    try:
+        a = t.numpy()
+    except TypeError:
+        # bf16 and the fp8 types have no numpy dtype: stage their bits as an
+        # integer of the same width (the array still shares t's memory, so
+        # the copy back after the launch lands in t) and type the pointer.
+        bits = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+        p = _numpy_pointer(t.view(bits).numpy(), device, strided)
+        p.dtype = dt
+        return p
     return _numpy_pointer(a, device, strided)

@@ -189,6 +189,26 @@ def test_dense_permuted_view_is_staged_in_storage_order():
         runtime.pointer_arg(base[::2], dev, strided=True)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e4m3fn", "float8_e5m2"])
+def test_torch_dtypes_numpy_lacks_are_staged(dtype):
+    # A bf16/fp8 torch CPU tensor given to a device without host memory: its
+    # bits are staged (torch's .numpy() refuses these dtypes, which made
+    # every bf16 template launch on a Level Zero device fail), the pointer
+    # keeps the torch dtype, and the copy back lands in the tensor.
+    from zetile import runtime
+    tdt = getattr(torch, dtype)
+    x = torch.linspace(-3, 3, 10).to(tdt)
+    bits = x.view(torch.int16 if x.element_size() == 2 else torch.uint8).clone()
+    dev = _StagingDevice()
+    p = runtime.pointer_arg(x, dev)
+    assert p.dtype == tl.bfloat16 if dtype == "bfloat16" else p.dtype.primitive_bitwidth == 8
+    assert bytes(dev.buf.data) == bits.numpy().tobytes()
+    y = torch.linspace(5, 6, 10).to(tdt)
+    dev.buf.data[:] = y.view(bits.dtype).numpy().tobytes()
+    p.writeback()
+    assert torch.equal(x.view(bits.dtype), y.view(bits.dtype))
+
+
 @zetile.jit
 def copy2d(x_ptr, y_ptr, M, N, sxm, sxn, BM: tl.constexpr, BN: tl.constexpr):
     # Triton's way with strided operands: the kernel takes the strides.
