@@ -32,7 +32,14 @@
 
 #include "xe/xe_internal.h"
 
-#define LANES 16
+// Lanes of the subgroup the module was emitted for: its gpu.func's
+// intel_reqd_sub_group_size (16, or 8 for a SIMD8 row asked for it), read
+// once per run by xe_distribute_lanes. A chunk stays XE_SUBGROUP elements
+// (the emitter's vectors do not change); at 8 lanes lane j holds elements j
+// and j + 8 of each chunk, which is what a SIMD8 subgroup block read of 16
+// elements gives it. Thread-local: compiles may run on several threads.
+static _Thread_local int lanes_now = XE_SUBGROUP;
+#define LANES lanes_now
 
 typedef struct {
   MlirOperation* ops;
@@ -109,12 +116,15 @@ static bool layout_ok(MlirAttribute a, bool* pairs) {
   zt_strbuf_t sb;
   zt_strbuf_init(&sb);
   mlirAttributePrint(a, print_cb, &sb);
+  char one[48], two[48];
+  snprintf(one, sizeof one, "lane_layout = [%d], lane_data = [1]>", LANES);
+  snprintf(two, sizeof two, "lane_layout = [1, %d], lane_data = [", LANES);
+  const char* at = sb.failed ? NULL : strstr(sb.data, two);
+  at = at ? at + strlen(two) : NULL;
   bool ok = !sb.failed && !strstr(sb.data, "sg_layout") && !strstr(sb.data, "inst_data") &&
-            (strstr(sb.data, "lane_layout = [16], lane_data = [1]>") ||
-             strstr(sb.data, "lane_layout = [1, 16], lane_data = [1, 1]>") ||
-             strstr(sb.data, "lane_layout = [1, 16], lane_data = [2, 1]>") ||
-             strstr(sb.data, "lane_layout = [1, 16], lane_data = [4, 1]>") ||
-             strstr(sb.data, "lane_layout = [1, 16], lane_data = [1, 2]>"));
+            (strstr(sb.data, one) ||
+             (at && (!strncmp(at, "1, 1]>", 6) || !strncmp(at, "2, 1]>", 6) ||
+                     !strncmp(at, "4, 1]>", 6) || !strncmp(at, "1, 2]>", 6))));
   *pairs = ok && strstr(sb.data, "lane_data = [1, 2]");
   zt_strbuf_deinit(&sb);
   return ok;
@@ -147,7 +157,8 @@ static bool shuffle_type(MlirType t) {
 static bool trans_read_ok(MlirOperation op) {
   MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
   if (!mlirTypeIsAVector(t) || mlirShapedTypeGetRank(t) != 2 ||
-      mlirShapedTypeGetDimSize(t, 0) != 8 || mlirShapedTypeGetDimSize(t, 1) != LANES)
+      mlirShapedTypeGetDimSize(t, 0) != 8 || mlirShapedTypeGetDimSize(t, 1) != LANES ||
+      LANES != XE_SUBGROUP)
     return false;
   MlirType et = mlirShapedTypeGetElementType(t);
   return mlirTypeIsAF32(et) || (mlirTypeIsAInteger(et) && mlirIntegerTypeGetWidth(et) == 32);
@@ -479,13 +490,24 @@ static zt_status_t fix_reduction(MlirContext ctx, MlirOperation op) {
   return NULL;
 }
 
-// vector.step : vector<16xindex> -> the lane id as vector<1xindex>.
+// vector.step : vector<16xindex> -> the lane id as vector<1xindex>; at
+// fewer lanes, lane j's elements j, j + LANES, ... (vector<16/LANESxindex>).
 static void fix_step(MlirContext ctx, MlirOperation op) {
   MlirLocation loc = mlirOperationGetLocation(op);
   MlirType idx = mlirIndexTypeGet(ctx);
   MlirValue lane = put_before(op, make_op("gpu.lane_id", loc, 0, NULL, 1, &idx, 0, NULL));
   MlirType vt = mlirValueGetType(mlirOperationGetResult(op, 0));
   MlirValue b = put_before(op, make_op("vector.broadcast", loc, 1, &lane, 1, &vt, 0, NULL));
+  int64_t per = mlirShapedTypeGetDimSize(vt, 0);
+  if (per > 1) {
+    MlirAttribute steps[XE_SUBGROUP];
+    for (int64_t k = 0; k < per && k < XE_SUBGROUP; ++k)
+      steps[k] = mlirIntegerAttrGet(idx, k * LANES);
+    MlirNamedAttribute v = named(ctx, "value", mlirDenseElementsAttrGet(vt, per, steps));
+    MlirValue c = put_before(op, make_op("arith.constant", loc, 0, NULL, 1, &vt, 1, &v));
+    MlirValue pair[2] = {b, c};
+    b = put_before(op, make_op("arith.addi", loc, 2, pair, 1, &vt, 0, NULL));
+  }
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), b);
   mlirOperationDestroy(op);
 }
@@ -601,6 +623,14 @@ zt_status_t xe_distribute_lanes(MlirContext ctx, MlirModule m, bool* done, char*
   mlirOperationWalk(mlirModuleGetOperation(m), find_funcs, &fs, MlirWalkPreOrder);
   if (fs.n != 1) {
     snprintf(why, why_size, "%d kernel functions", fs.n);
+    return NULL;
+  }
+  MlirAttribute sgs = mlirOperationGetAttributeByName(
+      fs.funcs[0], mlirStringRefCreateFromCString("intel_reqd_sub_group_size"));
+  lanes_now = mlirAttributeIsAInteger(sgs) ? (int)mlirIntegerAttrGetValueInt(sgs) : XE_SUBGROUP;
+  if (lanes_now <= 0 || XE_SUBGROUP % lanes_now) {
+    snprintf(why, why_size, "a subgroup of %d lanes", lanes_now);
+    lanes_now = XE_SUBGROUP;
     return NULL;
   }
   check_t c = {.ctx = ctx, .bad = false};

@@ -167,6 +167,11 @@ typedef struct xe_emitter_s {
   /// gave the kernel's values (xe_layout.c; NULL until xe_matrix_plan).
   const xe_target_t* target;
   xe_assign_t* layouts;
+  /// Lanes of the subgroup the emitted code runs at (xe_emit_lanes): the
+  /// lane_layout of the #zt_* layouts and intel_reqd_sub_group_size. A
+  /// chunk stays XE_SUBGROUP elements; at 8 lanes each lane holds two of
+  /// them (j and j + 8), which xe_distribute.c gives it.
+  int lanes;
   // The block row (bi, bj, rr) of a blocks-shaped value (br rows a block,
   // nbr x nbc blocks) that a row-by-row lazy evaluation is building, so that
   // a 2-D data value met inside a mask expression (`x >= 0` in
@@ -573,7 +578,11 @@ typedef struct xe_module_info_s {
   bool atomics;         ///< marked atomics to rewrite after distribution
   bool shuffles;        ///< marked lane shuffles to rewrite after distribution
   bool slm;             ///< SLM exchanges to rewrite after distribution (xe_atomic.c)
+  int lanes;            ///< lanes of the subgroup the code was emitted for
 } xe_module_info_t;
+/// Lanes the shared lowering emits for a row: XE_SUBGROUP (16), or the row's
+/// own subgroup size for a SIMD8 row asked for it (ZETILE_DG2_LOWERING=shared8).
+int xe_emit_lanes(const xe_target_t* tg);
 /// The lowered module text for the kernel (used by zt_lower_xe and tests);
 /// info (may be NULL) receives what the module needs from the driver.
 zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info);

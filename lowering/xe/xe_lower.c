@@ -243,6 +243,18 @@ static bool str_is(MlirStringRef s, const char* c) {
   return s.length == strlen(c) && memcmp(s.data, c, s.length) == 0;
 }
 
+// 16 lanes unless a SIMD8 row asks for its own width: the opt-in
+// ZETILE_DG2_LOWERING=shared8 (jit/compiler.c routes the row here for it as
+// for =shared). The width comes from the row, never from the target's name.
+int xe_emit_lanes(const xe_target_t* tg) {
+  const char* v = getenv("ZETILE_DG2_LOWERING");
+  if (tg && tg->lowering == XE_LOWERING_SIMD8 && v && strcmp(v, "shared8") == 0 &&
+      tg->subgroup_size > 0 && tg->subgroup_size < XE_SUBGROUP &&
+      XE_SUBGROUP % tg->subgroup_size == 0)
+    return tg->subgroup_size;
+  return XE_SUBGROUP;
+}
+
 zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info) {
   xe_emitter_t e;
   xe_emitter_init(&e, lc);
@@ -301,12 +313,13 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   if (!s && (e.pre.failed || e.body.failed || sig.failed))
     s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
   if (!s) {
-    zt_strbuf_puts(out, "#zt_l = #xegpu.layout<lane_layout = [16], lane_data = [1]>\n");
-    zt_strbuf_puts(out, "#zt_a = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 1]>\n");
-    zt_strbuf_puts(out, "#zt_b = #xegpu.layout<lane_layout = [1, 16], lane_data = [2, 1]>\n");
+    int L = e.lanes;
+    zt_strbuf_printf(out, "#zt_l = #xegpu.layout<lane_layout = [%d], lane_data = [1]>\n", L);
+    zt_strbuf_printf(out, "#zt_a = #xegpu.layout<lane_layout = [1, %d], lane_data = [1, 1]>\n", L);
+    zt_strbuf_printf(out, "#zt_b = #xegpu.layout<lane_layout = [1, %d], lane_data = [2, 1]>\n", L);
     // int8 DPAS operands: A lanes hold column pairs, B VNNI quads.
-    zt_strbuf_puts(out, "#zt_a8 = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 2]>\n");
-    zt_strbuf_puts(out, "#zt_b8 = #xegpu.layout<lane_layout = [1, 16], lane_data = [4, 1]>\n");
+    zt_strbuf_printf(out, "#zt_a8 = #xegpu.layout<lane_layout = [1, %d], lane_data = [1, 2]>\n", L);
+    zt_strbuf_printf(out, "#zt_b8 = #xegpu.layout<lane_layout = [1, %d], lane_data = [4, 1]>\n", L);
     zt_strbuf_puts(out, "module attributes {gpu.container_module} {\n");
     zt_strbuf_puts(out, "  gpu.module @zt_xe {\n");
     // SLM slots of the cross-subgroup reductions, one buffer per element type.
@@ -323,10 +336,10 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     }
     zt_strbuf_printf(out,
                      "    gpu.func @%.*s(%s) kernel attributes "
-                     "{intel_reqd_sub_group_size = 16 : i32, "
+                     "{intel_reqd_sub_group_size = %d : i32, "
                      "known_block_size = array<i32: %d, 1, 1>} {\n",
-                     (int)name.length, name.data, sig.data ? sig.data : "",
-                     e.nsg * XE_SUBGROUP);
+                     (int)name.length, name.data, sig.data ? sig.data : "", e.lanes,
+                     e.nsg * e.lanes);
     if (conv.data) zt_strbuf_puts(out, conv.data);
     if (e.pre.data) {
       // Hoisted ops are written with 4 spaces; indent them like the body.
@@ -347,6 +360,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   zt_strbuf_deinit(&conv);
   if (info) {
     info->nsg = e.nsg;
+    info->lanes = e.lanes;
     info->block_io = e.used_block_io;
     info->int8_dpas = e.used_int8_dpas;
     info->uint8_dpas = e.used_uint8_dpas;
@@ -491,13 +505,14 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
 // it, else the compat library's per-row 1-D block reads (forced below).
 static zt_status_t xe_shared_row_check(zt_lower_ctx_t* lc, const xe_target_t* tg) {
   bool offers = false;
+  int lanes = xe_emit_lanes(tg);
   for (int i = 0; i < 4 && tg->subgroup_sizes[i]; ++i)
-    offers = offers || tg->subgroup_sizes[i] == XE_SUBGROUP;
+    offers = offers || tg->subgroup_sizes[i] == lanes;
   if (!offers)
     return zt_make_status(ZT_STATUS_UNSUPPORTED,
                           "Xe lowering (shared, ZETILE_DG2_LOWERING=shared): target '%s' does "
-                          "not offer subgroups of %d lanes, the only size this lowering emits",
-                          tg->name, XE_SUBGROUP);
+                          "not offer subgroups of %d lanes, the size this lowering emits for it",
+                          tg->name, lanes);
   bool has_dot = false;
   mlirOperationWalk(lc->kernel, has_dot_cb, &has_dot, MlirWalkPreOrder);
   // ZETILE_STOP_AFTER=layouts ends the compile after layout assignment,
@@ -534,7 +549,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   if (shared_row) ZT_RETURN_IF_ERROR(xe_shared_row_check(lc, tg));
   zt_strbuf_t text;
   zt_strbuf_init(&text);
-  xe_module_info_t info = {.nsg = 1};
+  xe_module_info_t info = {.nsg = 1, .lanes = XE_SUBGROUP};
   zt_status_t s = xe_emit_module(lc, &text, &info);
   int nsg = info.nsg;
   if (s) {
@@ -738,10 +753,10 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
   zt_kernel_meta_init(&meta);
   ZT_RETURN_IF_ERROR(zt_kernel_meta_from_func(lc->kernel, &meta));
   snprintf(meta.target, sizeof meta.target, "%s", target);
-  meta.local_size[0] = nsg * XE_SUBGROUP;
+  meta.local_size[0] = nsg * info.lanes;
   meta.local_size[1] = 1;
   meta.local_size[2] = 1;
-  meta.subgroup_size = XE_SUBGROUP;  // what was emitted (a SIMD8 row's default is 8)
+  meta.subgroup_size = info.lanes;  // what was emitted (a SIMD8 row's default is 8)
   bool has_dot = false;
   mlirOperationWalk(lc->kernel, has_dot_cb, &has_dot, MlirWalkPreOrder);
   if (lc->options->igc_options)
