@@ -238,25 +238,36 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
   } else if (name_starts(op, "arith.") || name_starts(op, "math.")) {
     // elementwise
   } else if (zt_op_named(op, "vector.broadcast")) {
+  } else if (zt_op_named(op, "vector.bitcast")) {
+    // Only as the emitter writes it: 8x16 i16 rows (lane j column j) into
+    // an int8 A block (lane j columns 2j, 2j + 1): per lane i16 -> 2 x i8.
+    MlirType from = mlirValueGetType(mlirOperationGetOperand(op, 0));
+    MlirType to = mlirValueGetType(mlirOperationGetResult(op, 0));
+    MlirType fe = mlirShapedTypeGetElementType(from), te = mlirShapedTypeGetElementType(to);
+    if (mlirShapedTypeGetRank(from) != 2 || !mlirTypeIsAInteger(fe) ||
+        mlirIntegerTypeGetWidth(fe) != 16 || !mlirTypeIsAInteger(te) ||
+        mlirIntegerTypeGetWidth(te) != 8 || mlirShapedTypeGetDimSize(from, 1) != LANES)
+      refuse(c, op, "%s", "a bitcast other than i16 rows into int8 column pairs");
   } else if (zt_op_named(op, "vector.extract")) {
     if (mlirOperationGetNumOperands(op) != 1 || !vec_result)
       refuse(c, op, "%s", "an element taken out of its lane");
     else
       c->wide_rows |= mlirShapedTypeGetDimSize(mlirValueGetType(mlirOperationGetResult(op, 0)),
-                                               0) > LANES;
+                                               0) > XE_SUBGROUP;
   } else if (zt_op_named(op, "vector.insert")) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
     if (mlirOperationGetNumOperands(op) != 2 || !mlirTypeIsAVector(t))
       refuse(c, op, "%s", "an element put into another lane");
     else
-      c->wide_rows |= mlirShapedTypeGetDimSize(t, mlirShapedTypeGetRank(t) - 1) > LANES;
+      c->wide_rows |= mlirShapedTypeGetDimSize(t, mlirShapedTypeGetRank(t) - 1) > XE_SUBGROUP;
   } else if (zt_op_named(op, "vector.reduction")) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
     if (mlirShapedTypeGetRank(t) != 1 || !shuffle_type(mlirShapedTypeGetElementType(t)))
       refuse(c, op, "%s", "a reduction gpu.shuffle cannot carry");
   } else if (zt_op_named(op, "vector.step")) {
     MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
-    if (mlirShapedTypeGetDimSize(t, 0) != LANES) refuse(c, op, "%s", "a step of other than 16");
+    if (mlirShapedTypeGetDimSize(t, 0) != XE_SUBGROUP)
+      refuse(c, op, "%s", "a step of other than 16");
   } else if (zt_op_named(op, "xegpu.load_nd")) {
     if (!mlirAttributeIsNull(
             mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("transpose"))) &&
@@ -277,6 +288,12 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
     if (!mlirAttributeIsNull(
             mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("chunk_size"))))
       refuse(c, op, "%s", "chunked gathers");
+    // Fewer lanes split each gather into one per lane element; an atomic's
+    // id pairs its ops (xe_atomic.c), which a split would duplicate.
+    else if (LANES < XE_SUBGROUP &&
+             !mlirAttributeIsNull(mlirOperationGetAttributeByName(
+                 op, mlirStringRefCreateFromCString("zt.atomic"))))
+      refuse(c, op, "%s", "an atomic at fewer than 16 lanes");
   } else if (name_starts(op, "scf.")) {
     if (!zt_op_named(op, "scf.for") && !zt_op_named(op, "scf.while") && !zt_op_named(op, "scf.if") &&
         !zt_op_named(op, "scf.yield") && !zt_op_named(op, "scf.condition"))
@@ -556,6 +573,59 @@ static void fix_lane_regs(MlirContext ctx, MlirOperation op) {
   mlirOperationDestroy(op);
 }
 
+// Element k of a lane vector as a one-element vector (the form XeVM's
+// gathers and scatters take per lane).
+static MlirValue lane_element(MlirContext ctx, MlirOperation before, MlirValue v, int64_t k) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
+  MlirNamedAttribute pos = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, &k));
+  MlirValue x = put_before(before, make_op("vector.extract", loc, 1, &v, 1, &et, 1, &pos));
+  int64_t one = 1;
+  MlirType vt = mlirVectorTypeGet(1, &one, et);
+  return put_before(before, make_op("vector.broadcast", loc, 1, &x, 1, &vt, 0, NULL));
+}
+
+// A gather or scatter whose lane holds n > 1 elements (a 16-element chunk
+// at 8 lanes): XeVM lowers one element per lane, so one op per element;
+// a gather's pieces are put back together with vector.shuffle.
+static void split_gather(MlirContext ctx, MlirOperation op) {
+  bool load = zt_op_named(op, "xegpu.load");
+  int64_t n = 0;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
+    if (mlirTypeIsAVector(t)) n = mlirShapedTypeGetDimSize(t, 0);
+  }
+  if (n <= 1) return;
+  MlirLocation loc = mlirOperationGetLocation(op);
+  MlirValue acc = {NULL};
+  for (int64_t k = 0; k < n; ++k) {
+    MlirOperation piece = mlirOperationClone(op);
+    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, piece);
+    for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+      MlirValue v = mlirOperationGetOperand(op, i);
+      if (mlirTypeIsAVector(mlirValueGetType(v)))
+        mlirOperationSetOperand(piece, i, lane_element(ctx, piece, v, k));
+    }
+    if (!load) continue;
+    MlirValue r = mlirOperationGetResult(piece, 0);
+    int64_t one = 1;
+    MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(r));
+    mlirValueSetType(r, mlirVectorTypeGet(1, &one, et));
+    if (!acc.ptr) {
+      acc = r;
+      continue;
+    }
+    int64_t m = k + 1, mask[XE_SUBGROUP];
+    for (int64_t j = 0; j < m; ++j) mask[j] = j;
+    MlirType ct = mlirVectorTypeGet(1, &m, et);
+    MlirValue pair[2] = {acc, r};
+    MlirNamedAttribute ma = named(ctx, "mask", mlirDenseI64ArrayGet(ctx, m, mask));
+    acc = put_before(op, make_op("vector.shuffle", loc, 2, pair, 1, &ct, 1, &ma));
+  }
+  if (load) mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), acc);
+  mlirOperationDestroy(op);
+}
+
 static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
   if (zt_op_named(op, "arith.constant")) {
     MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
@@ -585,6 +655,7 @@ static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
     flatten_result(ctx, op);
   } else if (zt_op_named(op, "xegpu.load") || zt_op_named(op, "xegpu.store")) {
     remove_attr(op, "layout");
+    if (LANES < XE_SUBGROUP) split_gather(ctx, op);
   } else if (zt_op_named(op, "builtin.unrealized_conversion_cast")) {
     fix_lane_regs(ctx, op);
   }

@@ -453,6 +453,9 @@ typedef struct idx_s {
   bool lane;      // + lane id (0..15)
   bool known;     // s is the constant c (one subgroup: no run-time origin)
   int64_t c;
+  // With lane: 0 adds the lane id; 1 adds 2 * lane, 2 adds 2 * lane + 1
+  // (the even / odd column of the pair an int8 A block gives each lane).
+  int pair;
 } idx_t;
 
 // Integer values may stay *split*: a vector part plus a uniform scalar part
@@ -496,9 +499,10 @@ void xe_matrix_cache_clear(xe_emitter_t* e) {
 }
 
 static void idx_key(const idx_t* idx, int rank, char* out, size_t n) {
-  snprintf(out, n, "%s%c|%s%c", rank > 0 && idx[0].s ? idx[0].s : "",
-           rank > 0 && idx[0].lane ? 'L' : '-', rank > 1 && idx[1].s ? idx[1].s : "",
-           rank > 1 && idx[1].lane ? 'L' : '-');
+  snprintf(out, n, "%s%c%d|%s%c%d", rank > 0 && idx[0].s ? idx[0].s : "",
+           rank > 0 && idx[0].lane ? 'L' : '-', rank > 0 ? idx[0].pair : 0,
+           rank > 1 && idx[1].s ? idx[1].s : "", rank > 1 && idx[1].lane ? 'L' : '-',
+           rank > 1 ? idx[1].pair : 0);
 }
 
 static lval_t* cache_find(xe_emitter_t* e, MlirValue v, const char* key) {
@@ -750,6 +754,22 @@ static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_
     }
     xe_name_t lane;
     xe_lane_i32(e, lane);
+    if (i->pair) {
+      // 2 * lane (+ 1): hoisted with the lane id, one vector per parity.
+      char text[192];
+      xe_name_t k, l2;
+      snprintf(text, sizeof text,
+               "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>",
+               i->pair == 1 ? 0 : 1);
+      xe_hoist(e, text, true, k);
+      snprintf(text, sizeof text,
+               "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16xi32>", lane,
+               lane);
+      xe_hoist(e, text, true, l2);
+      snprintf(text, sizeof text,
+               "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16xi32>", l2, k);
+      xe_hoist(e, text, true, lane);
+    }
     lval_t b = {.vec = false, .kind = ZT_I32};
     memcpy(b.v, s, sizeof s);
     to_vec(e, &b);
@@ -929,7 +949,7 @@ static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lva
     // compile time, its chunk, or one element as a uniform scalar.
     const idx_t* i = &idx[0];
     int64_t chunk = i->known ? i->c / 16 : -1;
-    if (rec->dist || !i->known || (i->lane && i->c % 16) || chunk >= rec->nchunks)
+    if (rec->dist || !i->known || (i->lane && i->c % 16) || i->pair || chunk >= rec->nchunks)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                      "2-D index arithmetic reading a 1-D value at a position known only at "
                      "run time on Xe");
@@ -948,7 +968,7 @@ static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lva
       lane_value(e, rec, i->c, out->v);
     }
   } else if (rank == 2 && rec && rec->layout == XE_LAYOUT_BLOCK2D && e->lazy_at.set &&
-             rec->bc == 16 && rec->br == e->lazy_at.br && rec->nbr == e->lazy_at.nbr &&
+             !idx[0].pair && !idx[1].pair && rec->bc == 16 && rec->br == e->lazy_at.br && rec->nbr == e->lazy_at.nbr &&
              rec->nbc == e->lazy_at.nbc && rec->type.kind != ZT_PTR) {
     // 2-D data inside a mask or index expression, laid out like the blocks
     // being built: the same row of its own block.
@@ -1625,6 +1645,143 @@ static void narrow_mask(xe_emitter_t* e, const char* pad, xe_name_t mask) {
   memcpy(mask, m, sizeof m);
 }
 
+// One 16-lane gather of the pointer tensor p at idx (masked by m, `other`
+// o where masked off) into g. other_scalar/other_vec: a uniform `other`
+// broadcast once per load.
+static zt_status_t gather_row(xe_emitter_t* e, MlirValue p, MlirValue m, MlirValue o,
+                              zt_type_t t, const idx_t idx[2], const char* pad,
+                              xe_name_t other_scalar, xe_name_t other_vec, xe_name_t g) {
+  const char* mt = mem_elem(t.kind);
+  lval_t pv;
+  ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
+  if (e->error) return NULL;
+  to_vec(e, &pv);
+  xe_name_t mask, ix;
+  if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
+  else xe_all_true(e, mask);
+  if (e->error) return NULL;
+  narrow_mask(e, pad, mask);
+  xe_fresh(e, ix);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi64> to vector<16xindex>%s\n",
+                   ix, pv.v, loc(e));
+  xe_fresh(e, g);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                   "}> : i64, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
+                   g, pv.base, ix, mask, mt, loc(e));
+  if (!o.ptr) return NULL;
+  lval_t ov;
+  ZT_RETURN_IF_ERROR(lazy_eval(e, o, idx, &ov));
+  if (e->error) return NULL;
+  if (t.kind == ZT_BF16) {
+    // bf16 scalars are held as their i16 bits (xe_emit.c).
+    if (ov.kind != ZT_BF16)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a bf16 load's `other` of another type");
+    ov.kind = ZT_I16;
+  }
+  if (!ov.vec && strcmp(ov.v, other_scalar) == 0) {
+    // A uniform `other` (a splat): broadcast once per load.
+    memcpy(ov.v, other_vec, sizeof ov.v);
+    ov.vec = true;
+  } else if (!ov.vec) {
+    memcpy(other_scalar, ov.v, XE_NAME_MAX);
+    to_vec(e, &ov);
+    memcpy(other_vec, ov.v, XE_NAME_MAX);
+  }
+  to_vec(e, &ov);
+  xe_name_t sel;
+  xe_fresh(e, sel);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi1>, vector<16x%s>%s\n",
+                   sel, mask, g, ov.v, mt, loc(e));
+  memcpy(g, sel, XE_NAME_MAX);
+  return NULL;
+}
+
+// An int8 dot's A blocks (8x32, lane j holding columns 2j and 2j + 1 of
+// each row) gathered: per row two 16-lane gathers, of the even and the odd
+// columns (idx_t.pair), packed into one i16 per lane (even byte low, as the
+// DPAS reads it), the rows gathered into an 8x16 i16 block in the plain
+// lane map and bitcast to the 8x32 i8 block (per lane: 8 i16 -> 8 x 2 i8).
+// As many gathers as a 16-column tile of the same bytes would need.
+static zt_status_t gather_i8_pairs(xe_emitter_t* e, MlirOperation op, xe_val_t* v, zt_type_t t) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  MlirValue p = mlirOperationGetOperand(op, 0);
+  MlirValue m = no > 1 ? mlirOperationGetOperand(op, 1) : (MlirValue){NULL};
+  MlirValue o = no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL};
+  xe_name_t row0, col0, zero, c8;
+  tile_origin(e, v, row0, col0);
+  char text[192];
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = #zt_a} dense<0> : vector<%dx16xi16>",
+           v->br);
+  xe_hoist(e, text, true, zero);
+  xe_hoist(e, "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<8> : vector<16xi16>",
+           true, c8);
+  xe_name_t other_scalar = "", other_vec = "";
+  for (int32_t bi = 0; bi < v->nbr; ++bi) {
+    for (int32_t bj = 0; bj < v->nbc; ++bj) {
+      xe_name_t acc;
+      memcpy(acc, zero, sizeof acc);
+      for (int r = 0; r < v->br; ++r) {
+        xe_name_t ia, ib, half[2];
+        row_index(e, row0, (int64_t)bi * v->br + r, ia);
+        offset_i32(e, col0, (int64_t)bj * 32, ib);
+        for (int h = 0; h < 2; ++h) {
+          idx_t idx[2] = {{ia, false, !row0[0], (int64_t)bi * v->br + r, 0},
+                          {ib, true, !col0[0], (int64_t)bj * 32, h + 1}};
+          xe_name_t g, w;
+          ZT_RETURN_IF_ERROR(gather_row(e, p, m, o, t, idx, "", other_scalar, other_vec, g));
+          if (e->error) return NULL;
+          xe_fresh(e, w);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = arith.extui %s {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16xi8> to vector<16xi16>%s\n",
+                           w, g, loc(e));
+          if (h) {
+            xe_name_t sh;
+            xe_fresh(e, sh);
+            xe_line(e);
+            zt_strbuf_printf(&e->body,
+                             "%s = arith.shli %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                             "} : vector<16xi16>%s\n",
+                             sh, w, c8, loc(e));
+            memcpy(w, sh, sizeof w);
+          }
+          memcpy(half[h], w, sizeof w);
+        }
+        xe_name_t word, ins;
+        xe_fresh(e, word);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.ori %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : vector<16xi16>%s\n",
+                         word, half[0], half[1], loc(e));
+        xe_fresh(e, ins);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.insert %s, %s [%d] {layout_result_0 = #zt_a} : "
+                         "vector<16xi16> into vector<%dx16xi16>%s\n",
+                         ins, word, acc, r, v->br, loc(e));
+        memcpy(acc, ins, sizeof acc);
+      }
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = vector.bitcast %s {layout_result_0 = %s} : vector<%dx16xi16> to "
+                       "vector<%dx32xi8>%s\n",
+                       v->names[bi * v->nbc + bj], acc, xe_layout_attr(v), v->br, v->br, loc(e));
+    }
+  }
+  xe_bind(e, mlirOperationGetResult(op, 0), v);
+  return NULL;
+}
+
 // tile.load of a 2-D pointer tensor: per block row one 16-lane gather.
 static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
   intptr_t no = mlirOperationGetNumOperands(op);
@@ -1639,6 +1796,9 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
                    t.kind == ZT_I1 ? "boolean" : "pointer");
   xe_val_t* v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
   if (!v) return NULL;
+  if (v->layout == XE_LAYOUT_BLOCK2D && t.kind == ZT_I8 && v->role == XE_ROLE_A && !v->b16 &&
+      !v->narrow && v->br == 8 && v->bc == 32)
+    return gather_i8_pairs(e, op, v, t);
   if (v->layout != XE_LAYOUT_BLOCK2D || v->bc != 16) {
     xe_free_val(v);
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
@@ -1669,56 +1829,9 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
         xe_name_t ia, ib, pad;
         idx_t idx[2];
         block_row_index(e, v, row0, col0, bi, bj, r, ia, ib, idx, pad);
-        lval_t pv;
-        ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
+        xe_name_t g;
+        ZT_RETURN_IF_ERROR(gather_row(e, p, m, o, t, idx, pad, other_scalar, other_vec, g));
         if (e->error) return NULL;
-        to_vec(e, &pv);
-        xe_name_t mask, ix, g;
-        if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
-        else xe_all_true(e, mask);
-        if (e->error) return NULL;
-        narrow_mask(e, pad, mask);
-        xe_fresh(e, ix);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : vector<16xi64> to vector<16xindex>%s\n",
-                         ix, pv.v, loc(e));
-        xe_fresh(e, g);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                         "}> : i64, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
-                         g, pv.base, ix, mask, mt, loc(e));
-        if (o.ptr) {
-          lval_t ov;
-          ZT_RETURN_IF_ERROR(lazy_eval(e, o, idx, &ov));
-          if (e->error) return NULL;
-          if (t.kind == ZT_BF16) {
-            // bf16 scalars are held as their i16 bits (xe_emit.c).
-            if (ov.kind != ZT_BF16)
-              return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a bf16 load's `other` of another type");
-            ov.kind = ZT_I16;
-          }
-          if (!ov.vec && strcmp(ov.v, other_scalar) == 0) {
-            // A uniform `other` (a splat): broadcast once per load.
-            memcpy(ov.v, other_vec, sizeof ov.v);
-            ov.vec = true;
-          } else if (!ov.vec) {
-            memcpy(other_scalar, ov.v, sizeof other_scalar);
-            to_vec(e, &ov);
-            memcpy(other_vec, ov.v, sizeof other_vec);
-          }
-          to_vec(e, &ov);
-          xe_name_t sel;
-          xe_fresh(e, sel);
-          xe_line(e);
-          zt_strbuf_printf(&e->body,
-                           "%s = arith.select %s, %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
-                           "} : vector<16xi1>, vector<16x%s>%s\n",
-                           sel, mask, g, ov.v, mt, loc(e));
-          memcpy(g, sel, sizeof g);
-        }
         xe_name_t ins;
         if (r == v->br - 1 && t.kind != ZT_BF16) memcpy(ins, v->names[bi * v->nbc + bj], sizeof ins);
         else xe_fresh(e, ins);

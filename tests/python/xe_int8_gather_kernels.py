@@ -1,0 +1,50 @@
+"""Kernels of tests/python/test_xe_int8_gather.py: int8 dot operands that are
+not straight 2-D block reads (issues 12 and 13)."""
+import numpy as np
+
+import zetile
+import zetile.language as tl
+
+
+@zetile.jit
+def i8_strided(A, B, C, M, N, K, sam, sak, sbk, sbn, scm,
+               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # The stdlib GEMM's generic int8 form: every stride a run-time argument,
+    # so neither operand is provably a 2-D block read (row gathers).
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * sam + (k + rk)[None, :] * sak,
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0)
+        b = tl.load(B + (k + rk)[:, None] * sbk + rn[None, :] * sbn,
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0)
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * scm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+SIG_STRIDED = {"A": "*i8", "B": "*i8", "C": "*i32", "M": "i32", "N": "i32", "K": "i32",
+               "sam": "i32", "sak": "i32", "sbk": "i32", "sbn": "i32", "scm": "i32"}
+
+# (M, N, K, A transposed in memory, num_warps): tails in every dimension.
+STRIDED_CASES = [(50, 40, 70, False, 4), (64, 64, 64, True, 4), (37, 64, 96, True, 1)]
+
+
+def run_strided(cases=STRIDED_CASES, seed=1):
+    """Mismatch counts per case against int64 numpy on the current device."""
+    dev = zetile.get_device()
+    rng = np.random.default_rng(seed)
+    out = {}
+    for (m, n, k, ta, nw) in cases:
+        a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+        b = rng.integers(-128, 128, (k, n), dtype=np.int8)
+        am = np.ascontiguousarray(a.T) if ta else a
+        sam, sak = (1, m) if ta else (k, 1)
+        c = np.full((m, n), 7, np.int32)
+        i8_strided[(1,)](am, b, c, m, n, k, sam, sak, n, 1, n, BM=64, BN=64, BK=32,
+                         num_warps=nw)
+        dev.synchronize()
+        ref = a.astype(np.int64) @ b.astype(np.int64)
+        out[f"{m}x{n}x{k}_t{int(ta)}_w{nw}"] = int((c != ref).sum())
+    return out
