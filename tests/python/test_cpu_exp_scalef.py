@@ -52,6 +52,23 @@ def test_exp_uses_vscalef_on_avx512(tmp_path):
     assert not re.search(r"vpslld\s+\$0x17", dis), "2^n still built in the exponent field"
 
 
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump needed")
+def test_exp_shifter_rounding_on_avx512(tmp_path):
+    # Session 13: n = round(x log2e) by the 1.5 * 2^23 shifter, n as i32 from
+    # the shifted bits: no vrndscaleps, no float -> int conversion, and no NaN
+    # select (nothing is poison for NaN lanes any more: ldexp(NaN) is NaN).
+    if not _avx512():
+        pytest.skip("host without AVX-512F: the exponent-field method stays")
+    ck = zetile.compile(_exp, "*fp32, *fp32, i32", constexprs={"BLOCK": 512}, cached=False)
+    obj = tmp_path / "exp.o"
+    obj.write_bytes(ck.asm["obj"])
+    dis = subprocess.run(["objdump", "-d", str(obj)], capture_output=True, text=True,
+                         check=True).stdout
+    assert re.search(r"vscalefps\s+%zmm", dis)
+    for insn in ("vrndscaleps", "vcvttps2dq", "vcvtps2dq", "vcmpunordps"):
+        assert insn not in dis, f"{insn} in the exp loop: the shifter form is gone"
+
+
 def test_exp_saturates_and_flushes_at_the_clamps():
     up = np.nextafter(HI, np.float32(np.inf))
     down = np.nextafter(HI, np.float32(0))
