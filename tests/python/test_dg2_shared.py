@@ -453,3 +453,118 @@ def _table():
 
 if __name__ == "__main__":
     print(_table())
+
+
+# --- 8 lanes (ZETILE_DG2_LOWERING=shared8): the row's own subgroup size -----
+# The shared lowering at dg2's SIMD8: the emitted chunks stay 16 elements and
+# zetile's lane distribution gives lane j elements j and j + 8 of each (what
+# a SIMD8 block read of 16 elements gives it); gathers and scatters are split
+# into one per lane element (XeVM lowers one), reductions end in a butterfly
+# over 8 lanes, and the SPIR-V's SubgroupSize is set to 8 (LLVM 22's XeVM
+# route writes 16). Dots are still refused (no SIMD8 DPAS emission yet).
+SHARED8 = {"ZETILE_DG2_LOWERING": "shared8"}
+SIMD8_BUILDS = ("vector_add", "softmax", "layer_norm", "while_rows")
+
+
+def _execution_modes(spirv):
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.spv")
+        with open(p, "wb") as f:
+            f.write(spirv)
+        text = subprocess.run(["spirv-dis", p], capture_output=True, text=True,
+                              check=True).stdout
+    return re.findall(r"OpExecutionMode %\S+ (\w+ [\d ]+)", text)
+
+
+@needs_tools
+@pytest.mark.parametrize("name", SIMD8_BUILDS)
+def test_shared8_builds_for_acm_g10(monkeypatch, name):
+    """E1 + E2 at 8 lanes: SubgroupSize 8 and LocalSize 8 x num_warps in the
+    SPIR-V, IGC compiles it for acm-g10 (SIMD8, nothing unresolved, no DPAS)."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    ck = _compile(name)
+    nw = _kernels()[name][3]
+    assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
+    spirv = ck.asm["spirv"]
+    spirv_val(spirv)
+    modes = [m.strip() for m in _execution_modes(spirv)]
+    assert "SubgroupSize 8" in modes and f"LocalSize {8 * nw} 1 1" in modes, modes
+    k = _e2(spirv)
+    assert k["calla"] == 0 and k["dpas"] == 0, k
+    assert k["sends_by_kind"]["store"] >= 1 and k["sends"] >= 1, k
+
+
+def test_shared8_lane_code(monkeypatch):
+    """The lane code at 8 lanes: lane vectors of 2 elements, gathers of one,
+    the lane id plus [0, 8] for a chunk's indices, a 3-step butterfly."""
+    tool = os.path.join(ROOT, "build", "zt-compile-tile")
+    if not os.path.exists(tool):
+        pytest.skip("build/zt-compile-tile is not built")
+    # Tutorial 02's row softmax (1-D rows of 64: 4 chunks) as tile IR.
+    from softmax import softmax_kernel
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    ck = zetile.compile(softmax_kernel, signature="*fp32,*fp32,i32,i32,i32,i32",
+                        constexprs={"BLOCK_SIZE": 64}, target="dg2", num_warps=1, cached=False)
+    env = dict(os.environ, ZETILE_DUMP="lanes", ZETILE_STOP_AFTER="lanes")
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.tile")
+        with open(p, "w") as f:
+            f.write(ck.asm["tile"])
+        r = subprocess.run([tool, p, "dg2", "1"], env=env, capture_output=True, text=True,
+                           timeout=120)
+    lanes = r.stderr
+    assert "stopped after lane distribution" in lanes, lanes[-2000:]
+    assert "intel_reqd_sub_group_size = 8" in lanes, lanes[-2000:]
+    assert re.search(r"dense<\[0, 8\]> : vector<2xindex>", lanes), lanes[-3000:]
+    assert "vector<2xf32>" in lanes and "vector<16xf32>" not in lanes, lanes[-3000:]
+    loads = re.findall(r"xegpu.load .*-> (vector<\d+x\w+>)", lanes)
+    assert loads and set(loads) == {"vector<1xf32>"}, loads
+    shuffles = re.findall(r"gpu.shuffle\s+xor\s+\S+,\s*(\S+),\s*(\S+)", lanes)
+    assert shuffles, lanes[-3000:]
+
+
+SIMD8_E5 = r"""
+import json, numpy as np, zetile
+import test_dg2_shared  # noqa: F401 (puts examples/ on sys.path)
+from vector_add import add_kernel
+from softmax import softmax_kernel
+from layer_norm import _layer_norm_fwd_fused
+assert zetile.get_device().name == "opencl:cpu"
+sync = zetile.get_device().synchronize
+rng = np.random.default_rng(8)
+out = {}
+for nw in (1, 2, 4):
+    n = 3000
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    o = np.zeros(n, np.float32)
+    ck = add_kernel[(3,)](x, y, o, n, BLOCK_SIZE=1024, num_warps=nw)
+    sync()
+    out["subgroup"] = int(ck.metadata["subgroup_size"])
+    out[f"vector_add{nw}"] = float(np.abs(o - (x + y)).max())
+R, C = 37, 781
+a = rng.standard_normal((R, C)).astype(np.float32)
+s = np.zeros_like(a)
+softmax_kernel[(R,)](s, a, C, C, R, C, BLOCK_SIZE=1024)
+sync()
+e = np.exp(a - a.max(1, keepdims=True))
+out["softmax"] = float(np.abs(s - e / e.sum(1, keepdims=True)).max())
+w, b = rng.standard_normal(C).astype(np.float32), rng.standard_normal(C).astype(np.float32)
+yln, mean, rstd = np.zeros_like(a), np.zeros(R, np.float32), np.zeros(R, np.float32)
+_layer_norm_fwd_fused[(R,)](a, yln, w, b, mean, rstd, C, C, 1e-5, BLOCK_SIZE=1024)
+sync()
+mu, var = a.mean(1, keepdims=True), a.var(1, keepdims=True)
+out["layer_norm"] = float(np.abs(yln - ((a - mu) / np.sqrt(var + 1e-5) * w + b)).max())
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_e5_shared8_on_opencl_cpu():
+    """E5: the 8-lane SPIR-V on Intel's OpenCL CPU runtime against numpy
+    (1, 2 and 4 subgroups; tails). Before the SubgroupSize fix the runtime
+    ran it in subgroups of 16 and vector_add at 2+ subgroups was wrong."""
+    opencl_cpu_or_skip()
+    res = run_result(SIMD8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8},
+                     timeout=600)
+    assert res["subgroup"] == 8, res
+    assert all(res[f"vector_add{nw}"] == 0.0 for nw in (1, 2, 4)), res
+    assert res["softmax"] < 1e-6 and res["layer_norm"] < 1e-4, res
