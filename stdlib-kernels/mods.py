@@ -74,3 +74,25 @@ def ext_mask(b, h, q_idx, kv_idx, B0, B1, B2, B3):
 
 SCORE_MODS = {"alibi": alibi, "softcap": softcap, "ext": ext_score}
 MASK_MODS = {"causal": causal, "sliding": sliding, "document": document, "ext": ext_mask}
+
+
+# The score mods' derivatives with respect to the score, for the backward
+# (attention_bwd.py's SCORE_GRAD; zt_ops_flex_bwd_plan). They read the same
+# slots as their mods. (Last in the file: the exported forward specs carry
+# the line numbers of the mods above.)
+@zetile.jit
+def alibi_grad(score, b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    # d/ds (s + bias) = 1, as a tile of the score's shape.
+    return tl.zeros_like(score) + 1.0
+
+
+@zetile.jit
+def softcap_grad(score, b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    # d/ds cap * tanh(s / cap) = 1 - tanh(s / cap)^2, tanh written as in
+    # softcap (saturating to +-1, so the derivative goes to 0, never NaN).
+    cap = tl.load(B3)
+    t = 1.0 - 2.0 / (tl.exp2(2.8853900817779268 * (score / cap)) + 1.0)
+    return 1.0 - t * t
+
+
+SCORE_GRADS = {"alibi": alibi_grad, "softcap": softcap_grad}

@@ -279,6 +279,50 @@ ZT_API zt_status_t zt_ops_sdpa_bwd_plan(zt_device_t* device, const zt_ops_sdpa_b
 ZT_API zt_status_t zt_ops_sdpa_bwd_run(zt_ops_plan_t* plan,
                                        const zt_ops_sdpa_bwd_buffers_t* buffers);
 
+// ------------------------------------------------- FlexAttention backward
+/// The gradients of FlexAttention (dq, dk, dv), as the SDPA backward computes
+/// them (three launches: delta, dk/dv, dq), with the forward's score mod,
+/// mask mod and block mask. The score mod is differentiated with respect to
+/// the score by its exported derivative (stdlib-kernels/mods.py: ALiBi's is
+/// 1, softcap's 1 - tanh^2(score / softcap)); gradients of the mods' tensors
+/// (ALiBi slopes, document ids) are not computed. Builder-made mods
+/// (ZT_OPS_SCORE_BUILDER, ZT_OPS_MASK_MOD_BUILDER) are UNSUPPORTED here.
+/// The block tables are the forward's (torch's BlockMask semantics: listed
+/// partial blocks apply the mask mod, listed full blocks do not, unlisted
+/// blocks are masked); each run reads them back to the host, checks them
+/// and derives the dense block table and the per-program walk lists the
+/// kernels read (small: one entry per block), after waiting for the device
+/// (an earlier run may still read the previous lists). Probabilities are
+/// recomputed from the lse, so masked positions and fully masked rows give
+/// zero gradients. `fwd` is the forward's descriptor (split_kv is ignored).
+/// Specs attnbwd-delta-DT-dHD-BM (SDPA's), attnbwd-dkdv-DT-dHD-BMxBN-full-
+/// nomask-SCORE-MASKMOD-sparseQB and attnbwd-dq-...-sparseKVB (the block
+/// length along the axis each walks); zt_ops_plan_spec gives
+/// attnbwd-DT-dHD-BMxBN-SCORE-MASKMOD-sparseQBxKVB.
+typedef struct zt_ops_flex_bwd_desc_s {
+  zt_ops_flex_desc_t fwd;
+  /// As zt_ops_sdpa_bwd_desc_t's: all zero contiguous, no zero strides in
+  /// the gradients.
+  zt_ops_strides4_t grad_out, grad_q, grad_k, grad_v;
+} zt_ops_flex_bwd_desc_t;
+
+typedef struct zt_ops_flex_bwd_buffers_s {
+  zt_buffer_t *q, *k, *v;  ///< the forward's inputs
+  zt_buffer_t* out;        ///< the forward's output
+  zt_buffer_t* lse;        ///< the forward's (batch, q_heads, q_len) fp32 lse: required
+  zt_buffer_t* grad_out;
+  /// The forward's block mask tables (full_* when fwd.has_full_blocks).
+  zt_buffer_t *kv_num_blocks, *kv_indices, *full_kv_num_blocks, *full_kv_indices;
+  zt_buffer_t* score_tensor;  ///< ALiBi slopes, as the forward's
+  zt_buffer_t* mask_tensor;   ///< document ids, as the forward's
+  zt_buffer_t *grad_q, *grad_k, *grad_v;  ///< written (of fwd.attn.dtype)
+} zt_ops_flex_bwd_buffers_t;
+
+ZT_API zt_status_t zt_ops_flex_bwd_plan(zt_device_t* device, const zt_ops_flex_bwd_desc_t* desc,
+                                        zt_ops_plan_t** out_plan);
+ZT_API zt_status_t zt_ops_flex_bwd_run(zt_ops_plan_t* plan,
+                                       const zt_ops_flex_bwd_buffers_t* buffers);
+
 // ------------------------------------------------------------- common
 /// The spec name of the plan's specialization (borrowed, plan lifetime),
 /// e.g. "gemm-f16-relu-epi-64x64x32".

@@ -255,6 +255,65 @@ static zt_status_t splice(zt_ops_plan_t* p, char** text, const char* args_text, 
   return zt_ops__splice_mods(p, text, args_text, m->score, m->mask, m->bm, m->bn);
 }
 
+// The flex descriptor checked with its defaults filled (block sizes, mask
+// broadcast, tiles clamped to the blocks); shared with the backward.
+zt_status_t zt_ops__resolve_flex(const char* op, zt_ops_flex_desc_t* d) {
+  ZT_RETURN_IF_ERROR(resolve_attn(op, &d->attn));
+  zt_ops_attention_t* a = &d->attn;
+  if ((unsigned)d->score_mod > ZT_OPS_SCORE_BUILDER)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.score_mod %d is not a "
+                          "zt_ops_score_mod_t", op, (int)d->score_mod);
+  if ((unsigned)d->mask_mod > ZT_OPS_MASK_MOD_BUILDER)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_mod %d is not a "
+                          "zt_ops_mask_mod_t", op, (int)d->mask_mod);
+  if ((d->score_mod == ZT_OPS_SCORE_BUILDER && !d->score_builder) ||
+      (d->mask_mod == ZT_OPS_MASK_MOD_BUILDER && !d->mask_builder))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.%s_builder is NULL with a "
+                          "builder-made %s mod", op,
+                          d->score_mod == ZT_OPS_SCORE_BUILDER && !d->score_builder ? "score"
+                                                                                    : "mask",
+                          d->score_mod == ZT_OPS_SCORE_BUILDER && !d->score_builder ? "score"
+                                                                                    : "mask");
+  if (d->score_mod == ZT_OPS_SCORE_SOFTCAP && !(d->softcap > 0.0f && isfinite(d->softcap)))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.softcap must be > 0 with the "
+                          "softcap score mod (got %g)", op, d->softcap);
+  if (d->mask_mod == ZT_OPS_MASK_MOD_SLIDING && d->window < 1)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.window must be >= 1 with the "
+                          "sliding mask mod (got %d)", op, d->window);
+  if (d->mask_mod == ZT_OPS_MASK_MOD_DOCUMENT &&
+      (d->document_len < (a->q_len > a->kv_len ? a->q_len : a->kv_len) ||
+       d->document_len > (1 << 24)))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.document_len (%lld) must cover "
+                          "q_len and kv_len (and be at most 2^24)", op,
+                          (long long)d->document_len);
+  if (!d->q_block) d->q_block = 128;
+  if (!d->kv_block) d->kv_block = 128;
+  if (!d->mask_batch) d->mask_batch = 1;
+  if (!d->mask_heads) d->mask_heads = 1;
+  if (d->q_block < 1 || d->kv_block < 1 || d->q_block > INT32_MAX || d->kv_block > INT32_MAX)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.q_block and desc.kv_block must "
+                          "be >= 1", op);
+  // A sparse block holds whole kernel tiles (as zetile.ops does).
+  if (a->block_m > d->q_block) a->block_m = (int32_t)d->q_block;
+  if (a->block_n > d->kv_block) a->block_n = (int32_t)d->kv_block;
+  if (d->q_block % a->block_m || d->kv_block % a->block_n)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: block mask sizes (%lld, %lld) must be "
+                          "multiples of the kernel tiles (%d, %d)", op, (long long)d->q_block,
+                          (long long)d->kv_block, a->block_m, a->block_n);
+  if (d->mask_batch != 1 && d->mask_batch != a->batch)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_batch must be 1 or batch "
+                          "(%lld), got %lld", op, (long long)a->batch, (long long)d->mask_batch);
+  if (d->mask_heads != 1 && d->mask_heads != a->q_heads)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_heads must be 1 or q_heads "
+                          "(%lld), got %lld", op, (long long)a->q_heads,
+                          (long long)d->mask_heads);
+  int64_t qb = zt_ops__cdiv(a->q_len, d->q_block), kvb = zt_ops__cdiv(a->kv_len, d->kv_block);
+  if (d->mask_batch * d->mask_heads * qb * kvb > INT32_MAX)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: the block mask tables exceed 2^31 entries",
+                          op);
+  return NULL;
+}
+
 zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc,
                              zt_ops_plan_t** out_plan) {
   const char* op = "zt_ops_flex";
@@ -263,59 +322,9 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
                           "out_plan must not be NULL");
   *out_plan = NULL;
   zt_ops_flex_desc_t d = *desc;
-  ZT_RETURN_IF_ERROR(resolve_attn(op, &d.attn));
+  ZT_RETURN_IF_ERROR(zt_ops__resolve_flex(op, &d));
   zt_ops_attention_t* a = &d.attn;
-  if ((unsigned)d.score_mod > ZT_OPS_SCORE_BUILDER)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.score_mod %d is not a "
-                          "zt_ops_score_mod_t", op, (int)d.score_mod);
-  if ((unsigned)d.mask_mod > ZT_OPS_MASK_MOD_BUILDER)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_mod %d is not a "
-                          "zt_ops_mask_mod_t", op, (int)d.mask_mod);
-  if ((d.score_mod == ZT_OPS_SCORE_BUILDER && !d.score_builder) ||
-      (d.mask_mod == ZT_OPS_MASK_MOD_BUILDER && !d.mask_builder))
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.%s_builder is NULL with a "
-                          "builder-made %s mod", op,
-                          d.score_mod == ZT_OPS_SCORE_BUILDER && !d.score_builder ? "score"
-                                                                                  : "mask",
-                          d.score_mod == ZT_OPS_SCORE_BUILDER && !d.score_builder ? "score"
-                                                                                  : "mask");
-  if (d.score_mod == ZT_OPS_SCORE_SOFTCAP && !(d.softcap > 0.0f && isfinite(d.softcap)))
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.softcap must be > 0 with the "
-                          "softcap score mod (got %g)", op, d.softcap);
-  if (d.mask_mod == ZT_OPS_MASK_MOD_SLIDING && d.window < 1)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.window must be >= 1 with the "
-                          "sliding mask mod (got %d)", op, d.window);
-  if (d.mask_mod == ZT_OPS_MASK_MOD_DOCUMENT &&
-      (d.document_len < (a->q_len > a->kv_len ? a->q_len : a->kv_len) ||
-       d.document_len > (1 << 24)))
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.document_len (%lld) must cover "
-                          "q_len and kv_len (and be at most 2^24)", op,
-                          (long long)d.document_len);
-  if (!d.q_block) d.q_block = 128;
-  if (!d.kv_block) d.kv_block = 128;
-  if (!d.mask_batch) d.mask_batch = 1;
-  if (!d.mask_heads) d.mask_heads = 1;
-  if (d.q_block < 1 || d.kv_block < 1 || d.q_block > INT32_MAX || d.kv_block > INT32_MAX)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.q_block and desc.kv_block must "
-                          "be >= 1", op);
-  // A sparse block holds whole kernel tiles (as zetile.ops does).
-  if (a->block_m > d.q_block) a->block_m = (int32_t)d.q_block;
-  if (a->block_n > d.kv_block) a->block_n = (int32_t)d.kv_block;
-  if (d.q_block % a->block_m || d.kv_block % a->block_n)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: block mask sizes (%lld, %lld) must be "
-                          "multiples of the kernel tiles (%d, %d)", op, (long long)d.q_block,
-                          (long long)d.kv_block, a->block_m, a->block_n);
-  if (d.mask_batch != 1 && d.mask_batch != a->batch)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_batch must be 1 or batch "
-                          "(%lld), got %lld", op, (long long)a->batch, (long long)d.mask_batch);
-  if (d.mask_heads != 1 && d.mask_heads != a->q_heads)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.mask_heads must be 1 or q_heads "
-                          "(%lld), got %lld", op, (long long)a->q_heads,
-                          (long long)d.mask_heads);
   int64_t qb = zt_ops__cdiv(a->q_len, d.q_block), kvb = zt_ops__cdiv(a->kv_len, d.kv_block);
-  if (d.mask_batch * d.mask_heads * qb * kvb > INT32_MAX)
-    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: the block mask tables exceed 2^31 entries",
-                          op);
   char spec[ZT_OPS_SPEC_MAX];
   zt_ops_plan_t* p = NULL;
   mods_in_t mods = {d.score_mod == ZT_OPS_SCORE_BUILDER ? d.score_builder : NULL,

@@ -13,7 +13,13 @@
 #define ZT_OPS_MAX_ARGS 80
 #define ZT_OPS_SPEC_MAX 160
 
-typedef enum { ZT_OPS_GEMM, ZT_OPS_SDPA, ZT_OPS_FLEX, ZT_OPS_SDPA_BWD } zt_ops_family_t;
+typedef enum {
+  ZT_OPS_GEMM,
+  ZT_OPS_SDPA,
+  ZT_OPS_FLEX,
+  ZT_OPS_SDPA_BWD,
+  ZT_OPS_FLEX_BWD
+} zt_ops_family_t;
 
 struct zt_ops_plan_s {
   zt_ops_family_t family;
@@ -38,11 +44,16 @@ struct zt_ops_plan_s {
   // SDPA backward: this plan is the delta kernel (ws[0] delta, ws[1] the
   // lse in log2 units); bwd[0] the dk/dv kernel, bwd[1] the dq kernel.
   struct zt_ops_plan_s* bwd[2];
+  // FlexAttention backward: the block mask as the kernels read it, rebuilt
+  // from the caller's tables at each run (ops_attention_bwd.c): [0] the
+  // dense int8 state, [1]/[2] dq's walk lists (num, idx), [3]/[4] dk/dv's.
+  zt_buffer_t* blk[5];
   union {
     zt_ops_gemm_desc_t gemm;
     zt_ops_sdpa_desc_t sdpa;
     zt_ops_flex_desc_t flex;
     zt_ops_sdpa_bwd_desc_t sdpa_bwd;
+    zt_ops_flex_bwd_desc_t flex_bwd;
   } d;
 };
 
@@ -85,6 +96,9 @@ zt_status_t zt_ops__check_view(const char* op, const char* what, const zt_buffer
 // descriptor checked with its defaults filled (split_kv as given), and
 // (batch, heads, seq, dim) strides and views checked.
 zt_status_t zt_ops__resolve_sdpa(const char* op, zt_ops_sdpa_desc_t* d);
+// The same for a flex descriptor (block sizes, mask broadcast, tiles
+// clamped to the blocks; split_kv as given).
+zt_status_t zt_ops__resolve_flex(const char* op, zt_ops_flex_desc_t* d);
 zt_status_t zt_ops__check4(const char* op, const char* what, int64_t b, int64_t h, int64_t l,
                            int64_t e, const zt_ops_strides4_t* s);
 zt_status_t zt_ops__view4(const char* op, const char* what, const zt_buffer_t* b, size_t eb,

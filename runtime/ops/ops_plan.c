@@ -261,6 +261,7 @@ void zt_ops_plan_release(zt_ops_plan_t* plan) {
   zt_buffer_release(plan->lse);
   zt_buffer_release(plan->params);
   for (int i = 0; i < 3; ++i) zt_buffer_release(plan->ws[i]);
+  for (int i = 0; i < 5; ++i) zt_buffer_release(plan->blk[i]);
   zt_ops_plan_release(plan->combine);
   zt_ops_plan_release(plan->bwd[0]);
   zt_ops_plan_release(plan->bwd[1]);

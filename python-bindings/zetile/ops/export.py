@@ -139,6 +139,11 @@ SPECS = (
        for m in ("fmask", "bmask")]
     + [f"attnbwd-{w}-{d}-d64-32x32-{c}-nomask-drop" for w in ("dkdv", "dq") for d in _DT
        for c in ("full", "causal")]
+    # FlexAttention backward (zt_ops_flex_bwd_plan): the forward's exported
+    # fp32 mods over torch's default 128-blocks (the delta kernel is SDPA's).
+    + [f"attnbwd-{w}-f32-d64-32x32-full-nomask-{s}-{mm}-sparse128" for w in ("dkdv", "dq")
+       for s, mm in (("none", "none"), ("none", "causal"), ("none", "sliding"),
+                     ("none", "document"), ("alibi", "causal"), ("softcap", "causal"))]
 )
 
 
@@ -278,6 +283,51 @@ def spec_manifest(spec):
         types = {"O": ty, "DO": ty, "DELTA": "*float32", "DLSE": None, "LSE": "*float32",
                  "LSE2": "*float32", "lse_scale": "float32"}
         ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=int(bm), HAS_DLSE=False, CONVERT_LSE=True)
+    elif f[0] == "attnbwd" and len(f) == 10 and f[1] in ("dkdv", "dq"):
+        # FlexAttention backward: exported mods, a block mask as the dense
+        # state table and per-program walk lists (attention_bwd.py's BLOCKS),
+        # N the block length along the walked axis (dq: the KV block, dk/dv:
+        # the query block), so SUBS = N / the tile.
+        _, which, dt, hd, tiles, causal, mask, smod, mmod, sp = f
+        mods = _kernels.load("mods")
+        if (dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit()
+                or causal != "full" or mask != "nomask"
+                or (smod != "none" and smod not in mods.SCORE_GRADS)
+                or (mmod != "none" and (mmod not in mods.MASK_MODS or mmod == "ext"))
+                or not sp.startswith("sparse") or not sp[6:].isdigit()):
+            raise ValueError(f"{spec}: not a flex backward spec (attnbwd-dkdv|dq-DT-dHD-BMxBN-"
+                             "full-nomask-SCORE-MASKMOD-sparseN, SCORE none|alibi|softcap, "
+                             "MASKMOD none|causal|sliding|document)")
+        bm, bn = _tiles(tiles, 2, spec)
+        n = int(sp[6:])
+        tile = bn if which == "dq" else bm
+        if n < tile or n % tile:
+            raise ValueError(f"{spec}: the block length {n} must be a multiple of the tile {tile}")
+        kern = getattr(_kernels.load("attention_bwd"), "attn_bwd_" + which)
+        ty = "*" + _DT[dt]
+        types = {n_: ty for n_ in ("Q", "K", "V", "DO", "DK", "DV", "DQ")}
+        types.update({"LSE": "*float32", "DELTA": "*float32", "sm_scale": "float32",
+                      "dropout_p": None, "seed": None, "mask_ptr": None,
+                      "blocks": "*int8", "lnum": "*int32", "lidx": "*int32"})
+        # The slots as the C API fills them (mods.py): the score mod's and
+        # its derivative's tensor in 0, the mask mod's in 2, parameters in 3.
+        for pre, name in (("S", smod), ("G", smod), ("M", mmod)):
+            for i in range(4):
+                types[f"{pre}{i}"] = None
+            if name != "none":
+                types[pre + "3"] = "*float32"
+            if name == "alibi":
+                types[pre + "0"] = "*float32"
+            if name == "document":
+                types[pre + "2"] = "*int32"
+        ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=bm, BLOCK_N=bn, MASK_KIND=0, IS_CAUSAL=False,
+                  SCORE_MOD=mods.SCORE_MODS[smod] if smod != "none" else None,
+                  SCORE_GRAD=mods.SCORE_GRADS[smod] if smod != "none" else None,
+                  MASK_MOD=mods.MASK_MODS[mmod] if mmod != "none" else None,
+                  BLOCKS=True, SUBS=n // tile, DROPOUT=False,
+                  stride_mb=0, stride_mh=0, stride_mm=0, stride_mn=0)
+        if which == "dkdv":
+            ce["STATS_2D"] = True
     elif f[0] == "attnbwd" and len(f) in (7, 8) and f[1] in ("dkdv", "dq"):
         _, which, dt, hd, tiles, causal, mask = f[:7]
         if len(f) == 8 and f[7] != "drop":
@@ -313,7 +363,7 @@ def spec_manifest(spec):
             ce["STATS_2D"] = True
     else:
         raise ValueError(f"{spec}: a spec starts with gemm- (5 fields), attn- (9 to 11 "
-                         "fields), attncombine- (4 fields) or attnbwd- (5, 7 or 8 fields)")
+                         "fields), attncombine- (4 fields) or attnbwd- (5, 7, 8 or 10 fields)")
     text, rows = _build(kern, kern.arg_names, ce, types, pins, hints)
     notes = []
     if f[0] == "attn" and f[-1] == "split":

@@ -1,0 +1,427 @@
+// include/zetile/ops.h's FlexAttention backward without Python: the
+// forward planned and run from C (its out and lse), then
+// zt_ops_flex_bwd_plan/run, and dq, dk, dv compared with a double-precision
+// reference computed here from the same inputs (the score mod's derivative
+// written out by hand). Cases: ALiBi with a causal mask under GQA, softcap
+// with the lse in log2 units, a sliding window with per-head block tables
+// (head 1 lists only diagonal blocks, and no block at all for its second
+// query block: fully masked rows, zero gradients), the document mask over
+// two batches; lengths that are not multiples of the 128-blocks, partial
+// and full blocks. Also misuse (builder mods, bad tables, wrong plans).
+// ZT_TEST_OPS_DEVICE runs it on another device. Skips (loudly) when
+// libzetile_compiler is not built.
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_test_util.h"
+#include "zetile/ops.h"
+#include "zetile/zetile.h"
+
+static char dir[256];
+static zt_device_t* dev;
+
+static void make_cache(void) { ot_cache_make(dir, sizeof dir, "/tmp/zt-ops-flexbwd-XXXXXX"); }
+static void setup(void) { ot_device_open(&dev); }
+static void teardown(void) { zt_device_release(dev); }
+static void remove_cache(void) { ot_cache_remove(dir); }
+
+static float frand(unsigned* s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (float)((*s >> 8) & 0xFFFF) / 32768.0f - 1.0f;
+}
+
+static float* randv(size_t n, unsigned seed) {
+  float* v = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) v[i] = frand(&seed);
+  return v;
+}
+
+static zt_buffer_t* upload(const void* h, size_t bytes) {
+  zt_buffer_t* b = NULL;
+  OK(zt_buffer_alloc(dev, bytes, &b));
+  if (h) {
+    OK(zt_buffer_write(b, 0, h, bytes));
+  } else {
+    void* z = calloc(1, bytes);
+    OK(zt_buffer_write(b, 0, z, bytes));
+    free(z);
+  }
+  return b;
+}
+
+static float* download(zt_buffer_t* b, size_t n) {
+  float* v = malloc(n * sizeof(float));
+  OK(zt_buffer_read(b, 0, v, n * sizeof(float)));
+  return v;
+}
+
+// ------------------------------------------------------------ the case
+typedef struct {
+  int64_t B, Hq, Hk, L, S, E;
+  zt_ops_score_mod_t sm;
+  zt_ops_mask_mod_t mm;
+  bool full;       // full blocks listed as such (mask mod skipped there)
+  bool per_head;   // tables per query head: head 1 lists only diagonal blocks and
+                   // nothing for its second query block
+  bool lse_log2;
+  const char* spec;
+  float scale;     // 0: 1 / sqrt(E)
+} flex_case_t;
+
+enum { BLK = 128 };
+static const float kSlopes[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
+static const float kCap = 2.0f;
+static const int32_t kWindow = 40;
+
+static int32_t doc_of(int64_t i) { return i < 50 ? 0 : i < 177 ? 1 : 2; }
+
+static bool mod_keep(const flex_case_t* c, int64_t i, int64_t j) {
+  switch (c->mm) {
+    case ZT_OPS_MASK_MOD_CAUSAL: return i >= j;
+    case ZT_OPS_MASK_MOD_SLIDING: return i >= j && i - j < kWindow;
+    case ZT_OPS_MASK_MOD_DOCUMENT: return doc_of(i) == doc_of(j);
+    default: return true;
+  }
+}
+
+// The score mod of x = scale * q.k and its derivative in x.
+static double mod_score(const flex_case_t* c, double x, int64_t h, int64_t i, int64_t j,
+                        double* dx) {
+  if (c->sm == ZT_OPS_SCORE_ALIBI) {
+    *dx = 1.0;
+    return x + (double)kSlopes[h] * (double)(j - i);
+  }
+  if (c->sm == ZT_OPS_SCORE_SOFTCAP) {
+    double t = tanh(x / kCap);
+    *dx = 1.0 - t * t;
+    return kCap * t;
+  }
+  *dx = 1.0;
+  return x;
+}
+
+// torch's BlockMask for the case: per table head (1, or Hq with per_head),
+// partial and full blocks; state[(h * qb + r) * kvb + c] 0/1/2 as listed.
+typedef struct {
+  int64_t heads, qb, kvb;
+  int32_t *num, *idx, *fnum, *fidx;
+  int8_t* state;
+} tables_t;
+
+static tables_t make_tables(const flex_case_t* c) {
+  tables_t t;
+  t.heads = c->per_head ? c->Hq : 1;
+  t.qb = (c->L + BLK - 1) / BLK;
+  t.kvb = (c->S + BLK - 1) / BLK;
+  size_t rows = (size_t)(t.heads * t.qb), cells = rows * (size_t)t.kvb;
+  t.num = calloc(rows, 4);
+  t.fnum = calloc(rows, 4);
+  t.idx = calloc(cells, 4);
+  t.fidx = calloc(cells, 4);
+  t.state = calloc(cells, 1);
+  for (int64_t h = 0; h < t.heads; ++h)
+    for (int64_t r = 0; r < t.qb; ++r)
+      for (int64_t col = 0; col < t.kvb; ++col) {
+        if (h == 1 && (r != col || r == 1)) continue;  // per_head: head 1's sparser table
+        int64_t kept = 0;
+        for (int64_t i = r * BLK; i < (r + 1) * BLK; ++i)
+          for (int64_t j = col * BLK; j < (col + 1) * BLK; ++j)
+            kept += i < c->L && j < c->S && mod_keep(c, i, j);
+        size_t row = (size_t)(h * t.qb + r);
+        if (c->full && kept == BLK * BLK) {
+          t.fidx[row * (size_t)t.kvb + (size_t)t.fnum[row]++] = (int32_t)col;
+          t.state[row * (size_t)t.kvb + (size_t)col] = 2;
+        } else if (kept) {
+          t.idx[row * (size_t)t.kvb + (size_t)t.num[row]++] = (int32_t)col;
+          t.state[row * (size_t)t.kvb + (size_t)col] = 1;
+        }
+      }
+  return t;
+}
+
+static void free_tables(tables_t* t) {
+  free(t->num);
+  free(t->idx);
+  free(t->fnum);
+  free(t->fidx);
+  free(t->state);
+}
+
+// out, lse (natural), dq, dk, dv in double. z = mod(scale q.k) where kept
+// (block listed, and the mask mod or a full block), P = softmax(z),
+// dZ = P (dP - rowsum(P dP)), ds = dZ mod'(x) scale: dq = ds k, dk = ds^T q.
+static void reference(const flex_case_t* c, const tables_t* t, const float* q, const float* k,
+                      const float* v, const float* dout, double scale, double* out, double* lse,
+                      double* dq, double* dk, double* dv) {
+  int64_t B = c->B, Hq = c->Hq, Hk = c->Hk, L = c->L, S = c->S, E = c->E, G = Hq / Hk;
+  memset(dk, 0, sizeof(double) * (size_t)(B * Hk * S * E));
+  memset(dv, 0, sizeof(double) * (size_t)(B * Hk * S * E));
+  double *p = malloc(sizeof(double) * (size_t)S), *dp = malloc(sizeof(double) * (size_t)S),
+         *der = malloc(sizeof(double) * (size_t)S);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h) {
+      int64_t hk = h / G, th = t->heads == 1 ? 0 : h;
+      const float* Q = q + (b * Hq + h) * L * E;
+      const float* K = k + (b * Hk + hk) * S * E;
+      const float* V = v + (b * Hk + hk) * S * E;
+      const float* DO = dout + (b * Hq + h) * L * E;
+      for (int64_t i = 0; i < L; ++i) {
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < S; ++j) {
+          int8_t st = t->state[(th * t->qb + i / BLK) * t->kvb + j / BLK];
+          double x = 0;
+          for (int64_t e = 0; e < E; ++e) x += (double)Q[i * E + e] * K[j * E + e];
+          double z = mod_score(c, x * scale, h, i, j, &der[j]);
+          if (!st || (st == 1 && !mod_keep(c, i, j))) z = -INFINITY;
+          p[j] = z;
+          if (z > mx) mx = z;
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < S; ++j) sum += (p[j] = mx == -INFINITY ? 0 : exp(p[j] - mx));
+        size_t oi = (size_t)((b * Hq + h) * L + i);
+        lse[oi] = sum > 0 ? mx + log(sum) : -INFINITY;
+        double delta = 0;
+        for (int64_t j = 0; j < S; ++j) {
+          p[j] = sum > 0 ? p[j] / sum : 0;
+          double d = 0;
+          for (int64_t e = 0; e < E; ++e) d += (double)DO[i * E + e] * V[j * E + e];
+          dp[j] = d;
+          delta += p[j] * d;
+        }
+        for (int64_t e = 0; e < E; ++e) {
+          double o = 0, g = 0;
+          for (int64_t j = 0; j < S; ++j) {
+            o += p[j] * V[j * E + e];
+            g += p[j] * (dp[j] - delta) * der[j] * K[j * E + e];
+          }
+          out[oi * E + e] = o;
+          dq[oi * E + e] = g * scale;
+        }
+        for (int64_t j = 0; j < S; ++j) {
+          double ds = p[j] * (dp[j] - delta) * der[j] * scale;
+          size_t ko = (size_t)(((b * Hk + hk) * S + j) * E);
+          for (int64_t e = 0; e < E; ++e) {
+            dv[ko + e] += p[j] * DO[i * E + e];
+            dk[ko + e] += ds * Q[i * E + e];
+          }
+        }
+      }
+    }
+  free(p);
+  free(dp);
+  free(der);
+}
+
+// max |got - want| / max(1, max |want|).
+static void close_enough(const char* what, const char* name, const float* got, const double* want,
+                         size_t n, double tol) {
+  double worst = 0, scale = 1;
+  size_t at = 0;
+  for (size_t i = 0; i < n; ++i) scale = fmax(scale, fabs(want[i]));
+  for (size_t i = 0; i < n; ++i) {
+    ck_assert_msg(isfinite(got[i]), "%s: %s[%zu] = %g", what, name, i, got[i]);
+    double e = fabs(got[i] - want[i]);
+    if (e > worst) worst = e, at = i;
+  }
+  ck_assert_msg(worst / scale <= tol, "%s: %s[%zu] = %g, expected %g (error %g of scale %g > %g)",
+                what, name, at, got[at], want[at], worst, scale, tol);
+}
+
+static zt_ops_flex_desc_t fwd_desc(const flex_case_t* c, const tables_t* t) {
+  zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = c->B, .q_heads = c->Hq,
+                                   .kv_heads = c->Hk, .q_len = c->L, .kv_len = c->S,
+                                   .head_dim = c->E, .lse_log2 = c->lse_log2},
+                          .score_mod = c->sm, .mask_mod = c->mm, .softcap = kCap,
+                          .window = kWindow, .document_len = 256, .q_block = BLK,
+                          .kv_block = BLK, .mask_heads = t->heads,
+                          .has_full_blocks = c->full};
+  d.attn.scale = c->scale;
+  return d;
+}
+
+static void run_case(const flex_case_t* c, const char* what) {
+  int64_t B = c->B, Hq = c->Hq, Hk = c->Hk, L = c->L, S = c->S, E = c->E;
+  size_t nq = (size_t)(B * Hq * L * E), nk = (size_t)(B * Hk * S * E), nr = (size_t)(B * Hq * L);
+  float *q = randv(nq, 41), *k = randv(nk, 42), *v = randv(nk, 43), *dout = randv(nq, 44);
+  tables_t t = make_tables(c);
+  size_t rows = (size_t)(t.heads * t.qb) * 4, cells = rows * (size_t)t.kvb;
+  int32_t doc[256];
+  for (int i = 0; i < 256; ++i) doc[i] = doc_of(i);
+  zt_buffer_t *bq = upload(q, nq * 4), *bk = upload(k, nk * 4), *bv = upload(v, nk * 4),
+              *bdo = upload(dout, nq * 4), *bo = upload(NULL, nq * 4), *bl = upload(NULL, nr * 4),
+              *bn = upload(t.num, rows), *bi = upload(t.idx, cells), *bfn = upload(t.fnum, rows),
+              *bfi = upload(t.fidx, cells), *bsl = upload(kSlopes, sizeof kSlopes),
+              *bdoc = upload(doc, sizeof doc);
+  zt_ops_flex_desc_t fd = fwd_desc(c, &t);
+  zt_ops_plan_t* fp = NULL;
+  OK(zt_ops_flex_plan(dev, &fd, &fp));
+  zt_ops_attention_buffers_t fb = {.q = bq, .k = bk, .v = bv, .out = bo, .lse = bl,
+                                   .kv_num_blocks = bn, .kv_indices = bi,
+                                   .full_kv_num_blocks = c->full ? bfn : NULL,
+                                   .full_kv_indices = c->full ? bfi : NULL,
+                                   .score_tensor = bsl, .mask_tensor = bdoc};
+  OK(zt_ops_attention_run(fp, &fb));
+
+  zt_ops_flex_bwd_desc_t d = {.fwd = fd};
+  zt_buffer_t *bdq = upload(NULL, nq * 4), *bdk = upload(NULL, nk * 4), *bdv = upload(NULL, nk * 4);
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_flex_bwd_plan(dev, &d, &p));
+  ck_assert_str_eq(zt_ops_plan_spec(p), c->spec);
+  zt_ops_flex_bwd_buffers_t b = {.q = bq, .k = bk, .v = bv, .out = bo, .lse = bl,
+                                 .grad_out = bdo, .kv_num_blocks = bn, .kv_indices = bi,
+                                 .full_kv_num_blocks = c->full ? bfn : NULL,
+                                 .full_kv_indices = c->full ? bfi : NULL,
+                                 .score_tensor = bsl, .mask_tensor = bdoc, .grad_q = bdq,
+                                 .grad_k = bdk, .grad_v = bdv};
+  OK(zt_ops_flex_bwd_run(p, &b));
+  OK(zt_device_synchronize(dev));
+
+  double *out = malloc(nq * 8), *lse = malloc(nr * 8), *dq = malloc(nq * 8),
+         *dk = malloc(nk * 8), *dv = malloc(nk * 8);
+  reference(c, &t, q, k, v, dout, c->scale ? (double)c->scale : 1.0 / sqrt((double)E), out, lse,
+            dq, dk, dv);
+  float *got_o = download(bo, nq), *got_l = download(bl, nr), *got_dq = download(bdq, nq),
+        *got_dk = download(bdk, nk), *got_dv = download(bdv, nk);
+  close_enough(what, "out (forward)", got_o, out, nq, 2e-4);
+  for (size_t i = 0; i < nr; ++i) {
+    double want = c->lse_log2 ? lse[i] / log(2.0) : lse[i];
+    if (isinf(want))
+      ck_assert_msg(isinf(got_l[i]) && got_l[i] < 0, "%s: lse[%zu] = %g, expected -inf", what, i,
+                    got_l[i]);
+    else
+      ck_assert_msg(fabs(got_l[i] - want) <= 1e-4 * fmax(1, fabs(want)), "%s: lse[%zu] = %g, "
+                    "expected %g", what, i, got_l[i], want);
+  }
+  close_enough(what, "dq", got_dq, dq, nq, 2e-4);
+  close_enough(what, "dk", got_dk, dk, nk, 2e-4);
+  close_enough(what, "dv", got_dv, dv, nk, 2e-4);
+  if (c->per_head) {
+    // Head 1's second query block lists nothing: its rows are fully masked.
+    size_t dead = 0;
+    for (int64_t i = BLK; i < L; ++i, ++dead)
+      for (int64_t e = 0; e < E; ++e)
+        ck_assert_msg(got_dq[(size_t)((1 * L + i) * E + e)] == 0.0f, "%s: dq of a fully masked "
+                      "row %lld is %g", what, (long long)i, got_dq[(size_t)((1 * L + i) * E + e)]);
+    ck_assert_msg(dead > 0, "%s: no fully masked row", what);
+  }
+  // Again with the same plan: the same gradients (the lists rebuilt alike).
+  OK(zt_ops_flex_bwd_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  float* again = download(bdk, nk);
+  ck_assert_msg(!memcmp(again, got_dk, nk * sizeof(float)), "%s: a second run differs", what);
+
+  float* frees[] = {q, k, v, dout, got_o, got_l, got_dq, got_dk, got_dv, again};
+  for (size_t i = 0; i < sizeof frees / sizeof frees[0]; ++i) free(frees[i]);
+  free(out);
+  free(lse);
+  free(dq);
+  free(dk);
+  free(dv);
+  free_tables(&t);
+  zt_ops_plan_release(p);
+  zt_ops_plan_release(fp);
+  zt_buffer_t* all[] = {bq, bk, bv, bdo, bo, bl, bn, bi, bfn, bfi, bsl, bdoc, bdq, bdk, bdv};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) zt_buffer_release(all[i]);
+}
+
+START_TEST(test_flex_bwd_alibi_causal_gqa) {
+  if (compiler_missing(__func__)) return;
+  flex_case_t c = {1, 4, 2, 200, 200, 64, ZT_OPS_SCORE_ALIBI, ZT_OPS_MASK_MOD_CAUSAL, true,
+                   false, false, "attnbwd-f32-d64-32x32-alibi-causal-sparse128x128"};
+  run_case(&c, "flex bwd alibi causal gqa");
+}
+END_TEST
+
+START_TEST(test_flex_bwd_softcap_causal_lse_log2) {
+  if (compiler_missing(__func__)) return;
+  // A head dim short of the d64 export, Lq != Lk; logits scaled up so the
+  // cap bends them (tanh' far from 1).
+  flex_case_t c = {1, 2, 2, 150, 230, 48, ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, false,
+                   false, true, "attnbwd-f32-d64-32x32-softcap-causal-sparse128x128", 1.0f};
+  run_case(&c, "flex bwd softcap causal lse log2");
+}
+END_TEST
+
+START_TEST(test_flex_bwd_sliding_per_head) {
+  if (compiler_missing(__func__)) return;
+  flex_case_t c = {1, 2, 1, 200, 200, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_SLIDING, true,
+                   true, false, "attnbwd-f32-d64-32x32-none-sliding-sparse128x128"};
+  run_case(&c, "flex bwd sliding per-head tables");
+}
+END_TEST
+
+START_TEST(test_flex_bwd_document_batches) {
+  if (compiler_missing(__func__)) return;
+  flex_case_t c = {2, 2, 2, 210, 210, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_DOCUMENT, true,
+                   false, false, "attnbwd-f32-d64-32x32-none-document-sparse128x128"};
+  run_case(&c, "flex bwd document");
+}
+END_TEST
+
+START_TEST(test_flex_bwd_misuse) {
+  if (compiler_missing(__func__)) return;
+  flex_case_t c = {1, 2, 2, 40, 40, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, false, false,
+                   false, ""};
+  tables_t t = make_tables(&c);
+  zt_ops_flex_bwd_desc_t d = {.fwd = fwd_desc(&c, &t)};
+  zt_ops_plan_t* p = NULL;
+  expect(zt_ops_flex_bwd_plan(NULL, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "must not be NULL");
+  zt_ops_flex_bwd_desc_t e = d;
+  e.fwd.mask_mod = ZT_OPS_MASK_MOD_BUILDER;
+  zt_builder_t* fake = (zt_builder_t*)&e;  // never read: refused before
+  e.fwd.mask_builder = fake;
+  expect(zt_ops_flex_bwd_plan(dev, &e, &p), ZT_STATUS_UNSUPPORTED, "builder-made mask");
+  e = d;
+  e.fwd.kv_block = 64;  // no such export by default
+  expect(zt_ops_flex_bwd_plan(dev, &e, &p), ZT_STATUS_NOT_FOUND, "python -m zetile.ops.export");
+  e = d;
+  e.grad_v = (zt_ops_strides4_t){0, 0, 0, 1};
+  expect(zt_ops_flex_bwd_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "grad_v");
+  OK(zt_ops_flex_bwd_plan(dev, &d, &p));
+  size_t n = 2 * 40 * 64;
+  zt_buffer_t *big = upload(NULL, n * 4), *num = upload(t.num, 4), *idx = upload(t.idx, 4);
+  zt_ops_flex_bwd_buffers_t b = {.q = big, .k = big, .v = big, .out = big, .lse = big,
+                                 .grad_out = big, .kv_num_blocks = num, .kv_indices = idx,
+                                 .grad_q = big, .grad_k = big, .grad_v = big};
+  int32_t bad = 3;  // one KV block only: index 3 is outside
+  OK(zt_buffer_write(idx, 0, &bad, 4));
+  expect(zt_ops_flex_bwd_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "kv_indices[0, 0] = 3");
+  b.kv_indices = NULL;
+  expect(zt_ops_flex_bwd_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "kv_indices");
+  zt_ops_attention_buffers_t ab = {.q = big, .k = big, .v = big, .out = big};
+  expect(zt_ops_attention_run(p, &ab), ZT_STATUS_INVALID_ARGUMENT, "not an attention plan");
+  zt_ops_sdpa_bwd_buffers_t sb = {.q = big};
+  expect(zt_ops_sdpa_bwd_run(p, &sb), ZT_STATUS_INVALID_ARGUMENT, "not an SDPA backward");
+  zt_ops_plan_release(p);
+  zt_ops_plan_t* fp = NULL;
+  OK(zt_ops_flex_plan(dev, &d.fwd, &fp));
+  expect(zt_ops_flex_bwd_run(fp, &b), ZT_STATUS_INVALID_ARGUMENT, "not a FlexAttention backward");
+  zt_ops_plan_release(fp);
+  zt_buffer_release(big);
+  zt_buffer_release(num);
+  zt_buffer_release(idx);
+  free_tables(&t);
+}
+END_TEST
+
+int main(void) {
+  Suite* s = suite_create("ops_flex_bwd");
+  TCase* tc = tcase_create("flex_bwd");
+  tcase_add_unchecked_fixture(tc, make_cache, remove_cache);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_flex_bwd_alibi_causal_gqa);
+  tcase_add_test(tc, test_flex_bwd_softcap_causal_lse_log2);
+  tcase_add_test(tc, test_flex_bwd_sliding_per_head);
+  tcase_add_test(tc, test_flex_bwd_document_batches);
+  tcase_add_test(tc, test_flex_bwd_misuse);
+  SRunner* r = srunner_create(s);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? 1 : 0;
+}
