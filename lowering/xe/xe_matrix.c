@@ -2310,6 +2310,80 @@ static zt_status_t elementwise_rows(xe_emitter_t* e, MlirOperation op, xe_val_t*
   return s;
 }
 
+// int8 arithmetic on an int8 dot's operand (`a - zero` before tl.dot(a, b)
+// into int32, or int8 bits in a 16-bit dot's places): every element stays
+// where the operand's layout put it (8x32 A blocks with lane pairs, 32x16
+// VNNI B blocks, or the 16-bit places), so the op is emitted on those blocks
+// as they are; scalars are broadcast to the block. Index arithmetic or masks
+// (which would have to be evaluated in the pair layout) are refused.
+static zt_status_t i8_operand_elementwise(xe_emitter_t* e, MlirOperation op,
+                                          xe_val_t* const* given, intptr_t no,
+                                          const xe_val_t* shape, zt_type_t rt) {
+  xe_val_t* ops[3];
+  for (intptr_t i = 0; i < no; ++i) {
+    const xe_val_t* x = ops[i] = given[i];
+    // A splat (`a - 1`): its scalar, broadcast below.
+    MlirValue v = mlirOperationGetOperand(op, i);
+    if (x->layout != XE_LAYOUT_BLOCK2D && mlirValueIsAOpResult(v) &&
+        op_is(mlirOpResultGetOwner(v), "tile.splat")) {
+      x = ops[i] = xe_lookup(e, mlirOperationGetOperand(mlirOpResultGetOwner(v), 0));
+      if (!x) return NULL;
+    }
+    if (x->layout == XE_LAYOUT_SCALAR && x->type.kind == ZT_I8) continue;
+    if (x->layout != XE_LAYOUT_BLOCK2D || x->type.kind != ZT_I8 || x->role != shape->role ||
+        x->b16 != shape->b16 || x->br != shape->br || x->bc != shape->bc || x->nbr != shape->nbr ||
+        x->nbc != shape->nbc || x->narrow)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "int8 arithmetic before a dot mixing its operand with index arithmetic, "
+                     "masks or values of another layout on Xe");
+  }
+  MlirValue res = mlirOperationGetResult(op, 0);
+  int role = shape->b16 ? (shape->role == XE_ROLE_A ? XE_ROLE_AW : XE_ROLE_BW) : shape->role;
+  xe_val_t* r = xe_alloc_for(e, res, rt, role);
+  if (!r) return NULL;
+  if (r->layout != XE_LAYOUT_BLOCK2D || r->br != shape->br || r->bc != shape->bc ||
+      r->nbr != shape->nbr || r->nbc != shape->nbc) {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "int8 arithmetic whose result the dot reads in other blocks on Xe");
+  }
+  if (r->bc * r->br > 16 * 16) {
+    // 32x16 B blocks: a lane's 32 bytes are one <32 x i8> vector, which
+    // LLVM 22's SPIR-V backend cannot take apart, whole or row by row
+    // ("unable to legalize G_UNMERGE_VALUES" into <16 x s8> or s8 pieces).
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "int8 arithmetic on an int8 dot's B operand (32x16 VNNI blocks: LLVM's "
+                   "SPIR-V backend cannot split their 32-byte lane vectors) on Xe; on A it "
+                   "builds");
+  }
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  char vt[48], lattr[48];
+  snprintf(vt, sizeof vt, "vector<%dx%dxi8>", r->br, r->bc);
+  snprintf(lattr, sizeof lattr, "{layout_result_0 = %s}", xe_layout_attr(r));
+  xe_name_t bc[3];
+  for (intptr_t i = 0; i < no; ++i) {
+    if (ops[i]->layout != XE_LAYOUT_SCALAR) continue;
+    xe_fresh(e, bc[i]);
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = vector.broadcast %s %s : i8 to %s%s\n", bc[i],
+                     ops[i]->names[0], lattr, vt, loc(e));
+  }
+  // (Integer ops only: no predicate, fastmath or rounding properties.)
+  for (int32_t k = 0; k < r->nbr * r->nbc; ++k) {
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "%s = \"%.*s\"(", r->names[k], (int)n.length, n.data);
+    for (intptr_t i = 0; i < no; ++i)
+      zt_strbuf_printf(&e->body, "%s%s", i ? ", " : "",
+                       ops[i]->layout == XE_LAYOUT_SCALAR ? bc[i] : ops[i]->names[k]);
+    zt_strbuf_printf(&e->body, ") %s : (", lattr);
+    for (intptr_t i = 0; i < no; ++i) zt_strbuf_printf(&e->body, "%s%s", i ? ", " : "", vt);
+    zt_strbuf_printf(&e->body, ") -> %s%s\n", vt, loc(e));
+  }
+  xe_bind(e, res, r);
+  return NULL;
+}
+
 // given: the op's operand records (at most 3), looked up by the caller.
 static zt_status_t emit_block_elementwise_ops(xe_emitter_t* e, MlirOperation op,
                                               xe_val_t* const* given) {
@@ -2332,6 +2406,9 @@ static zt_status_t emit_block_elementwise_ops(xe_emitter_t* e, MlirOperation op,
   MlirValue res = mlirOperationGetResult(op, 0);
   zt_type_t rt;
   ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &rt));
+  if (shape && rt.kind == ZT_I8 && shape->type.kind == ZT_I8 && !shape->narrow &&
+      (shape->role == XE_ROLE_A || shape->role == XE_ROLE_B))
+    return i8_operand_elementwise(e, op, ops, no, shape, rt);
   if ((shape && shape->bc != 16) || rt.kind == ZT_I8)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "elementwise ops on int8 tiles on Xe (int8 tiles go straight from "

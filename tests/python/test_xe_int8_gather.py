@@ -78,3 +78,86 @@ def test_numerics_strided_exact(device):
     assert res.pop("device") == device
     assert len(res) == len(K.STRIDED_CASES)
     assert all(v == 0 for v in res.values()), res
+
+
+# int8 arithmetic before an int8 dot (a zero point subtracted in int8): the
+# op runs on the A operand's 8x32 lane-pair blocks as they are
+# (xe_matrix.c i8_operand_elementwise). Before: "elementwise ops on int8
+# tiles on Xe". K is a run-time argument without a hint here, so A is also
+# gathered; on opencl:cpu the launcher hints K and A is a 2-D block read.
+def _compile_zp(num_warps, b_zp=False):
+    return zetile.compile(K.i8_zero_points, signature=K.SIG_ZP,
+                          constexprs={"BM": 64, "BN": 64, "BK": 32, "B_ZP": b_zp},
+                          target="pvc", num_warps=num_warps, cached=False)
+
+
+@pytest.mark.skipif(not have_tool("spirv-val"), reason="spirv-val is not installed")
+@pytest.mark.parametrize("num_warps", [1, 4])
+def test_e1_int8_arith_before_dot(num_warps):
+    asm = _compile_zp(num_warps).asm
+    assert asm["mlir"].count("xegpu.dpas") == 32 // num_warps
+    # the subtraction on 8x32 i8 blocks
+    assert "vector<8x32xi8>) -> vector<8x32xi8>" in asm["mlir"]
+    spirv_val(asm["spirv"])
+
+
+def test_int8_arith_on_b_is_refused_by_name():
+    # A B operand's 32x16 VNNI blocks are one 32-byte vector per lane, which
+    # LLVM 22's SPIR-V backend cannot take apart: refused, saying so.
+    with pytest.raises(Exception, match="int8 arithmetic on an int8 dot's B operand"):
+        _compile_zp(4, b_zp=True)
+
+
+def test_e2_int8_arith_before_dot():
+    if not (have_tool("ocloc") and have_tool("iga64")):
+        pytest.skip("ocloc/iga64 are not installed")
+    from zetile.tools import isa
+    ck = _compile_zp(4)
+    isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
+    r = isa.analyze_isa("".join(isas.values()))
+    print("pvc zero-point 64x64x32 num_warps 4:", {k: r[k] for k in ("instructions", "dpas", "sends")})
+    assert r["dpas_in_innermost_loop"] >= 8, r
+    assert isa.spill_from_log(log) == 0, log[-2000:]
+
+
+RUN_ZP = """
+import json, zetile
+import xe_int8_gather_kernels as K
+out = K.run_zero_points()
+out["device"] = zetile.get_device().info["name"]
+print("RESULT", json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
+def test_numerics_int8_arith_exact(device):
+    if device == "opencl:cpu":
+        opencl_cpu_or_skip()
+    res = run_result(RUN_ZP, path=HERE, env={"ZETILE_DEVICE": device}, timeout=900)
+    assert res.pop("device") == device
+    assert len(res) == len(K.ZP_CASES)
+    assert all(v == 0 for v in res.values()), res
+
+
+# The stdlib GEMM's generic int8 export (gemm-i8-none-plain-64x64x32: what
+# the C API runs for int8 operands that are not row-major with 16-aligned
+# rows) for pvc at the planner's subgroup count: was refused at the A load.
+def test_e1_e2_stdlib_generic_int8_export():
+    torch = pytest.importorskip("torch")  # noqa: F841 (zetile.ops needs it)
+    from zetile import _C
+    from zetile.ops import export
+    _, text, _, _ = export.spec_manifest("gemm-i8-none-plain-64x64x32")
+    art = _C.compile(text, target="pvc", num_warps=0, cached=False)
+    mlir = art.get("mlir")
+    mlir = mlir.decode() if isinstance(mlir, bytes) else mlir
+    assert mlir.count("xegpu.load_nd") == 0 and mlir.count("xegpu.dpas") > 0  # gathered
+    if have_tool("spirv-val"):
+        spirv_val(art.get("spirv"))
+    if not (have_tool("ocloc") and have_tool("iga64")):
+        pytest.skip("ocloc/iga64 are not installed")
+    from zetile.tools import isa
+    isas, log = isa.ocloc_isa(art.get("spirv"), "pvc", "-ze-opt-large-register-file")
+    r = isa.analyze_isa("".join(isas.values()))
+    print("pvc generic int8 export:", {k: r[k] for k in ("instructions", "dpas", "sends")})
+    assert r["dpas_in_innermost_loop"] >= 2, r
+    assert isa.spill_from_log(log) == 0, log[-2000:]

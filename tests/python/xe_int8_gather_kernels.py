@@ -48,3 +48,46 @@ def run_strided(cases=STRIDED_CASES, seed=1):
         ref = a.astype(np.int64) @ b.astype(np.int64)
         out[f"{m}x{n}x{k}_t{int(ta)}_w{nw}"] = int((c != ref).sum())
     return out
+
+
+@zetile.jit
+def i8_zero_points(A, B, C, K, za, B_ZP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr):
+    # int8 arithmetic before an int8 dot: a zero point subtracted from A in
+    # int8 (wrapping, as numpy's int8 does); B_ZP adds one to B as well
+    # (refused on Xe: see test_xe_int8_gather.py).
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(B + (k + rk)[:, None] * BN + rn[None, :])
+        a = a - za.to(tl.int8)
+        if B_ZP:
+            b = b + 5
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * BN + rn[None, :], acc)
+
+
+SIG_ZP = {"A": "*i8", "B": "*i8", "C": "*i32", "K": "i32", "za": "i32"}
+# (BM, BN, K, num_warps)
+ZP_CASES = [(64, 64, 64, 4), (32, 32, 96, 1)]
+
+
+def run_zero_points(cases=ZP_CASES, seed=2):
+    dev = zetile.get_device()
+    rng = np.random.default_rng(seed)
+    out = {}
+    for (bm, bn, k, nw) in cases:
+        a = rng.integers(-128, 128, (bm, k), dtype=np.int8)
+        b = rng.integers(-128, 128, (k, bn), dtype=np.int8)
+        a[0, 0], b[0, 0] = -128, 127  # wrap in int8 both ways
+        c = np.full((bm, bn), 7, np.int32)
+        i8_zero_points[(1,)](a, b, c, k, 3, B_ZP=False, BM=bm, BN=bn, BK=32, num_warps=nw)
+        dev.synchronize()
+        with np.errstate(over="ignore"):
+            aw = (a - np.int8(3)).astype(np.int64)
+            bw = b.astype(np.int64)
+        out[f"{bm}x{bn}x{k}_w{nw}"] = int((c != aw @ bw).sum())
+    return out
