@@ -22,6 +22,8 @@ folder; `spec_manifest(spec)` builds any of them:
     attnbwd-delta-DT-dHD-BM             attnbwd-delta-f32-d64-32
     attnbwd-dkdv|dq-DT-dHD-BMxBN-CAUSAL-MASK[-drop]
                                         attnbwd-dq-f16-d64-32x32-causal-nomask
+    attnbwd-dkdv|dq-DT-dHD-BMxBN-full-nomask-SCORE-MASKMOD-sparseN
+                                        attnbwd-dq-f32-d64-32x32-full-nomask-alibi-causal-sparse128
   DT f32|f16|bf16, i8 (int8 x int8 -> exact int32, plain only) or a float DT
   with weight-only quantization, DTwBITSgGROUP (B int8 weights, BITS 8, or
   int4 pairs packed along K, BITS 4; scales of DT per GROUP rows of K);
@@ -42,7 +44,12 @@ folder; `spec_manifest(spec)` builds any of them:
   (stdlib-kernels/attention_bwd.py; no block mask or mods): delta with the
   lse rescaled to log2 (BM the dq kernel's BLOCK_M), then dk/dv (row
   statistics in the 2-D form every target builds) and dq, -drop
-  regenerating the forward's dropout mask.
+  regenerating the forward's dropout mask. The 10-field attnbwd- form is
+  the FlexAttention backward (zt_ops_flex_bwd_plan): SCORE none|alibi|softcap
+  (differentiated by mods.py's SCORE_GRADS), MASKMOD none|causal|sliding|
+  document, a block mask as the dense state table and walk lists the C
+  side builds, N the block length along the axis the kernel walks (dq: the
+  KV block, dk/dv: the query block).
 These are generic: every integer is a run-time int32 (none compiled in as 1,
 no divisibility hints), so one specialization serves every shape and
 stride; `-rm16` GEMMs are the row-major variant (unit column strides
