@@ -116,6 +116,15 @@ typedef struct xe_emitter_s {
   zt_strbuf_t pre;       ///< constants hoisted to the kernel entry
   zt_strbuf_t body;      ///< the kernel body
   zt_strbuf_t loc;       ///< " loc(...)" of the current tile op
+  // Location aliases: every distinct location is written once above the
+  // module ("#zlN = loc(...)", `locs`) and each op names it (" loc(#zlN)").
+  // The 16 chunks of a tile op all carry its location; parsing it once per
+  // line was ~8% of parsing the 200-op chain's text (issue 22).
+  zt_strbuf_t locs;
+  const void** loc_keys;  ///< MlirLocation.ptr, open addressing
+  int* loc_ids;
+  size_t loc_cap, loc_count;
+  bool loc_plain;  ///< ZETILE_XE_LOC_ALIAS=0: locations written out (to measure against)
   int indent;
   int next_id;
   // Value map: open addressing on MlirValue.ptr.

@@ -1,6 +1,7 @@
 // Value records of the Xe lowering: the map from tile values to the SSA
 // names that hold them, fresh names, hoisted constants, error statuses.
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,9 @@ void xe_emitter_init(xe_emitter_t* e, zt_lower_ctx_t* lc) {
   zt_strbuf_init(&e->pre);
   zt_strbuf_init(&e->body);
   zt_strbuf_init(&e->loc);
+  zt_strbuf_init(&e->locs);
+  const char* plain = getenv("ZETILE_XE_LOC_ALIAS");
+  e->loc_plain = plain && strcmp(plain, "0") == 0;
   e->indent = 2;
 }
 
@@ -33,6 +37,9 @@ void xe_emitter_deinit(xe_emitter_t* e) {
   zt_strbuf_deinit(&e->pre);
   zt_strbuf_deinit(&e->body);
   zt_strbuf_deinit(&e->loc);
+  zt_strbuf_deinit(&e->locs);
+  free(e->loc_keys);
+  free(e->loc_ids);
   zt_status_free(e->error);
   e->error = NULL;
   xe_matrix_cache_clear(e);
@@ -484,11 +491,55 @@ void xe_flat_assign(xe_val_t* v, const char* prefix, int first) {
     snprintf(v->names[k], XE_NAME_MAX, "%s%d", prefix, i++);
 }
 
+// The alias number of location l, defined in e->locs the first time it is
+// seen; -1 when out of memory (the caller then writes l itself).
+static int loc_alias(xe_emitter_t* e, MlirLocation l) {
+  if (2 * (e->loc_count + 1) > e->loc_cap) {
+    size_t cap = e->loc_cap ? 2 * e->loc_cap : 64;
+    const void** keys = calloc(cap, sizeof *keys);
+    int* ids = calloc(cap, sizeof *ids);
+    if (!keys || !ids) {
+      free(keys);
+      free(ids);
+      return -1;
+    }
+    for (size_t i = 0; i < e->loc_cap; ++i) {
+      if (!e->loc_keys[i]) continue;
+      size_t h = ((uintptr_t)e->loc_keys[i] >> 4) & (cap - 1);
+      while (keys[h]) h = (h + 1) & (cap - 1);
+      keys[h] = e->loc_keys[i];
+      ids[h] = e->loc_ids[i];
+    }
+    free(e->loc_keys);
+    free(e->loc_ids);
+    e->loc_keys = keys;
+    e->loc_ids = ids;
+    e->loc_cap = cap;
+  }
+  // Locations are uniqued by the context: equal pointers, equal locations.
+  size_t h = ((uintptr_t)l.ptr >> 4) & (e->loc_cap - 1);
+  while (e->loc_keys[h] && e->loc_keys[h] != l.ptr) h = (h + 1) & (e->loc_cap - 1);
+  if (e->loc_keys[h]) return e->loc_ids[h];
+  int id = (int)e->loc_count++;
+  e->loc_keys[h] = l.ptr;
+  e->loc_ids[h] = id;
+  zt_strbuf_printf(&e->locs, "#zl%d = ", id);
+  mlirLocationPrint(l, append_cb, &e->locs);
+  zt_strbuf_puts(&e->locs, "\n");
+  return id;
+}
+
 void xe_set_cur(xe_emitter_t* e, MlirOperation op) {
   e->cur = op;
   zt_strbuf_clear(&e->loc);
-  zt_strbuf_puts(&e->loc, " ");
-  mlirLocationPrint(mlirOperationGetLocation(op), append_cb, &e->loc);
+  MlirLocation l = mlirOperationGetLocation(op);
+  int id = e->loc_plain ? -1 : loc_alias(e, l);
+  if (id >= 0) {
+    zt_strbuf_printf(&e->loc, " loc(#zl%d)", id);
+  } else {
+    zt_strbuf_puts(&e->loc, " ");
+    mlirLocationPrint(l, append_cb, &e->loc);
+  }
 }
 
 void xe_line(xe_emitter_t* e) {

@@ -1,0 +1,104 @@
+"""Compile-time cuts in what the Xe lowering writes and runs (issue 22), each
+of which must leave the SPIR-V byte for byte the same:
+- location aliases: the emitter writes every distinct location once above the
+  module (`#zlN = loc(...)`) and each op names it (`loc(#zlN)`), instead of
+  every one of a tile op's 16 chunks carrying the file name, line and column
+  (lowering/xe/xe_values.c, xe_set_cur); ZETILE_XE_LOC_ALIAS=0 writes them out;
+- after zetile's own lane distribution, the module-level lower-affine (both),
+  expand-strided-metadata and gpu-to-llvm no longer run: nothing in zetile's
+  lane code is theirs to convert (lowering/xe/xe_lower.c);
+  ZETILE_XE_NOOP_PASSES=1 keeps them.
+Byte comparisons compile each kernel alone in a fresh process per route (LLVM's
+SPIR-V backend keeps state across the modules of one process,
+llvm/llvm-project#160613, so a kernel compiled after others can differ by id
+renaming)."""
+import base64
+import json
+import os
+import re
+
+import pytest
+
+import zetile
+from zt_testutil import run_python
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "k_ptr": "*i32", "s": "fp32", "n": "i32"}
+
+
+def _text(monkeypatch, alias):
+    import xe_pack_kernels as K
+    if alias:
+        monkeypatch.delenv("ZETILE_XE_LOC_ALIAS", raising=False)
+    else:
+        monkeypatch.setenv("ZETILE_XE_LOC_ALIAS", "0")
+    c = zetile.compile(K.mixed_chain, signature=SIG, constexprs={"BLOCK": 1024}, target="pvc",
+                       num_warps=4, cached=False)
+    m = c.asm["mlir"]
+    return m if isinstance(m, str) else m.decode()
+
+
+def test_locations_written_once(monkeypatch):
+    text = _text(monkeypatch, True)
+    lines = text.splitlines()
+    defs = [ln for ln in lines if ln.startswith("#zl")]
+    body = [ln for ln in lines if not ln.startswith("#")]
+    # Every location of the kernel's source is defined once, by an alias...
+    assert defs, text[:2000]
+    locs = [ln.split(" = ", 1)[1] for ln in defs]
+    assert all(v.startswith("loc(") for v in locs), defs
+    assert len(set(locs)) == len(locs), defs
+    # ... and the body names the aliases only (1024 elements over 4 subgroups:
+    # 16 chunks of each elementwise op share one location).
+    assert not any('loc("' in ln for ln in body), [ln for ln in body if 'loc("' in ln][:3]
+    used = re.findall(r"loc\(#zl(\d+)\)", text)
+    assert len(used) >= 16 * len(defs) // 2, (len(used), len(defs))
+    assert {int(u) for u in used} <= set(range(len(defs)))
+    # Written out (the measure's reference), the same locations appear per op.
+    plain = _text(monkeypatch, False)
+    assert "#zl" not in plain
+    assert plain.count('loc("') == len(used), (plain.count('loc("'), len(used))
+
+
+CODE = f"""
+import base64, json, os, sys, tempfile, importlib.util
+sys.path.insert(0, {HERE!r}); sys.path.insert(0, {os.path.join(ROOT, "bench")!r})
+import zetile
+import compile_latency as CL
+name = os.environ["ZT_EMIT_TEXT_KERNEL"]
+k = CL.PEER_KERNELS[name]
+text = CL._chain_source() if k["file"] is None else open(os.path.join({ROOT!r}, k["file"])).read()
+p = os.path.join(tempfile.mkdtemp(), "k.py"); open(p, "w").write(text)
+spec = importlib.util.spec_from_file_location("k", p)
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+c = zetile.compile(getattr(mod, k["fn"]), signature=k["sig"], constexprs=k["consts"], target="pvc",
+                   num_warps=k["warps"], cached=False)
+print("RESULT " + json.dumps({{"spirv": base64.b64encode(c.asm["spirv"]).decode()}}))
+"""
+
+# softmax: SLM and a cross-subgroup reduction (the pipeline runs in two parts);
+# the chain: 200 elementwise ops, the most locations.
+KERNELS = ["softmax (1024 columns, 4 warps)", "elementwise chain, 200 ops (4 warps)"]
+PASSES = ("LowerAffinePass", "ExpandStridedMetadataPass", "GpuToLLVMConversionPass")
+
+
+def _run(tmp_path, kernel, **env):
+    r = run_python(CODE, env={"ZETILE_CACHE_DIR": str(tmp_path), "ZT_EMIT_TEXT_KERNEL": kernel,
+                              "ZETILE_DEBUG": "passes", **env}, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    return base64.b64decode(json.loads(line[len("RESULT "):])["spirv"]), r.stderr
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_same_spirv_without_noop_passes_and_with_aliases(tmp_path, kernel):
+    new, new_err = _run(tmp_path / "new", kernel)
+    old, old_err = _run(tmp_path / "old", kernel, ZETILE_XE_LOC_ALIAS="0",
+                        ZETILE_XE_NOOP_PASSES="1")
+    # MLIR's pass timing (ZETILE_DEBUG=passes) names every pass that ran.
+    assert "ConvertVectorToLLVMPass" in new_err, new_err[-3000:]
+    for p in PASSES:
+        assert p not in new_err, (p, new_err[-3000:])
+        assert p in old_err, (p, old_err[-3000:])
+    assert new == old
