@@ -12,8 +12,8 @@ from ... import _C
 from ...jit import jit
 from .. import core as _core
 from .. import core as tl
-from ..core import (exp, exp2, log, log2, sqrt, sqrt_rn, rsqrt, sin, cos, erf, floor,  # noqa: F401
-                    ceil, fma, div_rn, abs, maximum as fmax, minimum as fmin)
+from ..core import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, erf, floor,  # noqa: F401
+                    ceil, fma, abs, maximum as fmax, minimum as fmin)
 
 
 def _binary(op, name):
@@ -39,36 +39,28 @@ def tanh(x):
 
 
 fabs = abs
+
+
+@jit
+def sqrt_rn(x):
+    # tl.sqrt_rn is fp32 only (Triton's math); libdevice's also takes fp64,
+    # where every target's sqrt is correctly rounded.
+    if x.dtype == tl.float64:
+        return tl.sqrt(x)
+    else:
+        return tl.sqrt_rn(x)
+
+
+@jit
+def div_rn(x, y):
+    if x.dtype == tl.float64:
+        return x / y
+    else:
+        return tl.div_rn(x, y)
+
 nearbyint = None  # set below (rint)
 fast_expf = exp
 fast_logf = log
-
-
-@jit
-def isnan(x):
-    return x != x
-
-
-@jit
-def isinf(x):
-    return tl.abs(x) == float("inf")
-
-
-@jit
-def isfinited(x):
-    return tl.abs(x) < float("inf")
-
-
-finitef = isfinited
-
-
-@jit
-def signbit(x):
-    if x.dtype == tl.float64:
-        bits = x.to(tl.int64, bitcast=True)
-    else:
-        bits = x.to(tl.float32).to(tl.int32, bitcast=True)
-    return bits < 0
 
 
 @jit
@@ -204,3 +196,651 @@ def saturatef(x):
 @jit
 def fast_dividef(x, y):
     return x / y
+
+
+# ======================================================================
+# Below: the rest of CUDA libdevice's names as Triton's dispatch tables
+# give them (argument and result dtypes equal Triton's
+# python/triton/language/extra/cuda/libdevice.py; tests/python/
+# test_libdevice_ext.py reads those tables). Everything is written over
+# integer and float ops of the kernel language, so every target takes it.
+
+# ------------------------------------------------------------ bits of floats
+@jit
+def _bits(x):
+    # The IEEE bits of x as a signed integer of its width.
+    if x.dtype == tl.float64:
+        return x.to(tl.int64, bitcast=True)
+    else:
+        return x.to(tl.float32).to(tl.int32, bitcast=True)
+
+
+@jit
+def _from_bits(b):
+    if b.dtype == tl.int64:
+        return b.to(tl.float64, bitcast=True)
+    else:
+        return b.to(tl.float32, bitcast=True)
+
+
+@jit
+def _step_up(r):
+    # The next float above r: floats are sign-magnitude, so one step of the
+    # bits away from zero above 0, toward zero below; from +-0 the smallest denormal.
+    b = _bits(r)
+    return _from_bits(tl.where(r > 0, b + 1, tl.where(r == 0, b * 0 + 1, b - 1)))
+
+
+@jit
+def _step_down(r):
+    return -_step_up(-r)
+
+
+@jit
+def _round_rd(r, above):
+    # r is the value rounded to nearest; above: the exact value is below it.
+    return tl.where(above, _step_down(r), r)
+
+
+@jit
+def _round_ru(r, below):
+    return tl.where(below, _step_up(r), r)
+
+
+@jit
+def _round_rz(r, above, below):
+    return tl.where(above & (r > 0), _step_down(r), tl.where(below & (r < 0), _step_up(r), r))
+
+
+# ------------------------------------------------ classification (int32 results)
+# CUDA's __nv_isnanf & co. return int32 (0 or 1), so Triton's do; `.to(tl.int1)`
+# or a use as a condition gives the boolean.
+@jit
+def isnan(x):
+    return (x != x).to(tl.int32)
+
+
+@jit
+def isinf(x):
+    return (tl.abs(x) == float("inf")).to(tl.int32)
+
+
+@jit
+def isfinited(x):
+    return (tl.abs(x) < float("inf")).to(tl.int32)
+
+
+finitef = isfinited
+
+
+@jit
+def signbit(x):
+    return (_bits(x) < 0).to(tl.int32)
+
+
+@jit
+def nextafter(x, y):
+    b = _bits(x)
+    # Toward y: one step of the bits away from zero when x and y - x have the same sign.
+    r = _from_bits(b + tl.where((x < y) == (x > 0), 1, -1))
+    tiny = _from_bits(b * 0 + 1)  # the smallest denormal
+    r = tl.where(x == 0, tl.where(y > 0, tiny, -tiny), r)
+    r = tl.where(x == y, y, r)
+    return tl.where((x != x) | (y != y), x + y, r)
+
+
+@jit
+def _clz32(v):
+    # Leading zeros of a 32-bit pattern by halving (no count-leading-zeros op
+    # in the tile IR); 32 for 0.
+    x = v.to(tl.uint32, bitcast=True)
+    n = x.to(tl.int32, bitcast=True) * 0
+    c = (x >> 16) == 0
+    n = tl.where(c, n + 16, n)
+    x = tl.where(c, x << 16, x)
+    c = (x >> 24) == 0
+    n = tl.where(c, n + 8, n)
+    x = tl.where(c, x << 8, x)
+    c = (x >> 28) == 0
+    n = tl.where(c, n + 4, n)
+    x = tl.where(c, x << 4, x)
+    c = (x >> 30) == 0
+    n = tl.where(c, n + 2, n)
+    x = tl.where(c, x << 2, x)
+    c = (x >> 31) == 0
+    n = tl.where(c, n + 1, n)
+    return tl.where(v == 0, 32, n)
+
+
+@jit
+def _clz64(v):
+    hi = (v >> 32).to(tl.int32)
+    lo = v.to(tl.int32)
+    return tl.where(hi == 0, 32 + _clz32(lo), _clz32(hi))
+
+
+@jit
+def clz(x):
+    if x.dtype == tl.int64:
+        return _clz64(x)
+    else:
+        return _clz32(x)
+
+
+@jit
+def ilogb(x):
+    # CUDA and C: ilogb(0) and ilogb(NaN) are INT_MIN, ilogb(+-inf) INT_MAX.
+    # Denormals from the leading zeros of their mantissa (no float scaling, so
+    # a target flushing denormals still gets them).
+    if x.dtype == tl.float64:
+        b = _bits(x) & 0x7FFFFFFFFFFFFFFF
+        e = (b >> 52).to(tl.int32)
+        r = tl.where(e == 0, -1011 - _clz64(b), e - 1023)
+    else:
+        b = _bits(x) & 0x7FFFFFFF
+        e = b >> 23
+        r = tl.where(e == 0, -118 - _clz32(b), e - 127)
+    r = tl.where(x == 0, -2147483648, r)
+    r = tl.where(tl.abs(x) == float("inf"), 2147483647, r)
+    return tl.where(x != x, -2147483648, r)
+
+
+@jit
+def logb(x):
+    r = ilogb(x).to(x.dtype)
+    r = tl.where(x == 0, float("-inf"), r)
+    r = tl.where(tl.abs(x) == float("inf"), float("inf"), r)
+    return tl.where(x != x, x, r)
+
+
+@jit
+def ldexp(x, n):
+    # x * 2**n in steps that stay exact until the last one (musl's scalbn
+    # scheme): at most two scalings toward the range, then one by a normal power
+    # of two, so a denormal result is rounded once.
+    n = n + (_bits(x) * 0).to(tl.int32)
+    if x.dtype == tl.float64:
+        c = n > 1023
+        x = tl.where(c, x * 8.98846567431158e+307, x)
+        n = tl.where(c, n - 1023, n)
+        c = n > 1023
+        x = tl.where(c, x * 8.98846567431158e+307, x)
+        n = tl.where(c, n - 1023, n)
+        n = tl.minimum(n, 1023)
+        c = n < -1022
+        x = tl.where(c, x * 2.0041683600089728e-292, x)  # 2**-969 = 2**-1022 * 2**53
+        n = tl.where(c, n + 969, n)
+        c = n < -1022
+        x = tl.where(c, x * 2.0041683600089728e-292, x)
+        n = tl.where(c, n + 969, n)
+        n = tl.maximum(n, -1022)
+        return x * ((n + 1023).to(tl.int64) << 52).to(tl.float64, bitcast=True)
+    else:
+        c = n > 127
+        x = tl.where(c, x * 1.7014118346046923e+38, x)
+        n = tl.where(c, n - 127, n)
+        c = n > 127
+        x = tl.where(c, x * 1.7014118346046923e+38, x)
+        n = tl.where(c, n - 127, n)
+        n = tl.minimum(n, 127)
+        c = n < -126
+        x = tl.where(c, x * 1.9721522630525295e-31, x)  # 2**-102 = 2**-126 * 2**24
+        n = tl.where(c, n + 102, n)
+        c = n < -126
+        x = tl.where(c, x * 1.9721522630525295e-31, x)
+        n = tl.where(c, n + 102, n)
+        n = tl.maximum(n, -126)
+        return x * ((n + 127) << 23).to(tl.float32, bitcast=True)
+
+
+scalbn = ldexp
+
+
+@jit
+def remainder(x, y):
+    # IEEE remainder x - n*y, n = x/y rounded half to even; exact (fdlibm's
+    # e_remainder scheme: fmod by 2|y| first, so the quotient's parity is
+    # known, then at most two subtractions of |y|).
+    p = tl.abs(y)
+    if x.dtype == tl.float64:
+        half_max = 8.98846567431158e+307
+        tiny = 4.450147717014403e-308  # 2 * smallest normal: below it p/2 is inexact
+    else:
+        half_max = 1.7014118346046923e+38
+        tiny = 2.350988701644575e-38
+    t = tl.where(p <= half_max, fmod(x, p + p), x)
+    a = tl.abs(t)
+    small = p < tiny
+    c1 = tl.where(small, a + a > p, a > 0.5 * p)
+    a1 = a - p
+    c2 = tl.where(small, a1 + a1 >= p, a1 >= 0.5 * p)
+    r = tl.where(c1, tl.where(c2, a1 - p, a1), a)
+    r = tl.where(signbit(x) != 0, -r, r)
+    return tl.where((p == 0) | (tl.abs(x) == float("inf")) | (x != x) | (y != y),
+                    float("nan"), r)
+
+
+@jit
+def llrint(x):
+    return rint(x).to(tl.int64)
+
+
+@jit
+def llround(x):
+    return round(x).to(tl.int64)
+
+
+# ------------------------------------------------------------ reinterpretations
+@jit
+def float_as_int(x):
+    return x.to(tl.int32, bitcast=True)
+
+
+@jit
+def float_as_uint(x):
+    return x.to(tl.int32, bitcast=True)  # int32 in Triton's table
+
+
+@jit
+def int_as_float(x):
+    return x.to(tl.float32, bitcast=True)
+
+
+uint_as_float = int_as_float
+
+
+@jit
+def double_as_longlong(x):
+    return x.to(tl.int64, bitcast=True)
+
+
+@jit
+def longlong_as_double(x):
+    return x.to(tl.float64, bitcast=True)
+
+
+@jit
+def hiloint2double(hi, lo):
+    b = (hi.to(tl.int64) << 32) | lo.to(tl.uint32, bitcast=True).to(tl.int64)
+    return b.to(tl.float64, bitcast=True)
+
+
+@jit
+def double2hiint(x):
+    return (x.to(tl.int64, bitcast=True) >> 32).to(tl.int32)
+
+
+@jit
+def double2loint(x):
+    return x.to(tl.int64, bitcast=True).to(tl.int32)
+
+
+# ------------------------------------------------------------ float -> integer
+# r is already integral (rounded in the mode the name says); out of range
+# saturates and NaN gives 0, as PTX's cvt.rni/rzi/rmi/rpi do.
+@jit
+def _sat_i32(r):
+    v = tl.where((r >= -2147483648.0) & (r < 2147483648.0), r, 0.0).to(tl.int32)
+    v = tl.where(r >= 2147483648.0, 2147483647, v)
+    return tl.where(r < -2147483648.0, -2147483648, v)
+
+
+@jit
+def _sat_u32(r):
+    v = tl.where((r >= 0.0) & (r < 4294967296.0), r, 0.0).to(tl.uint32)
+    # Triton's table types the float2uint results int32 (the same bits).
+    return tl.where(r >= 4294967296.0, (v * 0 + 1) * 4294967295, v).to(tl.int32, bitcast=True)
+
+
+@jit
+def _sat_i64(r):
+    v = tl.where((r >= -9.223372036854775808e18) & (r < 9.223372036854775808e18), r, 0.0).to(tl.int64)
+    v = tl.where(r >= 9.223372036854775808e18, 9223372036854775807, v)
+    return tl.where(r < -9.223372036854775808e18, -9223372036854775808, v)
+
+
+@jit
+def _sat_u64(r):
+    v = tl.where((r >= 0.0) & (r < 1.8446744073709552e19), r, 0.0).to(tl.uint64)
+    v = tl.where(r >= 1.8446744073709552e19, (v * 0 + 1) * 18446744073709551615, v)
+    return v.to(tl.int64, bitcast=True)
+
+
+@jit
+def float2int_rn(x):
+    return _sat_i32(rint(x))
+
+
+@jit
+def float2int_rz(x):
+    return _sat_i32(trunc(x))
+
+
+@jit
+def float2int_rd(x):
+    return _sat_i32(tl.floor(x))
+
+
+@jit
+def float2int_ru(x):
+    return _sat_i32(tl.ceil(x))
+
+
+@jit
+def float2uint_rn(x):
+    return _sat_u32(rint(x))
+
+
+@jit
+def float2uint_rz(x):
+    return _sat_u32(trunc(x))
+
+
+@jit
+def float2uint_rd(x):
+    return _sat_u32(tl.floor(x))
+
+
+@jit
+def float2uint_ru(x):
+    return _sat_u32(tl.ceil(x))
+
+
+@jit
+def float2ll_rn(x):
+    return _sat_i64(rint(x))
+
+
+@jit
+def float2ll_rz(x):
+    return _sat_i64(trunc(x))
+
+
+@jit
+def float2ll_rd(x):
+    return _sat_i64(tl.floor(x))
+
+
+@jit
+def float2ll_ru(x):
+    return _sat_i64(tl.ceil(x))
+
+
+@jit
+def float2ull_rn(x):
+    return _sat_u64(rint(x))
+
+
+@jit
+def float2ull_rz(x):
+    return _sat_u64(trunc(x))
+
+
+@jit
+def float2ull_rd(x):
+    return _sat_u64(tl.floor(x))
+
+
+@jit
+def float2ull_ru(x):
+    return _sat_u64(tl.ceil(x))
+
+
+# The double2* names are the same functions (the rounding is dtype-generic).
+double2int_rn, double2int_rz, double2int_rd, double2int_ru = (
+    float2int_rn, float2int_rz, float2int_rd, float2int_ru)
+double2uint_rn, double2uint_rz, double2uint_rd, double2uint_ru = (
+    float2uint_rn, float2uint_rz, float2uint_rd, float2uint_ru)
+double2ll_rn, double2ll_rz, double2ll_rd, double2ll_ru = (
+    float2ll_rn, float2ll_rz, float2ll_rd, float2ll_ru)
+double2ull_rn, double2ull_rz, double2ull_rd, double2ull_ru = (
+    float2ull_rn, float2ull_rz, float2ull_rd, float2ull_ru)
+
+
+# ------------------------------------------------------------ double -> float
+@jit
+def double2float_rn(x):
+    return x.to(tl.float32)
+
+
+@jit
+def double2float_rz(x):
+    r = x.to(tl.float32)
+    b = r.to(tl.float64)
+    return _round_rz(r, b > x, b < x)
+
+
+@jit
+def double2float_rd(x):
+    r = x.to(tl.float32)
+    return _round_rd(r, r.to(tl.float64) > x)
+
+
+@jit
+def double2float_ru(x):
+    r = x.to(tl.float32)
+    return _round_ru(r, r.to(tl.float64) < x)
+
+
+# ------------------------------------------------------------ integer -> float
+# Rounded to nearest by the cast, then one step in the mode's direction when
+# the result read back exactly (as a wider integer) is on the wrong side.
+@jit
+def _i2f_sides(x, r):
+    # (above, below) of r against the integer x.
+    if x.dtype == tl.uint64:
+        big = r >= 1.8446744073709552e19  # 2**64: rounded up past every uint64
+        back = tl.where(big, 0.0, r).to(tl.uint64)
+        return big | (back > x), (~big) & (back < x)
+    elif x.dtype == tl.int64:
+        big = r >= 9.223372036854775808e18
+        back = tl.where(big, 0.0, r).to(tl.int64)
+        return big | (back > x), (~big) & (back < x)
+    else:
+        back = r.to(tl.int64)
+        x64 = x.to(tl.int64)
+        return back > x64, back < x64
+
+
+@jit
+def int2float_rn(x):
+    return x.to(tl.float32)
+
+
+@jit
+def int2float_rz(x):
+    r = x.to(tl.float32)
+    a, b = _i2f_sides(x, r)
+    return _round_rz(r, a, b)
+
+
+@jit
+def int2float_rd(x):
+    r = x.to(tl.float32)
+    a, b = _i2f_sides(x, r)
+    return _round_rd(r, a)
+
+
+@jit
+def int2float_ru(x):
+    r = x.to(tl.float32)
+    a, b = _i2f_sides(x, r)
+    return _round_ru(r, b)
+
+
+uint2float_rn, uint2float_rz, uint2float_rd, uint2float_ru = (
+    int2float_rn, int2float_rz, int2float_rd, int2float_ru)
+ll2float_rn, ll2float_rz, ll2float_rd, ll2float_ru = (
+    int2float_rn, int2float_rz, int2float_rd, int2float_ru)
+ull2float_rn, ull2float_rz, ull2float_rd, ull2float_ru = (
+    int2float_rn, int2float_rz, int2float_rd, int2float_ru)
+
+
+@jit
+def int2double_rn(x):
+    return x.to(tl.float64)
+
+
+uint2double_rn = int2double_rn
+
+
+@jit
+def ll2double_rz(x):
+    r = x.to(tl.float64)
+    a, b = _i2f_sides(x, r)
+    return _round_rz(r, a, b)
+
+
+@jit
+def ll2double_rd(x):
+    r = x.to(tl.float64)
+    a, b = _i2f_sides(x, r)
+    return _round_rd(r, a)
+
+
+@jit
+def ll2double_ru(x):
+    r = x.to(tl.float64)
+    a, b = _i2f_sides(x, r)
+    return _round_ru(r, b)
+
+
+ll2double_rn = int2double_rn
+ull2double_rn, ull2double_rz, ull2double_rd, ull2double_ru = (
+    int2double_rn, ll2double_rz, ll2double_rd, ll2double_ru)
+
+
+# ------------------------------------------------------------ integer intrinsics
+@jit
+def popc(x):
+    # SWAR bit count (Hacker's Delight 5-1) on the unsigned pattern.
+    if x.dtype == tl.int64:
+        v = x.to(tl.uint64, bitcast=True)
+        v = v - ((v >> 1) & 0x5555555555555555)
+        v = (v & 0x3333333333333333) + ((v >> 2) & 0x3333333333333333)
+        v = (v + (v >> 4)) & 0x0F0F0F0F0F0F0F0F
+        return ((v * 0x0101010101010101) >> 56).to(tl.int32)
+    else:
+        v = x.to(tl.uint32, bitcast=True)
+        v = v - ((v >> 1) & 0x55555555)
+        v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
+        v = (v + (v >> 4)) & 0x0F0F0F0F
+        return ((v * 0x01010101) >> 24).to(tl.int32, bitcast=True)
+
+
+@jit
+def brev(x):
+    # Bit reversal by swapping halves of ever larger groups.
+    if x.dtype == tl.int64:
+        v = x.to(tl.uint64, bitcast=True)
+        v = ((v >> 1) & 0x5555555555555555) | ((v & 0x5555555555555555) << 1)
+        v = ((v >> 2) & 0x3333333333333333) | ((v & 0x3333333333333333) << 2)
+        v = ((v >> 4) & 0x0F0F0F0F0F0F0F0F) | ((v & 0x0F0F0F0F0F0F0F0F) << 4)
+        v = ((v >> 8) & 0x00FF00FF00FF00FF) | ((v & 0x00FF00FF00FF00FF) << 8)
+        v = ((v >> 16) & 0x0000FFFF0000FFFF) | ((v & 0x0000FFFF0000FFFF) << 16)
+        v = (v >> 32) | (v << 32)
+        return v.to(tl.int64, bitcast=True)
+    else:
+        v = x.to(tl.uint32, bitcast=True)
+        v = ((v >> 1) & 0x55555555) | ((v & 0x55555555) << 1)
+        v = ((v >> 2) & 0x33333333) | ((v & 0x33333333) << 2)
+        v = ((v >> 4) & 0x0F0F0F0F) | ((v & 0x0F0F0F0F) << 4)
+        v = ((v >> 8) & 0x00FF00FF) | ((v & 0x00FF00FF) << 8)
+        v = (v >> 16) | (v << 16)
+        return v.to(tl.int32, bitcast=True)
+
+
+@jit
+def ffs(x):
+    # 1 + the index of the lowest set bit, 0 for 0: x & -x keeps that bit.
+    if x.dtype == tl.int64:
+        return 64 - _clz64(x & -x)
+    else:
+        return 32 - _clz32(x & -x)
+
+
+@jit
+def byte_perm(x, y, s):
+    # Byte n of the result is byte (s >> 4n) & 7 of the 8 bytes {y:x}.
+    v = (y.to(tl.int64) << 32) | x.to(tl.uint32, bitcast=True).to(tl.int64)
+    r = x.to(tl.int64) * 0
+    for n in tl.static_range(4):
+        sel = ((s >> (4 * n)) & 7).to(tl.int64)
+        r = r | (((v >> (sel * 8)) & 255) << (8 * n))
+    return r.to(tl.int32)
+
+
+@jit
+def mulhi(x, y):
+    if x.dtype == tl.int64:
+        # The signed high word from the unsigned one: subtract the other
+        # operand once for each negative operand (mod 2**64).
+        h = tl.umulhi(x.to(tl.uint64, bitcast=True), y.to(tl.uint64, bitcast=True)).to(tl.int64, bitcast=True)
+        return h - tl.where(x < 0, y, 0) - tl.where(y < 0, x, 0)
+    elif x.dtype == tl.uint64:
+        return tl.umulhi(x, y)
+    elif x.dtype == tl.uint32:
+        return ((x.to(tl.uint64) * y.to(tl.uint64)) >> 32).to(tl.uint32)
+    else:
+        return ((x.to(tl.int64) * y.to(tl.int64)) >> 32).to(tl.int32)
+
+
+@jit
+def mul24(x, y):
+    # The low 32 bits of the product of the low 24 bits (signed: sign-extended).
+    if x.dtype == tl.uint32:
+        return (x & 0xFFFFFF) * (y & 0xFFFFFF)
+    else:
+        a = (x << 8) >> 8
+        b = (y << 8) >> 8
+        return (a.to(tl.int64) * b.to(tl.int64)).to(tl.int32)
+
+
+@jit
+def sad(x, y, z):
+    # |x - y| + z, the difference taken without overflow.
+    if x.dtype == tl.uint32:
+        d = tl.where(x > y, x - y, y - x)
+        return d + z
+    else:
+        d = tl.abs(x.to(tl.int64) - y.to(tl.int64))
+        return (d + z.to(tl.int64)).to(tl.int32)
+
+
+@jit
+def hadd(x, y):
+    # (x + y) >> 1 without overflowing the sum.
+    if x.dtype == tl.uint32:
+        return ((x.to(tl.uint64) + y.to(tl.uint64)) >> 1).to(tl.uint32)
+    else:
+        return ((x.to(tl.int64) + y.to(tl.int64)) >> 1).to(tl.int32)
+
+
+@jit
+def rhadd(x, y):
+    if x.dtype == tl.uint32:
+        return ((x.to(tl.uint64) + y.to(tl.uint64) + 1) >> 1).to(tl.uint32)
+    else:
+        return ((x.to(tl.int64) + y.to(tl.int64) + 1) >> 1).to(tl.int32)
+
+
+# ------------------------------------------------------------ what is not here
+# CUDA libdevice names (in Triton's tables) zetile does not provide yet;
+# asking for one (or any other missing name) is an AttributeError saying so.
+NOT_PROVIDED = (
+    'rcp64h', 'fma_rn', 'fma_rz', 'fma_rd', 'fma_ru', 'div_rz', 'div_rd', 'div_ru', 'rcp_rn',
+    'rcp_rz', 'rcp_rd', 'rcp_ru', 'sqrt_rz', 'sqrt_rd', 'sqrt_ru', 'add_rn', 'add_rz', 'add_rd',
+    'add_ru', 'mul_rn', 'mul_rz', 'mul_rd', 'mul_ru', 'fast_sinf', 'fast_cosf', 'fast_log2f',
+    'fast_tanf', 'fast_exp10f', 'fast_log10f', 'fast_powf', 'sub_rn', 'sub_rz', 'sub_rd',
+    'sub_ru', 'rsqrt_rn', 'sinpi', 'cospi', 'rhypot', 'norm3d', 'rnorm3d', 'norm4d', 'rnorm4d',
+    'rcbrt', 'j0', 'j1', 'y0', 'y1', 'yn', 'jn', 'cyl_bessel_i0', 'cyl_bessel_i1', 'erfinv',
+    'erfcx', 'erfcinv', 'normcdfinv', 'normcdf', 'lgamma', 'tgamma',
+)
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    why = (" (a CUDA libdevice function zetile has not implemented; docs/LANGUAGE.md lists them)"
+           if name in NOT_PROVIDED else "")
+    raise AttributeError(f"libdevice.{name} is not provided by zetile's libdevice{why}")

@@ -1,0 +1,383 @@
+"""tl.extra.libdevice beyond the basic math (the rest of Triton's 197 CUDA
+libdevice names): result dtypes against Triton's own dispatch tables, and
+values on the CPU target against numpy / scipy / Python's exact integers,
+exact where the function is exact (conversions, bit intrinsics,
+reinterpretations, directed-rounding arithmetic) and within a stated ulps
+bound otherwise."""
+import ast
+import importlib.util
+import math
+import os
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+
+import zetile
+import zetile.language as tl
+from zetile.language import core as _core, dtypes as T
+from zetile.language.extra import libdevice as ld
+
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
+
+
+# ------------------------------------------------------------ dtypes vs Triton's tables
+def _triton_tables():
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("Triton is not installed (its libdevice tables are the reference)")
+    path = os.path.join(list(spec.submodule_search_locations)[0], "language", "extra", "cuda",
+                        "libdevice.py")
+    if not os.path.exists(path):
+        pytest.skip(f"no {path}")
+    tables = {}
+    for f in ast.parse(open(path).read()).body:
+        if not isinstance(f, ast.FunctionDef):
+            continue
+        for n in ast.walk(f):
+            if isinstance(n, ast.Dict) and n.keys and isinstance(n.keys[0], ast.Tuple):
+                tables[f.name] = {tuple(e.args[0].value for e in k.elts): v.elts[1].args[0].value
+                                  for k, v in zip(n.keys, n.values)}
+    assert len(tables) > 150, "Triton's libdevice.py no longer parses as expected"
+    return tables
+
+
+_SEEN = []
+
+
+class _Stop(Exception):
+    pass
+
+
+@_core.builtin
+def _record(x):
+    _SEEN.append(_core._unwrap(x).dtype)
+    raise _Stop
+
+
+@zetile.jit
+def _type1(a, FN: tl.constexpr):
+    _record(FN(tl.load(a)))
+
+
+@zetile.jit
+def _type2(a, b, FN: tl.constexpr):
+    _record(FN(tl.load(a), tl.load(b)))
+
+
+@zetile.jit
+def _type3(a, b, c, FN: tl.constexpr):
+    _record(FN(tl.load(a), tl.load(b), tl.load(c)))
+
+
+def result_dtype(fn, arg_dtypes):
+    k = {1: _type1, 2: _type2, 3: _type3}[len(arg_dtypes)]
+    names = ["a", "b", "c"][:len(arg_dtypes)]
+    _SEEN.clear()
+    with pytest.raises(Exception) as e:
+        k.build_tile_ir({n: T.parse_signature_type("*" + d) for n, d in zip(names, arg_dtypes)},
+                        {"FN": fn}, {})
+    if not _SEEN:
+        raise e.value
+    return _SEEN[0].name
+
+
+def test_result_dtypes_match_triton():
+    tables = _triton_tables()
+    offered = [n for n in tables if hasattr(ld, n)]
+    assert len(offered) >= 100
+    bad = []
+    for name in offered:
+        for args, ret in tables[name].items():
+            try:
+                got = result_dtype(getattr(ld, name), args)
+            except Exception as e:  # noqa: BLE001 - reported with the name
+                got = f"error {type(e).__name__}: {str(e).splitlines()[0][:80]}"
+            if got != ret:
+                bad.append(f"{name}{args}: {got}, Triton {ret}")
+    assert not bad, "\n".join(bad)
+
+
+def test_missing_names_raise_attribute_error():
+    tables = _triton_tables()
+    for name in tables:
+        if not hasattr(ld, name):
+            with pytest.raises(AttributeError, match=f"{name}.*not provided"):
+                getattr(ld, name)
+
+
+# ------------------------------------------------------------ running a function
+@zetile.jit
+def _k1(a, y, N: tl.constexpr, FN: tl.constexpr):
+    o = tl.arange(0, N)
+    tl.store(y + o, FN(tl.load(a + o)))
+
+
+@zetile.jit
+def _k2(a, b, y, N: tl.constexpr, FN: tl.constexpr):
+    o = tl.arange(0, N)
+    tl.store(y + o, FN(tl.load(a + o), tl.load(b + o)))
+
+
+@zetile.jit
+def _k3(a, b, c, y, N: tl.constexpr, FN: tl.constexpr):
+    o = tl.arange(0, N)
+    tl.store(y + o, FN(tl.load(a + o), tl.load(b + o), tl.load(c + o)))
+
+
+_TORCH = {"fp32": torch.float32, "fp64": torch.float64, "int32": torch.int32, "int64": torch.int64,
+          "uint32": torch.uint32, "uint64": torch.uint64}
+_NP = {"fp32": np.float32, "fp64": np.float64, "int32": np.int32, "int64": np.int64,
+       "uint32": np.uint32, "uint64": np.uint64}
+
+
+def run(name, out, *args):
+    """libdevice.<name> over numpy arrays (padded to a power of two); out: the
+    result dtype name. Returns a numpy array."""
+    n = len(args[0])
+    N = max(16, 1 << (n - 1).bit_length())
+    ts = []
+    for a in args:
+        a = np.asarray(a)
+        p = np.zeros(N, a.dtype)
+        p[:n] = a
+        # torch has no arithmetic on uint32/uint64 but holds and passes them
+        ts.append(torch.from_numpy(p.view({4: np.int32, 8: np.int64}[p.itemsize]))
+                  .view(_TORCH[{np.dtype(v): k for k, v in _NP.items()}[p.dtype]]))
+    y = torch.empty(N, dtype=_TORCH[out])
+    k = {1: _k1, 2: _k2, 3: _k3}[len(args)]
+    k[(1,)](*ts, y, N, getattr(ld, name))
+    r = y.view({4: torch.int32, 8: torch.int64}[y.element_size()]).numpy().view(_NP[out])
+    return r[:n]
+
+
+def same_bits(got, ref):
+    got, ref = np.asarray(got), np.asarray(ref)
+    assert got.dtype == ref.dtype, (got.dtype, ref.dtype)
+    bad = [(i, got[i], ref[i]) for i in range(len(got))
+           if not (got[i] == ref[i] or (np.isnan(got[i]) and np.isnan(ref[i]))
+                   if got.dtype.kind == "f" else got[i] == ref[i])
+           or (got.dtype.kind == "f" and got[i] == 0 and np.signbit(got[i]) != np.signbit(ref[i]))]
+    assert not bad, bad[:8]
+
+
+F32_EDGE = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.5, 0.1, -7.25, 1e-45, -1e-45,
+                     1.1754942e-38, 1.1754944e-38, 3e-39, 1e38, -3.4028235e38, 8388609.0, 16777217.0,
+                     np.inf, -np.inf, np.nan, 123456.789, -0.49999997, 0.50000006, 1e10],
+                    dtype=np.float32)
+F64_EDGE = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.5, 0.1, -7.25, 5e-324, -5e-324,
+                     2.2250738585072014e-308, 1e-310, 1.7976931348623157e308, -1e300,
+                     4503599627370497.0, 9007199254740993.0, np.inf, -np.inf, np.nan,
+                     123456.789, -0.49999999999999994, 0.5000000000000001, 1e10, 3e18],
+                    dtype=np.float64)
+
+
+def rand_f(dt, n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    it = {np.float32: np.uint32, np.float64: np.uint64}[dt]
+    bits = rng.integers(0, np.iinfo(it).max, n, dtype=it, endpoint=True)
+    return bits.view(dt)
+
+
+# ------------------------------------------------------------ classification, ilogb, nextafter
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_classify_ilogb_logb_nextafter(dt):
+    x = np.concatenate([F32_EDGE.astype(dt) if dt == np.float32 else F64_EDGE, rand_f(dt, 100)])
+    assert run("isnan", "int32", x).tolist() == np.isnan(x).astype(np.int32).tolist()
+    assert run("isinf", "int32", x).tolist() == np.isinf(x).astype(np.int32).tolist()
+    assert run("signbit", "int32", x).tolist() == np.signbit(x).astype(np.int32).tolist()
+    assert run("isfinited", "int32", x).tolist() == np.isfinite(x).astype(np.int32).tolist()
+    fin = np.isfinite(x) & (x != 0)
+    ref = np.where(fin, np.frexp(x)[1] - 1, np.where(np.isinf(x), 2**31 - 1, -2**31))
+    assert run("ilogb", "int32", x).tolist() == ref.astype(np.int32).tolist()
+    with np.errstate(divide="ignore"):
+        same_bits(run("logb", x.dtype.name.replace("float", "fp"), x),
+                  np.where(fin, np.frexp(x)[1] - 1.0, np.where(x == 0, -np.inf, np.abs(x))).astype(dt))
+    y = np.roll(x, 7)
+    same_bits(run("nextafter", {np.float32: "fp32", np.float64: "fp64"}[dt], x, y), np.nextafter(x, y))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_ldexp_remainder_llrint(dt):
+    fd = {np.float32: "fp32", np.float64: "fp64"}[dt]
+    x = np.concatenate([F32_EDGE.astype(dt) if dt == np.float32 else F64_EDGE, rand_f(dt, 100, 1)])
+    rng = np.random.default_rng(2)
+    lim = 300 if dt == np.float32 else 2200
+    n = np.concatenate([rng.integers(-lim, lim, len(x) - 6), [2**31 - 1, -2**31, 0, 1, -1, 5000]]
+                       ).astype(np.int32)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        ref = np.ldexp(x, n)
+    same_bits(run("ldexp", fd, x, n), ref)
+    same_bits(run("scalbn", fd, x, n), ref)
+    y = np.concatenate([np.roll(x, 3)[:-8], np.array([0, -0.0, np.inf, -np.inf, 1e-45, 3, 0.5, 2.5], dt)])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ref = np.array([math.remainder(a, b) if np.isfinite(a) and not np.isnan(b) and b != 0 else np.nan
+                        for a, b in zip(x.astype(float), y.astype(float))], dt)
+    same_bits(run("remainder", fd, x, y), ref)
+    m = np.abs(x) < 2**62
+    same_bits(run("llrint", "int64", x[m]), np.rint(x[m]).astype(np.int64))
+    half_away = [int(math.copysign(math.floor(abs(Fraction(float(v))) + Fraction(1, 2)), v)) for v in x[m]]
+    same_bits(run("llround", "int64", x[m]), np.array(half_away, np.int64))
+
+
+# ------------------------------------------------------------ exact references
+def ref_round(q, dt, mode):
+    """The float of dtype dt nearest the exact rational q in mode rn/rz/rd/ru."""
+    if q < 0:
+        flip = {"rn": "rn", "rz": "rz", "rd": "ru", "ru": "rd"}[mode]
+        return -ref_round(-q, dt, flip)
+    fmax = np.finfo(dt).max
+    if q > Fraction(float(fmax)):
+        ulp = Fraction(float(fmax)) - Fraction(float(np.nextafter(fmax, dt(0))))
+        if mode == "ru" or (mode == "rn" and q >= Fraction(float(fmax)) + ulp / 2):
+            return dt(np.inf)
+        return fmax
+    c = dt(float(q)) if q < Fraction(float(fmax)) else fmax
+    while Fraction(float(c)) > q:
+        c = np.nextafter(c, dt(-np.inf))
+    while Fraction(float(np.nextafter(c, dt(np.inf)))) <= q:
+        c = np.nextafter(c, dt(np.inf))
+    lo, hi = c, (c if Fraction(float(c)) == q else np.nextafter(c, dt(np.inf)))
+    if mode in ("rd", "rz"):
+        return lo
+    if mode == "ru":
+        return hi
+    dl, dh = q - Fraction(float(lo)), Fraction(float(hi)) - q
+    if dl != dh:
+        return lo if dl < dh else hi
+    return lo if int(np.array(lo).view({4: np.int32, 8: np.int64}[np.dtype(dt).itemsize])) % 2 == 0 else hi
+
+
+def ref_to_int(v, mode, lo, hi):
+    """float -> integer in mode, saturating to [lo, hi], NaN -> 0 (PTX cvt)."""
+    if np.isnan(v):
+        return 0
+    if np.isinf(v):
+        return hi if v > 0 else lo
+    q = Fraction(float(v))
+    r = {"rz": math.trunc, "rd": math.floor, "ru": math.ceil, "rn": round}[mode](q)
+    return min(max(r, lo), hi)
+
+
+MODES = ["rn", "rz", "rd", "ru"]
+
+
+@pytest.mark.parametrize("src", ["float", "double"])
+def test_float_to_integer_conversions(src):
+    dt = np.float32 if src == "float" else np.float64
+    x = np.concatenate([F32_EDGE.astype(dt) if dt == np.float32 else F64_EDGE,
+                        np.array([2.5, -2.5, 0.5, -0.5, 1.5, -1.5, 2147483647.5, 2147483648.0,
+                                  -2147483648.0, -2147483649.0, 4294967295.0, 4294967296.0,
+                                  9.2e18, 9.3e18, -9.3e18, 1.8e19, 1.9e19, -1.0, -0.7], dt),
+                        rand_f(dt, 60, 3), rand_f(dt, 40, 4) / dt(2**100) * dt(1e20)])
+    for mode in MODES:
+        for tgt, out, lo, hi in [("int", "int32", -2**31, 2**31 - 1), ("uint", "int32", 0, 2**32 - 1),
+                                 ("ll", "int64", -2**63, 2**63 - 1), ("ull", "int64", 0, 2**64 - 1)]:
+            name = f"{src}2{tgt}_{mode}"
+            got = run(name, out, x)
+            ref = np.array([ref_to_int(v, mode, lo, hi) for v in x],
+                           {("int32", True): np.int32, ("int32", False): np.uint32,
+                            ("int64", True): np.int64, ("int64", False): np.uint64}[(out, lo < 0)])
+            got = got.view(ref.dtype)
+            bad = [(v, g, r) for v, g, r in zip(x, got, ref) if g != r]
+            assert not bad, (name, bad[:6])
+
+
+def test_integer_to_float_conversions():
+    rng = np.random.default_rng(5)
+    cases = {
+        "int": np.concatenate([[0, 1, -1, 2**31 - 1, -2**31, 16777217, -16777217, 16777219, 33554435],
+                               rng.integers(-2**31, 2**31, 60)]).astype(np.int32),
+        "uint": np.concatenate([[0, 1, 2**32 - 1, 2**31, 16777217, 4294967040, 4294967041],
+                                rng.integers(0, 2**32, 60)]).astype(np.uint32),
+        "ll": np.concatenate([np.array([0, 1, -1, 2**63 - 1, -2**63, 2**53 + 1, -(2**53 + 1), 2**62 + 1,
+                                        16777217], np.int64), rng.integers(-2**63, 2**63 - 1, 60)]),
+        "ull": np.concatenate([np.array([0, 1, 2**64 - 1, 2**63, 2**63 + 1, 2**53 + 1, 2**64 - 2**39],
+                                        np.uint64), rng.integers(0, 2**64 - 1, 60, dtype=np.uint64)]),
+    }
+    for src, x in cases.items():
+        for dst, dt in [("float", np.float32), ("double", np.float64)]:
+            for mode in MODES:
+                name = f"{src}2{dst}_{mode}"
+                if not hasattr(ld, name):
+                    assert mode != "rn" and src in ("int", "uint") and dst == "double"
+                    continue
+                got = run(name, {np.float32: "fp32", np.float64: "fp64"}[dt], x)
+                ref = np.array([ref_round(Fraction(int(v)), dt, mode) for v in x], dt)
+                bad = [(int(v), g, r) for v, g, r in zip(x, got, ref) if g != r]
+                assert not bad, (name, bad[:6])
+
+
+def test_double_to_float_and_reinterpretations():
+    x = np.concatenate([F64_EDGE, rand_f(np.float64, 80, 6),
+                        np.array([3.4028235677973366e38, 3.4028236e38, 1e-46, -1e-46, 1.4e-45, 7e-46,
+                                  1.0000000596046448, -1.0000000596046448], np.float64)])
+    for mode in MODES:
+        got = run(f"double2float_{mode}", "fp32", x)
+        ref = np.array([np.float32(np.nan) if np.isnan(v) else
+                        (np.float32(v) if np.isinf(v) or v == 0 else ref_round(Fraction(float(v)), np.float32, mode))
+                        for v in x], np.float32)
+        same_bits(got, ref)
+    f = rand_f(np.float32, 64, 7)
+    assert run("float_as_int", "int32", f).tolist() == f.view(np.int32).tolist()
+    assert run("float_as_uint", "int32", f).tolist() == f.view(np.int32).tolist()
+    same_bits(run("int_as_float", "fp32", f.view(np.int32)), f)
+    same_bits(run("uint_as_float", "fp32", f.view(np.uint32)), f)
+    assert run("double_as_longlong", "int64", x).tolist() == x.view(np.int64).tolist()
+    same_bits(run("longlong_as_double", "fp64", x.view(np.int64)), x)
+    hi = (x.view(np.int64) >> 32).astype(np.int32)
+    lo = x.view(np.int64).astype(np.int32)
+    assert run("double2hiint", "int32", x).tolist() == hi.tolist()
+    assert run("double2loint", "int32", x).tolist() == lo.tolist()
+    same_bits(run("hiloint2double", "fp64", hi, lo), x)
+
+
+# ------------------------------------------------------------ integer intrinsics
+def _u(v, bits):
+    return int(v) & ((1 << bits) - 1)
+
+
+def _s(v, bits):
+    v = _u(v, bits)
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def test_integer_intrinsics():
+    rng = np.random.default_rng(8)
+    a32 = np.concatenate([[0, 1, -1, 2**31 - 1, -2**31, 0x00F0, 0x12345678, 1 << 23, -(1 << 23)],
+                          rng.integers(-2**31, 2**31, 55)]).astype(np.int32)
+    b32 = np.roll(a32, 5)
+    a64 = np.concatenate([np.array([0, 1, -1, 2**63 - 1, -2**63, 1 << 40], np.int64),
+                          rng.integers(-2**63, 2**63 - 1, 58)])
+    b64 = np.roll(a64, 3)
+    for x, bits in [(a32, 32), (a64, 64)]:
+        assert run("clz", "int32", x).tolist() == [bits - _u(v, bits).bit_length() for v in x]
+        assert run("popc", "int32", x).tolist() == [bin(_u(v, bits)).count("1") for v in x]
+        assert run("ffs", "int32", x).tolist() == [(_u(v, bits) & -_u(v, bits)).bit_length() for v in x]
+        assert run("brev", x.dtype.name, x).tolist() == [
+            _s(int(format(_u(v, bits), f"0{bits}b")[::-1], 2), bits) for v in x]
+    assert run("mulhi", "int32", a32, b32).tolist() == [(int(a) * int(b)) >> 32 for a, b in zip(a32, b32)]
+    assert run("mulhi", "int64", a64, b64).tolist() == [(int(a) * int(b)) >> 64 for a, b in zip(a64, b64)]
+    u32, v32 = a32.view(np.uint32), b32.view(np.uint32)
+    u64, v64 = a64.view(np.uint64), b64.view(np.uint64)
+    assert run("mulhi", "uint32", u32, v32).tolist() == [(int(a) * int(b)) >> 32 for a, b in zip(u32, v32)]
+    assert run("mulhi", "uint64", u64, v64).tolist() == [(int(a) * int(b)) >> 64 for a, b in zip(u64, v64)]
+    assert run("mul24", "int32", a32, b32).tolist() == [
+        _s(_s(a, 24) * _s(b, 24), 32) for a, b in zip(a32, b32)]
+    assert run("mul24", "uint32", u32, v32).tolist() == [
+        _u(_u(a, 24) * _u(b, 24), 32) for a, b in zip(u32, v32)]
+    w32 = np.roll(u32, 11)
+    assert run("sad", "int32", a32, b32, w32).tolist() == [
+        _s(abs(int(a) - int(b)) + int(c), 32) for a, b, c in zip(a32, b32, w32)]
+    assert run("sad", "uint32", u32, v32, w32).tolist() == [
+        _u(abs(int(a) - int(b)) + int(c), 32) for a, b, c in zip(u32, v32, w32)]
+    for x, y in [(a32, b32), (u32, v32)]:
+        assert run("hadd", x.dtype.name, x, y).tolist() == [(int(a) + int(b)) >> 1 for a, b in zip(x, y)]
+        assert run("rhadd", x.dtype.name, x, y).tolist() == [(int(a) + int(b) + 1) >> 1 for a, b in zip(x, y)]
+    s = np.roll(a32, 17)
+
+    def perm(x, y, sel):
+        v = (_u(y, 32) << 32) | _u(x, 32)
+        return _s(sum(((v >> (8 * ((_u(sel, 32) >> (4 * n)) & 7))) & 255) << (8 * n) for n in range(4)), 32)
+    assert run("byte_perm", "int32", a32, b32, s).tolist() == [perm(*t) for t in zip(a32, b32, s)]
