@@ -2934,12 +2934,122 @@ static zt_status_t broadcast_narrow(xe_emitter_t* e, MlirValue src, const xe_val
   return NULL;
 }
 
+// A 1-D value split across the subgroups (each holds nchunks of its
+// chunks, subgroup g chunks g * nchunks...) gathered whole into every
+// subgroup through shared local memory: each writes its chunks to their
+// place, a barrier, each reads all of them, a barrier (the buffer is then
+// free for the next exchange). `whole` receives nchunks * nsg names.
+static zt_status_t allgather_row16(xe_emitter_t* e, const xe_val_t* col, xe_val_t* whole) {
+  zt_scalar_kind_t k = col->type.kind;
+  const char* et = xe_elem(k);
+  int64_t total = (int64_t)col->nchunks * e->nsg, n = total * 16;
+  if (n * zt_scalar_kind_bits(k) / 8 > 65536)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 1-D value of %lld elements gathered into every subgroup needs more than "
+                   "64 KB of shared local memory on Xe", (long long)col->numel);
+  xe_name_t slm, all, base;
+  if (!xe_slm_buffer(e, k, (int)n, slm)) return NULL;
+  xe_all_true(e, all);
+  xe_sg_index(e, 1, e->nsg, 16LL * col->nchunks, base);
+  for (int32_t c = 0; c < col->nchunks; ++c) {
+    xe_name_t offs;
+    xe_slm_offsets(e, base, 16LL * c, offs);
+    xe_slm_store(e, col->names[c], slm, offs, all, et, n);
+  }
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  for (int64_t c = 0; c < total; ++c) {
+    xe_name_t offs;
+    xe_slm_offsets(e, "", 16 * c, offs);
+    xe_slm_load(e, slm, offs, all, et, n, whole->names[c]);
+  }
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  whole->nchunks = (int32_t)total;
+  whole->dist = false;
+  return NULL;
+}
+
+// (M, 1) -> (M, K) of a 1-D column (a per-row scale `s[:, None]`) into a
+// dot's A operand places over several subgroups (a_f16 * s[:, None] at
+// num_warps 4): the A blocks hold every column of the subgroup's rows and
+// are the same in every subgroup of a grid row, so each subgroup needs the
+// column's values at its own rows, which a column split across the
+// subgroups (the 1-D default) does not give it: gathered whole first
+// (allgather_row16), then row q of the part is the column at row0 + q (a
+// constant position on a grid of one row, else picked at run time).
+// *done false: not this case.
+static zt_status_t broadcast_col_into_a(xe_emitter_t* e, MlirOperation op, const xe_val_t* s,
+                                        zt_type_t t, bool* done) {
+  *done = false;
+  MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  if (e->nsg <= 1 || s->layout != XE_LAYOUT_LAZY || t.kind == ZT_BF16 || t.kind == ZT_I1 ||
+      t.kind == ZT_PTR || t.kind == ZT_I8 || xe_matrix_role(e, res) != XE_ROLE_A)
+    return NULL;
+  MlirOperation def = mlirValueIsAOpResult(src) ? mlirOpResultGetOwner(src) : (MlirOperation){NULL};
+  if (!op_is(def, "tile.expand_dims") || int_attr(def, "axis", 0) != 1) return NULL;
+  xe_val_t* col = xe_lookup(e, mlirOperationGetOperand(def, 0));
+  if (!col) return NULL;
+  if (col->layout != XE_LAYOUT_ROW16 || col->type.kind != t.kind ||
+      (int64_t)col->nchunks * (col->dist ? e->nsg : 1) * 16 < t.shape[0] ||
+      (int64_t)col->nchunks * (col->dist ? e->nsg : 1) > 32)
+    return NULL;
+  xe_val_t* r = xe_alloc_for(e, res, t, XE_ROLE_A);
+  if (!r) return NULL;
+  if (r->layout != XE_LAYOUT_BLOCK2D || r->role != XE_ROLE_A || r->narrow || r->b16 ||
+      r->bc != 16) {
+    xe_free_val(r);
+    return NULL;
+  }
+  *done = true;
+  xe_name_t wnames[32];
+  xe_val_t whole = *col;
+  whole.names = wnames;
+  if (col->dist) {
+    ZT_RETURN_IF_ERROR(allgather_row16(e, col, &whole));
+    if (e->error) {
+      xe_free_val(r);
+      return NULL;
+    }
+  } else {
+    memcpy(wnames, col->names, (size_t)col->nchunks * sizeof(xe_name_t));
+  }
+  const char* et = xe_elem(t.kind);
+  xe_name_t row0, col0;
+  tile_origin(e, r, row0, col0);
+  for (int32_t bi = 0; bi < r->nbr; ++bi) {
+    xe_name_t blk;
+    xe_zero_block(e, t.kind, et, r->br, "#zt_a", blk);
+    for (int32_t rr = 0; rr < r->br; ++rr) {
+      xe_name_t v, b;
+      int64_t q = (int64_t)bi * r->br + rr;
+      if (!row0[0]) {
+        lane_value(e, &whole, q, v);
+      } else {
+        xe_name_t idx;
+        offset_i32(e, row0, q, idx);
+        lane_value_at(e, &whole, idx, v);
+      }
+      xe_vsplat(e, v, et, b);
+      xe_block_insert_row(e, b, blk, rr, et, r->br, "#zt_a");
+    }
+    for (int32_t bj = 0; bj < r->nbc; ++bj) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
+  }
+  xe_bind(e, res, r);
+  return NULL;
+}
+
 static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
   MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
   xe_val_t* s = xe_lookup(e, src);
   if (!s) return NULL;
   zt_type_t t;
   ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
+  {
+    bool done;
+    ZT_RETURN_IF_ERROR(broadcast_col_into_a(e, op, s, t, &done));
+    if (done || e->error) return NULL;
+  }
   xe_val_t* r = xe_alloc_for(e, res, t, XE_ROLE_C);
   if (!r) return NULL;
   const char* et = xe_elem(t.kind);

@@ -91,3 +91,43 @@ def run_zero_points(cases=ZP_CASES, seed=2):
             bw = b.astype(np.int64)
         out[f"{bm}x{bn}x{k}_w{nw}"] = int((c != aw @ bw).sum())
     return out
+
+
+@zetile.jit
+def scaled_a(A, S, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # A per-row scale on a dequantized A operand (int8 activations/weights
+    # times a row scale, into an fp16 dot): `a.to(fp16) * s[:, None]`.
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    s = tl.load(S + rm)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(B + (k + rk)[:, None] * BN + rn[None, :])
+        a = a.to(tl.float16) * s[:, None]
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * BN + rn[None, :], acc)
+
+
+SIG_SCALED = {"A": "*i8", "S": "*fp16", "B": "*fp16", "C": "*fp32", "K": "i32"}
+# (BM, BN, K, num_warps)
+SCALED_CASES = [(64, 64, 64, 4), (64, 64, 64, 8), (128, 64, 32, 8)]
+
+
+def run_scaled(cases=SCALED_CASES, seed=3):
+    """Largest error relative to max |C| against float64, per case."""
+    dev = zetile.get_device()
+    rng = np.random.default_rng(seed)
+    out = {}
+    for (bm, bn, k, nw) in cases:
+        a = rng.integers(-128, 128, (bm, k), dtype=np.int8)
+        # scales that keep a * s exact in fp16 (powers of two times small ints)
+        s = (rng.integers(1, 8, bm) * 2.0 ** rng.integers(-8, -4, bm)).astype(np.float16)
+        b = rng.integers(-4, 5, (k, bn)).astype(np.float16)
+        c = np.full((bm, bn), 7.0, np.float32)
+        scaled_a[(1,)](a, s, b, c, k, BM=bm, BN=bn, BK=32, num_warps=nw)
+        dev.synchronize()
+        ref = (a.astype(np.float64) * s.astype(np.float64)[:, None]) @ b.astype(np.float64)
+        out[f"{bm}x{bn}x{k}_w{nw}"] = float(np.abs(c - ref).max() / np.abs(ref).max())
+    return out
