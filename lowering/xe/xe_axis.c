@@ -132,6 +132,10 @@ bool xe_hinted_arg(xe_emitter_t* e, MlirValue v) {
 
 bool xe_block_pitch_ok(xe_emitter_t* e, const xe_step_t* s, int esz) {
   if (!s->known || s->coef <= 0) return false;
+  // Below 16 lanes (dg2 at SIMD8, ZETILE_DG2_LOWERING=shared8) 2-D blocks are
+  // read and written with row gathers: the compat library's emulation of the
+  // 2D block messages (rows without them) is written for 16 lanes.
+  if (e->lanes != XE_SUBGROUP) return false;
   bool constant = mlirValueIsNull(s->sym);
   if (!constant && !xe_hinted_arg(e, s->sym)) return false;
   int64_t div = s->coef * (constant ? 1 : xe_scalar_div(e, s->sym));

@@ -41,6 +41,8 @@
 static _Thread_local int lanes_now = XE_SUBGROUP;
 #define LANES lanes_now
 
+static bool dpas8_ok(MlirOperation op);
+
 typedef struct {
   MlirOperation* ops;
   size_t n, cap;
@@ -268,6 +270,13 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
     MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
     if (mlirShapedTypeGetDimSize(t, 0) != XE_SUBGROUP)
       refuse(c, op, "%s", "a step of other than 16");
+  } else if (LANES != XE_SUBGROUP &&
+             (zt_op_named(op, "xegpu.load_nd") || zt_op_named(op, "xegpu.store_nd") ||
+              zt_op_named(op, "xegpu.prefetch_nd"))) {
+    // The compat library's 2D block emulation (rows without 2D block IO,
+    // Xe-HPG) assumes 16 lanes: an 8-lane store of an 8x16 f32 block wrote
+    // 8 of 16 columns (opencl:cpu).
+    refuse(c, op, "%s", "a 2-D block message at fewer than 16 lanes");
   } else if (zt_op_named(op, "xegpu.load_nd")) {
     if (!mlirAttributeIsNull(
             mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("transpose"))) &&
@@ -282,6 +291,9 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
     mlirTypePrint(mlirValueGetType(mlirOperationGetResult(op, 0)), print_cb, &sb);
     if (sb.failed || strstr(sb.data, "array_length")) refuse(c, op, "%s", "array_length > 1");
     zt_strbuf_deinit(&sb);
+  } else if (zt_op_named(op, "xegpu.dpas") && LANES != XE_SUBGROUP) {
+    if (LANES != 8 || !dpas8_ok(op))
+      refuse(c, op, "%s", "a DPAS other than fp16/bf16 8x16x16 into fp32 at 8 lanes");
   } else if (zt_op_named(op, "xegpu.store_nd") || zt_op_named(op, "xegpu.prefetch_nd") ||
              zt_op_named(op, "xegpu.update_nd_offset") || zt_op_named(op, "xegpu.dpas")) {
   } else if (zt_op_named(op, "xegpu.load") || zt_op_named(op, "xegpu.store")) {
@@ -626,6 +638,162 @@ static void split_gather(MlirContext ctx, MlirOperation op) {
   mlirOperationDestroy(op);
 }
 
+// ---- DPAS at 8 lanes (Xe-HPG): the SIMD8 builtin instead of xegpu.dpas ----
+// XeVM 22.1 has no Xe-HPG DPAS (its chips are pvc and bmg, SIMD16), so at 8
+// lanes the lane-level xegpu.dpas becomes two calls of IGC's SIMD8 builtin
+// (the one lowering/dg2/dg2_dot.c calls), one per 8-column half of the
+// 8x16 block. In the 8-lane lane code lane j holds columns j and j + 8:
+//   A 8x16 (vector<8x2>): the builtin wants lane j to hold columns 2j,
+//     2j + 1 of each row as one dword (int8): 4 gpu.shuffle idx a row;
+//   B 16x16 (vector<16x2>): column j + 8h is rows 0..15 of the lane's half
+//     h, whose dwords are the VNNI pairs (rows 2r, 2r + 1) the builtin takes;
+//   C 8x16 f32 (vector<8x2>): half h is the builtin's float8 accumulator.
+static const char* dpas8_builtin(MlirType et) {
+  if (mlirTypeIsAF16(et)) return "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f";
+  if (mlirTypeIsABF16(et)) return "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f";
+  return NULL;
+}
+
+static bool dpas8_ok(MlirOperation op) {
+  if (mlirOperationGetNumOperands(op) < 2) return false;
+  MlirType a = mlirValueGetType(mlirOperationGetOperand(op, 0));
+  MlirType b = mlirValueGetType(mlirOperationGetOperand(op, 1));
+  MlirType r = mlirValueGetType(mlirOperationGetResult(op, 0));
+  return mlirShapedTypeGetRank(a) == 2 && mlirShapedTypeGetDimSize(a, 0) == 8 &&
+         mlirShapedTypeGetDimSize(a, 1) == 16 && mlirShapedTypeGetRank(b) == 2 &&
+         mlirShapedTypeGetDimSize(b, 0) == 16 && mlirShapedTypeGetDimSize(b, 1) == 16 &&
+         dpas8_builtin(mlirShapedTypeGetElementType(a)) &&
+         mlirTypeEqual(mlirShapedTypeGetElementType(a), mlirShapedTypeGetElementType(b)) &&
+         mlirTypeIsAF32(mlirShapedTypeGetElementType(r));
+}
+
+static MlirValue op1(MlirOperation before, const char* name, MlirValue x, MlirType t) {
+  return put_before(before, make_op(name, mlirOperationGetLocation(before), 1, &x, 1, &t, 0, NULL));
+}
+
+static MlirValue op2(MlirOperation before, const char* name, MlirValue x, MlirValue y, MlirType t) {
+  MlirValue p[2] = {x, y};
+  return put_before(before, make_op(name, mlirOperationGetLocation(before), 2, p, 1, &t, 0, NULL));
+}
+
+// Column h of a lane's R x 2 value as vector<R>, element by element (a
+// shuffle of the flattened value would be a vector of 32 halves, which
+// LLVM 22's SPIR-V backend cannot split: "unable to legalize ... <32 x s16>").
+static MlirValue lane_half(MlirContext ctx, MlirOperation before, MlirValue v, int h) {
+  MlirType t = mlirValueGetType(v);
+  int64_t rows = mlirShapedTypeGetDimSize(t, 0);
+  MlirType et = mlirShapedTypeGetElementType(t);
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirValue el[XE_SUBGROUP];
+  for (int64_t r = 0; r < rows && r < XE_SUBGROUP; ++r) {
+    int64_t pos[2] = {r, h};
+    MlirNamedAttribute p = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 2, pos));
+    el[r] = put_before(before, make_op("vector.extract", loc, 1, &v, 1, &et, 1, &p));
+  }
+  MlirType rt = mlirVectorTypeGet(1, &rows, et);
+  return put_before(before, make_op("vector.from_elements", loc, rows, el, 1, &rt, 0, NULL));
+}
+
+// The builtin's declaration in the gpu.module (once per name).
+static zt_status_t declare_dpas8(MlirContext ctx, MlirOperation func, const char* fn) {
+  MlirOperation mod = mlirOperationGetParentOperation(func);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
+  for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o)) {
+    MlirAttribute n = mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
+    if (!mlirAttributeIsNull(n) && mlirAttributeIsAString(n)) {
+      MlirStringRef v = mlirStringAttrGetValue(n);
+      if (v.length == strlen(fn) && !memcmp(v.data, fn, v.length)) return NULL;
+    }
+  }
+  char text[256];
+  snprintf(text, sizeof text,
+           "func.func private @%s(vector<8xi32>, vector<8xi32>, vector<8xf32>) -> vector<8xf32>",
+           fn);
+  MlirOperation d = mlirOperationCreateParse(ctx, mlirStringRefCreateFromCString(text),
+                                             mlirStringRefCreateFromCString("dpas8"));
+  if (mlirOperationIsNull(d))
+    return zt_make_status(ZT_STATUS_INTERNAL, "Xe lane distribution: SIMD8 DPAS declaration");
+  mlirBlockInsertOwnedOperationBefore(body, func, d);
+  return NULL;
+}
+
+static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
+  MlirLocation loc = mlirOperationGetLocation(op);
+  MlirValue a = mlirOperationGetOperand(op, 0), b = mlirOperationGetOperand(op, 1);
+  MlirType at = mlirValueGetType(a), et = mlirShapedTypeGetElementType(at);
+  const char* fn = dpas8_builtin(et);
+  MlirOperation func = mlirOperationGetParentOperation(op);
+  while (!mlirOperationIsNull(func) && !zt_op_named(func, "gpu.func"))
+    func = mlirOperationGetParentOperation(func);
+  ZT_RETURN_IF_ERROR(declare_dpas8(ctx, func, fn));
+  MlirType i32 = mlirIntegerTypeGet(ctx, 32), i1 = mlirIntegerTypeGet(ctx, 1);
+  MlirType idx = mlirIndexTypeGet(ctx), f32 = mlirF32TypeGet(ctx);
+  int64_t eight = 8, two = 2, one = 1;
+  MlirType v8i32 = mlirVectorTypeGet(1, &eight, i32), v8f32 = mlirVectorTypeGet(1, &eight, f32);
+  MlirValue lane_ix = put_before(op, make_op("gpu.lane_id", loc, 0, NULL, 1, &idx, 0, NULL));
+  MlirValue lane = op1(op, "arith.index_cast", lane_ix, i32);
+  // Source lanes of columns 2j and 2j + 1, and which half holds them (j >= 4).
+  MlirValue src_lo = op2(op, "arith.andi", op2(op, "arith.muli", lane, i32_const(ctx, op, 2), i32),
+                         i32_const(ctx, op, 7), i32);
+  MlirValue src_hi = op2(op, "arith.addi", src_lo, i32_const(ctx, op, 1), i32);
+  MlirNamedAttribute ult = named(ctx, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 6));
+  MlirValue cmp_ops[2] = {lane, i32_const(ctx, op, 4)};
+  MlirValue low_half = put_before(op, make_op("arith.cmpi", loc, 2, cmp_ops, 1, &i1, 1, &ult));
+  MlirValue width = i32_const(ctx, op, LANES);
+  MlirAttribute idx_mode = mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString("#gpu<shuffle_mode idx>"));
+  MlirValue rows[8];
+  for (int r = 0; r < 8; ++r) {
+    MlirValue part[2];
+    for (int w = 0; w < 2; ++w) {
+      MlirValue got[2];
+      for (int h = 0; h < 2; ++h) {
+        int64_t pos[2] = {r, h};
+        MlirNamedAttribute p = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 2, pos));
+        MlirValue e = put_before(op, make_op("vector.extract", loc, 1, &a, 1, &et, 1, &p));
+        MlirValue args[3] = {e, w ? src_hi : src_lo, width};
+        MlirType res[2] = {et, i1};
+        MlirNamedAttribute mode = named(ctx, "mode", idx_mode);
+        got[h] = put_before(op, make_op("gpu.shuffle", loc, 3, args, 2, res, 1, &mode));
+      }
+      MlirValue sel[3] = {low_half, got[0], got[1]};
+      part[w] = put_before(op, make_op("arith.select", loc, 3, sel, 1, &et, 0, NULL));
+    }
+    MlirType v2 = mlirVectorTypeGet(1, &two, et), v1 = mlirVectorTypeGet(1, &one, i32);
+    MlirValue pr = put_before(op, make_op("vector.from_elements", loc, 2, part, 1, &v2, 0, NULL));
+    MlirValue bits = op1(op, "vector.bitcast", pr, v1);
+    MlirNamedAttribute p0 = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){0}));
+    rows[r] = put_before(op, make_op("vector.extract", loc, 1, &bits, 1, &i32, 1, &p0));
+  }
+  MlirValue apk = put_before(op, make_op("vector.from_elements", loc, 8, rows, 1, &v8i32, 0, NULL));
+  MlirValue acc = mlirOperationGetNumOperands(op) > 2 ? mlirOperationGetOperand(op, 2)
+                                                      : (MlirValue){NULL};
+  MlirValue d[2];
+  MlirAttribute callee = mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(fn));
+  for (int h = 0; h < 2; ++h) {
+    MlirValue bh = op1(op, "vector.bitcast", lane_half(ctx, op, b, h), v8i32);
+    MlirValue ch;
+    if (acc.ptr) {
+      ch = lane_half(ctx, op, acc, h);
+    } else {
+      MlirNamedAttribute z = named(ctx, "value", mlirDenseElementsAttrFloatSplatGet(v8f32, 0.0f));
+      ch = put_before(op, make_op("arith.constant", loc, 0, NULL, 1, &v8f32, 1, &z));
+    }
+    MlirValue args[3] = {apk, bh, ch};
+    MlirNamedAttribute c = named(ctx, "callee", callee);
+    d[h] = put_before(op, make_op("func.call", loc, 3, args, 1, &v8f32, 1, &c));
+  }
+  int64_t mask[16], sixteen = 16;
+  for (int r = 0; r < 8; ++r) mask[2 * r] = r, mask[2 * r + 1] = 8 + r;
+  MlirNamedAttribute m = named(ctx, "mask", mlirDenseI64ArrayGet(ctx, 16, mask));
+  MlirType v16 = mlirVectorTypeGet(1, &sixteen, f32);
+  MlirValue flat = put_before(op, make_op("vector.shuffle", loc, 2, d, 1, &v16, 1, &m));
+  MlirValue res = shape_cast_before(ctx, op, flat, mlirValueGetType(mlirOperationGetResult(op, 0)));
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), res);
+  mlirOperationDestroy(op);
+  return NULL;
+}
+
 static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
   if (zt_op_named(op, "arith.constant")) {
     MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
@@ -647,6 +815,8 @@ static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
   } else if (zt_op_named(op, "xegpu.store_nd")) {
     remove_attr(op, "layout");
     flatten_operand(ctx, op, 0);
+  } else if (zt_op_named(op, "xegpu.dpas") && LANES == 8) {
+    return fix_dpas8(ctx, op);
   } else if (zt_op_named(op, "xegpu.dpas")) {
     remove_attr(op, "layout_a");
     remove_attr(op, "layout_b");

@@ -555,7 +555,9 @@ static zt_status_t xe_shared_row_check(zt_lower_ctx_t* lc, const xe_target_t* tg
   // follows them (ZETILE_DUMP=layouts).
   const char* stop = getenv("ZETILE_STOP_AFTER");
   bool layouts_only = stop && strcmp(stop, "layouts") == 0;
-  if (has_dot && tg->dpas_exec_size != XE_SUBGROUP && !layouts_only)
+  // At the row's own lanes (=shared8) the dot is the SIMD8 DPAS builtin
+  // (xe_distribute.c) when the execution size is those lanes.
+  if (has_dot && tg->dpas_exec_size != lanes && !layouts_only)
     return zt_make_status(ZT_STATUS_UNSUPPORTED,
                           "Xe lowering (shared, ZETILE_DG2_LOWERING=shared): tl.dot on target "
                           "'%s' needs DPAS at execution size %d (%s); the shared lowering emits "
@@ -679,6 +681,13 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         zt_timing_record(done ? "lane distribution (zetile)" : "lane distribution check",
                          zt_timing_now_ms() - t);
       }
+      // Upstream's distribution knows no 8-lane layouts of Xe-HPG (its chips
+      // are pvc and bmg): below 16 lanes ours must cover the kernel.
+      if (!s && !done && info.lanes != XE_SUBGROUP)
+        s = zt_make_status(ZT_STATUS_UNSUPPORTED,
+                           "Xe lowering: at %d lanes (ZETILE_DG2_LOWERING=shared8) zetile's lane "
+                           "distribution must cover the kernel, and does not (%s)",
+                           info.lanes, why);
       if (!s && strict && !done)
         s = zt_make_status(ZT_STATUS_UNSUPPORTED,
                            "Xe lowering: zetile's lane distribution does not cover this kernel "

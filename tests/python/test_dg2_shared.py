@@ -568,3 +568,67 @@ def test_e5_shared8_on_opencl_cpu():
     assert res["subgroup"] == 8, res
     assert all(res[f"vector_add{nw}"] == 0.0 for nw in (1, 2, 4)), res
     assert res["softmax"] < 1e-6 and res["layer_norm"] < 1e-4, res
+
+
+@zetile.jit
+def dot16_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """One tl.dot of fp16 tiles into fp32 (whole tiles, row-major)."""
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+# (M, N, K, num_warps): one 8x16 block (2 SIMD8 DPAS), 4x2 blocks in one
+# subgroup over 2 K steps, a 2x2 subgroup grid.
+DOT8_SHAPES = [(8, 16, 16, 1), (32, 32, 32, 1), (64, 64, 32, 4)]
+
+
+@needs_tools
+@pytest.mark.parametrize("shape", DOT8_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_shared8_dot_is_simd8_dpas(monkeypatch, shape):
+    """E1 + E2 of tl.dot at 8 lanes: IGC's SIMD8 DPAS builtin (two per 8x16
+    block and K step of 16), compiled for acm-g10 into DPAS, nothing
+    unresolved, no spill. (At 16 lanes, =shared, the dot is refused.)"""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    M, N, K, nw = shape
+    ck = zetile.compile(dot16_kernel, signature="*fp16,*fp16,*fp32",
+                        constexprs={"M": M, "N": N, "K": K}, target="dg2", num_warps=nw,
+                        cached=False)
+    assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
+    spirv = ck.asm["spirv"]
+    spirv_val(spirv)
+    assert "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f" in _imports(spirv)
+    k = _e2(spirv)
+    assert k["dpas"] == 2 * (M // 8) * (N // 16) * (K // 16) // nw, k
+    assert k["calla"] == 0 and k["spilled"] == 0, k
+
+
+DOT8_E5 = r"""
+import json, numpy as np, zetile
+import test_dg2_shared as S
+rng = np.random.default_rng(3)
+out = {}
+for M, N, K, nw in S.DOT8_SHAPES:
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    ck = S.dot16_kernel[(1,)](a, b, c, M=M, N=N, K=K, num_warps=nw)
+    zetile.get_device().synchronize()
+    out["subgroup"] = int(ck.metadata["subgroup_size"])
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    out[f"{M}x{N}x{K}"] = float(np.abs(c - ref).max())
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_e5_shared8_dot_on_opencl_cpu():
+    """E5: the 8-lane DPAS SPIR-V on Intel's OpenCL CPU runtime (its SIMD8
+    matrix builtin) against float64: the A operand's lane pairs (shuffled
+    from lanes j, j + 8 to 2j, 2j + 1) and both halves of every block land."""
+    opencl_cpu_or_skip()
+    res = run_result(DOT8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8},
+                     timeout=600)
+    assert res["subgroup"] == 8, res
+    for M, N, K, _ in DOT8_SHAPES:
+        assert res[f"{M}x{N}x{K}"] < 1e-3 * K, res
