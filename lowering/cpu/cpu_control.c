@@ -229,6 +229,91 @@ static void check_rows_once(cpu_t* c, MlirOperation op, MlirBlock body, const ca
   }
 }
 
+// The first iteration of an scf.for peeled (issue 16): when a carried
+// tensor starts as a splat (layer norm's `_mean = tl.zeros([BLOCK])`), the
+// peeled body reads the splat itself, so `_mean += a` writes 0 + a into the
+// carried buffer in one pass, where the loop filled the buffer with zeros
+// (a 4 KB store per row and accumulator for BLOCK 1024) and then read it
+// back. The same ops in the same order: results are bit for bit the same.
+// Only plain bodies (no region-holding op, no dot: each would be emitted
+// twice) without carried pointer tensors (their row checks and column-0
+// steps are set up for one emission).
+static bool peel_ok(cpu_t* c, MlirOperation op, MlirBlock body, const carried_t* cv) {
+  bool splat = false;
+  for (int32_t i = 0; i < cv->n; ++i) {
+    if (!cv->tensor[i]) continue;
+    if (cv->type[i].kind == ZT_PTR) return false;
+    const cpu_val_t* v = cpu_map_get(c, mlirOperationGetOperand(op, 3 + i));
+    if (v && (v->kind == CPU_SPLAT || v->kind == CPU_SCALAR)) splat = true;  // a splat maps to its scalar
+  }
+  if (!splat) return false;
+  int32_t ops = 0;
+  for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o)) {
+    if (mlirOperationGetNumRegions(o) || cpu_op_is(o, "tile.dot") || ++ops > 200) return false;
+  }
+  return true;
+}
+
+// Emits `scf.if lb < ub` running the body once with iv = lb and the inits
+// read directly, else copying the inits; tensors end in cv's buffers and the
+// scalars in `res` (names for the loop's iter_args, `inames`/`itypes`).
+static zt_status_t emit_peeled(cpu_t* c, MlirOperation op, MlirBlock body, const carried_t* cv,
+                               const cpu_val_t* lb, const cpu_val_t* ub, zt_strbuf_t* inames,
+                               zt_strbuf_t* itypes) {
+  zt_type_t ivt;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirBlockGetArgument(body, 0), &ivt));
+  char cond[ZT_CPU_NAME], base[ZT_CPU_NAME];
+  cpu_fresh(c, cond);
+  cpu_line(c, "%s = arith.cmpi slt, %s, %s : %s", cond, lb->name, ub->name, cpu_elem(ivt.kind));
+  zt_strbuf_t line;
+  zt_strbuf_init(&line);
+  result_prefix(c, cv, base, &line);
+  zt_strbuf_printf(&line, "scf.if %s", cond);
+  int32_t ns = count_scalars(cv);
+  if (ns) {
+    zt_strbuf_puts(&line, " -> (");
+    scalar_types(cv, &line);
+    zt_strbuf_puts(&line, ")");
+  }
+  zt_strbuf_puts(&line, " {");
+  ZT_RETURN_IF_ERROR(finish_line(c, &line));
+  ++c->indent;
+  cpu_val_t ivv = {.kind = CPU_SCALAR, .type = ivt};
+  snprintf(ivv.name, ZT_CPU_NAME, "%s", lb->name);
+  ZT_RETURN_IF_ERROR(cpu_map_put(c, mlirBlockGetArgument(body, 0), &ivv));
+  for (int32_t i = 0; i < cv->n; ++i) {
+    const cpu_val_t* v;
+    ZT_RETURN_IF_ERROR(cpu_get(c, mlirOperationGetOperand(op, 3 + i), &v));
+    cpu_val_t copy = *v;
+    // Opaque: with the splat a known constant, LLVM folded `0 + other` in
+    // the masked-off part of a split loop into a fill and that into a
+    // memset call (rep stosb's start-up cost, every row).
+    if (cv->tensor[i] && (v->kind == CPU_SPLAT || v->kind == CPU_SCALAR))
+      cpu_opaque_splat(c, v, &copy);
+    ZT_RETURN_IF_ERROR(cpu_map_put(c, mlirBlockGetArgument(body, i + 1), &copy));
+  }
+  ZT_RETURN_IF_ERROR(emit_body_and_yield(c, body, 0, cv, "scf.yield", NULL));
+  --c->indent;
+  cpu_line(c, "} else {");
+  ++c->indent;
+  zt_strbuf_t names, types;
+  zt_strbuf_init(&names);
+  zt_strbuf_init(&types);
+  zt_status_t s = pass_values(c, op, 3, cv, &names, &types);
+  if (!s && ns) cpu_line(c, "scf.yield %s : %s", names.data, types.data);
+  zt_strbuf_deinit(&names);
+  zt_strbuf_deinit(&types);
+  --c->indent;
+  cpu_line(c, "}");
+  for (int32_t k = 0; k < ns && !s; ++k) {
+    if (ns == 1) zt_strbuf_printf(inames, "%s", base);
+    else zt_strbuf_printf(inames, "%s%s#%d", k ? ", " : "", base, k);
+  }
+  if (!s && ns) scalar_types(cv, itypes);
+  return s;
+}
+
 zt_status_t cpu_emit_for(cpu_t* c, MlirOperation op) {
   int32_t n = (int32_t)mlirOperationGetNumResults(op);
   carried_t cv;
@@ -240,8 +325,19 @@ zt_status_t cpu_emit_for(cpu_t* c, MlirOperation op) {
   zt_strbuf_t inames, itypes;
   zt_strbuf_init(&inames);
   zt_strbuf_init(&itypes);
-  zt_status_t s = pass_values(c, op, 3, &cv, &inames, &itypes);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+  bool peel = peel_ok(c, op, body, &cv);
+  zt_status_t s = peel ? emit_peeled(c, op, body, &cv, lb, ub, &inames, &itypes)
+                       : pass_values(c, op, 3, &cv, &inames, &itypes);
+  const char* from = lb->name;
+  char next[ZT_CPU_NAME];
+  if (!s && peel) {
+    zt_type_t ivt;
+    s = cpu_value_type(mlirBlockGetArgument(body, 0), &ivt);
+    cpu_fresh(c, next);
+    if (!s) cpu_line(c, "%s = arith.addi %s, %s : %s", next, lb->name, st->name, cpu_elem(ivt.kind));
+    from = next;
+  }
   int32_t col0_before = c->num_col0;
   if (!s) check_rows_once(c, op, body, &cv);
   char base[ZT_CPU_NAME], iv[ZT_CPU_NAME];
@@ -252,8 +348,8 @@ zt_status_t cpu_emit_for(cpu_t* c, MlirOperation op) {
   if (!s) {
     result_prefix(c, &cv, base, &line);
     cpu_fresh(c, iv);
-    zt_strbuf_printf(&line, "scf.for %s = %s to %s step %s", iv, lb->name,
-                     ub->name, st->name);
+    zt_strbuf_printf(&line, "scf.for %s = %s to %s step %s", iv, from, ub->name,
+                     st->name);
     if (inames.size) {
       // iter_args(%a = %init, ...) -> (types)
       zt_strbuf_puts(&line, " iter_args(");

@@ -137,6 +137,10 @@ void cpu_read_lazy(cpu_t* c, const cpu_val_t* v, const char* idx,
 zt_status_t cpu_materialize(cpu_t* c, const cpu_val_t* v, const cpu_val_t** out);
 /// Copies the elements of v into buffer dst (no-op when v already is dst).
 void cpu_copy_to(cpu_t* c, const cpu_val_t* v, int32_t dst);
+/// v (a splat or scalar) through an empty inline asm: the same value, which
+/// LLVM cannot fold into constants (a fill of it stays vector stores, not
+/// memset) (cpu_values.c).
+void cpu_opaque_splat(cpu_t* c, const cpu_val_t* v, cpu_val_t* out);
 /// Copies srcs[i] into bufs dsts[i] as one parallel assignment (staging
 /// through temporaries when a source is another copy's destination).
 zt_status_t cpu_parallel_copy(cpu_t* c, int32_t n, const cpu_val_t* const* srcs,

@@ -293,7 +293,7 @@ static zt_status_t copy_body(cpu_t* c, void* user, const char* iv) {
 // of calling libc's memset (issue 16: layer norm's two 4 KB accumulators
 // per row, zeroed by `rep stosb` at a start-up cost of ~100 cycles each,
 // were 12% of its time).
-static void opaque_splat(cpu_t* c, const cpu_val_t* v, cpu_val_t* out) {
+void cpu_opaque_splat(cpu_t* c, const cpu_val_t* v, cpu_val_t* out) {
   *out = *v;
   zt_scalar_kind_t k = v->type.kind;
   const char* ity = k == ZT_F32 || k == ZT_I32 ? "i32"
@@ -361,7 +361,7 @@ void cpu_copy_to(cpu_t* c, const cpu_val_t* v, int32_t dst) {
   if (copy_col0(c, v, dst)) return;
   cpu_val_t opaque;
   if (v->kind == CPU_SPLAT || v->kind == CPU_SCALAR) {
-    opaque_splat(c, v, &opaque);
+    cpu_opaque_splat(c, v, &opaque);
     v = &opaque;
   }
   copy_body_t cb = {v, dst};
