@@ -48,9 +48,12 @@ void xe_op_props(MlirOperation op, zt_strbuf_t* sb) {
     // fastmath<none> is the property's default: left out, the parser
     // gives the same op. Parsing it cost 12% of the 200-op chain's parse
     // (16 chunks of every op; callgrind, issue 22).
-    static const char none[] = "#arith.fastmath<none>";
-    if (strcmp(names[i], "fastmath") == 0 && !sb->failed && sb->size - value == sizeof none - 1 &&
-        memcmp(sb->data + value, none, sizeof none - 1) == 0) {
+    // The same for overflowFlags = #arith.overflow<none> on integer ops.
+    const char* none = strcmp(names[i], "fastmath") == 0        ? "#arith.fastmath<none>"
+                       : strcmp(names[i], "overflowFlags") == 0 ? "#arith.overflow<none>"
+                                                                : NULL;
+    if (none && !sb->failed && sb->size - value == strlen(none) &&
+        memcmp(sb->data + value, none, strlen(none)) == 0) {
       sb->size = at;
       sb->data[at] = 0;  // the buffer stays NUL-terminated
       --n;

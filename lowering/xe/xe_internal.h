@@ -251,6 +251,8 @@ void xe_flat_entry(const xe_val_t* v, int i, const char** name, zt_strbuf_t* ty,
 void xe_flat_assign(xe_val_t* v, const char* prefix, int first);
 /// Makes op the current op (error locations, the loc() of emitted ops).
 void xe_set_cur(xe_emitter_t* e, MlirOperation op);
+/// Type aliases for the vector types written in out[from..], defined at from.
+void xe_alias_vector_types(zt_strbuf_t* out, size_t from);
 /// Emits `text` at the entry (once per distinct text) and writes its name:
 /// `text` is the right-hand side, e.g. "arith.constant dense<0> : vector<16xindex>".
 void xe_hoist(xe_emitter_t* e, const char* text, bool vector, xe_name_t out);

@@ -321,6 +321,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     zt_strbuf_printf(out, "#zt_a8 = #xegpu.layout<lane_layout = [1, %d], lane_data = [1, 2]>\n", L);
     zt_strbuf_printf(out, "#zt_b8 = #xegpu.layout<lane_layout = [1, %d], lane_data = [4, 1]>\n", L);
     if (e.locs.data) zt_strbuf_puts(out, e.locs.data);  // location aliases (xe_set_cur)
+    size_t module_at = out->size;  // where type aliases go (xe_alias_vector_types)
     zt_strbuf_puts(out, "module attributes {gpu.container_module} {\n");
     zt_strbuf_puts(out, "  gpu.module @zt_xe {\n");
     // SLM slots of the cross-subgroup reductions, one buffer per element type.
@@ -355,6 +356,9 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     }
     if (e.body.data) zt_strbuf_puts(out, e.body.data);
     zt_strbuf_puts(out, "    }\n  }\n}\n");
+    // ZETILE_XE_TYPE_ALIAS=0 leaves the vector types written out (to measure against).
+    const char* ta = getenv("ZETILE_XE_TYPE_ALIAS");
+    if (!(ta && strcmp(ta, "0") == 0)) xe_alias_vector_types(out, module_at);
     if (out->failed) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
   }
   zt_strbuf_deinit(&sig);

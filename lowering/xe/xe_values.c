@@ -755,3 +755,92 @@ void xe_put_lane(xe_emitter_t* e, const char* scalar, int i, const char* vec, co
   xe_vsplat(e, scalar, et, b);
   xe_take_lane(e, b, i, vec, et, out);
 }
+
+// Type aliases for the vector types of out[from..]: each distinct
+// vector<AxBx..xT> (up to 64 of them) is defined once at `from`
+// ("!zvN = vector<...>") and named by its alias. Every chunk op spells its
+// operand and result types, so parsing them was ~7% of the 200-op chain's
+// parse (mlir-opt-22 under callgrind, issue 22). The parser gives the same
+// types: the module is the same.
+void xe_alias_vector_types(zt_strbuf_t* out, size_t from) {
+  enum { MAX_ALIASES = 64 };
+  static const char* const elems[] = {"f16", "bf16", "f32", "f64", "i1",  "i8",
+                                      "i16", "i32",  "i64", "index"};
+  const char* spelled[MAX_ALIASES];
+  size_t lens[MAX_ALIASES];
+  int n = 0;
+  if (out->failed || !out->data || from > out->size) return;
+  zt_strbuf_t body, all;
+  zt_strbuf_init(&body);
+  const char* s = out->data + from;
+  const char* end = out->data + out->size;
+  const char* copied = s;
+  static const char kw[] = "vector<";
+  for (;;) {
+    const char* p = s;
+    while (p + sizeof kw - 1 <= end && memcmp(p, kw, sizeof kw - 1) != 0) {
+      p = memchr(p + 1, 'v', (size_t)(end - p - 1));
+      if (!p) break;
+    }
+    if (!p || p + sizeof kw - 1 > end) break;
+    s = p + sizeof kw - 1;
+    char before = p > out->data ? p[-1] : ' ';
+    if ((before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
+        (before >= '0' && before <= '9') || before == '_' || before == '.' || before == '!')
+      continue;
+    // Static shape: one or more "<digits>x", then an element type, then '>'.
+    const char* q = s;
+    int dims = 0;
+    for (;;) {
+      const char* d = q;
+      while (q < end && *q >= '0' && *q <= '9') ++q;
+      if (q == d || q >= end || *q != 'x') {
+        q = d;
+        break;
+      }
+      ++q;
+      ++dims;
+    }
+    const char* t = q;
+    while (q < end && ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9'))) ++q;
+    if (!dims || q >= end || *q != '>') continue;
+    bool known = false;
+    for (size_t i = 0; i < sizeof elems / sizeof elems[0]; ++i)
+      if ((size_t)(q - t) == strlen(elems[i]) && memcmp(t, elems[i], (size_t)(q - t)) == 0)
+        known = true;
+    if (!known) continue;
+    size_t len = (size_t)(q + 1 - p);
+    int id = -1;
+    for (int i = 0; i < n && id < 0; ++i)
+      if (lens[i] == len && memcmp(spelled[i], p, len) == 0) id = i;
+    if (id < 0 && n < MAX_ALIASES) {
+      spelled[n] = p;
+      lens[n] = len;
+      id = n++;
+    }
+    if (id < 0) continue;
+    zt_strbuf_append(&body, copied, (size_t)(p - copied));
+    zt_strbuf_printf(&body, "!zv%d", id);
+    copied = s = q + 1;
+  }
+  if (n == 0 || body.failed) {
+    zt_strbuf_deinit(&body);
+    return;
+  }
+  zt_strbuf_append(&body, copied, (size_t)(end - copied));
+  zt_strbuf_init(&all);
+  zt_strbuf_append(&all, out->data, from);
+  for (int i = 0; i < n; ++i) {
+    zt_strbuf_printf(&all, "!zv%d = ", i);
+    zt_strbuf_append(&all, spelled[i], lens[i]);
+    zt_strbuf_puts(&all, "\n");
+  }
+  zt_strbuf_append(&all, body.data, body.size);
+  zt_strbuf_deinit(&body);
+  if (all.failed) {  // out stays as it was: the same module, written out
+    zt_strbuf_deinit(&all);
+    return;
+  }
+  zt_strbuf_deinit(out);
+  *out = all;
+}

@@ -4,6 +4,11 @@ of which must leave the SPIR-V byte for byte the same:
   module (`#zlN = loc(...)`) and each op names it (`loc(#zlN)`), instead of
   every one of a tile op's 16 chunks carrying the file name, line and column
   (lowering/xe/xe_values.c, xe_set_cur); ZETILE_XE_LOC_ALIAS=0 writes them out;
+- type aliases: each distinct vector type is defined once (`!zvN = vector<...>`)
+  and the ops name it (xe_alias_vector_types); ZETILE_XE_TYPE_ALIAS=0 writes
+  them out;
+- `overflowFlags = #arith.overflow<none>`, the default, is left out like
+  `fastmath<none>` (xe_op_props);
 - after zetile's own lane distribution, the module-level lower-affine (both),
   expand-strided-metadata and gpu-to-llvm no longer run: nothing in zetile's
   lane code is theirs to convert (lowering/xe/xe_lower.c);
@@ -29,10 +34,11 @@ SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "k_ptr": "*i32", "s": "fp32", "n": "i
 
 def _text(monkeypatch, alias):
     import xe_pack_kernels as K
-    if alias:
-        monkeypatch.delenv("ZETILE_XE_LOC_ALIAS", raising=False)
-    else:
-        monkeypatch.setenv("ZETILE_XE_LOC_ALIAS", "0")
+    for v in ("ZETILE_XE_LOC_ALIAS", "ZETILE_XE_TYPE_ALIAS"):
+        if alias:
+            monkeypatch.delenv(v, raising=False)
+        else:
+            monkeypatch.setenv(v, "0")
     c = zetile.compile(K.mixed_chain, signature=SIG, constexprs={"BLOCK": 1024}, target="pvc",
                        num_warps=4, cached=False)
     m = c.asm["mlir"]
@@ -59,6 +65,24 @@ def test_locations_written_once(monkeypatch):
     plain = _text(monkeypatch, False)
     assert "#zl" not in plain
     assert plain.count('loc("') == len(used), (plain.count('loc("'), len(used))
+
+
+def test_vector_types_written_once(monkeypatch):
+    text = _text(monkeypatch, True)
+    lines = text.splitlines()
+    defs = [ln for ln in lines if ln.startswith("!zv")]
+    body = [ln for ln in lines if not ln.startswith(("#", "!"))]
+    assert any(d.endswith(" = vector<16xf32>") for d in defs), defs
+    types = [d.split(" = ", 1)[1] for d in defs]
+    assert len(set(types)) == len(types), defs
+    assert not any("vector<" in ln for ln in body), [ln for ln in body if "vector<" in ln][:3]
+    used = len(re.findall(r"!zv\d+\b", "\n".join(body)))
+    plain = _text(monkeypatch, False)
+    assert "!zv" not in plain
+    assert plain.count("vector<") == used, (plain.count("vector<"), used)
+    # The integer ops' default overflow flags are left out too (both forms).
+    assert '"arith.addi"' in text or '"arith.muli"' in text, text[:3000]
+    assert "overflow<none>" not in text and "overflow<none>" not in plain
 
 
 CODE = f"""
@@ -95,7 +119,7 @@ def _run(tmp_path, kernel, **env):
 def test_same_spirv_without_noop_passes_and_with_aliases(tmp_path, kernel):
     new, new_err = _run(tmp_path / "new", kernel)
     old, old_err = _run(tmp_path / "old", kernel, ZETILE_XE_LOC_ALIAS="0",
-                        ZETILE_XE_NOOP_PASSES="1")
+                        ZETILE_XE_TYPE_ALIAS="0", ZETILE_XE_NOOP_PASSES="1")
     # MLIR's pass timing (ZETILE_DEBUG=passes) names every pass that ran.
     assert "ConvertVectorToLLVMPass" in new_err, new_err[-3000:]
     for p in PASSES:
