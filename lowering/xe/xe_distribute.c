@@ -43,6 +43,21 @@ static _Thread_local int lanes_now = XE_SUBGROUP;
 
 static bool dpas8_ok(MlirOperation op);
 
+// A marked lane shuffle (`arith.add[if] %v, %v {zt.shfl_<mode> = D}`, the
+// emitter's, rewritten after distribution by xe_lane_moves.c): its mode
+// ("xor", ...) and D, or NULL.
+static const char* marked_shuffle(MlirOperation op, int64_t* d) {
+  for (intptr_t i = 0; i < mlirOperationGetNumAttributes(op); ++i) {
+    MlirNamedAttribute a = mlirOperationGetAttribute(op, i);
+    MlirStringRef n = mlirIdentifierStr(a.name);
+    if (n.length > 8 && !memcmp(n.data, "zt.shfl_", 8) && mlirAttributeIsAInteger(a.attribute)) {
+      *d = mlirIntegerAttrGetValueInt(a.attribute);
+      return n.data + 8;
+    }
+  }
+  return NULL;
+}
+
 typedef struct {
   MlirOperation* ops;
   size_t n, cap;
@@ -238,7 +253,13 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
         refuse(c, op, "%s", "a vector constant that is not a splat");
     }
   } else if (name_starts(op, "arith.") || name_starts(op, "math.")) {
-    // elementwise
+    // elementwise. The emitter's marked lane shuffles (xe_lane_moves.c) move
+    // 16-lane chunks; at fewer lanes a chunk's elements j and j + 8 share a
+    // lane, which they do not know yet (tried: splitting xor shuffles per
+    // element made IR that crashed the next pipeline; not found why).
+    int64_t d = 0;
+    if (LANES != XE_SUBGROUP && marked_shuffle(op, &d))
+      refuse(c, op, "%s", "a marked lane shuffle at fewer than 16 lanes");
   } else if (zt_op_named(op, "vector.broadcast")) {
   } else if (zt_op_named(op, "vector.bitcast")) {
     // Only as the emitter writes it: 8x16 i16 rows (lane j column j) into

@@ -179,6 +179,18 @@ static void replace(MlirOperation op, MlirValue with) {
   mlirOperationDestroy(op);
 }
 
+// The lanes of the kernel's subgroup: its gpu.func's intel_reqd_sub_group_size
+// (16, or 8 for dg2 at SIMD8), which gpu.shuffle's width must equal.
+static int64_t subgroup_lanes(MlirOperation op) {
+  for (MlirOperation f = mlirOperationGetParentOperation(op); !mlirOperationIsNull(f);
+       f = mlirOperationGetParentOperation(f))
+    if (zt_op_named(f, "gpu.func")) {
+      MlirAttribute a = attr(f, "intel_reqd_sub_group_size");
+      return mlirAttributeIsAInteger(a) ? mlirIntegerAttrGetValueInt(a) : 16;
+    }
+  return 16;
+}
+
 static zt_status_t rewrite_shuffle(MlirContext ctx, MlirOperation op) {
   int mode = shuffle_mode(op);
   char key[24], spelled[40];
@@ -192,7 +204,7 @@ static zt_status_t rewrite_shuffle(MlirContext ctx, MlirOperation op) {
   MlirType i32 = mlirIntegerTypeGet(ctx, 32);
   MlirValue args[3] = {element(ctx, op, mlirOperationGetOperand(op, 0)),
                        constant(ctx, op, i32, mlirIntegerAttrGetValueInt(attr(op, key))),
-                       constant(ctx, op, i32, 16)};
+                       constant(ctx, op, i32, subgroup_lanes(op))};
   MlirType res[2] = {et, mlirIntegerTypeGet(ctx, 1)};
   MlirNamedAttribute mode_attr = named(ctx, "mode", m);
   MlirOperation sh = make("gpu.shuffle", mlirOperationGetLocation(op), 3, args, 2, res, 1,

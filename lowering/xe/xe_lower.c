@@ -801,6 +801,12 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
           if (!s && atomics_done) s = xe_lane_moves(lc->ctx, m, &moved);
           zt_timing_record("lane moves", zt_timing_now_ms() - t);
         }
+        // The text route (xe_atomic.c) writes 16-lane vectors.
+        if (!s && !moved && info.lanes != XE_SUBGROUP)
+          s = zt_make_status(ZT_STATUS_UNSUPPORTED,
+                             "Xe lowering: at %d lanes the kernel's lane shuffles, SLM exchanges "
+                             "or atomics are not in the form rewritten in place (xe_lane_moves.c)",
+                             info.lanes);
         if (!s && !moved) s = xe_lower_atomics(lc->ctx, &m);
         if (!s)
           s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, second, "Xe pipeline (XeVM -> LLVM)");

@@ -632,3 +632,16 @@ def test_e5_shared8_dot_on_opencl_cpu():
     assert res["subgroup"] == 8, res
     for M, N, K, _ in DOT8_SHAPES:
         assert res[f"{M}x{N}x{K}"] < 1e-3 * K, res
+
+
+@pytest.mark.parametrize("name,why", [
+    ("copy2d_f16", "a 2-D block message at fewer than 16 lanes"),
+    ("rowcol_f32", "a marked lane shuffle at fewer than 16 lanes"),
+    ("atomic_add_f32", "an atomic at fewer than 16 lanes")])
+def test_shared8_refusals_are_named(monkeypatch, name, why):
+    """What 8 lanes do not build yet is an UNSUPPORTED error saying what,
+    not upstream's distribution (which knows no Xe-HPG) or a crash."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    with pytest.raises(zetile.CompilationError) as e:
+        _compile(name)
+    assert "at 8 lanes" in str(e.value) and why in str(e.value), str(e.value)
