@@ -152,14 +152,14 @@ def run(name, out, *args):
     return r[:n]
 
 
-def same_bits(got, ref):
+def same_bits(got, ref, what=""):
     got, ref = np.asarray(got), np.asarray(ref)
     assert got.dtype == ref.dtype, (got.dtype, ref.dtype)
     bad = [(i, got[i], ref[i]) for i in range(len(got))
            if not (got[i] == ref[i] or (np.isnan(got[i]) and np.isnan(ref[i]))
                    if got.dtype.kind == "f" else got[i] == ref[i])
            or (got.dtype.kind == "f" and got[i] == 0 and np.signbit(got[i]) != np.signbit(ref[i]))]
-    assert not bad, bad[:8]
+    assert not bad, (what, bad[:8])
 
 
 F32_EDGE = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.5, 0.1, -7.25, 1e-45, -1e-45,
@@ -439,3 +439,102 @@ def test_sinpi_cospi_lgamma_tgamma(dt):
     tg = run("tgamma", FD[dt], e)
     assert np.isposinf(tg[0]) and np.isneginf(tg[1]) and np.isnan(tg[[3, 5, 7, 8]]).all()
     assert tg[2] == 1 and tg[4] == 1 and np.isposinf(tg[[6, 13]]).all() and tg[14] == 0
+
+
+# ------------------------------------------------------------ directed-rounding arithmetic
+def ref_sqrt(v, dt, mode):
+    if v < 0 or np.isnan(v):
+        return dt(np.nan)
+    if v == 0 or np.isinf(v):
+        return dt(v)
+    q = Fraction(float(v))
+    c = dt(math.sqrt(float(v)))
+    while Fraction(float(c)) ** 2 > q:
+        c = np.nextafter(c, dt(0))
+    while Fraction(float(np.nextafter(c, dt(np.inf)))) ** 2 <= q:
+        c = np.nextafter(c, dt(np.inf))
+    if Fraction(float(c)) ** 2 == q:
+        return c
+    hi = np.nextafter(c, dt(np.inf))
+    if mode in ("rd", "rz"):
+        return c
+    if mode == "ru":
+        return hi
+    mid = (Fraction(float(c)) + Fraction(float(hi))) / 2
+    return c if mid * mid > q else hi
+
+
+def _arith_inputs(dt, n, seed):
+    rng = np.random.default_rng(seed)
+    a = np.concatenate([rand_f(dt, n, seed), rng.standard_normal(n).astype(dt)])
+    b = np.concatenate([rand_f(dt, n, seed + 1), rng.standard_normal(n).astype(dt)])
+    c = np.concatenate([rand_f(dt, n, seed + 2), rng.standard_normal(n).astype(dt)])
+    # cancellations, ties, zeros, overflow, specials
+    fmax = np.finfo(dt).max
+    ex_a = np.array([1, 1, fmax, -fmax, 0, 0.0, -0.0, 1, 3, np.inf, np.nan, 1e-30, 2, 1.5], dt)
+    ex_b = np.array([-1, np.finfo(dt).eps / 2, fmax, fmax, 0, -0.0, -0.0, 3, 1, 1, 1, 1e-30, -2, 1.5], dt)
+    ex_c = np.array([1, -1, 0, 1, -0.0, 0, -0.0, -3, 0.1, -np.inf, 1, -1e-60, 4, -2.25], dt)
+    return (np.concatenate([a, ex_a, a * dt(1.0000001)]), np.concatenate([b, ex_b, -a]),
+            np.concatenate([c, ex_c, c]))
+
+
+def _exact(op, a, b=None, c=None):
+    q = {"add": lambda: Fraction(float(a)) + Fraction(float(b)), "sub": lambda: Fraction(float(a)) - Fraction(float(b)),
+         "mul": lambda: Fraction(float(a)) * Fraction(float(b)),
+         "div": lambda: Fraction(float(a)) / Fraction(float(b)),
+         "rcp": lambda: 1 / Fraction(float(a)),
+         "fma": lambda: Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))}[op]
+    return q()
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_directed_rounding_arithmetic(dt):
+    a, b, c = _arith_inputs(dt, 40, 10)
+    tiny = {np.float32: 0.0, np.float64: 2.0 ** -960}[dt]
+    with np.errstate(all="ignore"):
+        rn = {"add": a + b, "sub": a - b, "mul": a * b, "div": a / b, "rcp": dt(1) / a,
+              "fma": (a.astype(np.longdouble) * b + c).astype(dt)}
+    for op in ["add", "sub", "mul", "div", "rcp", "fma"]:
+        for mode in MODES:
+            args = {"rcp": (a,), "fma": (a, b, c)}.get(op, (a, b))
+            got = run(f"{op}_{mode}", FD[dt], *args)
+            ref, keep = [], []
+            for i in range(len(a)):
+                fin = all(np.isfinite(v[i]) for v in args)
+                zero_div = op in ("div", "rcp") and args[-1 if op == "div" else 0][i] == 0
+                if op == "div":
+                    zero_div = b[i] == 0
+                if not fin or zero_div:
+                    ref.append(rn[op][i])   # inf/NaN operands: exact, the same in every mode
+                    keep.append(op != "fma")
+                    continue
+                q = _exact(op, *[v[i] for v in args])
+                if q == 0:
+                    # IEEE 754 6.3: zero operands of one sign keep it; any other
+                    # exact zero sum is +0, -0 rounding down; products are sign-xor
+                    if op in ("add", "sub", "fma"):
+                        if op == "fma":
+                            u = dt(a[i] * b[i]) if a[i] == 0 or b[i] == 0 else dt(1)
+                            w = c[i]
+                        else:
+                            u, w = a[i], (b[i] if op == "add" else -b[i])
+                        same = u == 0 and w == 0 and np.signbit(u) == np.signbit(w)
+                        r = dt(-0.0) if (np.signbit(u) if same else mode == "rd") else dt(0.0)
+                    else:
+                        r = rn[op][i]
+                    ref.append(r)
+                    keep.append(True)
+                    continue
+                ref.append(ref_round(q, dt, mode))
+                # fp64: the FMA residual is exact only above the subnormal range
+                keep.append(abs(q) >= tiny and (op != "fma" or dt == np.float32 or
+                                                abs(float(a[i]) * float(b[i])) >= tiny))
+            ref = np.array(ref, dt)
+            keep = np.array(keep)
+            same_bits(got[keep], ref[keep], (op, mode, [v[keep][:0] for v in args]))
+    x = np.concatenate([np.abs(a), np.array([0, -0.0, np.inf, -1, np.nan, 2, 4], dt)])
+    for mode in MODES:
+        got = run(f"sqrt_{mode}", FD[dt], x)
+        ref = np.array([ref_sqrt(v, dt, mode) for v in x], dt)
+        keep = (x >= 2 * tiny) | (x == 0) | ~np.isfinite(x)
+        same_bits(got[keep], ref[keep])

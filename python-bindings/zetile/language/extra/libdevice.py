@@ -89,7 +89,7 @@ nearbyint = rint
 @jit
 def round(x):  # noqa: A001 - libdevice's name: half away from zero
     t = trunc(x)
-    return tl.where(tl.abs(x - t) >= 0.5, t + copysign(1.0, x), t)
+    return tl.where(tl.abs(x - t) >= 0.5, t + copysign(_one_like(x), x), t)
 
 
 @jit
@@ -986,17 +986,277 @@ def tgamma(x):
     return tl.where(x == float("inf"), x, r)
 
 
+# ------------------------------------------------------------ directed-rounding arithmetic
+# The result rounded to nearest, then one step toward the mode's direction when
+# the exact result lies on the other side of it. Which side is known exactly:
+# fp32 products, quotients and roots checked in fp64 (a 24x24-bit product is
+# exact there), sums by TwoSum (Knuth), fp64 products, quotients and roots by
+# the FMA residual (exact while it is not below the normal range: there, fp64
+# results may be rounded as to nearest).
+@jit
+def _two_sum_err(a, b, s):
+    # a + b - s exactly, s = a + b rounded (Knuth's TwoSum).
+    bb = s - a
+    return (a - (s - bb)) + (b - bb)
+
+
+@jit
+def _neg_zero(r):
+    # -0 of r's dtype (for round-down's exact zeros).
+    return -(r * 0.0 + 0.0)
+
+
+@jit
+def _add_sides(a, b, r):
+    e = _two_sum_err(a, b, r)
+    ovf = (tl.abs(r) == float("inf")) & (tl.abs(a) < float("inf")) & (tl.abs(b) < float("inf"))
+    return (e < 0) | (ovf & (r > 0)), (e > 0) | (ovf & (r < 0))
+
+
+@jit
+def add_rn(x, y):
+    return x + y
+
+
+@jit
+def add_rz(x, y):
+    r = x + y
+    a, b = _add_sides(x, y, r)
+    return _round_rz(r, a, b)
+
+
+@jit
+def add_rd(x, y):
+    r = x + y
+    a, b = _add_sides(x, y, r)
+    # an exact zero sum is -0 rounding down unless both operands are +0 (IEEE 754 6.3)
+    r = tl.where((r == 0) & ((_bits(x) | _bits(y)) != 0), _neg_zero(r), r)
+    return _round_rd(r, a)
+
+
+@jit
+def add_ru(x, y):
+    r = x + y
+    a, b = _add_sides(x, y, r)
+    return _round_ru(r, b)
+
+
+@jit
+def sub_rn(x, y):
+    return x - y
+
+
+@jit
+def sub_rz(x, y):
+    return add_rz(x, -y)
+
+
+@jit
+def sub_rd(x, y):
+    return add_rd(x, -y)
+
+
+@jit
+def sub_ru(x, y):
+    return add_ru(x, -y)
+
+
+@jit
+def _mul_sides(x, y, r):
+    if x.dtype == tl.float64:
+        e = tl.fma(x, y, -r)
+        return e < 0, e > 0
+    else:
+        p = x.to(tl.float64) * y.to(tl.float64)
+        r64 = r.to(tl.float64)
+        return r64 > p, r64 < p
+
+
+@jit
+def mul_rn(x, y):
+    return x * y
+
+
+@jit
+def mul_rz(x, y):
+    r = x * y
+    a, b = _mul_sides(x, y, r)
+    return _round_rz(r, a, b)
+
+
+@jit
+def mul_rd(x, y):
+    r = x * y
+    a, b = _mul_sides(x, y, r)
+    return _round_rd(r, a)
+
+
+@jit
+def mul_ru(x, y):
+    r = x * y
+    a, b = _mul_sides(x, y, r)
+    return _round_ru(r, b)
+
+
+@jit
+def _div_sides(x, y, r):
+    # r > x/y exactly when r*y - x has the sign of y.
+    if x.dtype == tl.float64:
+        rem = tl.fma(-r, y, x)  # x - r*y
+        return ((rem < 0) & (y > 0)) | ((rem > 0) & (y < 0)), ((rem > 0) & (y > 0)) | ((rem < 0) & (y < 0))
+    else:
+        t = r.to(tl.float64) * y.to(tl.float64)
+        x64 = x.to(tl.float64)
+        return ((t > x64) & (y > 0)) | ((t < x64) & (y < 0)), ((t < x64) & (y > 0)) | ((t > x64) & (y < 0))
+
+
+@jit
+def div_rz(x, y):
+    r = div_rn(x, y)
+    a, b = _div_sides(x, y, r)
+    return _round_rz(r, a, b)
+
+
+@jit
+def div_rd(x, y):
+    r = div_rn(x, y)
+    a, b = _div_sides(x, y, r)
+    return _round_rd(r, a)
+
+
+@jit
+def div_ru(x, y):
+    r = div_rn(x, y)
+    a, b = _div_sides(x, y, r)
+    return _round_ru(r, b)
+
+
+@jit
+def _one_like(x):
+    # 1.0 of x's dtype and shape (from bits: x * 0 + 1 is NaN at inf).
+    if x.dtype == tl.float64:
+        return _from_bits(_bits(x) * 0 + 0x3FF0000000000000)
+    else:
+        return _from_bits(_bits(x) * 0 + 0x3F800000)
+
+
+@jit
+def rcp_rn(x):
+    return div_rn(_one_like(x), x)
+
+
+@jit
+def rcp_rz(x):
+    return div_rz(_one_like(x), x)
+
+
+@jit
+def rcp_rd(x):
+    return div_rd(_one_like(x), x)
+
+
+@jit
+def rcp_ru(x):
+    return div_ru(_one_like(x), x)
+
+
+@jit
+def _sqrt_sides(x, r):
+    if x.dtype == tl.float64:
+        rem = tl.fma(-r, r, x)
+        return rem < 0, rem > 0
+    else:
+        t = r.to(tl.float64) * r.to(tl.float64)
+        x64 = x.to(tl.float64)
+        return t > x64, t < x64
+
+
+@jit
+def sqrt_rz(x):
+    r = sqrt_rn(x)
+    a, b = _sqrt_sides(x, r)
+    return _round_rz(r, a, b)
+
+
+@jit
+def sqrt_rd(x):
+    r = sqrt_rn(x)
+    a, b = _sqrt_sides(x, r)
+    return _round_rd(r, a)
+
+
+@jit
+def sqrt_ru(x):
+    r = sqrt_rn(x)
+    a, b = _sqrt_sides(x, r)
+    return _round_ru(r, b)
+
+
+@jit
+def _fma_sides(x, y, z, r):
+    if x.dtype == tl.float64:
+        # x*y + z - r as u2 + d1 + d2 + t, each step exact (TwoProd by fma,
+        # TwoSum); the sign of that sum by a compensated pass.
+        u1 = x * y
+        u2 = tl.fma(x, y, -u1)
+        s = u1 + z
+        t = _two_sum_err(u1, z, s)
+        d1 = s - r
+        d2 = _two_sum_err(s, -r, d1)
+        x1 = d1 + t
+        y1 = _two_sum_err(d1, t, x1)
+        x2 = x1 + u2
+        y2 = _two_sum_err(x1, u2, x2)
+        e = x2 + (y1 + y2 + d2)
+        ovf = (tl.abs(r) == float("inf")) & (tl.abs(x) < float("inf")) & (tl.abs(y) < float("inf")) & (
+            tl.abs(z) < float("inf"))
+        return (e < 0) | (ovf & (r > 0)), (e > 0) | (ovf & (r < 0))
+    else:
+        p = x.to(tl.float64) * y.to(tl.float64)
+        z64 = z.to(tl.float64)
+        s = p + z64
+        e = _two_sum_err(p, z64, s)
+        r64 = r.to(tl.float64)
+        return (r64 > s) | ((r64 == s) & (e < 0)), (r64 < s) | ((r64 == s) & (e > 0))
+
+
+@jit
+def fma_rn(x, y, z):
+    return tl.fma(x, y, z)
+
+
+@jit
+def fma_rz(x, y, z):
+    r = tl.fma(x, y, z)
+    a, b = _fma_sides(x, y, z, r)
+    return _round_rz(r, a, b)
+
+
+@jit
+def fma_rd(x, y, z):
+    r = tl.fma(x, y, z)
+    a, b = _fma_sides(x, y, z, r)
+    p = x * y
+    # an exact zero (no side flagged; a rounded-away tiny result keeps its sign)
+    r = tl.where((r == 0) & ~a & ~b & ((_bits(p) | _bits(z)) != 0), _neg_zero(r), r)
+    return _round_rd(r, a)
+
+
+@jit
+def fma_ru(x, y, z):
+    r = tl.fma(x, y, z)
+    a, b = _fma_sides(x, y, z, r)
+    return _round_ru(r, b)
+
+
 # ------------------------------------------------------------ what is not here
 # CUDA libdevice names (in Triton's tables) zetile does not provide yet;
 # asking for one (or any other missing name) is an AttributeError saying so.
 NOT_PROVIDED = (
-    'rcp64h', 'fma_rn', 'fma_rz', 'fma_rd', 'fma_ru', 'div_rz', 'div_rd', 'div_ru', 'rcp_rn',
-    'rcp_rz', 'rcp_rd', 'rcp_ru', 'sqrt_rz', 'sqrt_rd', 'sqrt_ru', 'add_rn', 'add_rz', 'add_rd',
-    'add_ru', 'mul_rn', 'mul_rz', 'mul_rd', 'mul_ru', 'fast_sinf', 'fast_cosf', 'fast_log2f',
-    'fast_tanf', 'fast_exp10f', 'fast_log10f', 'fast_powf', 'sub_rn', 'sub_rz', 'sub_rd',
-    'sub_ru', 'rsqrt_rn', 'rhypot', 'norm3d', 'rnorm3d', 'norm4d', 'rnorm4d',
-    'rcbrt', 'j0', 'j1', 'y0', 'y1', 'yn', 'jn', 'cyl_bessel_i0', 'cyl_bessel_i1', 'erfinv',
-    'erfcx', 'erfcinv', 'normcdfinv', 'normcdf', 
+    'rcp64h', 'fast_sinf', 'fast_cosf', 'fast_log2f', 'fast_tanf', 'fast_exp10f', 'fast_log10f',
+    'fast_powf', 'rsqrt_rn', 'rhypot', 'norm3d', 'rnorm3d', 'norm4d', 'rnorm4d', 'rcbrt', 'j0',
+    'j1', 'y0', 'y1', 'yn', 'jn', 'cyl_bessel_i0', 'cyl_bessel_i1', 'erfinv', 'erfcx',
+    'erfcinv', 'normcdfinv', 'normcdf',
 )
 
 
