@@ -645,3 +645,61 @@ def test_shared8_refusals_are_named(monkeypatch, name, why):
     with pytest.raises(zetile.CompilationError) as e:
         _compile(name)
     assert "at 8 lanes" in str(e.value) and why in str(e.value), str(e.value)
+
+
+MATMUL_SIG = "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32"
+MATMUL_CFG = {"32": {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4},
+              "64": {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8}}
+
+
+@needs_tools
+@pytest.mark.parametrize("cfg", sorted(MATMUL_CFG))
+def test_shared8_tutorial_matmul_e2(monkeypatch, cfg):
+    """The tutorial-03 matmul (examples/matmul.py: masked pointer loads in a
+    K loop) at 8 lanes, num_warps 4: as many DPAS as the dg2 folder issues
+    for it (8 and 32 a subgroup; both SIMD8), no spill (the folder spills 56
+    and 376 registers there; `python tests/python/test_dg2_shared.py`)."""
+    from matmul import matmul_kernel
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    ck = zetile.compile(matmul_kernel, signature=MATMUL_SIG, constexprs=MATMUL_CFG[cfg],
+                        target="dg2", num_warps=4, cached=False)
+    spirv_val(ck.asm["spirv"])
+    k = _e2(ck.asm["spirv"])
+    c = MATMUL_CFG[cfg]
+    want = 2 * (c["BLOCK_SIZE_M"] // 8) * (c["BLOCK_SIZE_N"] // 16) * (c["BLOCK_SIZE_K"] // 16) // 4
+    assert k["dpas"] == want and k["spilled"] == 0 and k["calla"] == 0, k
+
+
+MATMUL8_E5 = r"""
+import json, numpy as np, zetile
+import test_dg2_shared as S
+from matmul import matmul_kernel
+rng = np.random.default_rng(5)
+out = {}
+for (M, N, K), cfg in [((70, 50, 90), "32"), ((128, 96, 64), "64")]:
+    c_ = S.MATMUL_CFG[cfg]
+    bm, bn = c_["BLOCK_SIZE_M"], c_["BLOCK_SIZE_N"]
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    grid = (((M + bm - 1) // bm) * ((N + bn - 1) // bn),)
+    ck = matmul_kernel[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, num_warps=4, **c_)
+    zetile.get_device().synchronize()
+    out["sg"] = int(ck.metadata["subgroup_size"])
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    # error relative to the fp16 output's spacing at each value
+    out[f"{M}x{N}x{K}"] = float((np.abs(c.astype(np.float32) - ref) /
+                                 np.spacing(np.abs(ref).astype(np.float16)).astype(np.float32)).max())
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_e5_shared8_tutorial_matmul_on_opencl_cpu():
+    """E5 of the tutorial matmul at 8 lanes with tails in M, N and K (70x50x90
+    on 32x32x32 tiles, 128x96x64 on 64x64x32): within one fp16 spacing of
+    the fp32 product."""
+    opencl_cpu_or_skip()
+    res = run_result(MATMUL8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8},
+                     timeout=600)
+    assert res["sg"] == 8, res
+    assert res["70x50x90"] <= 1.0 and res["128x96x64"] <= 1.0, res
