@@ -71,9 +71,14 @@ def _type3(a, b, c, FN: tl.constexpr):
     _record(FN(tl.load(a), tl.load(b), tl.load(c)))
 
 
+@zetile.jit
+def _type4(a, b, c, d, FN: tl.constexpr):
+    _record(FN(tl.load(a), tl.load(b), tl.load(c), tl.load(d)))
+
+
 def result_dtype(fn, arg_dtypes):
-    k = {1: _type1, 2: _type2, 3: _type3}[len(arg_dtypes)]
-    names = ["a", "b", "c"][:len(arg_dtypes)]
+    k = {1: _type1, 2: _type2, 3: _type3, 4: _type4}[len(arg_dtypes)]
+    names = ["a", "b", "c", "d"][:len(arg_dtypes)]
     _SEEN.clear()
     with pytest.raises(Exception) as e:
         k.build_tile_ir({n: T.parse_signature_type("*" + d) for n, d in zip(names, arg_dtypes)},
@@ -126,6 +131,12 @@ def _k3(a, b, c, y, N: tl.constexpr, FN: tl.constexpr):
     tl.store(y + o, FN(tl.load(a + o), tl.load(b + o), tl.load(c + o)))
 
 
+@zetile.jit
+def _k4(a, b, c, d, y, N: tl.constexpr, FN: tl.constexpr):
+    o = tl.arange(0, N)
+    tl.store(y + o, FN(tl.load(a + o), tl.load(b + o), tl.load(c + o), tl.load(d + o)))
+
+
 _TORCH = {"fp32": torch.float32, "fp64": torch.float64, "int32": torch.int32, "int64": torch.int64,
           "uint32": torch.uint32, "uint64": torch.uint64}
 _NP = {"fp32": np.float32, "fp64": np.float64, "int32": np.int32, "int64": np.int64,
@@ -146,7 +157,7 @@ def run(name, out, *args):
         ts.append(torch.from_numpy(p.view({4: np.int32, 8: np.int64}[p.itemsize]))
                   .view(_TORCH[{np.dtype(v): k for k, v in _NP.items()}[p.dtype]]))
     y = torch.empty(N, dtype=_TORCH[out])
-    k = {1: _k1, 2: _k2, 3: _k3}[len(args)]
+    k = {1: _k1, 2: _k2, 3: _k3, 4: _k4}[len(args)]
     k[(1,)](*ts, y, N, getattr(ld, name))
     r = y.view({4: torch.int32, 8: torch.int64}[y.element_size()]).numpy().view(_NP[out])
     return r[:n]
@@ -538,3 +549,52 @@ def test_directed_rounding_arithmetic(dt):
         ref = np.array([ref_sqrt(v, dt, mode) for v in x], dt)
         keep = (x >= 2 * tiny) | (x == 0) | ~np.isfinite(x)
         same_bits(got[keep], ref[keep])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 1/0 and inf casts in the references
+def test_norms_rsqrt_rn_fast():
+    mpmath = pytest.importorskip("mpmath")
+    x = np.concatenate([np.abs(rand_f(np.float32, 200, 11)), np.array([0, 1, 4, 0.25, 1e-45, 3e38, np.inf, 2], np.float32)])
+    x = x[~np.isnan(x)]
+    mpmath.mp.prec = 300
+    ref = []
+    for v in x:
+        if v == 0 or np.isinf(v):
+            ref.append(np.float32(np.inf) if v == 0 else np.float32(0))
+            continue
+        m, e = (1 / mpmath.sqrt(mpmath.mpf(float(v)))).man_exp
+        ref.append(ref_round(Fraction(int(m)) * Fraction(2) ** int(e), np.float32, "rn"))
+    same_bits(run("rsqrt_rn", "fp32", x), np.array(ref, np.float32))
+    for dt in (np.float32, np.float64):
+        rng = np.random.default_rng(12)
+        v = [(rng.standard_normal(64) * np.exp(rng.uniform(-40, 40, 64))).astype(dt) for _ in range(4)]
+        big = np.finfo(dt).max / 2
+        for a in v:
+            a[:6] = [big, -big, 0, np.finfo(dt).tiny / 8, 1, 3]
+        v[0][6], v[1][7], v[2][8] = np.inf, np.nan, -np.inf
+        exact3 = np.array([float(mpmath.sqrt(sum(mpmath.mpf(float(t)) ** 2 for t in p))) for p in zip(*v[:3])])
+        exact4 = np.array([float(mpmath.sqrt(sum(mpmath.mpf(float(t)) ** 2 for t in p))) for p in zip(*v)])
+        exact2 = np.array([float(mpmath.sqrt(sum(mpmath.mpf(float(t)) ** 2 for t in p))) for p in zip(*v[:2])])
+        exact3[6] = exact4[6] = exact2[6] = np.inf
+        exact3[8] = exact4[8] = np.inf
+        exact3[7] = exact4[7] = exact2[7] = np.nan
+        for name, args, ref in [("norm3d", v[:3], exact3), ("norm4d", v, exact4),
+                                ("rnorm3d", v[:3], 1 / exact3), ("rnorm4d", v, 1 / exact4),
+                                ("rhypot", v[:2], 1 / exact2)]:
+            got = run(name, FD[dt], *args)
+            u = ulps(got, ref, dt)
+            fin = np.isfinite(ref) & (np.abs(ref) < np.finfo(dt).max) & (ref != 0)
+            assert u[fin].max() <= 3, (name, dt, u[fin].max())  # CUDA: norm3d 2 ulps, rnorm3d 2
+            assert np.array_equal(np.isnan(got), np.isnan(ref)) and np.array_equal(got[~fin & ~np.isnan(ref)],
+                                                                                  ref[~fin & ~np.isnan(ref)].astype(dt))
+        c = np.concatenate([v[0], np.array([8, -27, 0.001], dt)])
+        c = c[np.isfinite(c) & (c != 0)]
+        u = ulps(run("rcbrt", FD[dt], c), [1 / float(mpmath.cbrt(mpmath.mpf(float(t)))) if t >= 0 else
+                                            -1 / float(mpmath.cbrt(-mpmath.mpf(float(t)))) for t in c], dt)
+        fin = np.isfinite(c) & (c != 0)
+        assert u[fin].max() <= 4, u[fin].max()
+    f = np.linspace(0.1, 10, 64).astype(np.float32)
+    for fast, ref in [("fast_sinf", np.sin), ("fast_cosf", np.cos), ("fast_log2f", np.log2), ("fast_tanf", np.tan),
+                      ("fast_exp10f", lambda t: np.power(np.float32(10), t)), ("fast_log10f", np.log10)]:
+        np.testing.assert_allclose(run(fast, "fp32", f), ref(f), rtol=4e-6, err_msg=fast)
+    np.testing.assert_allclose(run("fast_powf", "fp32", f, f[::-1].copy()), np.power(f, f[::-1]), rtol=4e-6)

@@ -175,7 +175,13 @@ def log10(x):
 
 @jit
 def cbrt(x):
-    return copysign(pow(tl.abs(x), 1.0 / 3.0), x)
+    # pow(|x|, 1/3) is off by 1/3's rounding times log|x| (11 ulps in fp32 at
+    # 1e30); one Newton step r + (|x|/r^2 - r)/3 brings it back to ~1 ulp.
+    a = tl.abs(x)
+    r = pow(a, 1.0 / 3.0)
+    n = r + (a / (r * r) - r) * 0.3333333333333333
+    r = tl.where((a == 0) | (a == float("inf")) | (a != a), r, n)
+    return copysign(r, x)
 
 
 @jit
@@ -1249,12 +1255,91 @@ def fma_ru(x, y, z):
     return _round_ru(r, b)
 
 
+# ------------------------------------------------------------ norms, reciprocals, fast_*
+@jit
+def rsqrt_rn(x):
+    # 1/sqrt(x) rounded to nearest (fp32): the fp64 value rounded, then moved
+    # one step when it is past a midpoint m: 1/sqrt(x) > m exactly when
+    # m*m*x < 1, and fma(m*m, x, -1) has that sign exactly (m*m is exact).
+    x64 = x.to(tl.float64)
+    r = (1.0 / tl.sqrt(x64)).to(tl.float32)
+    fin = (r > 0) & (r < float("inf"))
+    r64 = r.to(tl.float64)
+    up = (r64 + tl.where(fin, _step_up(r), r).to(tl.float64)) * 0.5
+    dn = (r64 + tl.where(fin, _step_down(r), r).to(tl.float64)) * 0.5
+    r = tl.where(fin & (tl.fma(up * up, x64, -1.0) < 0), _step_up(r), r)
+    return tl.where(fin & (tl.fma(dn * dn, x64, -1.0) > 0), _step_down(r), r)
+
+
+@jit
+def _norm_scale(m):
+    # 2**-ilogb(m) and 2**ilogb(m) for finite nonzero m (scaling by them is exact)
+    e = ilogb(m)
+    e = tl.where((m == 0) | (tl.abs(m) == float("inf")) | (m != m), 0, e)
+    return e
+
+
+@jit
+def norm3d(x, y, z):
+    # sqrt(x^2 + y^2 + z^2) without overflow or underflow: scaled by a power of
+    # two near the largest magnitude. inf if any is inf (even with a NaN), as C's hypot.
+    ax, ay, az = tl.abs(x), tl.abs(y), tl.abs(z)
+    m = tl.maximum(tl.maximum(ax, ay), az)
+    e = _norm_scale(m)
+    sx, sy, sz = ldexp(ax, -e), ldexp(ay, -e), ldexp(az, -e)
+    r = ldexp(tl.sqrt(sx * sx + sy * sy + sz * sz), e)
+    r = tl.where((x != x) | (y != y) | (z != z), float("nan"), r)
+    return tl.where((ax == float("inf")) | (ay == float("inf")) | (az == float("inf")), float("inf"), r)
+
+
+@jit
+def norm4d(x, y, z, t):
+    ax, ay, az, at = tl.abs(x), tl.abs(y), tl.abs(z), tl.abs(t)
+    m = tl.maximum(tl.maximum(ax, ay), tl.maximum(az, at))
+    e = _norm_scale(m)
+    sx, sy, sz, st = ldexp(ax, -e), ldexp(ay, -e), ldexp(az, -e), ldexp(at, -e)
+    r = ldexp(tl.sqrt(sx * sx + sy * sy + sz * sz + st * st), e)
+    r = tl.where((x != x) | (y != y) | (z != z) | (t != t), float("nan"), r)
+    inf = (ax == float("inf")) | (ay == float("inf")) | (az == float("inf")) | (at == float("inf"))
+    return tl.where(inf, float("inf"), r)
+
+
+@jit
+def rnorm3d(x, y, z):
+    return 1.0 / norm3d(x, y, z)
+
+
+@jit
+def rnorm4d(x, y, z, t):
+    return 1.0 / norm4d(x, y, z, t)
+
+
+@jit
+def rhypot(x, y):
+    return 1.0 / norm3d(x, y, y * 0.0)
+
+
+@jit
+def rcbrt(x):
+    return 1.0 / cbrt(x)
+
+
+# CUDA's fast_* trade accuracy for speed on NVIDIA's special-function unit;
+# here they are the accurate functions (no faster path to take).
+fast_sinf = sin
+fast_cosf = cos
+fast_log2f = log2
+fast_tanf = tan
+fast_exp10f = exp10
+fast_log10f = log10
+fast_powf = pow
+
+
 # ------------------------------------------------------------ what is not here
 # CUDA libdevice names (in Triton's tables) zetile does not provide yet;
 # asking for one (or any other missing name) is an AttributeError saying so.
 NOT_PROVIDED = (
-    'rcp64h', 'fast_sinf', 'fast_cosf', 'fast_log2f', 'fast_tanf', 'fast_exp10f', 'fast_log10f',
-    'fast_powf', 'rsqrt_rn', 'rhypot', 'norm3d', 'rnorm3d', 'norm4d', 'rnorm4d', 'rcbrt', 'j0',
+    'rcp64h', 'j0',
     'j1', 'y0', 'y1', 'yn', 'jn', 'cyl_bessel_i0', 'cyl_bessel_i1', 'erfinv', 'erfcx',
     'erfcinv', 'normcdfinv', 'normcdf',
 )
