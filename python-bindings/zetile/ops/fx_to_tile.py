@@ -40,11 +40,30 @@ class FxTranslationError(NotImplementedError):
 class TranslatedMod:
     """A mod as a @zetile.jit function plus the tensors it reads (in slot order)."""
 
-    def __init__(self, fn, buffers, source, kind, body=None):
-        self.fn, self.buffers, self.source, self.kind = fn, list(buffers), source, kind
+    def __init__(self, fn, buffers, source, kind, body=None, narrow=None):
+        self._fn, self.buffers, self.source, self.kind = fn, list(buffers), source, kind
         # The generated body lines (None for a wrapped @zetile.jit mod): with
         # `kind` they rebuild the function, so they are the mod's portable name.
         self.body = body
+        # The body without the widening of single-axis gathers (_narrow_lines),
+        # or None when it has none.
+        self._narrow = narrow
+
+    @property
+    def fn(self):
+        """The mod as the target templates plan for needs it
+        (_kernels.target_row: planning_for's target, else the current
+        device's): the CPU target takes the narrow form, where a captured
+        tensor gathered by q_idx or kv_idx alone loads a (BLOCK_M, 1) column
+        or a (1, BLOCK_N) row; GPU targets take the body as written, those
+        gathers widened to the score tile (_Writer.index says why). Measured
+        on the CPU target (flex forward with a document mask, one thread):
+        the widened form cost 8-22% (docs/TEMPLATES.md)."""
+        if self._narrow is not None:
+            from . import _kernels
+            if _kernels.target_row() is None:
+                return self._narrow
+        return self._fn
 
     def __repr__(self):
         return f"TranslatedMod({self.kind}, {len(self.buffers)} buffers)"
@@ -406,6 +425,8 @@ class _Writer:
             # into its 8x16 blocks over the subgroup grid, so such a gather is
             # widened to the (BLOCK_M, BLOCK_N) tile (the other axis times 0:
             # the same addresses, BLOCK_N resp. BLOCK_M times more lanes load).
+            # The term is the body's (the portable name of the mod); the CPU
+            # target drops it (_narrow_lines, TranslatedMod.fn).
             offs.append(f"0 * {'kv_idx' if 'q_idx' in deps else 'q_idx'}")
         val = n.meta.get("val")
         k = _kind_of(val.dtype) if val is not None else "f"
@@ -448,6 +469,34 @@ def _materialize(name_hint, params, body_lines, extra_globals=None):
 
 _cache = {}
 
+# The widening term _Writer.index appends to a single-axis gather's address
+# (operands the translator writes are parenthesized, so only it writes a
+# bare "+ 0 * q_idx" / "+ 0 * kv_idx" before a load's mask).
+_WIDEN_TERM = re.compile(r" \+ 0 \* (?:q_idx|kv_idx)(?=, mask=)")
+
+
+def _narrow_lines(lines):
+    """The body with single-axis gathers left at their own shape, or None
+    when nothing was widened."""
+    narrow = [_WIDEN_TERM.sub("", ln) for ln in lines]
+    return narrow if narrow != list(lines) else None
+
+
+def _materialized(kind, lines):
+    """(fn, source) of a body, and the narrow form's fn (or None); cached."""
+    params = list(SCORE_ARGS if kind == "score" else MASK_ARGS)
+    got = []
+    for body in (list(lines), _narrow_lines(lines)):
+        if body is None:
+            got.append(None)
+            continue
+        key = (kind, tuple(body))
+        hit = _cache.get(key)
+        if hit is None:
+            hit = _cache[key] = _materialize(f"{kind}_mod", params, body)
+        got.append(hit)
+    return got[0][0], got[0][1], got[1][0] if got[1] is not None else None
+
 
 def translate(gm, kind, buffer_shapes=None):
     """A GraphModule of a score_mod ("score") or mask_mod ("mask") as a
@@ -458,13 +507,8 @@ def translate(gm, kind, buffer_shapes=None):
         raise ValueError(f"kind must be 'score' or 'mask', got {kind!r}")
     w = _Writer(gm, kind, len(SCORE_ARGS if kind == "score" else MASK_ARGS), buffer_shapes)
     lines, buffers = w.run()
-    params = list(SCORE_ARGS if kind == "score" else MASK_ARGS)
-    key = (kind, tuple(lines))
-    hit = _cache.get(key)
-    if hit is None:
-        hit = _cache[key] = _materialize(f"{kind}_mod", params, lines)
-    fn, src = hit
-    return TranslatedMod(fn, buffers, src, kind, tuple(lines))
+    fn, src, narrow = _materialized(kind, lines)
+    return TranslatedMod(fn, buffers, src, kind, tuple(lines), narrow)
 
 
 _LINE = re.compile(r"^    (v\d+ = |return )[^;]*$")
@@ -479,13 +523,8 @@ def from_body(kind, body, n_buffers):
     for ln in body:
         if not _LINE.match(ln) or "__" in ln or "import" in ln or "lambda" in ln:
             raise ValueError(f"not a generated flex mod line: {ln!r}")
-    key = (kind, body)
-    hit = _cache.get(key)
-    if hit is None:
-        params = list(SCORE_ARGS if kind == "score" else MASK_ARGS)
-        hit = _cache[key] = _materialize(f"{kind}_mod", params, list(body))
-    fn, src = hit
-    return TranslatedMod(fn, [None] * n_buffers, src, kind, body)
+    fn, src, narrow = _materialized(kind, body)
+    return TranslatedMod(fn, [None] * n_buffers, src, kind, body, narrow)
 
 
 def mods_string(score, mask):
