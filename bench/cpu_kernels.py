@@ -7,6 +7,9 @@ on the same inputs, in the same run, plus host launch overhead.
 threads (OPENBLAS_NUM_THREADS, for np.matmul) to N; without it each library
 uses its own default. Each figure is the minimum over --rounds rounds of --reps calls (the
 machine is shared: the minimum is the least disturbed), the median beside it.
+--interleave times zetile and torch round by round in turn and adds the
+median of the per-round torch/zetile ratios ("paired"): on a loaded machine
+the two minima can come from different moments, the paired ratio cannot.
 CPU timings of the CPU target (what zetile runs without an Intel GPU); they
 say nothing about GPU speed.
 """
@@ -43,6 +46,23 @@ def timed(fn, reps, rounds):
     return min(per), statistics.median(per)
 
 
+def timed_pair(f, g, reps, rounds):
+    """f and g (zetile, torch) timed round by round in turn: both see the same
+    machine at nearly the same moment. Returns their (min, median) and the
+    median over rounds of g's time / f's time."""
+    f()
+    g()
+    pf, pg = [], []
+    for _ in range(rounds):
+        for fn, acc in ((f, pf), (g, pg)):
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            acc.append((time.perf_counter() - t0) / reps)
+    return ((min(pf), statistics.median(pf)), (min(pg), statistics.median(pg)),
+            statistics.median(b / a for a, b in zip(pf, pg)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=10)
@@ -50,6 +70,9 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--only", default="", help="comma-separated row names (prefixes)")
     ap.add_argument("--json", help="also write the rows here (bench/run.py reads them)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="time zetile and torch round by round in turn and print the median of "
+                    "the per-round torch/zetile ratios too (steadier on a loaded machine)")
     args = ap.parse_args()
     if args.threads:
         os.environ["ZETILE_NUM_THREADS"] = str(args.threads)
@@ -68,11 +91,17 @@ def main():
     rng = np.random.default_rng(0)
     want = [w for w in args.only.split(",") if w]
     rows = []
+    paired = {}  # row index -> median per-round torch/zetile (--interleave)
 
     def row(name, shape, z, npy, tt):
         if want and not any(name.startswith(w) for w in want):
             return
         t = lambda f: timed(f, args.reps, args.rounds)  # noqa: E731
+        if args.interleave and tt:
+            zz, ttt, med = timed_pair(z, tt, args.reps, args.rounds)
+            paired[len(rows)] = med
+            rows.append((name, shape, zz, t(npy), ttt))
+            return
         rows.append((name, shape, t(z), t(npy), t(tt) if tt else None))
 
     n = 4_000_037
@@ -131,19 +160,22 @@ def main():
     threads = args.threads or "default"
     print(f"threads: {threads}; min (median) of {args.rounds} rounds of {args.reps} calls")
     print(f"{'kernel':<17}{'shape':<10}{'zetile cpu':>18}{'numpy':>18}{'torch':>18}"
-          f"{'numpy/zetile':>14}{'torch/zetile':>14}")
+          f"{'numpy/zetile':>14}{'torch/zetile':>14}" + (f"{'paired':>9}" if paired else ""))
     ms = lambda t: f"{t[0] * 1e3:.2f} ({t[1] * 1e3:.2f})ms"  # noqa: E731
-    for name, shape, z, npy, tt in rows:
+    for i, (name, shape, z, npy, tt) in enumerate(rows):
         tcol = f"{ms(tt):>18}" if tt else f"{'-':>18}"
         tratio = f"{tt[0] / z[0]:>13.2f}x" if tt else f"{'-':>14}"
-        print(f"{name:<17}{shape:<10}{ms(z):>18}{ms(npy):>18}{tcol}{npy[0] / z[0]:>13.2f}x{tratio}")
+        pcol = f"{paired[i]:>8.2f}x" if i in paired else ""
+        print(f"{name:<17}{shape:<10}{ms(z):>18}{ms(npy):>18}{tcol}{npy[0] / z[0]:>13.2f}x{tratio}"
+              f"{pcol}")
     if args.json:
         import json
         with open(args.json, "w") as f:
             json.dump({"threads": threads, "rows": [
                 {"kernel": name, "shape": shape, "zetile_s": z[0], "zetile_median_s": z[1],
-                 "numpy_s": npy[0], "torch_s": tt[0] if tt else None}
-                for name, shape, z, npy, tt in rows]}, f, indent=1)
+                 "numpy_s": npy[0], "torch_s": tt[0] if tt else None,
+                 "torch_zetile_paired": paired.get(i)}
+                for i, (name, shape, z, npy, tt) in enumerate(rows)]}, f, indent=1)
     if not want:
         tiny = np.zeros(16, np.float32)
         t = timed(lambda: add_kernel[(1,)](tiny, tiny, tiny, 16, BLOCK_SIZE=16), 5000, 1)[0]
