@@ -598,3 +598,76 @@ def test_norms_rsqrt_rn_fast():
                       ("fast_exp10f", lambda t: np.power(np.float32(10), t)), ("fast_log10f", np.log10)]:
         np.testing.assert_allclose(run(fast, "fp32", f), ref(f), rtol=4e-6, err_msg=fast)
     np.testing.assert_allclose(run("fast_powf", "fp32", f, f[::-1].copy()), np.power(f, f[::-1]), rtol=4e-6)
+
+
+# ------------------------------------------------------------ erf family, Bessel functions
+def _mp_tail_inv(m, q):
+    # erfcinv(q) for small q, by the root of log(erfc(t)) = log(q) (mpmath's
+    # erfinv(1 - q) loses q below 1e-3 at any working precision of 1 - q)
+    return m.findroot(lambda t: m.log(m.erfc(t)) - m.log(q), m.sqrt(-m.log(q)))
+
+
+SPECIAL = {
+    # name: (mpmath reference, sample generator, (fp32, fp64) ulps bound, (fp32, fp64) absolute floor)
+    # CUDA's bounds: erfc 4/5 ulps, erfcx 4/4, normcdf 5/5, erfinv 2/5, erfcinv 4/6,
+    # normcdfinv 5/8, i0 6/6, i1 6/6; j0/j1/y0/y1 9/7 ulps below 8 (absolute near
+    # their zeros), absolute 2.2e-6 / 5e-12 above 8.
+    "erfc": (lambda m, v: m.erfc(v), lambda r: np.concatenate([r.uniform(-6, 27, 150), r.uniform(-1, 1, 50)]),
+             (4, 4), (0, 0)),
+    "erfcx": (lambda m, v: m.erfc(v) * m.exp(v * v),
+              lambda r: np.concatenate([r.uniform(-26, 30, 150), np.exp(r.uniform(-5, 60, 50))]), (4, 4), (0, 0)),
+    "normcdf": (lambda m, v: m.ncdf(v), lambda r: r.uniform(-38, 9, 200), (4, 5), (0, 0)),
+    "erfinv": (lambda m, v: m.erfinv(v),
+               lambda r: np.concatenate([r.uniform(-1, 1, 150), 1 - np.exp(r.uniform(-36, 0, 50))]), (4, 3), (0, 0)),
+    "erfcinv": (lambda m, v: m.erfinv(1 - v) if v > 1e-3 else _mp_tail_inv(m, v),
+                lambda r: np.concatenate([r.uniform(0, 2, 150), np.exp(r.uniform(-700, 0, 50))]), (4, 3), (0, 0)),
+    "normcdfinv": (lambda m, v: -m.sqrt(2) * (m.erfinv(1 - 2 * v) if v > 1e-3 else _mp_tail_inv(m, 2 * v)),
+                   lambda r: np.concatenate([r.uniform(0, 1, 150), np.exp(r.uniform(-300, 0, 50))]), (4, 3), (0, 0)),
+    "cyl_bessel_i0": (lambda m, v: m.besseli(0, v), lambda r: r.uniform(-700, 700, 200), (4, 5), (0, 0)),
+    "cyl_bessel_i1": (lambda m, v: m.besseli(1, v), lambda r: r.uniform(-700, 700, 200), (4, 5), (0, 0)),
+    "j0": (lambda m, v: m.besselj(0, v), lambda r: r.uniform(-60, 60, 200), (16, 24), (1e-6, 2e-15)),
+    "j1": (lambda m, v: m.besselj(1, v), lambda r: r.uniform(-60, 60, 200), (16, 24), (1e-6, 2e-15)),
+    "y0": (lambda m, v: m.bessely(0, v), lambda r: np.concatenate([r.uniform(0, 60, 150), np.exp(r.uniform(-30, 0, 50))]),
+           (16, 24), (4e-6, 2e-14)),
+    "y1": (lambda m, v: m.bessely(1, v), lambda r: np.concatenate([r.uniform(0, 60, 150), np.exp(r.uniform(-30, 0, 50))]),
+           (16, 24), (4e-6, 2e-14)),
+}
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("name", list(SPECIAL))
+def test_special_functions(name, dt):
+    f, gen, ub, floor = SPECIAL[name]
+    x = gen(np.random.default_rng(13)).astype(dt)
+    ref = mp_ref(f, x, prec=200)
+    got = run(name, FD[dt], x)
+    ok = np.isfinite(ref) & (np.abs(ref) < np.finfo(dt).max) & (np.abs(ref) > np.finfo(dt).tiny)
+    err = np.abs(got.astype(np.float64) - ref)
+    tol = np.maximum(ub[dt == np.float64] * np.spacing(np.abs(ref).astype(dt)).astype(np.float64),
+                     floor[dt == np.float64])
+    bad = ok & ~(err <= tol)
+    assert not bad.any(), (name, x[bad][:4], got[bad][:4], ref[bad][:4], (err / tol)[ok].max())
+    # results past the dtype's range: 0 or inf of the right sign, never NaN
+    assert not np.isnan(got[np.isfinite(ref) | np.isinf(ref)]).any()
+
+
+def test_special_edge_values():
+    for dt in (np.float32, np.float64):
+        fd = FD[dt]
+        e = np.array([0.0, -0.0, 1.0, -1.0, 2.0, np.inf, -np.inf, np.nan, 1.5, -3.0], dt)
+        same_bits(run("erfinv", fd, e), np.array([0, -0.0, np.inf, -np.inf, np.nan, np.nan, np.nan, np.nan,
+                                                   np.nan, np.nan], dt))
+        same_bits(run("erfcinv", fd, e), np.array([np.inf, np.inf, 0, np.nan, -np.inf, np.nan, np.nan, np.nan,
+                                                    run("erfcinv", fd, np.array([1.5], dt))[0], np.nan], dt))
+        same_bits(run("erfc", fd, e)[[0, 5, 6, 7]], np.array([1, 0, 2, np.nan], dt))
+        same_bits(run("normcdf", fd, e)[[0, 5, 6, 7]], np.array([0.5, 1, 0, np.nan], dt))
+        same_bits(run("normcdfinv", fd, np.array([0.5, 0, 1, -1, np.nan], dt)),
+                  np.array([0, -np.inf, np.inf, np.nan, np.nan], dt))
+        got = run("erfcx", fd, e)
+        assert got[0] == 1 and got[5] == 0 and np.isposinf(got[6]) and np.isnan(got[7])
+        same_bits(run("j0", fd, e)[[0, 5, 6, 7]], np.array([1, 0, 0, np.nan], dt))
+        same_bits(run("j1", fd, e)[[0, 1, 5, 7]], np.array([0, -0.0, 0, np.nan], dt))
+        same_bits(run("y0", fd, e)[[0, 3, 5, 7]], np.array([-np.inf, np.nan, 0, np.nan], dt))
+        same_bits(run("y1", fd, e)[[0, 3, 5, 7]], np.array([-np.inf, np.nan, 0, np.nan], dt))
+        same_bits(run("cyl_bessel_i0", fd, e)[[0, 5, 6, 7]], np.array([1, np.inf, np.inf, np.nan], dt))
+        same_bits(run("cyl_bessel_i1", fd, e)[[0, 1, 5, 6, 7]], np.array([0, -0.0, np.inf, -np.inf, np.nan], dt))
