@@ -768,6 +768,7 @@ void xe_alias_vector_types(zt_strbuf_t* out, size_t from) {
                                       "i16", "i32",  "i64", "index"};
   const char* spelled[MAX_ALIASES];
   size_t lens[MAX_ALIASES];
+  char alias[MAX_ALIASES][8];  // "!zvN", written once (printf per use was 4% of the chain)
   int n = 0;
   if (out->failed || !out->data || from > out->size) return;
   zt_strbuf_t body, all;
@@ -816,11 +817,12 @@ void xe_alias_vector_types(zt_strbuf_t* out, size_t from) {
     if (id < 0 && n < MAX_ALIASES) {
       spelled[n] = p;
       lens[n] = len;
+      snprintf(alias[n], sizeof alias[n], "!zv%d", n);
       id = n++;
     }
     if (id < 0) continue;
     zt_strbuf_append(&body, copied, (size_t)(p - copied));
-    zt_strbuf_printf(&body, "!zv%d", id);
+    zt_strbuf_puts(&body, alias[id]);
     copied = s = q + 1;
   }
   if (n == 0 || body.failed) {
