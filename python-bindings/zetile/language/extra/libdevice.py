@@ -1242,7 +1242,7 @@ def fma_rd(x, y, z):
     a, b = _fma_sides(x, y, z, r)
     p = x * y
     # an exact zero (no side flagged; a rounded-away tiny result keeps its sign)
-    r = tl.where((r == 0) & ~a & ~b & ((_bits(p) | _bits(z)) != 0), _neg_zero(r), r)
+    r = tl.where(a | b, r, tl.where((r == 0) & ((_bits(p) | _bits(z)) != 0), _neg_zero(r), r))
     return _round_rd(r, a)
 
 
