@@ -715,3 +715,10 @@ def test_pvc_isa_builds():
         with tempfile.TemporaryDirectory() as d:
             _, log = isa.ocloc_compile(ck.asm["spirv"], d, "pvc")
             assert "unresolved" not in log.lower() and "error" not in log.lower(), log
+
+
+def test_doc_name_list_is_tritons():
+    from zetile.language.extra import libdevice_doc
+    assert list(libdevice_doc.TRITON_LIBDEVICE_NAMES) == list(_triton_tables())
+    missing = [n for n in libdevice_doc.TRITON_LIBDEVICE_NAMES if n not in vars(ld)]
+    assert sorted(missing) == sorted(ld.NOT_PROVIDED)

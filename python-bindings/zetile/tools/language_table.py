@@ -121,7 +121,8 @@ def table():
         "| name | status | differences |",
         "|---|---|---|",
     ]
-    return "\n".join(head + rows) + "\n"
+    from ..language.extra import libdevice, libdevice_doc
+    return "\n".join(head + rows) + "\n" + libdevice_doc.section(lambda n: n in vars(libdevice))
 
 
 def main(argv):
