@@ -263,9 +263,15 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
   } else if (zt_op_named(op, "vector.broadcast")) {
   } else if (zt_op_named(op, "vector.bitcast")) {
     // Only as the emitter writes it: 8x16 i16 rows (lane j column j) into
-    // an int8 A block (lane j columns 2j, 2j + 1): per lane i16 -> 2 x i8.
+    // an int8 A block (lane j columns 2j, 2j + 1): per lane i16 -> 2 x i8,
+    // and back (stores of such blocks).
     MlirType from = mlirValueGetType(mlirOperationGetOperand(op, 0));
     MlirType to = mlirValueGetType(mlirOperationGetResult(op, 0));
+    if (mlirShapedTypeGetRank(from) == 2 && mlirShapedTypeGetDimSize(from, 1) == 2 * XE_SUBGROUP) {
+      MlirType tmp = from;
+      from = to;
+      to = tmp;
+    }
     MlirType fe = mlirShapedTypeGetElementType(from), te = mlirShapedTypeGetElementType(to);
     if (mlirShapedTypeGetRank(from) != 2 || !mlirTypeIsAInteger(fe) ||
         mlirIntegerTypeGetWidth(fe) != 16 || !mlirTypeIsAInteger(te) ||

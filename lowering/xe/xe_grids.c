@@ -76,6 +76,10 @@ zt_status_t xe_op_grid(xe_emitter_t* e, MlirOperation op) {
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
     MlirValue x = mlirOperationGetOperand(op, i);
     if (!holds_data(e, x)) continue;
+    // (A lazy record, e.g. the expand_dims of a row statistic, stores
+    // nothing on a grid: it is evaluated on its user's.)
+    const xe_val_t* xr = xe_find(e, x);
+    if (xr && xr->layout == XE_LAYOUT_LAZY) continue;
     int h[2];
     grid_of(e, x, h);
     int xm = h[0] ? h[0] : e->kg_m, xn = h[0] ? h[1] : e->kg_n;

@@ -513,6 +513,31 @@ static void tie_loop(xe_assign_t* a, MlirOperation op) {
   }
 }
 
+// A broadcast of a 1-D value's expand_dims (op) read by an elementwise op
+// whose other 2-D data operand is a dot's tile on another grid than l's.
+static bool used_on_other_grid(xe_assign_t* a, MlirOperation op, const xe_layout_t* l) {
+  MlirValue src = mlirOperationGetOperand(op, 0);
+  if (!mlirValueIsAOpResult(src)) return false;
+  MlirOperation ed = mlirOpResultGetOwner(src);
+  if (!op_is(ed, "tile.expand_dims") || rank_of(mlirOperationGetOperand(ed, 0)) != 1)
+    return false;
+  MlirValue r = mlirOperationGetResult(op, 0);
+  for (MlirOpOperand u = mlirValueGetFirstUse(r); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    if (!elementwise(user)) continue;
+    for (intptr_t i = 0; i < mlirOperationGetNumOperands(user); ++i) {
+      MlirValue x = mlirOperationGetOperand(user, i);
+      if (mlirValueEqual(x, r)) continue;
+      const xe_layout_t* o = get(a, x);
+      if (o && o->kind == XE_LK_DPAS && o->rank == 2 &&
+          (o->ctx[0] != l->ctx[0] || o->ctx[1] != l->ctx[1]))
+        return true;
+    }
+  }
+  return false;
+}
+
 static MlirWalkResult propagate(MlirOperation op, void* user) {
   xe_assign_t* a = user;
   intptr_t no = mlirOperationGetNumOperands(op);
@@ -577,8 +602,14 @@ static MlirWalkResult propagate(MlirOperation op, void* user) {
     return MlirWalkResultAdvance;
   }
   if (op_is(op, "tile.broadcast") && no == 1) {
-    // (M, 1) in a parent layout -> (M, N): the same layout.
+    // (M, 1) in a parent layout -> (M, N): the same layout, unless it is a
+    // row statistic of one dot's tile added to another dot's tile on
+    // another grid (x + tl.sum(y, 1)[:, None]): the broadcast is made from
+    // the 1-D value where it is used, so it takes its user's layout
+    // (backward, above) and no tile crosses grids.
     const xe_layout_t* l = get(a, mlirOperationGetOperand(op, 0));
+    if (l && l->kind == XE_LK_DPAS && l->rank == 2 && used_on_other_grid(a, op, l))
+      return MlirWalkResultAdvance;
     if (l && (l->kind == XE_LK_DPAS || l->kind == XE_LK_BLOCKED) && l->rank == 2) {
       xe_layout_t c = *l;
       set(a, mlirOperationGetResult(op, 0), &c);

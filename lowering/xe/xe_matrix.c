@@ -1865,12 +1865,16 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
   if (v->layout != XE_LAYOUT_BLOCK2D || (v->role != XE_ROLE_C && v->role != XE_ROLE_A) ||
       v->b16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D store of this value on Xe");
-  // An int8 tile held as an int8 dot's A operand (8x32 blocks, lane pairs):
-  // the row stores below write 16-column rows (the module did not parse).
-  if (v->bc != 16)
+  // An int8 tile held as an int8 dot's A operand (8x32 blocks, lane j the
+  // column pair 2j, 2j + 1): each block viewed as 8x16 i16 (a lane's pair
+  // in one register), each row stored as two scatters, the low bytes to the
+  // even columns and the high bytes to the odd ones (idx_t.pair), the
+  // reverse of gather_i8_pairs.
+  bool pairs = v->type.kind == ZT_I8 && v->role == XE_ROLE_A && v->bc == 32 && v->br == 8 &&
+               !v->narrow;
+  if (v->bc != 16 && !pairs)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "2-D store of an int8 tile that an int8 tl.dot also reads as its A "
-                   "operand (8x32 blocks) on Xe: load it twice");
+                   "2-D store of an int8 tile in %dx%d blocks on Xe", v->br, v->bc);
   const char* mt = mem_elem(v->type.kind);
   xe_name_t row0, col0, col_once;
   tile_origin(e, v, row0, col0);
@@ -1902,6 +1906,65 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
                          "vector<%dx16xi16>%s\n",
                          bits, blk, xe_layout_attr(v), v->br, v->br, loc(e));
         blk = bits;
+      }
+      if (pairs) {
+        xe_name_t c8;
+        xe_hoist(e, "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR
+                    "} dense<8> : vector<16xi16>", true, c8);
+        xe_fresh(e, bits);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.bitcast %s {layout_result_0 = #zt_a} : vector<8x32xi8> to "
+                         "vector<8x16xi16>%s\n",
+                         bits, blk, loc(e));
+        for (int r = 0; r < v->br; ++r) {
+          xe_name_t ia, ib, word, hi, bytes[2];
+          row_index(e, row0, (int64_t)bi * v->br + r, ia);
+          offset_i32(e, col0, (int64_t)bj * 32, ib);
+          xe_fresh(e, word);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16xi16> from vector<8x16xi16>%s\n",
+                           word, bits, r, loc(e));
+          xe_fresh(e, hi);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = arith.shrui %s, %s {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16xi16>%s\n",
+                           hi, word, c8, loc(e));
+          for (int h = 0; h < 2; ++h) {
+            xe_fresh(e, bytes[h]);
+            xe_line(e);
+            zt_strbuf_printf(&e->body,
+                             "%s = arith.trunci %s {layout_result_0 = " XE_LAYOUT_ATTR
+                             "} : vector<16xi16> to vector<16xi8>%s\n",
+                             bytes[h], h ? hi : word, loc(e));
+            idx_t idx[2] = {{ia, false, !row0[0], (int64_t)bi * v->br + r, 0},
+                            {ib, true, !col0[0], (int64_t)bj * 32, h + 1}};
+            lval_t pv;
+            ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
+            if (e->error) return NULL;
+            to_vec(e, &pv);
+            xe_name_t mask, ix;
+            if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
+            else xe_all_true(e, mask);
+            if (e->error) return NULL;
+            narrow_mask(e, col_once, mask);
+            xe_fresh(e, ix);
+            xe_line(e);
+            zt_strbuf_printf(&e->body,
+                             "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                             "} : vector<16xi64> to vector<16xindex>%s\n",
+                             ix, pv.v, loc(e));
+            xe_line(e);
+            zt_strbuf_printf(&e->body,
+                             "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                             "}> : vector<16xi8>, i64, vector<16xindex>, vector<16xi1>%s\n",
+                             bytes[h], pv.base, ix, mask, loc(e));
+          }
+        }
+        continue;
       }
       for (int r = 0; r < v->br; ++r) {
         xe_name_t ia, ib, pad;
@@ -2983,8 +3046,9 @@ static zt_status_t broadcast_col_into_a(xe_emitter_t* e, MlirOperation op, const
                                         zt_type_t t, bool* done) {
   *done = false;
   MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  int role = xe_matrix_role(e, res);
   if (e->nsg <= 1 || s->layout != XE_LAYOUT_LAZY || t.kind == ZT_BF16 || t.kind == ZT_I1 ||
-      t.kind == ZT_PTR || t.kind == ZT_I8 || xe_matrix_role(e, res) != XE_ROLE_A)
+      t.kind == ZT_PTR || t.kind == ZT_I8 || (role != XE_ROLE_A && role != XE_ROLE_C))
     return NULL;
   MlirOperation def = mlirValueIsAOpResult(src) ? mlirOpResultGetOwner(src) : (MlirOperation){NULL};
   if (!op_is(def, "tile.expand_dims") || int_attr(def, "axis", 0) != 1) return NULL;
@@ -2994,10 +3058,17 @@ static zt_status_t broadcast_col_into_a(xe_emitter_t* e, MlirOperation op, const
       (int64_t)col->nchunks * (col->dist ? e->nsg : 1) * 16 < t.shape[0] ||
       (int64_t)col->nchunks * (col->dist ? e->nsg : 1) > 32)
     return NULL;
-  xe_val_t* r = xe_alloc_for(e, res, t, XE_ROLE_A);
+  xe_val_t* r = xe_alloc_for(e, res, t, role);
   if (!r) return NULL;
-  if (r->layout != XE_LAYOUT_BLOCK2D || r->role != XE_ROLE_A || r->narrow || r->b16 ||
-      r->bc != 16) {
+  // Accumulator-shaped tiles: only where the paths below this function
+  // refuse (a column split across subgroups whose chunks are not this
+  // subgroup's rows, or a whole column on a grid of one row: a row
+  // statistic of another dot's tile, x + tl.sum(y, 1)[:, None]).
+  bool c_case = role == XE_ROLE_C &&
+                (col->dist ? !(e->sg_n == 1 && col->nchunks * 16 == r->tr)
+                           : !(e->sg_n == 1 && e->sg_m > 1));
+  if (r->layout != XE_LAYOUT_BLOCK2D || r->role != role || r->narrow || r->b16 ||
+      r->bc != 16 || (role == XE_ROLE_C && !c_case)) {
     xe_free_val(r);
     return NULL;
   }

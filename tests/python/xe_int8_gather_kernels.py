@@ -131,3 +131,41 @@ def run_scaled(cases=SCALED_CASES, seed=3):
         ref = (a.astype(np.float64) * s.astype(np.float64)[:, None]) @ b.astype(np.float64)
         out[f"{bm}x{bn}x{k}_w{nw}"] = float(np.abs(c - ref).max() / np.abs(ref).max())
     return out
+
+
+
+@zetile.jit
+def i8_stored_and_dot(A, B, C, D, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # An int8 tile both stored (a copy of A) and read as an int8 dot's A
+    # operand, with run-time row strides (gathers and scatters).
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
+        tl.store(D + rm[:, None] * K + (k + rk)[None, :], a)
+        b = tl.load(B + (k + rk)[:, None] * BN + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * BN + rn[None, :], acc)
+
+
+SIG_STORED = {"A": "*i8", "B": "*i8", "C": "*i32", "D": "*i8", "K": "i32"}
+STORED_CASES = [(64, 64, 64, 4), (32, 32, 96, 1)]
+
+
+def run_stored(cases=STORED_CASES, seed=6):
+    """Mismatches of the dot and of the stored copy, per case."""
+    dev = zetile.get_device()
+    rng = np.random.default_rng(seed)
+    out = {}
+    for (bm, bn, k, nw) in cases:
+        a = rng.integers(-128, 128, (bm, k), dtype=np.int8)
+        b = rng.integers(-128, 128, (k, bn), dtype=np.int8)
+        c = np.full((bm, bn), 7, np.int32)
+        d = np.full((bm, k), 5, np.int8)
+        i8_stored_and_dot[(1,)](a, b, c, d, k, BM=bm, BN=bn, BK=32, num_warps=nw)
+        dev.synchronize()
+        ref = a.astype(np.int64) @ b.astype(np.int64)
+        out[f"{bm}x{bn}x{k}_w{nw}"] = int((c != ref).sum()) + int((d != a).sum())
+    return out
