@@ -2410,16 +2410,6 @@ static zt_status_t i8_operand_elementwise(xe_emitter_t* e, MlirOperation op,
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "int8 arithmetic whose result the dot reads in other blocks on Xe");
   }
-  if (r->bc * r->br > 16 * 16) {
-    // 32x16 B blocks: a lane's 32 bytes are one <32 x i8> vector, which
-    // LLVM 22's SPIR-V backend cannot take apart, whole or row by row
-    // ("unable to legalize G_UNMERGE_VALUES" into <16 x s8> or s8 pieces).
-    xe_free_val(r);
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "int8 arithmetic on an int8 dot's B operand (32x16 VNNI blocks: LLVM's "
-                   "SPIR-V backend cannot split their 32-byte lane vectors) on Xe; on A it "
-                   "builds");
-  }
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   char vt[48], lattr[48];
   snprintf(vt, sizeof vt, "vector<%dx%dxi8>", r->br, r->bc);
@@ -2433,6 +2423,109 @@ static zt_status_t i8_operand_elementwise(xe_emitter_t* e, MlirOperation op,
                      ops[i]->names[0], lattr, vt, loc(e));
   }
   // (Integer ops only: no predicate, fastmath or rounding properties.)
+  if (r->bc * r->br > 16 * 16) {
+    // 32x16 B blocks: a lane's 32 bytes are one <32 x i8> vector, which
+    // LLVM 22's SPIR-V backend cannot take apart ("unable to legalize
+    // G_UNMERGE_VALUES" into <16 x s8> halves or s8 elements). So the lane's
+    // registers are viewed as 8 dwords (the zt.lane_regs marker, as the
+    // transposed reads use), and the op runs on each of the four byte
+    // positions in turn (shift, truncate, op, widen, shift back, or): only
+    // <8 x i32> and <8 x i8> vectors per lane. Elementwise, so which bytes
+    // meet in a dword does not matter.
+    xe_name_t w[3], acc = "", b8[3];
+    for (intptr_t i = 0; i < no; ++i)
+      if (ops[i]->layout == XE_LAYOUT_SCALAR) {
+        xe_fresh(e, b8[i]);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.broadcast %s {layout_result_0 = #zt_a} : i8 to "
+                         "vector<8x16xi8>%s\n",
+                         b8[i], ops[i]->names[0], loc(e));
+      }
+    for (int32_t k = 0; k < r->nbr * r->nbc; ++k) {
+      for (intptr_t i = 0; i < no; ++i) {
+        if (ops[i]->layout == XE_LAYOUT_SCALAR) continue;
+        xe_fresh(e, w[i]);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = builtin.unrealized_conversion_cast %s : %s to vector<8x16xi32> "
+                         "{zt.lane_regs}%s\n",
+                         w[i], ops[i]->names[k], vt, loc(e));
+      }
+      acc[0] = 0;
+      for (int j = 0; j < 4; ++j) {
+        xe_name_t sh, x[3], res, wide, up;
+        char text[160];
+        snprintf(text, sizeof text,
+                 "arith.constant {layout_result_0 = #zt_a} dense<%d> : vector<8x16xi32>", 8 * j);
+        xe_hoist(e, text, true, sh);
+        for (intptr_t i = 0; i < no; ++i) {
+          if (ops[i]->layout == XE_LAYOUT_SCALAR) {
+            memcpy(x[i], b8[i], sizeof x[i]);
+            continue;
+          }
+          xe_name_t s2;
+          memcpy(s2, w[i], sizeof s2);
+          if (j) {
+            xe_fresh(e, s2);
+            xe_line(e);
+            zt_strbuf_printf(&e->body,
+                             "%s = arith.shrui %s, %s {layout_result_0 = #zt_a} : "
+                             "vector<8x16xi32>%s\n",
+                             s2, w[i], sh, loc(e));
+          }
+          xe_fresh(e, x[i]);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = arith.trunci %s {layout_result_0 = #zt_a} : vector<8x16xi32> "
+                           "to vector<8x16xi8>%s\n",
+                           x[i], s2, loc(e));
+        }
+        xe_fresh(e, res);
+        xe_line(e);
+        zt_strbuf_printf(&e->body, "%s = \"%.*s\"(", res, (int)n.length, n.data);
+        for (intptr_t i = 0; i < no; ++i) zt_strbuf_printf(&e->body, "%s%s", i ? ", " : "", x[i]);
+        zt_strbuf_printf(&e->body, ") {layout_result_0 = #zt_a} : (");
+        for (intptr_t i = 0; i < no; ++i)
+          zt_strbuf_printf(&e->body, "%svector<8x16xi8>", i ? ", " : "");
+        zt_strbuf_printf(&e->body, ") -> vector<8x16xi8>%s\n", loc(e));
+        xe_fresh(e, wide);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.extui %s {layout_result_0 = #zt_a} : vector<8x16xi8> to "
+                         "vector<8x16xi32>%s\n",
+                         wide, res, loc(e));
+        memcpy(up, wide, sizeof up);
+        if (j) {
+          xe_fresh(e, up);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = arith.shli %s, %s {layout_result_0 = #zt_a} : "
+                           "vector<8x16xi32>%s\n",
+                           up, wide, sh, loc(e));
+        }
+        if (acc[0]) {
+          xe_name_t o;
+          xe_fresh(e, o);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = arith.ori %s, %s {layout_result_0 = #zt_a} : "
+                           "vector<8x16xi32>%s\n",
+                           o, acc, up, loc(e));
+          memcpy(acc, o, sizeof acc);
+        } else {
+          memcpy(acc, up, sizeof acc);
+        }
+      }
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = builtin.unrealized_conversion_cast %s : vector<8x16xi32> to %s "
+                       "{zt.lane_regs}%s\n",
+                       r->names[k], acc, vt, loc(e));
+    }
+    xe_bind(e, res, r);
+    return NULL;
+  }
   for (int32_t k = 0; k < r->nbr * r->nbc; ++k) {
     xe_line(e);
     zt_strbuf_printf(&e->body, "%s = \"%.*s\"(", r->names[k], (int)n.length, n.data);

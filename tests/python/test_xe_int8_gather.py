@@ -101,10 +101,11 @@ def test_numerics_strided_exact(device):
 
 
 # int8 arithmetic before an int8 dot (a zero point subtracted in int8): the
-# op runs on the A operand's 8x32 lane-pair blocks as they are
-# (xe_matrix.c i8_operand_elementwise). Before: "elementwise ops on int8
-# tiles on Xe". K is a run-time argument without a hint here, so A is also
-# gathered; on opencl:cpu the launcher hints K and A is a 2-D block read.
+# op runs on the A operand's 8x32 lane-pair blocks as they are, and on B's
+# 32x16 VNNI blocks one byte position of each dword at a time (xe_matrix.c
+# i8_operand_elementwise). Before: "elementwise ops on int8 tiles on Xe".
+# K is a run-time argument without a hint here, so A is also gathered; on
+# opencl:cpu the launcher hints K and A is a 2-D block read.
 def _compile_zp(num_warps, b_zp=False):
     return zetile.compile(K.i8_zero_points, signature=K.SIG_ZP,
                           constexprs={"BM": 64, "BN": 64, "BK": 32, "B_ZP": b_zp},
@@ -121,30 +122,40 @@ def test_e1_int8_arith_before_dot(num_warps):
     spirv_val(asm["spirv"])
 
 
-def test_int8_arith_on_b_is_refused_by_name():
+@pytest.mark.skipif(not have_tool("spirv-val"), reason="spirv-val is not installed")
+@pytest.mark.parametrize("num_warps", [1, 4])
+def test_e1_int8_arith_on_b(num_warps):
     # A B operand's 32x16 VNNI blocks are one 32-byte vector per lane, which
-    # LLVM 22's SPIR-V backend cannot take apart: refused, saying so.
-    with pytest.raises(Exception, match="int8 arithmetic on an int8 dot's B operand"):
-        _compile_zp(4, b_zp=True)
+    # LLVM 22's SPIR-V backend cannot take apart: the op runs on the lane's
+    # registers viewed as 8 dwords, one byte position at a time (zt.lane_regs
+    # markers around it). Refused by name before.
+    asm = _compile_zp(num_warps, b_zp=True).asm
+    mlir = _unalias(asm["mlir"])
+    assert "vector<32x16xi8> to vector<8x16xi32> {zt.lane_regs}" in mlir
+    assert mlir.count("xegpu.dpas") == 32 // num_warps
+    spirv_val(asm["spirv"])
 
 
 def test_e2_int8_arith_before_dot():
     if not (have_tool("ocloc") and have_tool("iga64")):
         pytest.skip("ocloc/iga64 are not installed")
     from zetile.tools import isa
-    ck = _compile_zp(4)
-    isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
-    r = isa.analyze_isa("".join(isas.values()))
-    print("pvc zero-point 64x64x32 num_warps 4:",
-          {k: r[k] for k in ("instructions", "dpas", "sends")})
-    assert r["dpas_in_innermost_loop"] >= 8, r
-    assert isa.spill_from_log(log) == 0, log[-2000:]
+    for b_zp in (False, True):
+        ck = _compile_zp(4, b_zp)
+        isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
+        r = isa.analyze_isa("".join(isas.values()))
+        print(f"pvc zero-point (B too: {b_zp}) 64x64x32 num_warps 4:",
+              {k: r[k] for k in ("instructions", "dpas", "sends")})
+        assert r["dpas_in_innermost_loop"] >= 8, r
+        assert isa.spill_from_log(log) == 0, log[-2000:]
 
 
 RUN_ZP = """
 import json, zetile
 import xe_int8_gather_kernels as K
 out = K.run_zero_points(K.ZP_CASES[:N_CASES])
+both = K.run_zero_points(K.ZP_CASES[:N_CASES], b_zp=True)
+out.update({"b_" + k: v for k, v in both.items()})
 out["device"] = zetile.get_device().info["name"]
 print("RESULT", json.dumps(out))
 """
@@ -156,7 +167,7 @@ def test_numerics_int8_arith_exact(device):
         opencl_cpu_or_skip()
     res = _run(RUN_ZP, device)
     assert res.pop("device") == device
-    assert len(res) == len(K.ZP_CASES[:_n_cases(device)])
+    assert len(res) == 2 * len(K.ZP_CASES[:_n_cases(device)])
     assert all(v == 0 for v in res.values()), res
 
 

@@ -54,8 +54,7 @@ def run_strided(cases=STRIDED_CASES, seed=1):
 def i8_zero_points(A, B, C, K, za, B_ZP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                    BK: tl.constexpr):
     # int8 arithmetic before an int8 dot: a zero point subtracted from A in
-    # int8 (wrapping, as numpy's int8 does); B_ZP adds one to B as well
-    # (refused on Xe: see test_xe_int8_gather.py).
+    # int8 (wrapping, as numpy's int8 does); B_ZP adds 5 to B as well.
     rm = tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
@@ -75,7 +74,7 @@ SIG_ZP = {"A": "*i8", "B": "*i8", "C": "*i32", "K": "i32", "za": "i32"}
 ZP_CASES = [(64, 64, 64, 4), (32, 32, 96, 1)]
 
 
-def run_zero_points(cases=ZP_CASES, seed=2):
+def run_zero_points(cases=ZP_CASES, seed=2, b_zp=False):
     dev = zetile.get_device()
     rng = np.random.default_rng(seed)
     out = {}
@@ -84,11 +83,11 @@ def run_zero_points(cases=ZP_CASES, seed=2):
         b = rng.integers(-128, 128, (k, bn), dtype=np.int8)
         a[0, 0], b[0, 0] = -128, 127  # wrap in int8 both ways
         c = np.full((bm, bn), 7, np.int32)
-        i8_zero_points[(1,)](a, b, c, k, 3, B_ZP=False, BM=bm, BN=bn, BK=32, num_warps=nw)
+        i8_zero_points[(1,)](a, b, c, k, 3, B_ZP=b_zp, BM=bm, BN=bn, BK=32, num_warps=nw)
         dev.synchronize()
         with np.errstate(over="ignore"):
             aw = (a - np.int8(3)).astype(np.int64)
-            bw = b.astype(np.int64)
+            bw = (b + np.int8(5) if b_zp else b).astype(np.int64)
         out[f"{bm}x{bn}x{k}_w{nw}"] = int((c != aw @ bw).sum())
     return out
 
