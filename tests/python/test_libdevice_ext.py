@@ -722,3 +722,28 @@ def test_doc_name_list_is_tritons():
     assert list(libdevice_doc.TRITON_LIBDEVICE_NAMES) == list(_triton_tables())
     missing = [n for n in libdevice_doc.TRITON_LIBDEVICE_NAMES if n not in vars(ld)]
     assert sorted(missing) == sorted(ld.NOT_PROVIDED)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_jn_yn(dt):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 120
+    rng = np.random.default_rng(14)
+    n = np.concatenate([rng.integers(-30, 31, 120), [0, 1, -1, 2, 5, 30]]).astype(np.int32)
+    x = np.concatenate([rng.uniform(0.01, 50, 90), rng.uniform(-20, 20, 30), [0, 0, 1e-3, 2, 100, 0.5]]).astype(dt)
+    for name, f in [("jn", mpmath.besselj), ("yn", mpmath.bessely)]:
+        xx = np.abs(x) + dt(0.01) if name == "yn" else x
+        ref = np.array([float(f(int(a), mpmath.mpf(float(b)))) for a, b in zip(n, xx)])
+        got = run(name, FD[dt], n, xx)
+        ok = np.isfinite(ref) & (np.abs(ref) < np.finfo(dt).max)
+        err = np.abs(got.astype(np.float64) - ref)
+        # 24 ulps, or near the zeros an absolute floor scaled by the function's size
+        with np.errstate(over="ignore"):
+            tol = np.maximum(24 * np.spacing(np.abs(ref).astype(dt)).astype(np.float64),
+                             {np.float32: 1e-6, np.float64: 2e-14}[dt] * np.maximum(1, np.abs(ref)))
+        bad = ok & ~(err <= tol)
+        assert not bad.any(), (name, n[bad][:4], xx[bad][:4], got[bad][:4], ref[bad][:4])
+        # far past the turning point the values are tiny; they must still be relative-accurate
+        tail = ok & (np.abs(n) > 2 * np.abs(xx) + 5) & (np.abs(ref) > np.finfo(dt).tiny)
+        if name == "jn" and tail.any():
+            assert (ulps(got[tail], ref[tail], dt) <= 24).all()

@@ -50,6 +50,8 @@ NOTES = {
     "erfinv": "<= 2.6 / 2 ulps", "erfcinv": "<= 2.9 / 2 ulps", "normcdfinv": "<= 2.9 / 2 ulps",
     "j0": "relative below 8 away from zeros; absolute (<= 1e-6 / 2e-15) near zeros and above 8",
     "j1": "as j0", "y0": "as j0, absolute <= 4e-6 / 2e-14", "y1": "as y0",
+    "jn": "forward recurrence below the turning point, Miller's backward above; <= 14 / 20 ulps there, absolute near zeros",
+    "yn": "forward recurrence from y0, y1; absolute near zeros",
     "cyl_bessel_i0": "<= 3.2 / 4 ulps", "cyl_bessel_i1": "<= 3.6 / 4 ulps",
     "norm3d": "<= 3 ulps", "norm4d": "<= 3 ulps", "rnorm3d": "<= 3 ulps", "rnorm4d": "<= 3 ulps",
     "rhypot": "<= 3 ulps", "rcbrt": "<= 4 ulps",
@@ -63,8 +65,6 @@ NOTES = {
 }
 
 MISSING_WHY = {
-    "jn": "integer order needs a per-element backward recurrence (Miller); not written yet",
-    "yn": "forward recurrence from y0/y1 per element; not written yet",
     "rcp64h": "NVIDIA-specific (reciprocal from the high word of a double)",
 }
 
