@@ -258,8 +258,10 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
     // lane, which they do not know yet (tried: splitting xor shuffles per
     // element made IR that crashed the next pipeline; not found why).
     int64_t d = 0;
-    if (LANES != XE_SUBGROUP && marked_shuffle(op, &d))
-      refuse(c, op, "%s", "a marked lane shuffle at fewer than 16 lanes");
+    const char* mode = LANES != XE_SUBGROUP ? marked_shuffle(op, &d) : NULL;
+    if (mode && (strncmp(mode, "xor", 3) || d <= 0 || d >= XE_SUBGROUP ||
+                 mlirOperationGetNumResults(op) != 1))
+      refuse(c, op, "%s", "a marked lane shuffle other than xor at fewer than 16 lanes");
   } else if (zt_op_named(op, "vector.broadcast")) {
   } else if (zt_op_named(op, "vector.bitcast")) {
     // Only as the emitter writes it: 8x16 i16 rows (lane j column j) into
@@ -394,6 +396,8 @@ static MlirType lane_type(MlirContext ctx, MlirType t) {
 }
 
 static bool needs_fix(MlirOperation op) {
+  int64_t d;
+  if (LANES != XE_SUBGROUP && name_starts(op, "arith.") && marked_shuffle(op, &d)) return true;
   static const char* const names[] = {"arith.constant", "vector.step",    "vector.reduction",
                                       "xegpu.load_nd",  "xegpu.store_nd", "xegpu.dpas",
                                       "xegpu.load",     "xegpu.store",
@@ -821,7 +825,49 @@ static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
   return NULL;
 }
 
+// A marked xor shuffle (`%r = arith.add[if] %v, %v {zt.shfl_xor = D}`: r is
+// v read from lane i ^ D of the 16-lane chunk, xe_lane_moves.c) at fewer
+// lanes, where lane j holds elements j, j + LANES, ...: written here as
+// gpu.shuffle ops, one per lane element, for D < LANES; for D >= LANES the
+// partner is in the same lane (element k ^ D / LANES).
+static zt_status_t fix_marked(MlirContext ctx, MlirOperation op, int64_t d) {
+  MlirValue v = mlirOperationGetOperand(op, 0);
+  MlirType t = mlirValueGetType(v);
+  MlirLocation loc = mlirOperationGetLocation(op);
+  int64_t n = mlirTypeIsAVector(t) ? mlirShapedTypeGetDimSize(t, 0) : 1, mask[XE_SUBGROUP];
+  if (!mlirTypeIsAVector(t) || mlirShapedTypeGetRank(t) != 1 || n > XE_SUBGROUP)
+    return zt_make_status(ZT_STATUS_INTERNAL, "Xe lane distribution: a marked shuffle's type");
+  MlirValue res;
+  if (d >= LANES) {
+    for (int64_t k = 0; k < n; ++k) mask[k] = k ^ (d / LANES);
+    MlirValue pair[2] = {v, v};
+    MlirNamedAttribute m = named(ctx, "mask", mlirDenseI64ArrayGet(ctx, n, mask));
+    res = put_before(op, make_op("vector.shuffle", loc, 2, pair, 1, &t, 1, &m));
+  } else {
+    MlirType et = mlirShapedTypeGetElementType(t), i1 = mlirIntegerTypeGet(ctx, 1);
+    MlirAttribute xor_mode =
+        mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString("#gpu<shuffle_mode xor>"));
+    MlirValue el[XE_SUBGROUP];
+    MlirValue off = i32_const(ctx, op, d), width = i32_const(ctx, op, LANES);
+    for (int64_t k = 0; k < n; ++k) {
+      MlirNamedAttribute p = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, &k));
+      MlirValue e = put_before(op, make_op("vector.extract", loc, 1, &v, 1, &et, 1, &p));
+      MlirValue args[3] = {e, off, width};
+      MlirType res2[2] = {et, i1};
+      MlirNamedAttribute mode = named(ctx, "mode", xor_mode);
+      el[k] = put_before(op, make_op("gpu.shuffle", loc, 3, args, 2, res2, 1, &mode));
+    }
+    res = put_before(op, make_op("vector.from_elements", loc, n, el, 1, &t, 0, NULL));
+  }
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), res);
+  mlirOperationDestroy(op);
+  return NULL;
+}
+
 static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
+  int64_t d = 0;
+  if (LANES != XE_SUBGROUP && name_starts(op, "arith.") && marked_shuffle(op, &d))
+    return fix_marked(ctx, op, d);
   if (zt_op_named(op, "arith.constant")) {
     MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
     if (!mlirTypeIsAVector(t)) return NULL;

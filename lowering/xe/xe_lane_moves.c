@@ -267,6 +267,13 @@ static void rewrite_slm(MlirContext ctx, MlirOperation op, int kind) {
 
 zt_status_t xe_lane_moves(MlirContext ctx, MlirModule m, bool* out_done) {
   *out_done = false;
+  // The SLM rewrite makes scf.if/scf.yield and memref ops: their dialects
+  // must be loaded first. An op made while its dialect is not loaded gets an
+  // unregistered name that loading the dialect later frees (valgrind: a
+  // kernel without loops at 8 lanes, its module then crashed when destroyed
+  // or in the next pass).
+  mlirContextGetOrLoadDialect(ctx, mlirStringRefCreateFromCString("scf"));
+  mlirContextGetOrLoadDialect(ctx, mlirStringRefCreateFromCString("memref"));
   moves_t mv = {0};
   mlirOperationWalk(mlirModuleGetOperation(m), collect_cb, &mv, MlirWalkPreOrder);
   if (mv.oom) {
