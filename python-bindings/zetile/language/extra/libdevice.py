@@ -285,7 +285,8 @@ def signbit(x):
 def nextafter(x, y):
     b = _bits(x)
     # Toward y: one step of the bits away from zero when x and y - x have the same sign.
-    r = _from_bits(b + tl.where((x < y) == (x > 0), 1, -1))
+    # (an i1 == i1 here, like ~ or != on i1 elsewhere, made IGC abort on pvc: as integers)
+    r = _from_bits(b + tl.where((x < y).to(tl.int32) == (x > 0).to(tl.int32), 1, -1))
     tiny = _from_bits(b * 0 + 1)  # the smallest denormal
     r = tl.where(x == 0, tl.where(y > 0, tiny, -tiny), r)
     r = tl.where(x == y, y, r)
@@ -639,11 +640,11 @@ def _i2f_sides(x, r):
     if x.dtype == tl.uint64:
         big = r >= 1.8446744073709552e19  # 2**64: rounded up past every uint64
         back = tl.where(big, 0.0, r).to(tl.uint64)
-        return big | (back > x), (~big) & (back < x)
+        return big | (back > x), (r < 1.8446744073709552e19) & (back < x)  # not ~big: IGC aborts
     elif x.dtype == tl.int64:
         big = r >= 9.223372036854775808e18
         back = tl.where(big, 0.0, r).to(tl.int64)
-        return big | (back > x), (~big) & (back < x)
+        return big | (back > x), (r < 9.223372036854775808e18) & (back < x)
     else:
         back = r.to(tl.int64)
         x64 = x.to(tl.int64)
@@ -779,14 +780,30 @@ def byte_perm(x, y, s):
 
 
 @jit
+def _umulhi64(x, y):
+    # High 64 bits of a 64x64 product from 32-bit halves (schoolbook): the Xe
+    # lowering has no 64-bit mului_extended (tl.umulhi on i64).
+    xl = x & 0xFFFFFFFF
+    xh = x >> 32
+    yl = y & 0xFFFFFFFF
+    yh = y >> 32
+    ll = xl * yl
+    lh = xl * yh
+    hl = xh * yl
+    hh = xh * yh
+    mid = (ll >> 32) + (lh & 0xFFFFFFFF) + (hl & 0xFFFFFFFF)
+    return hh + (lh >> 32) + (hl >> 32) + (mid >> 32)
+
+
+@jit
 def mulhi(x, y):
     if x.dtype == tl.int64:
         # The signed high word from the unsigned one: subtract the other
         # operand once for each negative operand (mod 2**64).
-        h = tl.umulhi(x.to(tl.uint64, bitcast=True), y.to(tl.uint64, bitcast=True)).to(tl.int64, bitcast=True)
+        h = _umulhi64(x.to(tl.uint64, bitcast=True), y.to(tl.uint64, bitcast=True)).to(tl.int64, bitcast=True)
         return h - tl.where(x < 0, y, 0) - tl.where(y < 0, x, 0)
     elif x.dtype == tl.uint64:
-        return tl.umulhi(x, y)
+        return _umulhi64(x, y)
     elif x.dtype == tl.uint32:
         return ((x.to(tl.uint64) * y.to(tl.uint64)) >> 32).to(tl.uint32)
     else:
