@@ -183,7 +183,8 @@ def cbrt(x):
 
 @jit
 def hypot(x, y):
-    return tl.sqrt(x * x + y * y)
+    # scaled as norm3d (sqrt(x*x + y*y) overflowed past 1.8e19 in fp32)
+    return norm3d(x, y, y * 0.0)
 
 
 @jit
