@@ -753,3 +753,58 @@ def test_jn_yn(dt):
         tail = ok & (np.abs(n) > 2 * np.abs(xx) + 5) & (np.abs(ref) > np.finfo(dt).tiny)
         if name == "jn" and tail.any():
             assert (ulps(got[tail], ref[tail], dt) <= 24).all()
+
+
+# ------------------------------------------------------------ E5: the pvc SPIR-V computes the same
+E5_CASES = """
+import json, sys, numpy as np
+sys.path.insert(0, {tests!r})
+import zetile
+import test_libdevice_ext as T
+rng = np.random.default_rng(0)
+x32, y32 = T.rand_f(np.float32, 64, 1), T.rand_f(np.float32, 64, 2)
+x64, y64 = T.rand_f(np.float64, 64, 3), T.rand_f(np.float64, 64, 4)
+i32, i64 = x32.view(np.int32), x64.view(np.int64)
+u = rng.uniform(-5, 5, 64)
+cases = [("add_rd", "fp32", (x32, y32)), ("mul_ru", "fp64", (x64, y64)), ("div_rz", "fp32", (x32, y32)),
+         ("fma_rd", "fp64", (x64, y64, x64[::-1].copy())), ("float2int_rn", "int32", (x32,)),
+         ("ll2float_rd", "fp32", (i64,)), ("popc", "int32", (i64,)), ("brev", "int32", (i32,)),
+         ("mulhi", "int64", (i64, i64[::-1].copy())), ("nextafter", "fp32", (x32, y32)),
+         ("ilogb", "int32", (x64,)), ("ldexp", "fp32", (x32, (i32 % 300).astype(np.int32))),
+         ("remainder", "fp64", (x64, y64)), ("sqrt_ru", "fp64", (np.abs(x64),)),
+         ("lgamma", "fp32", (u.astype(np.float32),)), ("erfinv", "fp64", (u / 5.1,)),
+         ("j0", "fp32", (u.astype(np.float32) * 6,)), ("normcdf", "fp64", (u * 3,)),
+         ("jn", "fp64", ((np.arange(64) % 12).astype(np.int32), np.abs(u) * 4))]
+out = {{"device": zetile.get_device().info["name"]}}
+for name, t, args in cases:
+    out[name] = [t, T.run(name, t, *args).astype(np.float64 if t[0] == "f" else np.int64).tolist()]
+print("RESULT", json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(os.environ.get("ZETILE_SLOW_TESTS") != "1",
+                    reason="ZETILE_SLOW_TESTS=1 (two fresh interpreters, ~18 s at load 4)")
+def test_e5_opencl_cpu_matches_cpu_target():
+    """The pvc SPIR-V of 19 functions run by Intel's OpenCL CPU runtime: the
+    exact ones bit-identical to the CPU target's (which the tests above check
+    exactly), the others within the CPU tests' bounds (the runtime's own
+    log/sin/exp differ by ulps: 1e-7 absolute near lgamma's and j0's zeros)."""
+    import json
+    from zt_testutil import opencl_cpu_or_skip, run_python
+    opencl_cpu_or_skip()
+    tests = os.path.dirname(os.path.abspath(__file__))
+    res = {}
+    for dev in ("opencl:cpu", "cpu"):
+        r = run_python(E5_CASES.format(tests=tests), env={"ZETILE_DEVICE": dev})
+        assert r.returncode == 0, r.stdout + r.stderr
+        res[dev] = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+        assert res[dev].pop("device") == dev
+    inexact = {"lgamma": 2e-7, "j0": 2e-7, "erfinv": 1e-15, "normcdf": 1e-16, "jn": 1e-15}
+    for name, (t, ocl) in res["opencl:cpu"].items():
+        ocl, cpu = np.array(ocl), np.array(res["cpu"][name][1])
+        if name in inexact:
+            err = np.abs(ocl - cpu)
+            dt = {"fp32": np.float32, "fp64": np.float64}[t]
+            assert (err <= inexact[name] + 8 * np.spacing(np.abs(cpu).astype(dt))).all(), (name, err.max())
+        else:
+            assert np.array_equal(ocl, cpu, equal_nan=True), (name, np.flatnonzero(ocl != cpu)[:5])
