@@ -754,6 +754,19 @@ static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
   MlirValue a = mlirOperationGetOperand(op, 0), b = mlirOperationGetOperand(op, 1);
   MlirType at = mlirValueGetType(a), et = mlirShapedTypeGetElementType(at);
   const char* fn = dpas8_builtin(et);
+  if (mlirTypeIsABF16(et)) {
+    // bf16 travels as its i16 bits (SPIR-V has no bf16 without
+    // SPV_KHR_bfloat16; no_bf16_values in xe_lower.c checks it).
+    MlirType i16 = mlirIntegerTypeGet(ctx, 16), bt = mlirValueGetType(b);
+    int64_t as[2] = {mlirShapedTypeGetDimSize(at, 0), mlirShapedTypeGetDimSize(at, 1)};
+    int64_t bs[2] = {mlirShapedTypeGetDimSize(bt, 0), mlirShapedTypeGetDimSize(bt, 1)};
+    a = put_before(op, make_op("vector.bitcast", loc, 1, &a, 1,
+                               (MlirType[]){mlirVectorTypeGet(2, as, i16)}, 0, NULL));
+    b = put_before(op, make_op("vector.bitcast", loc, 1, &b, 1,
+                               (MlirType[]){mlirVectorTypeGet(2, bs, i16)}, 0, NULL));
+    at = mlirValueGetType(a);
+    et = i16;
+  }
   MlirOperation func = mlirOperationGetParentOperation(op);
   while (!mlirOperationIsNull(func) && !zt_op_named(func, "gpu.func"))
     func = mlirOperationGetParentOperation(func);

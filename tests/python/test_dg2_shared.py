@@ -607,33 +607,36 @@ def test_shared8_dot_is_simd8_dpas(monkeypatch, shape):
 
 
 DOT8_E5 = r"""
-import json, numpy as np, zetile
+import json, numpy as np, zetile, ml_dtypes
 import test_dg2_shared as S
 rng = np.random.default_rng(3)
 out = {}
-for M, N, K, nw in S.DOT8_SHAPES:
-    a = rng.standard_normal((M, K)).astype(np.float16)
-    b = rng.standard_normal((K, N)).astype(np.float16)
+for dt in (np.float16, ml_dtypes.bfloat16):
+  for M, N, K, nw in S.DOT8_SHAPES:
+    a = rng.standard_normal((M, K)).astype(dt)
+    b = rng.standard_normal((K, N)).astype(dt)
     c = np.zeros((M, N), np.float32)
     ck = S.dot16_kernel[(1,)](a, b, c, M=M, N=N, K=K, num_warps=nw)
     zetile.get_device().synchronize()
     out["subgroup"] = int(ck.metadata["subgroup_size"])
     ref = a.astype(np.float64) @ b.astype(np.float64)
-    out[f"{M}x{N}x{K}"] = float(np.abs(c - ref).max())
+    out[f"{np.dtype(dt).name}:{M}x{N}x{K}"] = float(np.abs(c - ref).max())
 print("RESULT " + json.dumps(out))
 """
 
 
 def test_e5_shared8_dot_on_opencl_cpu():
     """E5: the 8-lane DPAS SPIR-V on Intel's OpenCL CPU runtime (its SIMD8
-    matrix builtin) against float64: the A operand's lane pairs (shuffled
-    from lanes j, j + 8 to 2j, 2j + 1) and both halves of every block land."""
+    matrix builtins, fp16 and bf16 (as i16 bits)) against float64: the A
+    operand's lane pairs (shuffled from lanes j, j + 8 to 2j, 2j + 1) and
+    both halves of every block land."""
     opencl_cpu_or_skip()
     res = run_result(DOT8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8},
                      timeout=600)
     assert res["subgroup"] == 8, res
-    for M, N, K, _ in DOT8_SHAPES:
-        assert res[f"{M}x{N}x{K}"] < 1e-3 * K, res
+    for dt in ("float16", "bfloat16"):
+        for M, N, K, _ in DOT8_SHAPES:
+            assert res[f"{dt}:{M}x{N}x{K}"] < 1e-3 * K, res
 
 
 @pytest.mark.parametrize("name,why", [
