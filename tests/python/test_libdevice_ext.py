@@ -808,3 +808,40 @@ def test_e5_opencl_cpu_matches_cpu_target():
             assert (err <= inexact[name] + 8 * np.spacing(np.abs(cpu).astype(dt))).all(), (name, err.max())
         else:
             assert np.array_equal(ocl, cpu, equal_nan=True), (name, np.flatnonzero(ocl != cpu)[:5])
+
+
+# ------------------------------------------------------------ Intel's tables: fp16 for 18 functions
+# (intel-xpu-backend-for-triton's third_party/intel/language/intel/libdevice.py:
+# the same result dtypes as CUDA's where both have a signature, plus these fp16 ones)
+INTEL_FP16 = {"abs": np.abs, "ceil": np.ceil, "cos": np.cos, "exp": np.exp, "exp10": lambda t: 10.0 ** t,
+              "exp2": np.exp2, "floor": np.floor, "log": np.log, "log10": np.log10, "log2": np.log2,
+              "nearbyint": np.rint, "rint": np.rint, "rsqrt": lambda t: 1 / np.sqrt(t), "sin": np.sin,
+              "sqrt": np.sqrt, "trunc": np.trunc}
+
+
+@zetile.jit
+def _k1h(a, y, N: tl.constexpr, FN: tl.constexpr):
+    o = tl.arange(0, N)
+    tl.store(y + o, FN(tl.load(a + o)))
+
+
+def test_intel_fp16_signatures():
+    from zetile.language.extra.intel import libdevice as il
+    assert il.asin is ld.asin and tl.extra.intel.libdevice is il
+    for name in list(INTEL_FP16) + ["copysign", "fma"]:
+        n = {"copysign": 2, "fma": 3}.get(name, 1)
+        assert result_dtype(getattr(il, name), ("fp16",) * n) == "fp16", name
+        assert result_dtype(getattr(il, name), ("fp32",) * n) == "fp32", name
+    assert result_dtype(il.isfinited, ("fp32",)) == "int32"
+    x = np.concatenate([np.linspace(0.05, 6, 60), -np.linspace(0.05, 6, 4)]).astype(np.float16)
+    for name, f in INTEL_FP16.items():
+        y = torch.empty(64, dtype=torch.float16)
+        _k1h[(1,)](torch.from_numpy(x), y, 64, getattr(il, name))
+        with np.errstate(invalid="ignore"):
+            ref = f(x.astype(np.float64)).astype(np.float16)
+        got = y.numpy()
+        # one fp16 rounding of an fp32 result a few fp32 ulps off: the fp16 of the exact value
+        # or its neighbour at a near-tie
+        ok = (got == ref) | (np.isnan(got) & np.isnan(ref)) | (
+            np.abs(got.astype(np.float64) - ref) <= np.spacing(np.abs(ref)).astype(np.float64))
+        assert ok.all(), (name, x[~ok][:4], got[~ok][:4], ref[~ok][:4])
