@@ -595,7 +595,8 @@ def test_norms_rsqrt_rn_fast():
         assert u[fin].max() <= 4, u[fin].max()
     f = np.linspace(0.1, 10, 64).astype(np.float32)
     for fast, ref in [("fast_sinf", np.sin), ("fast_cosf", np.cos), ("fast_log2f", np.log2), ("fast_tanf", np.tan),
-                      ("fast_exp10f", lambda t: np.power(np.float32(10), t)), ("fast_log10f", np.log10)]:
+                      ("fast_exp10f", lambda t: np.power(np.float32(10), t)), ("fast_log10f", np.log10),
+                      ("fast_tanhf", np.tanh)]:
         np.testing.assert_allclose(run(fast, "fp32", f), ref(f), rtol=4e-6, err_msg=fast)
     np.testing.assert_allclose(run("fast_powf", "fp32", f, f[::-1].copy()), np.power(f, f[::-1]), rtol=4e-6)
 

@@ -1353,6 +1353,7 @@ fast_tanf = tan
 fast_exp10f = exp10
 fast_log10f = log10
 fast_powf = pow
+fast_tanhf = tanh  # HIP's libdevice (Inductor emits it under use_fast_math on ROCm)
 
 
 # ------------------------------------------------------------ error-function family
