@@ -1645,6 +1645,33 @@ static void narrow_mask(xe_emitter_t* e, const char* pad, xe_name_t mask) {
   memcpy(mask, m, sizeof m);
 }
 
+// The lane addresses and mask of one 16-lane access of pointer tensor p at
+// idx: pv (base and per-lane i64 offsets), the mask (m's, or all lanes)
+// narrowed by the padding lanes pad and pad2 ("" for none). Errors are left
+// in e->error, as lazy_eval leaves them.
+static zt_status_t lane_ptr_mask(xe_emitter_t* e, MlirValue p, MlirValue m, const idx_t idx[2],
+                                 const char* pad, const char* pad2, lval_t* pv, xe_name_t mask) {
+  ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, pv));
+  if (e->error) return NULL;
+  to_vec(e, pv);
+  if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
+  else xe_all_true(e, mask);
+  if (e->error) return NULL;
+  narrow_mask(e, pad, mask);
+  narrow_mask(e, pad2, mask);
+  return NULL;
+}
+
+// pv's per-lane offsets as the index vector xegpu.load/store take.
+static void lane_index(xe_emitter_t* e, const lval_t* pv, xe_name_t ix) {
+  xe_fresh(e, ix);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi64> to vector<16xindex>%s\n",
+                   ix, pv->v, loc(e));
+}
+
 // One 16-lane gather of the pointer tensor p at idx (masked by m, `other`
 // o where masked off) into g. other_scalar/other_vec: a uniform `other`
 // broadcast once per load.
@@ -1653,20 +1680,10 @@ static zt_status_t gather_row(xe_emitter_t* e, MlirValue p, MlirValue m, MlirVal
                               xe_name_t other_scalar, xe_name_t other_vec, xe_name_t g) {
   const char* mt = mem_elem(t.kind);
   lval_t pv;
-  ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
-  if (e->error) return NULL;
-  to_vec(e, &pv);
   xe_name_t mask, ix;
-  if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
-  else xe_all_true(e, mask);
+  ZT_RETURN_IF_ERROR(lane_ptr_mask(e, p, m, idx, pad, "", &pv, mask));
   if (e->error) return NULL;
-  narrow_mask(e, pad, mask);
-  xe_fresh(e, ix);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : vector<16xi64> to vector<16xindex>%s\n",
-                   ix, pv.v, loc(e));
+  lane_index(e, &pv, ix);
   xe_fresh(e, g);
   xe_line(e);
   zt_strbuf_printf(&e->body,
@@ -1943,20 +1960,10 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
             idx_t idx[2] = {{ia, false, !row0[0], (int64_t)bi * v->br + r, 0},
                             {ib, true, !col0[0], (int64_t)bj * 32, h + 1}};
             lval_t pv;
-            ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
-            if (e->error) return NULL;
-            to_vec(e, &pv);
             xe_name_t mask, ix;
-            if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
-            else xe_all_true(e, mask);
+            ZT_RETURN_IF_ERROR(lane_ptr_mask(e, p, m, idx, col_once, "", &pv, mask));
             if (e->error) return NULL;
-            narrow_mask(e, col_once, mask);
-            xe_fresh(e, ix);
-            xe_line(e);
-            zt_strbuf_printf(&e->body,
-                             "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                             "} : vector<16xi64> to vector<16xindex>%s\n",
-                             ix, pv.v, loc(e));
+            lane_index(e, &pv, ix);
             xe_line(e);
             zt_strbuf_printf(&e->body,
                              "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
@@ -1971,27 +1978,16 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
         idx_t idx[2];
         block_row_index(e, v, row0, col0, bi, bj, r, ia, ib, idx, pad);
         lval_t pv;
-        ZT_RETURN_IF_ERROR(lazy_eval(e, p, idx, &pv));
-        if (e->error) return NULL;
-        to_vec(e, &pv);
         xe_name_t mask, ix, row;
-        if (m.ptr) ZT_RETURN_IF_ERROR(lane_mask_of(e, m, idx, mask));
-        else xe_all_true(e, mask);
+        ZT_RETURN_IF_ERROR(lane_ptr_mask(e, p, m, idx, pad, col_once, &pv, mask));
         if (e->error) return NULL;
-        narrow_mask(e, pad, mask);
-        narrow_mask(e, col_once, mask);
         xe_fresh(e, row);
         xe_line(e);
         zt_strbuf_printf(&e->body,
                          "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
                          "} : vector<16x%s> from vector<%dx16x%s>%s\n",
                          row, blk, r, mt, v->br, mt, loc(e));
-        xe_fresh(e, ix);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = arith.index_cast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : vector<16xi64> to vector<16xindex>%s\n",
-                         ix, pv.v, loc(e));
+        lane_index(e, &pv, ix);
         xe_line(e);
         zt_strbuf_printf(&e->body,
                          "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
