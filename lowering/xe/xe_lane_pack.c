@@ -137,6 +137,17 @@ static bool packable(MlirOperation op) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
     if (mlirTypeIsAVector(t) && !one_elem(t)) return false;
   }
+  // xor and compares of booleans stay in pieces: on vectors LLVM's SPIR-V
+  // backend writes them as OpLogicalNotEqual / OpLogicalEqual of a bool
+  // vector, on which Debian's IGC (ocloc 22.43) aborts while spirv-val
+  // accepts the module (`(x < y) != (x > 1)` on 64 elements: SIGABRT packed,
+  // builds in pieces; test_xe_lane_pack.py). and/or/select of bool vectors
+  // build.
+  if (zt_op_named(op, "arith.xori") || zt_op_named(op, "arith.cmpi")) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
+    if (mlirTypeIsAVector(t)) t = mlirShapedTypeGetElementType(t);
+    if (mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 1) return false;
+  }
   return true;
 }
 

@@ -84,3 +84,37 @@ def test_numbers(device, tmp_path):
     assert res["int_same"] and res["guard"], res
     # exp and a division: the devices' math libraries differ in the last bits
     assert res["rel"] < 1e-5, res
+
+
+@zetile.jit
+def _bool_xor(x_ptr, y_ptr, z_ptr, N: zetile.language.constexpr):
+    tl = zetile.language
+    o = tl.arange(0, N)
+    x = tl.load(x_ptr + o)
+    y = tl.load(y_ptr + o)
+    a = x < y
+    b = x > 1.0
+    tl.store(z_ptr + o, tl.where((a != b) | (~a == b) | (a ^ b), x, y))
+
+
+def test_bool_xor_and_compares_stay_in_pieces(monkeypatch):
+    # Packed, `a != b` / `a ^ b` of booleans became OpLogicalNotEqual on a
+    # bool vector, which Debian's IGC aborts on (SIGABRT, while spirv-val
+    # accepts it); packing leaves them in pieces (xe_lane_pack.c). E1, and
+    # E2 where ocloc is installed: the build must not abort.
+    monkeypatch.delenv("ZETILE_XE_PACK", raising=False)
+    spv = zetile.compile(_bool_xor, signature={"x_ptr": "*fp32", "y_ptr": "*fp32",
+                                               "z_ptr": "*fp32"},
+                         constexprs={"N": 64}, target="pvc", cached=False).asm["spirv"]
+    if have_tool("spirv-dis"):
+        import re
+        dis = _dis(spv)
+        vec_bool = set(re.findall(r"(%\w+) = OpTypeVector %bool", dis))
+        logical_eq = re.findall(r"OpLogical(?:Not)?Equal (%\w+)", dis)
+        assert logical_eq and not vec_bool & set(logical_eq), (vec_bool, logical_eq)
+    if have_tool("spirv-val"):
+        spirv_val(spv)
+    if have_tool("ocloc"):
+        from zetile.tools import isa
+        isas, log = isa.ocloc_isa(spv, "pvc")
+        assert isas, log
