@@ -164,7 +164,8 @@ static zt_status_t find_kernel(MlirModule m, MlirOperation* out) {
 static bool dg2_shared_opt_in(void) {
   const char* v = getenv("ZETILE_DG2_LOWERING");
   // =shared8: the same at the row's own subgroup size (8 lanes; xe_emit_lanes).
-  return v && (strcmp(v, "shared") == 0 || strcmp(v, "shared8") == 0);
+  return v && (strcmp(v, "shared") == 0 || strcmp(v, "shared8") == 0 ||
+                strcmp(v, "shared8all") == 0);
 }
 
 static zt_status_t compile_locked(const char* tile_ir, size_t size,

@@ -592,8 +592,9 @@ typedef struct xe_module_info_s {
   int lanes;            ///< lanes of the subgroup the code was emitted for
 } xe_module_info_t;
 /// Lanes the shared lowering emits for a row: XE_SUBGROUP (16), or the row's
-/// own subgroup size for a SIMD8 row asked for it (ZETILE_DG2_LOWERING=shared8).
-int xe_emit_lanes(const xe_target_t* tg);
+/// own subgroup size for a SIMD8 row asked for it (ZETILE_DG2_LOWERING=shared8)
+/// when the kernel has a tl.dot (=shared8all: every kernel).
+int xe_emit_lanes(const xe_target_t* tg, MlirOperation kernel);
 /// The lowered module text for the kernel (used by zt_lower_xe and tests);
 /// info (may be NULL) receives what the module needs from the driver.
 zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info);

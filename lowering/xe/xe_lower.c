@@ -246,13 +246,22 @@ static bool str_is(MlirStringRef s, const char* c) {
 // 16 lanes unless a SIMD8 row asks for its own width: the opt-in
 // ZETILE_DG2_LOWERING=shared8 (jit/compiler.c routes the row here for it as
 // for =shared). The width comes from the row, never from the target's name.
-int xe_emit_lanes(const xe_target_t* tg) {
+// Under =shared8 only a kernel with a tl.dot takes the row's 8 lanes: Xe-HPG's
+// DPAS is SIMD8 only, while dot-free kernels compile to far fewer
+// instructions at 16 (acm-g10 E2: softmax 1941 at 8 lanes vs 1152 at 16,
+// layer norm 4252 vs 2522). =shared8all keeps 8 lanes for every kernel (the
+// 8-lane distribution's tests use it on dot-free kernels).
+int xe_emit_lanes(const xe_target_t* tg, MlirOperation kernel) {
   const char* v = getenv("ZETILE_DG2_LOWERING");
-  if (tg && tg->lowering == XE_LOWERING_SIMD8 && v && strcmp(v, "shared8") == 0 &&
-      tg->subgroup_size > 0 && tg->subgroup_size < XE_SUBGROUP &&
-      XE_SUBGROUP % tg->subgroup_size == 0)
-    return tg->subgroup_size;
-  return XE_SUBGROUP;
+  bool all = v && strcmp(v, "shared8all") == 0;
+  if (!tg || tg->lowering != XE_LOWERING_SIMD8 || !v || (strcmp(v, "shared8") != 0 && !all) ||
+      tg->subgroup_size <= 0 || tg->subgroup_size >= XE_SUBGROUP ||
+      XE_SUBGROUP % tg->subgroup_size != 0)
+    return XE_SUBGROUP;
+  bool has_dot = all;
+  if (!has_dot && !mlirOperationIsNull(kernel))
+    mlirOperationWalk(kernel, has_dot_cb, &has_dot, MlirWalkPreOrder);
+  return has_dot ? tg->subgroup_size : XE_SUBGROUP;
 }
 
 zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info) {
@@ -543,7 +552,7 @@ static zt_status_t spirv_subgroup_size(zt_lower_ctx_t* lc, int lanes) {
 // it, else the compat library's per-row 1-D block reads (forced below).
 static zt_status_t xe_shared_row_check(zt_lower_ctx_t* lc, const xe_target_t* tg) {
   bool offers = false;
-  int lanes = xe_emit_lanes(tg);
+  int lanes = xe_emit_lanes(tg, lc->kernel);
   for (int i = 0; i < 4 && tg->subgroup_sizes[i]; ++i)
     offers = offers || tg->subgroup_sizes[i] == lanes;
   if (!offers)

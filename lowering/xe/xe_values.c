@@ -14,7 +14,7 @@ void xe_emitter_init(xe_emitter_t* e, zt_lower_ctx_t* lc) {
   memset(e, 0, sizeof *e);
   e->lc = lc;
   e->target = xe_target_find(lc->options->target);
-  e->lanes = xe_emit_lanes(e->target);
+  e->lanes = xe_emit_lanes(e->target, lc->kernel);
   zt_strbuf_init(&e->pre);
   zt_strbuf_init(&e->body);
   zt_strbuf_init(&e->loc);

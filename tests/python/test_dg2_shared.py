@@ -465,6 +465,10 @@ if __name__ == "__main__":
 # builtin, and the SPIR-V's SubgroupSize is set to 8 (LLVM 22's XeVM route
 # writes 16).
 SHARED8 = {"ZETILE_DG2_LOWERING": "shared8"}
+# =shared8 takes 8 lanes only for kernels with a tl.dot (SIMD8 DPAS) and 16
+# for the rest (fewer instructions on acm-g10); =shared8all keeps 8 for every
+# kernel, which the tests of the 8-lane distribution on dot-free kernels use.
+SHARED8ALL = {"ZETILE_DG2_LOWERING": "shared8all"}
 SIMD8_BUILDS = ("vector_add", "softmax", "layer_norm", "while_rows", "rowcol_f32", "while_tile")
 
 
@@ -481,9 +485,9 @@ def _execution_modes(spirv):
 @needs_tools
 @pytest.mark.parametrize("name", SIMD8_BUILDS)
 def test_shared8_builds_for_acm_g10(monkeypatch, name):
-    """E1 + E2 at 8 lanes: SubgroupSize 8 and LocalSize 8 x num_warps in the
+    """E1 + E2 at 8 lanes (=shared8all): SubgroupSize 8 and LocalSize 8 x num_warps in the
     SPIR-V, IGC compiles it for acm-g10 (SIMD8, nothing unresolved, no DPAS)."""
-    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8all")
     ck = _compile(name)
     nw = _kernels()[name][3]
     assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
@@ -504,7 +508,7 @@ def test_shared8_lane_code(monkeypatch):
         pytest.skip("build/zt-compile-tile is not built")
     # Tutorial 02's row softmax (1-D rows of 64: 4 chunks) as tile IR.
     from softmax import softmax_kernel
-    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8all")
     ck = zetile.compile(softmax_kernel, signature="*fp32,*fp32,i32,i32,i32,i32",
                         constexprs={"BLOCK_SIZE": 64}, target="dg2", num_warps=1, cached=False)
     env = dict(os.environ, ZETILE_DUMP="lanes", ZETILE_STOP_AFTER="lanes")
@@ -565,7 +569,7 @@ def test_e5_shared8_on_opencl_cpu():
     (1, 2 and 4 subgroups; tails). Before the SubgroupSize fix the runtime
     ran it in subgroups of 16 and vector_add at 2+ subgroups was wrong."""
     opencl_cpu_or_skip()
-    res = run_result(SIMD8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8},
+    res = run_result(SIMD8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8ALL},
                      timeout=600)
     assert res["subgroup"] == 8, res
     assert all(res[f"vector_add{nw}"] == 0.0 for nw in (1, 2, 4)), res
@@ -639,6 +643,31 @@ def test_e5_shared8_dot_on_opencl_cpu():
             assert res[f"{dt}:{M}x{N}x{K}"] < 1e-3 * K, res
 
 
+@needs_tools
+def test_shared8_lanes_follow_the_dot(monkeypatch):
+    """Under =shared8 the lane count is the kernel's: the dot-free softmax is
+    emitted at 16 lanes (SubgroupSize 16, IGC compiles it SIMD16 for
+    acm-g10), the tl.dot kernel at the row's 8 (SIMD8 DPAS)."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    ck = _compile("softmax")
+    assert int(ck.metadata["subgroup_size"]) == 16, ck.metadata
+    spirv = ck.asm["spirv"]
+    spirv_val(spirv)
+    assert "SubgroupSize 16" in [m.strip() for m in _execution_modes(spirv)]
+    k16 = _e2(spirv)
+    assert k16["dpas"] == 0 and k16["calla"] == 0, k16
+    ck = zetile.compile(dot16_kernel, signature="*fp16,*fp16,*fp32",
+                        constexprs={"M": 32, "N": 32, "K": 32}, target="dg2", num_warps=1,
+                        cached=False)
+    assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
+    spirv = ck.asm["spirv"]
+    spirv_val(spirv)
+    assert "SubgroupSize 8" in [m.strip() for m in _execution_modes(spirv)]
+    k8 = _e2(spirv)
+    assert k8["dpas"] == 2 * 4 * 2 * 2 and k8["calla"] == 0, k8
+    print("E2 acm-g10 softmax@16:", k16.get("instructions"), "dot 32^3@8:", k8.get("instructions"))
+
+
 @pytest.mark.parametrize("name,why", [
     ("copy2d_f16", "a 2-D block message at fewer than 16 lanes"),
     ("atomic_add_f32", "an atomic at fewer than 16 lanes"),
@@ -646,7 +675,7 @@ def test_e5_shared8_dot_on_opencl_cpu():
 def test_shared8_refusals_are_named(monkeypatch, name, why):
     """What 8 lanes do not build yet is an UNSUPPORTED error saying what,
     not upstream's distribution (which knows no Xe-HPG) or a crash."""
-    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8all")
     with pytest.raises(zetile.CompilationError) as e:
         _compile(name)
     assert "at 8 lanes" in str(e.value) and why in str(e.value), str(e.value)
@@ -735,11 +764,11 @@ def test_e5_shared8_reductions_across_lanes():
     tile kernels; the 2-subgroup row sums crashed the compiler until
     xe_lane_moves.c loaded the scf dialect before making scf ops."""
     opencl_cpu_or_skip()
-    res = run_result(ROWS8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8},
+    res = run_result(ROWS8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8ALL},
                      timeout=600)
     assert res["sg"] == 8, res
     assert all(res[f"rowcol{nw}"] < 1e-4 for nw in (1, 2, 4)), res
-    res = run_result(WHILE_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8},
+    res = run_result(WHILE_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8ALL},
                      timeout=600)
     assert res["target"] == "dg2/8", res
     for nw in (1, 4):
