@@ -681,6 +681,33 @@ def test_shared8_refusals_are_named(monkeypatch, name, why):
     assert "at 8 lanes" in str(e.value) and why in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize("case,op", [
+    ("gemm_fp32", "arith.cmpf on 32 elements per lane"),
+    ("gemm_int8", "vector.bitcast"),
+    ("gemm_bf16_w4", "llvm.mlir.poison")])
+def test_shared8_template_refusals_are_named(monkeypatch, case, op):
+    """The three templates 8 lanes do not build (issue 12, found by h5) are
+    UNSUPPORTED errors naming the op. The fp32 GEMM (its bf16x3 split compares
+    32 elements per lane) made LLVM's SPIR-V backend abort the compile worker
+    (`unable to legalize ... <32 x s1> G_FCMP`) before the wide compare was
+    refused after lane distribution."""
+    from zetile.ops import xe_cases
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    art, why = xe_cases.build(case, "dg2")
+    assert art is None and why.startswith("UnsupportedError"), why
+    assert op in why and "crashed" not in why, why
+
+
+def test_shared8_fp32_dot_refused_not_crashed(monkeypatch):
+    """The smallest fp32 tl.dot (8x16x16) at 8 lanes: refused by name."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    with pytest.raises(zetile.CompilationError) as e:
+        zetile.compile(dot16_kernel, signature="*fp32,*fp32,*fp32",
+                       constexprs={"M": 8, "N": 16, "K": 16}, target="dg2", num_warps=1,
+                       cached=False)
+    assert "at 8 lanes" in str(e.value) and "arith.cmpf" in str(e.value), str(e.value)
+
+
 MATMUL_SIG = "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32"
 MATMUL_CFG = {"32": {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4},
               "64": {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8}}
