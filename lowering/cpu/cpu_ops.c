@@ -792,73 +792,17 @@ static bool is_exp_f32(MlirOperation op) {
   return ok;
 }
 
-// f32 division by a uniform divisor (softmax's e / sum(e)) as x * (1/d) in
-// f64, with 1/d hoisted out of the loop, then one correction step
-// p + fma(-p, d, x) * (1/d): correctly rounded like the f32 division. The
-// product alone is within 2^-52 of x/d, which rounds right except where x/d
-// is exactly a midpoint of f32 numbers; that happens only for subnormal
-// quotients (x = 3 * 2^-120, d = 49 * 2^30 is 3 * 2^-150: the product
-// rounded it to 1 * 2^-149, not the even 2 * 2^-149). The correction brings
-// the f64 value to within a rounding of x/d, so an exact midpoint comes out
-// exact and the f32 rounding breaks the tie to even. Where the residual is
-// NaN (d or x infinite or zero: inf - inf, 0 * inf) or 0 (x/d exact, signed
-// zeros) the product is already what IEEE says (test_division_by_uniform_is_correctly_rounded checks
-// every class and the midpoints). The product alone measured ~0.1 cycles
-// per element against vdivps's 0.6 on AVX-512; the correction adds two f64
-// FMAs, a compare and a select (not re-measured).
-static zt_status_t div_uniform_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
-                                  char outs[][ZT_CPU_NAME]) {
-  (void)op;
-  char xd[ZT_CPU_NAME], dd[ZT_CPU_NAME], one[ZT_CPU_NAME], r[ZT_CPU_NAME], q[ZT_CPU_NAME],
-      nq[ZT_CPU_NAME], e[ZT_CPU_NAME], q2[ZT_CPU_NAME], bad[ZT_CPU_NAME], qs[ZT_CPU_NAME];
-  cpu_fresh(c, dd);
-  cpu_line(c, "%s = arith.extf %s : f32 to f64", dd, ins[1]);
-  cpu_fresh(c, one);
-  cpu_line(c, "%s = arith.constant 1.0 : f64", one);
-  cpu_fresh(c, r);
-  cpu_line(c, "%s = arith.divf %s, %s : f64", r, one, dd);
-  cpu_fresh(c, xd);
-  cpu_line(c, "%s = arith.extf %s : f32 to f64", xd, ins[0]);
-  cpu_fresh(c, q);
-  cpu_line(c, "%s = arith.mulf %s, %s : f64", q, xd, r);
-  cpu_fresh(c, nq);
-  cpu_line(c, "%s = arith.negf %s : f64", nq, q);
-  cpu_fresh(c, e);
-  cpu_line(c, "%s = math.fma %s, %s, %s : f64", e, nq, dd, xd);
-  cpu_fresh(c, q2);
-  cpu_line(c, "%s = math.fma %s, %s, %s : f64", q2, e, r, q);
-  // The product stands where the residual is 0 (exact already; and a
-  // zero quotient keeps its sign) or NaN.
-  char zero[ZT_CPU_NAME];
-  cpu_fresh(c, zero);
-  cpu_line(c, "%s = arith.constant 0.0 : f64", zero);
-  cpu_fresh(c, bad);
-  cpu_line(c, "%s = arith.cmpf ueq, %s, %s : f64", bad, e, zero);
-  cpu_fresh(c, qs);
-  cpu_line(c, "%s = arith.select %s, %s, %s : f64", qs, bad, q, q2);
-  cpu_fresh(c, outs[0]);
-  cpu_line(c, "%s = arith.truncf %s : f64 to f32", outs[0], qs);
-  return NULL;
-}
-
-// The op is an f32 divf (no fast-math flags) whose divisor is one value
-// for every element and whose dividend is a tensor.
-static bool is_div_uniform_f32(cpu_t* c, MlirOperation op) {
-  if (!c || !cpu_op_is(op, "arith.divf") || mlirOperationGetNumOperands(op) != 2) return false;
-  zt_type_t t;
-  zt_status_t s = cpu_value_type(mlirOperationGetResult(op, 0), &t);
-  bool f32 = !s && t.kind == ZT_F32 && t.rank > 0;
-  zt_status_free(s);
-  const cpu_val_t* d = cpu_map_get(c, mlirOperationGetOperand(op, 1));
-  const cpu_val_t* x = cpu_map_get(c, mlirOperationGetOperand(op, 0));
-  return f32 && d && x && (d->kind == CPU_SCALAR || d->kind == CPU_SPLAT) &&
-         (x->kind == CPU_BUFFER || x->kind == CPU_LAZY);
-}
+// f32 division by a uniform divisor (softmax's e / sum(e)) is the plain
+// f32 divf (vdivps). The x * (1/d)-in-f64 form with one FMA correction
+// (6659a8b) was exact but slower than vdivps on AVX-512: two f32<->f64
+// conversions, a multiply, two FMAs, a compare and a select per 8 lanes,
+// twice over per 16. 4096 rows x 781, one thread: a row divided by its sum
+// took 1.17-1.18x the time of the same row divided by a loaded tensor times
+// the sum (vdivps) with the f64 form, 0.95-0.97x with vdivps (issue 16, h4b).
 
 // The scalar emitter of an arith/math op.
 static elem_fn arith_fn_in(cpu_t* c, MlirOperation op) {
   bool is_signed;
-  if (is_div_uniform_f32(c, op)) return div_uniform_fn;
   if (is_exp_f32(op)) return exp_f32_fn;
   return is_int_division(op, &is_signed) ? safe_div_fn : generic_fn;
 }
