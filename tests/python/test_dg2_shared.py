@@ -681,6 +681,17 @@ def test_shared8_refusals_are_named(monkeypatch, name, why):
     assert "at 8 lanes" in str(e.value) and why in str(e.value), str(e.value)
 
 
+@needs_tools
+@pytest.mark.parametrize("name", ["copy2d_f16", "atomic_add_f32"])
+def test_shared8_dot_free_refusals_build_at_16(monkeypatch, name):
+    """What 8 lanes refuse (2-D block message, atomics) builds under =shared8
+    for a kernel without a dot: it is emitted at 16 lanes."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    ck = _compile(name)
+    assert int(ck.metadata["subgroup_size"]) == 16, ck.metadata
+    spirv_val(ck.asm["spirv"])
+
+
 @pytest.mark.parametrize("case,op", [
     ("gemm_fp32", "arith.cmpf on 32 elements per lane"),
     ("gemm_int8", "vector.bitcast"),
