@@ -38,15 +38,20 @@ def _avx512():
         return " avx512f" in f.read()
 
 
+def _exp_disassembly(tmp_path):
+    """objdump -d of the exp kernel's machine code (the CPU artifact's object)."""
+    ck = zetile.compile(_exp, "*fp32, *fp32, i32", constexprs={"BLOCK": 512}, cached=False)
+    obj = tmp_path / "exp.o"
+    obj.write_bytes(ck.asm["obj"])
+    return subprocess.run(["objdump", "-d", str(obj)], capture_output=True, text=True,
+                          check=True).stdout
+
+
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump needed")
 def test_exp_uses_vscalef_on_avx512(tmp_path):
     if not _avx512():
         pytest.skip("host without AVX-512F: the exponent-field method stays")
-    ck = zetile.compile(_exp, "*fp32, *fp32, i32", constexprs={"BLOCK": 512}, cached=False)
-    obj = tmp_path / "exp.o"
-    obj.write_bytes(ck.asm["obj"])
-    dis = subprocess.run(["objdump", "-d", str(obj)], capture_output=True, text=True,
-                         check=True).stdout
+    dis = _exp_disassembly(tmp_path)
     assert re.search(r"vscalefps\s+%zmm", dis), "2^n not applied by vscalefps"
     # The exponent-field construction shifted n into bit 23 (vpslld $0x17).
     assert not re.search(r"vpslld\s+\$0x17", dis), "2^n still built in the exponent field"
@@ -59,11 +64,7 @@ def test_exp_shifter_rounding_on_avx512(tmp_path):
     # select (nothing is poison for NaN lanes any more: ldexp(NaN) is NaN).
     if not _avx512():
         pytest.skip("host without AVX-512F: the exponent-field method stays")
-    ck = zetile.compile(_exp, "*fp32, *fp32, i32", constexprs={"BLOCK": 512}, cached=False)
-    obj = tmp_path / "exp.o"
-    obj.write_bytes(ck.asm["obj"])
-    dis = subprocess.run(["objdump", "-d", str(obj)], capture_output=True, text=True,
-                         check=True).stdout
+    dis = _exp_disassembly(tmp_path)
     assert re.search(r"vscalefps\s+%zmm", dis)
     for insn in ("vrndscaleps", "vcvttps2dq", "vcvtps2dq", "vcmpunordps"):
         assert insn not in dis, f"{insn} in the exp loop: the shifter form is gone"
