@@ -23,4 +23,8 @@ ZETILE_COMPILER_LIB="$ROOT/build-asan/libzetile_compiler.so" \
   ctest --test-dir build-asan --output-on-failure -j"$JOBS"
 
 echo "== Python tests (pytest) =="
-.venv/bin/python -m pytest tests/python tests/conformance -q -p no:cacheprovider "$@"
+# One worker process per core (pytest-xdist); a test file stays on one worker,
+# so module fixtures and in-file order hold as in a serial run. --durations
+# names the slowest tests in every log (the suite has a 45-minute budget).
+.venv/bin/python -m pytest tests/python tests/conformance -q -p no:cacheprovider \
+  -n "$JOBS" --dist loadfile --durations=25 "$@"

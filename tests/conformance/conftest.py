@@ -24,6 +24,20 @@ def conformance_results():
     return _results
 
 
+def pytest_sessionfinish(session):
+    # Under pytest-xdist (scripts/test.sh runs -n), the cases run in worker
+    # processes: each sends its counts to the controller, which prints the table.
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out["zt_conformance"] = {cat: dict(c) for cat, c in _results.counts.items()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    for cat, c in getattr(node, "workeroutput", {}).get("zt_conformance", {}).items():
+        _results.counts[cat].update(c)
+
+
 def pytest_terminal_summary(terminalreporter):
     if not _results.counts:
         return
