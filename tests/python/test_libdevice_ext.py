@@ -846,3 +846,17 @@ def test_intel_fp16_signatures():
         ok = (got == ref) | (np.isnan(got) & np.isnan(ref)) | (
             np.abs(got.astype(np.float64) - ref) <= np.spacing(np.abs(ref)).astype(np.float64))
         assert ok.all(), (name, x[~ok][:4], got[~ok][:4], ref[~ok][:4])
+
+
+def test_star_import_surfaces():
+    # `from ...libdevice import *` gives Triton's names (not rcp64h) and the
+    # few aliases zetile adds, the same under extra.cuda and extra.intel; the
+    # functions live in per-family modules (extra/_libdevice/) underneath.
+    from zetile.language.extra import libdevice_doc
+    want = (set(libdevice_doc.TRITON_LIBDEVICE_NAMES) - set(ld.NOT_PROVIDED)) | {
+        "NOT_PROVIDED", "fabs", "fast_tanhf", "fmax", "fmin", "jit", "tl"}
+    for mod in ("", ".cuda", ".intel"):
+        ns = {}
+        exec(f"from zetile.language.extra{mod}.libdevice import *", ns)
+        assert set(ns) - {"__builtins__"} == want, mod
+    assert ld.float2ull_rd.__name__ == "float2ull_rd" and ld.div_ru.__name__ == "div_ru"

@@ -1,4 +1,4 @@
-"""Generator of the Chebyshev series libdevice.py's special functions use
+"""Generator of the Chebyshev series libdevice's special functions use
 (not imported at run time; needs mpmath). Each series is Chebyshev
 interpolation at 70 first-kind nodes of a smooth function, computed with
 mpmath at 40 digits, truncated below 1e-18 of its largest coefficient; the
@@ -17,8 +17,8 @@ forms (which smooth function, which variable) are the classic ones:
   I0B, I1B   sqrt(x) e^-x I0(x), sqrt(x) e^-x I1(x) on (8, inf), s = 16/x - 1
              (the split and variables of Cephes' i0/i1 (Moshier), not its numbers)
 
-Run `python libdevice_fits.py` to print the jit Clenshaw functions pasted
-into libdevice.py."""
+Run `python libdevice_fits.py` to print the jit Clenshaw functions of
+_libdevice/chebyshev.py."""
 
 
 def _series():

@@ -12,132 +12,36 @@ from ....jit import jit
 from ... import core as tl
 
 
-@jit
-def abs(x):
-    if x.dtype == tl.float16:
-        return _ld.abs(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.abs(x)
+def _fp16_in_fp32(name):
+    """libdevice's `name`, taking fp16 too: computed in fp32, rounded back to fp16."""
+    fn = getattr(_ld, name)
+
+    def wrapped(x):
+        if x.dtype == tl.float16:
+            return fn(x.to(tl.float32)).to(tl.float16)
+        else:
+            return fn(x)
+    wrapped.__name__ = wrapped.__qualname__ = name
+    return jit(wrapped)
 
 
-@jit
-def ceil(x):
-    if x.dtype == tl.float16:
-        return _ld.ceil(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.ceil(x)
-
-
-@jit
-def cos(x):
-    if x.dtype == tl.float16:
-        return _ld.cos(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.cos(x)
-
-
-@jit
-def exp(x):
-    if x.dtype == tl.float16:
-        return _ld.exp(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.exp(x)
-
-
-@jit
-def exp10(x):
-    if x.dtype == tl.float16:
-        return _ld.exp10(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.exp10(x)
-
-
-@jit
-def exp2(x):
-    if x.dtype == tl.float16:
-        return _ld.exp2(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.exp2(x)
-
-
-@jit
-def floor(x):
-    if x.dtype == tl.float16:
-        return _ld.floor(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.floor(x)
-
-
-@jit
-def log(x):
-    if x.dtype == tl.float16:
-        return _ld.log(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.log(x)
-
-
-@jit
-def log10(x):
-    if x.dtype == tl.float16:
-        return _ld.log10(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.log10(x)
-
-
-@jit
-def log2(x):
-    if x.dtype == tl.float16:
-        return _ld.log2(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.log2(x)
-
-
-@jit
-def nearbyint(x):
-    if x.dtype == tl.float16:
-        return _ld.nearbyint(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.nearbyint(x)
-
-
-@jit
-def rint(x):
-    if x.dtype == tl.float16:
-        return _ld.rint(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.rint(x)
-
-
-@jit
-def rsqrt(x):
-    if x.dtype == tl.float16:
-        return _ld.rsqrt(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.rsqrt(x)
-
-
-@jit
-def sin(x):
-    if x.dtype == tl.float16:
-        return _ld.sin(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.sin(x)
-
-
-@jit
-def sqrt(x):
-    if x.dtype == tl.float16:
-        return _ld.sqrt(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.sqrt(x)
-
-
-@jit
-def trunc(x):
-    if x.dtype == tl.float16:
-        return _ld.trunc(x.to(tl.float32)).to(tl.float16)
-    else:
-        return _ld.trunc(x)
+# The unary functions of Intel's tables with an fp16 signature.
+abs = _fp16_in_fp32("abs")  # noqa: A001 - libdevice's name
+ceil = _fp16_in_fp32("ceil")
+cos = _fp16_in_fp32("cos")
+exp = _fp16_in_fp32("exp")
+exp10 = _fp16_in_fp32("exp10")
+exp2 = _fp16_in_fp32("exp2")
+floor = _fp16_in_fp32("floor")
+log = _fp16_in_fp32("log")
+log10 = _fp16_in_fp32("log10")
+log2 = _fp16_in_fp32("log2")
+nearbyint = _fp16_in_fp32("nearbyint")
+rint = _fp16_in_fp32("rint")
+rsqrt = _fp16_in_fp32("rsqrt")
+sin = _fp16_in_fp32("sin")
+sqrt = _fp16_in_fp32("sqrt")
+trunc = _fp16_in_fp32("trunc")
 
 
 @jit
