@@ -1081,6 +1081,145 @@ void xe_align_base(xe_emitter_t* e, const char* addr, zt_scalar_kind_t k, xe_nam
   cast_index(e, dltel, "i64", delta);
 }
 
+// emit_nd_blocks at fewer than 16 lanes (dg2's SIMD8 DPAS path): each block
+// row is one 16-element gather (scatter) masked by the descriptor's bounds,
+// lanes outside [0, s0) x [0, s1) reading zeros as the block message does.
+// The compat library's 2-D block emulation is 16-lane (an 8-lane store of an
+// 8x16 f32 block wrote 8 of its 16 columns) and Xe-HPG has no 2-D block
+// messages; the per-row form is what the pointer path gathers at 8 lanes.
+// addr is the element-aligned base (no 64-byte alignment needed).
+static void nd_blocks_by_rows(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store,
+                              const char* addr, const char* s0, const char* s1,
+                              const char* st0, const char* o0, const char* o1, int32_t bi0,
+                              int32_t bi1, int32_t bj0, int32_t bj1) {
+  const char* mt = mem_elem(t.kind);
+  const char* attr = xe_layout_attr(v);
+  bool bf = t.kind == ZT_BF16;  // bf16 rows travel as i16 bits (xe_emit.c)
+  xe_name_t step, zix, s1v, zrow, izero;
+  xe_lane_index(e, step);
+  xe_zero_offsets(e, zix);
+  hoist_index(e, 0, izero);
+  char text[192];
+  snprintf(text, sizeof text, "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR
+                              "} dense<%s> : vector<16x%s>",
+           zt_scalar_kind_is_float(t.kind) && !bf ? "0.0" : "0", mt);
+  xe_hoist(e, text, true, zrow);
+  xe_fresh(e, s1v);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : index to vector<16xindex>%s\n",
+                   s1v, s1, loc(e));
+  for (int32_t bj = bj0; bj < bj1; ++bj) {
+    // Columns of this block (one per lane element) and their bound.
+    xe_name_t cj, c0, cb, cols, cin, cge, cok;
+    hoist_index(e, (int64_t)(bj - bj0) * v->bc, cj);
+    add_index(e, o1, cj, c0);
+    xe_fresh(e, cb);
+    xe_line(e);
+    zt_strbuf_printf(&e->body,
+                     "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                     "} : index to vector<16xindex>%s\n",
+                     cb, c0, loc(e));
+    xe_vbinary(e, "arith.addi", cb, step, "index", cols);
+    xe_vbinary(e, "arith.cmpi slt,", cols, s1v, "index", cin);
+    xe_vbinary(e, "arith.cmpi sge,", cols, zix, "index", cge);
+    xe_vbinary(e, "arith.andi", cin, cge, "i1", cok);
+    for (int32_t bi = bi0; bi < bi1; ++bi) {
+      const char* nm = v->names[bi * v->nbc + bj];
+      xe_name_t acc, blk;
+      if (store) {
+        snprintf(blk, sizeof blk, "%s", nm);
+        if (bf) {
+          xe_fresh(e, blk);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = arith.bitcast %s {layout_result_0 = %s} : vector<%dx16xbf16> "
+                           "to vector<%dx16xi16>%s\n",
+                           blk, nm, attr, v->br, v->br, loc(e));
+        }
+      } else {
+        snprintf(text, sizeof text,
+                 "arith.constant {layout_result_0 = %s} dense<%s> : vector<%dx16x%s>", attr,
+                 zt_scalar_kind_is_float(t.kind) && !bf ? "0.0" : "0", v->br, mt);
+        xe_hoist(e, text, true, acc);
+      }
+      for (int r = 0; r < v->br; ++r) {
+        xe_name_t ri, row, rlt, rge, rok, rokv, mask, roff, roffv, offs;
+        hoist_index(e, (int64_t)(bi - bi0) * v->br + r, ri);
+        add_index(e, o0, ri, row);
+        xe_fresh(e, rlt);
+        xe_line(e);
+        zt_strbuf_printf(&e->body, "%s = arith.cmpi slt, %s, %s : index%s\n", rlt, row, s0,
+                         loc(e));
+        xe_fresh(e, rge);
+        xe_line(e);
+        zt_strbuf_printf(&e->body, "%s = arith.cmpi sge, %s, %s : index%s\n", rge, row, izero,
+                         loc(e));
+        xe_fresh(e, rok);
+        xe_line(e);
+        zt_strbuf_printf(&e->body, "%s = arith.andi %s, %s : i1%s\n", rok, rlt, rge, loc(e));
+        xe_fresh(e, rokv);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : i1 to vector<16xi1>%s\n",
+                         rokv, rok, loc(e));
+        xe_vbinary(e, "arith.andi", rokv, cok, "i1", mask);
+        xe_fresh(e, roff);
+        xe_line(e);
+        zt_strbuf_printf(&e->body, "%s = arith.muli %s, %s : index%s\n", roff, row, st0,
+                         loc(e));
+        xe_fresh(e, roffv);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                         "} : index to vector<16xindex>%s\n",
+                         roffv, roff, loc(e));
+        xe_vbinary(e, "arith.addi", roffv, cols, "index", offs);
+        if (store) {
+          xe_name_t rv;
+          xe_fresh(e, rv);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16x%s> from vector<%dx16x%s>%s\n",
+                           rv, blk, r, mt, v->br, mt, loc(e));
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                           "}> : vector<16x%s>, i64, vector<16xindex>, vector<16xi1>%s\n",
+                           rv, addr, offs, mask, mt, loc(e));
+          continue;
+        }
+        xe_name_t g, sel, ins;
+        xe_fresh(e, g);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                         "}> : i64, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
+                         g, addr, offs, mask, mt, loc(e));
+        xe_vselect(e, mask, g, zrow, mt, sel);
+        if (r == v->br - 1 && !bf) snprintf(ins, sizeof ins, "%s", nm);
+        else xe_fresh(e, ins);
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = vector.insert %s, %s [%d] {layout_result_0 = %s} : "
+                         "vector<16x%s> into vector<%dx16x%s>%s\n",
+                         ins, sel, acc, r, attr, mt, v->br, mt, loc(e));
+        memcpy(acc, ins, sizeof acc);
+      }
+      if (!store && bf) {
+        xe_line(e);
+        zt_strbuf_printf(&e->body,
+                         "%s = arith.bitcast %s {layout_result_0 = %s} : vector<%dx16xi16> to "
+                         "vector<%dx16xbf16>%s\n",
+                         nm, acc, attr, v->br, v->br, loc(e));
+      }
+    }
+  }
+}
+
 // Loads (stores) blocks [bi0, bi1) x [bj0, bj1) of v through one 2-D block
 // descriptor over `addr` (i64 byte address, element aligned): s0 rows of s1
 // elements, rows st0 elements apart (index names); block (bi0, bj0) sits at
@@ -1091,6 +1230,15 @@ static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store
                            const char* s0_in, const char* s1_in, const char* st0,
                            const char* o0, const char* o1_in, int32_t bi0, int32_t bi1,
                            int32_t bj0, int32_t bj1, bool prefetch) {
+  if (e->lanes != XE_SUBGROUP) {
+    if (v->bc != 16) {
+      xe_fail(e, ZT_STATUS_UNSUPPORTED, "%dx%d blocks of a 2-D block descriptor at %d lanes",
+              v->br, v->bc, e->lanes);
+      return;
+    }
+    nd_blocks_by_rows(e, v, t, store, addr, s0_in, s1_in, st0, o0, o1_in, bi0, bi1, bj0, bj1);
+    return;
+  }
   e->used_block_io = true;
   // bf16 blocks travel as bf16 through 2-D block IO (lab a2).
   const char* et = xe_block_elem(t.kind);
