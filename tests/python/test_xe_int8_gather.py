@@ -12,39 +12,23 @@ isa` pvc: DPAS in the K loop, no spill at 4 subgroups), E4 (CPU target) and
 E5 (the pvc SPIR-V on Intel's OpenCL CPU runtime), exact against int64 numpy
 with M, N, K tails and a column-major A."""
 import os
-import re
 import sys
 
 import pytest
 
 import zetile
-from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
+from zt_testutil import (e5_cases, have_tool, isa_no_spill, run_cases_on, spirv_val,
+                         unalias_types as _unalias)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Intel's OpenCL CPU runtime takes tens of seconds per kernel build here: E5
-# runs one case of each kernel by default, all with ZETILE_SLOW_TESTS=1.
-SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
-
-
-def _n_cases(device):
-    return None if device == "cpu" or SLOW else 1
-
-
-def _run(code, device):
-    code = code.replace("N_CASES", repr(_n_cases(device)))
-    return run_result(code, path=HERE, env={"ZETILE_DEVICE": device}, timeout=900)
+# runs one case of each kernel by default, all with ZETILE_SLOW_TESTS=1
+# (zt_testutil.e5_cases).
 sys.path.insert(0, HERE)
 
 import xe_int8_gather_kernels as K  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
-
-
-def _unalias(mlir):
-    """The emitted XeGPU with its vector type aliases (`!zvN = vector<...>`,
-    ZETILE_XE_TYPE_ALIAS) written out, for text checks."""
-    names = dict(re.findall(r"^(!zv\d+) = (.*)$", mlir, re.M))
-    return re.sub(r"!zv\d+", lambda m: names.get(m.group(0), m.group(0)), mlir)
 
 
 def _compile_strided(num_warps, target="pvc"):
@@ -69,16 +53,10 @@ def test_e1_strided_int8_gemm(num_warps, target):
 
 
 def test_e2_strided_int8_gemm():
-    if not (have_tool("ocloc") and have_tool("iga64")):
-        pytest.skip("ocloc/iga64 are not installed")
-    from zetile.tools import isa
     ck = _compile_strided(4)
-    isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
-    r = isa.analyze_isa("".join(isas.values()))
-    print("pvc 64x64x32 num_warps 4:", {k: r[k] for k in ("instructions", "dpas", "sends")})
+    r = isa_no_spill(ck.asm["spirv"], ck.metadata.get("igc_options", ""), "pvc 64x64x32 num_warps 4")
     # 32x32 per subgroup: 4x2 accumulators, one int8 DPAS (K 32) each.
     assert r["dpas_in_innermost_loop"] >= 8, r
-    assert isa.spill_from_log(log) == 0, log[-2000:]
 
 
 RUN = """
@@ -92,11 +70,8 @@ print("RESULT", json.dumps(out))
 
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
 def test_numerics_strided_exact(device):
-    if device == "opencl:cpu":
-        opencl_cpu_or_skip()
-    res = _run(RUN, device)
-    assert res.pop("device") == device
-    assert len(res) == len(K.STRIDED_CASES[:_n_cases(device)])
+    res = run_cases_on(device, RUN, HERE)
+    assert len(res) == len(K.STRIDED_CASES[:e5_cases(device)])
     assert all(v == 0 for v in res.values()), res
 
 
@@ -137,17 +112,11 @@ def test_e1_int8_arith_on_b(num_warps):
 
 
 def test_e2_int8_arith_before_dot():
-    if not (have_tool("ocloc") and have_tool("iga64")):
-        pytest.skip("ocloc/iga64 are not installed")
-    from zetile.tools import isa
     for b_zp in (False, True):
         ck = _compile_zp(4, b_zp)
-        isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
-        r = isa.analyze_isa("".join(isas.values()))
-        print(f"pvc zero-point (B too: {b_zp}) 64x64x32 num_warps 4:",
-              {k: r[k] for k in ("instructions", "dpas", "sends")})
+        r = isa_no_spill(ck.asm["spirv"], ck.metadata.get("igc_options", ""),
+                         f"pvc zero-point (B too: {b_zp}) 64x64x32 num_warps 4")
         assert r["dpas_in_innermost_loop"] >= 8, r
-        assert isa.spill_from_log(log) == 0, log[-2000:]
 
 
 RUN_ZP = """
@@ -163,11 +132,8 @@ print("RESULT", json.dumps(out))
 
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
 def test_numerics_int8_arith_exact(device):
-    if device == "opencl:cpu":
-        opencl_cpu_or_skip()
-    res = _run(RUN_ZP, device)
-    assert res.pop("device") == device
-    assert len(res) == 2 * len(K.ZP_CASES[:_n_cases(device)])
+    res = run_cases_on(device, RUN_ZP, HERE)
+    assert len(res) == 2 * len(K.ZP_CASES[:e5_cases(device)])
     assert all(v == 0 for v in res.values()), res
 
 
@@ -185,14 +151,8 @@ def test_e1_e2_stdlib_generic_int8_export():
     assert mlir.count("xegpu.load_nd") == 0 and mlir.count("xegpu.dpas") > 0  # gathered
     if have_tool("spirv-val"):
         spirv_val(art.get("spirv"))
-    if not (have_tool("ocloc") and have_tool("iga64")):
-        pytest.skip("ocloc/iga64 are not installed")
-    from zetile.tools import isa
-    isas, log = isa.ocloc_isa(art.get("spirv"), "pvc", "-ze-opt-large-register-file")
-    r = isa.analyze_isa("".join(isas.values()))
-    print("pvc generic int8 export:", {k: r[k] for k in ("instructions", "dpas", "sends")})
+    r = isa_no_spill(art.get("spirv"), "-ze-opt-large-register-file", "pvc generic int8 export")
     assert r["dpas_in_innermost_loop"] >= 2, r
-    assert isa.spill_from_log(log) == 0, log[-2000:]
 
 
 # (b) A per-row scale on a dot's A operand over several subgroups
@@ -220,16 +180,10 @@ def test_e1_row_scale_on_a(bm, num_warps, barriers):
 
 
 def test_e2_row_scale_on_a():
-    if not (have_tool("ocloc") and have_tool("iga64")):
-        pytest.skip("ocloc/iga64 are not installed")
-    from zetile.tools import isa
     ck = _compile_scaled(64, 4)
-    isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
-    r = isa.analyze_isa("".join(isas.values()))
-    print("pvc row scale 64x64x32 num_warps 4:",
-          {k: r[k] for k in ("instructions", "dpas", "sends")})
+    r = isa_no_spill(ck.asm["spirv"], ck.metadata.get("igc_options", ""),
+                     "pvc row scale 64x64x32 num_warps 4")
     assert r["dpas_in_innermost_loop"] >= 16, r
-    assert isa.spill_from_log(log) == 0, log[-2000:]
 
 
 RUN_SCALED = """
@@ -243,11 +197,8 @@ print("RESULT", json.dumps(out))
 
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
 def test_numerics_row_scale_exact(device):
-    if device == "opencl:cpu":
-        opencl_cpu_or_skip()
-    res = _run(RUN_SCALED, device)
-    assert res.pop("device") == device
-    assert len(res) == len(K.SCALED_CASES[:_n_cases(device)])
+    res = run_cases_on(device, RUN_SCALED, HERE)
+    assert len(res) == len(K.SCALED_CASES[:e5_cases(device)])
     # every product and sum is exact in fp16/fp32 (see run_scaled)
     assert all(v <= 1e-6 for v in res.values()), res
 
@@ -279,9 +230,6 @@ print("RESULT", json.dumps(out))
 
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
 def test_numerics_int8_a_operand_also_stored_exact(device):
-    if device == "opencl:cpu":
-        opencl_cpu_or_skip()
-    res = _run(RUN_STORED, device)
-    assert res.pop("device") == device
-    assert len(res) == len(K.STORED_CASES[:_n_cases(device)])
+    res = run_cases_on(device, RUN_STORED, HERE)
+    assert len(res) == len(K.STORED_CASES[:e5_cases(device)])
     assert all(v == 0 for v in res.values()), res

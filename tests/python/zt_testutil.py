@@ -79,3 +79,48 @@ def spirv_val(spirv: bytes):
             f.write(spirv)
         r = subprocess.run(["spirv-val", p], capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
+
+
+# ------------------------------------------------------------ Xe kernels: E1/E2/E5 helpers
+SLOW_TESTS = os.environ.get("ZETILE_SLOW_TESTS") == "1"
+
+
+def unalias_types(mlir):
+    """The emitted XeGPU with its vector type aliases (`!zvN = vector<...>`,
+    ZETILE_XE_TYPE_ALIAS) written out, for text checks."""
+    import re
+    names = dict(re.findall(r"^(!zv\d+) = (.*)$", mlir, re.M))
+    return re.sub(r"!zv\d+", lambda m: names.get(m.group(0), m.group(0)), mlir)
+
+
+def isa_no_spill(spirv, options, label, target="pvc"):
+    """E2: the SPIR-V through ocloc and iga64 (skips without them); prints
+    label with the instruction, DPAS and send counts, asserts IGC spilled
+    nothing and returns zetile.tools.isa.analyze_isa's figures."""
+    if not (have_tool("ocloc") and have_tool("iga64")):
+        pytest.skip("ocloc/iga64 are not installed")
+    from zetile.tools import isa
+    isas, log = isa.ocloc_isa(spirv, target, options)
+    r = isa.analyze_isa("".join(isas.values()))
+    print(f"{label}:", {k: r[k] for k in ("instructions", "dpas", "sends")})
+    assert isa.spill_from_log(log) == 0, log[-2000:]
+    return r
+
+
+def e5_cases(device):
+    """How many cases of a list a numerics test runs on device: all on the
+    CPU target (or with ZETILE_SLOW_TESTS=1), else one (Intel's OpenCL CPU
+    runtime takes tens of seconds a kernel build here); None means all."""
+    return None if device == "cpu" or SLOW_TESTS else 1
+
+
+def run_cases_on(device, code, path, timeout=900):
+    """Runs a RESULT script (run_result) on device, its N_CASES replaced by
+    e5_cases(device); skips opencl:cpu where it cannot serve. Returns the
+    results with the script's "device" entry checked and removed."""
+    if device == "opencl:cpu":
+        opencl_cpu_or_skip()
+    res = run_result(code.replace("N_CASES", repr(e5_cases(device))), path=path,
+                     env={"ZETILE_DEVICE": device}, timeout=timeout)
+    assert res.pop("device") == device
+    return res
