@@ -222,6 +222,12 @@ def _oracle_limitation(e):
 # Every case is also built for pvc (spirv-val and ocloc: ~100 s for all
 # cases), or a sample of one in four ("sample"), or none ("off").
 XE_MODE = os.environ.get("ZETILE_CONFORMANCE_XE", "all")  # all | sample | off
+# ZETILE_CONFORMANCE_XE_WARPS=1 builds each case at num_warps=1 instead of the
+# compiler's choice: a 64-element block is then 4 elements a lane, so the lane
+# packing (lowering/xe/xe_lane_pack.c) applies, which one element a lane never
+# reaches (Debian's IGC aborted on packed boolean xor that spirv-val accepted).
+# test_conformance.py's test_xe_packed_sample builds a few cases so always.
+XE_WARPS = int(os.environ.get("ZETILE_CONFORMANCE_XE_WARPS", "0")) or None
 
 
 def xe_selected(case):
@@ -233,11 +239,12 @@ def xe_selected(case):
     return zlib.crc32(f"{case.category}/{case.name}".encode()) % 4 == 0
 
 
-def xe_check(case, zetile_mod):
+def xe_check(case, zetile_mod, num_warps=None):
     """Compiles the case's zetile specialization for pvc on the compat path
     (what Debian 12's driver needs) and checks the SPIR-V with spirv-val
     (E1) and Intel's ocloc (E2; an IGC abort on a case spirv-val accepted was
-    found this way).
+    found this way). num_warps: the subgroups (else XE_WARPS, else the
+    compiler's choice).
     Returns (outcome, detail): xe-ok, xe-unsupported, xe-failed."""
     import shutil
     import subprocess
@@ -258,7 +265,9 @@ def xe_check(case, zetile_mod):
     key, arg_types, div, constexprs, _, descs = kernel.specialize(bound, zetile.get_device("cpu"))
     text = kernel.build_tile_ir(arg_types, constexprs, div, descs)
     try:
-        art = zetile._C.compile(text, target="pvc", compat=True, cached=True)
+        warps = num_warps or XE_WARPS
+        art = zetile._C.compile(text, target="pvc", compat=True, cached=True,
+                                **({"num_warps": warps} if warps else {}))
     except zetile._C.UnsupportedError as e:
         return "xe-unsupported", str(e).splitlines()[0][:200]
     except zetile._C.Error as e:

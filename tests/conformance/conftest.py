@@ -56,9 +56,11 @@ def pytest_terminal_summary(terminalreporter):
     tr.write_line(f"  {'total':<10} {total['passed']:>4} passed, {total['failed']:>3} failed, "
                   f"{total['skipped'] + total['oracle-skip']:>3} skipped")
     if xe:
-        from conformance_support import XE_MODE
+        from conformance_support import XE_MODE, XE_WARPS
         import shutil
         which = "every case" if XE_MODE == "all" else "a sample of the cases"
+        if XE_WARPS:
+            which += f" at num_warps={XE_WARPS}"
         checks = "spirv-val and ocloc" if shutil.which("ocloc") else "spirv-val; no ocloc here"
         tr.write_line(f"  pvc target (compat path, {which}): {xe['xe-ok']} built and "
                       f"validated ({checks}), {xe['xe-unsupported']} not yet "

@@ -46,6 +46,12 @@ def binary_op(X, Y, OUT, N, OP: tl.constexpr, BLOCK: tl.constexpr):
         r = x == y
     elif OP == "ne":
         r = x != y
+    elif OP == "mask_xor":  # boolean vectors (the lane packing keeps them in pieces on Xe)
+        r = (x < y) ^ (y > 1)
+    elif OP == "mask_eq":
+        r = (x < y) == (y > 1)
+    elif OP == "mask_ne":
+        r = (x < y) != (y > 1)
     elif OP == "maximum":
         r = tl.maximum(x, y)
     elif OP == "minimum":

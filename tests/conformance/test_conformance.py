@@ -41,6 +41,12 @@ def _binary_cases():
             yield Case("promotion", f"{op}-{a}-{b}", "binary_op", ["X", "Y"], [a, b], op=op,
                        scalars={"N": N}, constexprs={"OP": op, "BLOCK": BLOCK},
                        grid=(-(-N // BLOCK),), out_dtype=None)
+    # xor / == / != of two compares: boolean operands
+    for op in ["mask_xor", "mask_eq", "mask_ne"]:
+        for dt in ["int32", "float32"]:
+            yield Case("binary", f"{op}-{dt}", "binary_op", ["X", "Y"], [dt, dt], op=op,
+                       scalars={"N": N}, constexprs={"OP": op, "BLOCK": BLOCK},
+                       grid=(-(-N // BLOCK),), out_dtype=None)
 
 
 def _scalar_cases():
@@ -247,3 +253,19 @@ def test_conformance(case, conformance_results):
             assert xe_outcome == "xe-failed", f"fixed? remove it from XE_KNOWN_FAILURES: {known}"
             pytest.xfail(known)
         assert xe_outcome != "xe-failed", xe_detail
+
+
+# Built for pvc at num_warps=1: 4 elements a lane, so the lane packing
+# applies (at the compiler's choice of subgroups these kernels have one
+# element a lane). Boolean xor / != of packed compares made Debian's IGC
+# abort while spirv-val accepted them (fixed in 9015029). Every case so:
+# ZETILE_CONFORMANCE_XE_WARPS=1 (tests/conformance/README.md).
+XE_PACKED_SAMPLE = ["binary/mask_xor-float32", "binary/mask_ne-int32", "binary/add-float16",
+                    "math/exp-float32", "reduce/sum-float32-axis1", "cast/float32-to-int8"]
+_CASES_BY_NAME = {f"{c.category}/{c.name}": c for c in CASES}
+
+
+@pytest.mark.parametrize("name", XE_PACKED_SAMPLE)
+def test_xe_packed_sample(name):
+    outcome, detail = xe_check(_CASES_BY_NAME[name], zetile_mod, num_warps=1)
+    assert outcome == "xe-ok", detail
