@@ -431,6 +431,11 @@ zt_status_t xe_emit_spirv_passes(zt_lower_ctx_t* lc, MlirModule m, const char* p
 /// become shifts, ands and ors. Returns how many calls were rewritten.
 struct LLVMOpaqueModule;  // LLVMModuleRef, without llvm-c/Core.h here
 int xe_expand_bitreverse(struct LLVMOpaqueModule* mod);
+/// Elementwise instructions on vectors of more than 16 elements narrower
+/// than 32 bits (8 lanes: 32 a lane), which the SPIR-V backend cannot
+/// legalize, become instructions on 16 (xe_llvm_legalize.c). Returns how
+/// many were split, -1 out of memory.
+int xe_split_wide_narrow(struct LLVMOpaqueModule* mod);
 
 /// zetile's own lane distribution (xe_distribute.c): the emitted
 /// subgroup-level module rewritten in place into one lane's code, in place

@@ -264,29 +264,6 @@ int xe_emit_lanes(const xe_target_t* tg, MlirOperation kernel) {
   return has_dot ? tg->subgroup_size : XE_SUBGROUP;
 }
 
-// A float compare whose lane share is more than 16 elements (at 8 lanes
-// the lane holds twice the elements: the fp32 GEMM's bf16x3 split compares
-// vector<16x2xf32>) becomes, after linearization, a `<32 x i1>` G_FCMP
-// that LLVM's SPIR-V backend cannot legalize: the compile worker exited.
-// Until such compares are split, they are refused here by name.
-typedef struct {
-  char what[160];
-} wide_cmp_t;
-
-static MlirWalkResult wide_cmpf_cb(MlirOperation op, void* user) {
-  wide_cmp_t* w = user;
-  if (!str_is(mlirIdentifierStr(mlirOperationGetName(op)), "arith.cmpf") ||
-      mlirOperationGetNumResults(op) != 1)
-    return MlirWalkResultAdvance;
-  MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
-  if (!mlirTypeIsAVector(t)) return MlirWalkResultAdvance;
-  int64_t n = 1;
-  for (intptr_t i = 0; i < mlirShapedTypeGetRank(t); ++i) n *= mlirShapedTypeGetDimSize(t, i);
-  if (n <= XE_SUBGROUP) return MlirWalkResultAdvance;
-  snprintf(w->what, sizeof w->what, "arith.cmpf on %lld elements per lane", (long long)n);
-  return MlirWalkResultInterrupt;
-}
-
 zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info) {
   xe_emitter_t e;
   xe_emitter_init(&e, lc);
@@ -759,16 +736,6 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         double t = zt_timing_now_ms();
         s = xe_pack_lanes(lc->ctx, m, NULL);
         zt_timing_record("lane packing", zt_timing_now_ms() - t);
-      }
-      if (!s && done && info.lanes != XE_SUBGROUP) {
-        wide_cmp_t w = {""};
-        mlirOperationWalk(mlirModuleGetOperation(m), wide_cmpf_cb, &w, MlirWalkPreOrder);
-        if (w.what[0])
-          s = zt_make_status(ZT_STATUS_UNSUPPORTED,
-                             "Xe lowering: at %d lanes (ZETILE_DG2_LOWERING=shared8) %s (more "
-                             "than %d: a vector<N x i1> compare LLVM's SPIR-V backend cannot "
-                             "legalize; e.g. an fp32 tl.dot's bf16x3 split)",
-                             info.lanes, w.what, XE_SUBGROUP);
       }
       ours_done = done;
       if (!s && done) {

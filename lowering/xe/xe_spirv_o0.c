@@ -90,6 +90,8 @@ static zt_status_t select_spirv(const char* bc, size_t n, const char* passes,
   }
   // Before selection, on every route here (xe_llvm_legalize.c).
   if (!s) xe_expand_bitreverse(mod);
+  if (!s && xe_split_wide_narrow(mod) < 0)
+    s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe SPIR-V: splitting wide narrow vectors");
   double t1 = zt_timing_now_ms();
   if (!s && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, spv))
     s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: %s", err ? err : "emission failed");
