@@ -329,12 +329,8 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
     if (!mlirAttributeIsNull(
             mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("chunk_size"))))
       refuse(c, op, "%s", "chunked gathers");
-    // Fewer lanes split each gather into one per lane element; an atomic's
-    // id pairs its ops (xe_atomic.c), which a split would duplicate.
-    else if (LANES < XE_SUBGROUP &&
-             !mlirAttributeIsNull(mlirOperationGetAttributeByName(
-                 op, mlirStringRefCreateFromCString("zt.atomic"))))
-      refuse(c, op, "%s", "an atomic at fewer than 16 lanes");
+    // (Fewer lanes split each gather into one per lane element; an atomic's
+    // pieces get ids of their own there, split_gather.)
   } else if (name_starts(op, "scf.")) {
     if (!zt_op_named(op, "scf.for") && !zt_op_named(op, "scf.while") && !zt_op_named(op, "scf.if") &&
         !zt_op_named(op, "scf.yield") && !zt_op_named(op, "scf.condition"))
@@ -644,6 +640,18 @@ static void split_gather(MlirContext ctx, MlirOperation op) {
   for (int64_t k = 0; k < n; ++k) {
     MlirOperation piece = mlirOperationClone(op);
     mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, piece);
+    // An atomic's value, compare and result ops are paired by their id
+    // (xe_atomics_in_place): piece k of each gets id * n + k, so element k's
+    // compare, atomic and old value stay one site.
+    static const char* const ids[] = {"zt.atomic_id", "zt.atomic_cmp", "zt.atomic_result"};
+    for (int a = 0; a < 3; ++a) {
+      MlirStringRef an = mlirStringRefCreateFromCString(ids[a]);
+      MlirAttribute id = mlirOperationGetAttributeByName(piece, an);
+      if (mlirAttributeIsNull(id) || !mlirAttributeIsAInteger(id)) continue;
+      mlirOperationSetAttributeByName(
+          piece, an,
+          mlirIntegerAttrGet(mlirAttributeGetType(id), mlirIntegerAttrGetValueInt(id) * n + k));
+    }
     for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
       MlirValue v = mlirOperationGetOperand(op, i);
       if (mlirTypeIsAVector(mlirValueGetType(v)))
