@@ -40,6 +40,9 @@
 // elements gives it. Thread-local: compiles may run on several threads.
 static _Thread_local int lanes_now = XE_SUBGROUP;
 #define LANES lanes_now
+// The kernel's int8 dots read their operands as unsigned (one signedness a
+// module, xe_matrix.c): at 8 lanes the SIMD8 builtin is called by name here.
+static _Thread_local bool uint8_now;
 
 static bool dpas8_ok(MlirOperation op);
 
@@ -264,9 +267,10 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
       refuse(c, op, "%s", "a marked lane shuffle other than xor at fewer than 16 lanes");
   } else if (zt_op_named(op, "vector.broadcast")) {
   } else if (zt_op_named(op, "vector.bitcast")) {
-    // Only as the emitter writes it: 8x16 i16 rows (lane j column j) into
-    // an int8 A block (lane j columns 2j, 2j + 1): per lane i16 -> 2 x i8,
-    // and back (stores of such blocks).
+    // Only as the emitter writes it: 8x16 i16 rows (lane j column j; at 8
+    // lanes columns j and j + 8) into an int8 A block (lane j columns 2j,
+    // 2j + 1, and 2j + 16, 2j + 17 at 8 lanes): per lane i16 -> 2 x i8, and
+    // back (stores of such blocks).
     MlirType from = mlirValueGetType(mlirOperationGetOperand(op, 0));
     MlirType to = mlirValueGetType(mlirOperationGetResult(op, 0));
     if (mlirShapedTypeGetRank(from) == 2 && mlirShapedTypeGetDimSize(from, 1) == 2 * XE_SUBGROUP) {
@@ -277,7 +281,7 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
     MlirType fe = mlirShapedTypeGetElementType(from), te = mlirShapedTypeGetElementType(to);
     if (mlirShapedTypeGetRank(from) != 2 || !mlirTypeIsAInteger(fe) ||
         mlirIntegerTypeGetWidth(fe) != 16 || !mlirTypeIsAInteger(te) ||
-        mlirIntegerTypeGetWidth(te) != 8 || mlirShapedTypeGetDimSize(from, 1) != LANES)
+        mlirIntegerTypeGetWidth(te) != 8 || mlirShapedTypeGetDimSize(from, 1) != XE_SUBGROUP)
       refuse(c, op, "%s", "a bitcast other than i16 rows into int8 column pairs");
   } else if (zt_op_named(op, "vector.extract")) {
     if (mlirOperationGetNumOperands(op) != 1 || !vec_result)
@@ -322,7 +326,9 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
     zt_strbuf_deinit(&sb);
   } else if (zt_op_named(op, "xegpu.dpas") && LANES != XE_SUBGROUP) {
     if (LANES != 8 || !dpas8_ok(op))
-      refuse(c, op, "%s", "a DPAS other than fp16/bf16 8x16x16 into fp32 at 8 lanes");
+      refuse(c, op, "%s",
+             "a DPAS other than fp16/bf16 8x16x16 into fp32 or int8 8x16x32 into int32 at 8 "
+             "lanes");
   } else if (zt_op_named(op, "xegpu.store_nd") || zt_op_named(op, "xegpu.prefetch_nd") ||
              zt_op_named(op, "xegpu.update_nd_offset") || zt_op_named(op, "xegpu.dpas")) {
   } else if (zt_op_named(op, "xegpu.load") || zt_op_named(op, "xegpu.store")) {
@@ -687,9 +693,21 @@ static void split_gather(MlirContext ctx, MlirOperation op) {
 //   B 16x16 (vector<16x2>): column j + 8h is rows 0..15 of the lane's half
 //     h, whose dwords are the VNNI pairs (rows 2r, 2r + 1) the builtin takes;
 //   C 8x16 f32 (vector<8x2>): half h is the builtin's float8 accumulator.
+//   int8 (k32): A 8x32 i8 is vector<8x4> (lane j: columns 2j, 2j + 1,
+//     2j + 16, 2j + 17), i.e. the i16 pairs j and j + 8 moved like fp16's
+//     columns (the builtin's dword 4j..4j+3 is the pairs 2j, 2j + 1); B
+//     32x16 is vector<32x2>: half h is 32 rows of one column, 8 dwords of 4
+//     rows each (VNNI); C is i32. (Signed or unsigned: uint8_now.)
+static bool is_int(MlirType t, unsigned w) {
+  return mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == w;
+}
+
 static const char* dpas8_builtin(MlirType et) {
   if (mlirTypeIsAF16(et)) return "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f";
   if (mlirTypeIsABF16(et)) return "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f";
+  if (is_int(et, 8))
+    return uint8_now ? "_Z36intel_sub_group_u8_u8_matrix_mad_k32Dv8_jS_Dv8_i"
+                     : "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_";
   return NULL;
 }
 
@@ -698,12 +716,13 @@ static bool dpas8_ok(MlirOperation op) {
   MlirType a = mlirValueGetType(mlirOperationGetOperand(op, 0));
   MlirType b = mlirValueGetType(mlirOperationGetOperand(op, 1));
   MlirType r = mlirValueGetType(mlirOperationGetResult(op, 0));
+  MlirType et = mlirShapedTypeGetElementType(a), rt = mlirShapedTypeGetElementType(r);
+  int64_t k = is_int(et, 8) ? 32 : 16;  // K of one DPAS: 8 dwords of A's row
   return mlirShapedTypeGetRank(a) == 2 && mlirShapedTypeGetDimSize(a, 0) == 8 &&
-         mlirShapedTypeGetDimSize(a, 1) == 16 && mlirShapedTypeGetRank(b) == 2 &&
-         mlirShapedTypeGetDimSize(b, 0) == 16 && mlirShapedTypeGetDimSize(b, 1) == 16 &&
-         dpas8_builtin(mlirShapedTypeGetElementType(a)) &&
-         mlirTypeEqual(mlirShapedTypeGetElementType(a), mlirShapedTypeGetElementType(b)) &&
-         mlirTypeIsAF32(mlirShapedTypeGetElementType(r));
+         mlirShapedTypeGetDimSize(a, 1) == k && mlirShapedTypeGetRank(b) == 2 &&
+         mlirShapedTypeGetDimSize(b, 0) == k && mlirShapedTypeGetDimSize(b, 1) == 16 &&
+         dpas8_builtin(et) && mlirTypeEqual(et, mlirShapedTypeGetElementType(b)) &&
+         (is_int(et, 8) ? is_int(rt, 32) : mlirTypeIsAF32(rt));
 }
 
 static MlirValue op1(MlirOperation before, const char* name, MlirValue x, MlirType t) {
@@ -723,8 +742,9 @@ static MlirValue lane_half(MlirContext ctx, MlirOperation before, MlirValue v, i
   int64_t rows = mlirShapedTypeGetDimSize(t, 0);
   MlirType et = mlirShapedTypeGetElementType(t);
   MlirLocation loc = mlirOperationGetLocation(before);
-  MlirValue el[XE_SUBGROUP];
-  for (int64_t r = 0; r < rows && r < XE_SUBGROUP; ++r) {
+  MlirValue el[2 * XE_SUBGROUP];
+  if (rows > 2 * XE_SUBGROUP) rows = 2 * XE_SUBGROUP;
+  for (int64_t r = 0; r < rows; ++r) {
     int64_t pos[2] = {r, h};
     MlirNamedAttribute p = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 2, pos));
     el[r] = put_before(before, make_op("vector.extract", loc, 1, &v, 1, &et, 1, &p));
@@ -733,8 +753,35 @@ static MlirValue lane_half(MlirContext ctx, MlirOperation before, MlirValue v, i
   return put_before(before, make_op("vector.from_elements", loc, rows, el, 1, &rt, 0, NULL));
 }
 
+// Half h of an int8 B block (vector<32x2xi8>) as the builtin's 8 dwords,
+// each from 4 rows (a <32 x i8> value is one LLVM 22's SPIR-V backend
+// cannot split).
+static MlirValue b_half_i8(MlirContext ctx, MlirOperation before, MlirValue b, int h) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirType i8 = mlirIntegerTypeGet(ctx, 8), i32 = mlirIntegerTypeGet(ctx, 32);
+  int64_t four = 4, one = 1, eight = 8;
+  MlirType v4 = mlirVectorTypeGet(1, &four, i8), v1 = mlirVectorTypeGet(1, &one, i32);
+  MlirValue dw[8];
+  for (int i = 0; i < 8; ++i) {
+    MlirValue el[4];
+    for (int r = 0; r < 4; ++r) {
+      int64_t pos[2] = {4 * i + r, h};
+      MlirNamedAttribute p = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 2, pos));
+      el[r] = put_before(before, make_op("vector.extract", loc, 1, &b, 1, &i8, 1, &p));
+    }
+    MlirValue q = put_before(before, make_op("vector.from_elements", loc, 4, el, 1, &v4, 0, NULL));
+    MlirValue bits = put_before(before, make_op("vector.bitcast", loc, 1, &q, 1, &v1, 0, NULL));
+    MlirNamedAttribute p0 =
+        named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){0}));
+    dw[i] = put_before(before, make_op("vector.extract", loc, 1, &bits, 1, &i32, 1, &p0));
+  }
+  MlirType v8 = mlirVectorTypeGet(1, &eight, i32);
+  return put_before(before, make_op("vector.from_elements", loc, 8, dw, 1, &v8, 0, NULL));
+}
+
 // The builtin's declaration in the gpu.module (once per name).
-static zt_status_t declare_dpas8(MlirContext ctx, MlirOperation func, const char* fn) {
+static zt_status_t declare_dpas8(MlirContext ctx, MlirOperation func, const char* fn,
+                                 const char* acc) {
   MlirOperation mod = mlirOperationGetParentOperation(func);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
   for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
@@ -747,8 +794,8 @@ static zt_status_t declare_dpas8(MlirContext ctx, MlirOperation func, const char
   }
   char text[256];
   snprintf(text, sizeof text,
-           "func.func private @%s(vector<8xi32>, vector<8xi32>, vector<8xf32>) -> vector<8xf32>",
-           fn);
+           "func.func private @%s(vector<8xi32>, vector<8xi32>, vector<8x%s>) -> vector<8x%s>",
+           fn, acc, acc);
   MlirOperation d = mlirOperationCreateParse(ctx, mlirStringRefCreateFromCString(text),
                                              mlirStringRefCreateFromCString("dpas8"));
   if (mlirOperationIsNull(d))
@@ -762,7 +809,16 @@ static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
   MlirValue a = mlirOperationGetOperand(op, 0), b = mlirOperationGetOperand(op, 1);
   MlirType at = mlirValueGetType(a), et = mlirShapedTypeGetElementType(at);
   const char* fn = dpas8_builtin(et);
-  if (mlirTypeIsABF16(et)) {
+  bool int8 = is_int(et, 8);
+  if (int8) {
+    // The lane's 8x4 bytes as 8x2 i16 pairs, which move like fp16 columns.
+    int64_t as[2] = {mlirShapedTypeGetDimSize(at, 0), mlirShapedTypeGetDimSize(at, 1) / 2};
+    MlirType i16 = mlirIntegerTypeGet(ctx, 16);
+    a = put_before(op, make_op("vector.bitcast", loc, 1, &a, 1,
+                               (MlirType[]){mlirVectorTypeGet(2, as, i16)}, 0, NULL));
+    at = mlirValueGetType(a);
+    et = i16;
+  } else if (mlirTypeIsABF16(et)) {
     // bf16 travels as its i16 bits (SPIR-V has no bf16 without
     // SPV_KHR_bfloat16; no_bf16_values in xe_lower.c checks it).
     MlirType i16 = mlirIntegerTypeGet(ctx, 16), bt = mlirValueGetType(b);
@@ -778,11 +834,12 @@ static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
   MlirOperation func = mlirOperationGetParentOperation(op);
   while (!mlirOperationIsNull(func) && !zt_op_named(func, "gpu.func"))
     func = mlirOperationGetParentOperation(func);
-  ZT_RETURN_IF_ERROR(declare_dpas8(ctx, func, fn));
+  ZT_RETURN_IF_ERROR(declare_dpas8(ctx, func, fn, int8 ? "i32" : "f32"));
   MlirType i32 = mlirIntegerTypeGet(ctx, 32), i1 = mlirIntegerTypeGet(ctx, 1);
-  MlirType idx = mlirIndexTypeGet(ctx), f32 = mlirF32TypeGet(ctx);
+  // (acc_t: the accumulator's element type, f32 or i32.)
+  MlirType idx = mlirIndexTypeGet(ctx), acc_t = int8 ? i32 : mlirF32TypeGet(ctx);
   int64_t eight = 8, two = 2, one = 1;
-  MlirType v8i32 = mlirVectorTypeGet(1, &eight, i32), v8f32 = mlirVectorTypeGet(1, &eight, f32);
+  MlirType v8i32 = mlirVectorTypeGet(1, &eight, i32), v8acc = mlirVectorTypeGet(1, &eight, acc_t);
   MlirValue lane_ix = put_before(op, make_op("gpu.lane_id", loc, 0, NULL, 1, &idx, 0, NULL));
   MlirValue lane = op1(op, "arith.index_cast", lane_ix, i32);
   // Source lanes of columns 2j and 2j + 1, and which half holds them (j >= 4).
@@ -823,22 +880,25 @@ static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
   MlirValue d[2];
   MlirAttribute callee = mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(fn));
   for (int h = 0; h < 2; ++h) {
-    MlirValue bh = op1(op, "vector.bitcast", lane_half(ctx, op, b, h), v8i32);
+    MlirValue bh = int8 ? b_half_i8(ctx, op, b, h)
+                        : op1(op, "vector.bitcast", lane_half(ctx, op, b, h), v8i32);
     MlirValue ch;
     if (acc.ptr) {
       ch = lane_half(ctx, op, acc, h);
     } else {
-      MlirNamedAttribute z = named(ctx, "value", mlirDenseElementsAttrFloatSplatGet(v8f32, 0.0f));
-      ch = put_before(op, make_op("arith.constant", loc, 0, NULL, 1, &v8f32, 1, &z));
+      MlirNamedAttribute z =
+          named(ctx, "value", int8 ? mlirDenseElementsAttrInt32SplatGet(v8acc, 0)
+                                   : mlirDenseElementsAttrFloatSplatGet(v8acc, 0.0f));
+      ch = put_before(op, make_op("arith.constant", loc, 0, NULL, 1, &v8acc, 1, &z));
     }
     MlirValue args[3] = {apk, bh, ch};
     MlirNamedAttribute c = named(ctx, "callee", callee);
-    d[h] = put_before(op, make_op("func.call", loc, 3, args, 1, &v8f32, 1, &c));
+    d[h] = put_before(op, make_op("func.call", loc, 3, args, 1, &v8acc, 1, &c));
   }
   int64_t mask[16], sixteen = 16;
   for (int r = 0; r < 8; ++r) mask[2 * r] = r, mask[2 * r + 1] = 8 + r;
   MlirNamedAttribute m = named(ctx, "mask", mlirDenseI64ArrayGet(ctx, 16, mask));
-  MlirType v16 = mlirVectorTypeGet(1, &sixteen, f32);
+  MlirType v16 = mlirVectorTypeGet(1, &sixteen, acc_t);
   MlirValue flat = put_before(op, make_op("vector.shuffle", loc, 2, d, 1, &v16, 1, &m));
   MlirValue res = shape_cast_before(ctx, op, flat, mlirValueGetType(mlirOperationGetResult(op, 0)));
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), res);
@@ -950,9 +1010,10 @@ static MlirWalkResult find_marker(MlirOperation op, void* user) {
   return MlirWalkResultInterrupt;
 }
 
-zt_status_t xe_distribute_lanes(MlirContext ctx, MlirModule m, bool* done, char* why,
-                                size_t why_size) {
+zt_status_t xe_distribute_lanes(MlirContext ctx, MlirModule m, bool uint8_dpas, bool* done,
+                                char* why, size_t why_size) {
   *done = false;
+  uint8_now = uint8_dpas;
   if (why_size) why[0] = 0;
   funcs_t fs = {.n = 0};
   mlirOperationWalk(mlirModuleGetOperation(m), find_funcs, &fs, MlirWalkPreOrder);

@@ -442,9 +442,10 @@ int xe_split_wide_narrow(struct LLVMOpaqueModule* mod);
 /// of upstream's xegpu-subgroup-distribute. Sets *done when it applied; when
 /// the module holds something outside what it handles it changes nothing,
 /// leaves *done false and says what in why (the caller then runs upstream's
-/// pass).
-zt_status_t xe_distribute_lanes(MlirContext ctx, MlirModule m, bool* done, char* why,
-                                size_t why_size);
+/// pass). uint8_dpas: the kernel's int8 dots are unsigned (at 8 lanes the
+/// SIMD8 builtin is named here).
+zt_status_t xe_distribute_lanes(MlirContext ctx, MlirModule m, bool uint8_dpas, bool* done,
+                                char* why, size_t why_size);
 
 // --- xe_matrix.c ------------------------------------------------------------
 /// Chooses the subgroup grid for 2-D tiles (sets e->nsg, sg_m, sg_n) when

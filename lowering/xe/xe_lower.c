@@ -643,7 +643,8 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
       if (!s) snprintf(lib, sizeof lib, "%s", path);
     }
     // int8 DPAS: the builtin under the name upstream calls (dpas_names.cl).
-    if (!s && uses_int8_dpas) {
+    // (At 8 lanes xe_distribute.c calls the SIMD8 builtin by its own name.)
+    if (!s && uses_int8_dpas && info.lanes == XE_SUBGROUP) {
       s = library_file(info.uint8_dpas ? XE_LIB_DPAS_NAMES_U8 : XE_LIB_DPAS_NAMES, &path);
       if (!s) {
         size_t l = strlen(lib);
@@ -690,7 +691,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
       char why[256] = "";
       if (ours) {
         double t = zt_timing_now_ms();
-        s = xe_distribute_lanes(lc->ctx, m, &done, why, sizeof why);
+        s = xe_distribute_lanes(lc->ctx, m, info.uint8_dpas, &done, why, sizeof why);
         zt_timing_record(done ? "lane distribution (zetile)" : "lane distribution check",
                          zt_timing_now_ms() - t);
       }

@@ -777,7 +777,6 @@ def test_shared8_dot_free_refusals_build_at_16(monkeypatch, name):
 
 
 @pytest.mark.parametrize("case,op", [
-    ("gemm_int8", "vector.bitcast"),
     ("gemm_bf16_w4", "llvm.mlir.poison")])
 def test_shared8_template_refusals_are_named(monkeypatch, case, op):
     """The templates 8 lanes do not build (issue 12, found by h5) are
@@ -844,6 +843,55 @@ def test_e5_shared8_fp32_dot_on_opencl_cpu():
     for M, N, K, _ in DOT8_SHAPES[::2] if SLOW else DOT8_SHAPES[:1]:
         split_err, f64_err = res[f"{M}x{N}x{K}"]
         assert split_err < 1e-6 * K and f64_err < 1e-4 * K, res
+
+
+@needs_tools
+def test_shared8_int8_dot_is_simd8_dpas(monkeypatch):
+    """An int8 tl.dot at 8 lanes: IGC's SIMD8 int8 builtin (k32), two calls
+    per 8x16 block and K step of 32 (A's i16 pairs moved like fp16 columns,
+    B's halves as dwords of 4 rows). It was refused at the A operand's
+    vector.bitcast. E1 + E2 acm-g10: 2 DPAS, no spill, nothing unresolved."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8")
+    ck = zetile.compile(dot16_kernel, signature="*i8,*i8,*i32",
+                        constexprs={"M": 8, "N": 16, "K": 32}, target="dg2", num_warps=1,
+                        cached=False)
+    assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
+    spirv = ck.asm["spirv"]
+    spirv_val(spirv)
+    assert "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_" in _imports(spirv)
+    k = _e2(spirv)
+    assert k["dpas"] == 2 and k["spilled"] == 0 and k["calla"] == 0, k
+
+
+INT8_E5 = r"""
+import json, numpy as np, zetile
+import test_dg2_shared as S
+rng = np.random.default_rng(4)
+out = {}
+shapes = [(8, 16, 32, 1)] + ([(64, 64, 64, 4)] if S.SLOW else [])
+for dt, lo, hi in ((np.int8, -128, 128), (np.uint8, 0, 256)):
+    for M, N, K, nw in shapes:
+        a = rng.integers(lo, hi, (M, K)).astype(dt)
+        b = rng.integers(lo, hi, (K, N)).astype(dt)
+        c = np.zeros((M, N), np.int32)
+        ck = S.dot16_kernel[(1,)](a, b, c, M=M, N=N, K=K, num_warps=nw)
+        zetile.get_device().synchronize()
+        out["sg"] = int(ck.metadata["subgroup_size"])
+        out[f"{np.dtype(dt).name}:{M}x{N}x{K}"] = int(
+            (c != a.astype(np.int64) @ b.astype(np.int64)).sum())
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_e5_shared8_int8_dot_on_opencl_cpu():
+    """E5 of int8 and uint8 dots at 8 lanes (8x16x32; ZETILE_SLOW_TESTS=1 adds
+    64x64x64 over 4 subgroups): exact against int64 products (uint8 values
+    above 127 tell the unsigned builtin from the signed one)."""
+    opencl_cpu_or_skip()
+    res = run_result(INT8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8},
+                     timeout=600)
+    assert res["sg"] == 8, res
+    assert len(res) > 2 and all(v == 0 for k, v in res.items() if k != "sg"), res
 
 
 MATMUL_SIG = "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32"
