@@ -442,10 +442,28 @@ static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
 // instructions, sends, DPAS and where, loops, spills) is the same as
 // after O2, and the SPIR-V byte-identical for four of the six. O=1 in
 // xevm-attach-target instead also selects at -O1, which changes the ISA.
+// Since session 14 not default<O1> itself but the inliner (the atomics'
+// internal helpers, xe_atomic.c) and then O1's function simplification:
+// the module is one spir_kernel calling declarations, so O1's attribute
+// inference, IPSCCP and late loop pipeline found nothing to do, and
+// InstCombine ran 8 times (half of LLVM's time on softmax). `opt -time-passes` on the kernels'
+// bitcode: softmax 9.2 -> 3.9 ms, attention 20.4 -> 11.1 ms. `zetile
+// isa` (pvc): attention forward, softmax, layer norm, the chain equal to
+// O1's; both tutorial matmuls 101 instructions / 43 sends fewer. Leaner
+// lists measured worse: without loop-rotate the matmul is 2.3k
+// instructions smaller but attention 45 larger (its exit phis), without
+// the first simplifycfg/sroa/early-cse/instcombine round attention +1.
 // ZETILE_XE_LLVM_PASSES: another pipeline text (LLVM's new pass manager;
-// "default<O2>" gives the bytes of the upstream route), or "upstream" for
-// gpu-module-to-binary's own optimization and selection.
-static const char kLlvmPasses[] = "default<O1>";
+// "default<O1>" the route before session 14, "default<O2>" the bytes of
+// the upstream route), or "upstream" for gpu-module-to-binary's own
+// optimization and selection.
+#define XE_LLVM_IC "instcombine<max-iterations=1;no-verify-fixpoint>"
+static const char kLlvmPasses[] =
+    "cgscc(inline),function(simplifycfg,sroa,early-cse," XE_LLVM_IC ",simplifycfg,"
+    "sroa,early-cse<memssa>,simplifycfg," XE_LLVM_IC ",simplifycfg,reassociate,"
+    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
+    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>),"
+    "simplifycfg," XE_LLVM_IC ")";
 
 static zt_status_t emit_spirv_once(zt_lower_ctx_t* lc, MlirModule m, const char* passes,
                                    zt_status_t* bad) {

@@ -8,7 +8,12 @@ gpu-module-to-binary's default<O2>. What must hold:
 - default<O1> gives valid SPIR-V whose ISA (ocloc + iga64 counts) is
   upstream's (softmax's SPIR-V differs in bytes, so this is a real check);
 - dropping the canonicalize after zetile's lane distribution leaves the
-  SPIR-V byte-identical (ZETILE_XE_LANE_CANON=1 keeps it)."""
+  SPIR-V byte-identical (ZETILE_XE_LANE_CANON=1 keeps it);
+- since session 14 the default is not default<O1> but its function
+  simplification on the one kernel function (no inliner, IPSCCP, late loop
+  pipeline; InstCombine 3 times instead of 8): softmax's bytes differ from
+  O1's (so the cheaper list is the one that runs) and its ISA stays
+  upstream's (test_o1_keeps_the_isa)."""
 import json
 import os
 
@@ -67,6 +72,17 @@ def test_default_route_and_upstream_switch(tmp_path):
     assert "pipeline Xe SPIR-V emission" in old["stages"], old["stages"]
     if have_tool("spirv-val"):
         spirv_val(new["spirv"])
+
+
+def test_default_is_not_o1(tmp_path):
+    # Fails if the default goes back to default<O1> (issue 22: O1's
+    # inliner and its 8 InstCombine runs were half of LLVM's time on
+    # softmax); the other pipeline text is still taken when asked for.
+    new = _compile(tmp_path / "new")["softmax"]["spirv"]
+    o1 = _compile(tmp_path / "o1", ZETILE_XE_LLVM_PASSES="default<O1>")["softmax"]["spirv"]
+    assert new != o1
+    if have_tool("spirv-val"):
+        spirv_val(o1)
 
 
 def test_o2_on_the_route_gives_upstreams_bytes(tmp_path):
