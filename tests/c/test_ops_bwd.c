@@ -30,75 +30,9 @@ static void setup(void) { ot_device_open(&dev); }
 static void teardown(void) { zt_device_release(dev); }
 static void remove_cache(void) { ot_cache_remove(dir); }
 
-// ---------------------------------------------------------------- dtypes
-static uint16_t f2bf(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u += 0x7FFF + ((u >> 16) & 1);
-  return (uint16_t)(u >> 16);
-}
-static float bf2f(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-static size_t ebytes(zt_scalar_kind_t k) { return k == ZT_F32 ? 4 : 2; }
-
-// Stores v[i] as kind k at element i of h, and rounds v[i] to what was stored.
-static void put(zt_scalar_kind_t k, void* h, size_t i, float* v) {
-  if (k == ZT_F32) {
-    ((float*)h)[i] = *v;
-  } else if (k == ZT_F16) {
-    _Float16 x = (_Float16)*v;
-    memcpy((char*)h + 2 * i, &x, 2);
-    *v = (float)x;
-  } else {
-    uint16_t b = f2bf(*v);
-    memcpy((char*)h + 2 * i, &b, 2);
-    *v = bf2f(b);
-  }
-}
-static float get(zt_scalar_kind_t k, const void* h, size_t i) {
-  if (k == ZT_F32) return ((const float*)h)[i];
-  uint16_t b;
-  memcpy(&b, (const char*)h + 2 * i, 2);
-  if (k == ZT_BF16) return bf2f(b);
-  _Float16 x;
-  memcpy(&x, &b, 2);
-  return (float)x;
-}
-
-static float frand(unsigned* s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (float)((*s >> 8) & 0xFFFF) / 32768.0f - 1.0f;
-}
-
-// n contiguous values of kind k on the device; v (rounded in place) or zeros.
+// Buffers on this test's device (the dtype helpers: ops_test_util.h).
 static zt_buffer_t* upload(zt_scalar_kind_t k, float* v, size_t n) {
-  zt_buffer_t* b = NULL;
-  OK(zt_buffer_alloc(dev, n * ebytes(k), &b));
-  void* h = calloc(n, ebytes(k));
-  if (v)
-    for (size_t i = 0; i < n; ++i) put(k, h, i, &v[i]);
-  OK(zt_buffer_write(b, 0, h, n * ebytes(k)));
-  free(h);
-  return b;
-}
-
-static float* download(zt_scalar_kind_t k, zt_buffer_t* b, size_t n) {
-  void* h = malloc(n * ebytes(k));
-  OK(zt_buffer_read(b, 0, h, n * ebytes(k)));
-  float* v = malloc(n * sizeof(float));
-  for (size_t i = 0; i < n; ++i) v[i] = get(k, h, i);
-  free(h);
-  return v;
-}
-
-static float* randv(size_t n, unsigned seed, float amp) {
-  float* v = malloc(n * sizeof(float));
-  for (size_t i = 0; i < n; ++i) v[i] = amp * frand(&seed);
-  return v;
+  return ot_upload(dev, k, v, n);
 }
 
 // ------------------------------------------------------------ reference
@@ -178,21 +112,6 @@ static void reference(const ref_t* r, const float* q, const float* k, const floa
   free(dp);
 }
 
-// max |got - want| / max(1, max |want|): each gradient against its own scale.
-static void close_enough(const char* what, const char* name, const float* got, const double* want,
-                         size_t n, double tol) {
-  double worst = 0, scale = 1;
-  size_t at = 0;
-  for (size_t i = 0; i < n; ++i) scale = fmax(scale, fabs(want[i]));
-  for (size_t i = 0; i < n; ++i) {
-    double e = fabs(got[i] - want[i]);
-    ck_assert_msg(isfinite(got[i]), "%s: %s[%zu] = %g", what, name, i, got[i]);
-    if (e > worst) worst = e, at = i;
-  }
-  ck_assert_msg(worst / scale <= tol, "%s: %s[%zu] = %g, expected %g (error %g of scale %g > %g)",
-                what, name, at, got[at], want[at], worst, scale, tol);
-}
-
 static double tolerance(zt_scalar_kind_t k) {
   return k == ZT_F32 ? 2e-4 : k == ZT_F16 ? 2e-2 : 8e-2;
 }
@@ -212,8 +131,8 @@ static void run_case(const bwd_case_t* c, const char* what) {
   int64_t B = c->B, Hq = c->Hq, Hk = c->Hk, L = c->L, S = c->S, E = c->E;
   size_t nq = (size_t)(B * Hq * L * E), nk = (size_t)(B * Hk * S * E),
          nm = (size_t)(B * Hq * L * S), nr = (size_t)(B * Hq * L);
-  float *q = randv(nq, 11, 1.0f), *k = randv(nk, 12, 1.0f), *v = randv(nk, 13, 1.0f),
-        *dout = randv(nq, 14, 1.0f);
+  float *q = ot_randv(nq, 11, 1.0f), *k = ot_randv(nk, 12, 1.0f), *v = ot_randv(nk, 13, 1.0f),
+        *dout = ot_randv(nq, 14, 1.0f);
   zt_buffer_t *bq = upload(c->dtype, q, nq), *bk = upload(c->dtype, k, nk),
               *bv = upload(c->dtype, v, nk), *bdo = upload(c->dtype, dout, nq);
   zt_buffer_t *bo = upload(c->dtype, NULL, nq), *blse = NULL, *bmask = NULL;
@@ -226,7 +145,7 @@ static void run_case(const bwd_case_t* c, const char* what) {
                             .causal = c->causal, .mask_kind = c->mask};
   if (c->mask == ZT_OPS_MASK_ADDITIVE) {
     // One (L, S) mask broadcast over batch and heads (strides 0).
-    float* m = randv((size_t)(L * S), 15, 2.0f);
+    float* m = ot_randv((size_t)(L * S), 15, 2.0f);
     bmask = upload(c->dtype, m, (size_t)(L * S));
     fmask = malloc(nm * sizeof(float));
     for (size_t i = 0; i < nm; ++i) fmask[i] = m[i % (size_t)(L * S)];
@@ -237,7 +156,7 @@ static void run_case(const bwd_case_t* c, const char* what) {
     unsigned seed = 16;
     for (size_t i = 0; i < nm; ++i) {
       size_t row = (i / (size_t)S) % (size_t)L;
-      bm[i] = (c->dead_row && row == 3) ? 0 : frand(&seed) > -0.4f;
+      bm[i] = (c->dead_row && row == 3) ? 0 : ot_frand(&seed) > -0.4f;
     }
     OK(zt_buffer_alloc(dev, nm, &bmask));
     OK(zt_buffer_write(bmask, 0, bm, nm));
@@ -267,15 +186,15 @@ static void run_case(const bwd_case_t* c, const char* what) {
          *dk = malloc(nk * 8), *dv = malloc(nk * 8);
   reference(&r, q, k, v, dout, out, lse, dq, dk, dv);
   double t = tolerance(c->dtype);
-  float* got_o = download(c->dtype, bo, nq);
-  close_enough(what, "out (forward)", got_o, out, nq, t);
-  float* dqp = download(c->dtype, bdq, (size_t)(B * Hq * L * pad));
+  float* got_o = ot_download(c->dtype, bo, nq);
+  ot_close_enough(what, "out (forward)", got_o, out, nq, t);
+  float* dqp = ot_download(c->dtype, bdq, (size_t)(B * Hq * L * pad));
   float* got_dq = malloc(nq * sizeof(float));
   for (size_t i = 0; i < nq; ++i) got_dq[i] = dqp[(i / (size_t)E) * (size_t)pad + i % (size_t)E];
-  float *got_dk = download(c->dtype, bdk, nk), *got_dv = download(c->dtype, bdv, nk);
-  close_enough(what, "dq", got_dq, dq, nq, t);
-  close_enough(what, "dk", got_dk, dk, nk, t);
-  close_enough(what, "dv", got_dv, dv, nk, t);
+  float *got_dk = ot_download(c->dtype, bdk, nk), *got_dv = ot_download(c->dtype, bdv, nk);
+  ot_close_enough(what, "dq", got_dq, dq, nq, t);
+  ot_close_enough(what, "dk", got_dk, dk, nk, t);
+  ot_close_enough(what, "dv", got_dv, dv, nk, t);
   if (c->dead_row)
     for (int64_t e = 0; e < E; ++e)
       ck_assert_msg(got_dq[3 * E + e] == 0.0f, "%s: dq of the fully masked row is %g", what,
@@ -283,7 +202,7 @@ static void run_case(const bwd_case_t* c, const char* what) {
   // The plan runs again with the same result (its workspaces are reused).
   OK(zt_ops_sdpa_bwd_run(p, &b));
   OK(zt_device_synchronize(dev));
-  float* again = download(c->dtype, bdk, nk);
+  float* again = ot_download(c->dtype, bdk, nk);
   ck_assert_msg(!memcmp(again, got_dk, nk * sizeof(float)), "%s: a second run differs", what);
 
   free(again);
@@ -378,7 +297,7 @@ START_TEST(test_bwd_dropout) {
   zt_ops_attention_buffers_t fb = {.q = zq, .k = zk, .v = bi, .out = bo, .lse = blse};
   OK(zt_ops_attention_run(fp, &fb));
   OK(zt_device_synchronize(dev));
-  float* flags = download(ZT_F32, bo, nq);
+  float* flags = ot_download(ZT_F32, bo, nq);
   float* keep = malloc(nm * sizeof(float));
   size_t kept = 0;
   for (size_t i = 0; i < nm; ++i) {
@@ -388,8 +307,8 @@ START_TEST(test_bwd_dropout) {
   ck_assert_msg(kept > nm / 2 && kept < nm * 9 / 10, "dropout: kept %zu of %zu", kept, nm);
   zt_ops_plan_release(fp);
 
-  float *q = randv(nq, 21, 1.0f), *k = randv(nk, 22, 1.0f), *v = randv(nk, 23, 1.0f),
-        *dout = randv(nq, 24, 1.0f);
+  float *q = ot_randv(nq, 21, 1.0f), *k = ot_randv(nk, 22, 1.0f), *v = ot_randv(nk, 23, 1.0f),
+        *dout = ot_randv(nq, 24, 1.0f);
   zt_buffer_t *bq = upload(ZT_F32, q, nq), *bk = upload(ZT_F32, k, nk),
               *bv = upload(ZT_F32, v, nk), *bdo = upload(ZT_F32, dout, nq);
   OK(zt_ops_sdpa_plan(dev, &fwd, &fp));
@@ -409,14 +328,14 @@ START_TEST(test_bwd_dropout) {
   double *out = malloc(nq * 8), *lse = malloc(nr * 8), *dq = malloc(nq * 8),
          *dk = malloc(nk * 8), *dv = malloc(nk * 8);
   reference(&r, q, k, v, dout, out, lse, dq, dk, dv);
-  float *got_o = download(ZT_F32, bo, nq), *got_dq = download(ZT_F32, bdq, nq),
-        *got_dk = download(ZT_F32, bdk, nk), *got_dv = download(ZT_F32, bdv, nk);
+  float *got_o = ot_download(ZT_F32, bo, nq), *got_dq = ot_download(ZT_F32, bdq, nq),
+        *got_dk = ot_download(ZT_F32, bdk, nk), *got_dv = ot_download(ZT_F32, bdv, nk);
   // The forward's out with these flags confirms the read-back; then the
   // gradients need the same flags regenerated.
-  close_enough("dropout", "out (forward)", got_o, out, nq, 2e-4);
-  close_enough("dropout", "dq", got_dq, dq, nq, 2e-4);
-  close_enough("dropout", "dk", got_dk, dk, nk, 2e-4);
-  close_enough("dropout", "dv", got_dv, dv, nk, 2e-4);
+  ot_close_enough("dropout", "out (forward)", got_o, out, nq, 2e-4);
+  ot_close_enough("dropout", "dq", got_dq, dq, nq, 2e-4);
+  ot_close_enough("dropout", "dk", got_dk, dk, nk, 2e-4);
+  ot_close_enough("dropout", "dv", got_dv, dv, nk, 2e-4);
   // Another seed in the backward: other flags, so dv moves away.
   zt_ops_sdpa_bwd_desc_t other = d;
   other.fwd.dropout_seed = 78;
@@ -424,7 +343,7 @@ START_TEST(test_bwd_dropout) {
   OK(zt_ops_sdpa_bwd_plan(dev, &other, &p2));
   OK(zt_ops_sdpa_bwd_run(p2, &b));
   OK(zt_device_synchronize(dev));
-  float* wrong = download(ZT_F32, bdv, nk);
+  float* wrong = ot_download(ZT_F32, bdv, nk);
   double worst = 0;
   for (size_t i = 0; i < nk; ++i) worst = fmax(worst, fabs(wrong[i] - dv[i]));
   ck_assert_msg(worst > 1e-2, "dropout: seed 78's dv equals seed 77's (%g)", worst);
@@ -460,7 +379,7 @@ static void run_fwd(zt_ops_sdpa_desc_t* d, zt_buffer_t* const* qkv, int32_t spli
   zt_ops_attention_buffers_t b = {.q = qkv[0], .k = qkv[1], .v = qkv[2], .out = bo, .lse = bl};
   OK(zt_ops_attention_run(p, &b));
   OK(zt_device_synchronize(dev));
-  float *o = download(ZT_F32, bo, no), *l = download(ZT_F32, bl, nr);
+  float *o = ot_download(ZT_F32, bo, no), *l = ot_download(ZT_F32, bl, nr);
   memcpy(out, o, no * sizeof(float));
   memcpy(lse, l, nr * sizeof(float));
   free(o);
@@ -474,7 +393,7 @@ START_TEST(test_fwd_dropout_split_kv) {
   if (compiler_missing(__func__)) return;
   const int64_t B = 1, H = 2, L = 3, S = 300, E = 64;
   size_t nq = (size_t)(B * H * L * E), nk = (size_t)(B * H * S * E), nr = (size_t)(B * H * L);
-  float *q = randv(nq, 31, 1.0f), *k = randv(nk, 32, 1.0f), *v = randv(nk, 33, 1.0f);
+  float *q = ot_randv(nq, 31, 1.0f), *k = ot_randv(nk, 32, 1.0f), *v = ot_randv(nk, 33, 1.0f);
   zt_buffer_t* qkv[3] = {upload(ZT_F32, q, nq), upload(ZT_F32, k, nk), upload(ZT_F32, v, nk)};
   zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F32, .batch = B, .q_heads = H, .kv_heads = H,
                                    .q_len = L, .kv_len = S, .head_dim = E},

@@ -7,7 +7,11 @@
 // (head 1 lists only diagonal blocks, and no block at all for its second
 // query block: fully masked rows, zero gradients), the document mask over
 // two batches; lengths that are not multiples of the 128-blocks, partial
-// and full blocks. Also misuse (builder mods, bad tables, wrong plans).
+// and full blocks; fp16 and bf16 (d64 and d128: fp32 accumulation, the
+// gradients in the input's dtype as torch's flex backward gives them,
+// against the reference from the same rounded inputs, with out and lse
+// from the reference since the forward exports only some mods in those
+// dtypes). Also misuse (builder mods, bad tables, wrong plans).
 // ZT_TEST_OPS_DEVICE runs it on another device. Skips (loudly) when
 // libzetile_compiler is not built.
 #include <check.h>
@@ -28,35 +32,8 @@ static void setup(void) { ot_device_open(&dev); }
 static void teardown(void) { zt_device_release(dev); }
 static void remove_cache(void) { ot_cache_remove(dir); }
 
-static float frand(unsigned* s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (float)((*s >> 8) & 0xFFFF) / 32768.0f - 1.0f;
-}
-
-static float* randv(size_t n, unsigned seed) {
-  float* v = malloc(n * sizeof(float));
-  for (size_t i = 0; i < n; ++i) v[i] = frand(&seed);
-  return v;
-}
-
-static zt_buffer_t* upload(const void* h, size_t bytes) {
-  zt_buffer_t* b = NULL;
-  OK(zt_buffer_alloc(dev, bytes, &b));
-  if (h) {
-    OK(zt_buffer_write(b, 0, h, bytes));
-  } else {
-    void* z = calloc(1, bytes);
-    OK(zt_buffer_write(b, 0, z, bytes));
-    free(z);
-  }
-  return b;
-}
-
-static float* download(zt_buffer_t* b, size_t n) {
-  float* v = malloc(n * sizeof(float));
-  OK(zt_buffer_read(b, 0, v, n * sizeof(float)));
-  return v;
-}
+// Raw bytes on this test's device (the dtype helpers: ops_test_util.h).
+static zt_buffer_t* upload(const void* h, size_t bytes) { return ot_upload_raw(dev, h, bytes); }
 
 // ------------------------------------------------------------ the case
 typedef struct {
@@ -69,7 +46,17 @@ typedef struct {
   bool lse_log2;
   const char* spec;
   float scale;     // 0: 1 / sqrt(E)
+  zt_scalar_kind_t dtype;  // 0 (never a float kind): ZT_F32
 } flex_case_t;
+
+static zt_scalar_kind_t dtype_of(const flex_case_t* c) { return c->dtype ? c->dtype : ZT_F32; }
+
+// The gradients' tolerance (of their scale): fp32 accumulation in every
+// dtype, so what is left is the inputs' and outputs' rounding (and P, dS
+// rounded to the dtype before the dots, as the kernels do).
+static double tolerance(zt_scalar_kind_t k) {
+  return k == ZT_F32 ? 2e-4 : k == ZT_F16 ? 2e-2 : 8e-2;
+}
 
 enum { BLK = 128 };
 static const float kSlopes[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
@@ -215,23 +202,8 @@ static void reference(const flex_case_t* c, const tables_t* t, const float* q, c
   free(der);
 }
 
-// max |got - want| / max(1, max |want|).
-static void close_enough(const char* what, const char* name, const float* got, const double* want,
-                         size_t n, double tol) {
-  double worst = 0, scale = 1;
-  size_t at = 0;
-  for (size_t i = 0; i < n; ++i) scale = fmax(scale, fabs(want[i]));
-  for (size_t i = 0; i < n; ++i) {
-    ck_assert_msg(isfinite(got[i]), "%s: %s[%zu] = %g", what, name, i, got[i]);
-    double e = fabs(got[i] - want[i]);
-    if (e > worst) worst = e, at = i;
-  }
-  ck_assert_msg(worst / scale <= tol, "%s: %s[%zu] = %g, expected %g (error %g of scale %g > %g)",
-                what, name, at, got[at], want[at], worst, scale, tol);
-}
-
 static zt_ops_flex_desc_t fwd_desc(const flex_case_t* c, const tables_t* t) {
-  zt_ops_flex_desc_t d = {.attn = {.dtype = ZT_F32, .batch = c->B, .q_heads = c->Hq,
+  zt_ops_flex_desc_t d = {.attn = {.dtype = dtype_of(c), .batch = c->B, .q_heads = c->Hq,
                                    .kv_heads = c->Hk, .q_len = c->L, .kv_len = c->S,
                                    .head_dim = c->E, .lse_log2 = c->lse_log2},
                           .score_mod = c->sm, .mask_mod = c->mm, .softcap = kCap,
@@ -245,28 +217,51 @@ static zt_ops_flex_desc_t fwd_desc(const flex_case_t* c, const tables_t* t) {
 static void run_case(const flex_case_t* c, const char* what) {
   int64_t B = c->B, Hq = c->Hq, Hk = c->Hk, L = c->L, S = c->S, E = c->E;
   size_t nq = (size_t)(B * Hq * L * E), nk = (size_t)(B * Hk * S * E), nr = (size_t)(B * Hq * L);
-  float *q = randv(nq, 41), *k = randv(nk, 42), *v = randv(nk, 43), *dout = randv(nq, 44);
+  zt_scalar_kind_t dt = dtype_of(c);
+  float *q = ot_randv(nq, 41, 1.0f), *k = ot_randv(nk, 42, 1.0f), *v = ot_randv(nk, 43, 1.0f),
+        *dout = ot_randv(nq, 44, 1.0f);
   tables_t t = make_tables(c);
   size_t rows = (size_t)(t.heads * t.qb) * 4, cells = rows * (size_t)t.kvb;
   int32_t doc[256];
   for (int i = 0; i < 256; ++i) doc[i] = doc_of(i);
-  zt_buffer_t *bq = upload(q, nq * 4), *bk = upload(k, nk * 4), *bv = upload(v, nk * 4),
-              *bdo = upload(dout, nq * 4), *bo = upload(NULL, nq * 4), *bl = upload(NULL, nr * 4),
+  // q, k, v, dout rounded in place to the dtype: the reference reads what the kernels do.
+  zt_buffer_t *bq = ot_upload(dev, dt, q, nq), *bk = ot_upload(dev, dt, k, nk),
+              *bv = ot_upload(dev, dt, v, nk), *bdo = ot_upload(dev, dt, dout, nq),
+              *bo = ot_upload(dev, dt, NULL, nq), *bl = upload(NULL, nr * 4),
               *bn = upload(t.num, rows), *bi = upload(t.idx, cells), *bfn = upload(t.fnum, rows),
               *bfi = upload(t.fidx, cells), *bsl = upload(kSlopes, sizeof kSlopes),
               *bdoc = upload(doc, sizeof doc);
   zt_ops_flex_desc_t fd = fwd_desc(c, &t);
+  double *out = malloc(nq * 8), *lse = malloc(nr * 8), *dq = malloc(nq * 8),
+         *dk = malloc(nk * 8), *dv = malloc(nk * 8);
+  reference(c, &t, q, k, v, dout, c->scale ? (double)c->scale : 1.0 / sqrt((double)E), out, lse,
+            dq, dk, dv);
   zt_ops_plan_t* fp = NULL;
-  OK(zt_ops_flex_plan(dev, &fd, &fp));
-  zt_ops_attention_buffers_t fb = {.q = bq, .k = bk, .v = bv, .out = bo, .lse = bl,
-                                   .kv_num_blocks = bn, .kv_indices = bi,
-                                   .full_kv_num_blocks = c->full ? bfn : NULL,
-                                   .full_kv_indices = c->full ? bfi : NULL,
-                                   .score_tensor = bsl, .mask_tensor = bdoc};
-  OK(zt_ops_attention_run(fp, &fb));
+  if (dt == ZT_F32) {
+    OK(zt_ops_flex_plan(dev, &fd, &fp));
+    zt_ops_attention_buffers_t fb = {.q = bq, .k = bk, .v = bv, .out = bo, .lse = bl,
+                                     .kv_num_blocks = bn, .kv_indices = bi,
+                                     .full_kv_num_blocks = c->full ? bfn : NULL,
+                                     .full_kv_indices = c->full ? bfi : NULL,
+                                     .score_tensor = bsl, .mask_tensor = bdoc};
+    OK(zt_ops_attention_run(fp, &fb));
+  } else {
+    // The reference's forward as the backward's input: out in the dtype,
+    // lse in fp32 (log2 units with lse_log2, as the forward writes it).
+    float *o32 = malloc(nq * 4), *l32 = malloc(nr * 4);
+    for (size_t i = 0; i < nq; ++i) o32[i] = (float)out[i];
+    for (size_t i = 0; i < nr; ++i) l32[i] = (float)(c->lse_log2 ? lse[i] / log(2.0) : lse[i]);
+    zt_buffer_release(bo);
+    zt_buffer_release(bl);
+    bo = ot_upload(dev, dt, o32, nq);
+    bl = upload(l32, nr * 4);
+    free(o32);
+    free(l32);
+  }
 
   zt_ops_flex_bwd_desc_t d = {.fwd = fd};
-  zt_buffer_t *bdq = upload(NULL, nq * 4), *bdk = upload(NULL, nk * 4), *bdv = upload(NULL, nk * 4);
+  zt_buffer_t *bdq = ot_upload(dev, dt, NULL, nq), *bdk = ot_upload(dev, dt, NULL, nk),
+              *bdv = ot_upload(dev, dt, NULL, nk);
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_flex_bwd_plan(dev, &d, &p));
   ck_assert_str_eq(zt_ops_plan_spec(p), c->spec);
@@ -279,13 +274,11 @@ static void run_case(const flex_case_t* c, const char* what) {
   OK(zt_ops_flex_bwd_run(p, &b));
   OK(zt_device_synchronize(dev));
 
-  double *out = malloc(nq * 8), *lse = malloc(nr * 8), *dq = malloc(nq * 8),
-         *dk = malloc(nk * 8), *dv = malloc(nk * 8);
-  reference(c, &t, q, k, v, dout, c->scale ? (double)c->scale : 1.0 / sqrt((double)E), out, lse,
-            dq, dk, dv);
-  float *got_o = download(bo, nq), *got_l = download(bl, nr), *got_dq = download(bdq, nq),
-        *got_dk = download(bdk, nk), *got_dv = download(bdv, nk);
-  close_enough(what, "out (forward)", got_o, out, nq, 2e-4);
+  float *got_o = ot_download(dt, bo, nq), *got_l = ot_download(ZT_F32, bl, nr),
+        *got_dq = ot_download(dt, bdq, nq), *got_dk = ot_download(dt, bdk, nk),
+        *got_dv = ot_download(dt, bdv, nk);
+  double tol = tolerance(dt);
+  ot_close_enough(what, "out (forward)", got_o, out, nq, tol);
   for (size_t i = 0; i < nr; ++i) {
     double want = c->lse_log2 ? lse[i] / log(2.0) : lse[i];
     if (isinf(want))
@@ -295,9 +288,9 @@ static void run_case(const flex_case_t* c, const char* what) {
       ck_assert_msg(fabs(got_l[i] - want) <= 1e-4 * fmax(1, fabs(want)), "%s: lse[%zu] = %g, "
                     "expected %g", what, i, got_l[i], want);
   }
-  close_enough(what, "dq", got_dq, dq, nq, 2e-4);
-  close_enough(what, "dk", got_dk, dk, nk, 2e-4);
-  close_enough(what, "dv", got_dv, dv, nk, 2e-4);
+  ot_close_enough(what, "dq", got_dq, dq, nq, tol);
+  ot_close_enough(what, "dk", got_dk, dk, nk, tol);
+  ot_close_enough(what, "dv", got_dv, dv, nk, tol);
   if (c->per_head) {
     // Head 1's second query block lists nothing: its rows are fully masked.
     size_t dead = 0;
@@ -310,7 +303,7 @@ static void run_case(const flex_case_t* c, const char* what) {
   // Again with the same plan: the same gradients (the lists rebuilt alike).
   OK(zt_ops_flex_bwd_run(p, &b));
   OK(zt_device_synchronize(dev));
-  float* again = download(bdk, nk);
+  float* again = ot_download(dt, bdk, nk);
   ck_assert_msg(!memcmp(again, got_dk, nk * sizeof(float)), "%s: a second run differs", what);
 
   float* frees[] = {q, k, v, dout, got_o, got_l, got_dq, got_dk, got_dv, again};
@@ -322,7 +315,7 @@ static void run_case(const flex_case_t* c, const char* what) {
   free(dv);
   free_tables(&t);
   zt_ops_plan_release(p);
-  zt_ops_plan_release(fp);
+  if (fp) zt_ops_plan_release(fp);
   zt_buffer_t* all[] = {bq, bk, bv, bdo, bo, bl, bn, bi, bfn, bfi, bsl, bdoc, bdq, bdk, bdv};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) zt_buffer_release(all[i]);
 }
@@ -358,6 +351,34 @@ START_TEST(test_flex_bwd_document_batches) {
   flex_case_t c = {2, 2, 2, 210, 210, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_DOCUMENT, true,
                    false, false, "attnbwd-f32-d64-32x32-none-document-sparse128x128"};
   run_case(&c, "flex bwd document");
+}
+END_TEST
+
+START_TEST(test_flex_bwd_f16_softcap_causal) {
+  if (compiler_missing(__func__)) return;
+  flex_case_t c = {1, 2, 1, 150, 230, 64, ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, true,
+                   false, true, "attnbwd-f16-d64-32x32-softcap-causal-sparse128x128", 1.0f,
+                   ZT_F16};
+  run_case(&c, "flex bwd f16 softcap causal gqa");
+}
+END_TEST
+
+START_TEST(test_flex_bwd_bf16_document_per_head) {
+  if (compiler_missing(__func__)) return;
+  flex_case_t c = {2, 2, 2, 210, 210, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_DOCUMENT, true,
+                   true, false, "attnbwd-bf16-d64-32x32-none-document-sparse128x128", 0.0f,
+                   ZT_BF16};
+  run_case(&c, "flex bwd bf16 document per-head tables");
+}
+END_TEST
+
+START_TEST(test_flex_bwd_bf16_d128_causal) {
+  if (compiler_missing(__func__)) return;
+  // A head dim short of the d128 export.
+  flex_case_t c = {1, 2, 2, 160, 160, 96, ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, false,
+                   false, false, "attnbwd-bf16-d128-32x32-softcap-causal-sparse128x128", 0.5f,
+                   ZT_BF16};
+  run_case(&c, "flex bwd bf16 d128 softcap causal");
 }
 END_TEST
 
@@ -418,6 +439,9 @@ int main(void) {
   tcase_add_test(tc, test_flex_bwd_softcap_causal_lse_log2);
   tcase_add_test(tc, test_flex_bwd_sliding_per_head);
   tcase_add_test(tc, test_flex_bwd_document_batches);
+  tcase_add_test(tc, test_flex_bwd_f16_softcap_causal);
+  tcase_add_test(tc, test_flex_bwd_bf16_document_per_head);
+  tcase_add_test(tc, test_flex_bwd_bf16_d128_causal);
   tcase_add_test(tc, test_flex_bwd_misuse);
   SRunner* r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

@@ -147,10 +147,15 @@ SPECS = (
     + [f"attnbwd-{w}-{d}-d64-32x32-{c}-nomask-drop" for w in ("dkdv", "dq") for d in _DT
        for c in ("full", "causal")]
     # FlexAttention backward (zt_ops_flex_bwd_plan): the forward's exported
-    # fp32 mods over torch's default 128-blocks (the delta kernel is SDPA's).
-    + [f"attnbwd-{w}-f32-d64-32x32-full-nomask-{s}-{mm}-sparse128" for w in ("dkdv", "dq")
+    # mods over torch's default 128-blocks (the delta kernel is SDPA's), in
+    # every float dtype at d64 (fp32 accumulation, gradients in the input's
+    # dtype, as torch's flex backward), and d128 for causal and softcap.
+    + [f"attnbwd-{w}-{d}-d64-32x32-full-nomask-{s}-{mm}-sparse128" for w in ("dkdv", "dq")
+       for d in _DT
        for s, mm in (("none", "none"), ("none", "causal"), ("none", "sliding"),
                      ("none", "document"), ("alibi", "causal"), ("softcap", "causal"))]
+    + [f"attnbwd-{w}-{d}-d128-32x32-full-nomask-{s}-causal-sparse128" for w in ("dkdv", "dq")
+       for d in ("f16", "bf16") for s in ("none", "softcap")]
 )
 
 
