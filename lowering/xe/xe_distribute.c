@@ -779,6 +779,67 @@ static MlirValue b_half_i8(MlirContext ctx, MlirOperation before, MlirValue b, i
   return put_before(before, make_op("vector.from_elements", loc, 8, dw, 1, &v8, 0, NULL));
 }
 
+// v (bf16, a lane's DPAS operand) as its i16 bits. A bitcast of v would
+// leave v in the module, and the values a dequantized operand is built from
+// are bf16 only on the way: rows of i16 bitcast to bf16 and inserted into a
+// bf16 constant (the weight-only int4 GEMM's B), which LLVM lowers from a
+// bf16 poison that SPIR-V cannot hold (no SPV_KHR_bfloat16; no_bf16_values
+// in xe_lower.c refused it). So the bitcast is taken back through the
+// inserts (and extracts) to the i16 values and constants they came from;
+// bf16 is left only where nothing feeds it as i16 (then, with `fallback`, a
+// vector.bitcast as before; without, a null value).
+static MlirValue bf16_bits(MlirContext ctx, MlirOperation before, MlirValue v, int depth,
+                           bool fallback) {
+  MlirType t = mlirValueGetType(v), i16 = mlirIntegerTypeGet(ctx, 16);
+  bool vec = mlirTypeIsAVector(t);
+  MlirType bt = i16;
+  if (vec) {
+    int64_t shape[4];
+    intptr_t r = mlirShapedTypeGetRank(t);
+    for (intptr_t i = 0; i < r && i < 4; ++i) shape[i] = mlirShapedTypeGetDimSize(t, i);
+    bt = mlirVectorTypeGet(r, shape, i16);
+  }
+  MlirOperation def = mlirValueIsAOpResult(v) ? mlirOpResultGetOwner(v) : (MlirOperation){NULL};
+  MlirLocation loc = mlirOperationGetLocation(before);
+  if (!mlirOperationIsNull(def) && depth < 64) {
+    if ((zt_op_named(def, "arith.bitcast") || zt_op_named(def, "vector.bitcast")) &&
+        mlirTypeEqual(mlirValueGetType(mlirOperationGetOperand(def, 0)), bt))
+      return mlirOperationGetOperand(def, 0);
+    if (zt_op_named(def, "vector.insert") && mlirOperationGetNumOperands(def) == 2) {
+      MlirValue x = bf16_bits(ctx, before, mlirOperationGetOperand(def, 0), depth + 1, fallback);
+      MlirValue d = x.ptr ? bf16_bits(ctx, before, mlirOperationGetOperand(def, 1), depth + 1,
+                                      fallback)
+                          : x;
+      if (!d.ptr) return d;
+      MlirValue ops[2] = {x, d};
+      MlirNamedAttribute p = named(ctx, "static_position", get_attr(def, "static_position"));
+      return put_before(before, make_op("vector.insert", loc, 2, ops, 1, &bt, 1, &p));
+    }
+    if (zt_op_named(def, "vector.extract") && mlirOperationGetNumOperands(def) == 1) {
+      MlirValue x = bf16_bits(ctx, before, mlirOperationGetOperand(def, 0), depth + 1, false);
+      if (x.ptr) {
+        MlirNamedAttribute p = named(ctx, "static_position", get_attr(def, "static_position"));
+        return put_before(before, make_op("vector.extract", loc, 1, &x, 1, &bt, 1, &p));
+      }
+    }
+    MlirAttribute c = zt_op_named(def, "arith.constant") ? get_attr(def, "value")
+                                                         : (MlirAttribute){NULL};
+    if (vec && !mlirAttributeIsNull(c) && mlirAttributeIsADenseElements(c) &&
+        mlirDenseElementsAttrIsSplat(c)) {
+      // bf16 is the top half of the fp32 value (exact: it was a bf16).
+      float f = (float)mlirFloatAttrGetValueDouble(mlirDenseElementsAttrGetSplatValue(c));
+      uint32_t u;
+      memcpy(&u, &f, sizeof u);
+      MlirNamedAttribute a = named(
+          ctx, "value", mlirDenseElementsAttrSplatGet(bt, mlirIntegerAttrGet(i16, (int16_t)(u >> 16))));
+      return put_before(before, make_op("arith.constant", loc, 0, NULL, 1, &bt, 1, &a));
+    }
+  }
+  if (!fallback) return (MlirValue){NULL};
+  return put_before(before, make_op(vec ? "vector.bitcast" : "arith.bitcast", loc, 1, &v, 1, &bt,
+                                    0, NULL));
+}
+
 // The builtin's declaration in the gpu.module (once per name).
 static zt_status_t declare_dpas8(MlirContext ctx, MlirOperation func, const char* fn,
                                  const char* acc) {
@@ -821,15 +882,10 @@ static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
   } else if (mlirTypeIsABF16(et)) {
     // bf16 travels as its i16 bits (SPIR-V has no bf16 without
     // SPV_KHR_bfloat16; no_bf16_values in xe_lower.c checks it).
-    MlirType i16 = mlirIntegerTypeGet(ctx, 16), bt = mlirValueGetType(b);
-    int64_t as[2] = {mlirShapedTypeGetDimSize(at, 0), mlirShapedTypeGetDimSize(at, 1)};
-    int64_t bs[2] = {mlirShapedTypeGetDimSize(bt, 0), mlirShapedTypeGetDimSize(bt, 1)};
-    a = put_before(op, make_op("vector.bitcast", loc, 1, &a, 1,
-                               (MlirType[]){mlirVectorTypeGet(2, as, i16)}, 0, NULL));
-    b = put_before(op, make_op("vector.bitcast", loc, 1, &b, 1,
-                               (MlirType[]){mlirVectorTypeGet(2, bs, i16)}, 0, NULL));
+    a = bf16_bits(ctx, op, a, 0, true);
+    b = bf16_bits(ctx, op, b, 0, true);
     at = mlirValueGetType(a);
-    et = i16;
+    et = mlirIntegerTypeGet(ctx, 16);
   }
   MlirOperation func = mlirOperationGetParentOperation(op);
   while (!mlirOperationIsNull(func) && !zt_op_named(func, "gpu.func"))
@@ -986,6 +1042,36 @@ static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
   return NULL;
 }
 
+// Every bf16 -> i16 arith.bitcast at fewer lanes (the emitter moves bf16
+// as i16 bits, and at 16 lanes such round trips fold away after LLVM
+// lowering; at 8 lanes a lane's bf16 rows are vectors, whose LLVM form
+// starts from a bf16 poison SPIR-V cannot hold): taken back to the i16
+// values through extracts and inserts (bf16_bits), so the bf16 values die.
+static MlirWalkResult find_bf16_bits(MlirOperation op, void* user) {
+  if (!zt_op_named(op, "arith.bitcast")) return MlirWalkResultAdvance;
+  MlirType from = mlirValueGetType(mlirOperationGetOperand(op, 0));
+  MlirType to = mlirValueGetType(mlirOperationGetResult(op, 0));
+  if (mlirTypeIsAVector(from)) from = mlirShapedTypeGetElementType(from);
+  if (mlirTypeIsAVector(to)) to = mlirShapedTypeGetElementType(to);
+  if (mlirTypeIsABF16(from) && mlirTypeIsAInteger(to)) list_push(user, op);
+  return MlirWalkResultAdvance;
+}
+
+static zt_status_t untangle_bf16(MlirContext ctx, MlirOperation func) {
+  op_list_t l = {NULL, 0, 0, false};
+  mlirOperationWalk(func, find_bf16_bits, &l, MlirWalkPreOrder);
+  if (l.oom) {
+    free(l.ops);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe lane distribution");
+  }
+  for (size_t i = 0; i < l.n; ++i) {
+    MlirValue r = bf16_bits(ctx, l.ops[i], mlirOperationGetOperand(l.ops[i], 0), 0, false);
+    if (r.ptr) mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(l.ops[i], 0), r);
+  }
+  free(l.ops);
+  return NULL;
+}
+
 typedef struct {
   MlirOperation funcs[8];
   int n;
@@ -1060,6 +1146,7 @@ zt_status_t xe_distribute_lanes(MlirContext ctx, MlirModule m, bool uint8_dpas, 
   zt_status_t s = NULL;
   for (size_t i = 0; i < rw.fix.n && !s; ++i) s = fix_op(ctx, rw.fix.ops[i]);
   free(rw.fix.ops);
+  if (!s && LANES != XE_SUBGROUP) s = untangle_bf16(ctx, fs.funcs[0]);
   if (!s) *done = true;
   return s;
 }
