@@ -96,7 +96,7 @@ static void print_cb(MlirStringRef s, void* user) {
 
 typedef struct {
   MlirContext ctx;
-  char why[240];
+  char why[512];
   bool bad;
   bool pairs;      // some layout gives each lane 2 adjacent columns (int8 A)
   bool wide_rows;  // some block row of more than 16 columns moves to a 1-D value
@@ -111,13 +111,23 @@ typedef struct {
   int nseen;
 } check_t;
 
+// why: "<file:line:col of the op>: <op name>: <reason>". The location is the
+// tile op's the emitter wrote the op for (the source line of the construct),
+// so a refusal at 8 lanes, where this is the last word, names that line and
+// not the kernel's def line (the front end reports the first file:line of
+// the message).
 static void refuse(check_t* c, MlirOperation op, const char* fmt, const char* detail) {
   if (c->bad) return;
   c->bad = true;
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   char msg[160];
   snprintf(msg, sizeof msg, fmt, detail);
-  snprintf(c->why, sizeof c->why, "%.*s: %s", (int)n.length, n.data, msg);
+  zt_strbuf_t loc;
+  zt_strbuf_init(&loc);
+  xe_format_loc(mlirOperationGetLocation(op), &loc);
+  snprintf(c->why, sizeof c->why, "%s: %.*s: %s", loc.failed || !loc.data ? "?" : loc.data,
+           (int)n.length, n.data, msg);
+  zt_strbuf_deinit(&loc);
 }
 
 // A vector this pass can distribute: rank 1 or 2, the last dimension a

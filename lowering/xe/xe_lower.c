@@ -706,7 +706,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
       bool ours = !(mode && strcmp(mode, "upstream") == 0);
       bool strict = mode && strcmp(mode, "zetile") == 0;
       bool done = false;
-      char why[256] = "";
+      char why[600] = "";  // (it starts with the refused op's file:line:col)
       if (ours) {
         double t = zt_timing_now_ms();
         s = xe_distribute_lanes(lc->ctx, m, info.uint8_dpas, &done, why, sizeof why);

@@ -765,6 +765,31 @@ def test_e5_shared8_atomics_beside_a_dot():
         assert err < 1e-5 and count == 4 and lock == 0, res
 
 
+@zetile.jit
+def flip_kernel(x_ptr, y_ptr, B: tl.constexpr):
+    """A reversed row: tl.flip moves elements across lanes (a marked lane
+    shuffle other than xor, refused at 8 lanes)."""
+    r = tl.arange(0, B)
+    x = tl.load(x_ptr + r)
+    tl.store(y_ptr + r, tl.flip(x, 0))
+
+
+def test_shared8_refusal_names_the_op_line(monkeypatch):
+    """A refusal of zetile's 8-lane distribution names the source line of the
+    refused op (tl.flip's), not the kernel's def line: the op's location is
+    written into the message (it named `def flip_kernel` before)."""
+    import inspect
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8all")
+    with pytest.raises(zetile.CompilationError) as e:
+        zetile.compile(flip_kernel, signature="*fp32,*fp32", constexprs={"B": 32},
+                       target="dg2", num_warps=1, cached=False)
+    src, first = inspect.getsourcelines(flip_kernel.fn)
+    want = first + next(i for i, ln in enumerate(src) if "tl.flip(x" in ln)
+    msg = str(e.value)
+    assert "at 8 lanes" in msg and "marked lane shuffle" in msg, msg
+    assert e.value.lineno == want and "tl.flip" in e.value.src_line, (e.value.lineno, want, msg)
+
+
 @needs_tools
 @pytest.mark.parametrize("name", ["copy2d_f16", "atomic_add_f32"])
 def test_shared8_dot_free_refusals_build_at_16(monkeypatch, name):
