@@ -212,6 +212,10 @@ zt_status_t cpu_split_block(cpu_t* c, const cpu_val_t* root, int64_t numel, cons
 void cpu_rows_check(cpu_t* c, const cpu_val_t* p, int64_t bytes, char ok[ZT_CPU_NAME]);
 /// Element bytes of the pointee of pointer tensor type t (i1: 1).
 int64_t cpu_pointee_bytes(const zt_type_t* t);
+// Integer (<= 32 bits) quotient or remainder through an exact f64 division
+// (vectorizes; cpu_ops.c). d must not be 0.
+void cpu_div_f64(cpu_t* c, const char* x, const char* d, const char* ty, bool is_signed,
+                 bool rem, char out[ZT_CPU_NAME]);
 #define CPU_ROW_LOAD_MIN 8  // shorter rows: the check costs more than it saves
 
 /// e^x of an f32 SSA value as inline arithmetic (cpu_math.c).
