@@ -252,7 +252,8 @@ typedef struct {
 
 static zt_status_t splice(zt_ops_plan_t* p, char** text, const char* args_text, void* user) {
   const mods_in_t* m = user;
-  return zt_ops__splice_mods(p, text, args_text, m->score, m->mask, m->bm, m->bn);
+  zt_ops_splice_t where = {m->bm, m->bn, false, {"B0", "B2"}};
+  return zt_ops__splice_mods(p, text, args_text, m->score, m->mask, &where);
 }
 
 // The flex descriptor checked with its defaults filled (block sizes, mask

@@ -135,9 +135,22 @@ static zt_status_t resolve_grads(const char* op, const zt_ops_attention_t* a, co
 // The delta plan (spec attnbwd-delta-DT-dHD-BM) owning the dk/dv and dq
 // plans (attnbwd-dkdv-TAIL[0], attnbwd-dq-TAIL[1]); the plan is named
 // attnbwd-NAME.
+// A builder-made mask mod spliced into the flex backward's "ext" exports:
+// dk/dv's tile is keys x queries (transposed), dq's queries x keys.
+typedef struct {
+  zt_builder_t* mask;
+  zt_ops_splice_t where;
+} bwd_splice_t;
+
+static zt_status_t splice_bwd(zt_ops_plan_t* p, char** text, const char* args_text,
+                              void* user) {
+  const bwd_splice_t* m = user;
+  return zt_ops__splice_mods(p, text, args_text, NULL, m->mask, &m->where);
+}
+
 static zt_status_t create3(zt_device_t* device, zt_ops_family_t family,
                            const zt_ops_attention_t* a, const char* const tail[2],
-                           const char* name, zt_ops_plan_t** out) {
+                           const char* name, zt_builder_t* mask, zt_ops_plan_t** out) {
   const char* dt = zt_ops__dtype_name(a->dtype);
   long long hd = (long long)head_dim_pow2(a->head_dim);
   char spec[ZT_OPS_SPEC_MAX];
@@ -148,7 +161,9 @@ static zt_status_t create3(zt_device_t* device, zt_ops_family_t family,
   zt_status_t s = NULL;
   for (int i = 0; i < 2 && !s; ++i) {
     snprintf(spec, sizeof spec, "attnbwd-%s-%s", which[i], tail[i]);
-    s = zt_ops__plan_create(device, family, spec, NULL, NULL, &p->bwd[i]);
+    bwd_splice_t m = {mask, {i ? a->block_m : a->block_n, i ? a->block_n : a->block_m, i == 0,
+                             {"S0", "M2"}}};
+    s = zt_ops__plan_create(device, family, spec, mask ? splice_bwd : NULL, &m, &p->bwd[i]);
   }
   if (s) {
     zt_ops_plan_release(p);
@@ -181,7 +196,7 @@ zt_status_t zt_ops_sdpa_bwd_plan(zt_device_t* device, const zt_ops_sdpa_bwd_desc
   zt_ops_plan_t* p = NULL;
   // The plan's name: what the dk/dv and dq specializations share.
   const char* const tails[2] = {tail, tail};
-  ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_SDPA_BWD, a, tails, tail, &p));
+  ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_SDPA_BWD, a, tails, tail, NULL, &p));
   p->d.sdpa_bwd = d;
   zt_status_t s = fill(device, p, a, g);
   for (int i = 0; i < 2 && !s; ++i) s = fill_sdpa_kernel(p->bwd[i], &d);
@@ -261,7 +276,7 @@ zt_status_t zt_ops_sdpa_bwd_run(zt_ops_plan_t* p, const zt_ops_sdpa_bwd_buffers_
 
 // ------------------------------------------------- FlexAttention backward
 static const char* const kScore[] = {"none", "alibi", "softcap"};
-static const char* const kMask[] = {"none", "causal", "sliding", "document"};
+static const char* const kMask[] = {"none", "causal", "sliding", "document", "ext"};
 
 // The block mask's shapes: mb x mh x qb x kvb for the state and dq's lists,
 // mb x hk x kvb x qb for dk/dv's (hk: 1 when the mask broadcasts over heads,
@@ -324,12 +339,19 @@ zt_status_t zt_ops_flex_bwd_plan(zt_device_t* device, const zt_ops_flex_bwd_desc
   zt_ops_flex_bwd_desc_t d = *desc;
   d.fwd.attn.split_kv = 1;  // the backward has no decode path
   ZT_RETURN_IF_ERROR(zt_ops__resolve_flex(op, &d.fwd));
-  if (d.fwd.score_mod == ZT_OPS_SCORE_BUILDER || d.fwd.mask_mod == ZT_OPS_MASK_MOD_BUILDER)
-    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: builder-made %s mods have no backward "
-                          "from C (the exported mods do; zetile.ops.flex_attention_backward "
-                          "differentiates Python mods)", op,
-                          d.fwd.score_mod == ZT_OPS_SCORE_BUILDER ? "score" : "mask");
-  d.fwd.score_builder = d.fwd.mask_builder = NULL;
+  // A builder-made mask mod needs no derivative: it is spliced into the
+  // backward's "ext" exports as into the forward's. A builder-made score
+  // mod would need d score_mod / d score, which nothing derives from builder
+  // IR here (zetile.ops.flex_attention_backward differentiates Python mods
+  // by tracing them with torch).
+  if (d.fwd.score_mod == ZT_OPS_SCORE_BUILDER)
+    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: a builder-made score mod has no backward "
+                          "from C (its derivative is not derived from builder IR; the exported "
+                          "score mods and builder-made mask mods have one, and "
+                          "zetile.ops.flex_attention_backward differentiates Python mods)", op);
+  zt_builder_t* mask_builder =
+      d.fwd.mask_mod == ZT_OPS_MASK_MOD_BUILDER ? d.fwd.mask_builder : NULL;
+  d.fwd.score_builder = d.fwd.mask_builder = NULL;  // not kept: the caller owns them
   const zt_ops_flex_desc_t* f = &d.fwd;
   const zt_ops_attention_t* a = &f->attn;
   grads_t g = {&d.grad_out, &d.grad_q, &d.grad_k, &d.grad_v};
@@ -347,7 +369,7 @@ zt_status_t zt_ops_flex_bwd_plan(zt_device_t* device, const zt_ops_flex_bwd_desc
            kMask[f->mask_mod], (long long)f->q_block, (long long)f->kv_block);
   zt_ops_plan_t* p = NULL;
   const char* const tails[2] = {tail[0], tail[1]};
-  ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_FLEX_BWD, a, tails, name, &p));
+  ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_FLEX_BWD, a, tails, name, mask_builder, &p));
   p->d.flex_bwd = d;
   blk_dims_t k = blk_dims(f);
   size_t cells = (size_t)(k.mb * k.mh * k.qb * k.kvb), kcells = (size_t)(k.mb * k.hk * k.kvb * k.qb);
@@ -356,7 +378,7 @@ zt_status_t zt_ops_flex_bwd_plan(zt_device_t* device, const zt_ops_flex_bwd_desc
   zt_status_t s = NULL;
   for (int i = 0; i < 5 && !s; ++i) s = zt_buffer_alloc(device, bytes[i], &p->blk[i]);
   float params[4] = {f->softcap, (float)f->window, (float)f->document_len, 0.0f};
-  if (!s && (f->score_mod || f->mask_mod)) {
+  if (!s && (f->score_mod || f->mask_mod)) {  // also a builder mask mod's default tensor
     s = zt_buffer_alloc(device, sizeof params, &p->params);
     if (!s) s = zt_buffer_write(p->params, 0, params, sizeof params);
   }
@@ -508,6 +530,12 @@ zt_status_t zt_ops_flex_bwd_run(zt_ops_plan_t* p, const zt_ops_flex_bwd_buffers_
     for (int i = 0; i < 2; ++i)
       ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p->bwd[i], "M2", bufs->mask_tensor));
   }
+  // A builder-made mask mod gets its tensor, or the parameter block when
+  // none is given (a valid address the mod does not read), as the forward.
+  if (f->mask_mod == ZT_OPS_MASK_MOD_BUILDER)
+    for (int i = 0; i < 2; ++i)
+      ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p->bwd[i], "M2", bufs->mask_tensor ? bufs->mask_tensor
+                                                                               : p->params));
   ZT_RETURN_IF_ERROR(build_blocks(op, p, bufs));
   return launch3(p);
 }

@@ -73,9 +73,18 @@ zt_status_t zt_ops__plan_create(zt_device_t* device, zt_ops_family_t family,
                                 const char* spec, zt_ops_transform_t transform, void* user,
                                 zt_ops_plan_t** out_plan);
 
-// ops_splice.c: builder-made flex mods into an "ext" export.
+// ops_splice.c: builder-made flex mods into an "ext" export. The mods run
+// over a rows x cols tile whose rows are queries (transposed: keys, as in
+// the backward's dk/dv kernel); bufs name the kernel arguments holding the
+// score and mask mods' tensors (the forward's B0/B2, the backward's S0/M2).
+typedef struct {
+  int rows, cols;
+  bool transposed;
+  const char* bufs[2];
+} zt_ops_splice_t;
 zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_text,
-                                zt_builder_t* score, zt_builder_t* mask, int bm, int bn);
+                                zt_builder_t* score, zt_builder_t* mask,
+                                const zt_ops_splice_t* where);
 
 // Argument setters by manifest name (INTERNAL if the manifest lacks it:
 // the exported files and the planner disagree).

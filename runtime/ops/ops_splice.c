@@ -278,7 +278,13 @@ typedef struct {
 } splice_t;
 
 zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_text,
-                                zt_builder_t* score, zt_builder_t* mask, int bm, int bn) {
+                                zt_builder_t* score, zt_builder_t* mask,
+                                const zt_ops_splice_t* where) {
+  // The tile the mods run over (rows x cols) and where q_idx and kv_idx
+  // come from: (rows, 1) and (1, cols), or, transposed (the backward's
+  // dk/dv walks keys x queries), (1, cols) and (rows, 1).
+  int bm = where->rows, bn = where->cols;
+  bool tr = where->transposed;
   mod_t ms = {.kind = "score", .nargs = 7, .out_arg = 5,
               .types = {"f32", "i32", "i32", "i32", "i32", "!tile.ptr<f32>", "!tile.ptr<f32>"}};
   mod_t mm = {.kind = "mask", .nargs = 6, .out_arg = 4,
@@ -299,7 +305,7 @@ zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_
     if (!s && (!note || sscanf(note + strlen(key), "%d %d %d", &sp[k].lines[0],
                                &sp[k].lines[1], &sp[k].lines[2]) != 3))
       s = zt_make_status(ZT_STATUS_INTERNAL, "%s.args has no '%s' line", p->spec, key);
-    if (!s) s = kernel_arg(p, *text, k == 0 ? "B0" : "B2", sp[k].buf);
+    if (!s) s = kernel_arg(p, *text, where->bufs[k], sp[k].buf);
   }
   zt_strbuf_t out;
   zt_strbuf_init(&out);
@@ -332,7 +338,7 @@ zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_
     } else if (cur && ln == cur->lines[1] && strstr(lb, "\"tile.broadcast\"(")) {
       char one[32];
       snprintf(one, sizeof one, "(tensor<%dx1xi32>)", bm);
-      take_name(strchr(lb, '(') + 1, strstr(lb, one) ? q : kv);
+      take_name(strchr(lb, '(') + 1, (strstr(lb, one) != NULL) != tr ? q : kv);
     }
     if (!last) {
       zt_strbuf_append(&out, t, len);
@@ -367,10 +373,10 @@ zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_
       if (i < 2)
         zt_strbuf_printf(&out, "      %s = \"tile.splat\"(%s) : (i32) -> tensor<%dx%dxi32>\n",
                          argmap[o + i], src[i], bm, bn);
-      else
+      else  // q_idx (i = 2) is a column, kv_idx a row, or the other way round
         zt_strbuf_printf(&out, "      %s = \"tile.broadcast\"(%s) : (tensor<%dx%dxi32>) -> "
-                         "tensor<%dx%dxi32>\n", argmap[o + i], src[i], i == 2 ? bm : 1,
-                         i == 2 ? 1 : bn, bm, bn);
+                         "tensor<%dx%dxi32>\n", argmap[o + i], src[i],
+                         (i == 2) != tr ? bm : 1, (i == 2) != tr ? 1 : bn, bm, bn);
     }
     snprintf(argmap[m->out_arg], MAX_NAME, "%%%sout", prefix);  // never emitted
     int bi = m->out_arg + 1;

@@ -7,7 +7,7 @@
 // (head 1 lists only diagonal blocks, and no block at all for its second
 // query block: fully masked rows, zero gradients), the document mask over
 // two batches; lengths that are not multiples of the 128-blocks, partial
-// and full blocks; fp16 and bf16 (d64 and d128: fp32 accumulation, the
+// and full blocks; a mask mod built with the C builder; fp16 and bf16 (d64 and d128: fp32 accumulation, the
 // gradients in the input's dtype as torch's flex backward gives them,
 // against the reference from the same rounded inputs, with out and lse
 // from the reference since the forward exports only some mods in those
@@ -70,8 +70,36 @@ static bool mod_keep(const flex_case_t* c, int64_t i, int64_t j) {
     case ZT_OPS_MASK_MOD_CAUSAL: return i >= j;
     case ZT_OPS_MASK_MOD_SLIDING: return i >= j && i - j < kWindow;
     case ZT_OPS_MASK_MOD_DOCUMENT: return doc_of(i) == doc_of(j);
+    case ZT_OPS_MASK_MOD_BUILDER: return i >= j && i - j < kWindow && doc_of(i) == doc_of(j);
     default: return true;
   }
+}
+
+// The builder-made mask mod: a causal window within a document, the ids
+// read from its tensor (asymmetric in q_idx and kv_idx, so the dk/dv
+// kernel's transposed tile must hand them over the right way round).
+static zt_builder_t* window_doc_mask_mod(void) {
+  zt_builder_t* b = NULL;
+  OK(zt_builder_create(&b));
+  zt_builder_set_loc(b, "my_mods.c", 30, 1);
+  zt_type_t ty[6] = {zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32),
+                     zt_type_scalar(ZT_I32), zt_type_ptr(ZT_I1), zt_type_ptr(ZT_I32)};
+  zt_value_t a[6], causal, diff, w, near, pq, pk, dq, dk, same, both, r;
+  OK(zt_builder_begin_kernel(b, "mask_mod", 6, ty, NULL, a));
+  OK(zt_builder_cmp(b, ZT_CMP_SGE, a[2], a[3], &causal));
+  OK(zt_builder_binary(b, ZT_BINARY_SUBI, a[2], a[3], &diff));
+  OK(zt_builder_const_int(b, ZT_I32, kWindow, &w));
+  OK(zt_builder_cmp(b, ZT_CMP_SLT, diff, w, &near));
+  OK(zt_builder_addptr(b, a[5], a[2], &pq));
+  OK(zt_builder_load(b, pq, ZT_NO_VALUE, ZT_NO_VALUE, &dq));
+  OK(zt_builder_addptr(b, a[5], a[3], &pk));
+  OK(zt_builder_load(b, pk, ZT_NO_VALUE, ZT_NO_VALUE, &dk));
+  OK(zt_builder_cmp(b, ZT_CMP_EQ, dq, dk, &same));
+  OK(zt_builder_binary(b, ZT_BINARY_ANDI, causal, near, &both));
+  OK(zt_builder_binary(b, ZT_BINARY_ANDI, both, same, &r));
+  OK(zt_builder_store(b, a[4], r, ZT_NO_VALUE));
+  OK(zt_builder_end_kernel(b));
+  return b;
 }
 
 // The score mod of x = scale * q.k and its derivative in x.
@@ -232,6 +260,7 @@ static void run_case(const flex_case_t* c, const char* what) {
               *bfi = upload(t.fidx, cells), *bsl = upload(kSlopes, sizeof kSlopes),
               *bdoc = upload(doc, sizeof doc);
   zt_ops_flex_desc_t fd = fwd_desc(c, &t);
+  if (c->mm == ZT_OPS_MASK_MOD_BUILDER) fd.mask_builder = window_doc_mask_mod();
   double *out = malloc(nq * 8), *lse = malloc(nr * 8), *dq = malloc(nq * 8),
          *dk = malloc(nk * 8), *dv = malloc(nk * 8);
   reference(c, &t, q, k, v, dout, c->scale ? (double)c->scale : 1.0 / sqrt((double)E), out, lse,
@@ -316,6 +345,7 @@ static void run_case(const flex_case_t* c, const char* what) {
   free_tables(&t);
   zt_ops_plan_release(p);
   if (fp) zt_ops_plan_release(fp);
+  if (fd.mask_builder) zt_builder_release(fd.mask_builder);
   zt_buffer_t* all[] = {bq, bk, bv, bdo, bo, bl, bn, bi, bfn, bfi, bsl, bdoc, bdq, bdk, bdv};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) zt_buffer_release(all[i]);
 }
@@ -382,6 +412,14 @@ START_TEST(test_flex_bwd_bf16_d128_causal) {
 }
 END_TEST
 
+START_TEST(test_flex_bwd_builder_mask) {
+  if (compiler_missing(__func__)) return;
+  flex_case_t c = {1, 2, 1, 200, 180, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_BUILDER, true,
+                   false, false, "attnbwd-f32-d64-32x32-none-ext-sparse128x128"};
+  run_case(&c, "flex bwd builder mask");
+}
+END_TEST
+
 START_TEST(test_flex_bwd_misuse) {
   if (compiler_missing(__func__)) return;
   flex_case_t c = {1, 2, 2, 40, 40, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, false, false,
@@ -391,10 +429,10 @@ START_TEST(test_flex_bwd_misuse) {
   zt_ops_plan_t* p = NULL;
   expect(zt_ops_flex_bwd_plan(NULL, &d, &p), ZT_STATUS_INVALID_ARGUMENT, "must not be NULL");
   zt_ops_flex_bwd_desc_t e = d;
-  e.fwd.mask_mod = ZT_OPS_MASK_MOD_BUILDER;
+  e.fwd.score_mod = ZT_OPS_SCORE_BUILDER;
   zt_builder_t* fake = (zt_builder_t*)&e;  // never read: refused before
-  e.fwd.mask_builder = fake;
-  expect(zt_ops_flex_bwd_plan(dev, &e, &p), ZT_STATUS_UNSUPPORTED, "builder-made mask");
+  e.fwd.score_builder = fake;
+  expect(zt_ops_flex_bwd_plan(dev, &e, &p), ZT_STATUS_UNSUPPORTED, "builder-made score mod");
   e = d;
   e.fwd.kv_block = 64;  // no such export by default
   expect(zt_ops_flex_bwd_plan(dev, &e, &p), ZT_STATUS_NOT_FOUND, "python -m zetile.ops.export");
@@ -439,9 +477,15 @@ int main(void) {
   tcase_add_test(tc, test_flex_bwd_softcap_causal_lse_log2);
   tcase_add_test(tc, test_flex_bwd_sliding_per_head);
   tcase_add_test(tc, test_flex_bwd_document_batches);
-  tcase_add_test(tc, test_flex_bwd_f16_softcap_causal);
   tcase_add_test(tc, test_flex_bwd_bf16_document_per_head);
-  tcase_add_test(tc, test_flex_bwd_bf16_d128_causal);
+  // Two more dtype cases (their compiles cost the suite ~1 min on CI's
+  // CPU): with ZETILE_SLOW_TESTS=1.
+  const char* slow = getenv("ZETILE_SLOW_TESTS");
+  if (slow && !strcmp(slow, "1")) {
+    tcase_add_test(tc, test_flex_bwd_f16_softcap_causal);
+    tcase_add_test(tc, test_flex_bwd_bf16_d128_causal);
+  }
+  tcase_add_test(tc, test_flex_bwd_builder_mask);
   tcase_add_test(tc, test_flex_bwd_misuse);
   SRunner* r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

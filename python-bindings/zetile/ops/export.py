@@ -47,7 +47,7 @@ folder; `spec_manifest(spec)` builds any of them:
   regenerating the forward's dropout mask. The 10-field attnbwd- form is
   the FlexAttention backward (zt_ops_flex_bwd_plan): SCORE none|alibi|softcap
   (differentiated by mods.py's SCORE_GRADS), MASKMOD none|causal|sliding|
-  document, a block mask as the dense state table and walk lists the C
+  document|ext (a builder-made mask mod, spliced as the forward's), a block mask as the dense state table and walk lists the C
   side builds, N the block length along the axis the kernel walks (dq: the
   KV block, dk/dv: the query block).
 These are generic: every integer is a run-time int32 (none compiled in as 1,
@@ -156,6 +156,9 @@ SPECS = (
                      ("none", "document"), ("alibi", "causal"), ("softcap", "causal"))]
     + [f"attnbwd-{w}-{d}-d128-32x32-full-nomask-{s}-causal-sparse128" for w in ("dkdv", "dq")
        for d in ("f16", "bf16") for s in ("none", "softcap")]
+    # A mask mod built with the C builder, spliced in (runtime/ops/ops_splice.c).
+    + [f"attnbwd-{w}-{d}-d64-32x32-full-nomask-none-ext-sparse128" for w in ("dkdv", "dq")
+       for d in ("f32", "f16")]
 )
 
 
@@ -305,11 +308,11 @@ def spec_manifest(spec):
         if (dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit()
                 or causal != "full" or mask != "nomask"
                 or (smod != "none" and smod not in mods.SCORE_GRADS)
-                or (mmod != "none" and (mmod not in mods.MASK_MODS or mmod == "ext"))
+                or (mmod != "none" and mmod not in mods.MASK_MODS)
                 or not sp.startswith("sparse") or not sp[6:].isdigit()):
             raise ValueError(f"{spec}: not a flex backward spec (attnbwd-dkdv|dq-DT-dHD-BMxBN-"
                              "full-nomask-SCORE-MASKMOD-sparseN, SCORE none|alibi|softcap, "
-                             "MASKMOD none|causal|sliding|document)")
+                             "MASKMOD none|causal|sliding|document|ext)")
         bm, bn = _tiles(tiles, 2, spec)
         n = int(sp[6:])
         tile = bn if which == "dq" else bm
@@ -330,7 +333,7 @@ def spec_manifest(spec):
                 types[pre + "3"] = "*float32"
             if name == "alibi":
                 types[pre + "0"] = "*float32"
-            if name == "document":
+            if name in ("document", "ext"):
                 types[pre + "2"] = "*int32"
         ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=bm, BLOCK_N=bn, MASK_KIND=0, IS_CAUSAL=False,
                   SCORE_MOD=mods.SCORE_MODS[smod] if smod != "none" else None,
@@ -381,7 +384,7 @@ def spec_manifest(spec):
     if f[0] == "attn" and f[-1] == "split":
         notes.append("split: launch over a third grid axis of the share count, then "
                      "attncombine-" + "-".join((f[1], f[2], f[3].split("x")[0])))
-    if f[0] == "attn":
+    if f[0] == "attn" or (f[0] == "attnbwd" and len(f) == 10):
         for kind, name in (("score", smod), ("mask", mmod)):
             if name == "ext":
                 notes.append(f"splice {kind} " + " ".join(map(str, _statement_lines(
