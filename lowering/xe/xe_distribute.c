@@ -272,9 +272,12 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
     // element made IR that crashed the next pipeline; not found why).
     int64_t d = 0;
     const char* mode = LANES != XE_SUBGROUP ? marked_shuffle(op, &d) : NULL;
-    if (mode && (strncmp(mode, "xor", 3) || d <= 0 || d >= XE_SUBGROUP ||
-                 mlirOperationGetNumResults(op) != 1))
-      refuse(c, op, "%s", "a marked lane shuffle other than xor at fewer than 16 lanes");
+    bool idx = mode && !strncmp(mode, "idx", 3);
+    if (mode && (strncmp(mode, "xor", 3) && strncmp(mode, "up", 2) && strncmp(mode, "down", 4) &&
+                 !idx))
+      refuse(c, op, "%s", "a marked lane shuffle of an unknown mode at fewer than 16 lanes");
+    else if (mode && (d < (idx ? 0 : 1) || d >= XE_SUBGROUP || mlirOperationGetNumResults(op) != 1))
+      refuse(c, op, "%s", "a marked lane shuffle by more than 15 lanes");
   } else if (zt_op_named(op, "vector.broadcast")) {
   } else if (zt_op_named(op, "vector.bitcast")) {
     // Only as the emitter writes it: 8x16 i16 rows (lane j column j; at 8
@@ -977,6 +980,74 @@ static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
 // lanes, where lane j holds elements j, j + LANES, ...: written here as
 // gpu.shuffle ops, one per lane element, for D < LANES; for D >= LANES the
 // partner is in the same lane (element k ^ D / LANES).
+// One gpu.shuffle (mode "xor", "up", "down" or "idx" by / of off) of the
+// scalar x across the subgroup's lanes.
+static MlirValue shuffle1(MlirContext ctx, MlirOperation before, MlirValue x, const char* mode,
+                          int64_t off) {
+  char text[48];
+  snprintf(text, sizeof text, "#gpu<shuffle_mode %s>", mode);
+  MlirAttribute ma = mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString(text));
+  MlirValue args[3] = {x, i32_const(ctx, before, off), i32_const(ctx, before, LANES)};
+  MlirType res2[2] = {mlirValueGetType(x), mlirIntegerTypeGet(ctx, 1)};
+  MlirNamedAttribute m = named(ctx, "mode", ma);
+  return put_before(before, make_op("gpu.shuffle", mlirOperationGetLocation(before), 3, args, 2,
+                                    res2, 1, &m));
+}
+
+// Marked up / down / idx shuffles at fewer lanes. Element k of lane j is
+// chunk element i = j + LANES * k. idx d: element d / LANES of lane
+// d % LANES, for every element. down d (i + d) with d = LANES * q + r:
+// lanes j < LANES - r take element k + q of lane j + r (shuffle down r),
+// the others element k + q + 1 of lane j + r - LANES (shuffle up LANES -
+// r); up d (i - d): lanes j >= r take element k - q of lane j - r, the
+// others element k - q - 1 of lane j - r + LANES. Sources past the chunk
+// are the 16-lane shuffle's out-of-range lanes: any value (the lane's own).
+static void fix_marked_moves(MlirContext ctx, MlirOperation op, const char* mode, int64_t d,
+                             MlirValue v, int64_t n, MlirValue* el) {
+  MlirLocation loc = mlirOperationGetLocation(op);
+  MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
+  MlirValue x[XE_SUBGROUP];
+  for (int64_t k = 0; k < n; ++k) {
+    MlirNamedAttribute p = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, &k));
+    x[k] = put_before(op, make_op("vector.extract", loc, 1, &v, 1, &et, 1, &p));
+  }
+  if (!strncmp(mode, "idx", 3)) {
+    MlirValue b = d / LANES < n ? shuffle1(ctx, op, x[d / LANES], "idx", d % LANES) : x[0];
+    for (int64_t k = 0; k < n; ++k) el[k] = b;
+    return;
+  }
+  bool down = !strncmp(mode, "down", 4);
+  int64_t q = d / LANES, r = d % LANES;
+  MlirType idx = mlirIndexTypeGet(ctx);
+  MlirValue lane = {NULL}, near = {NULL};
+  if (r) {
+    // down: lanes j < LANES - r read lane j + r; up: lanes j >= r read j - r.
+    lane = put_before(op, make_op("gpu.lane_id", loc, 0, NULL, 1, &idx, 0, NULL));
+    MlirNamedAttribute cv =
+        named(ctx, "value", mlirIntegerAttrGet(idx, down ? LANES - r : r));
+    MlirValue c = put_before(op, make_op("arith.constant", loc, 0, NULL, 1, &idx, 1, &cv));
+    MlirAttribute pred = mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), down ? 6 : 9);  // ult / uge
+    MlirNamedAttribute pa = named(ctx, "predicate", pred);
+    MlirValue ops[2] = {lane, c};
+    MlirType i1 = mlirIntegerTypeGet(ctx, 1);
+    near = put_before(op, make_op("arith.cmpi", loc, 2, ops, 1, &i1, 1, &pa));
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t s0 = down ? k + q : k - q, s1 = down ? s0 + 1 : s0 - 1;
+    bool h0 = s0 >= 0 && s0 < n, h1 = r && s1 >= 0 && s1 < n;
+    MlirValue a = !h0 ? (MlirValue){NULL} : r ? shuffle1(ctx, op, x[s0], down ? "down" : "up", r)
+                                              : x[s0];
+    MlirValue b = h1 ? shuffle1(ctx, op, x[s1], down ? "up" : "down", LANES - r)
+                     : (MlirValue){NULL};
+    if (a.ptr && b.ptr) {
+      MlirValue ops[3] = {near, a, b};
+      el[k] = put_before(op, make_op("arith.select", loc, 3, ops, 1, &et, 0, NULL));
+    } else {
+      el[k] = a.ptr ? a : b.ptr ? b : x[k];
+    }
+  }
+}
+
 static zt_status_t fix_marked(MlirContext ctx, MlirOperation op, int64_t d) {
   MlirValue v = mlirOperationGetOperand(op, 0);
   MlirType t = mlirValueGetType(v);
@@ -985,7 +1056,13 @@ static zt_status_t fix_marked(MlirContext ctx, MlirOperation op, int64_t d) {
   if (!mlirTypeIsAVector(t) || mlirShapedTypeGetRank(t) != 1 || n > XE_SUBGROUP)
     return zt_make_status(ZT_STATUS_INTERNAL, "Xe lane distribution: a marked shuffle's type");
   MlirValue res;
-  if (d >= LANES) {
+  int64_t dd = 0;
+  const char* mode = marked_shuffle(op, &dd);
+  if (mode && strncmp(mode, "xor", 3)) {
+    MlirValue el[XE_SUBGROUP];
+    fix_marked_moves(ctx, op, mode, d, v, n, el);
+    res = put_before(op, make_op("vector.from_elements", loc, n, el, 1, &t, 0, NULL));
+  } else if (d >= LANES) {
     for (int64_t k = 0; k < n; ++k) mask[k] = k ^ (d / LANES);
     MlirValue pair[2] = {v, v};
     MlirNamedAttribute m = named(ctx, "mask", mlirDenseI64ArrayGet(ctx, n, mask));

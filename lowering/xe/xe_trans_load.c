@@ -371,7 +371,10 @@ static bool b_tile_ok(MlirValue res, bool* b16, int64_t* k, int64_t* n) {
 }
 
 static bool trans_read_ok(xe_emitter_t* e, MlirOperation nl) {
-  if (!e || !xe_value_is_one(mlirOperationGetOperand(nl, 3))) return false;
+  // (At fewer than 16 lanes, dg2's SIMD8 path, no 2-D block messages: the
+  // pointer form's gathers read the transposed view.)
+  if (!e || e->lanes != XE_SUBGROUP || !xe_value_is_one(mlirOperationGetOperand(nl, 3)))
+    return false;
   bool b16;
   int64_t k, n;
   if (!b_tile_ok(mlirOperationGetResult(nl, 0), &b16, &k, &n)) return false;
