@@ -30,6 +30,31 @@ import xe_int8_gather_kernels as K  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
+# The numerics of every kernel here in one fresh interpreter per device (a
+# process start and the device's set-up once, not four times).
+RUN_ALL = """
+import json, zetile
+import xe_int8_gather_kernels as K
+n = N_CASES
+zp = K.run_zero_points(K.ZP_CASES[:n])
+zp.update({"b_" + k: v for k, v in K.run_zero_points(K.ZP_CASES[:n], b_zp=True).items()})
+out = {"strided": K.run_strided(K.STRIDED_CASES[:n]), "zp": zp,
+       "scaled": K.run_scaled(K.SCALED_CASES[:n]), "stored": K.run_stored(K.STORED_CASES[:n]),
+       "device": zetile.get_device().info["name"]}
+print("RESULT", json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def numerics():
+    done = {}
+
+    def on(device):
+        if device not in done:
+            done[device] = run_cases_on(device, RUN_ALL, HERE)
+        return done[device]
+    return on
+
 
 def _compile_strided(num_warps, target="pvc"):
     return zetile.compile(K.i8_strided, signature=K.SIG_STRIDED,
@@ -59,18 +84,9 @@ def test_e2_strided_int8_gemm():
     assert r["dpas_in_innermost_loop"] >= 8, r
 
 
-RUN = """
-import json, zetile
-import xe_int8_gather_kernels as K
-out = K.run_strided(K.STRIDED_CASES[:N_CASES])
-out["device"] = zetile.get_device().info["name"]
-print("RESULT", json.dumps(out))
-"""
-
-
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
-def test_numerics_strided_exact(device):
-    res = run_cases_on(device, RUN, HERE)
+def test_numerics_strided_exact(device, numerics):
+    res = numerics(device)["strided"]
     assert len(res) == len(K.STRIDED_CASES[:e5_cases(device)])
     assert all(v == 0 for v in res.values()), res
 
@@ -119,20 +135,9 @@ def test_e2_int8_arith_before_dot():
         assert r["dpas_in_innermost_loop"] >= 8, r
 
 
-RUN_ZP = """
-import json, zetile
-import xe_int8_gather_kernels as K
-out = K.run_zero_points(K.ZP_CASES[:N_CASES])
-both = K.run_zero_points(K.ZP_CASES[:N_CASES], b_zp=True)
-out.update({"b_" + k: v for k, v in both.items()})
-out["device"] = zetile.get_device().info["name"]
-print("RESULT", json.dumps(out))
-"""
-
-
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
-def test_numerics_int8_arith_exact(device):
-    res = run_cases_on(device, RUN_ZP, HERE)
+def test_numerics_int8_arith_exact(device, numerics):
+    res = numerics(device)["zp"]
     assert len(res) == 2 * len(K.ZP_CASES[:e5_cases(device)])
     assert all(v == 0 for v in res.values()), res
 
@@ -186,18 +191,9 @@ def test_e2_row_scale_on_a():
     assert r["dpas_in_innermost_loop"] >= 16, r
 
 
-RUN_SCALED = """
-import json, zetile
-import xe_int8_gather_kernels as K
-out = K.run_scaled(K.SCALED_CASES[:N_CASES])
-out["device"] = zetile.get_device().info["name"]
-print("RESULT", json.dumps(out))
-"""
-
-
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
-def test_numerics_row_scale_exact(device):
-    res = run_cases_on(device, RUN_SCALED, HERE)
+def test_numerics_row_scale_exact(device, numerics):
+    res = numerics(device)["scaled"]
     assert len(res) == len(K.SCALED_CASES[:e5_cases(device)])
     # every product and sum is exact in fp16/fp32 (see run_scaled)
     assert all(v <= 1e-6 for v in res.values()), res
@@ -219,17 +215,8 @@ def test_e1_int8_a_operand_also_stored(num_warps):
     spirv_val(ck.asm["spirv"])
 
 
-RUN_STORED = """
-import json, zetile
-import xe_int8_gather_kernels as K
-out = K.run_stored(K.STORED_CASES[:N_CASES])
-out["device"] = zetile.get_device().info["name"]
-print("RESULT", json.dumps(out))
-"""
-
-
 @pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
-def test_numerics_int8_a_operand_also_stored_exact(device):
-    res = run_cases_on(device, RUN_STORED, HERE)
+def test_numerics_int8_a_operand_also_stored_exact(device, numerics):
+    res = numerics(device)["stored"]
     assert len(res) == len(K.STORED_CASES[:e5_cases(device)])
     assert all(v == 0 for v in res.values()), res
