@@ -35,14 +35,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 
+# The clock: wall time, or with --cpu-time the process's CPU time (time spent
+# waiting for a CPU that other processes hold is not counted, so on a loaded
+# machine it is much steadier; it sums every thread's time, so it measures
+# speed only with --threads 1).
+clock = time.perf_counter
+
+
 def timed(fn, reps, rounds):
     fn()
     per = []
     for _ in range(rounds):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(reps):
             fn()
-        per.append((time.perf_counter() - t0) / reps)
+        per.append((clock() - t0) / reps)
     return min(per), statistics.median(per)
 
 
@@ -55,10 +62,10 @@ def timed_pair(f, g, reps, rounds):
     pf, pg = [], []
     for _ in range(rounds):
         for fn, acc in ((f, pf), (g, pg)):
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(reps):
                 fn()
-            acc.append((time.perf_counter() - t0) / reps)
+            acc.append((clock() - t0) / reps)
     return ((min(pf), statistics.median(pf)), (min(pg), statistics.median(pg)),
             statistics.median(b / a for a, b in zip(pf, pg)))
 
@@ -73,7 +80,15 @@ def main():
     ap.add_argument("--interleave", action="store_true",
                     help="time zetile and torch round by round in turn and print the median of "
                     "the per-round torch/zetile ratios too (steadier on a loaded machine)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time by process CPU time instead of wall time (steadier on a loaded "
+                    "machine; needs --threads 1: CPU time sums all threads)")
     args = ap.parse_args()
+    if args.cpu_time:
+        if args.threads != 1:
+            ap.error("--cpu-time needs --threads 1 (process CPU time sums every thread)")
+        global clock
+        clock = time.process_time
     if args.threads:
         os.environ["ZETILE_NUM_THREADS"] = str(args.threads)
     import zetile
@@ -158,7 +173,8 @@ def main():
     row("matmul fp32 desc", f"{S}^3", lambda: matmul_descriptor(a, bm, cm, 64, 64, 32),
         lambda: np.matmul(a, bm, out=cm), (lambda: torch.mm(ta, tbm)) if torch else None)
     threads = args.threads or "default"
-    print(f"threads: {threads}; min (median) of {args.rounds} rounds of {args.reps} calls")
+    print(f"threads: {threads}; min (median) of {args.rounds} rounds of {args.reps} calls"
+          + ("; process CPU time" if args.cpu_time else ""))
     print(f"{'kernel':<17}{'shape':<10}{'zetile cpu':>18}{'numpy':>18}{'torch':>18}"
           f"{'numpy/zetile':>14}{'torch/zetile':>14}" + (f"{'paired':>9}" if paired else ""))
     ms = lambda t: f"{t[0] * 1e3:.2f} ({t[1] * 1e3:.2f})ms"  # noqa: E731
