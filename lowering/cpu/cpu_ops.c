@@ -733,6 +733,20 @@ static bool is_int_division(MlirOperation op, bool* is_signed) {
   return false;
 }
 
+// A divisor that is a constant (or a splat or broadcast of one: `x // 16`,
+// `offs % 7` with a constexpr) stays an integer op: LLVM turns it into shifts
+// or a multiply by a magic number, cheaper than the f64 division.
+static bool constant_divisor(MlirOperation op) {
+  MlirValue v = mlirOperationGetOperand(op, 1);
+  for (int depth = 0; depth < 8 && mlirValueIsAOpResult(v); ++depth) {
+    MlirOperation d = mlirOpResultGetOwner(v);
+    if (cpu_op_is(d, "arith.constant")) return true;
+    if (!cpu_op_is(d, "tile.splat") && !cpu_op_is(d, "tile.broadcast")) return false;
+    v = mlirOperationGetOperand(d, 0);
+  }
+  return false;
+}
+
 static zt_status_t safe_div_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
                                char outs[][ZT_CPU_NAME]) {
   bool is_signed = false;
@@ -773,7 +787,8 @@ static zt_status_t safe_div_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAM
   cpu_line(c, "%s = arith.select %s, %s, %s : %s", safe[1], bad, one, ins[1], ty);
   bool rem = cpu_op_is(op, "arith.remsi") || cpu_op_is(op, "arith.remui");
   bool quo = cpu_op_is(op, "arith.divsi") || cpu_op_is(op, "arith.divui");
-  if ((rem || quo) && (t.kind == ZT_I8 || t.kind == ZT_I16 || t.kind == ZT_I32)) {
+  if ((rem || quo) && (t.kind == ZT_I8 || t.kind == ZT_I16 || t.kind == ZT_I32) &&
+      !constant_divisor(op)) {
     cpu_div_f64(c, safe[0], safe[1], ty, is_signed, rem, outs[0]);
     return NULL;
   }
@@ -789,7 +804,8 @@ static zt_status_t safe_div_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAM
 // lies at least 1/|d| from every integer, while rounding moves it by at most
 // |x / d| * 2^-53 < 1/|d| (|x| < 2^32), so it never reaches the integer that
 // would change the truncation. The remainder is x - q * d in the integer
-// type (exact: |q * d| <= |x|). d is never 0 here (safe_div_fn).
+// type (exact: |q * d| <= |x|). d is never 0 here (safe_div_fn). Constant
+// divisors keep the integer op (constant_divisor).
 void cpu_div_f64(cpu_t* c, const char* x, const char* d, const char* ty, bool is_signed,
                  bool rem, char out[ZT_CPU_NAME]) {
   const char* to = is_signed ? "sitofp" : "uitofp";

@@ -104,3 +104,33 @@ def test_int32_divmod_has_no_idiv(tmp_path):
                          check=True).stdout
     assert not re.search(r"\bidiv", dis), "a scalar idiv is back in the int32 // and %"
     assert re.search(r"vdivpd|divsd", dis), "no f64 division in the int32 // and %"
+
+
+@zetile.jit
+def _divmod_const(x_ptr, q_ptr, r_ptr, n, D: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1)
+    tl.store(q_ptr + offs, x // D, mask=m)
+    tl.store(r_ptr + offs, x % D, mask=m)
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump needed")
+def test_constant_divisor_stays_integer(tmp_path):
+    """A constexpr divisor keeps the integer op (LLVM's multiply by a magic
+    number: neither idiv nor an f64 division), with C semantics."""
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.integers(-2**31, 2**31, 20_000, dtype=np.int64),
+                        [-2**31, -2**31 + 1, -8, -7, -1, 0, 1, 6, 7, 2**31 - 1]]).astype(np.int32)
+    for d in (7, -10):
+        q, r = np.zeros_like(x), np.zeros_like(x)
+        _divmod_const[(zetile.cdiv(x.size, 256),)](x, q, r, x.size, D=d, BLOCK=256)
+        wq, wr = _want(x, np.full_like(x, d))
+        assert np.array_equal(q, wq) and np.array_equal(r, wr), d
+    ck = zetile.compile(_divmod_const, "*i32, *i32, *i32, i32",
+                        constexprs={"D": 7, "BLOCK": 256}, cached=False)
+    obj = tmp_path / "divmod_const.o"
+    obj.write_bytes(ck.asm["obj"])
+    dis = subprocess.run(["objdump", "-d", str(obj)], capture_output=True, text=True,
+                         check=True).stdout
+    assert not re.search(r"\bidiv|vdivpd|divsd", dis), "a constant divisor is divided"
