@@ -769,27 +769,68 @@ def test_e5_shared8_atomics_beside_a_dot():
 
 @zetile.jit
 def flip_kernel(x_ptr, y_ptr, B: tl.constexpr):
-    """A reversed row: tl.flip moves elements across lanes (a marked lane
-    shuffle other than xor, refused at 8 lanes)."""
+    """A reversed row: tl.flip moves elements across lanes (marked `up`
+    shuffles by 1..15 lanes; at 8 lanes across a lane's two elements too)."""
     r = tl.arange(0, B)
     x = tl.load(x_ptr + r)
     tl.store(y_ptr + r, tl.flip(x, 0))
 
 
+@zetile.jit
+def _bool_or(a, b):
+    return a | b
+
+
+@zetile.jit
+def any_kernel(x_ptr, y_ptr, B: tl.constexpr):
+    """A reduction of booleans with a user combiner (i1 lanes, which
+    gpu.shuffle does not carry: refused at 8 lanes)."""
+    r = tl.arange(0, B)
+    m = tl.load(x_ptr + r) > 0
+    tl.store(y_ptr, tl.reduce(m, 0, _bool_or).to(tl.int32))
+
+
 def test_shared8_refusal_names_the_op_line(monkeypatch):
     """A refusal of zetile's 8-lane distribution names the source line of the
-    refused op (tl.flip's), not the kernel's def line: the op's location is
-    written into the message (it named `def flip_kernel` before)."""
+    refused op (tl.reduce's), not the kernel's def line: the op's location is
+    written into the message (it named the def line before). (tl.flip served
+    here until its up shuffles were taken at 8 lanes, 57b8baf.)"""
     import inspect
     monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared8all")
     with pytest.raises(zetile.CompilationError) as e:
-        zetile.compile(flip_kernel, signature="*fp32,*fp32", constexprs={"B": 32},
+        zetile.compile(any_kernel, signature="*fp32,*i32", constexprs={"B": 32},
                        target="dg2", num_warps=1, cached=False)
-    src, first = inspect.getsourcelines(flip_kernel.fn)
-    want = first + next(i for i, ln in enumerate(src) if "tl.flip(x" in ln)
+    src, first = inspect.getsourcelines(any_kernel.fn)
+    want = first + next(i for i, ln in enumerate(src) if "tl.reduce(m" in ln)
     msg = str(e.value)
-    assert "at 8 lanes" in msg and "marked lane shuffle" in msg, msg
-    assert e.value.lineno == want and "tl.flip" in e.value.src_line, (e.value.lineno, want, msg)
+    assert "at 8 lanes" in msg and "gpu.shuffle cannot carry" in msg, msg
+    assert e.value.lineno == want and "tl.reduce" in e.value.src_line, (e.value.lineno, want, msg)
+
+
+FLIP8_E5 = r"""
+import json, numpy as np, zetile
+import test_dg2_shared as S
+out = {}
+for B in (16, 64):
+    x = np.arange(B, dtype=np.float32) * 1.5 - 3
+    y = np.zeros(B, np.float32)
+    ck = S.flip_kernel[(1,)](x, y, B=B, num_warps=1)
+    zetile.get_device().synchronize()
+    out["sg"] = int(ck.metadata["subgroup_size"])
+    out[f"flip{B}"] = int((y != x[::-1]).sum())
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_e5_shared8_flip_up_shuffles():
+    """E5 at 8 lanes of tl.flip (refused before 57b8baf: 'a marked lane
+    shuffle other than xor'): its `up` shuffles by 1..15 read element k - q
+    or k - q - 1 of another lane (fix_marked_moves); every element lands
+    (16 and 64 elements, 0 mismatches)."""
+    opencl_cpu_or_skip()
+    res = run_result(FLIP8_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8ALL},
+                     timeout=600)
+    assert res["sg"] == 8 and res["flip16"] == 0 and res["flip64"] == 0, res
 
 
 @needs_tools
