@@ -62,6 +62,36 @@ def test_report_on_vector_add():
     assert k["sends_by_kind"]["load"] >= 2 and k["sends_by_kind"]["store"] >= 1
     if neo_installed():
         assert r["driver"].get("spill_bytes") == 0, r["driver"]
+    sp = r["spill"]
+    assert not sp["spills"] and sp["disagree"] == [], sp
+    assert "spill: none" in isa.format_report(r)
+
+
+# ocloc's "spilled around N" line is one witness; for dg2 SIMD8 kernels it is
+# missing although the binary spills, so the verdict also reads the ISA's
+# scratch sends and the driver's spill_bytes, and names who disagrees.
+def test_spill_summary_combines_the_witnesses():
+    none = isa.spill_summary(0, 0, {"spill_bytes": 0})
+    assert not none["spills"] and none["disagree"] == [] and none["driver_spill_bytes"] == 0
+    silent = isa.spill_summary(0, 1083, {"spill_bytes": 16384})
+    assert silent["spills"] and silent["disagree"] == ["ocloc"]
+    no_drv = isa.spill_summary(0, 12, {"error": "no level_zero device"})
+    assert no_drv["spills"] and no_drv["driver_spill_bytes"] is None and no_drv["disagree"] == ["ocloc"]
+    assert isa.spill_summary(230, 353, None)["disagree"] == []
+    r = {"spilled_registers": 0, "kernels": {"k": {"scratch_sends": 4}}}
+    assert not isa.no_spill_cheap(r)
+    r["kernels"]["k"]["scratch_sends"] = 0
+    assert isa.no_spill_cheap(r)
+    text = isa.format_report({"target": "dg2", "grf_mode": "128", "local_size": [8, 1, 1],
+                              "igc_options": "", "spilled_registers": 0, "kernels": {},
+                              "spill": silent})
+    assert "spill: YES" in text and "DISAGREE: ocloc sees no spill" in text
+
+
+def test_scratch_sends_are_counted():
+    text = ("send.ugm (8|M0) null r10 r12:2 0x0 0x0 {$1} // wr:1+2, rd:0; store.ugm.d32x8.a32.ss[a0.2]\n"
+            "(W) send.dc0 (8|M0) r20 r30 null 0x0 0x0 // scratch read\n")
+    assert isa.analyze_isa(text)["scratch_sends"] >= 1
 
 
 def _fake_ocloc(tmp_path, monkeypatch, crashes):

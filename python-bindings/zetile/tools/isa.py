@@ -168,6 +168,32 @@ def spill_from_log(log: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def spill_summary(ocloc_registers, scratch_sends, driver=None):
+    """One spill verdict from three witnesses. ocloc's "spilled around N"
+    line alone is not enough: for dg2 SIMD8 kernels ocloc prints no such line
+    although the binary spills (scratch sends in the ISA, spill_bytes from
+    NEO's zeKernelGetProperties). The ISA's scratch sends are the cheap check
+    every test can afford; the driver's figure is read when it was asked for.
+    `spills` is True when any witness sees a spill; `disagree` names the
+    witnesses that contradict each other."""
+    seen = {"ocloc": ocloc_registers > 0, "isa": scratch_sends > 0}
+    drv = None
+    if driver and "error" not in driver and driver.get("spill_bytes") is not None:
+        drv = int(driver["spill_bytes"])
+        seen["driver"] = drv > 0
+    spills = any(seen.values())
+    disagree = sorted(k for k, v in seen.items() if v != spills) if len(set(seen.values())) > 1 else []
+    return {"spills": spills, "ocloc_registers": ocloc_registers, "scratch_sends": scratch_sends,
+            "driver_spill_bytes": drv, "disagree": disagree}
+
+
+def no_spill_cheap(r) -> bool:
+    """The check tests assert: ocloc's line says 0 AND no kernel in the ISA
+    has a scratch send (no driver needed)."""
+    return (r.get("spilled_registers", 0) == 0
+            and all(k.get("scratch_sends", 0) == 0 for k in r["kernels"].values()))
+
+
 def _driver_stats(artifact_blob: bytes, target: str):
     """zeKernelGetProperties through zetile's Level Zero backend in AUB mode
     (a fresh process: the driver reads its settings at load)."""
@@ -207,6 +233,9 @@ def report(kernel, signature, constexprs=None, target="pvc", num_warps=0, compat
         out["kernels"][name] = analyze_isa(text)
     if driver:
         out["driver"] = _driver_stats(ck.artifact.serialize(), target)
+    out["spill"] = spill_summary(out["spilled_registers"],
+                                 sum(k["scratch_sends"] for k in out["kernels"].values()),
+                                 out.get("driver"))
     return out
 
 
@@ -220,6 +249,15 @@ def format_report(r):
                      f"(innermost loop {k['dpas_in_innermost_loop']}), sends {k['sends']} "
                      f"(load {sk['load']}, store {sk['store']}, prefetch {sk['prefetch']}, "
                      f"other {sk['other']}), loops {k['loops']}, unresolved calls {k['calla']}")
+    sp = r.get("spill")
+    if sp:
+        drv = ("not read" if sp["driver_spill_bytes"] is None
+               else f"{sp['driver_spill_bytes']} B")
+        line = (f"  spill: {'YES' if sp['spills'] else 'none'} (ocloc line {sp['ocloc_registers']} "
+                f"registers, ISA scratch sends {sp['scratch_sends']}, driver spill {drv})")
+        if sp["disagree"]:
+            line += f"  DISAGREE: {', '.join(sp['disagree'])} see{'s' if len(sp['disagree']) == 1 else ''} no spill"
+        lines.append(line)
     for n in r.get("ocloc_notes", []):
         lines.append(f"  ocloc: {n}")
     d = r.get("driver")
