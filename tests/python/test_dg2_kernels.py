@@ -61,7 +61,7 @@ def test_skeleton_kernels_build_for_acm_g10(name):
     assert k["calla"] == 0
     assert k["instructions"] > 10
     assert k["sends_by_kind"]["load"] >= 1 and k["sends_by_kind"]["store"] >= 1
-    assert "spill" not in log.lower(), log
+    assert "spill" not in log.lower() and k["scratch_sends"] == 0, (k, log)
 
 
 @needs_tools

@@ -141,7 +141,20 @@ def _e2(spirv):
     isas, log = isa.ocloc_isa(spirv, "dg2")
     k = isa.analyze_isa("".join(t for n, t in isas.items() if not n.startswith("Intel_Symbol")))
     k["spilled"] = isa.spill_from_log(log)
+    # ocloc prints no "spilled around" line for these SIMD8 kernels although
+    # they spill (scratch sends in the ISA, NEO's spill_bytes): a no-spill
+    # claim needs both witnesses (docs/ARCHITECTURE.md, "Spills at 8 lanes").
+    k["spills"] = k["spilled"] > 0 or k["scratch_sends"] > 0
     return k
+
+
+def _known_spill8(k):
+    """KNOWN SPILL (h2b): these 8-lane kernels were claimed spill-free from
+    ocloc's line alone; the ISA has scratch sends (figures in
+    docs/ARCHITECTURE.md, "Spills at 8 lanes"). Accepted because shared8 is
+    opt-in (ZETILE_DG2_LOWERING) and dg2's default, the folder, spills as
+    well. Asserted so that a fix shows: then assert `not k["spills"]`."""
+    return k["spilled"] == 0 and k["scratch_sends"] > 0
 
 
 def test_default_is_the_dg2_folder(monkeypatch):
@@ -170,7 +183,7 @@ def test_shared_path_builds_for_acm_g10(monkeypatch, name):
     assert k["sends_by_kind"]["store"] >= 1 or name == "lock_colsum", k
     assert k["sends"] >= 1, k
     if name in NO_SPILL:
-        assert k["spilled"] == 0, k
+        assert not k["spills"], k
 
 
 @needs_tools
@@ -599,7 +612,10 @@ def test_shared8_dot_is_simd8_dpas(monkeypatch, shape):
     assert "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_iS_Dv8_f" in _imports(spirv)
     k = _e2(spirv)
     assert k["dpas"] == 2 * (M // 8) * (N // 16) * (K // 16) // nw, k
-    assert k["calla"] == 0 and k["spilled"] == 0, k
+    assert k["calla"] == 0, k
+    # Only the one-block dot is spill-free; the larger two spill at 8 lanes
+    # with no ocloc line (scratch sends; NEO: 16384 B at 32x32x32).
+    assert (not k["spills"]) if shape == (8, 16, 16, 1) else _known_spill8(k), k
 
 
 DOT8_E5 = r"""
@@ -672,7 +688,7 @@ def test_shared8all_block_io_and_atomics_build(monkeypatch, name):
     assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
     spirv_val(ck.asm["spirv"])
     k = _e2(ck.asm["spirv"])
-    assert k["spilled"] == 0 and k["calla"] == 0, k
+    assert not k["spills"] and k["calla"] == 0, k
 
 
 @pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (~10 s)")
@@ -729,7 +745,7 @@ def test_shared8_atomics_beside_a_dot(monkeypatch):
     assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
     spirv_val(ck.asm["spirv"])
     k = _e2(ck.asm["spirv"])
-    assert k["dpas"] == 32 and k["spilled"] == 0 and k["calla"] == 0, k
+    assert k["dpas"] == 32 and _known_spill8(k) and k["calla"] == 0, k
 
 
 SPLITK_E5 = r"""
@@ -859,7 +875,7 @@ def test_shared8_bf16_int4_weight_gemm_builds(monkeypatch):
     assert art is not None, why
     spirv_val(art.get("spirv"))
     k = _e2(art.get("spirv"))
-    assert k["dpas_in_innermost_loop"] == 8 and k["spilled"] == 0 and k["calla"] == 0, k
+    assert k["dpas_in_innermost_loop"] == 8 and _known_spill8(k) and k["calla"] == 0, k
 
 
 W4_E5 = r"""
@@ -910,7 +926,7 @@ def test_shared8_fp32_dot_builds(monkeypatch):
     assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
     spirv_val(ck.asm["spirv"])
     k = _e2(ck.asm["spirv"])
-    assert k["dpas"] == 3 * 2 and k["spilled"] == 0 and k["calla"] == 0, k
+    assert k["dpas"] == 3 * 2 and _known_spill8(k) and k["calla"] == 0, k
 
 
 DOT8_F32_E5 = r"""
@@ -967,7 +983,7 @@ def test_shared8_int8_dot_is_simd8_dpas(monkeypatch):
     spirv_val(spirv)
     assert "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_iS_S_" in _imports(spirv)
     k = _e2(spirv)
-    assert k["dpas"] == 2 and k["spilled"] == 0 and k["calla"] == 0, k
+    assert k["dpas"] == 2 and not k["spills"] and k["calla"] == 0, k
 
 
 INT8_E5 = r"""
@@ -1021,7 +1037,7 @@ def test_shared8_tutorial_matmul_e2(monkeypatch, cfg):
     k = _e2(ck.asm["spirv"])
     c = MATMUL_CFG[cfg]
     want = 2 * (c["BLOCK_SIZE_M"] // 8) * (c["BLOCK_SIZE_N"] // 16) * (c["BLOCK_SIZE_K"] // 16) // 4
-    assert k["dpas"] == want and k["spilled"] == 0 and k["calla"] == 0, k
+    assert k["dpas"] == want and _known_spill8(k) and k["calla"] == 0, k
 
 
 MATMUL8_E5 = r"""
@@ -1092,7 +1108,7 @@ def test_shared8_block_pointer_matmul_e2(monkeypatch, kind):
     assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
     spirv_val(ck.asm["spirv"])
     k = _e2(ck.asm["spirv"])
-    assert k["dpas"] == 8 and k["spilled"] == 0 and k["calla"] == 0, k
+    assert k["dpas"] == 8 and _known_spill8(k) and k["calla"] == 0, k
 
 
 BP8_E5 = r"""
@@ -1214,7 +1230,7 @@ def test_shared8_block_pointer_attention(monkeypatch):
     assert int(ck.metadata["subgroup_size"]) == 8, ck.metadata
     spirv_val(ck.asm["spirv"])
     k = _e2(ck.asm["spirv"])
-    assert k["dpas"] == 64 and k["dpas_in_innermost_loop"] == 64 and k["spilled"] == 0, k
+    assert k["dpas"] == 64 and k["dpas_in_innermost_loop"] == 64 and _known_spill8(k), k
     opencl_cpu_or_skip()
     res = run_result(ATTN_BP_E5, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8},
                      timeout=900)
@@ -1372,7 +1388,7 @@ def test_shared8_attention_forward(monkeypatch):
                         num_warps=4, cached=False)
     spirv_val(ck.asm["spirv"])
     k = _e2(ck.asm["spirv"])
-    assert k["dpas"] == 256 and k["spilled"] == 0, k
+    assert k["dpas"] == 256 and _known_spill8(k), k
     code = A.RUN.format(dt="fp16", d=64, causal=False).replace("num_warps=8", "num_warps=4")
     res = run_result(code, path=HERE, env={"ZETILE_OPENCL_TARGET": "dg2", **SHARED8}, timeout=900)
     assert res["err"] < 2e-3, res
