@@ -119,7 +119,8 @@ def build(name, target):
 
 
 def isa_row(name, target):
-    """One table row: DPAS in the innermost loop and spills from ocloc, or the refusal."""
+    """One table row: DPAS in the innermost loop, spills from ocloc and the
+    ISA's scratch sends (ocloc's line alone misses SIMD8 spills), or the refusal."""
     from .. import _C
     from ..tools import isa
     art, err = build(name, target)
@@ -138,7 +139,7 @@ def isa_row(name, target):
     r = isa.analyze_isa("".join(isas.values()))
     return {"case": name, "target": target, "built": True, "dpas": r["dpas"],
             "dpas_in_loop": r["dpas_in_innermost_loop"], "spill": isa.spill_from_log(log),
-            "sends": r.get("sends")}
+            "sends": r.get("sends"), "scratch_sends": r["scratch_sends"]}
 
 
 def main(argv=None):
@@ -158,7 +159,7 @@ def main(argv=None):
                 print(f"{t:4} {c:32} built; {r['message']} ({r['seconds']:.0f} s)", flush=True)
             elif r["built"]:
                 print(f"{t:4} {c:32} dpas={r['dpas']:3} in_loop={r['dpas_in_loop']:3} spill={r['spill']} "
-                      f"sends={r['sends']} "
+                      f"scratch={r['scratch_sends']} sends={r['sends']} "
                       f"({r['seconds']:.0f} s)",
                       flush=True)
             else:
