@@ -453,7 +453,14 @@ def test_templates_build_for_integrated_gpus(target, case):
     isas, log = isa.ocloc_isa(spv, target)
     r = isa.analyze_isa("".join(isas.values()))
     assert r["calla"] == 0 and r["dpas"] == 0, r
-    assert isa.spill_from_log(log) == 0, log
+    # KNOWN SPILL (h2b): these SIMD8 builds were counted spill-free from
+    # ocloc's line, which it does not print for them; the ISA has hword
+    # scratch block reads/writes and NEO's zeKernelGetProperties (AUB mode)
+    # gives spill_bytes 16384 (gemm_fp16: tgllp 729 scratch sends, skl 491;
+    # sdpa_fp16_d64_causal: 891 / 759; docs/ARCHITECTURE.md, "One spill
+    # verdict"). Accepted: the iGPU rows are E1/E2 only and these are the
+    # templates' smallest tiles. Asserted so that a fix shows.
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] > 0, (r, log)
 
 
 def test_target_info_is_the_rows_descriptor():

@@ -91,4 +91,4 @@ def test_backward_builds_for_pvc_e1_e2(case):
         isas, log = isa.ocloc_isa(art.get("spirv"), "pvc", "-ze-opt-large-register-file")
         r = isa.analyze_isa("".join(isas.values()))
         assert r["dpas_in_innermost_loop"] >= want, (name, r)
-        assert isa.spill_from_log(log) == 0, (name, log[-2000:])
+        assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (name, r, log[-2000:])

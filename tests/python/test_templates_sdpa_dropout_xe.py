@@ -62,7 +62,7 @@ def _isa(art, dpas):
     isas, log = isa.ocloc_isa(art.get("spirv"), "pvc", "-ze-opt-large-register-file")
     r = isa.analyze_isa("".join(isas.values()))
     assert r["dpas_in_innermost_loop"] >= dpas, r
-    assert isa.spill_from_log(log) == 0, log[-2000:]
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (r, log[-2000:])
 
 
 @pytest.mark.parametrize("case,dpas", [

@@ -69,7 +69,7 @@ def test_builds_for_pvc_e1_e2(case, dpas):
     isas, log = isa.ocloc_isa(art.get("spirv"), "pvc", "-ze-opt-large-register-file")
     r = isa.analyze_isa("".join(isas.values()))
     assert r["dpas_in_innermost_loop"] >= dpas, r
-    assert isa.spill_from_log(log) == 0, log[-2000:]
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (r, log[-2000:])
 
 
 @pytest.mark.parametrize("case", ["gemm_fp16", "gemm_fp16_w4"])

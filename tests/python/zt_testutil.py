@@ -103,7 +103,7 @@ def isa_no_spill(spirv, options, label, target="pvc"):
     isas, log = isa.ocloc_isa(spirv, target, options)
     r = isa.analyze_isa("".join(isas.values()))
     print(f"{label}:", {k: r[k] for k in ("instructions", "dpas", "sends")})
-    assert isa.spill_from_log(log) == 0, log[-2000:]
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (r, log[-2000:])
     return r
 
 
