@@ -72,7 +72,7 @@ def test_e2_pvc_dpas_in_loop_no_spill(bits):
     # 32x64 over the planner's 2x4 grid: 16x16 per subgroup = 2 accumulator
     # blocks, BLOCK_K 32 = 2 DPAS K steps: 4 per iteration, all in the loop.
     assert r["dpas"] == 4 and r["dpas_in_innermost_loop"] == 4, r
-    assert isa.spill_from_log(log) == 0, log[-2000:]
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (r, log[-2000:])
     # The conversion to the B operand moves nothing between subgroups: no
     # shared-local-memory messages, no barrier.
     assert ".slm" not in text and "sync.bar" not in text

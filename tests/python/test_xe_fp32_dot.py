@@ -32,7 +32,7 @@ def test_e2_dpas_in_k_loop_no_spill(kind):
     r = isa.analyze_isa("".join(isas.values()))
     # 64x64 over 4x4 subgroups of 16x16: 2x1 blocks x 2 K steps x 3 pieces.
     assert r["dpas"] >= 12 and r["dpas_in_innermost_loop"] >= 12, r
-    assert isa.spill_from_log(log) == 0, log
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (r, log)
 
 
 def _e5(tmp_path, prec):

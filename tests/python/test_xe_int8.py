@@ -91,7 +91,7 @@ def test_e2_dpas_in_k_loop_no_spill(compat, dtype):
     # 64x64 over a 2x2 subgroup grid: 32x32 per subgroup = 4x2 accumulators,
     # BLOCK_K 64 = 2 int8 DPAS steps (K 32 each): 16 per iteration.
     assert r["dpas"] >= 16 and r["dpas_in_innermost_loop"] >= 16, r
-    assert isa.spill_from_log(log) == 0, log
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (r, log)
     if compat:
         assert r["calla"] == 0, r  # nothing left for the driver to resolve
 

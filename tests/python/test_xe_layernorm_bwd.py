@@ -126,6 +126,7 @@ def test_pvc_ocloc_no_spills():
         kernels, log = isa.ocloc_isa(ck.asm["spirv"], "pvc")
         assert "unresolved" not in log.lower(), log
         assert isa.spill_from_log(log) == 0, log
+        assert isa.analyze_isa("".join(kernels.values()))["scratch_sends"] == 0, log
         stats = isa.analyze_isa(kernels[kernel.__name__])
         assert stats["scratch_sends"] == 0 and stats["calla"] == 0, stats
 
