@@ -61,7 +61,7 @@ def test_isa():
     # E2: the gathered 16x16x16 dot still runs DPAS, without spills.
     if not (have_tool("ocloc") and have_tool("iga64")):
         pytest.skip("ocloc/iga64 are not installed")
-    from zetile.tools.isa import ocloc_isa, spill_from_log
+    from zetile.tools.isa import analyze_isa, ocloc_isa, spill_from_log
     for kern in (K.small_dot, K.small_dot_bt):
         isa, log = ocloc_isa(_compile(kern, 16, 16).asm["spirv"], "pvc", "")
         (text,) = isa.values()
@@ -71,6 +71,7 @@ def test_isa():
         print(kern.__name__ if hasattr(kern, "__name__") else kern, "instructions", len(lines),
               "dpas", dpas, "sends", sends, "spill", spill_from_log(log))
         assert dpas >= 1 and spill_from_log(log) == 0
+        assert analyze_isa(text)["scratch_sends"] == 0, text[-2000:]
 
 
 RUN = """

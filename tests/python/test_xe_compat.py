@@ -108,7 +108,7 @@ def test_e2_ocloc_builds_without_unresolved_calls(name):
         # 2 K steps; row gathers (pointer tensors): 4x4 subgroups, 2x1 x 2.
         want = 4 if name == "matmul_pointer" else 16
         assert c["dpas"] >= want and c["dpas_in_innermost_loop"] == c["dpas"], c
-        assert compat["spilled_registers"] == 0, compat
+        assert isa.no_spill_cheap(compat), compat  # ocloc's line and 0 scratch sends
     if name in BLOCK_IO:
         plain = isa.report(_kernel(name), sig, consts, target="pvc", driver=False)
         (p,) = plain["kernels"].values()

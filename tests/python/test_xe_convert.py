@@ -74,7 +74,7 @@ def test_accumulator_into_b_operand_isa():
     if not (have_tool("ocloc") and have_tool("iga64")):
         pytest.skip("ocloc/iga64 are not installed")
     import xe_layout_kernels as L
-    from zetile.tools.isa import ocloc_isa, spill_from_log
+    from zetile.tools.isa import analyze_isa, ocloc_isa, spill_from_log
     ck = zetile.compile(L.dot_into_b_tile, signature=CHAIN_SIG, constexprs=CHAIN_CX,
                         target="pvc", cached=False)
     isa, log = ocloc_isa(ck.asm["spirv"], "pvc", "-ze-opt-large-register-file")
@@ -84,7 +84,7 @@ def test_accumulator_into_b_operand_isa():
     assert len([l for l in lines if re.search(r"\bdpas\b", l)]) == 48
     assert len(slm) >= 64 + 128, len(slm)
     assert any(re.search(r"\bsync\.bar\b", l) for l in lines)
-    assert spill_from_log(log) == 0
+    assert spill_from_log(log) == 0 and analyze_isa(text)["scratch_sends"] == 0
 
 
 ATTN32_RUN = """

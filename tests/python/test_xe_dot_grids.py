@@ -65,7 +65,7 @@ def test_own_grid_isa():
     if not (have_tool("ocloc") and have_tool("iga64")):
         pytest.skip("ocloc/iga64 are not installed")
     import xe_grid_kernels as G
-    from zetile.tools.isa import ocloc_isa, spill_from_log
+    from zetile.tools.isa import analyze_isa, ocloc_isa, spill_from_log
     cx, nw, g1, g2 = CASES[0]
     ck = zetile.compile(G.two_dots, signature=SIG, constexprs=cx, target="pvc", num_warps=nw,
                         cached=False)
@@ -77,7 +77,7 @@ def test_own_grid_isa():
     print("two_dots pvc: instructions", len(lines), "dpas", dpas, "slm sends", slm,
           "spill", spill_from_log(log))
     assert dpas >= _dpas(cx, g1, g2) // 2  # IGC may fuse pairs; none dropped to zero
-    assert slm == 0 and spill_from_log(log) == 0
+    assert slm == 0 and spill_from_log(log) == 0 and analyze_isa(text)["scratch_sends"] == 0
 
 
 RUN = """

@@ -112,6 +112,7 @@ def test_ocloc_dpas_in_k_loop(kind, dt, cdt):
           f"calla={r['calla']} spill~{spill} regs (large GRF)")
     # The default configuration does not spill (issue 3).
     assert spill == 0, f"{kind}: ocloc reports ~{spill} spilled registers"
+    assert r["scratch_sends"] == 0, f"{kind}: {r['scratch_sends']} scratch sends"
     if kind == "pointer":
         # 520 is not a multiple of 16: no hints, row gathers: 4x4 subgroups of
         # 16x16, 2x1 accumulators x 2 K steps = 4 DPAS; no 2-D block builtins,
