@@ -4,7 +4,8 @@ or not; BLOCK_M 128, BLOCK_N 64, 8 subgroups, sizes and strides hinted as
 the launcher hints 16-divisible values): per variant the compile time (CPU
 time of this machine's compiler, not a GPU figure), and from Intel's ocloc +
 iga64 (`zetile isa`'s analysis) the DPAS count, DPAS inside the loop, sends
-and spilled registers at the default 256-GRF configuration.
+and spilled registers (ocloc's line) and scratch sends (the ISA's; ocloc's
+line misses SIMD8 spills) at the default 256-GRF configuration.
 
     .venv/bin/python bench/xe_attention_isa.py [--target pvc] [--quick]
 
@@ -44,8 +45,8 @@ def main():
     args = ap.parse_args()
     variants = [("fp16", 64, False)] if args.quick else [
         (dt, d, c) for dt in ("fp16", "bf16") for d in (64, 128) for c in (False, True)]
-    print(f"| variant ({args.target}) | compile s | DPAS | in loop | sends | spilled |")
-    print("|---|---|---|---|---|---|")
+    print(f"| variant ({args.target}) | compile s | DPAS | in loop | sends | spilled | scratch sends |")
+    print("|---|---|---|---|---|---|---|")
     for dt, d, causal in variants:
         name = f"{dt} d={d}{' causal' if causal else ''}"
         try:
@@ -54,7 +55,7 @@ def main():
             print(f"| {name} | refused: {str(e).splitlines()[-1][:120]} |||||")
             continue
         print(f"| {name} | {secs:.1f} | {r['dpas']} | {r['dpas_in_innermost_loop']} | "
-              f"{r['sends']} | {spill} |", flush=True)
+              f"{r['sends']} | {spill} | {r['scratch_sends']} |", flush=True)
 
 
 if __name__ == "__main__":
