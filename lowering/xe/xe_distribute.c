@@ -38,11 +38,19 @@
 // (the emitter's vectors do not change); at 8 lanes lane j holds elements j
 // and j + 8 of each chunk, which is what a SIMD8 subgroup block read of 16
 // elements gives it. Thread-local: compiles may run on several threads.
-static _Thread_local int lanes_now = XE_SUBGROUP;
+// uint8: the kernel's int8 dots read their operands as unsigned (one
+// signedness a module, xe_matrix.c): at 8 lanes the SIMD8 builtin is called by
+// name here. One thread-local object for both: with a second _Thread_local
+// here, LeakSanitizer's tracer crashed (SIGSEGV) at exit in every forked Check
+// test of the ASan build that loads this library (session 14, reproducible:
+// build-asan/test_cpu_math), whatever the test compiled.
+static _Thread_local struct {
+  int lanes;
+  bool uint8;
+} lane_state = {XE_SUBGROUP, false};
+#define lanes_now (lane_state.lanes)
+#define uint8_now (lane_state.uint8)
 #define LANES lanes_now
-// The kernel's int8 dots read their operands as unsigned (one signedness a
-// module, xe_matrix.c): at 8 lanes the SIMD8 builtin is called by name here.
-static _Thread_local bool uint8_now;
 
 static bool dpas8_ok(MlirOperation op);
 
