@@ -535,15 +535,19 @@ static void cache_put(xe_emitter_t* e, MlirValue v, const char* key, const lval_
 
 static xe_val_t* find_rec(xe_emitter_t* e, MlirValue v) { return xe_find(e, v); }
 
-// vector<16xT> broadcast of the scalar named x.
-static void broadcast(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, xe_name_t out) {
-  const char* t = xe_block_elem(k);
+// vector<16xT> broadcast of the scalar named x, T spelled t ("index", "i1").
+static void broadcast_ty(xe_emitter_t* e, const char* x, const char* t, xe_name_t out) {
   xe_fresh(e, out);
   xe_line(e);
   zt_strbuf_printf(&e->body,
                    "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
                    "} : %s to vector<16x%s>%s\n",
                    out, x, t, t, loc(e));
+}
+
+// vector<16xT> broadcast of the scalar named x.
+static void broadcast(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, xe_name_t out) {
+  broadcast_ty(e, x, xe_block_elem(k), out);
 }
 
 // out = a <op> b on integers of kind k (vectors when vec).
@@ -1104,23 +1108,13 @@ static void nd_blocks_by_rows(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool st
                               "} dense<%s> : vector<16x%s>",
            zt_scalar_kind_is_float(t.kind) && !bf ? "0.0" : "0", mt);
   xe_hoist(e, text, true, zrow);
-  xe_fresh(e, s1v);
-  xe_line(e);
-  zt_strbuf_printf(&e->body,
-                   "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : index to vector<16xindex>%s\n",
-                   s1v, s1, loc(e));
+  broadcast_ty(e, s1, "index", s1v);
   for (int32_t bj = bj0; bj < bj1; ++bj) {
     // Columns of this block (one per lane element) and their bound.
     xe_name_t cj, c0, cb, cols, cin, cge, cok;
     hoist_index(e, (int64_t)(bj - bj0) * v->bc, cj);
     add_index(e, o1, cj, c0);
-    xe_fresh(e, cb);
-    xe_line(e);
-    zt_strbuf_printf(&e->body,
-                     "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                     "} : index to vector<16xindex>%s\n",
-                     cb, c0, loc(e));
+    broadcast_ty(e, c0, "index", cb);
     xe_vbinary(e, "arith.addi", cb, step, "index", cols);
     xe_vbinary(e, "arith.cmpi slt,", cols, s1v, "index", cin);
     xe_vbinary(e, "arith.cmpi sge,", cols, zix, "index", cge);
@@ -1159,23 +1153,13 @@ static void nd_blocks_by_rows(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool st
         xe_fresh(e, rok);
         xe_line(e);
         zt_strbuf_printf(&e->body, "%s = arith.andi %s, %s : i1%s\n", rok, rlt, rge, loc(e));
-        xe_fresh(e, rokv);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : i1 to vector<16xi1>%s\n",
-                         rokv, rok, loc(e));
+        broadcast_ty(e, rok, "i1", rokv);
         xe_vbinary(e, "arith.andi", rokv, cok, "i1", mask);
         xe_fresh(e, roff);
         xe_line(e);
         zt_strbuf_printf(&e->body, "%s = arith.muli %s, %s : index%s\n", roff, row, st0,
                          loc(e));
-        xe_fresh(e, roffv);
-        xe_line(e);
-        zt_strbuf_printf(&e->body,
-                         "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                         "} : index to vector<16xindex>%s\n",
-                         roffv, roff, loc(e));
+        broadcast_ty(e, roff, "index", roffv);
         xe_vbinary(e, "arith.addi", roffv, cols, "index", offs);
         if (store) {
           xe_name_t rv;
