@@ -112,6 +112,12 @@ size_t zt_dce(MlirOperation root);
 zt_status_t zt_spirv_validate(const void* data, size_t size);
 bool zt_spirv_validator_available(void);
 
+/// Stores a SPIR-V module as the artifact's "spirv" section with its ids
+/// renumbered 1, 2, ... in order of first appearance (spirv_check.c: LLVM's
+/// backend numbers them by process history); as given without SPIRV-Tools
+/// or when the module does not parse.
+zt_status_t zt_spirv_set_artifact(zt_artifact_t* artifact, const void* data, size_t size);
+
 /// The process's record of SPIR-V emissions, shared by the Xe and dg2
 /// lowerings because LLVM's SPIR-V backend state is process-wide
 /// (spirv_check.c): zt_spirv_emission_count() counts this one and returns

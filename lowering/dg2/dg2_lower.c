@@ -315,8 +315,8 @@ static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kern
       // invalid module; the caller emits again.
       s = zt_spirv_validate(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
       if (!s)
-        s = zt_artifact_set(lc->artifact, "spirv", LLVMGetBufferStart(buf),
-                            LLVMGetBufferSize(buf));
+        s = zt_spirv_set_artifact(lc->artifact, LLVMGetBufferStart(buf),
+                                  LLVMGetBufferSize(buf));
       LLVMDisposeMemoryBuffer(buf);
     }
     LLVMDisposeMessage(err);

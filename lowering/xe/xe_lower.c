@@ -482,7 +482,7 @@ static zt_status_t emit_spirv_once(zt_lower_ctx_t* lc, MlirModule m, const char*
   MlirStringRef spv = {NULL, 0};
   if (!s) s = find_spirv(copy, &spv);
   if (!s) *bad = zt_spirv_validate(spv.data, spv.length);
-  if (!s && !*bad) s = zt_artifact_set(lc->artifact, "spirv", spv.data, spv.length);
+  if (!s && !*bad) s = zt_spirv_set_artifact(lc->artifact, spv.data, spv.length);
   mlirModuleDestroy(copy);
   return s;
 }

@@ -136,7 +136,7 @@ zt_status_t xe_emit_spirv_o0(zt_lower_ctx_t* lc, MlirModule m) {
   }
   mlirModuleDestroy(copy);
   if (!s) s = zt_spirv_validate(LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
-  if (!s) s = zt_artifact_set(lc->artifact, "spirv", LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
+  if (!s) s = zt_spirv_set_artifact(lc->artifact, LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
   if (spv) LLVMDisposeMemoryBuffer(spv);
   return s;
 }
@@ -225,7 +225,7 @@ zt_status_t xe_emit_spirv_passes(zt_lower_ctx_t* lc, MlirModule m, const char* p
   mlirModuleDestroy(copy);
   if (!s) *invalid = zt_spirv_validate(LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
   if (!s && !*invalid)
-    s = zt_artifact_set(lc->artifact, "spirv", LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
+    s = zt_spirv_set_artifact(lc->artifact, LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
   if (spv) LLVMDisposeMemoryBuffer(spv);
   return s;
 }
