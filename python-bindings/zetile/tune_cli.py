@@ -564,7 +564,12 @@ def _isa_one(kernel, sig, fixed, c, target, plan=None):
         ks = list(r["kernels"].values())
         k = ks[0] if ks else {}
         instr, dpas, sends = k.get("instructions", 0), k.get("dpas", 0), k.get("sends", 0)
+        # ocloc prints no "spilled around" line for SIMD8 kernels that do
+        # spill: the verdict is zetile isa's cheap one, that line AND the
+        # ISA's scratch sends (docs/ARCHITECTURE.md, "One spill verdict").
         return {"config": c, "spilled_registers": r.get("spilled_registers", 0),
+                "scratch_sends": sum(x.get("scratch_sends", 0) for x in ks),
+                "spills": not isa.no_spill_cheap(r),
                 "dpas": dpas, "dpas_in_loop": k.get("dpas_in_innermost_loop", 0),
                 "instructions": instr, "sends": sends,
                 "dpas_density": dpas / instr if instr else 0.0,
@@ -576,8 +581,10 @@ def _isa_one(kernel, sig, fixed, c, target, plan=None):
 
 def _isa_rank(args, kernel, sig, fixed, configs, title, plan=None):
     """Compiles every config for --target and ranks them by ISA statistics:
-    fewer spilled registers, then more DPAS per instruction, then fewer
-    sends per DPAS. No device runs anything: this is not a timing.
+    spill-free first (ocloc's line and the ISA's scratch sends), then fewer
+    scratch sends, fewer spilled registers (ocloc's count, which SIMD8
+    kernels lack: scratch sends come first), more DPAS per instruction,
+    fewer sends per DPAS. No device runs anything: this is not a timing.
 
     Configs compile in parallel threads (--jobs, default one per core, at
     most 8): zetile's compiler releases the GIL and compiles different
@@ -608,9 +615,9 @@ def _isa_rank(args, kernel, sig, fixed, configs, title, plan=None):
 
     def rank(r):
         if r["error"]:
-            return (1, 0, 0, 0)
+            return (1, 0, 0, 0, 0, 0)
         spd = r["sends_per_dpas"]
-        return (0, r["spilled_registers"], -r["dpas_density"],
+        return (0, r["spills"], r["scratch_sends"], r["spilled_registers"], -r["dpas_density"],
                 spd if spd is not None else float("inf"))
     results.sort(key=rank)
     if args.json:
@@ -618,16 +625,18 @@ def _isa_rank(args, kernel, sig, fixed, configs, title, plan=None):
                            "config": r["config"].to_dict()} for r in results], indent=2))
     else:
         print(f"{title}: ISA statistics for {target} (ocloc + iga64); NO TIMING: nothing ran, "
-              "configs are ranked by spills, then DPAS per instruction, then sends per DPAS; "
+              "configs are ranked by spills (scratch sends, then ocloc's count), then DPAS per "
+              "instruction, then sends per DPAS; "
               f"{len(configs)} configs compiled in {secs:.1f}s by {jobs} thread(s)")
-        heads = ["rank", "config", "spilled regs", "dpas", "dpas in loop", "instructions",
-                 "dpas/instr", "sends/dpas", "GRF"]
+        heads = ["rank", "config", "spilled regs", "scratch sends", "dpas", "dpas in loop",
+                 "instructions", "dpas/instr", "sends/dpas", "GRF"]
         rows = []
         for i, r in enumerate(results):
             if r["error"]:
-                rows.append([i + 1, _label(r["config"]), "failed"] + [None] * 6)
+                rows.append([i + 1, _label(r["config"]), "failed"] + [None] * 7)
             else:
-                rows.append([i + 1, _label(r["config"]), r["spilled_registers"], r["dpas"],
+                rows.append([i + 1, _label(r["config"]), r["spilled_registers"],
+                             r["scratch_sends"], r["dpas"],
                              r["dpas_in_loop"], r["instructions"], r["dpas_density"],
                              r["sends_per_dpas"], r["grf"]])
         print(_table(heads, rows))
