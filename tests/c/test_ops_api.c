@@ -31,90 +31,7 @@ static void teardown(void) {
 
 
 // ---------------------------------------------------------------- dtypes
-static uint16_t f2bf(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u += 0x7FFF + ((u >> 16) & 1);  // round to nearest even
-  return (uint16_t)(u >> 16);
-}
-static float bf2f(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-// Host values rounded to `k` (the reference uses the rounded inputs).
-static void* pack(zt_scalar_kind_t k, float* v, size_t n) {
-  size_t eb = k == ZT_F32 ? 4 : 2;
-  void* out = malloc(n * eb);
-  for (size_t i = 0; i < n; ++i) {
-    if (k == ZT_F32) {
-      ((float*)out)[i] = v[i];
-    } else if (k == ZT_F16) {
-      _Float16 h = (_Float16)v[i];
-      memcpy((char*)out + 2 * i, &h, 2);
-      v[i] = (float)h;
-    } else {
-      uint16_t b = f2bf(v[i]);
-      memcpy((char*)out + 2 * i, &b, 2);
-      v[i] = bf2f(b);
-    }
-  }
-  return out;
-}
-
-static float unpack1(zt_scalar_kind_t k, const void* p, size_t i) {
-  if (k == ZT_F32) return ((const float*)p)[i];
-  uint16_t b;
-  memcpy(&b, (const char*)p + 2 * i, 2);
-  if (k == ZT_BF16) return bf2f(b);
-  _Float16 h;
-  memcpy(&h, &b, 2);
-  return (float)h;
-}
-
-static float frand(unsigned* s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (float)((*s >> 8) & 0xFFFF) / 32768.0f - 1.0f;
-}
-
-static float* randv(size_t n, unsigned seed) {
-  float* v = malloc(n * sizeof(float));
-  for (size_t i = 0; i < n; ++i) v[i] = frand(&seed);
-  return v;
-}
-
-// A device buffer holding `n` values of `v` as kind k (v is rounded in place).
-static zt_buffer_t* upload(zt_scalar_kind_t k, float* v, size_t n) {
-  size_t eb = k == ZT_F32 ? 4 : 2;
-  zt_buffer_t* b = NULL;
-  OK(zt_buffer_alloc(dev, n * eb, &b));
-  if (v) {
-    void* h = pack(k, v, n);
-    OK(zt_buffer_write(b, 0, h, n * eb));
-    free(h);
-  }
-  return b;
-}
-
-static zt_buffer_t* upload_raw(const void* h, size_t bytes) {
-  zt_buffer_t* b = NULL;
-  OK(zt_buffer_alloc(dev, bytes, &b));
-  OK(zt_buffer_write(b, 0, h, bytes));
-  return b;
-}
-
-static float* download(zt_scalar_kind_t k, zt_buffer_t* b, size_t n) {
-  size_t eb = k == ZT_F32 ? 4 : 2;
-  void* h = malloc(n * eb);
-  OK(zt_buffer_read(b, 0, h, n * eb));
-  float* v = malloc(n * sizeof(float));
-  for (size_t i = 0; i < n; ++i) v[i] = unpack1(k, h, i);
-  free(h);
-  return v;
-}
-
+// Host values, device buffers and rounding: ops_test_util.h (ot_*).
 static double tol(zt_scalar_kind_t k) { return k == ZT_F32 ? 1e-4 : k == ZT_F16 ? 2e-2 : 1e-1; }
 
 // ------------------------------------------------------------------ GEMM
@@ -151,10 +68,13 @@ static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue, b
     d.bias = (zt_ops_strides3_t){0, 0, 1};  // (N,) added to every row
   }
   size_t na = (size_t)(Bt * K * M), nb = (size_t)(Bt * K * N), nm = (size_t)(Bt * M * N);
-  float *ha = randv(na, 1), *hb = randv(nb, 2), *hbias = randv((size_t)N, 3),
-        *hres = randv(nm, 4), *hc = randv(nm, 5);
-  zt_buffer_t *ba = upload(k, ha, na), *bb = upload(k, hb, nb), *bo = upload(k, NULL, nm);
-  zt_buffer_t *bx = upload(k, hbias, (size_t)N), *br = upload(k, hres, nm), *bc = upload(k, hc, nm);
+  float *ha = ot_randv(na, 1, 1.0f), *hb = ot_randv(nb, 2, 1.0f),
+        *hbias = ot_randv((size_t)N, 3, 1.0f),
+        *hres = ot_randv(nm, 4, 1.0f), *hc = ot_randv(nm, 5, 1.0f);
+  zt_buffer_t *ba = ot_upload(dev, k, ha, na), *bb = ot_upload(dev, k, hb, nb),
+              *bo = ot_upload(dev, k, NULL, nm);
+  zt_buffer_t *bx = ot_upload(dev, k, hbias, (size_t)N), *br = ot_upload(dev, k, hres, nm),
+              *bc = ot_upload(dev, k, hc, nm);
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_gemm_plan(dev, &d, &p));
   const char* want = epilogue ? "epi" : "plain";
@@ -168,7 +88,7 @@ static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue, b
   }
   OK(zt_ops_gemm_run(p, &bufs));
   OK(zt_device_synchronize(dev));
-  float* got = download(k, bo, nm);
+  float* got = ot_download(k, bo, nm);
   double worst = 0;
   for (int64_t b = 0; b < Bt; ++b)
     for (int64_t i = 0; i < M; ++i)
@@ -272,11 +192,11 @@ static void run_gemm_i8(bool trans_b) {
   size_t na = (size_t)(Bt * M * K), nb = (size_t)(Bt * K * N), nm = (size_t)(Bt * M * N);
   int8_t *ha = malloc(na), *hb = malloc(nb);
   unsigned seed = 7;
-  for (size_t i = 0; i < na; ++i) ha[i] = (int8_t)((int)(frand(&seed) * 128.0f));
-  for (size_t i = 0; i < nb; ++i) hb[i] = (int8_t)((int)(frand(&seed) * 128.0f));
+  for (size_t i = 0; i < na; ++i) ha[i] = (int8_t)((int)(ot_frand(&seed) * 128.0f));
+  for (size_t i = 0; i < nb; ++i) hb[i] = (int8_t)((int)(ot_frand(&seed) * 128.0f));
   ha[0] = hb[0] = -128;  // the extremes accumulate exactly too
   ha[1] = hb[trans_b ? (size_t)K : (size_t)N] = 127;
-  zt_buffer_t *ba = upload_raw(ha, na), *bb = upload_raw(hb, nb), *bo = NULL;
+  zt_buffer_t *ba = ot_upload_raw(dev, ha, na), *bb = ot_upload_raw(dev, hb, nb), *bo = NULL;
   OK(zt_buffer_alloc(dev, nm * 4, &bo));
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_gemm_plan(dev, &d, &p));
@@ -338,14 +258,14 @@ static void run_gemm_wq(zt_scalar_kind_t k, int bits, bool trans_b) {
   d.group_size = G;
   d.trans_b = trans_b;
   size_t na = (size_t)(M * K), nm = (size_t)(M * N), ns = (size_t)(K / G * N);
-  float *ha = randv(na, 21), *hs = randv(ns, 22);
+  float *ha = ot_randv(na, 21, 1.0f), *hs = ot_randv(ns, 22, 1.0f);
   for (size_t i = 0; i < ns; ++i) hs[i] = 0.02f + 0.05f * fabsf(hs[i]);
   int8_t* hw = malloc((size_t)(K * N));  // the weights, (k, n)
   uint8_t* hb = calloc((size_t)(KB * N), 1);  // as stored
   unsigned seed = 23;
   for (int64_t x = 0; x < K; ++x)
     for (int64_t j = 0; j < N; ++j) {
-      float r = frand(&seed);
+      float r = ot_frand(&seed);
       int w = bits == 4 ? (int)((r + 1.0f) * 8.0f) - 8 : (int)(r * 128.0f);
       if (bits == 4) w = w < -8 ? -8 : w > 7 ? 7 : w;
       hw[x * N + j] = (int8_t)w;
@@ -354,8 +274,9 @@ static void run_gemm_wq(zt_scalar_kind_t k, int bits, bool trans_b) {
       else
         hb[trans_b ? j * K + x : x * N + j] = (uint8_t)(int8_t)w;
     }
-  zt_buffer_t *ba = upload(k, ha, na), *bs = upload(k, hs, ns), *bo = upload(k, NULL, nm);
-  zt_buffer_t* bb = upload_raw(hb, (size_t)(KB * N));
+  zt_buffer_t *ba = ot_upload(dev, k, ha, na), *bs = ot_upload(dev, k, hs, ns),
+              *bo = ot_upload(dev, k, NULL, nm);
+  zt_buffer_t* bb = ot_upload_raw(dev, hb, (size_t)(KB * N));
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_gemm_plan(dev, &d, &p));
   char want[32];
@@ -364,7 +285,7 @@ static void run_gemm_wq(zt_scalar_kind_t k, int bits, bool trans_b) {
   zt_ops_gemm_buffers_t bufs = {.a = ba, .b = bb, .out = bo, .scales = bs};
   OK(zt_ops_gemm_run(p, &bufs));
   OK(zt_device_synchronize(dev));
-  float* got = download(k, bo, nm);
+  float* got = ot_download(k, bo, nm);
   double worst = 0;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
@@ -453,13 +374,13 @@ static qkv_t make_qkv(const zt_ops_attention_t* a) {
   qkv_t t;
   t.nq = (size_t)(a->batch * a->q_heads * a->q_len * a->head_dim);
   t.nk = (size_t)(a->batch * a->kv_heads * a->kv_len * a->head_dim);
-  t.hq = randv(t.nq, 11);
-  t.hk = randv(t.nk, 12);
-  t.hv = randv(t.nk, 13);
-  t.q = upload(a->dtype, t.hq, t.nq);
-  t.k = upload(a->dtype, t.hk, t.nk);
-  t.v = upload(a->dtype, t.hv, t.nk);
-  t.o = upload(a->dtype, NULL, t.nq);
+  t.hq = ot_randv(t.nq, 11, 1.0f);
+  t.hk = ot_randv(t.nk, 12, 1.0f);
+  t.hv = ot_randv(t.nk, 13, 1.0f);
+  t.q = ot_upload(dev, a->dtype, t.hq, t.nq);
+  t.k = ot_upload(dev, a->dtype, t.hk, t.nk);
+  t.v = ot_upload(dev, a->dtype, t.hv, t.nk);
+  t.o = ot_upload(dev, a->dtype, NULL, t.nq);
   OK(zt_buffer_alloc(dev, sizeof(float) * (size_t)(a->batch * a->q_heads * a->q_len), &t.lse));
   return t;
 }
@@ -478,8 +399,8 @@ static void compare(const zt_ops_attention_t* a, qkv_t* t, score_fn smod, keep_f
   double* ro = malloc(sizeof(double) * t->nq);
   double* rl = malloc(sizeof(double) * rows);
   attn_ref(a, t->hq, t->hk, t->hv, smod, keep, u, ro, rl);
-  float* o = download(a->dtype, t->o, t->nq);
-  float* l = download(ZT_F32, t->lse, rows);
+  float* o = ot_download(a->dtype, t->o, t->nq);
+  float* l = ot_download(ZT_F32, t->lse, rows);
   double worst = 0, worst_lse = 0;
   for (size_t i = 0; i < t->nq; ++i) worst = fmax(worst, fabs(ro[i] - o[i]));
   for (size_t i = 0; i < rows; ++i) {
@@ -559,8 +480,8 @@ START_TEST(test_sdpa_f32_float_mask) {
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_sdpa_plan(dev, &d, &p));
   d.attn.scale = 0.125f;
-  float* hm = randv((size_t)(L * S), 21);
-  zt_buffer_t* bm = upload(ZT_F32, hm, (size_t)(L * S));
+  float* hm = ot_randv((size_t)(L * S), 21, 1.0f);
+  zt_buffer_t* bm = ot_upload(dev, ZT_F32, hm, (size_t)(L * S));
   qkv_t t = make_qkv(&d.attn);
   zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse,
                                   .mask = bm};
@@ -596,9 +517,9 @@ START_TEST(test_sdpa_f16_bool_mask) {
   ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f16-d64-32x32-full-bmask-none-none-dense");
   int8_t* hm = malloc((size_t)(B * L * S));
   unsigned seed = 5;
-  for (int64_t i = 0; i < B * L * S; ++i) hm[i] = frand(&seed) > -0.3f;
+  for (int64_t i = 0; i < B * L * S; ++i) hm[i] = ot_frand(&seed) > -0.3f;
   for (int64_t j = 0; j < S; ++j) hm[3 * S + j] = 0;  // batch 0, row 3: nothing kept
-  zt_buffer_t* bm = upload_raw(hm, (size_t)(B * L * S));
+  zt_buffer_t* bm = ot_upload_raw(dev, hm, (size_t)(B * L * S));
   qkv_t t = make_qkv(&d.attn);
   zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse,
                                   .mask = bm};
@@ -703,14 +624,15 @@ static float* run_dropout(zt_ops_plan_t* p, const zt_ops_attention_t* a, float* 
   float* eye = calloc(nk, sizeof(float));
   for (int64_t bh = 0; bh < a->batch * a->kv_heads; ++bh)
     for (int64_t j = 0; j < a->kv_len; ++j) eye[(bh * a->kv_len + j) * a->head_dim + j] = 1.0f;
-  zt_buffer_t *bq = upload(a->dtype, zq, nq), *bk = upload(a->dtype, zk, nk),
-              *bv = upload(a->dtype, eye, nk), *bo = upload(a->dtype, NULL, nq), *bl = NULL;
+  zt_buffer_t *bq = ot_upload(dev, a->dtype, zq, nq), *bk = ot_upload(dev, a->dtype, zk, nk),
+              *bv = ot_upload(dev, a->dtype, eye, nk), *bo = ot_upload(dev, a->dtype, NULL, nq),
+              *bl = NULL;
   size_t rows = (size_t)(a->batch * a->q_heads * a->q_len);
   OK(zt_buffer_alloc(dev, rows * 4, &bl));
   zt_ops_attention_buffers_t b = {.q = bq, .k = bk, .v = bv, .out = bo, .lse = bl};
   OK(zt_ops_attention_run(p, &b));
   OK(zt_device_synchronize(dev));
-  float* o = download(a->dtype, bo, nq);
+  float* o = ot_download(a->dtype, bo, nq);
   OK(zt_buffer_read(bl, 0, lse_out, rows * 4));
   zt_buffer_t* all[] = {bq, bk, bv, bo, bl};
   for (int i = 0; i < 5; ++i) zt_buffer_release(all[i]);
@@ -859,9 +781,12 @@ static void run_flex_lse(zt_ops_score_mod_t sm, zt_ops_mask_mod_t mm, score_fn s
   d.attn.scale = 0.125f;
   tables_t tb = make_tables(L, S, 128, 128, kref, &u, full);
   size_t cells = (size_t)(tb.qb * tb.kvb) * 4;
-  zt_buffer_t *bn = upload_raw(tb.num, (size_t)tb.qb * 4), *bi = upload_raw(tb.idx, cells);
-  zt_buffer_t *bfn = upload_raw(tb.fnum, (size_t)tb.qb * 4), *bfi = upload_raw(tb.fidx, cells);
-  zt_buffer_t *bdoc = upload_raw(doc, sizeof doc), *bsl = upload_raw(slopes, sizeof slopes);
+  zt_buffer_t *bn = ot_upload_raw(dev, tb.num, (size_t)tb.qb * 4),
+              *bi = ot_upload_raw(dev, tb.idx, cells);
+  zt_buffer_t *bfn = ot_upload_raw(dev, tb.fnum, (size_t)tb.qb * 4),
+              *bfi = ot_upload_raw(dev, tb.fidx, cells);
+  zt_buffer_t *bdoc = ot_upload_raw(dev, doc, sizeof doc),
+              *bsl = ot_upload_raw(dev, slopes, sizeof slopes);
   qkv_t t = make_qkv(&d.attn);
   zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse,
                                   .kv_num_blocks = bn, .kv_indices = bi,
@@ -1044,9 +969,11 @@ START_TEST(test_flex_builder_mods) {
   zt_builder_release(mb);
   tables_t tb = make_tables(L, S, 128, 128, user_keep, &um, true);
   size_t cells = (size_t)(tb.qb * tb.kvb) * 4;
-  zt_buffer_t *bn = upload_raw(tb.num, (size_t)tb.qb * 4), *bi = upload_raw(tb.idx, cells);
-  zt_buffer_t *bfn = upload_raw(tb.fnum, (size_t)tb.qb * 4), *bfi = upload_raw(tb.fidx, cells);
-  zt_buffer_t *bt = upload_raw(t, sizeof t), *bu = upload_raw(u, sizeof u);
+  zt_buffer_t *bn = ot_upload_raw(dev, tb.num, (size_t)tb.qb * 4),
+              *bi = ot_upload_raw(dev, tb.idx, cells);
+  zt_buffer_t *bfn = ot_upload_raw(dev, tb.fnum, (size_t)tb.qb * 4),
+              *bfi = ot_upload_raw(dev, tb.fidx, cells);
+  zt_buffer_t *bt = ot_upload_raw(dev, t, sizeof t), *bu = ot_upload_raw(dev, u, sizeof u);
   qkv_t q = make_qkv(&d.attn);
   zt_ops_attention_buffers_t b = {.q = q.q, .k = q.k, .v = q.v, .out = q.o, .lse = q.lse,
                                   .kv_num_blocks = bn, .kv_indices = bi,
@@ -1104,8 +1031,10 @@ START_TEST(test_flex_builder_score_select) {
   ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-ext-none-sparsefull128");
   tables_t tb = make_tables(L, S, 128, 128, NULL, NULL, true);
   size_t cells = (size_t)(tb.qb * tb.kvb) * 4;
-  zt_buffer_t *bn = upload_raw(tb.num, (size_t)tb.qb * 4), *bi = upload_raw(tb.idx, cells);
-  zt_buffer_t *bfn = upload_raw(tb.fnum, (size_t)tb.qb * 4), *bfi = upload_raw(tb.fidx, cells);
+  zt_buffer_t *bn = ot_upload_raw(dev, tb.num, (size_t)tb.qb * 4),
+              *bi = ot_upload_raw(dev, tb.idx, cells);
+  zt_buffer_t *bfn = ot_upload_raw(dev, tb.fnum, (size_t)tb.qb * 4),
+              *bfi = ot_upload_raw(dev, tb.fidx, cells);
   qkv_t q = make_qkv(&d.attn);
   zt_ops_attention_buffers_t bb = {.q = q.q, .k = q.k, .v = q.v, .out = q.o, .lse = q.lse,
                                    .kv_num_blocks = bn, .kv_indices = bi,
@@ -1181,40 +1110,22 @@ static float* flex_f16_on(const char* device, const qkv_t* host, const zt_ops_fl
   zt_builder_release(d.score_builder);
   zt_builder_release(d.mask_builder);
   size_t cells = (size_t)(tb->qb * tb->kvb) * 4;
-  zt_buffer_t *q, *k, *v, *o, *bn, *bi, *bfn, *bfi;
-  void* hq = pack(ZT_F16, host->hq, host->nq);
-  void* hk = pack(ZT_F16, host->hk, host->nk);
-  void* hv = pack(ZT_F16, host->hv, host->nk);
-  OK(zt_buffer_alloc(dv, host->nq * 2, &q));
-  OK(zt_buffer_alloc(dv, host->nk * 2, &k));
-  OK(zt_buffer_alloc(dv, host->nk * 2, &v));
-  OK(zt_buffer_alloc(dv, host->nq * 2, &o));
-  OK(zt_buffer_write(q, 0, hq, host->nq * 2));
-  OK(zt_buffer_write(k, 0, hk, host->nk * 2));
-  OK(zt_buffer_write(v, 0, hv, host->nk * 2));
-  OK(zt_buffer_alloc(dv, (size_t)tb->qb * 4, &bn));
-  OK(zt_buffer_write(bn, 0, tb->num, (size_t)tb->qb * 4));
-  OK(zt_buffer_alloc(dv, cells, &bi));
-  OK(zt_buffer_write(bi, 0, tb->idx, cells));
-  OK(zt_buffer_alloc(dv, (size_t)tb->qb * 4, &bfn));
-  OK(zt_buffer_write(bfn, 0, tb->fnum, (size_t)tb->qb * 4));
-  OK(zt_buffer_alloc(dv, cells, &bfi));
-  OK(zt_buffer_write(bfi, 0, tb->fidx, cells));
+  zt_buffer_t *q = ot_upload(dv, ZT_F16, host->hq, host->nq),
+              *k = ot_upload(dv, ZT_F16, host->hk, host->nk),
+              *v = ot_upload(dv, ZT_F16, host->hv, host->nk),
+              *o = ot_upload(dv, ZT_F16, NULL, host->nq);
+  zt_buffer_t *bn = ot_upload_raw(dv, tb->num, (size_t)tb->qb * 4),
+              *bi = ot_upload_raw(dv, tb->idx, cells),
+              *bfn = ot_upload_raw(dv, tb->fnum, (size_t)tb->qb * 4),
+              *bfi = ot_upload_raw(dv, tb->fidx, cells);
   zt_ops_attention_buffers_t bb = {.q = q, .k = k, .v = v, .out = o, .kv_num_blocks = bn,
                                    .kv_indices = bi, .full_kv_num_blocks = bfn,
                                    .full_kv_indices = bfi};
   OK(zt_ops_attention_run(p, &bb));
   OK(zt_device_synchronize(dv));
-  void* ho = malloc(host->nq * 2);
-  OK(zt_buffer_read(o, 0, ho, host->nq * 2));
-  float* out = malloc(host->nq * sizeof(float));
-  for (size_t i = 0; i < host->nq; ++i) out[i] = unpack1(ZT_F16, ho, i);
+  float* out = ot_download(ZT_F16, o, host->nq);
   zt_buffer_t* all[] = {q, k, v, o, bn, bi, bfn, bfi};
   for (int i = 0; i < 8; ++i) zt_buffer_release(all[i]);
-  free(hq);
-  free(hk);
-  free(hv);
-  free(ho);
   zt_ops_plan_release(p);
   zt_device_release(dv);
   return out;
@@ -1241,9 +1152,9 @@ START_TEST(test_flex_builder_mods_opencl) {
                           .score_mod = ZT_OPS_SCORE_BUILDER, .mask_mod = ZT_OPS_MASK_MOD_BUILDER,
                           .has_full_blocks = true};
   qkv_t host = {.nq = (size_t)(H * L * 64), .nk = (size_t)(H * S * 64)};
-  host.hq = randv(host.nq, 31);
-  host.hk = randv(host.nk, 32);
-  host.hv = randv(host.nk, 33);
+  host.hq = ot_randv(host.nq, 31, 1.0f);
+  host.hk = ot_randv(host.nk, 32, 1.0f);
+  host.hv = ot_randv(host.nk, 33, 1.0f);
   tables_t tb = make_tables(L, S, 128, 128, window_keep, NULL, true);
   float* a = flex_f16_on("cpu", &host, &d, &tb);
   float* b = flex_f16_on("opencl:cpu", &host, &d, &tb);
@@ -1462,8 +1373,8 @@ START_TEST(test_attention_misuse) {
   zt_buffer_t *q = NULL, *num = NULL, *idx = NULL;
   OK(zt_buffer_alloc(dev, 2 * 200 * 64 * 4, &q));
   int32_t n[2] = {1, 1}, ix[4] = {0, 0, 1, 7};
-  num = upload_raw(n, sizeof n);
-  idx = upload_raw(ix, sizeof ix);
+  num = ot_upload_raw(dev, n, sizeof n);
+  idx = ot_upload_raw(dev, ix, sizeof ix);
   zt_ops_attention_buffers_t b = {.q = q, .k = q, .v = q, .out = q, .kv_num_blocks = num,
                                   .kv_indices = idx, .full_kv_num_blocks = num,
                                   .full_kv_indices = idx};
