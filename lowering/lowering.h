@@ -99,8 +99,9 @@ zt_status_t zt_fold_hints(MlirOperation kernel);
 
 /// Rewrites elementwise code on (M, 1) / (1, N) tensors into 1-D code where
 /// every producer and consumer allows it (lowering/common/unit_dims.c);
-/// *out_count: ops changed.
-zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, int* out_count);
+/// loaded chains ending in a broadcast too, for (M, 1) columns and, with
+/// `rows`, for (1, N) rows; *out_count: ops changed.
+zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, bool rows, int* out_count);
 
 /// Erases unused side-effect-free ops (arith, math, most of vector,
 /// xegpu.create_nd_tdesc, gpu ids) under root (lowering/common/dce.c);

@@ -16,6 +16,12 @@
 // the chain feeding it: nothing is inserted, only types change. Unit-shaped
 // operands that come from expand_dims/reshape of a 1-D tensor are replaced
 // by that tensor, and from a splat by a 1-D copy of the splat.
+//
+// A chain that loads (a gather by one index: the document mask's
+// `doc[q_idx]` as a (BLOCK_M, 1) column) and ends in a broadcast to
+// (M, N) is squeezed too, the broadcast then reading an expand_dims of
+// the 1-D result: the Xe lowering gathers the 1-D tensor and broadcasts
+// the column or row into its blocks, where a (M, 1) load has no layout.
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,9 +68,35 @@ static bool is_unsqueeze_sink(MlirOperation op) {
              mlirShapedTypeGetDimSize(in, 0) * mlirShapedTypeGetDimSize(in, 1);
 }
 
+// Whether unit-shaped v is computed from a load through elementwise ops
+// on unit-shaped tensors (depth-limited: gathers' chains are short).
+static bool from_load(MlirValue v, int depth) {
+  if (depth > 8 || !mlirValueIsAOpResult(v) || !unit_2d(mlirValueGetType(v))) return false;
+  MlirOperation d = mlirOpResultGetOwner(v);
+  if (zt_op_named(d, "tile.load")) return true;
+  if (mlirOperationGetNumRegions(d) != 0 ||
+      !(zt_op_name_has_prefix(d, "arith.") || zt_op_name_has_prefix(d, "math.")))
+    return false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(d); ++i)
+    if (from_load(mlirOperationGetOperand(d, i), depth + 1)) return true;
+  return false;
+}
+
+// A broadcast of a loaded unit-shaped tensor to (M, N) (see the top): its
+// operand is squeezed and read back through an expand_dims.
+static bool is_broadcast_sink(MlirOperation op, bool rows) {
+  if (!zt_op_named(op, "tile.broadcast") || mlirOperationGetNumOperands(op) != 1 ||
+      mlirOperationGetNumResults(op) != 1)
+    return false;
+  MlirType out = mlirValueGetType(mlirOperationGetResult(op, 0));
+  MlirValue in = mlirOperationGetOperand(op, 0);
+  return rank_of(out) == 2 && !unit_2d(out) && from_load(in, 0) &&
+         (rows || mlirShapedTypeGetDimSize(mlirValueGetType(in), 1) == 1);
+}
+
 // Elementwise over unit-shaped tensors (scalar operands allowed).
-static bool is_candidate(MlirOperation op) {
-  if (is_unsqueeze_sink(op)) return true;
+static bool is_candidate(MlirOperation op, bool rows) {
+  if (is_unsqueeze_sink(op) || is_broadcast_sink(op, rows)) return true;
   if (mlirOperationGetNumRegions(op) != 0) return false;
   static const char* const tile_ops[] = {
       "tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.ptr_cast",  "tile.load",
@@ -94,11 +126,12 @@ typedef struct {
   bool* in;  // ops[i] is squeezed
   size_t n, cap;
   bool oom;
+  bool rows;  // (1, N) broadcast sinks too
 } walk_t;
 
 static MlirWalkResult collect_cb(MlirOperation op, void* user) {
   walk_t* w = user;
-  if (!is_candidate(op) && !is_source(op)) return MlirWalkResultAdvance;
+  if (!is_candidate(op, w->rows) && !is_source(op)) return MlirWalkResultAdvance;
   if (!zt_op_list_push(&w->ops, &w->n, &w->cap, op)) {
     w->oom = true;
     return MlirWalkResultInterrupt;
@@ -121,8 +154,9 @@ static bool squeezed_op(const walk_t* w, MlirOperation op) {
 // Whether candidate ops[i] can stay squeezed given the others.
 static bool still_ok(const walk_t* w, size_t i) {
   MlirOperation op = w->ops[i];
-  // A sink's 1-D result may go anywhere.
-  for (intptr_t r = 0; !is_unsqueeze_sink(op) && r < mlirOperationGetNumResults(op); ++r)
+  // A sink's result may go anywhere.
+  bool sink = is_unsqueeze_sink(op) || is_broadcast_sink(op, w->rows);
+  for (intptr_t r = 0; !sink && r < mlirOperationGetNumResults(op); ++r)
     for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(op, r));
          !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
       if (!squeezed_op(w, mlirOpOperandGetOwner(u))) return false;
@@ -156,8 +190,8 @@ static MlirValue source_value(MlirOperation d) {
   return r;
 }
 
-zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, int* out_count) {
-  walk_t w = {0};
+zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, bool rows, int* out_count) {
+  walk_t w = {.rows = rows};
   *out_count = 0;
   mlirOperationWalk(kernel, collect_cb, &w, MlirWalkPreOrder);
   if (!w.oom && w.n) w.in = malloc(w.n * sizeof *w.in);
@@ -165,7 +199,7 @@ zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, int* out_count) {
     free(w.ops);
     return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "squeezing unit dimensions");
   }
-  for (size_t i = 0; i < w.n; ++i) w.in[i] = is_candidate(w.ops[i]);
+  for (size_t i = 0; i < w.n; ++i) w.in[i] = is_candidate(w.ops[i], rows);
   // Drop candidates with a use or an operand outside the set until stable.
   for (bool changed = true; changed;) {
     changed = false;
@@ -175,10 +209,53 @@ zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, int* out_count) {
         changed = true;
       }
   }
+  // A broadcast sink whose operand is not squeezed (a source: already an
+  // expand_dims of a 1-D tensor) stays as it is.
+  // (Which ops are broadcast sinks is settled before any type changes.)
+  bool* bsink = calloc(w.n ? w.n : 1, sizeof *bsink);
+  if (!bsink) {
+    free(w.in);
+    free(w.ops);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "squeezing unit dimensions");
+  }
+  for (size_t i = 0; i < w.n; ++i) {
+    if (!w.in[i] || !is_broadcast_sink(w.ops[i], rows)) continue;
+    bsink[i] = true;
+    MlirOperation op = w.ops[i];
+    if (!squeezed_op(&w, mlirOpResultGetOwner(mlirOperationGetOperand(op, 0)))) {
+      w.in[i] = false;
+      continue;
+    }
+    // (M, 1) -> axis 1, (1, N) -> axis 0: the expand_dims made now, while
+    // its operand has the unit shape it gives back (the operand's producer
+    // is squeezed below).
+    MlirValue in = mlirOperationGetOperand(op, 0);
+    MlirType ut = mlirValueGetType(in);
+    int axis = mlirShapedTypeGetDimSize(ut, 1) == 1 ? 1 : 0;
+    MlirContext ctx = mlirOperationGetContext(op);
+    MlirNamedAttribute ax = mlirNamedAttributeGet(
+        mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("axis")),
+        mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), axis));
+    MlirOperationState st = mlirOperationStateGet(
+        mlirStringRefCreateFromCString("tile.expand_dims"), mlirOperationGetLocation(op));
+    mlirOperationStateAddOperands(&st, 1, &in);
+    mlirOperationStateAddResults(&st, 1, &ut);
+    mlirOperationStateAddAttributes(&st, 1, &ax);
+    MlirOperation ed = mlirOperationCreate(&st);
+    // (The Xe lowering holds the result as data: xe_matrix.c's data_cb.)
+    mlirOperationSetDiscardableAttributeByName(
+        ed, mlirStringRefCreateFromCString("zt.squeezed_gather"), mlirUnitAttrGet(ctx));
+    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, ed);
+    mlirOperationSetOperand(op, 0, mlirOperationGetResult(ed, 0));
+  }
   int count = 0;
   for (size_t i = 0; i < w.n; ++i) {
     if (!w.in[i]) continue;
     MlirOperation op = w.ops[i];
+    if (bsink[i]) {
+      ++count;
+      continue;
+    }
     for (intptr_t k = 0; k < mlirOperationGetNumOperands(op); ++k) {
       MlirValue v = mlirOperationGetOperand(op, k);
       if (rank_of(mlirValueGetType(v)) != 2) continue;  // scalar, or already squeezed
@@ -210,6 +287,7 @@ zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, int* out_count) {
     if (mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, 0))))
       mlirOperationDestroy(op);
   }
+  free(bsink);
   free(w.in);
   free(w.ops);
   *out_count = count;

@@ -270,9 +270,11 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   MlirOperation k = lc->kernel;
   xe_set_cur(&e, k);
   // One-column / one-row 2-D tiles have no Xe layout; as 1-D tensors they
-  // need none.
+  // need none. Loaded (1, N) rows broadcast to a tile have one in a single
+  // subgroup (1-row blocks) and stay as they are there; over several
+  // subgroups the grid may split rows, which one row cannot follow.
   int squeezed;
-  zt_status_t s = zt_squeeze_unit_dims(k, &squeezed);
+  zt_status_t s = zt_squeeze_unit_dims(k, lc->options->num_warps != 1, &squeezed);
   // A transposed block load into a dot reads the transposed view instead.
   int transposed;
   if (!s) s = xe_transpose_block_loads(&e, k, lc->options->num_warps, &transposed);

@@ -171,6 +171,14 @@ static MlirWalkResult data_cb(MlirOperation op, void* user) {
     }
   } else if (name_is(n, "tile.block_load") || name_is(n, "tile.load")) {
     if (nr == 1) mark(d, mlirOperationGetResult(op, 0));
+  } else if (name_is(n, "tile.expand_dims") && nr == 1 && no == 1 &&
+             !mlirAttributeIsNull(mlirOperationGetDiscardableAttributeByName(
+                 op, mlirStringRefCreateFromCString("zt.squeezed_gather")))) {
+    // A loaded (M, 1) column or (1, N) row squeezed to 1-D (unit_dims.c:
+    // the document mask's doc[q_idx]): data, held as pending rows the
+    // broadcast resolves (emit_expand_dims_data), not index arithmetic
+    // re-evaluated at each access.
+    mark(d, mlirOperationGetResult(op, 0));
   } else if (name_is(n, "tile.broadcast") && nr == 1 && no == 1) {
     MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
     if (any_data(d, vs, 2))
@@ -3021,14 +3029,47 @@ static zt_status_t emit_block_splat(xe_emitter_t* e, MlirOperation op) {
 // 1-D tensor in every lane, moved out of its lane by a masked
 // vector.reduction (the cross-lane op upstream distributes).
 
+static zt_status_t allgather_row16(xe_emitter_t* e, const xe_val_t* col, xe_val_t* whole);
+
+static bool single_use(MlirValue v) {
+  MlirOpOperand u = mlirValueGetFirstUse(v);
+  return !mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u));
+}
+
 static zt_status_t emit_expand_dims_data(xe_emitter_t* e, MlirOperation op) {
   MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
   int axis = (int)int_attr(op, "axis", 0);
   xe_val_t* s = xe_lookup(e, src);
   if (!s) return NULL;
+  // (On a grid of one row, the split is the tile's own column split: the
+  // 1-row block path below takes each subgroup's chunks as they are.)
+  bool own_cols = s->dist && axis == 0 && e->sg_m == 1 && e->sg_n == e->nsg;
+  if (value_rank(src) == 1 && s->layout == XE_LAYOUT_ROW16 && s->dist && axis == 0 &&
+      e->sg_m > 1 && single_use(src) && s->nchunks * e->nsg <= 32 && s->type.kind != ZT_BF16) {
+    // A row (1, N) of a 1-D tensor split across the subgroups (a gather
+    // by kv_idx, unit_dims.c): every subgroup's blocks hold all N columns,
+    // so the tensor is gathered whole first (this expand_dims is its only
+    // reader, so its record is replaced by the whole one).
+    xe_val_t* w = calloc(1, sizeof *w);
+    if (w) w->names = calloc((size_t)s->nchunks * e->nsg, sizeof(xe_name_t));
+    if (!w || !w->names) {
+      if (w) free(w);
+      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    }
+    xe_name_t* names = w->names;
+    *w = *s;
+    w->names = names;
+    zt_status_t st = allgather_row16(e, s, w);
+    if (st || e->error) {
+      xe_free_val(w);
+      return st;
+    }
+    s = xe_bind(e, src, w);
+    if (!s) return NULL;
+  }
   // (M, 1) columns may be split across subgroups by rows (the broadcast
   // checks the split matches); (1, N) rows need the whole tensor.
-  if (value_rank(src) != 1 || s->layout != XE_LAYOUT_ROW16 || (s->dist && axis != 1))
+  if (value_rank(src) != 1 || s->layout != XE_LAYOUT_ROW16 || (s->dist && axis != 1 && !own_cols))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "expand_dims of this value on Xe (1-D tensors in one subgroup only)");
   zt_type_t t;

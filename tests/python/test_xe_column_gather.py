@@ -1,0 +1,79 @@
+"""A (BM, 1) gather broadcast against a tile, on Xe (issue 13). The Xe
+layouts split 2-D tiles into 8x16 blocks, so `tl.load(p + offs[:, None])`
+of shape (32, 1) was refused on pvc ("2-D tile 32x1 does not split into
+8x16 blocks"). Now a loaded unit-shaped chain that ends in a broadcast is
+squeezed to 1-D (lowering/common/unit_dims.c): the 1-D gather, then an
+expand_dims the broadcast reads (data, not index arithmetic:
+xe_matrix.c's data_cb); (1, BN) rows the same over several subgroups, a
+row split across subgroups gathered whole through shared memory when the
+grid splits rows. This is what the document mask's doc[q_idx] /
+doc[kv_idx] gathers are (test_templates_xe.py's flex_fp16_document).
+
+Evidence: E1 (spirv-val), E2 (`zetile isa` pvc: no spill) and E4 (the CPU
+target against numpy, with a masked tail). Not E3/E5."""
+import numpy as np
+import pytest
+
+import zetile
+import zetile.language as tl
+from zt_testutil import have_tool, isa_no_spill, spirv_val
+
+pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
+
+
+@zetile.jit
+def col_add(X, D, Y, n, BM: tl.constexpr, BN: tl.constexpr):
+    offs = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    d = tl.load(D + offs[:, None], mask=offs[:, None] < n, other=0)   # (BM, 1) int32
+    x = tl.load(X + offs[:, None] * BN + cols[None, :])
+    tl.store(Y + offs[:, None] * BN + cols[None, :], x + d)
+
+
+@zetile.jit
+def col_scale(X, D, Y, n, BM: tl.constexpr, BN: tl.constexpr):
+    # The column converted before it is broadcast (the conversion is 1-D too).
+    offs = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    d = tl.load(D + offs[:, None], mask=offs[:, None] < n, other=0)
+    x = tl.load(X + offs[:, None] * BN + cols[None, :])
+    tl.store(Y + offs[:, None] * BN + cols[None, :], x * (d.to(tl.float32) + 0.5))
+
+
+SIG = {"X": "*fp32", "D": "*i32", "Y": "*fp32", "n": "i32"}
+KERNELS = {"col_add": col_add, "col_scale": col_scale}
+
+
+def _ref(name, x, d, n):
+    dd = np.where(np.arange(len(d)) < n, d, 0).astype(np.float32)[:, None]
+    return x + dd if name == "col_add" else x * (dd + 0.5)
+
+
+@pytest.mark.skipif(not have_tool("spirv-val"), reason="spirv-val is not installed")
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("num_warps,bm,bn", [(1, 32, 16), (2, 32, 32), (4, 64, 64)])
+def test_pvc_e1(name, num_warps, bm, bn):
+    ck = zetile.compile(KERNELS[name], signature=SIG, constexprs={"BM": bm, "BN": bn},
+                        target="pvc", num_warps=num_warps, cached=False)
+    mlir = ck.asm["mlir"]
+    # One 1-D gather of the column (16 lanes a chunk), no 2-D one of it.
+    assert "32x1" not in mlir and "64x1" not in mlir
+    spirv_val(ck.asm["spirv"])
+
+
+def test_pvc_e2_no_spill():
+    ck = zetile.compile(col_add, signature=SIG, constexprs={"BM": 32, "BN": 16},
+                        target="pvc", num_warps=1, cached=False)
+    r = isa_no_spill(ck.asm["spirv"], "", "col_add 32x16 pvc")
+    assert r["sends"] > 0
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_cpu_numerics(name):
+    bm, bn, n = 32, 16, 27
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((bm, bn)).astype(np.float32)
+    d = rng.integers(-50, 50, bm).astype(np.int32)
+    y = np.zeros_like(x)
+    KERNELS[name][(1,)](x, d, y, n, BM=bm, BN=bn)
+    np.testing.assert_allclose(y, _ref(name, x, d, n), rtol=1e-6, atol=1e-6)
