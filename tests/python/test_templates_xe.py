@@ -39,9 +39,10 @@ def _spirv_val(spv):
 # gemm_fp16_w8/_w4: int8 weights (int4 nibbles unpacked with shifts and
 # ands) dequantized per lane in the B operand's places (xe_layout.c
 # slot_variant), 16 DPAS per K step as gemm_fp16.
-# flex_fp16_document: doc[q_idx] / doc[kv_idx] gathers are widened to the
-# score tile by fx_to_tile (a (BLOCK_M, 1) column did not split into 8x16
-# blocks: a strict xfail before).
+# flex_fp16_document: doc[q_idx] / doc[kv_idx] are (BLOCK_M, 1) / (1, BLOCK_N)
+# gathers, which the Xe lowering loads as 1-D tensors and broadcasts
+# (unit_dims.c; a strict xfail before 4e39c31, then widened to the score
+# tile by fx_to_tile until session 15).
 BUILDS = [("gemm_fp16", 16), ("gemm_int8", 8), ("sdpa_fp16_d64", 32), ("gemm_fp16_w8", 16),
           ("gemm_fp16_w4", 16), ("flex_fp16_document", 32)]
 SLOW_BUILDS = [("gemm_fp16_bias_gelu_residual", 16), ("gemm_bf16_w4", 16), ("gemm_bf16", 16), ("gemm_fp32", 12), ("gemm_fp16_batched", 16),

@@ -40,29 +40,18 @@ class FxTranslationError(NotImplementedError):
 class TranslatedMod:
     """A mod as a @zetile.jit function plus the tensors it reads (in slot order)."""
 
-    def __init__(self, fn, buffers, source, kind, body=None, narrow=None):
+    def __init__(self, fn, buffers, source, kind, body=None):
         self._fn, self.buffers, self.source, self.kind = fn, list(buffers), source, kind
         # The generated body lines (None for a wrapped @zetile.jit mod): with
         # `kind` they rebuild the function, so they are the mod's portable name.
         self.body = body
-        # The body without the widening of single-axis gathers (_narrow_lines),
-        # or None when it has none.
-        self._narrow = narrow
 
     @property
     def fn(self):
-        """The mod as the target templates plan for needs it
-        (_kernels.target_row: planning_for's target, else the current
-        device's): the CPU target takes the narrow form, where a captured
-        tensor gathered by q_idx or kv_idx alone loads a (BLOCK_M, 1) column
-        or a (1, BLOCK_N) row; GPU targets take the body as written, those
-        gathers widened to the score tile (_Writer.index says why). Measured
-        on the CPU target (flex forward with a document mask, one thread):
-        the widened form cost 8-22% (docs/TEMPLATES.md)."""
-        if self._narrow is not None:
-            from . import _kernels
-            if _kernels.target_row() is None:
-                return self._narrow
+        """The mod as a @zetile.jit function, the same for every target: a
+        captured tensor gathered by q_idx or kv_idx alone loads a
+        (BLOCK_M, 1) column or a (1, BLOCK_N) row, which the Xe lowering
+        gathers as a 1-D tensor and broadcasts (lowering/common/unit_dims.c)."""
         return self._fn
 
     def __repr__(self):
@@ -143,10 +132,6 @@ def _shape_of(node, what):
     return tuple(int(s) for s in val.shape)
 
 
-_AXES = ("q_idx", "kv_idx")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
 class _Writer:
     def __init__(self, gm, kind, n_args, buffer_shapes=None):
         self.gm, self.kind, self.n_args = gm, kind, n_args
@@ -154,15 +139,11 @@ class _Writer:
         self.buffer_shapes = buffer_shapes
         self.tmp = 0
         self.attr_slots = {}
-        self.deps = {}
 
     def new(self, expr, kind):
         name = f"v{self.tmp}"
         self.tmp += 1
         self.lines.append(f"    {name} = {expr}")
-        # Which of q_idx / kv_idx the value depends on (index() needs it).
-        self.deps[name] = set().union(*([{t} if t in _AXES else self.deps.get(t, set())
-                                         for t in _IDENT.findall(expr)] or [set()]))
         return _Val(name, kind)
 
     def arg(self, a):
@@ -409,25 +390,14 @@ class _Writer:
             raise FxTranslationError(f"flex mods: aten.index.Tensor must index every dimension of a "
                                      f"captured tensor with a value (shape {buf.shape}, node {n.name})")
         offs, ok = [str(buf.offset)] if buf.offset else [], []
-        deps = set()
         for i, size, stride in zip(idx, buf.shape, buf.strides):
             v = self.arg(i)
-            deps |= {v.expr} if v.expr in _AXES else self.deps.get(v.expr, set())
             if v.kind == "f" or v.kind == "b":
                 raise FxTranslationError(f"flex mods: index of kind {v.kind} ({n.name})")
             offs.append(f"({v.expr}) * {stride}" if stride != 1 else f"({v.expr})")
             # Torch raises on an out-of-range index; the template evaluates mods
             # on padded tiles too, so such lanes read 0 instead of stray memory.
             ok.append(f"(({v.expr}) >= 0) & (({v.expr}) < {size})")
-        if len(deps) == 1:
-            # A gather by q_idx alone is a (BLOCK_M, 1) column, by kv_idx alone a
-            # (1, BLOCK_N) row; the Xe lowering splits only whole score tiles
-            # into its 8x16 blocks over the subgroup grid, so such a gather is
-            # widened to the (BLOCK_M, BLOCK_N) tile (the other axis times 0:
-            # the same addresses, BLOCK_N resp. BLOCK_M times more lanes load).
-            # The term is the body's (the portable name of the mod); the CPU
-            # target drops it (_narrow_lines, TranslatedMod.fn).
-            offs.append(f"0 * {'kv_idx' if 'q_idx' in deps else 'q_idx'}")
         val = n.meta.get("val")
         k = _kind_of(val.dtype) if val is not None else "f"
         other = "0.0" if k == "f" else "0"
@@ -469,33 +439,14 @@ def _materialize(name_hint, params, body_lines, extra_globals=None):
 
 _cache = {}
 
-# The widening term _Writer.index appends to a single-axis gather's address
-# (operands the translator writes are parenthesized, so only it writes a
-# bare "+ 0 * q_idx" / "+ 0 * kv_idx" before a load's mask).
-_WIDEN_TERM = re.compile(r" \+ 0 \* (?:q_idx|kv_idx)(?=, mask=)")
-
-
-def _narrow_lines(lines):
-    """The body with single-axis gathers left at their own shape, or None
-    when nothing was widened."""
-    narrow = [_WIDEN_TERM.sub("", ln) for ln in lines]
-    return narrow if narrow != list(lines) else None
-
-
 def _materialized(kind, lines):
-    """(fn, source) of a body, and the narrow form's fn (or None); cached."""
-    params = list(SCORE_ARGS if kind == "score" else MASK_ARGS)
-    got = []
-    for body in (list(lines), _narrow_lines(lines)):
-        if body is None:
-            got.append(None)
-            continue
-        key = (kind, tuple(body))
-        hit = _cache.get(key)
-        if hit is None:
-            hit = _cache[key] = _materialize(f"{kind}_mod", params, body)
-        got.append(hit)
-    return got[0][0], got[0][1], got[1][0] if got[1] is not None else None
+    """(fn, source) of a body; cached."""
+    key = (kind, tuple(lines))
+    hit = _cache.get(key)
+    if hit is None:
+        params = list(SCORE_ARGS if kind == "score" else MASK_ARGS)
+        hit = _cache[key] = _materialize(f"{kind}_mod", params, list(lines))
+    return hit
 
 
 def translate(gm, kind, buffer_shapes=None):
@@ -507,8 +458,8 @@ def translate(gm, kind, buffer_shapes=None):
         raise ValueError(f"kind must be 'score' or 'mask', got {kind!r}")
     w = _Writer(gm, kind, len(SCORE_ARGS if kind == "score" else MASK_ARGS), buffer_shapes)
     lines, buffers = w.run()
-    fn, src, narrow = _materialized(kind, lines)
-    return TranslatedMod(fn, buffers, src, kind, tuple(lines), narrow)
+    fn, src = _materialized(kind, lines)
+    return TranslatedMod(fn, buffers, src, kind, tuple(lines))
 
 
 _LINE = re.compile(r"^    (v\d+ = |return )[^;]*$")
@@ -523,8 +474,8 @@ def from_body(kind, body, n_buffers):
     for ln in body:
         if not _LINE.match(ln) or "__" in ln or "import" in ln or "lambda" in ln:
             raise ValueError(f"not a generated flex mod line: {ln!r}")
-    fn, src, narrow = _materialized(kind, body)
-    return TranslatedMod(fn, [None] * n_buffers, src, kind, body, narrow)
+    fn, src = _materialized(kind, body)
+    return TranslatedMod(fn, [None] * n_buffers, src, kind, body)
 
 
 def mods_string(score, mask):
