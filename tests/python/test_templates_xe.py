@@ -73,7 +73,7 @@ def test_builds_for_pvc_e1_e2(case, dpas):
     assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (r, log[-2000:])
 
 
-@pytest.mark.parametrize("case", ["gemm_fp16", "gemm_fp16_w4"])
+@pytest.mark.parametrize("case", ["gemm_fp16", "gemm_fp16_w4", "flex_fp16_document"])
 def test_builds_for_bmg_e1(case):
     art, err = xe_cases.build(case, "bmg")
     assert err is None, err
