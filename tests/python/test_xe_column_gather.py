@@ -9,14 +9,19 @@ row split across subgroups gathered whole through shared memory when the
 grid splits rows. This is what the document mask's doc[q_idx] /
 doc[kv_idx] gathers are (test_templates_xe.py's flex_fp16_document).
 
-Evidence: E1 (spirv-val), E2 (`zetile isa` pvc: no spill) and E4 (the CPU
-target against numpy, with a masked tail). Not E3/E5."""
+Evidence: E1 (spirv-val), E2 (`zetile isa` pvc: no spill), E4 (the CPU
+target against numpy, with a masked tail) and, with ZETILE_SLOW_TESTS=1,
+E5 (the pvc SPIR-V on Intel's OpenCL CPU runtime). Not E3."""
+import os
+
 import numpy as np
 import pytest
 
 import zetile
 import zetile.language as tl
-from zt_testutil import have_tool, isa_no_spill, spirv_val
+from zt_testutil import SLOW_TESTS, have_tool, isa_no_spill, opencl_cpu_or_skip, run_result, spirv_val
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
@@ -77,3 +82,28 @@ def test_cpu_numerics(name):
     y = np.zeros_like(x)
     KERNELS[name][(1,)](x, d, y, n, BM=bm, BN=bn)
     np.testing.assert_allclose(y, _ref(name, x, d, n), rtol=1e-6, atol=1e-6)
+
+
+E5 = """
+import json, numpy as np
+import test_xe_column_gather as T
+out = {}
+for name in sorted(T.KERNELS):
+    for nw, bm, bn in ((1, 32, 16), (2, 32, 32)):
+        rng = np.random.default_rng(13)
+        x = rng.standard_normal((bm, bn)).astype(np.float32)
+        d = rng.integers(-50, 50, bm).astype(np.int32)
+        y = np.zeros_like(x)
+        n = bm - 5
+        T.KERNELS[name][(1,)](x, d, y, n, BM=bm, BN=bn, num_warps=nw)
+        err = float(np.abs(y - T._ref(name, x, d, n)).max())
+        out[f"{name}/{nw}"] = err
+print("RESULT", json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not SLOW_TESTS, reason="E5 builds on Intel's OpenCL CPU runtime: ZETILE_SLOW_TESTS=1")
+def test_e5_opencl_cpu():
+    opencl_cpu_or_skip()
+    res = run_result(E5, path=HERE, timeout=1200)
+    assert len(res) == 4 and all(v <= 1e-6 for v in res.values()), res
