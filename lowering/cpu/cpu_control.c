@@ -788,6 +788,9 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op) {
   bool vec = false;  // f32 accumulation in vector registers (cpu_dot.c)
   if (r == 2) ZT_RETURN_IF_ERROR(cpu_emit_dot_vector(c, a, b, &work, M, K, N, &vec));
   if (!vec) {
+    // Operands a row load left for the vector kernel to read in place.
+    cpu_dot_fill_rows(c, a);
+    cpu_dot_fill_rows(c, b);
     char ivs[4][ZT_CPU_NAME], ai[ZT_CPU_NAME], bi[ZT_CPU_NAME], ri[ZT_CPU_NAME],
         av[ZT_CPU_NAME], avc[ZT_CPU_NAME], bv[ZT_CPU_NAME], bvc[ZT_CPU_NAME],
         rv[ZT_CPU_NAME], nv[ZT_CPU_NAME];

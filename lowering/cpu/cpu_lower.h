@@ -31,6 +31,13 @@ typedef struct cpu_val_s {
   int32_t buf;
   MlirOperation op;  // CPU_LAZY: the elementwise op (result 0)
   int32_t cost;      // CPU_LAZY: ops re-emitted per element read
+  // CPU_BUFFER from a row load read only by a tile.dot (emit_row_load,
+  // issue 16): where the i1 `rows_ok` holds, the buffer was NOT filled and
+  // row r of the tile is in memory from the address rows_ptr[r * cols]
+  // (buffer rows_ptr_buf, an i64 address tensor); the dot reads it there.
+  char rows_ok[ZT_CPU_NAME];
+  char rows_ptr[ZT_CPU_NAME];
+  int32_t rows_ptr_buf;
 } cpu_val_t;
 
 typedef struct cpu_buf_s {
@@ -249,6 +256,9 @@ zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b,
                                 const cpu_val_t* work, int64_t M, int64_t K, int64_t N,
                                 bool* done);
+/// Fills v's buffer where its row load left it unfilled for a dot to read
+/// the rows in place (v->rows_ok), for a dot that reads the buffer instead.
+void cpu_dot_fill_rows(cpu_t* c, const cpu_val_t* v);
 zt_status_t cpu_emit_scan(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_block_load(cpu_t* c, MlirOperation op);
 zt_status_t cpu_emit_block_store(cpu_t* c, MlirOperation op);

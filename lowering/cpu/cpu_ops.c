@@ -436,7 +436,7 @@ typedef struct elem_body_s {
   elem_fn fn;
   const cpu_val_t** in;
   intptr_t nin, nout;
-  const cpu_val_t* res;
+  cpu_val_t* res;  // emit_row_load may mark res[0] for a dot to read in place
 } elem_body_t;
 
 static zt_status_t elem_body(cpu_t* c, void* user, const char* iv) {
@@ -522,6 +522,55 @@ void cpu_rows_check(cpu_t* c, const cpu_val_t* p, int64_t bytes, char ok[ZT_CPU_
   cpu_line(c, "%s = arith.cmpi eq, %s, %s : i64", ok, acc, z);
 }
 
+// The load's only reader is a tile.dot (as its a) later in its block, and
+// no op between them writes memory: that dot may read the loaded rows where
+// they are instead of from a copy (cpu_dot.c; issue 16).
+static bool dot_reads_in_place(cpu_t* c, MlirOperation load, const zt_type_t* t) {
+  if (c->bounds || c->no_split || t->rank != 2 || (t->kind != ZT_F32 && t->kind != ZT_F16))
+    return false;
+  MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(load, 0));
+  if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u))) return false;
+  MlirOperation dot = mlirOpOperandGetOwner(u);
+  if (!cpu_op_is(dot, "tile.dot") || mlirOpOperandGetOperandNumber(u) != 0 ||
+      !mlirBlockEqual(mlirOperationGetBlock(dot), mlirOperationGetBlock(load)))
+    return false;
+  for (MlirOperation w = mlirOperationGetNextInBlock(load); !mlirOperationEqual(w, dot);
+       w = mlirOperationGetNextInBlock(w))
+    if (mlirOperationIsNull(w) || writes_memory(w)) return false;
+  return true;
+}
+
+// An i1: every element of the load's mask is true (true without a mask).
+static void mask_all_true(cpu_t* c, elem_body_t* eb, int64_t numel, char out[ZT_CPU_NAME]) {
+  int32_t seg[3];
+  segments(eb->op, seg);
+  const cpu_val_t* m = seg[1] && eb->nin > 1 ? eb->in[1] : NULL;
+  if (m && (m->kind == CPU_SCALAR || m->kind == CPU_SPLAT)) {
+    snprintf(out, ZT_CPU_NAME, "%s", m->name);
+    return;
+  }
+  char t[ZT_CPU_NAME];
+  cpu_fresh(c, t);
+  cpu_line(c, "%s = arith.constant true", t);
+  if (!m) {
+    snprintf(out, ZT_CPU_NAME, "%s", t);
+    return;
+  }
+  char c0[ZT_CPU_NAME], cn[ZT_CPU_NAME], c1[ZT_CPU_NAME], i[ZT_CPU_NAME], a[ZT_CPU_NAME],
+      x[ZT_CPU_NAME], y[ZT_CPU_NAME];
+  cpu_fresh(c, out);
+  snprintf(i, sizeof i, "%%i%d", c->next_id++);
+  cpu_fresh(c, a);
+  cpu_line(c, "%s = scf.for %s = %s to %s step %s iter_args(%s = %s) -> (i1) {", out, i,
+           cpu_index(c, 0, c0), cpu_index(c, numel, cn), cpu_index(c, 1, c1), a, t);
+  ++c->indent;
+  cpu_read(c, m, i, x);
+  cpu_fresh(c, y);
+  cpu_line(c, "%s = arith.andi %s, %s : i1", y, a, x);
+  cpu_line(c, "scf.yield %s : i1", y);
+  cpu_loop_end_lanes(c);
+}
+
 static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* shape,
                                  int64_t numel, bool* done) {
   *done = false;
@@ -544,6 +593,22 @@ static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* sha
       ++c->rows_loads[k];
     }
   if (!ok[0]) cpu_rows_check(c, p, bytes, ok);
+  // Read in place by its dot when the rows are consecutive and the mask all
+  // true: then nothing is copied here (cpu_val_t.rows_ok).
+  const bool in_place = dot_reads_in_place(c, eb->op, shape);
+  char fast[ZT_CPU_NAME] = "";
+  if (in_place) {
+    char all[ZT_CPU_NAME], t[ZT_CPU_NAME], slow[ZT_CPU_NAME];
+    mask_all_true(c, eb, numel, all);
+    cpu_fresh(c, fast);
+    cpu_line(c, "%s = arith.andi %s, %s : i1", fast, ok, all);
+    cpu_fresh(c, t);
+    cpu_line(c, "%s = arith.constant true", t);
+    cpu_fresh(c, slow);
+    cpu_line(c, "%s = arith.xori %s, %s : i1", slow, fast, t);
+    cpu_line(c, "scf.if %s {", slow);
+    ++c->indent;
+  }
   cpu_line(c, "scf.if %s {", ok);
   ++c->indent;
   // Rows from their first address.
@@ -586,6 +651,13 @@ static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* sha
   }
   --c->indent;
   cpu_line(c, "}");
+  if (in_place) {
+    --c->indent;
+    cpu_line(c, "}");
+    snprintf(eb->res[0].rows_ok, ZT_CPU_NAME, "%s", fast);
+    snprintf(eb->res[0].rows_ptr, ZT_CPU_NAME, "%s", p->name);
+    eb->res[0].rows_ptr_buf = p->buf;
+  }
   return s;
 }
 
