@@ -39,11 +39,29 @@ double zt_compile_budget_seconds(void) {
   return s > 0 ? s : 0;
 }
 
-static bool find_worker(char* out, size_t size) {
+bool zt_compile_budget_explicit(void) {
+  const char* e = getenv("ZETILE_COMPILE_TIMEOUT");
+  return e && e[0] && zt_compile_budget_seconds() > 0;
+}
+
+// Why no worker ran a compile: for the error when the limit was asked for,
+// and the warning when the default limit is dropped. `installed` is false
+// when there is simply no worker beside libzetile (a static link, a C
+// install without it): documented, so no warning.
+typedef struct {
+  char text[768];
+  bool installed;
+} why_t;
+
+static bool find_worker(char* out, size_t size, why_t* why) {
   const char* env = getenv("ZETILE_COMPILE_WORKER");
+  why->installed = true;
   if (env && env[0]) {
     snprintf(out, size, "%s", env);
-    return access(out, X_OK) == 0;
+    if (access(out, X_OK) == 0) return true;
+    snprintf(why->text, sizeof why->text, "ZETILE_COMPILE_WORKER=%s is not executable (%s)",
+             out, strerror(errno));
+    return false;
   }
   Dl_info info;
   if (dladdr((void*)zt_compile_budgeted, &info) && info.dli_fname) {
@@ -51,9 +69,15 @@ static bool find_worker(char* out, size_t size) {
     if (slash) {
       snprintf(out, size, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname,
                WORKER_NAME);
-      return access(out, X_OK) == 0;
+      if (access(out, X_OK) == 0) return true;
+      snprintf(why->text, sizeof why->text, "no executable %s (%s)", out, strerror(errno));
+      why->installed = false;
+      return false;
     }
   }
+  snprintf(why->text, sizeof why->text, "libzetile's folder is unknown, so is its %s",
+           WORKER_NAME);
+  why->installed = false;
   return false;
 }
 
@@ -123,15 +147,20 @@ static int stop_worker(worker_t* w, bool kill_it) {
   return wstatus;
 }
 
-static bool start_worker(worker_t* slot, const char* path) {
+static bool start_worker(worker_t* slot, const char* path, why_t* why) {
   char* path_copy = strdup(path);
-  if (!path_copy) return false;
+  if (!path_copy) {
+    snprintf(why->text, sizeof why->text, "out of memory starting %s", path);
+    return false;
+  }
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC)) {
+    snprintf(why->text, sizeof why->text, "no pipe for %s (%s)", path, strerror(errno));
     free(path_copy);
     return false;
   }
   if (pipe2(out, O_CLOEXEC)) {
+    snprintf(why->text, sizeof why->text, "no pipe for %s (%s)", path, strerror(errno));
     close(in[0]);
     close(in[1]);
     free(path_copy);
@@ -149,6 +178,8 @@ static bool start_worker(worker_t* slot, const char* path) {
   close(in[0]);
   close(out[1]);
   if (rc != 0) {
+    snprintf(why->text, sizeof why->text, "%s could not be started (posix_spawn: %s)", path,
+             strerror(rc));
     close(in[1]);
     close(out[0]);
     free(path_copy);
@@ -160,11 +191,29 @@ static bool start_worker(worker_t* slot, const char* path) {
   return true;
 }
 
-// An idle worker, else a new one, else (all busy) the next one given back;
-// NULL if none can be started.
-static worker_t* take_worker(void) {
+// Whether idle worker p has exited (its idle exit, a kill): then it is
+// reaped and its slot freed (called with g_lock held). Without this, a
+// compile after a quiet spell met one exited worker after another (the pool
+// holds up to one per core) and, out of retries, ran in process without its
+// time limit (a 1 ms limit that did not raise in a CI run).
+static bool reap_if_gone(worker_t* p) {
+  int wstatus;
+  pid_t r = waitpid(p->pid, &wstatus, WNOHANG);
+  // ECHILD: the caller set SIGCHLD to SIG_IGN, so the kernel reaped it.
+  if (r != p->pid && !(r < 0 && errno == ECHILD)) return false;
+  close(p->to);
+  close(p->from);
+  free(p->path);
+  *p = (worker_t){0, -1, -1, false, NULL};
+  return true;
+}
+
+// An idle worker, else a new one (*fresh), else (all busy) the next one
+// given back; NULL if none can be started (`why` says why).
+static worker_t* take_worker(bool* fresh, why_t* why) {
   char path[4096];
-  if (!find_worker(path, sizeof path)) return NULL;
+  *fresh = false;
+  if (!find_worker(path, sizeof path, why)) return NULL;
   pthread_mutex_lock(&g_lock);
   for (;;) {
     worker_t* w = NULL;
@@ -173,6 +222,7 @@ static worker_t* take_worker(void) {
     int live = 0;
     for (int i = 0; i < MAX_LIVE; ++i) {
       worker_t* p = &g_pool[i];
+      if (p->pid > 0 && !p->busy && reap_if_gone(p)) pthread_cond_broadcast(&g_freed);
       if (p->pid == 0) {
         if (!free_slot) free_slot = p;
         continue;
@@ -201,7 +251,10 @@ static worker_t* take_worker(void) {
     if (free_slot && live < g_max_live) {
       *free_slot = (worker_t){-1, -1, -1, true, NULL};  // reserved while it starts
       pthread_mutex_unlock(&g_lock);
-      if (start_worker(free_slot, path)) return free_slot;
+      if (start_worker(free_slot, path, why)) {
+        *fresh = true;
+        return free_slot;
+      }
       pthread_mutex_lock(&g_lock);
       *free_slot = (worker_t){0, -1, -1, false, NULL};
       pthread_cond_broadcast(&g_freed);
@@ -372,11 +425,32 @@ static run_end_t run_request(const worker_t* w, const zt_strbuf_t* req, double d
   return end;
 }
 
+// What a worker that ended before taking the request printed (the dynamic
+// loader's error, say): read up to EOF, for at most a second.
+static void drain_output(const worker_t* w, zt_strbuf_t* out) {
+  double until = now_s() + 1.0;
+  for (;;) {
+    double left = until - now_s();
+    if (left <= 0 || out->size >= 4096) return;
+    struct pollfd pfd = {w->from, POLLIN, 0};
+    int n = poll(&pfd, 1, (int)(left * 1000) + 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    char chunk[4096];
+    ssize_t got = read(w->from, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return;
+    zt_strbuf_append(out, chunk, (size_t)got);
+  }
+}
+
 zt_status_t zt_compile_budgeted(const char* tile_ir, size_t size,
                                 const zt_compile_options_t* options, double seconds,
-                                zt_artifact_t** out_artifact, bool* out_ran) {
+                                bool enforce, zt_artifact_t** out_artifact, bool* out_ran,
+                                char* why_not, size_t why_not_size) {
   *out_artifact = NULL;
   *out_ran = false;
+  if (why_not && why_not_size) why_not[0] = 0;
   pthread_once(&g_once, init_once);
   zt_compile_options_t defaults = {0};
   const zt_compile_options_t* o = options ? options : &defaults;
@@ -394,11 +468,14 @@ zt_status_t zt_compile_budgeted(const char* tile_ir, size_t size,
   zt_strbuf_init(&r.other);
   run_end_t end = RUN_NOT_SENT;
   int wstatus = 0;
-  // A worker that went away while idle (its idle exit, a kill) is replaced
-  // once.
-  int stale_retries = 0;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    worker_t* w = take_worker();
+  why_t why = {"", true};
+  // A worker of the pool that went away while idle (a race with its idle
+  // exit, a kill) is replaced, each at most once; a worker just started that
+  // ends before reading the request twice means none can run here.
+  int stale_retries = 0, gone_idle = 0, fresh_failures = 0;
+  for (;;) {
+    bool fresh = false;
+    worker_t* w = take_worker(&fresh, &why);
     if (!w) break;
     t0 = now_s();
     end = run_request(w, &req, t0 + seconds, t0, &r, &blob);
@@ -413,24 +490,52 @@ zt_status_t zt_compile_budgeted(const char* tile_ir, size_t size,
       reply_reset(&r);
       zt_strbuf_clear(&blob);
       end = RUN_NOT_SENT;
-      attempt = -1;
       continue;
     }
     if (end == RUN_DONE) {
       give_back(w);
       break;
     }
+    char path[1024];
+    snprintf(path, sizeof path, "%s", w->path ? w->path : WORKER_NAME);
+    if (fresh && end == RUN_NOT_SENT) drain_output(w, &r.other);
     wstatus = stop_worker(w, end == RUN_TIMEOUT);
     bool idle_exit = end == RUN_NOT_SENT ||
                      (end == RUN_DIED && !r.have_result && r.done.size == 0 &&
                       !r.open_stage[0] && WIFEXITED(wstatus));
     if (!idle_exit) break;
     end = RUN_NOT_SENT;
+    if (fresh) {
+      // E.g. the dynamic loader failing (memory pressure, a missing
+      // library), or a worker that is no zetile-compile-worker.
+      size_t n = r.other.size;
+      while (n && (r.other.data[n - 1] == '\n' || r.other.data[n - 1] == 0)) --n;
+      snprintf(why.text, sizeof why.text, "%s %s %d before reading the request%s%.*s", path,
+               WIFSIGNALED(wstatus) ? "was killed by signal" : "exited with",
+               WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : WEXITSTATUS(wstatus),
+               n ? "; it printed: " : "", (int)(n > 300 ? 300 : n), n ? r.other.data : "");
+      why.installed = true;
+      if (++fresh_failures == 2) break;
+    } else if (++gone_idle > MAX_LIVE) {
+      break;
+    }
+    reply_reset(&r);
   }
   double elapsed = now_s() - t0;
   zt_status_t s = NULL;
   if (end == RUN_NOT_SENT) {
-    // No worker could be started: the caller compiles in process.
+    // No worker could be started. A limit the user set is not dropped
+    // silently: the compile fails saying so. Under the default limit the
+    // caller compiles in process (warning when a worker exists but cannot
+    // run, jit/compile_cached.c).
+    if (enforce)
+      s = zt_make_status(ZT_STATUS_UNAVAILABLE,
+                         "ZETILE_COMPILE_TIMEOUT=%g cannot be enforced: %s. A compile can be "
+                         "stopped at its limit only in a %s process and none could be started; "
+                         "set ZETILE_COMPILE_TIMEOUT=0 to compile in this process without a limit",
+                         seconds, why.text[0] ? why.text : "no compile worker", WORKER_NAME);
+    else if (why_not && why_not_size && why.installed)
+      snprintf(why_not, why_not_size, "%s", why.text[0] ? why.text : "no compile worker");
   } else if (end == RUN_TIMEOUT) {
     zt_strbuf_t why;
     zt_strbuf_init(&why);
@@ -483,7 +588,7 @@ zt_status_t zt_compile_if_stale(const char* tile_ir, size_t size,
   *out_artifact = NULL;
   double t0 = now_s();
   zt_status_t w = zt_compile_budgeted(tile_ir, size, options, ZT_COMPILE_TIMEOUT_DEFAULT,
-                                      out_artifact, out_ran);
+                                      false, out_artifact, out_ran, NULL, 0);
   double ms = (now_s() - t0) * 1e3;
   if (!*out_ran) return s;  // no worker: the status says why
   zt_status_free(s);

@@ -21,16 +21,24 @@
 /// none), else ZT_COMPILE_TIMEOUT_DEFAULT.
 double zt_compile_budget_seconds(void);
 
+/// True when $ZETILE_COMPILE_TIMEOUT sets a limit (a number above 0): the
+/// user asked for it, so a compile that cannot run under it fails instead
+/// of running in process without it.
+bool zt_compile_budget_explicit(void);
+
 /// Compiles in one of the process's zetile-compile-worker processes (beside
 /// libzetile, or $ZETILE_COMPILE_WORKER; started when none is idle and kept
 /// for the next compiles) and ends it after `seconds`: the status then says how long each
 /// finished stage took and in which stage the time ran out. A worker that
-/// dies (a crash in MLIR or LLVM) becomes a COMPILE_ERROR status. Sets
-/// *out_ran = false (and returns NULL) when no worker can be started, so
-/// that the caller compiles in process instead.
+/// dies (a crash in MLIR or LLVM) becomes a COMPILE_ERROR status. When no
+/// worker can be started (none found, it cannot be spawned, or it exits
+/// before reading the request) *out_ran is false and why_not says why; the
+/// status is then an UNAVAILABLE error saying the limit cannot be enforced
+/// if `enforce`, else NULL, so that the caller compiles in process.
 zt_status_t zt_compile_budgeted(const char* tile_ir, size_t size,
                                 const zt_compile_options_t* options, double seconds,
-                                zt_artifact_t** out_artifact, bool* out_ran);
+                                bool enforce, zt_artifact_t** out_artifact, bool* out_ran,
+                                char* why_not, size_t why_not_size);
 
 /// After an in-process compile that returned s: when s says the process's
 /// SPIR-V backend may be stale (ZT_STALE_SPIRV_BACKEND), compiles again in a

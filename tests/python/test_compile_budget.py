@@ -5,7 +5,9 @@ at the deadline; the error says how long the finished stages took and in
 which stage the time ran out (issue 17). Within the budget the artifact is
 the one an in-process compile makes, and compile errors come back unchanged.
 Each compile takes the caller's current environment; a worker that crashes
-becomes an error; without a worker, compiles run in process."""
+becomes an error; without a worker, compiles run in process under the
+default limit (with a warning when a worker exists but cannot run), while a
+limit the user set fails the compile saying it cannot be enforced."""
 import os
 import random
 import subprocess
@@ -178,6 +180,111 @@ def test_without_a_worker_the_compile_runs_in_process(tmp_path, monkeypatch):
         monkeypatch.delenv("ZETILE_COMPILE_TIMEOUT", raising=False)
         ck = zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
         assert "meta" in ck.asm
+
+
+@pytest.mark.parametrize("worker, says", [
+    ("missing", "is not executable"),
+    ("exit 3", "exited with 3 before reading the request"),
+    ("echo 'cannot open shared object libMLIR'; exit 127",
+     "exited with 127 before reading the request; it printed: cannot open shared object")])
+def test_a_limit_that_cannot_be_enforced_is_an_error(tmp_path, monkeypatch, worker, says):
+    # ZETILE_COMPILE_TIMEOUT set, but no worker can run the compile (none
+    # there; it dies at start, as the dynamic loader does under memory
+    # pressure): the limit is not dropped silently (in process nothing would
+    # hold it), the compile fails saying why. (A limit long enough for the
+    # fake worker to exit before it: a shorter one may end it first, which
+    # enforces the limit too.)
+    path = str(tmp_path / "missing") if worker == "missing" else fake_worker(tmp_path, worker)
+    monkeypatch.setenv("ZETILE_COMPILE_WORKER", path)
+    monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "60")
+    ce = fresh()
+    with pytest.raises(zetile.CompilationError) as ei:
+        zetile.compile(scale, signature=SIG, constexprs=ce, target="cpu")
+    msg = str(ei.value)
+    assert "ZETILE_COMPILE_TIMEOUT=60 cannot be enforced: " in msg, msg
+    assert path in msg and says in msg, msg
+    assert "set ZETILE_COMPILE_TIMEOUT=0 to compile in this process" in msg, msg
+    # What the message offers works: no limit, in process.
+    monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "0")
+    assert "meta" in zetile.compile(scale, signature=SIG, constexprs=ce, target="cpu").asm
+
+
+def test_the_default_limit_dropped_is_said_once(tmp_path):
+    # Under the default limit a worker that cannot run leaves the compile in
+    # process (as documented), with one warning per process.
+    code = textwrap.dedent("""
+        import random, zetile, zetile.language as tl
+        @zetile.jit
+        def k(x_ptr, S: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, 16), tl.full((16,), S, tl.float32))
+        for _ in range(2):
+            zetile.compile(k, signature={"x_ptr": "*fp32"}, constexprs={"S": random.random()})
+        print("compiled")
+    """)
+    env = dict(os.environ, ZETILE_CACHE_DIR=str(tmp_path / "cache"),
+               ZETILE_COMPILE_WORKER=fake_worker(tmp_path, "exit 3"))
+    env.pop("ZETILE_COMPILE_TIMEOUT", None)
+    r = subprocess.run([sys.executable, script(tmp_path, code)], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and "compiled" in r.stdout, r.stderr
+    warned = [l for l in r.stderr.splitlines() if "without the default time limit" in l]
+    assert len(warned) == 1 and "exited with 3 before reading the request" in warned[0], r.stderr
+
+
+def test_workers_that_exited_while_idle_do_not_drop_the_limit(tmp_path, monkeypatch):
+    """Two workers in the pool exit while idle (their idle exit); the next
+    compile with a 1 ms limit must still be stopped. It used to try the
+    exited workers one after another, run out of retries and compile in
+    process, unbounded: the 1 ms test above did not raise in a CI run."""
+    import threading
+    import time
+    started, go = tmp_path / "started", tmp_path / "go"
+    real = os.path.join(os.path.dirname(_C._ext.__file__), "zetile-compile-worker")
+    # Each worker says it started, then waits for `go`: so the two compiles
+    # below are in flight at once and take a worker each, without a race.
+    monkeypatch.setenv("ZETILE_COMPILE_WORKER", fake_worker(
+        tmp_path, f"echo $$ >> '{started}'; while [ ! -e '{go}' ]; do sleep 0.02; done; "
+                  f"exec '{real}'"))
+    monkeypatch.setenv("ZETILE_COMPILE_WORKER_IDLE", "0.3")
+    monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "120")
+    errors = []
+
+    def compile_one():
+        try:
+            zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def pids():
+        return [int(x) for x in started.read_text().split()] if started.exists() else []
+
+    def wait(cond, what):
+        deadline = time.monotonic() + 60
+        while not cond():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.02)
+
+    threads = [threading.Thread(target=compile_one) for _ in range(2)]
+    threads[0].start()
+    wait(lambda: len(pids()) == 1, "the first worker did not start")
+    threads[1].start()
+    wait(lambda: len(pids()) == 2, "the second compile did not start a second worker")
+    go.touch()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+    def gone(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+    wait(lambda: all(gone(p) for p in pids()), "the idle workers did not exit")
+    monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "0.001")
+    with pytest.raises(zetile.CompilationError) as ei:
+        zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
+    assert "compile stopped after 0." in str(ei.value), str(ei.value)
 
 
 def test_a_forked_child_uses_its_own_worker(tmp_path):
