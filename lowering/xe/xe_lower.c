@@ -444,34 +444,40 @@ static zt_status_t find_spirv(MlirModule m, MlirStringRef* out) {
 // instructions, sends, DPAS and where, loops, spills) is the same as
 // after O2, and the SPIR-V byte-identical for four of the six. O=1 in
 // xevm-attach-target instead also selects at -O1, which changes the ISA.
-// Since session 14 not default<O1> itself but the inliner (the atomics'
-// internal helpers, xe_atomic.c) and then O1's function simplification:
-// the module is one spir_kernel calling declarations, so O1's attribute
-// inference, IPSCCP and late loop pipeline found nothing to do, and
-// InstCombine ran 8 times (half of LLVM's time on softmax). `opt -time-passes` on the kernels'
-// bitcode: softmax 9.2 -> 3.9 ms, attention 20.4 -> 11.1 ms. `zetile
-// isa` (pvc): attention forward, softmax, layer norm, the chain equal to
-// O1's; both tutorial matmuls 101 instructions / 43 sends fewer. Leaner
-// lists measured worse: without loop-rotate the matmul is 2.3k
-// instructions smaller but attention 45 larger (its exit phis), without
-// the first simplifycfg/sroa/early-cse/instcombine round attention +1.
-// NOT the default: at the end of session 14 the tuner's 32x32x32 GEMM on
-// pvc came out with 4096 B of driver spill memory (NEO zeKernelGetProperties,
-// test_tune_cli.py -k aub) where default<O1> gives 0, which the ISA checks
-// above (ocloc's line, instruction/send counts) had not looked at. Until the
-// list is checked against the driver's spill figures it runs only when asked
-// for: ZETILE_XE_LLVM_PASSES=short.
-// ZETILE_XE_LLVM_PASSES: "short" (the list below), another pipeline text
-// (LLVM's new pass manager; "default<O2>" gives the bytes of the upstream
-// route), or "upstream" for gpu-module-to-binary's own optimization and
-// selection. Unset: default<O1>.
+// Since session 14 not default<O1> itself but IPSCCP, the inliner (the
+// atomics' internal helpers, xe_atomic.c), O1's function simplification,
+// IndVarSimplify and DivRemPairs: the module is one spir_kernel calling
+// declarations, so O1's attribute inference, GlobalOpt and late loop
+// pipeline found nothing to do, and InstCombine ran 8 times (half of LLVM's time on softmax). `opt
+// -time-passes` on the kernels' bitcode: softmax 9.2 -> 3.9 ms, attention
+// 20.4 -> 11.1 ms (session 14's list, without the three passes below).
+// Session 15 took three passes of O1 back after the spill verdict with the
+// driver's figure (zetile isa's `spill`: ocloc's line, ISA scratch sends,
+// NEO's spill_bytes in AUB mode) differed from O1's on compat-path kernels:
+// - div-rem-pairs (O1's last function pass): without it the tuner's
+//   32x32x32 GEMM on the compat path (the program-id swizzle's `/` and `%`
+//   by GROUP_M, emulated by IGC) got 4096 B of driver spill memory for
+//   NEO's pvc while ocloc and the ISA showed none (test_tune_cli.py -k aub);
+// - ipsccp (O1's module prefix): without it the attention forward on the
+//   compat path spilled 26 registers (38 scratch sends; O1: 0) and
+//   FlashAttention 128x64 146 instead of 101;
+// - indvars (in O1's function simplification): without it the tutorial
+//   matmul on the compat path spilled 176 registers / 429 scratch sends
+//   where O1 spills 175 / 427.
+// With the three, the verdict equals O1's on every kernel of the check
+// (docs/ARCHITECTURE.md "Session 15"); ZETILE_XE_LLVM_PASSES=default<O1>
+// gives the old route.
+// ZETILE_XE_LLVM_PASSES: "short" (the list below, also the default), another
+// pipeline text (LLVM's new pass manager; "default<O2>" gives the bytes of
+// the upstream route), or "upstream" for gpu-module-to-binary's own
+// optimization and selection.
 #define XE_LLVM_IC "instcombine<max-iterations=1;no-verify-fixpoint>"
 static const char kLlvmPasses[] =
-    "cgscc(inline),function(simplifycfg,sroa,early-cse," XE_LLVM_IC ",simplifycfg,"
+    "ipsccp,cgscc(inline),function(simplifycfg,sroa,early-cse," XE_LLVM_IC ",simplifycfg,"
     "sroa,early-cse<memssa>,simplifycfg," XE_LLVM_IC ",simplifycfg,reassociate,"
     "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
     "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>),"
-    "simplifycfg," XE_LLVM_IC ")";
+    "simplifycfg," XE_LLVM_IC ",loop(indvars),div-rem-pairs)";
 
 static zt_status_t emit_spirv_once(zt_lower_ctx_t* lc, MlirModule m, const char* passes,
                                    zt_status_t* bad) {
@@ -505,9 +511,7 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
   if ((passes && strcmp(passes, "upstream") == 0) || (alt && *alt))
     passes = NULL;
-  else if (!passes || !*passes)
-    passes = "default<O1>";
-  else if (strcmp(passes, "short") == 0)
+  else if (!passes || !*passes || strcmp(passes, "short") == 0)
     passes = kLlvmPasses;
   zt_status_t bad = NULL;
   zt_status_t s = emit_spirv_once(lc, m, passes, &bad);
