@@ -95,9 +95,10 @@ static void row_ptr(cpu_t* c, const cpu_val_t* v, const char* bufp, const char* 
 
 // Element at column `col` of the row starting at rp, as f32, broadcast to a
 // vector.
-static void load_f32_at(cpu_t* c, zt_scalar_kind_t kind, const char* rp, const char* col,
-                        char out[ZT_CPU_NAME]) {
-  char c64[ZT_CPU_NAME], g[ZT_CPU_NAME], x[ZT_CPU_NAME];
+// Element at column `col` (an index) of the row starting at rp, as stored.
+static void load_elem_at(cpu_t* c, zt_scalar_kind_t kind, const char* rp, const char* col,
+                         char x[ZT_CPU_NAME]) {
+  char c64[ZT_CPU_NAME], g[ZT_CPU_NAME];
   const char* e = cpu_elem(kind);
   cpu_fresh(c, c64);
   cpu_line(c, "%s = arith.index_cast %s : index to i64", c64, col);
@@ -107,6 +108,13 @@ static void load_f32_at(cpu_t* c, zt_scalar_kind_t kind, const char* rp, const c
   cpu_fresh(c, x);
   cpu_line(c, "%s = llvm.load %s {alignment = %d : i64} : !llvm.ptr -> %s", x, g,
            zt_tile_kind_bytes(kind), e);
+}
+
+static void load_f32_at(cpu_t* c, zt_scalar_kind_t kind, const char* rp, const char* col,
+                        char out[ZT_CPU_NAME]) {
+  char x[ZT_CPU_NAME];
+  const char* e = cpu_elem(kind);
+  load_elem_at(c, kind, rp, col, x);
   char f[ZT_CPU_NAME];
   snprintf(f, sizeof f, "%s", x);
   if (kind != ZT_F32) {
@@ -122,9 +130,7 @@ void cpu_dot_fill_rows(cpu_t* c, const cpu_val_t* v) {
   int64_t cols = v->type.shape[v->type.rank - 1], rows = 1;
   for (int d = 0; d + 1 < v->type.rank; ++d) rows *= v->type.shape[d];
   char bufp[ZT_CPU_NAME], r[ZT_CPU_NAME], j[ZT_CPU_NAME], cc[ZT_CPU_NAME], rb[ZT_CPU_NAME],
-      rp[ZT_CPU_NAME], idx[ZT_CPU_NAME], c64[ZT_CPU_NAME], g[ZT_CPU_NAME], x[ZT_CPU_NAME],
-      ty[96];
-  const char* e = cpu_elem(v->type.kind);
+      rp[ZT_CPU_NAME], idx[ZT_CPU_NAME], x[ZT_CPU_NAME], ty[96];
   cpu_line(c, "scf.if %s {", v->rows_ok);
   ++c->indent;
   buf_ptr(c, v, bufp);
@@ -133,14 +139,7 @@ void cpu_dot_fill_rows(cpu_t* c, const cpu_val_t* v) {
   cpu_fresh(c, rb);
   cpu_line(c, "%s = arith.muli %s, %s : index", rb, r, cpu_index(c, cols, cc));
   cpu_loop_begin(c, cols, j);
-  cpu_fresh(c, c64);
-  cpu_line(c, "%s = arith.index_cast %s : index to i64", c64, j);
-  cpu_fresh(c, g);
-  cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, %s", g, rp, c64,
-           e);
-  cpu_fresh(c, x);
-  cpu_line(c, "%s = llvm.load %s {alignment = %d : i64} : !llvm.ptr -> %s", x, g,
-           zt_tile_kind_bytes(v->type.kind), e);
+  load_elem_at(c, v->type.kind, rp, j, x);
   cpu_fresh(c, idx);
   cpu_line(c, "%s = arith.addi %s, %s : index", idx, rb, j);
   cpu_line(c, "memref.store %s, %s[%s] : %s", x, v->name, idx,
