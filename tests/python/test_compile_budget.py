@@ -231,11 +231,9 @@ def test_the_default_limit_dropped_is_said_once(tmp_path):
     assert len(warned) == 1 and "exited with 3 before reading the request" in warned[0], r.stderr
 
 
-def test_workers_that_exited_while_idle_do_not_drop_the_limit(tmp_path, monkeypatch):
-    """Two workers in the pool exit while idle (their idle exit); the next
-    compile with a 1 ms limit must still be stopped. It used to try the
-    exited workers one after another, run out of retries and compile in
-    process, unbounded: the 1 ms test above did not raise in a CI run."""
+def _two_workers_exit_while_idle(tmp_path, monkeypatch):
+    """Leaves the pool with two workers that exited while idle (their idle
+    exit, ZETILE_COMPILE_WORKER_IDLE=0.3), ZETILE_COMPILE_TIMEOUT=120."""
     import threading
     import time
     started, go = tmp_path / "started", tmp_path / "go"
@@ -281,6 +279,14 @@ def test_workers_that_exited_while_idle_do_not_drop_the_limit(tmp_path, monkeypa
         except OSError:
             return True
     wait(lambda: all(gone(p) for p in pids()), "the idle workers did not exit")
+
+
+def test_workers_that_exited_while_idle_do_not_drop_the_limit(tmp_path, monkeypatch):
+    """Two workers in the pool exit while idle (their idle exit); the next
+    compile with a 1 ms limit must still be stopped. It used to try the
+    exited workers one after another, run out of retries and compile in
+    process, unbounded: the 1 ms test above did not raise in a CI run."""
+    _two_workers_exit_while_idle(tmp_path, monkeypatch)
     monkeypatch.setenv("ZETILE_COMPILE_TIMEOUT", "0.001")
     with pytest.raises(zetile.CompilationError) as ei:
         zetile.compile(scale, signature=SIG, constexprs=fresh(), target="cpu")
@@ -331,6 +337,20 @@ def test_an_idle_worker_exits_and_is_replaced(monkeypatch):
     assert "meta" in ck.asm
     second = workers()
     assert len(second) == 1 and second.keys() != first.keys(), (first, second)
+
+
+def test_a_stale_backend_compiles_again_after_workers_exited_while_idle(tmp_path, monkeypatch):
+    # The stale-backend retry (jit/compile_budget.c zt_compile_if_stale) takes
+    # a worker from the same pool: with two workers there that had exited
+    # while idle, it used to run out of tries on them and hand the stale
+    # error to the caller (a loaded CI run: test_xe_block_pitch small_dot-pvc).
+    ce = fresh()
+    ref = zetile.compile(scale, signature=SIG, constexprs=ce, target="pvc", cached=False)
+    _two_workers_exit_while_idle(tmp_path, monkeypatch)
+    monkeypatch.setenv("ZETILE_XE_EMIT", "process")  # this process has emitted: stale
+    again = zetile.compile(scale, signature=SIG, constexprs=ce, target="pvc", cached=False)
+    assert b"fresh compile worker" in again.artifact.get("timings")
+    assert again.asm["spirv"] == ref.asm["spirv"]
 
 
 @pytest.mark.parametrize("target", ["pvc", "dg2"])
