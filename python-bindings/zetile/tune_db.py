@@ -101,10 +101,10 @@ class TuneDB:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            # WAL: readers never wait for the writer; one writer at a time.
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-            if mode and str(mode[0]).lower() != "wal":
-                pass  # e.g. a filesystem without shared memory: rollback journal works too
+            with self._setup_lock():
+                # WAL: readers never wait for the writer; one writer at a time.
+                # A rollback journal (a filesystem without shared memory) works too.
+                conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA synchronous = NORMAL")
             with self._write(conn):
                 for stmt in _SCHEMA.split(";"):
@@ -123,6 +123,27 @@ class TuneDB:
         self._local.conn = conn
         self._local.pid = os.getpid()
         return conn
+
+    @contextlib.contextmanager
+    def _setup_lock(self):
+        # Switching a new file to WAL reads it and then upgrades to a write
+        # lock; SQLite answers a second process doing the same "database is
+        # locked" at once, without waiting the busy timeout (it would be a
+        # deadlock). One process at a time switches, under an flock on
+        # FILE.lock (the file _recover uses). Without a lock file (read-only
+        # directory) the switch is tried unlocked: nothing else works there.
+        import fcntl
+        try:
+            lk = open(self.path + ".lock", "a")
+        except OSError:
+            yield
+            return
+        with lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lk, fcntl.LOCK_UN)
 
     @staticmethod
     @contextlib.contextmanager

@@ -126,6 +126,41 @@ def test_eight_processes_write_at_once(kmod, tmp_path):
         assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def _open_fresh_files(paths, barrier, q):
+    # One forked worker: opens each new file at the same moment as the others.
+    try:
+        for p in paths:
+            barrier.wait(timeout=60)
+            db = tune_db.TuneDB(p, strict=True)
+            db._run(lambda c: c.execute("SELECT count(*) FROM results").fetchone())
+            db.close()
+        q.put("ok")
+    except BaseException as e:  # noqa: BLE001 - reported to the parent
+        barrier.abort()  # the others stop waiting for this one
+        q.put(f"{type(e).__name__}: {e}")
+
+
+def test_processes_opening_a_new_file_at_once_all_switch_it_to_wal(tmp_path):
+    # Switching a new file to WAL upgrades a read lock; SQLite answers a second
+    # process doing the same "database is locked" at once, busy timeout or not
+    # (the session-15 CI failure of test_eight_processes_write_at_once). Without
+    # the flock around the switch, 8 processes on 30 new files failed in 5 runs of 5.
+    import multiprocessing as mp
+    ctx = mp.get_context("fork")
+    paths = [str(tmp_path / f"t{i}.sqlite") for i in range(30)]
+    barrier, q = ctx.Barrier(8), ctx.Queue()
+    procs = [ctx.Process(target=_open_fresh_files, args=(paths, barrier, q)) for _ in range(8)]
+    for p in procs:
+        p.start()
+    results = [q.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert results == ["ok"] * 8, results
+    for p in paths:
+        with sqlite3.connect(p) as c:
+            assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
 def test_corrupt_file_is_moved_aside_with_a_warning(kmod, tmp_path):
     path = tmp_path / "tune.sqlite"
     path.write_bytes(b"this is not an SQLite database" * 100)
