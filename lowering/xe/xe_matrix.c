@@ -3372,6 +3372,42 @@ static zt_status_t broadcast_col_into_a(xe_emitter_t* e, MlirOperation op, const
   return NULL;
 }
 
+// A (1, N) row of a 1-D tensor that every subgroup holds whole, broadcast to
+// a tile whose columns the grid splits (r's columns start at sg_n * tc, a
+// run-time position): each block column bj of this subgroup is chunk
+// (sg_n * tc) / 16 + bj of the row, picked by selects (chunk_at), and every
+// block row repeats it. The everyday GEMM bias epilogue `acc +
+// tl.load(BIAS + rn[None, :])` at grids with several subgroup rows
+// (num_warps 32: 2 x 16), where the row's layout is the whole 1-D tensor.
+// *done false: not this case (a grid of one column has constant positions:
+// the lazy path evaluates those).
+static zt_status_t broadcast_row_by_column_origin(xe_emitter_t* e, MlirOperation def, MlirValue res,
+                                                  zt_type_t t, xe_val_t* r, bool* done) {
+  *done = false;
+  xe_val_t* row = xe_lookup(e, mlirOperationGetOperand(def, 0));
+  if (!row || row->layout != XE_LAYOUT_ROW16 || row->dist || row->type.kind != t.kind ||
+      t.kind == ZT_BF16 || t.kind == ZT_I1 || t.kind == ZT_PTR ||
+      (int64_t)row->nchunks * 16 != t.shape[1] || r->layout != XE_LAYOUT_BLOCK2D ||
+      r->narrow || r->b16 || r->bc != 16 || r->role != XE_ROLE_C || r->nbc * 16 != r->tc ||
+      e->nsg <= 1 || e->sg_n <= 1)
+    return NULL;
+  xe_name_t row0, col0;
+  tile_origin(e, r, row0, col0);
+  if (!col0[0]) return NULL;
+  *done = true;
+  const char* et = xe_elem(t.kind);
+  for (int32_t bj = 0; bj < r->nbc; ++bj) {
+    xe_name_t idx, v, ln, blk;
+    offset_i32(e, col0, (int64_t)bj * 16, idx);
+    chunk_at(e, row, idx, v, ln);  // (ln is 0: col0 is a multiple of 16)
+    xe_zero_block(e, t.kind, et, r->br, "#zt_a", blk);
+    for (int32_t rr = 0; rr < r->br; ++rr) xe_block_insert_row(e, v, blk, rr, et, r->br, "#zt_a");
+    for (int32_t bi = 0; bi < r->nbr; ++bi) memcpy(r->names[bi * r->nbc + bj], blk, sizeof blk);
+  }
+  xe_bind(e, res, r);
+  return NULL;
+}
+
 static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
   MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
   xe_val_t* s = xe_lookup(e, src);
@@ -3391,10 +3427,13 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "broadcast to this 2-D layout on Xe");
   }
   if (r->narrow) return broadcast_narrow(e, src, s, res, r);
-  // (Every subgroup holding the whole row with r's columns: one subgroup, or
-  // a row held like an A operand over a grid of one row, xe_values.c.)
+  // (Every subgroup holding the row at r's columns: one subgroup, a row held
+  // like an A operand over a grid of one row, xe_values.c, or a row split
+  // over a grid of one row by the tile's own columns, emit_expand_dims_data:
+  // the bias row of a GEMM epilogue, `acc + tl.load(BIAS + rn[None, :])`.)
   if (s->layout == XE_LAYOUT_BLOCK2D && s->br == 1 && s->nbc == r->nbc &&
-      (e->nsg == 1 || (s->role == XE_ROLE_A && e->sg_m == 1 && r->tc == s->tc))) {
+      (e->nsg == 1 || ((s->role == XE_ROLE_A || s->role == XE_ROLE_C) && e->sg_m == 1 &&
+                       r->tc == s->tc))) {
     // (1, N) -> (M, N): every block row is the source row.
     for (int32_t bj = 0; bj < r->nbc; ++bj) {
       xe_name_t row;
@@ -3423,6 +3462,12 @@ static zt_status_t emit_broadcast_data(xe_emitter_t* e, MlirOperation op) {
     col = xe_lookup(e, mlirOperationGetOperand(def, 0));
   bool local = e->nsg == 1 ? !col || !col->dist
                             : e->sg_n == 1 && col && col->dist && col->nchunks * 16 == r->tr;
+  if (s->layout == XE_LAYOUT_LAZY && op_is(def, "tile.expand_dims") &&
+      int_attr(def, "axis", 0) == 0) {
+    bool done;
+    ZT_RETURN_IF_ERROR(broadcast_row_by_column_origin(e, def, res, t, r, &done));
+    if (done || e->error) return NULL;
+  }
   if ((!col || col->layout != XE_LAYOUT_ROW16) && s->layout == XE_LAYOUT_LAZY &&
       t.kind != ZT_PTR && t.kind != ZT_I1) {
     // Index arithmetic broadcast into data: evaluated row by row.
