@@ -8,6 +8,10 @@ session 16 only num_warps=1 built ("broadcast of this value to 2-D on Xe"):
 - on grids with several subgroup rows (2 x 4, 2 x 16) every subgroup holds
   the whole row and picks its columns' chunks at run time
   (broadcast_row_by_column_origin).
+Also a per-row condition from a loaded 1-D tensor compared before its
+broadcast, `tl.where(tl.load(S + rm)[:, None] > 0, acc, -acc)` (refused at
+every num_warps before session 16; unit_dims.c carries the booleans as i32
+through the broadcast).
 
 Evidence: E1 (spirv-val) for pvc and bmg at num_warps 1-32, E2 (`zetile
 isa` pvc: DPAS, no spill, hinted strides as Triton's launcher gives them),
@@ -44,6 +48,28 @@ def mm_bias(A, B, C, BIAS, M, N, K, sam, sbk, scm,
     tl.store(C + rm[:, None] * scm + rn[None, :], acc)
 
 
+@zetile.jit
+def mm_row_select(A, B, C, BIAS, M, N, K, sam, sbk, scm,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # A per-row condition from a loaded 1-D tensor, compared before its
+    # broadcast (refused at every num_warps before session 16: "2-D tile
+    # 32x1 does not split into 8x16 blocks"; unit_dims.c carries it as i32).
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * sam + (k + rk)[None, :])
+        b = tl.load(B + (k + rk)[:, None] * sbk + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    keep = tl.load(BIAS + rm)[:, None] > 0
+    acc = tl.where(keep, acc, -acc)
+    tl.store(C + rm[:, None] * scm + rn[None, :], acc)
+
+
+KERNELS = {"mm_bias": mm_bias, "mm_row_select": mm_row_select}
 SIG = {"A": "*fp16", "B": "*fp16", "C": "*fp32", "BIAS": "*fp32", "M": "i32", "N": "i32",
        "K": "i32", "sam": "i32:16", "sbk": "i32:16", "scm": "i32:16"}
 # (num_warps, BM, BN): grids 1x1, 1x2, 1x4, 1x8, 2x4, 2x8, 1x16, 2x16.
@@ -51,16 +77,17 @@ CONFIGS = [(1, 32, 32), (2, 64, 32), (4, 64, 64), (8, 128, 128), (8, 128, 64), (
            (16, 128, 256), (32, 256, 256)]
 
 
-def _compile(target, nw, bm, bn):
-    return zetile.compile(mm_bias, signature=SIG, constexprs={"BM": bm, "BN": bn, "BK": 32},
+def _compile(target, nw, bm, bn, name="mm_bias"):
+    return zetile.compile(KERNELS[name], signature=SIG, constexprs={"BM": bm, "BN": bn, "BK": 32},
                           target=target, num_warps=nw, cached=False)
 
 
 @pytest.mark.skipif(not have_tool("spirv-val"), reason="spirv-val is not installed")
 @pytest.mark.parametrize("target", ["pvc", "bmg"])
 @pytest.mark.parametrize("nw,bm,bn", CONFIGS)
-def test_e1_builds(target, nw, bm, bn):
-    spirv_val(_compile(target, nw, bm, bn).asm["spirv"])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_e1_builds(name, target, nw, bm, bn):
+    spirv_val(_compile(target, nw, bm, bn, name).asm["spirv"])
 
 
 @pytest.mark.parametrize("nw,bm,bn", [(4, 64, 64), (8, 128, 64), (32, 256, 256)])
@@ -71,27 +98,34 @@ def test_pvc_e2_dpas_no_spill(nw, bm, bn):
     assert r["dpas"] == bm * bn // (8 * 16) * 2 // nw
 
 
-def _run(nw, bm, bn):
+def _run(nw, bm, bn, name="mm_bias"):
     M, N, K = 2 * bm, 2 * bn, 64
     rng = np.random.default_rng(12)
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)
-    bias = rng.standard_normal(N).astype(np.float32)
     c = np.zeros((M, N), np.float32)
-    mm_bias[(M // bm, N // bn)](a, b, c, bias, M, N, K, K, N, N, BM=bm, BN=bn, BK=32, num_warps=nw)
-    ref = a.astype(np.float32) @ b.astype(np.float32) + bias[None, :]
+    bias = rng.standard_normal(max(M, N)).astype(np.float32)
+    KERNELS[name][(M // bm, N // bn)](a, b, c, bias, M, N, K, K, N, N, BM=bm, BN=bn, BK=32,
+                                      num_warps=nw)
+    acc = a.astype(np.float32) @ b.astype(np.float32)
+    if name == "mm_bias":
+        ref = acc + bias[None, :N]
+    else:
+        ref = np.where(bias[:M, None] > 0, acc, -acc)
     return float(np.abs(c - ref).max())
 
 
 @pytest.mark.parametrize("nw,bm,bn", [(4, 64, 64), (8, 128, 64)])
-def test_cpu_numerics(nw, bm, bn):
-    assert _run(nw, bm, bn) < 1e-4
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_cpu_numerics(name, nw, bm, bn):
+    assert _run(nw, bm, bn, name) < 1e-4
 
 
 E5 = """
 import json
 import test_xe_bias_row as T
-print("RESULT", json.dumps({f"{nw}/{bm}x{bn}": T._run(nw, bm, bn)
+print("RESULT", json.dumps({f"{name}/{nw}/{bm}x{bn}": T._run(nw, bm, bn, name)
+                            for name in sorted(T.KERNELS)
                             for nw, bm, bn in ((2, 64, 32), (8, 128, 64))}))
 """
 
@@ -101,4 +135,4 @@ def test_e5_opencl_cpu():
     # 1 x 2 (the tile's own column split) and 2 x 4 (run-time chunk pick).
     opencl_cpu_or_skip()
     res = run_result(E5, path=HERE, timeout=1800)
-    assert len(res) == 2 and all(v < 1e-4 for v in res.values()), res
+    assert len(res) == 4 and all(v < 1e-4 for v in res.values()), res

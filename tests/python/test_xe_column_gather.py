@@ -45,12 +45,25 @@ def col_scale(X, D, Y, n, BM: tl.constexpr, BN: tl.constexpr):
     tl.store(Y + offs[:, None] * BN + cols[None, :], x * (d.to(tl.float32) + 0.5))
 
 
+@zetile.jit
+def col_select(X, D, Y, n, BM: tl.constexpr, BN: tl.constexpr):
+    # A 1-D load made a column and compared before the broadcast (session 16:
+    # "2-D tile 32x1 does not split into 8x16 blocks" at every num_warps).
+    offs = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    keep = tl.load(D + offs, mask=offs < n, other=0)[:, None] > 0
+    x = tl.load(X + offs[:, None] * BN + cols[None, :])
+    tl.store(Y + offs[:, None] * BN + cols[None, :], tl.where(keep, x, -x))
+
+
 SIG = {"X": "*fp32", "D": "*i32", "Y": "*fp32", "n": "i32"}
-KERNELS = {"col_add": col_add, "col_scale": col_scale}
+KERNELS = {"col_add": col_add, "col_scale": col_scale, "col_select": col_select}
 
 
 def _ref(name, x, d, n):
     dd = np.where(np.arange(len(d)) < n, d, 0).astype(np.float32)[:, None]
+    if name == "col_select":
+        return np.where(dd > 0, x, -x)
     return x + dd if name == "col_add" else x * (dd + 0.5)
 
 
@@ -106,4 +119,4 @@ print("RESULT", json.dumps(out))
 def test_e5_opencl_cpu():
     opencl_cpu_or_skip()
     res = run_result(E5, path=HERE, timeout=1200)
-    assert len(res) == 4 and all(v <= 1e-6 for v in res.values()), res
+    assert len(res) == 2 * len(KERNELS) and all(v <= 1e-6 for v in res.values()), res
