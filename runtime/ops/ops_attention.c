@@ -136,6 +136,14 @@ static zt_status_t plan_split(zt_device_t* device, zt_ops_plan_t* p,
 }
 
 
+// q, k, v and out all fit the row-major variant (export.py "-rm16"): on Xe
+// its hints give 2D block loads where the generic export gathers rows (and
+// spills: causal SDPA fp16 d64 44 bytes on pvc, the variant 0).
+static bool rm16_attn(const zt_ops_attention_t* a) {
+  return zt_ops__rm16_view(&a->q) && zt_ops__rm16_view(&a->k) && zt_ops__rm16_view(&a->v) &&
+         zt_ops__rm16_view(&a->out);
+}
+
 // The arguments every attention specialization has.
 static zt_status_t fill_common(zt_ops_plan_t* p, const zt_ops_attention_t* a) {
   const struct { const char* pre; const zt_ops_strides4_t* s; char seq; } ops[] = {
@@ -149,6 +157,7 @@ static zt_status_t fill_common(zt_ops_plan_t* p, const zt_ops_attention_t* a) {
     ZT_RETURN_IF_ERROR(zt_ops__set_int(p, n, ops[i].s->head));
     snprintf(n, sizeof n, "%s%c", ops[i].pre, ops[i].seq);
     ZT_RETURN_IF_ERROR(zt_ops__set_int(p, n, ops[i].s->seq));
+    if (p->aligned16) continue;  // the row-major variant has its unit head-dim strides built in
     snprintf(n, sizeof n, "%sd", ops[i].pre);
     ZT_RETURN_IF_ERROR(zt_ops__set_int(p, n, ops[i].s->dim));
   }
@@ -209,7 +218,8 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
     snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-%s-%s-none-none-dense%s",
              zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
              a->block_n, d.causal ? "causal" : "full", kinds[d.mask_kind], variant(a, dropout));
-    zt_status_t st = zt_ops__plan_create(device, ZT_OPS_SDPA, spec, NULL, NULL, &p);
+    zt_status_t st = zt_ops__plan_create_rm16(device, ZT_OPS_SDPA, spec, rm16_attn(a), NULL,
+                                              NULL, &p);
     // A split the build does not export: the picked count was only a
     // preference, so the one-pass kernel runs instead.
     if (st && auto_split && a->split_kv > 1 && zt_status_code(st) == ZT_STATUS_NOT_FOUND) {
@@ -341,8 +351,8 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
              zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
              a->block_n, kScoreMods[d.score_mod], kMaskMods[d.mask_mod], (long long)d.kv_block,
              variant(a, false));
-    zt_status_t st = zt_ops__plan_create(device, ZT_OPS_FLEX, spec, ext ? splice : NULL, &mods,
-                                         &p);
+    zt_status_t st = zt_ops__plan_create_rm16(device, ZT_OPS_FLEX, spec, rm16_attn(a),
+                                              ext ? splice : NULL, &mods, &p);
     if (st && auto_split && a->split_kv > 1 && zt_status_code(st) == ZT_STATUS_NOT_FOUND) {
       zt_status_free(st);   // no split export: one pass (see the SDPA plan)
       a->split_kv = 1;
@@ -456,6 +466,9 @@ zt_status_t zt_ops_attention_run(zt_ops_plan_t* p, const zt_ops_attention_buffer
   ZT_RETURN_IF_ERROR(view4("k", bufs->k, eb, B, Hk, S, E, a->k));
   ZT_RETURN_IF_ERROR(view4("v", bufs->v, eb, B, Hk, S, E, a->v));
   ZT_RETURN_IF_ERROR(view4("out", bufs->out, eb, B, Hq, L, E, a->out));
+  const char* const names[4] = {"q", "k", "v", "out"};
+  const zt_buffer_t* const al[4] = {bufs->q, bufs->k, bufs->v, bufs->out};
+  ZT_RETURN_IF_ERROR(zt_ops__check_aligned16("zt_ops_attention_run", p, 4, names, al));
   ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "Q", bufs->q));
   ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "K", bufs->k));
   ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "V", bufs->v));

@@ -40,6 +40,7 @@ static zt_status_t set4(zt_ops_plan_t* p, const char* pre, const char* seq,
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, n, s->head));
   snprintf(n, sizeof n, "%s%s", pre, seq);
   ZT_RETURN_IF_ERROR(zt_ops__set_int(p, n, s->seq));
+  if (p->aligned16) return NULL;  // the row-major variant has its unit head-dim stride built in
   snprintf(n, sizeof n, "%sd", pre);
   return zt_ops__set_int(p, n, s->dim);
 }
@@ -148,9 +149,20 @@ static zt_status_t splice_bwd(zt_ops_plan_t* p, char** text, const char* args_te
   return zt_ops__splice_mods(p, text, args_text, NULL, m->mask, &m->where);
 }
 
+// q, k, v, out and every gradient fit the row-major variant (export.py
+// "-rm16") of dk/dv and dq: on pvc the generic flex backward f16 d64
+// softcap + causal spills 634 (dk/dv) and 337 (dq) bytes, the variant 0.
+static bool rm16_bwd(const zt_ops_attention_t* a, const grads_t g) {
+  for (int i = 0; i < 4; ++i)
+    if (!zt_ops__rm16_view(g[i])) return false;
+  return zt_ops__rm16_view(&a->q) && zt_ops__rm16_view(&a->k) && zt_ops__rm16_view(&a->v) &&
+         zt_ops__rm16_view(&a->out);
+}
+
 static zt_status_t create3(zt_device_t* device, zt_ops_family_t family,
                            const zt_ops_attention_t* a, const char* const tail[2],
-                           const char* name, zt_builder_t* mask, zt_ops_plan_t** out) {
+                           const char* name, zt_builder_t* mask, bool rm16,
+                           zt_ops_plan_t** out) {
   const char* dt = zt_ops__dtype_name(a->dtype);
   long long hd = (long long)head_dim_pow2(a->head_dim);
   char spec[ZT_OPS_SPEC_MAX];
@@ -163,13 +175,16 @@ static zt_status_t create3(zt_device_t* device, zt_ops_family_t family,
     snprintf(spec, sizeof spec, "attnbwd-%s-%s", which[i], tail[i]);
     bwd_splice_t m = {mask, {i ? a->block_m : a->block_n, i ? a->block_n : a->block_m, i == 0,
                              {"S0", "M2"}}};
-    s = zt_ops__plan_create(device, family, spec, mask ? splice_bwd : NULL, &m, &p->bwd[i]);
+    s = zt_ops__plan_create_rm16(device, family, spec, rm16, mask ? splice_bwd : NULL, &m,
+                                 &p->bwd[i]);
   }
   if (s) {
     zt_ops_plan_release(p);
     return s;
   }
-  snprintf(p->spec, sizeof p->spec, "attnbwd-%s", name);
+  // "-rm16" when the dk/dv and dq plans are the row-major variants.
+  snprintf(p->spec, sizeof p->spec, "attnbwd-%s%s", name,
+           p->bwd[0]->aligned16 && p->bwd[1]->aligned16 ? "-rm16" : "");
   *out = p;
   return NULL;
 }
@@ -196,7 +211,8 @@ zt_status_t zt_ops_sdpa_bwd_plan(zt_device_t* device, const zt_ops_sdpa_bwd_desc
   zt_ops_plan_t* p = NULL;
   // The plan's name: what the dk/dv and dq specializations share.
   const char* const tails[2] = {tail, tail};
-  ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_SDPA_BWD, a, tails, tail, NULL, &p));
+  ZT_RETURN_IF_ERROR(
+      create3(device, ZT_OPS_SDPA_BWD, a, tails, tail, NULL, rm16_bwd(a, g), &p));
   p->d.sdpa_bwd = d;
   zt_status_t s = fill(device, p, a, g);
   for (int i = 0; i < 2 && !s; ++i) s = fill_sdpa_kernel(p->bwd[i], &d);
@@ -228,6 +244,11 @@ static zt_status_t bind_common(const char* op, zt_ops_plan_t* p, const zt_ops_at
   ZT_RETURN_IF_ERROR(zt_ops__view4(op, "grad_v", b->grad_v, eb, B, Hk, S, E, *g[3]));
   int64_t rows[1] = {B * Hq * L}, unit[1] = {1};
   ZT_RETURN_IF_ERROR(zt_ops__check_view(op, "lse", b->lse, 4, 1, rows, unit));
+  const char* const names[7] = {"q", "k", "v", "grad_out", "grad_q", "grad_k", "grad_v"};
+  const zt_buffer_t* const al[7] = {b->q, b->k, b->v, b->grad_out, b->grad_q, b->grad_k,
+                                    b->grad_v};
+  for (int i = 0; i < 2; ++i)
+    ZT_RETURN_IF_ERROR(zt_ops__check_aligned16(op, p->bwd[i], 7, names, al));
   ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "O", b->out));
   ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "DO", b->grad_out));
   ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "LSE", b->lse));
@@ -369,7 +390,8 @@ zt_status_t zt_ops_flex_bwd_plan(zt_device_t* device, const zt_ops_flex_bwd_desc
            kMask[f->mask_mod], (long long)f->q_block, (long long)f->kv_block);
   zt_ops_plan_t* p = NULL;
   const char* const tails[2] = {tail[0], tail[1]};
-  ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_FLEX_BWD, a, tails, name, mask_builder, &p));
+  ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_FLEX_BWD, a, tails, name, mask_builder,
+                             rm16_bwd(a, g), &p));
   p->d.flex_bwd = d;
   blk_dims_t k = blk_dims(f);
   size_t cells = (size_t)(k.mb * k.mh * k.qb * k.kvb), kcells = (size_t)(k.mb * k.hk * k.kvb * k.qb);

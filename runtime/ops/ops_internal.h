@@ -73,6 +73,22 @@ zt_status_t zt_ops__plan_create(zt_device_t* device, zt_ops_family_t family,
                                 const char* spec, zt_ops_transform_t transform, void* user,
                                 zt_ops_plan_t** out_plan);
 
+// Attention's row-major variant (export.py "-rm16"): a view qualifies when
+// its head-dim stride is 1 and its other strides are multiples of 16
+// (sequence strides positive).
+bool zt_ops__rm16_view(const zt_ops_strides4_t* s);
+
+// zt_ops__plan_create of SPEC-rm16 when `rm16` (the plan marked aligned16),
+// falling back to SPEC when the folder lacks that file.
+zt_status_t zt_ops__plan_create_rm16(zt_device_t* device, zt_ops_family_t family,
+                                     const char* spec, bool rm16, zt_ops_transform_t transform,
+                                     void* user, zt_ops_plan_t** out_plan);
+
+// INVALID_ARGUMENT naming the first of `n` buffers not 16-byte aligned,
+// which an aligned16 plan was compiled for.
+zt_status_t zt_ops__check_aligned16(const char* op, const zt_ops_plan_t* p, int n,
+                                    const char* const names[], const zt_buffer_t* const bufs[]);
+
 // ops_splice.c: builder-made flex mods into an "ext" export. The mods run
 // over a rows x cols tile whose rows are queries (transposed: keys, as in
 // the backward's dk/dv kernel); bufs name the kernel arguments holding the

@@ -269,3 +269,35 @@ void zt_ops_plan_release(zt_ops_plan_t* plan) {
   if (plan->device) zt_device_release(plan->device);
   free(plan);
 }
+
+bool zt_ops__rm16_view(const zt_ops_strides4_t* s) {
+  return s->dim == 1 && s->seq > 0 && s->seq % 16 == 0 && s->head % 16 == 0 &&
+         s->batch % 16 == 0;
+}
+
+zt_status_t zt_ops__plan_create_rm16(zt_device_t* device, zt_ops_family_t family,
+                                     const char* spec, bool rm16, zt_ops_transform_t transform,
+                                     void* user, zt_ops_plan_t** out_plan) {
+  if (rm16) {
+    char name[ZT_OPS_SPEC_MAX];
+    snprintf(name, sizeof name, "%s-rm16", spec);
+    zt_status_t s = zt_ops__plan_create(device, family, name, transform, user, out_plan);
+    if (!s) {
+      (*out_plan)->aligned16 = true;
+      return NULL;
+    }
+    if (zt_status_code(s) != ZT_STATUS_NOT_FOUND) return s;
+    zt_status_free(s);  // not exported: the generic specialization serves too
+  }
+  return zt_ops__plan_create(device, family, spec, transform, user, out_plan);
+}
+
+zt_status_t zt_ops__check_aligned16(const char* op, const zt_ops_plan_t* p, int n,
+                                    const char* const names[], const zt_buffer_t* const bufs[]) {
+  if (!p->aligned16) return NULL;
+  for (int i = 0; i < n; ++i)
+    if (bufs[i] && zt_buffer_address(bufs[i]) % 16)
+      return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: buffer '%s' is not 16-byte "
+                            "aligned, which plan %s was compiled for", op, names[i], p->spec);
+  return NULL;
+}

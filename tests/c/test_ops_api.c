@@ -458,7 +458,7 @@ START_TEST(test_sdpa_f16_d80) {
                                    .q_len = 33, .kv_len = 45, .head_dim = 80, .scale = 0.2f}};
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_sdpa_plan(dev, &d, &p));
-  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f16-d128-32x32-full-nomask-none-none-dense");
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f16-d128-32x32-full-nomask-none-none-dense-rm16");
   qkv_t t = make_qkv(&d.attn);
   zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse};
   OK(zt_ops_attention_run(p, &b));
@@ -466,6 +466,35 @@ START_TEST(test_sdpa_f16_d80) {
   compare(&d.attn, &t, NULL, NULL, NULL, "sdpa f16 d80");
   free_qkv(&t);
   zt_ops_plan_release(p);
+}
+END_TEST
+
+// The row-major variant (-rm16: unit head-dim strides compiled in, the
+// rest hinted multiples of 16; on pvc the generic causal fp16 export spills
+// 44 bytes, this one none) is what the planner takes for contiguous fp16
+// with a head dim that is a multiple of 16; head dim 40 (rows of 40
+// elements) gets the generic export. Both against the reference.
+START_TEST(test_sdpa_f16_row_major_pick) {
+  if (compiler_missing(__func__)) return;
+  const int64_t dims[2] = {64, 40};
+  const char* const want[2] = {"attn-f16-d64-32x32-causal-nomask-none-none-dense-rm16",
+                               "attn-f16-d64-32x32-causal-nomask-none-none-dense"};
+  for (int i = 0; i < 2; ++i) {
+    zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F16, .batch = 2, .q_heads = 4, .kv_heads = 2,
+                                     .q_len = 40, .kv_len = 70, .head_dim = dims[i],
+                                     .scale = 0.125f},
+                            .causal = true};
+    zt_ops_plan_t* p = NULL;
+    OK(zt_ops_sdpa_plan(dev, &d, &p));
+    ck_assert_str_eq(zt_ops_plan_spec(p), want[i]);
+    qkv_t t = make_qkv(&d.attn);
+    zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse};
+    OK(zt_ops_attention_run(p, &b));
+    OK(zt_device_synchronize(dev));
+    compare(&d.attn, &t, NULL, causal_keep, NULL, want[i]);
+    free_qkv(&t);
+    zt_ops_plan_release(p);
+  }
 }
 END_TEST
 
@@ -514,7 +543,7 @@ START_TEST(test_sdpa_f16_bool_mask) {
                           .mask = {L * S, 0, S, 1}};
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_sdpa_plan(dev, &d, &p));
-  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f16-d64-32x32-full-bmask-none-none-dense");
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f16-d64-32x32-full-bmask-none-none-dense-rm16");
   int8_t* hm = malloc((size_t)(B * L * S));
   unsigned seed = 5;
   for (int64_t i = 0; i < B * L * S; ++i) hm[i] = ot_frand(&seed) > -0.3f;
@@ -1431,6 +1460,7 @@ int main(void) {
   tcase_add_test(tc[0], test_gemm_f16_int8_weights_trans_b);
   tcase_add_test(tc[1], test_sdpa_f32_causal_gqa);
   tcase_add_test(tc[1], test_sdpa_f16_d80);
+  tcase_add_test(tc[1], test_sdpa_f16_row_major_pick);
   tcase_add_test(tc[1], test_sdpa_f32_float_mask);
   tcase_add_test(tc[1], test_sdpa_f16_bool_mask);
   tcase_add_test(tc[1], test_sdpa_split_kv_decode);

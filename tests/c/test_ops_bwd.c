@@ -256,7 +256,7 @@ END_TEST
 START_TEST(test_bwd_f16_bool_mask_dead_row) {
   if (compiler_missing(__func__)) return;
   bwd_case_t c = {ZT_F16, 1, 2, 2, 40, 40, 64, false, false, false, ZT_OPS_MASK_BOOL, true,
-                  "attnbwd-f16-d64-32x32-full-bmask"};
+                  "attnbwd-f16-d64-32x32-full-bmask-rm16"};
   run_case(&c, "f16 bool mask, a dead row");
 }
 END_TEST
@@ -264,7 +264,7 @@ END_TEST
 START_TEST(test_bwd_bf16_causal_d128) {
   if (compiler_missing(__func__)) return;
   bwd_case_t c = {ZT_BF16, 1, 2, 1, 35, 35, 96, true, false, false, ZT_OPS_MASK_NONE, false,
-                  "attnbwd-bf16-d128-32x32-causal-nomask"};
+                  "attnbwd-bf16-d128-32x32-causal-nomask-rm16"};
   run_case(&c, "bf16 causal d96");
 }
 END_TEST

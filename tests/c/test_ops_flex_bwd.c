@@ -387,7 +387,7 @@ END_TEST
 START_TEST(test_flex_bwd_f16_softcap_causal) {
   if (compiler_missing(__func__)) return;
   flex_case_t c = {1, 2, 1, 150, 230, 64, ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, true,
-                   false, true, "attnbwd-f16-d64-32x32-softcap-causal-sparse128x128", 1.0f,
+                   false, true, "attnbwd-f16-d64-32x32-softcap-causal-sparse128x128-rm16", 1.0f,
                    ZT_F16};
   run_case(&c, "flex bwd f16 softcap causal gqa");
 }
@@ -396,7 +396,7 @@ END_TEST
 START_TEST(test_flex_bwd_bf16_document_per_head) {
   if (compiler_missing(__func__)) return;
   flex_case_t c = {2, 2, 2, 210, 210, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_DOCUMENT, true,
-                   true, false, "attnbwd-bf16-d64-32x32-none-document-sparse128x128", 0.0f,
+                   true, false, "attnbwd-bf16-d64-32x32-none-document-sparse128x128-rm16", 0.0f,
                    ZT_BF16};
   run_case(&c, "flex bwd bf16 document per-head tables");
 }
@@ -406,7 +406,7 @@ START_TEST(test_flex_bwd_bf16_d128_causal) {
   if (compiler_missing(__func__)) return;
   // A head dim short of the d128 export.
   flex_case_t c = {1, 2, 2, 160, 160, 96, ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, false,
-                   false, false, "attnbwd-bf16-d128-32x32-softcap-causal-sparse128x128", 0.5f,
+                   false, false, "attnbwd-bf16-d128-32x32-softcap-causal-sparse128x128-rm16", 0.5f,
                    ZT_BF16};
   run_case(&c, "flex bwd bf16 d128 softcap causal");
 }

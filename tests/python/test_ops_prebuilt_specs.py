@@ -84,3 +84,50 @@ def test_weight_only_exports_build_for_pvc(spec):
         f.flush()
         r = subprocess.run(["spirv-val", f.name], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# The attention exports' row-major variants (export.py "-rm16", picked by the
+# C planner for unit head-dim strides and other strides multiples of 16) on
+# pvc: E1 spirv-val, E2 ocloc with large GRF. The generic exports they stand
+# in for spill (causal SDPA fp16 d64: 44 bytes; the flex backward's dq fp16
+# d64 softcap + causal: 337); these must not.
+@pytest.mark.skipif(not all(__import__("shutil").which(t) for t in ("spirv-val", "ocloc", "iga64")),
+                    reason="spirv-val, ocloc and iga64 are needed")
+@pytest.mark.parametrize("spec, dpas", [
+    ("attn-f16-d64-32x32-causal-nomask-none-none-dense-rm16", 32),
+    ("attnbwd-dq-f16-d64-32x32-full-nomask-softcap-causal-sparse128-rm16", 48),
+])
+def test_attention_row_major_exports_do_not_spill_on_pvc(spec, dpas):
+    import subprocess
+    import tempfile
+    from zetile import _C
+    from zetile.tools import isa
+    with open(os.path.join(PREBUILT, f"{spec}.tile")) as f:
+        text = f.read()
+    spv = _C.compile(text, target="pvc", cached=False).get("spirv")
+    with tempfile.NamedTemporaryFile(suffix=".spv") as f:
+        f.write(spv)
+        f.flush()
+        r = subprocess.run(["spirv-val", f.name], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    kernels, log = isa.ocloc_isa(spv, "pvc", "-ze-opt-large-register-file")
+    (text_isa,) = kernels.values()
+    a = isa.analyze_isa(text_isa)
+    assert isa.spill_from_log(log) == 0 and a["scratch_sends"] == 0, (log, a)
+    assert a["dpas_in_innermost_loop"] == dpas, a
+
+
+def test_attention_row_major_specs():
+    """-rm16 compiles the unit head-dim strides in and hints the rest."""
+    import re
+    _, text, rows, _ = export.spec_manifest("attnbwd-dkdv-f16-d64-32x32-causal-nomask-rm16")
+    names = [r[0] for r in rows]
+    for n in ("stride_qd", "stride_kd", "stride_vd", "stride_dd", "stride_kgd", "stride_vgd"):
+        assert n not in names
+    assert "stride_qm" in names and "stride_kgn" in names
+    hints = re.search(r"zt.divisibility = array<i32: ([0-9, ]+)>", text).group(1)
+    hinted = {n for n, h in zip(names, hints.replace(" ", "").split(",")) if h == "16"}
+    assert {"Q", "K", "V", "DO", "DK", "DV", "stride_qm", "stride_kgn", "stride_vgh"} <= hinted
+    assert "Lq" not in hinted and "LSE" not in hinted
+    with pytest.raises(ValueError, match="no -rm16 variant"):
+        export.spec_manifest("attnbwd-delta-f16-d64-32-rm16")

@@ -19,6 +19,7 @@ folder; `spec_manifest(spec)` builds any of them:
     attn-DT-dHD-BMxBN-CAUSAL-MASK-SCORE-MASKMOD-KV[-drop|-split|-drop-split]
                                         attn-f32-d64-32x32-causal-nomask-none-none-dense
     attncombine-DT-dHD-BM               attncombine-f32-d64-32
+    attn-...[-rm16], attnbwd-dkdv|dq-...[-rm16]   (row-major variants, below)
     attnbwd-delta-DT-dHD-BM             attnbwd-delta-f32-d64-32
     attnbwd-dkdv|dq-DT-dHD-BMxBN-CAUSAL-MASK[-drop]
                                         attnbwd-dq-f16-d64-32x32-causal-nomask
@@ -55,7 +56,10 @@ no divisibility hints), so one specialization serves every shape and
 stride; `-rm16` GEMMs are the row-major variant (unit column strides
 compiled in, row strides and pointers hinted multiples of 16), which the
 C API picks when the descriptor allows: on Xe the hints turn row gathers
-into 2D block loads. `python -m zetile.ops.export DIR SPEC...` writes the ones named;
+into 2D block loads. Attention's `-rm16` (forward, and the backward's dk/dv
+and dq) compiles in the unit head-dim strides of q, k, v, out (and
+grad_out and the gradients) and hints their pointers and batch, head and
+sequence strides as multiples of 16 (the generic exports spill on pvc). `python -m zetile.ops.export DIR SPEC...` writes the ones named;
 `python -m zetile.ops.export DIR` rewrites the default set (SPECS).
 """
 import os
@@ -160,6 +164,14 @@ SPECS = (
     + [f"attnbwd-{w}-{d}-d64-32x32-full-nomask-none-ext-sparse128" for w in ("dkdv", "dq")
        for d in ("f32", "f16")]
 )
+# Row-major variants of the attention exports in the dtypes Xe runs them in
+# (fp16, bf16): the C API takes SPEC-rm16 when q, k, v, out (and the
+# backward's grad_out and gradients) have unit head-dim strides and the
+# other strides multiples of 16, else (or when the file is absent) SPEC.
+SPECS = SPECS + [
+    s + "-rm16" for s in SPECS
+    if (s.startswith("attn-") or s.startswith("attnbwd-dkdv-") or s.startswith("attnbwd-dq-"))
+    and ("-f16-" in s or "-bf16-" in s) and "-drop" not in s and "-split" not in s]
 
 
 def _tiles(text, n, spec):
@@ -201,6 +213,14 @@ def spec_manifest(spec):
     from . import _kernels
     f = spec.split("-")
     pins, hints = (), ()
+    # Attention's row-major variant (the C API picks it as GEMM's -rm16):
+    # unit head-dim strides compiled in, the other strides and the pointers
+    # hinted multiples of 16, so the Xe lowering uses 2D block IO.
+    rm16 = f[0] in ("attn", "attnbwd") and len(f) > 5 and f[-1] == "rm16"
+    if rm16:
+        f = f[:-1]
+        if f[1] == "delta":
+            raise ValueError(f"{spec}: the delta kernel has no -rm16 variant (no dot)")
     if f[0] == "gemm" and len(f) in (5, 6):
         _, dt, act, epi, tiles = f[:5]
         import re
@@ -379,6 +399,15 @@ def spec_manifest(spec):
     else:
         raise ValueError(f"{spec}: a spec starts with gemm- (5 fields), attn- (9 to 11 "
                          "fields), attncombine- (4 fields) or attnbwd- (5, 7, 8 or 10 fields)")
+    if rm16:
+        ops = {"attn": ("q", "k", "v", "o"), "dq": ("q", "k", "v", "d", "g"),
+               "dkdv": ("q", "k", "v", "d", "kg", "vg")}[f[1] if f[0] == "attnbwd" else "attn"]
+        ptrs = {"attn": "QKVO", "dq": ("Q", "K", "V", "DO", "DQ"),
+                "dkdv": ("Q", "K", "V", "DO", "DK", "DV")}[f[1] if f[0] == "attnbwd" else "attn"]
+        seq = {"q": "m", "o": "m", "d": "m", "g": "m"}
+        pins = tuple(f"stride_{o}d" for o in ops)
+        hints = tuple(ptrs) + tuple(f"stride_{o}{x}" for o in ops
+                                    for x in ("b", "h", seq.get(o, "n")))
     text, rows = _build(kern, kern.arg_names, ce, types, pins, hints)
     notes = []
     if f[0] == "attn" and f[-1] == "split":
@@ -418,8 +447,10 @@ def export_specs(out_dir, specs=SPECS):
         with open(os.path.join(out_dir, spec + ".tile"), "w") as f:
             f.write(text)
         with open(os.path.join(out_dir, spec + ".args"), "w") as f:
-            f.write(f"# {spec}: run-time arguments of {kname} in launch order (generic: "
-                    "every integer at run time)\n")
+            f.write(f"# {spec}: run-time arguments of {kname} in launch order ("
+                    + ("unit column strides compiled in, pointers and the other strides "
+                       "hinted multiples of 16" if spec.endswith("-rm16") else
+                       "generic: every integer at run time") + ")\n")
             for n in notes:
                 f.write(f"# {n}\n")
             for r in rows:
