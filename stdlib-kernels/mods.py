@@ -95,4 +95,15 @@ def softcap_grad(score, b, h, q_idx, kv_idx, B0, B1, B2, B3):
     return 1.0 - t * t
 
 
-SCORE_GRADS = {"alibi": alibi_grad, "softcap": softcap_grad}
+# The placeholder for a builder-made score mod's derivative (the C flex
+# backward's desc.score_grad_builder), spliced as ext_score is: its three
+# statements as ext_score's, on the lines its .args file records
+# ("# splice score_grad L1 L2 L3").
+@zetile.jit
+def ext_score_grad(score, b, h, q_idx, kv_idx, B0, B1, B2, B3):
+    t = b + h
+    u = q_idx + kv_idx
+    return score + (t + u).to(tl.float32)
+
+
+SCORE_GRADS = {"alibi": alibi_grad, "softcap": softcap_grad, "ext": ext_score_grad}

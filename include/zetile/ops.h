@@ -212,6 +212,13 @@ typedef struct zt_ops_flex_desc_s {
   /// ZT_OPS_SCORE_BUILDER / ZT_OPS_MASK_MOD_BUILDER: the mods' builders
   /// (read by the plan call only; each distinct mod is its own cache entry).
   zt_builder_t *score_builder, *mask_builder;
+  /// The FlexAttention backward with ZT_OPS_SCORE_BUILDER: the score mod's
+  /// derivative d score_mod / d score, a second builder kernel of the score
+  /// mod's signature (its `t` is the same buffers.score_tensor) storing the
+  /// derivative at that score to `out` (torch's flex differentiates its mods
+  /// by autograd; a builder mod's derivative is the caller's). Unused by the
+  /// forward.
+  zt_builder_t* score_grad_builder;
   int32_t window;        ///< ZT_OPS_MASK_MOD_SLIDING: >= 1
   int64_t document_len;  ///< ZT_OPS_MASK_MOD_DOCUMENT: >= max(q_len, kv_len)
   int64_t q_block, kv_block;  ///< torch's BLOCK_SIZE (0: 128 both)

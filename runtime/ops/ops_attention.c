@@ -262,8 +262,8 @@ typedef struct {
 
 static zt_status_t splice(zt_ops_plan_t* p, char** text, const char* args_text, void* user) {
   const mods_in_t* m = user;
-  zt_ops_splice_t where = {m->bm, m->bn, false, {"B0", "B2"}};
-  return zt_ops__splice_mods(p, text, args_text, m->score, m->mask, &where);
+  zt_ops_splice_t where = {m->bm, m->bn, false, {"B0", "B2", NULL}};
+  return zt_ops__splice_mods(p, text, args_text, m->score, m->mask, NULL, &where);
 }
 
 // The flex descriptor checked with its defaults filled (block sizes, mask
@@ -361,7 +361,7 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
     ZT_RETURN_IF_ERROR(st);
     break;
   }
-  d.score_builder = d.mask_builder = NULL;  // not kept: the caller owns them
+  d.score_builder = d.mask_builder = d.score_grad_builder = NULL;  // the caller owns them
   p->d.flex = d;
   zt_status_t s = fill_common(p, a);
   int64_t mh = d.mask_heads, mb = d.mask_batch;

@@ -138,15 +138,22 @@ static zt_status_t resolve_grads(const char* op, const zt_ops_attention_t* a, co
 // attnbwd-NAME.
 // A builder-made mask mod spliced into the flex backward's "ext" exports:
 // dk/dv's tile is keys x queries (transposed), dq's queries x keys.
+// A builder-made score mod and its derivative (desc.score_grad_builder) go
+// into the "ext" score placeholders (ext_score, ext_score_grad) alike.
 typedef struct {
-  zt_builder_t* mask;
+  zt_builder_t *score, *mask, *grad;
+} bwd_mods_t;
+
+typedef struct {
+  const bwd_mods_t* mods;
   zt_ops_splice_t where;
 } bwd_splice_t;
 
 static zt_status_t splice_bwd(zt_ops_plan_t* p, char** text, const char* args_text,
                               void* user) {
   const bwd_splice_t* m = user;
-  return zt_ops__splice_mods(p, text, args_text, NULL, m->mask, &m->where);
+  return zt_ops__splice_mods(p, text, args_text, m->mods->score, m->mods->mask, m->mods->grad,
+                             &m->where);
 }
 
 // q, k, v, out and every gradient fit the row-major variant (export.py
@@ -161,7 +168,7 @@ static bool rm16_bwd(const zt_ops_attention_t* a, const grads_t g) {
 
 static zt_status_t create3(zt_device_t* device, zt_ops_family_t family,
                            const zt_ops_attention_t* a, const char* const tail[2],
-                           const char* name, zt_builder_t* mask, bool rm16,
+                           const char* name, const bwd_mods_t* mods, bool rm16,
                            zt_ops_plan_t** out) {
   const char* dt = zt_ops__dtype_name(a->dtype);
   long long hd = (long long)head_dim_pow2(a->head_dim);
@@ -173,9 +180,10 @@ static zt_status_t create3(zt_device_t* device, zt_ops_family_t family,
   zt_status_t s = NULL;
   for (int i = 0; i < 2 && !s; ++i) {
     snprintf(spec, sizeof spec, "attnbwd-%s-%s", which[i], tail[i]);
-    bwd_splice_t m = {mask, {i ? a->block_m : a->block_n, i ? a->block_n : a->block_m, i == 0,
-                             {"S0", "M2"}}};
-    s = zt_ops__plan_create_rm16(device, family, spec, rm16, mask ? splice_bwd : NULL, &m,
+    bwd_splice_t m = {mods, {i ? a->block_m : a->block_n, i ? a->block_n : a->block_m, i == 0,
+                             {"S0", "M2", "G0"}}};
+    bool ext = mods && (mods->score || mods->mask);
+    s = zt_ops__plan_create_rm16(device, family, spec, rm16, ext ? splice_bwd : NULL, &m,
                                  &p->bwd[i]);
   }
   if (s) {
@@ -296,7 +304,7 @@ zt_status_t zt_ops_sdpa_bwd_run(zt_ops_plan_t* p, const zt_ops_sdpa_bwd_buffers_
 }
 
 // ------------------------------------------------- FlexAttention backward
-static const char* const kScore[] = {"none", "alibi", "softcap"};
+static const char* const kScore[] = {"none", "alibi", "softcap", "ext"};
 static const char* const kMask[] = {"none", "causal", "sliding", "document", "ext"};
 
 // The block mask's shapes: mb x mh x qb x kvb for the state and dq's lists,
@@ -362,17 +370,20 @@ zt_status_t zt_ops_flex_bwd_plan(zt_device_t* device, const zt_ops_flex_bwd_desc
   ZT_RETURN_IF_ERROR(zt_ops__resolve_flex(op, &d.fwd));
   // A builder-made mask mod needs no derivative: it is spliced into the
   // backward's "ext" exports as into the forward's. A builder-made score
-  // mod would need d score_mod / d score, which nothing derives from builder
-  // IR here (zetile.ops.flex_attention_backward differentiates Python mods
-  // by tracing them with torch).
-  if (d.fwd.score_mod == ZT_OPS_SCORE_BUILDER)
-    return zt_make_status(ZT_STATUS_UNSUPPORTED, "%s: a builder-made score mod has no backward "
-                          "from C (its derivative is not derived from builder IR; the exported "
-                          "score mods and builder-made mask mods have one, and "
-                          "zetile.ops.flex_attention_backward differentiates Python mods)", op);
-  zt_builder_t* mask_builder =
-      d.fwd.mask_mod == ZT_OPS_MASK_MOD_BUILDER ? d.fwd.mask_builder : NULL;
-  d.fwd.score_builder = d.fwd.mask_builder = NULL;  // not kept: the caller owns them
+  // mod comes with its derivative d score_mod / d score as a second builder
+  // function (nothing derives one from builder IR; zetile.ops'
+  // flex_attention_backward differentiates Python mods by tracing them).
+  if (d.fwd.score_mod == ZT_OPS_SCORE_BUILDER && !d.fwd.score_grad_builder)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: desc.fwd.score_grad_builder is NULL: "
+                          "a builder-made score mod needs its derivative d score_mod / d score "
+                          "as a second builder kernel of the same signature for the backward",
+                          op);
+  bwd_mods_t mods = {
+      d.fwd.score_mod == ZT_OPS_SCORE_BUILDER ? d.fwd.score_builder : NULL,
+      d.fwd.mask_mod == ZT_OPS_MASK_MOD_BUILDER ? d.fwd.mask_builder : NULL,
+      d.fwd.score_mod == ZT_OPS_SCORE_BUILDER ? d.fwd.score_grad_builder : NULL};
+  // Not kept: the caller owns them.
+  d.fwd.score_builder = d.fwd.mask_builder = d.fwd.score_grad_builder = NULL;
   const zt_ops_flex_desc_t* f = &d.fwd;
   const zt_ops_attention_t* a = &f->attn;
   grads_t g = {&d.grad_out, &d.grad_q, &d.grad_k, &d.grad_v};
@@ -390,8 +401,8 @@ zt_status_t zt_ops_flex_bwd_plan(zt_device_t* device, const zt_ops_flex_bwd_desc
            kMask[f->mask_mod], (long long)f->q_block, (long long)f->kv_block);
   zt_ops_plan_t* p = NULL;
   const char* const tails[2] = {tail[0], tail[1]};
-  ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_FLEX_BWD, a, tails, name, mask_builder,
-                             rm16_bwd(a, g), &p));
+  ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_FLEX_BWD, a, tails, name, &mods, rm16_bwd(a, g),
+                             &p));
   p->d.flex_bwd = d;
   blk_dims_t k = blk_dims(f);
   size_t cells = (size_t)(k.mb * k.mh * k.qb * k.kvb), kcells = (size_t)(k.mb * k.hk * k.kvb * k.qb);
@@ -552,8 +563,15 @@ zt_status_t zt_ops_flex_bwd_run(zt_ops_plan_t* p, const zt_ops_flex_bwd_buffers_
     for (int i = 0; i < 2; ++i)
       ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p->bwd[i], "M2", bufs->mask_tensor));
   }
-  // A builder-made mask mod gets its tensor, or the parameter block when
-  // none is given (a valid address the mod does not read), as the forward.
+  // Builder-made mods get their tensor, or the parameter block when none is
+  // given (a valid address the mod does not read), as the forward; the
+  // score mod's derivative reads the score mod's.
+  if (f->score_mod == ZT_OPS_SCORE_BUILDER)
+    for (int i = 0; i < 2; ++i) {
+      const zt_buffer_t* t = bufs->score_tensor ? bufs->score_tensor : p->params;
+      ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p->bwd[i], "S0", t));
+      ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p->bwd[i], "G0", t));
+    }
   if (f->mask_mod == ZT_OPS_MASK_MOD_BUILDER)
     for (int i = 0; i < 2; ++i)
       ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p->bwd[i], "M2", bufs->mask_tensor ? bufs->mask_tensor

@@ -92,15 +92,17 @@ zt_status_t zt_ops__check_aligned16(const char* op, const zt_ops_plan_t* p, int 
 // ops_splice.c: builder-made flex mods into an "ext" export. The mods run
 // over a rows x cols tile whose rows are queries (transposed: keys, as in
 // the backward's dk/dv kernel); bufs name the kernel arguments holding the
-// score and mask mods' tensors (the forward's B0/B2, the backward's S0/M2).
+// score and mask mods' tensors and the score mod's derivative's (the
+// forward's B0/B2, the backward's S0/M2/G0). `score_grad` (the backward
+// only) is spliced where the export's ext_score_grad placeholder is.
 typedef struct {
   int rows, cols;
   bool transposed;
-  const char* bufs[2];
+  const char* bufs[3];
 } zt_ops_splice_t;
 zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_text,
                                 zt_builder_t* score, zt_builder_t* mask,
-                                const zt_ops_splice_t* where);
+                                zt_builder_t* score_grad, const zt_ops_splice_t* where);
 
 // Argument setters by manifest name (INTERNAL if the manifest lacks it:
 // the exported files and the planner disagree).

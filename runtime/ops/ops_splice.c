@@ -279,7 +279,7 @@ typedef struct {
 
 zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_text,
                                 zt_builder_t* score, zt_builder_t* mask,
-                                const zt_ops_splice_t* where) {
+                                zt_builder_t* score_grad, const zt_ops_splice_t* where) {
   // The tile the mods run over (rows x cols) and where q_idx and kv_idx
   // come from: (rows, 1) and (1, cols), or, transposed (the backward's
   // dk/dv walks keys x queries), (1, cols) and (rows, 1).
@@ -289,10 +289,16 @@ zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_
               .types = {"f32", "i32", "i32", "i32", "i32", "!tile.ptr<f32>", "!tile.ptr<f32>"}};
   mod_t mm = {.kind = "mask", .nargs = 6, .out_arg = 4,
               .types = {"i32", "i32", "i32", "i32", "!tile.ptr<i1>", "!tile.ptr<i32>"}};
-  splice_t sp[2] = {{.mod = score ? &ms : NULL}, {.mod = mask ? &mm : NULL}};
-  zt_builder_t* builders[2] = {score, mask};
+  // The score mod's derivative (the backward's SCORE_GRAD): a score mod's
+  // signature, its tensor the score mod's.
+  mod_t mg = {.kind = "score_grad", .nargs = 7, .out_arg = 5,
+              .types = {"f32", "i32", "i32", "i32", "i32", "!tile.ptr<f32>", "!tile.ptr<f32>"}};
+  splice_t sp[3] = {{.mod = score ? &ms : NULL}, {.mod = mask ? &mm : NULL},
+                    {.mod = score_grad ? &mg : NULL}};
+  zt_builder_t* builders[3] = {score, mask, score_grad};
+  static const char tags[3] = {'s', 'm', 'g'};  // value-name prefixes, one per mod
   zt_status_t s = NULL;
-  for (int k = 0; k < 2 && !s; ++k) {
+  for (int k = 0; k < 3 && !s; ++k) {
     if (!sp[k].mod) continue;
     const char* mt = NULL;
     size_t n = 0;
@@ -318,7 +324,7 @@ zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_
     size_t len = eol ? (size_t)(eol - t) + 1 : strlen(t);
     int ln = loc_line(t, len);
     splice_t* cur = NULL;
-    for (int k = 0; k < 2; ++k)
+    for (int k = 0; k < 3; ++k)
       if (sp[k].mod && ln >= 0 && (ln == sp[k].lines[0] || ln == sp[k].lines[1] ||
                                    ln == sp[k].lines[2]))
         cur = &sp[k];
@@ -353,7 +359,7 @@ zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_
     }
     char result[MAX_NAME], score_tile[MAX_NAME] = "";
     take_name(strchr(lb, '%'), result);
-    if (cur->mod == &ms) {  // "%R = arith.addf %score, %x"
+    if (cur->mod != &mm) {  // "%R = arith.addf %score, %x"
       const char* a = strstr(lb, "arith.addf ");
       if (!a) {
         s = zt_make_status(ZT_STATUS_INTERNAL, "%s: the score placeholder ends unexpectedly",
@@ -363,10 +369,10 @@ zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_
       take_name(a + 11, score_tile);
     }
     char prefix[32], argmap[MAX_MOD_ARGS][MAX_NAME];
-    snprintf(prefix, sizeof prefix, "zt%c%d_", cur->mod->kind[0], occurrence++);
+    snprintf(prefix, sizeof prefix, "zt%c%d_", tags[cur - sp], occurrence++);
     const mod_t* m = cur->mod;
-    int o = m == &ms ? 1 : 0;  // index of b among the mod's arguments
-    if (m == &ms) snprintf(argmap[0], MAX_NAME, "%s", score_tile);
+    int o = m != &mm ? 1 : 0;  // index of b among the mod's arguments
+    if (m != &mm) snprintf(argmap[0], MAX_NAME, "%s", score_tile);
     const char* src[4] = {b, h, q, kv};
     for (int i = 0; i < 4; ++i) {
       snprintf(argmap[o + i], MAX_NAME, "%%%sa%d", prefix, o + i);
@@ -380,7 +386,7 @@ zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_
     }
     snprintf(argmap[m->out_arg], MAX_NAME, "%%%sout", prefix);  // never emitted
     int bi = m->out_arg + 1;
-    const char* pt = m == &ms ? "!tile.ptr<f32>" : "!tile.ptr<i32>";
+    const char* pt = m != &mm ? "!tile.ptr<f32>" : "!tile.ptr<i32>";
     snprintf(argmap[bi], MAX_NAME, "%%%sa%d", prefix, bi);
     zt_strbuf_printf(&out, "      %s = \"tile.splat\"(%s) : (%s) -> tensor<%dx%dx%s>\n",
                      argmap[bi], cur->buf, pt, bm, bn, pt);
@@ -390,6 +396,7 @@ zt_status_t zt_ops__splice_mods(zt_ops_plan_t* p, char** text, const char* args_
   }
   zt_strbuf_deinit(&ms.body);
   zt_strbuf_deinit(&mm.body);
+  zt_strbuf_deinit(&mg.body);
   if (!s && out.failed) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "splicing mods");
   if (!s && occurrence == 0)
     s = zt_make_status(ZT_STATUS_INTERNAL, "%s: no placeholder mod to replace", p->spec);

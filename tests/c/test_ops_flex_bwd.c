@@ -102,6 +102,42 @@ static zt_builder_t* window_doc_mask_mod(void) {
   return b;
 }
 
+// A builder-made score mod and, for the backward, its derivative (a second
+// builder kernel of the same signature): softcap plus a per-head linear
+// bias read from the mod's tensor (the ALiBi slopes),
+//   mod(s) = cap * tanh(s / cap) + t[h] * (kv - q),  d mod / ds = 1 - tanh(s / cap)^2.
+static zt_builder_t* softcap_bias_score_mod(bool derivative) {
+  zt_builder_t* b = NULL;
+  OK(zt_builder_create(&b));
+  zt_builder_set_loc(b, "my_mods.c", derivative ? 60 : 50, 1);
+  zt_type_t ty[7] = {zt_type_scalar(ZT_F32), zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32),
+                     zt_type_scalar(ZT_I32), zt_type_scalar(ZT_I32), zt_type_ptr(ZT_F32),
+                     zt_type_ptr(ZT_F32)};
+  zt_value_t a[7], cap, x, t, r;
+  OK(zt_builder_begin_kernel(b, derivative ? "score_grad" : "score_mod", 7, ty, NULL, a));
+  OK(zt_builder_const_float(b, ZT_F32, kCap, &cap));
+  OK(zt_builder_binary(b, ZT_BINARY_DIVF, a[0], cap, &x));
+  OK(zt_builder_unary(b, ZT_UNARY_TANH, x, &t));
+  if (derivative) {
+    zt_value_t one, tt;
+    OK(zt_builder_const_float(b, ZT_F32, 1.0, &one));
+    OK(zt_builder_binary(b, ZT_BINARY_MULF, t, t, &tt));
+    OK(zt_builder_binary(b, ZT_BINARY_SUBF, one, tt, &r));
+  } else {
+    zt_value_t capped, pt, slope, d, df, bias;
+    OK(zt_builder_binary(b, ZT_BINARY_MULF, cap, t, &capped));
+    OK(zt_builder_addptr(b, a[6], a[2], &pt));
+    OK(zt_builder_load(b, pt, ZT_NO_VALUE, ZT_NO_VALUE, &slope));
+    OK(zt_builder_binary(b, ZT_BINARY_SUBI, a[4], a[3], &d));
+    OK(zt_builder_cast(b, ZT_CAST_SITOFP, d, ZT_F32, &df));
+    OK(zt_builder_binary(b, ZT_BINARY_MULF, slope, df, &bias));
+    OK(zt_builder_binary(b, ZT_BINARY_ADDF, capped, bias, &r));
+  }
+  OK(zt_builder_store(b, a[5], r, ZT_NO_VALUE));
+  OK(zt_builder_end_kernel(b));
+  return b;
+}
+
 // The score mod of x = scale * q.k and its derivative in x.
 static double mod_score(const flex_case_t* c, double x, int64_t h, int64_t i, int64_t j,
                         double* dx) {
@@ -109,10 +145,10 @@ static double mod_score(const flex_case_t* c, double x, int64_t h, int64_t i, in
     *dx = 1.0;
     return x + (double)kSlopes[h] * (double)(j - i);
   }
-  if (c->sm == ZT_OPS_SCORE_SOFTCAP) {
+  if (c->sm == ZT_OPS_SCORE_SOFTCAP || c->sm == ZT_OPS_SCORE_BUILDER) {
     double t = tanh(x / kCap);
     *dx = 1.0 - t * t;
-    return kCap * t;
+    return kCap * t + (c->sm == ZT_OPS_SCORE_BUILDER ? (double)kSlopes[h] * (double)(j - i) : 0);
   }
   *dx = 1.0;
   return x;
@@ -261,6 +297,10 @@ static void run_case(const flex_case_t* c, const char* what) {
               *bdoc = upload(doc, sizeof doc);
   zt_ops_flex_desc_t fd = fwd_desc(c, &t);
   if (c->mm == ZT_OPS_MASK_MOD_BUILDER) fd.mask_builder = window_doc_mask_mod();
+  if (c->sm == ZT_OPS_SCORE_BUILDER) {
+    fd.score_builder = softcap_bias_score_mod(false);
+    fd.score_grad_builder = softcap_bias_score_mod(!getenv("ZT_TEST_FLEX_BWD_WRONG_GRAD"));
+  }
   double *out = malloc(nq * 8), *lse = malloc(nr * 8), *dq = malloc(nq * 8),
          *dk = malloc(nk * 8), *dv = malloc(nk * 8);
   reference(c, &t, q, k, v, dout, c->scale ? (double)c->scale : 1.0 / sqrt((double)E), out, lse,
@@ -346,6 +386,8 @@ static void run_case(const flex_case_t* c, const char* what) {
   zt_ops_plan_release(p);
   if (fp) zt_ops_plan_release(fp);
   if (fd.mask_builder) zt_builder_release(fd.mask_builder);
+  if (fd.score_builder) zt_builder_release(fd.score_builder);
+  if (fd.score_grad_builder) zt_builder_release(fd.score_grad_builder);
   zt_buffer_t* all[] = {bq, bk, bv, bdo, bo, bl, bn, bi, bfn, bfi, bsl, bdoc, bdq, bdk, bdv};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) zt_buffer_release(all[i]);
 }
@@ -420,6 +462,18 @@ START_TEST(test_flex_bwd_builder_mask) {
 }
 END_TEST
 
+// A builder-made score mod with its builder-made derivative (softcap plus a
+// per-head bias from its tensor), scale 1 so the cap bends the scores, Lq
+// 150 != Lk 230, GQA 2/1, full blocks. (ZT_TEST_FLEX_BWD_WRONG_GRAD=1 hands
+// the mod itself as its derivative: dq and dk then miss the reference.)
+START_TEST(test_flex_bwd_builder_score) {
+  if (compiler_missing(__func__)) return;
+  flex_case_t c = {1, 2, 1, 150, 230, 64, ZT_OPS_SCORE_BUILDER, ZT_OPS_MASK_MOD_NONE, true,
+                   false, false, "attnbwd-f32-d64-32x32-ext-none-sparse128x128", 1.0f};
+  run_case(&c, "flex bwd builder score mod");
+}
+END_TEST
+
 START_TEST(test_flex_bwd_misuse) {
   if (compiler_missing(__func__)) return;
   flex_case_t c = {1, 2, 2, 40, 40, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_CAUSAL, false, false,
@@ -431,8 +485,8 @@ START_TEST(test_flex_bwd_misuse) {
   zt_ops_flex_bwd_desc_t e = d;
   e.fwd.score_mod = ZT_OPS_SCORE_BUILDER;
   zt_builder_t* fake = (zt_builder_t*)&e;  // never read: refused before
-  e.fwd.score_builder = fake;
-  expect(zt_ops_flex_bwd_plan(dev, &e, &p), ZT_STATUS_UNSUPPORTED, "builder-made score mod");
+  e.fwd.score_builder = fake;  // without its derivative
+  expect(zt_ops_flex_bwd_plan(dev, &e, &p), ZT_STATUS_INVALID_ARGUMENT, "score_grad_builder");
   e = d;
   e.fwd.kv_block = 64;  // no such export by default
   expect(zt_ops_flex_bwd_plan(dev, &e, &p), ZT_STATUS_NOT_FOUND, "python -m zetile.ops.export");
@@ -504,6 +558,7 @@ int main(void) {
     ADD(tc, test_flex_bwd_bf16_d128_causal);
   }
   ADD(tc, test_flex_bwd_builder_mask);
+  ADD(tc, test_flex_bwd_builder_score);
   ADD(tc, test_flex_bwd_misuse);
   SRunner* r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

@@ -46,8 +46,9 @@ folder; `spec_manifest(spec)` builds any of them:
   lse rescaled to log2 (BM the dq kernel's BLOCK_M), then dk/dv (row
   statistics in the 2-D form every target builds) and dq, -drop
   regenerating the forward's dropout mask. The 10-field attnbwd- form is
-  the FlexAttention backward (zt_ops_flex_bwd_plan): SCORE none|alibi|softcap
-  (differentiated by mods.py's SCORE_GRADS), MASKMOD none|causal|sliding|
+  the FlexAttention backward (zt_ops_flex_bwd_plan): SCORE none|alibi|softcap|ext
+  (differentiated by mods.py's SCORE_GRADS; ext: a builder-made score mod
+  and its builder-made derivative, both spliced), MASKMOD none|causal|sliding|
   document|ext (a builder-made mask mod, spliced as the forward's), a block mask as the dense state table and walk lists the C
   side builds, N the block length along the axis the kernel walks (dq: the
   KV block, dk/dv: the query block).
@@ -163,6 +164,10 @@ SPECS = (
     # A mask mod built with the C builder, spliced in (runtime/ops/ops_splice.c).
     + [f"attnbwd-{w}-{d}-d64-32x32-full-nomask-none-ext-sparse128" for w in ("dkdv", "dq")
        for d in ("f32", "f16")]
+    # A score mod built with the C builder and its derivative (a second
+    # builder function), spliced in; with a builder mask mod too.
+    + [f"attnbwd-{w}-{d}-d64-32x32-full-nomask-ext-{mm}-sparse128" for w in ("dkdv", "dq")
+       for d, mm in (("f32", "none"), ("f32", "ext"), ("f16", "ext"))]
 )
 # Row-major variants of the attention exports in the dtypes Xe runs them in
 # (fp16, bf16): the C API takes SPEC-rm16 when q, k, v, out (and the
@@ -331,7 +336,7 @@ def spec_manifest(spec):
                 or (mmod != "none" and mmod not in mods.MASK_MODS)
                 or not sp.startswith("sparse") or not sp[6:].isdigit()):
             raise ValueError(f"{spec}: not a flex backward spec (attnbwd-dkdv|dq-DT-dHD-BMxBN-"
-                             "full-nomask-SCORE-MASKMOD-sparseN, SCORE none|alibi|softcap, "
+                             "full-nomask-SCORE-MASKMOD-sparseN, SCORE none|alibi|softcap|ext, "
                              "MASKMOD none|causal|sliding|document|ext)")
         bm, bn = _tiles(tiles, 2, spec)
         n = int(sp[6:])
@@ -351,9 +356,9 @@ def spec_manifest(spec):
                 types[f"{pre}{i}"] = None
             if name != "none":
                 types[pre + "3"] = "*float32"
-            if name == "alibi":
+            if name == "alibi" or (pre != "M" and name == "ext"):
                 types[pre + "0"] = "*float32"
-            if name in ("document", "ext"):
+            if name == "document" or (pre == "M" and name == "ext"):
                 types[pre + "2"] = "*int32"
         ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=bm, BLOCK_N=bn, MASK_KIND=0, IS_CAUSAL=False,
                   SCORE_MOD=mods.SCORE_MODS[smod] if smod != "none" else None,
@@ -414,7 +419,10 @@ def spec_manifest(spec):
         notes.append("split: launch over a third grid axis of the share count, then "
                      "attncombine-" + "-".join((f[1], f[2], f[3].split("x")[0])))
     if f[0] == "attn" or (f[0] == "attnbwd" and len(f) == 10):
-        for kind, name in (("score", smod), ("mask", mmod)):
+        kinds = (("score", smod), ("mask", mmod))
+        if f[0] == "attnbwd":  # a builder-made score mod's derivative too
+            kinds += (("score_grad", smod),)
+        for kind, name in kinds:
             if name == "ext":
                 notes.append(f"splice {kind} " + " ".join(map(str, _statement_lines(
                     getattr(mods, f"ext_{kind}")))))
