@@ -12,7 +12,12 @@ of which must leave the SPIR-V byte for byte the same:
 - after zetile's own lane distribution, the module-level lower-affine (both),
   expand-strided-metadata and gpu-to-llvm no longer run: nothing in zetile's
   lane code is theirs to convert (lowering/xe/xe_lower.c);
-  ZETILE_XE_NOOP_PASSES=1 keeps them.
+  ZETILE_XE_NOOP_PASSES=1 keeps them;
+- nor do the clean-ups LLVM's own passes redo on the LLVM IR: the cse after
+  loop-invariant-code-motion, after convert-gpu-to-llvm-spv and at the end,
+  and the gpu.module's reconcile-unrealized-casts (one cse, before the motion,
+  and one reconcile-unrealized-casts stay);
+  ZETILE_XE_CLEANUP_PASSES=1 keeps them.
 Byte comparisons compile each kernel alone in a fresh process per route (LLVM's
 SPIR-V backend keeps state across the modules of one process,
 llvm/llvm-project#160613, so a kernel compiled after others can differ by id
@@ -107,6 +112,13 @@ KERNELS = ["softmax (1024 columns, 4 warps)", "elementwise chain, 200 ops (4 war
 PASSES = ("LowerAffinePass", "ExpandStridedMetadataPass", "GpuToLLVMConversionPass")
 
 
+def _passes_run(err):
+    """How many times each pass ran, from MLIR's pass timing reports."""
+    names = [re.sub(r"^\s*[0-9.]+ \(\s*[0-9.]+%\)\s*", "", ln).strip()
+             for ln in err.splitlines() if re.match(r"^\s*[0-9.]+ \(\s*[0-9.]+%\)", ln)]
+    return {n: names.count(n) for n in set(names)}
+
+
 def _run(tmp_path, kernel, **env):
     r = run_python(CODE, env={"ZETILE_CACHE_DIR": str(tmp_path), "ZT_EMIT_TEXT_KERNEL": kernel,
                               "ZETILE_DEBUG": "passes", **env}, timeout=300)
@@ -119,10 +131,16 @@ def _run(tmp_path, kernel, **env):
 def test_same_spirv_without_noop_passes_and_with_aliases(tmp_path, kernel):
     new, new_err = _run(tmp_path / "new", kernel)
     old, old_err = _run(tmp_path / "old", kernel, ZETILE_XE_LOC_ALIAS="0",
-                        ZETILE_XE_TYPE_ALIAS="0", ZETILE_XE_NOOP_PASSES="1")
+                        ZETILE_XE_TYPE_ALIAS="0", ZETILE_XE_NOOP_PASSES="1",
+                        ZETILE_XE_CLEANUP_PASSES="1")
     # MLIR's pass timing (ZETILE_DEBUG=passes) names every pass that ran.
     assert "ConvertVectorToLLVMPass" in new_err, new_err[-3000:]
     for p in PASSES:
         assert p not in new_err, (p, new_err[-3000:])
         assert p in old_err, (p, old_err[-3000:])
+    ran, ran_old = _passes_run(new_err), _passes_run(old_err)
+    assert ran.get("CSE") == 1 and ran.get("ReconcileUnrealizedCastsPass") == 1, ran
+    assert ran.get("LoopInvariantCodeMotion") == 1 and ran.get("Canonicalizer") == 2, ran
+    assert ran_old.get("CSE") == 4 and ran_old.get("ReconcileUnrealizedCastsPass") == 2, ran_old
+    assert ran_old.get("Canonicalizer") == 2, ran_old
     assert new == old
