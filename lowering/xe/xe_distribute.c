@@ -710,7 +710,9 @@ static void split_gather(MlirContext ctx, MlirOperation op) {
 // (the one lowering/dg2/dg2_dot.c calls), one per 8-column half of the
 // 8x16 block. In the 8-lane lane code lane j holds columns j and j + 8:
 //   A 8x16 (vector<8x2>): the builtin wants lane j to hold columns 2j,
-//     2j + 1 of each row as one dword (int8): 4 gpu.shuffle idx a row;
+//     2j + 1 of each row as one dword (int8): 4 gpu.shuffle idx a row,
+//     none when the emitter read A in pair order (zt.a_pairs8 on the op,
+//     xe_val_t.pairs8: lane j's elements are already 2j, 2j + 1);
 //   B 16x16 (vector<16x2>): column j + 8h is rows 0..15 of the lane's half
 //     h, whose dwords are the VNNI pairs (rows 2r, 2r + 1) the builtin takes;
 //   C 8x16 f32 (vector<8x2>): half h is the builtin's float8 accumulator.
@@ -892,6 +894,10 @@ static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
   MlirType at = mlirValueGetType(a), et = mlirShapedTypeGetElementType(at);
   const char* fn = dpas8_builtin(et);
   bool int8 = is_int(et, 8);
+  // A read in pair order (xe_val_t.pairs8): lane j already holds columns
+  // 2j, 2j + 1 of each row, elements 0 and 1.
+  bool in_pairs = !int8 && !mlirAttributeIsNull(mlirOperationGetAttributeByName(
+                               op, mlirStringRefCreateFromCString("zt.a_pairs8")));
   if (int8) {
     // The lane's 8x4 bytes as 8x2 i16 pairs, which move like fp16 columns.
     int64_t as[2] = {mlirShapedTypeGetDimSize(at, 0), mlirShapedTypeGetDimSize(at, 1) / 2};
@@ -931,7 +937,12 @@ static zt_status_t fix_dpas8(MlirContext ctx, MlirOperation op) {
   MlirValue rows[8];
   for (int r = 0; r < 8; ++r) {
     MlirValue part[2];
-    for (int w = 0; w < 2; ++w) {
+    for (int w = 0; w < 2 && in_pairs; ++w) {
+      int64_t pos[2] = {r, w};
+      MlirNamedAttribute p = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 2, pos));
+      part[w] = put_before(op, make_op("vector.extract", loc, 1, &a, 1, &et, 1, &p));
+    }
+    for (int w = 0; w < 2 && !in_pairs; ++w) {
       MlirValue got[2];
       for (int h = 0; h < 2; ++h) {
         int64_t pos[2] = {r, h};

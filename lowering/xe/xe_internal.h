@@ -98,6 +98,12 @@ typedef struct xe_val_s {
   /// block in the same registers (the layout assignment's register tier).
   /// With role A: int8 bits in a 16-bit dot's 8x16 A blocks (XE_ROLE_AW).
   bool b16;
+  /// 16-bit A blocks at 8 lanes (dg2's SIMD8 DPAS) read in pair order:
+  /// chunk element i holds column 2i (i < 8) or 2(i - 8) + 1, so after the
+  /// 8-lane distribution (lane j: elements j, j + 8) lane j holds columns
+  /// 2j, 2j + 1 of each row, the dword the SIMD8 DPAS takes (fix_dpas8 then
+  /// moves nothing). Only for values read by dots alone (a_pairs8_ok).
+  bool pairs8;
   // LAZY: the tile value to re-evaluate.
   MlirValue root;
   xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)

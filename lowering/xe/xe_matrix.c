@@ -462,7 +462,8 @@ typedef struct idx_s {
   bool known;     // s is the constant c (one subgroup: no run-time origin)
   int64_t c;
   // With lane: 0 adds the lane id; 1 adds 2 * lane, 2 adds 2 * lane + 1
-  // (the even / odd column of the pair an int8 A block gives each lane).
+  // (the even / odd column of the pair an int8 A block gives each lane);
+  // 3 the pair order of xe_val_t.pairs8.
   int pair;
 } idx_t;
 
@@ -556,6 +557,52 @@ static void broadcast_ty(xe_emitter_t* e, const char* x, const char* t, xe_name_
 // vector<16xT> broadcast of the scalar named x.
 static void broadcast(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, xe_name_t out) {
   broadcast_ty(e, x, xe_block_elem(k), out);
+}
+
+// Whether v, the record of the loaded res, is read in pair order at 8
+// lanes (xe_val_t.pairs8): a 16-bit dot's A blocks whose every reader is a
+// dot taking them as A, so no other op sees the columns out of order (a
+// column broadcast, a store, a row reduction would).
+static void mark_pairs8(xe_emitter_t* e, MlirValue res, xe_val_t* v) {
+  v->pairs8 = false;
+  if (e->lanes != 8 || v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_A || v->narrow ||
+      v->b16 || v->br != 8 || v->bc != 16 ||
+      (v->type.kind != ZT_F16 && v->type.kind != ZT_BF16))
+    return;
+  MlirOpOperand u = mlirValueGetFirstUse(res);
+  if (mlirOpOperandIsNull(u)) return;
+  for (; !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
+    if (!op_is(mlirOpOperandGetOwner(u), "tile.dot") || mlirOpOperandGetOperandNumber(u) != 0)
+      return;
+  v->pairs8 = true;
+}
+
+// The lane's column in a pair-order chunk (xe_val_t.pairs8), lane id l as
+// vector<16xT> named l (T spelled t): (2l mod 16) + l / 8, hoisted. (A
+// vector.step the distribution turns into 2 * lane + [0, 1] was tried: the
+// same 16-bit loads, IGC merges none of them into d32 either way, and 616
+// scratch sends against 581 on tl.dot 64x64x32.)
+static void pair_order(xe_emitter_t* e, const char* l, const char* t, xe_name_t out) {
+  char text[192];
+  xe_name_t c15, c3, l2, lo, hi;
+  snprintf(text, sizeof text,
+           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<15> : vector<16x%s>", t);
+  xe_hoist(e, text, true, c15);
+  snprintf(text, sizeof text,
+           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<3> : vector<16x%s>", t);
+  xe_hoist(e, text, true, c3);
+  snprintf(text, sizeof text,
+           "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>", l, l, t);
+  xe_hoist(e, text, true, l2);
+  snprintf(text, sizeof text,
+           "arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>", l2, c15, t);
+  xe_hoist(e, text, true, lo);
+  snprintf(text, sizeof text,
+           "arith.shrui %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>", l, c3, t);
+  xe_hoist(e, text, true, hi);
+  snprintf(text, sizeof text,
+           "arith.ori %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>", lo, hi, t);
+  xe_hoist(e, text, true, out);
 }
 
 // out = a <op> b on integers of kind k (vectors when vec).
@@ -766,7 +813,11 @@ static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_
     }
     xe_name_t lane;
     xe_lane_i32(e, lane);
-    if (i->pair) {
+    if (i->pair == 3) {
+      xe_name_t po;
+      pair_order(e, lane, "i32", po);
+      memcpy(lane, po, sizeof lane);
+    } else if (i->pair) {
       // 2 * lane (+ 1): hoisted with the lane id, one vector per parity.
       char text[192];
       xe_name_t k, l2;
@@ -1109,6 +1160,11 @@ static void nd_blocks_by_rows(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool st
   bool bf = t.kind == ZT_BF16;  // bf16 rows travel as i16 bits (xe_emit.c)
   xe_name_t step, zix, s1v, zrow, izero;
   xe_lane_index(e, step);
+  if (v->pairs8 && !store) {
+    xe_name_t po;
+    pair_order(e, step, "index", po);
+    memcpy(step, po, sizeof step);
+  }
   xe_zero_offsets(e, zix);
   hoist_index(e, 0, izero);
   char text[192];
@@ -1355,6 +1411,7 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
     ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
     v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
     if (!v) return NULL;
+    mark_pairs8(e, res, v);
     if (v->layout != XE_LAYOUT_BLOCK2D)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D block load of this type on Xe");
   }
@@ -1652,6 +1709,7 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
     ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &t));
     v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
     if (!v) return NULL;
+    mark_pairs8(e, res, v);
     // 8-bit data has 2D block reads of 32 columns only (dot operands);
     // other int8 tiles keep gathers. So do int8 weights in a 16-bit B
     // operand's places (b16): read as the int8 dot's 32x16 VNNI blocks
@@ -1774,7 +1832,7 @@ static void block_row_index(xe_emitter_t* e, const xe_val_t* v, const char* row0
   row_index(e, row0, (int64_t)bi * v->br + rr, a);
   offset_i32(e, col0, (int64_t)bj * 16, b);
   idx[0] = (idx_t){a, false, !row0[0], (int64_t)bi * v->br + rr};
-  idx[1] = (idx_t){b, true, !col0[0], (int64_t)bj * 16};
+  idx[1] = (idx_t){b, true, !col0[0], (int64_t)bj * 16, v->pairs8 ? 3 : 0};
 }
 
 // Lanes of padding (pad, see block_row_index) take no part in memory accesses.
@@ -1953,6 +2011,7 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
                    t.kind == ZT_I1 ? "boolean" : "pointer");
   xe_val_t* v = xe_alloc_for(e, res, t, xe_matrix_role(e, res));
   if (!v) return NULL;
+  mark_pairs8(e, res, v);
   if (v->layout == XE_LAYOUT_BLOCK2D && t.kind == ZT_I8 && v->role == XE_ROLE_A && !v->b16 &&
       !v->narrow && v->br == 8 && v->bc == 32)
     return gather_i8_pairs(e, op, v, t);
@@ -2323,10 +2382,11 @@ static zt_status_t dot_blocks(xe_emitter_t* e, MlirOperation op, xe_val_t* a, xe
         const char* ct = int8 ? "i32" : "f32";
         zt_strbuf_printf(&e->body,
                          "%s = xegpu.dpas %s, %s, %s {layout_a = %s, layout_b = %s, "
-                         "layout_cd = #zt_a} : vector<8x%dx%s>, vector<%dx16x%s>, "
+                         "layout_cd = #zt_a%s} : vector<8x%dx%s>, vector<%dx16x%s>, "
                          "vector<8x16x%s> -> vector<8x16x%s>%s\n",
                          d, a->names[i * a->nbc + k], b->names[k * b->nbc + j], cur,
-                         xe_layout_attr(a), xe_layout_attr(b), a->bc, at, b->br, at, ct, ct,
+                         xe_layout_attr(a), xe_layout_attr(b),
+                         a->pairs8 ? ", zt.a_pairs8" : "", a->bc, at, b->br, at, ct, ct,
                          loc(e));
         memcpy(cur, d, sizeof cur);
       }
