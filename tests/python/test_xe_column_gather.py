@@ -45,25 +45,12 @@ def col_scale(X, D, Y, n, BM: tl.constexpr, BN: tl.constexpr):
     tl.store(Y + offs[:, None] * BN + cols[None, :], x * (d.to(tl.float32) + 0.5))
 
 
-@zetile.jit
-def col_select(X, D, Y, n, BM: tl.constexpr, BN: tl.constexpr):
-    # A 1-D load made a column and compared before the broadcast (session 16:
-    # "2-D tile 32x1 does not split into 8x16 blocks" at every num_warps).
-    offs = tl.arange(0, BM)
-    cols = tl.arange(0, BN)
-    keep = tl.load(D + offs, mask=offs < n, other=0)[:, None] > 0
-    x = tl.load(X + offs[:, None] * BN + cols[None, :])
-    tl.store(Y + offs[:, None] * BN + cols[None, :], tl.where(keep, x, -x))
-
-
 SIG = {"X": "*fp32", "D": "*i32", "Y": "*fp32", "n": "i32"}
-KERNELS = {"col_add": col_add, "col_scale": col_scale, "col_select": col_select}
+KERNELS = {"col_add": col_add, "col_scale": col_scale}
 
 
 def _ref(name, x, d, n):
     dd = np.where(np.arange(len(d)) < n, d, 0).astype(np.float32)[:, None]
-    if name == "col_select":
-        return np.where(dd > 0, x, -x)
     return x + dd if name == "col_add" else x * (dd + 0.5)
 
 
