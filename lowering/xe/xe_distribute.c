@@ -664,6 +664,29 @@ static void split_gather(MlirContext ctx, MlirOperation op) {
   if (n <= 1) return;
   MlirLocation loc = mlirOperationGetLocation(op);
   MlirValue acc = {NULL};
+  // zt.pairs8 (xe_matrix.c): a gather of a dot's A in pair order along a
+  // contiguous row, so the lane's second element is at the first one's
+  // offset + 1. Written so (not as element 1 of the offset vector, which
+  // LLVM leaves as an `or` of vector arithmetic), IGC sees the two 16-bit
+  // loads as adjacent and may merge them into one d32 load, as it does the
+  // dg2 folder's; alignment stays IGC's call (the loads say 2 bytes).
+  bool pairs = load && n == 2 && mlirOperationGetNumOperands(op) == 3 &&
+               !mlirAttributeIsNull(get_attr(op, "zt.pairs8"));
+  if (load) remove_attr(op, "zt.pairs8");
+  MlirValue next = {NULL};
+  if (pairs) {
+    MlirValue off = mlirOperationGetOperand(op, 1);
+    MlirType idx = mlirIndexTypeGet(ctx);
+    int64_t z = 0, one = 1;
+    MlirNamedAttribute pos = named(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, &z));
+    MlirValue o0 = put_before(op, make_op("vector.extract", loc, 1, &off, 1, &idx, 1, &pos));
+    MlirNamedAttribute c1 = named(ctx, "value", mlirIntegerAttrGet(idx, 1));
+    MlirValue one_ix = put_before(op, make_op("arith.constant", loc, 0, NULL, 1, &idx, 1, &c1));
+    MlirValue sum[2] = {o0, one_ix};
+    MlirValue o1 = put_before(op, make_op("arith.addi", loc, 2, sum, 1, &idx, 0, NULL));
+    MlirType v1 = mlirVectorTypeGet(1, &one, idx);
+    next = put_before(op, make_op("vector.broadcast", loc, 1, &o1, 1, &v1, 0, NULL));
+  }
   for (int64_t k = 0; k < n; ++k) {
     MlirOperation piece = mlirOperationClone(op);
     mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, piece);
@@ -681,7 +704,8 @@ static void split_gather(MlirContext ctx, MlirOperation op) {
     }
     for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
       MlirValue v = mlirOperationGetOperand(op, i);
-      if (mlirTypeIsAVector(mlirValueGetType(v)))
+      if (pairs && k == 1 && i == 1) mlirOperationSetOperand(piece, i, next);
+      else if (mlirTypeIsAVector(mlirValueGetType(v)))
         mlirOperationSetOperand(piece, i, lane_element(ctx, piece, v, k));
     }
     if (!load) continue;

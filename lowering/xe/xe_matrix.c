@@ -463,7 +463,8 @@ typedef struct idx_s {
   int64_t c;
   // With lane: 0 adds the lane id; 1 adds 2 * lane, 2 adds 2 * lane + 1
   // (the even / odd column of the pair an int8 A block gives each lane);
-  // 3 the pair order of xe_val_t.pairs8.
+  // 3 the pair order of xe_val_t.pairs8, 4 the same along a contiguous row
+  // (the gather is marked zt.pairs8: its lane pairs are adjacent).
   int pair;
 } idx_t;
 
@@ -813,7 +814,7 @@ static zt_status_t eval_op(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_
     }
     xe_name_t lane;
     xe_lane_i32(e, lane);
-    if (i->pair == 3) {
+    if (i->pair >= 3) {
       xe_name_t po;
       pair_order(e, lane, "i32", po);
       memcpy(lane, po, sizeof lane);
@@ -1886,8 +1887,8 @@ static zt_status_t gather_row(xe_emitter_t* e, MlirValue p, MlirValue m, MlirVal
   xe_line(e);
   zt_strbuf_printf(&e->body,
                    "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
-                   "}> : i64, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
-                   g, pv.base, ix, mask, mt, loc(e));
+                   "}> %s: i64, vector<16xindex>, vector<16xi1> -> vector<16x%s>%s\n",
+                   g, pv.base, ix, mask, idx[1].pair == 4 ? "{zt.pairs8} " : "", mt, loc(e));
   if (!o.ptr) return NULL;
   lval_t ov;
   ZT_RETURN_IF_ERROR(lazy_eval(e, o, idx, &ov));
@@ -2036,6 +2037,15 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
     snprintf(text, sizeof text, "arith.constant {layout_result_0 = %s} dense<0> : vector<%dx16xi16>",
              attr, v->br);
   xe_hoist(e, text, true, zero);
+  // Pair order along rows contiguous in pairs (step 1 in groups of an even
+  // length, groups starting at even columns): a lane's pair is adjacent.
+  bool unit_pairs = false;
+  if (v->pairs8) {
+    xe_axis_t ax;
+    xe_axis_info(e, p, &ax);
+    unit_pairs = ax.rank == 2 && ax.step[1].known && mlirValueIsNull(ax.step[1].sym) &&
+                 ax.step[1].coef == 1 && ax.lin[1] % 2 == 0;
+  }
   xe_name_t other_scalar = "", other_vec = "";
   for (int32_t bi = 0; bi < v->nbr; ++bi) {
     for (int32_t bj = 0; bj < v->nbc; ++bj) {
@@ -2045,6 +2055,7 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
         xe_name_t ia, ib, pad;
         idx_t idx[2];
         block_row_index(e, v, row0, col0, bi, bj, r, ia, ib, idx, pad);
+        if (idx[1].pair == 3 && unit_pairs) idx[1].pair = 4;
         xe_name_t g;
         ZT_RETURN_IF_ERROR(gather_row(e, p, m, o, t, idx, pad, other_scalar, other_vec, g));
         if (e->error) return NULL;

@@ -696,10 +696,39 @@ def test_shared8_dot_a_in_pair_order(monkeypatch, dt):
         len(re.findall(r"gpu.shuffle\s+idx", kept))
 
 
+def _dot32_loads(monkeypatch, lowering):
+    """load.ugm kinds in the acm-g10 ISA of tl.dot 32x32x32 fp16 (nw 1)."""
+    if lowering == "folder":
+        monkeypatch.delenv("ZETILE_DG2_LOWERING", raising=False)
+    else:
+        monkeypatch.setenv("ZETILE_DG2_LOWERING", lowering)
+    ck = zetile.compile(dot16_kernel, signature="*fp16,*fp16,*fp32",
+                        constexprs={"M": 32, "N": 32, "K": 32}, target="dg2", num_warps=1,
+                        cached=False)
+    isas, _ = isa.ocloc_isa(ck.asm["spirv"], "dg2")
+    text = "".join(t for n, t in isas.items() if not n.startswith("Intel_Symbol"))
+    return {k: len(re.findall(r"load\.ugm\.%s\b" % k, text)) for k in ("d32", "d16u32")}
+
+
+@needs_tools
+def test_shared8_dot_a_pairs_are_dword_loads(monkeypatch):
+    """issue 12: an A row gathered in pair order along a contiguous row is
+    marked zt.pairs8, and the 8-lane distribution writes each lane's second
+    offset as the first + 1 (split_gather), so IGC merges the lane's two
+    16-bit loads into one d32 load as it does the dg2 folder's (whose A
+    pairs it merges the same way): the same d32 / d16 mix in both ISAs
+    (62 / 132 with Debian's IGC; shared8 had 0 / 256, the offset of the odd
+    element reaching IGC as an `or` of vector arithmetic)."""
+    fold = _dot32_loads(monkeypatch, "folder")
+    sh8 = _dot32_loads(monkeypatch, "shared8")
+    assert fold["d32"] > 0, fold
+    assert sh8 == fold, (sh8, fold)
+
+
 # KNOWN GAP (issue 12, session 15 figures, acm-g10, load 1-9): on tl.dot
 # 32x32x32 the 8-lane path has 1083 scratch sends and 16384 B of driver spill
-# memory, the folder 353 and 8192 (session 16, A in pair order: 685 and
-# 16384 B; the folder's A pairs are d32 loads, ours 16-bit ones) (docs/ARCHITECTURE.md, "Spills at 8
+# memory, the folder 353 and 8192 (session 16, A in pair order and its
+# pairs merged into d32 loads as the folder's: 552 and 16384 B) (docs/ARCHITECTURE.md, "Spills at 8
 # lanes": what was tried and what it changed). Strict xfail: once the
 # 8-lane path spills no more than the folder these XPASS and fail, and the
 # marks go.
