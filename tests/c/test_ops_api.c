@@ -439,7 +439,7 @@ START_TEST(test_sdpa_f32_causal_gqa) {
                           .causal = true};
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_sdpa_plan(dev, &d, &p));
-  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-causal-nomask-none-none-dense");
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-causal-nomask-none-none-dense-rm16");
   d.attn.scale = (float)(1.0 / sqrt(64.0));
   qkv_t t = make_qkv(&d.attn);
   zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse};
@@ -622,12 +622,12 @@ START_TEST(test_sdpa_split_kv_auto) {
   e.attn.split_kv = ZT_OPS_SPLIT_KV_AUTO;
   e.attn.q_len = 64;  // two query tiles: no split
   OK(zt_ops_sdpa_plan(dev, &e, &p));
-  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-none-none-dense");
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-none-none-dense-rm16");
   zt_ops_plan_release(p);
   e.attn.q_len = 3;
-  e.causal = true;  // no causal -split export: one pass
+  e.causal = true;  // no causal -split export: one pass (row-major)
   OK(zt_ops_sdpa_plan(dev, &e, &p));
-  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-causal-nomask-none-none-dense");
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-causal-nomask-none-none-dense-rm16");
   zt_ops_plan_release(p);
   e.causal = false;
   e.dropout_p = 0.25f;  // dropout never splits
@@ -879,7 +879,7 @@ START_TEST(test_flex_split_kv_auto) {
   d.score_mod = ZT_OPS_SCORE_ALIBI;
   OK(zt_ops_flex_plan(dev, &d, &p));
   ck_assert_str_eq(zt_ops_plan_spec(p),
-                   "attn-f32-d64-32x32-full-nomask-alibi-causal-sparsefull128");
+                   "attn-f32-d64-32x32-full-nomask-alibi-causal-sparsefull128-rm16");
   zt_ops_plan_release(p);
 }
 END_TEST
@@ -993,7 +993,8 @@ START_TEST(test_flex_builder_mods) {
                           .has_full_blocks = true};
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_flex_plan(dev, &d, &p));
-  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-ext-ext-sparsefull128");
+  ck_assert_str_eq(zt_ops_plan_spec(p),
+                   "attn-f32-d64-32x32-full-nomask-ext-ext-sparsefull128-rm16");
   zt_builder_release(sb);  // the plan keeps nothing of them
   zt_builder_release(mb);
   tables_t tb = make_tables(L, S, 128, 128, user_keep, &um, true);
@@ -1057,7 +1058,8 @@ START_TEST(test_flex_builder_score_select) {
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_flex_plan(dev, &d, &p));
   zt_builder_release(b);
-  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-full-nomask-ext-none-sparsefull128");
+  ck_assert_str_eq(zt_ops_plan_spec(p),
+                   "attn-f32-d64-32x32-full-nomask-ext-none-sparsefull128-rm16");
   tables_t tb = make_tables(L, S, 128, 128, NULL, NULL, true);
   size_t cells = (size_t)(tb.qb * tb.kvb) * 4;
   zt_buffer_t *bn = ot_upload_raw(dev, tb.num, (size_t)tb.qb * 4),

@@ -248,7 +248,7 @@ END_TEST
 START_TEST(test_bwd_f32_float_mask) {
   if (compiler_missing(__func__)) return;
   bwd_case_t c = {ZT_F32, 2, 2, 2, 33, 50, 64, false, false, false, ZT_OPS_MASK_ADDITIVE,
-                  false, "attnbwd-f32-d64-32x32-full-fmask"};
+                  false, "attnbwd-f32-d64-32x32-full-fmask-rm16"};
   run_case(&c, "f32 float mask (broadcast)");
 }
 END_TEST
@@ -447,7 +447,7 @@ START_TEST(test_bwd_misuse) {
   e = d;
   e.fwd.attn.split_kv = 4;  // ignored: the backward has one pass
   OK(zt_ops_sdpa_bwd_plan(dev, &e, &p));
-  ck_assert_str_eq(zt_ops_plan_spec(p), "attnbwd-f32-d64-32x32-full-nomask");
+  ck_assert_str_eq(zt_ops_plan_spec(p), "attnbwd-f32-d64-32x32-full-nomask-rm16");
   size_t n = 2 * 8 * 64;
   zt_buffer_t *small = upload(ZT_F32, NULL, 8), *big = upload(ZT_F32, NULL, n);
   zt_ops_sdpa_bwd_buffers_t b = {.q = big, .k = big, .v = big, .out = big, .lse = big,

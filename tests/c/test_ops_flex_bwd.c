@@ -395,7 +395,7 @@ static void run_case(const flex_case_t* c, const char* what) {
 START_TEST(test_flex_bwd_alibi_causal_gqa) {
   if (compiler_missing(__func__)) return;
   flex_case_t c = {1, 4, 2, 200, 200, 64, ZT_OPS_SCORE_ALIBI, ZT_OPS_MASK_MOD_CAUSAL, true,
-                   false, false, "attnbwd-f32-d64-32x32-alibi-causal-sparse128x128"};
+                   false, false, "attnbwd-f32-d64-32x32-alibi-causal-sparse128x128-rm16"};
   run_case(&c, "flex bwd alibi causal gqa");
 }
 END_TEST
@@ -405,7 +405,7 @@ START_TEST(test_flex_bwd_softcap_causal_lse_log2) {
   // A head dim short of the d64 export, Lq != Lk; logits scaled up so the
   // cap bends them (tanh' far from 1).
   flex_case_t c = {1, 2, 2, 150, 230, 48, ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, false,
-                   false, true, "attnbwd-f32-d64-32x32-softcap-causal-sparse128x128", 1.0f};
+                   false, true, "attnbwd-f32-d64-32x32-softcap-causal-sparse128x128-rm16", 1.0f};
   run_case(&c, "flex bwd softcap causal lse log2");
 }
 END_TEST
@@ -413,7 +413,7 @@ END_TEST
 START_TEST(test_flex_bwd_sliding_per_head) {
   if (compiler_missing(__func__)) return;
   flex_case_t c = {1, 2, 1, 200, 200, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_SLIDING, true,
-                   true, false, "attnbwd-f32-d64-32x32-none-sliding-sparse128x128"};
+                   true, false, "attnbwd-f32-d64-32x32-none-sliding-sparse128x128-rm16"};
   run_case(&c, "flex bwd sliding per-head tables");
 }
 END_TEST
@@ -421,7 +421,7 @@ END_TEST
 START_TEST(test_flex_bwd_document_batches) {
   if (compiler_missing(__func__)) return;
   flex_case_t c = {2, 2, 2, 210, 210, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_DOCUMENT, true,
-                   false, false, "attnbwd-f32-d64-32x32-none-document-sparse128x128"};
+                   false, false, "attnbwd-f32-d64-32x32-none-document-sparse128x128-rm16"};
   run_case(&c, "flex bwd document");
 }
 END_TEST
@@ -457,7 +457,7 @@ END_TEST
 START_TEST(test_flex_bwd_builder_mask) {
   if (compiler_missing(__func__)) return;
   flex_case_t c = {1, 2, 1, 200, 180, 64, ZT_OPS_SCORE_NONE, ZT_OPS_MASK_MOD_BUILDER, true,
-                   false, false, "attnbwd-f32-d64-32x32-none-ext-sparse128x128"};
+                   false, false, "attnbwd-f32-d64-32x32-none-ext-sparse128x128-rm16"};
   run_case(&c, "flex bwd builder mask");
 }
 END_TEST
@@ -469,7 +469,7 @@ END_TEST
 START_TEST(test_flex_bwd_builder_score) {
   if (compiler_missing(__func__)) return;
   flex_case_t c = {1, 2, 1, 150, 230, 64, ZT_OPS_SCORE_BUILDER, ZT_OPS_MASK_MOD_NONE, true,
-                   false, false, "attnbwd-f32-d64-32x32-ext-none-sparse128x128", 1.0f};
+                   false, false, "attnbwd-f32-d64-32x32-ext-none-sparse128x128-rm16", 1.0f};
   run_case(&c, "flex bwd builder score mod");
 }
 END_TEST

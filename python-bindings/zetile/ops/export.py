@@ -169,14 +169,14 @@ SPECS = (
     + [f"attnbwd-{w}-{d}-d64-32x32-full-nomask-ext-{mm}-sparse128" for w in ("dkdv", "dq")
        for d, mm in (("f32", "none"), ("f32", "ext"), ("f16", "ext"))]
 )
-# Row-major variants of the attention exports in the dtypes Xe runs them in
-# (fp16, bf16): the C API takes SPEC-rm16 when q, k, v, out (and the
-# backward's grad_out and gradients) have unit head-dim strides and the
-# other strides multiples of 16, else (or when the file is absent) SPEC.
+# Row-major variants of the attention exports: the C API takes SPEC-rm16
+# when q, k, v, out (and the backward's grad_out and gradients) have unit
+# head-dim strides and the other strides multiples of 16, else (or when the
+# file is absent: dropout and split-KV have none) SPEC.
 SPECS = SPECS + [
     s + "-rm16" for s in SPECS
     if (s.startswith("attn-") or s.startswith("attnbwd-dkdv-") or s.startswith("attnbwd-dq-"))
-    and ("-f16-" in s or "-bf16-" in s) and "-drop" not in s and "-split" not in s]
+    and "-drop" not in s and "-split" not in s]
 
 
 def _tiles(text, n, spec):
