@@ -89,12 +89,13 @@ def test_weight_only_exports_build_for_pvc(spec):
 # The attention exports' row-major variants (export.py "-rm16", picked by the
 # C planner for unit head-dim strides and other strides multiples of 16) on
 # pvc: E1 spirv-val, E2 ocloc with large GRF. The generic exports they stand
-# in for spill (causal SDPA fp16 d64: 44 bytes; the flex backward's dq fp16
-# d64 softcap + causal: 337); these must not.
+# in for spill (causal SDPA fp16 d64: 44 bytes, bf16 d128: 440; the flex
+# backward's dq fp16 d64 softcap + causal: 338); these must not.
 @pytest.mark.skipif(not all(__import__("shutil").which(t) for t in ("spirv-val", "ocloc", "iga64")),
                     reason="spirv-val, ocloc and iga64 are needed")
 @pytest.mark.parametrize("spec, dpas", [
     ("attn-f16-d64-32x32-causal-nomask-none-none-dense-rm16", 32),
+    ("attn-bf16-d128-32x32-causal-nomask-none-none-dense-rm16", 64),
     ("attnbwd-dq-f16-d64-32x32-full-nomask-softcap-causal-sparse128-rm16", 48),
 ])
 def test_attention_row_major_exports_do_not_spill_on_pvc(spec, dpas):
