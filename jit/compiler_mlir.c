@@ -274,8 +274,12 @@ static zt_status_t run_pipeline(MlirContext ctx, MlirModule module, const char* 
   // pass manager is destroyed (what each pass of a pipeline cost; the
   // "time" topic gives whole pipelines only). Only when named: "all" would
   // bury the other topics under it.
+  // The pipeline text goes first (pass options do not show in the timing).
   const char* debug = getenv("ZETILE_DEBUG");
-  if (debug && strstr(debug, "passes")) mlirPassManagerEnableTiming(pm);
+  if (debug && strstr(debug, "passes")) {
+    fprintf(stderr, "zetile pipeline (%s): %s\n", what, pipeline);
+    mlirPassManagerEnableTiming(pm);
+  }
   if (!verify_each) mlirPassManagerEnableVerifier(pm, false);
   r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
   mlirPassManagerDestroy(pm);

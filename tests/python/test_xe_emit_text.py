@@ -16,7 +16,8 @@ of which must leave the SPIR-V byte for byte the same:
 - nor do the clean-ups LLVM's own passes redo on the LLVM IR: the cse after
   loop-invariant-code-motion, after convert-gpu-to-llvm-spv and at the end,
   and the gpu.module's reconcile-unrealized-casts (one cse, before the motion,
-  and one reconcile-unrealized-casts stay);
+  and one reconcile-unrealized-casts stay), and the two canonicalizes skip
+  region simplification (`region-simplify=disabled`, LLVM's simplifycfg does it);
   ZETILE_XE_CLEANUP_PASSES=1 keeps them.
 Byte comparisons compile each kernel alone in a fresh process per route (LLVM's
 SPIR-V backend keeps state across the modules of one process,
@@ -143,4 +144,10 @@ def test_same_spirv_without_noop_passes_and_with_aliases(tmp_path, kernel):
     assert ran.get("LoopInvariantCodeMotion") == 1 and ran.get("Canonicalizer") == 2, ran
     assert ran_old.get("CSE") == 4 and ran_old.get("ReconcileUnrealizedCastsPass") == 2, ran_old
     assert ran_old.get("Canonicalizer") == 2, ran_old
+    # ZETILE_DEBUG=passes prints each pipeline's text (options included).
+    texts = [ln for ln in new_err.splitlines() if ln.startswith("zetile pipeline (Xe pipeline")]
+    old_texts = [ln for ln in old_err.splitlines() if ln.startswith("zetile pipeline (Xe pipeline")]
+    assert "".join(texts).count("canonicalize{") == 2, texts
+    assert "".join(texts).count("region-simplify=disabled") == 2, texts
+    assert old_texts and "region-simplify" not in "".join(old_texts), old_texts
     assert new == old
