@@ -55,7 +55,11 @@ def test_second_process_runs_the_cached_graph(tmp_path):
     env = {"PYTHONPATH": str(entry_point_dir(tmp_path)),
            "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
     stock = _run({**env, "ZETILE_INDUCTOR": "off"})
-    assert stock["ok"] and stock["miss"] == 1 and stock["zetile_ops_in_cache"] == 0, stock
+    # (Not stock["ok"]: stock Inductor's own flex_attention on some CPUs is
+    # off from eager by far more than the tolerance, 2.33 on an AMD EPYC
+    # with AVX2 only (torch 2.13, session 16) - torch's numerics, not the
+    # cache behaviour this test is about. zetile's runs below must be right.)
+    assert stock["miss"] == 1 and stock["zetile_ops_in_cache"] == 0, stock
 
     first = _run({**env, "ZETILE_INDUCTOR": "cpu"})
     # A miss, not the stock graph: zetile's version and mode are in the key.

@@ -184,7 +184,9 @@ def test_isa_only_spill_verdict_sees_simd8_spills(tmp_path):
     for r in rows:
         assert r["spills"] == (r["spilled_registers"] > 0 or r["scratch_sends"] > 0), r
     big = [r for r in rows if r["config"]["kwargs"]["BLOCK_M"] == 32][0]
-    assert big["spilled_registers"] == 0 and big["scratch_sends"] > 0 and big["spills"], big
+    # (Since e62060b ocloc prints a spill line for this kernel too: what is
+    # asserted is that the verdict counts the scratch sends either way.)
+    assert big["scratch_sends"] > 0 and big["spills"], big
     # Ranked spill-free first, then by scratch sends (ocloc's count is
     # missing for SIMD8), not by ocloc's count alone.
     key = [(r["spills"], r["scratch_sends"], r["spilled_registers"]) for r in rows]
