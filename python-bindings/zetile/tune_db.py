@@ -101,7 +101,13 @@ class TuneDB:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            with self._setup_lock():
+            # Switching a new file to WAL reads it and then upgrades to a write
+            # lock; SQLite answers a second process doing the same "database is
+            # locked" at once, without waiting the busy timeout (it would be a
+            # deadlock): one process at a time switches. Without a lock file
+            # (read-only directory) the switch is tried unlocked: nothing else
+            # works there.
+            with self._file_lock(optional=True):
                 # WAL: readers never wait for the writer; one writer at a time.
                 # A rollback journal (a filesystem without shared memory) works too.
                 conn.execute("PRAGMA journal_mode = WAL").fetchone()
@@ -125,17 +131,17 @@ class TuneDB:
         return conn
 
     @contextlib.contextmanager
-    def _setup_lock(self):
-        # Switching a new file to WAL reads it and then upgrades to a write
-        # lock; SQLite answers a second process doing the same "database is
-        # locked" at once, without waiting the busy timeout (it would be a
-        # deadlock). One process at a time switches, under an flock on
-        # FILE.lock (the file _recover uses). Without a lock file (read-only
-        # directory) the switch is tried unlocked: nothing else works there.
+    def _file_lock(self, optional):
+        """An exclusive flock on FILE.lock for the block: across processes
+        (and threads: each call opens its own descriptor). With optional, a
+        lock file that cannot be made (read-only directory) runs the block
+        unlocked; otherwise the OSError goes to the caller."""
         import fcntl
         try:
             lk = open(self.path + ".lock", "a")
         except OSError:
+            if not optional:
+                raise
             yield
             return
         with lk:
@@ -169,33 +175,27 @@ class TuneDB:
         """Moves a corrupt file aside (under an flock, re-checking first: a
         process racing here may already have replaced it) and warns."""
         self.close()
-        import fcntl
-        lock_path = self.path + ".lock"
-        with open(lock_path, "a") as lk:
-            fcntl.flock(lk, fcntl.LOCK_EX)
+        with self._file_lock(optional=False):
+            still_bad = True
             try:
-                still_bad = True
+                c = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
                 try:
-                    c = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
-                    try:
-                        c.execute("PRAGMA quick_check").fetchall()
-                        c.execute("SELECT count(*) FROM results").fetchone()
-                        still_bad = False
-                    finally:
-                        c.close()
-                except sqlite3.DatabaseError as e2:
-                    still_bad = _is_corruption(e2) or "no such table" in str(e2)
-                if still_bad and os.path.exists(self.path):
-                    aside = f"{self.path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-                    os.replace(self.path, aside)
-                    for ext in ("-wal", "-shm"):
-                        with contextlib.suppress(FileNotFoundError):
-                            os.remove(self.path + ext)
-                    warnings.warn(f"zetile: the autotuning database {self.path} was corrupt "
-                                  f"({err}); moved it to {aside} and started a new one",
-                                  RuntimeWarning, stacklevel=4)
-            finally:
-                fcntl.flock(lk, fcntl.LOCK_UN)
+                    c.execute("PRAGMA quick_check").fetchall()
+                    c.execute("SELECT count(*) FROM results").fetchone()
+                    still_bad = False
+                finally:
+                    c.close()
+            except sqlite3.DatabaseError as e2:
+                still_bad = _is_corruption(e2) or "no such table" in str(e2)
+            if still_bad and os.path.exists(self.path):
+                aside = f"{self.path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+                os.replace(self.path, aside)
+                for ext in ("-wal", "-shm"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(self.path + ext)
+                warnings.warn(f"zetile: the autotuning database {self.path} was corrupt "
+                              f"({err}); moved it to {aside} and started a new one",
+                              RuntimeWarning, stacklevel=4)
 
     def _run(self, fn, default=None):
         for attempt in range(2):
