@@ -578,32 +578,29 @@ static void mark_pairs8(xe_emitter_t* e, MlirValue res, xe_val_t* v) {
   v->pairs8 = true;
 }
 
+// out = a <op> b on vector<16 x t>, hoisted to the kernel entry (a and b
+// are hoisted too: the lane id and constants).
+static void hoist_vbinary(xe_emitter_t* e, const char* op, const char* a, const char* b,
+                          const char* t, xe_name_t out) {
+  char text[192];
+  snprintf(text, sizeof text, "%s %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>",
+           op, a, b, t);
+  xe_hoist(e, text, true, out);
+}
+
 // The lane's column in a pair-order chunk (xe_val_t.pairs8), lane id l as
 // vector<16xT> named l (T spelled t): (2l mod 16) + l / 8, hoisted. (A
 // vector.step the distribution turns into 2 * lane + [0, 1] was tried: the
 // same 16-bit loads, IGC merges none of them into d32 either way, and 616
 // scratch sends against 581 on tl.dot 64x64x32.)
 static void pair_order(xe_emitter_t* e, const char* l, const char* t, xe_name_t out) {
-  char text[192];
   xe_name_t c15, c3, l2, lo, hi;
-  snprintf(text, sizeof text,
-           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<15> : vector<16x%s>", t);
-  xe_hoist(e, text, true, c15);
-  snprintf(text, sizeof text,
-           "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<3> : vector<16x%s>", t);
-  xe_hoist(e, text, true, c3);
-  snprintf(text, sizeof text,
-           "arith.addi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>", l, l, t);
-  xe_hoist(e, text, true, l2);
-  snprintf(text, sizeof text,
-           "arith.andi %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>", l2, c15, t);
-  xe_hoist(e, text, true, lo);
-  snprintf(text, sizeof text,
-           "arith.shrui %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>", l, c3, t);
-  xe_hoist(e, text, true, hi);
-  snprintf(text, sizeof text,
-           "arith.ori %s, %s {layout_result_0 = " XE_LAYOUT_ATTR "} : vector<16x%s>", lo, hi, t);
-  xe_hoist(e, text, true, out);
+  xe_vconst(e, "15", t, c15);
+  xe_vconst(e, "3", t, c3);
+  hoist_vbinary(e, "arith.addi", l, l, t, l2);
+  hoist_vbinary(e, "arith.andi", l2, c15, t, lo);
+  hoist_vbinary(e, "arith.shrui", l, c3, t, hi);
+  hoist_vbinary(e, "arith.ori", lo, hi, t, out);
 }
 
 // out = a <op> b on integers of kind k (vectors when vec).
