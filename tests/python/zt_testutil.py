@@ -12,6 +12,14 @@ EXAMPLES = os.path.join(ROOT, "examples")
 if EXAMPLES not in sys.path:
     sys.path.insert(0, EXAMPLES)
 
+# Intel's OpenCL CPU runtime (the opencl:cpu device of E5) compiles each
+# kernel with its own LLVM; on the Xe kernels' long straight-line bodies its
+# MachineSinking pass alone took over half of the JIT (test_xe_convert's
+# narrow tiles: 54 s -> 21 s without it). A code-generation pass, not a change
+# of the SPIR-V that E5 runs: set before the runtime loads, inherited by the
+# subprocesses the E5 tests start. A user's own setting wins.
+os.environ.setdefault("CL_CONFIG_LLVM_OPTIONS", "-disable-machine-sink")
+
 # NEO's Level Zero driver in AUB mode: a real driver device without hardware
 # (modules, kernels and launches go through the real API; nothing computes).
 AUB_ENV = {
