@@ -176,6 +176,9 @@ def _worker(case, device, env=None, timeout=900):
     e = dict(os.environ)
     e.update(env or {})
     e.update(CASE_ENV.get(case, {}))
+    # The CPU runtime's own LLVM spends over half its JIT in MachineSinking on
+    # Xe kernels (README, E5); only its x86 code generation changes.
+    e.setdefault("CL_CONFIG_LLVM_OPTIONS", "-disable-machine-sink")
     e["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python-bindings"), EXAMPLES,
                                        e.get("PYTHONPATH", "")])
     try:
