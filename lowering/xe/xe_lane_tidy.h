@@ -28,4 +28,10 @@ zt_status_t xe_lane_moves(MlirContext ctx, MlirModule m, bool* out_done);
 /// of memory only.
 zt_status_t xe_pack_lanes(MlirContext ctx, MlirModule m, int* out_packed);
 
+/// True when the one-lane module `m` holds a vector of rank 2 or more or a
+/// vector op other than extract, insert, extract_strided_slice,
+/// from_elements and a broadcast of a scalar: then xegpu-vector-linearize
+/// has work to do (xe_linearize_need.c). Reads `m` only.
+bool xe_needs_linearize(MlirModule m);
+
 #endif

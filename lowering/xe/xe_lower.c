@@ -75,6 +75,20 @@ static const char kPipeline[] =
 // SPIR-V emission runs on its own, after a check (no_bf16_values).
 static const char kEmitPipeline[] = "builtin.module(gpu-module-to-binary{format=fatbin})";
 
+// xegpu-vector-linearize runs only where zetile's lane code has something
+// for it (n-D vectors, vector ops outside the plain 1-D ones:
+// xe_linearize_need.c); elsewhere it rewrote nothing and was 14% of
+// softmax's second MLIR pipeline. SPIR-V byte-identical without it
+// (tests/python/test_xe_emit_text.py, test_xe_pipeline_bytes.py).
+// ZETILE_XE_LINEARIZE=1 runs it always (to measure against).
+static void drop_idle_linearize(char* pipeline, MlirModule m) {
+  const char* keep = getenv("ZETILE_XE_LINEARIZE");
+  if ((keep && strcmp(keep, "1") == 0) || xe_needs_linearize(m)) return;
+  const char* cut = "gpu.module(xegpu-vector-linearize),";
+  char* at = strstr(pipeline, cut);
+  if (at) memmove(at, at + strlen(cut), strlen(at + strlen(cut)) + 1);
+}
+
 extern const unsigned char zt_compat_block2d_bc[];
 extern const unsigned long zt_compat_block2d_bc_size;
 extern const unsigned char zt_xe_dpas_names_bc[];
@@ -891,10 +905,12 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
                              "or atomics are not in the form rewritten in place (xe_lane_moves.c)",
                              info.lanes);
         if (!s && !moved) s = xe_lower_atomics(lc->ctx, &m);
+        if (!s && ours_done) drop_idle_linearize(second, m);
         if (!s)
           s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, second, "Xe pipeline (XeVM -> LLVM)");
       }
     } else if (!s) {
+      if (ours_done) drop_idle_linearize(pipeline, m);
       s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, pipeline,
                                           "Xe pipeline (XeGPU -> XeVM -> LLVM)");
     }

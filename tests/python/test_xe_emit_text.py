@@ -18,7 +18,13 @@ of which must leave the SPIR-V byte for byte the same:
   and the gpu.module's reconcile-unrealized-casts (one cse, before the motion,
   and one reconcile-unrealized-casts stay), and the two canonicalizes skip
   region simplification (`region-simplify=disabled`, LLVM's simplifycfg does it);
-  ZETILE_XE_CLEANUP_PASSES=1 keeps them.
+  ZETILE_XE_CLEANUP_PASSES=1 keeps them;
+- xegpu-vector-linearize runs only on lane code with something for it (a
+  vector of rank 2 or more, a vector op other than extract, insert,
+  extract_strided_slice, from_elements and a broadcast of a scalar:
+  lowering/xe/xe_linearize_need.c): softmax's and the chain's lane code have
+  none, the tutorial matmul's DPAS blocks are 2-D; ZETILE_XE_LINEARIZE=1 runs
+  it always.
 Byte comparisons compile each kernel alone in a fresh process per route (LLVM's
 SPIR-V backend keeps state across the modules of one process,
 llvm/llvm-project#160613, so a kernel compiled after others can differ by id
@@ -133,9 +139,11 @@ def test_same_spirv_without_noop_passes_and_with_aliases(tmp_path, kernel):
     new, new_err = _run(tmp_path / "new", kernel)
     old, old_err = _run(tmp_path / "old", kernel, ZETILE_XE_LOC_ALIAS="0",
                         ZETILE_XE_TYPE_ALIAS="0", ZETILE_XE_NOOP_PASSES="1",
-                        ZETILE_XE_CLEANUP_PASSES="1")
+                        ZETILE_XE_CLEANUP_PASSES="1", ZETILE_XE_LINEARIZE="1")
     # MLIR's pass timing (ZETILE_DEBUG=passes) names every pass that ran.
     assert "ConvertVectorToLLVMPass" in new_err, new_err[-3000:]
+    assert "XeGPUVectorLinearize" not in new_err, new_err[-3000:]
+    assert "XeGPUVectorLinearize" in old_err, old_err[-3000:]
     for p in PASSES:
         assert p not in new_err, (p, new_err[-3000:])
         assert p in old_err, (p, old_err[-3000:])
@@ -151,3 +159,10 @@ def test_same_spirv_without_noop_passes_and_with_aliases(tmp_path, kernel):
     assert "".join(texts).count("region-simplify=disabled") == 2, texts
     assert old_texts and "region-simplify" not in "".join(old_texts), old_texts
     assert new == old
+
+
+def test_linearize_kept_for_nd_lane_code(tmp_path):
+    """The tutorial matmul's lane code holds the DPAS blocks as 2-D vectors:
+    xegpu-vector-linearize still runs on it."""
+    _, err = _run(tmp_path, "matmul 128x128x32, 8 warps")
+    assert _passes_run(err).get("XeGPUVectorLinearize") == 1, err[-3000:]
