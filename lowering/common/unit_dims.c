@@ -70,15 +70,35 @@ static bool is_unsqueeze_sink(MlirOperation op) {
 
 // Whether unit-shaped v is computed from a load through elementwise ops
 // on unit-shaped tensors (depth-limited: gathers' chains are short).
+static bool loaded_1d(MlirValue v, int depth);
+
 static bool from_load(MlirValue v, int depth) {
   if (depth > 8 || !mlirValueIsAOpResult(v) || !unit_2d(mlirValueGetType(v))) return false;
+  MlirOperation d = mlirOpResultGetOwner(v);
+  if (zt_op_named(d, "tile.load")) return true;
+  // A loaded 1-D tensor made a column or row (`tl.load(S + rm)[:, None] > 0`):
+  // data too, the unit-shaped ops on it as squeezable as a 2-D gather's.
+  if (is_source(d) && !zt_op_named(d, "tile.splat"))
+    return loaded_1d(mlirOperationGetOperand(d, 0), depth + 1);
+  if (mlirOperationGetNumRegions(d) != 0 ||
+      !(zt_op_name_has_prefix(d, "arith.") || zt_op_name_has_prefix(d, "math.")))
+    return false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(d); ++i)
+    if (from_load(mlirOperationGetOperand(d, i), depth + 1)) return true;
+  return false;
+}
+
+// Whether 1-D v is a load, or elementwise ops on one (index arithmetic
+// alone is not: the Xe lowering keeps addresses and masks lazy).
+static bool loaded_1d(MlirValue v, int depth) {
+  if (depth > 8 || !mlirValueIsAOpResult(v) || rank_of(mlirValueGetType(v)) != 1) return false;
   MlirOperation d = mlirOpResultGetOwner(v);
   if (zt_op_named(d, "tile.load")) return true;
   if (mlirOperationGetNumRegions(d) != 0 ||
       !(zt_op_name_has_prefix(d, "arith.") || zt_op_name_has_prefix(d, "math.")))
     return false;
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(d); ++i)
-    if (from_load(mlirOperationGetOperand(d, i), depth + 1)) return true;
+    if (loaded_1d(mlirOperationGetOperand(d, i), depth + 1)) return true;
   return false;
 }
 
@@ -233,6 +253,38 @@ zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, bool rows, int* out_count
     MlirType ut = mlirValueGetType(in);
     int axis = mlirShapedTypeGetDimSize(ut, 1) == 1 ? 1 : 0;
     MlirContext ctx = mlirOperationGetContext(op);
+    MlirType i1 = mlirIntegerTypeGet(ctx, 1);
+    if (mlirTypeEqual(mlirShapedTypeGetElementType(ut), i1)) {
+      // A loaded column compared before its broadcast (`tl.load(S + rm)[:,
+      // None] > 0`): the Xe lowering broadcasts data of 8 bits and more,
+      // while 2-D booleans are masks it re-evaluates lazily. The booleans
+      // travel as i32 (extui on the 1-D values, truncated back after the
+      // broadcast: 0/1 exactly).
+      MlirType i32 = mlirIntegerTypeGet(ctx, 32);
+      int64_t ushape[2] = {mlirShapedTypeGetDimSize(ut, 0), mlirShapedTypeGetDimSize(ut, 1)};
+      MlirType ut32 = mlirRankedTensorTypeGet(2, ushape, i32, mlirAttributeGetNull());
+      MlirType u1d32 = squeezed(ut32);
+      MlirOperationState es = mlirOperationStateGet(mlirStringRefCreateFromCString("arith.extui"),
+                                                    mlirOperationGetLocation(op));
+      mlirOperationStateAddOperands(&es, 1, &in);
+      mlirOperationStateAddResults(&es, 1, &u1d32);
+      MlirOperation ext = mlirOperationCreate(&es);
+      mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, ext);
+      MlirValue bres = mlirOperationGetResult(op, 0);
+      MlirType bt = mlirValueGetType(bres);
+      int64_t bshape[2] = {mlirShapedTypeGetDimSize(bt, 0), mlirShapedTypeGetDimSize(bt, 1)};
+      mlirValueSetType(bres, mlirRankedTensorTypeGet(2, bshape, i32, mlirAttributeGetNull()));
+      MlirOperationState ts = mlirOperationStateGet(mlirStringRefCreateFromCString("arith.trunci"),
+                                                    mlirOperationGetLocation(op));
+      mlirOperationStateAddOperands(&ts, 1, &bres);
+      mlirOperationStateAddResults(&ts, 1, &bt);
+      MlirOperation tr = mlirOperationCreate(&ts);
+      mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(op), op, tr);
+      mlirValueReplaceAllUsesExcept(bres, mlirOperationGetResult(tr, 0), 1, &tr);
+      // The expand_dims below takes the 1-D i32 value (already squeezed).
+      in = mlirOperationGetResult(ext, 0);
+      ut = ut32;
+    }
     MlirNamedAttribute ax = mlirNamedAttributeGet(
         mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("axis")),
         mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), axis));
