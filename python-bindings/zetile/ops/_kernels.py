@@ -146,12 +146,14 @@ class Launch:
     specialization without launching (for Xe builds on machines without an
     Intel GPU: zetile isa, spirv-val)."""
 
-    def __init__(self, kernel, grid, args, kwargs, result):
+    def __init__(self, kernel, grid, args, kwargs, result, num_warps=None):
         self.kernel, self.grid, self.args, self.kwargs, self.result = kernel, grid, args, kwargs, result
+        self.num_warps = num_warps  # None: the lowering picks (a plan may ask, see gemm.config_for)
 
     def run(self):
         if all(g > 0 for g in self.grid):
-            self.kernel[self.grid](*self.args, **self.kwargs)
+            opts = {"num_warps": self.num_warps} if self.num_warps else {}
+            self.kernel[self.grid](*self.args, **self.kwargs, **opts)
         return self.result
 
     def tile_ir(self):
@@ -164,5 +166,5 @@ class Launch:
     def compile(self, target, num_warps=0, cached=True):
         """The artifact (sections "spirv", "mlir", "meta", ...) for `target`."""
         from .. import _C
-        return _C.compile(self.tile_ir(), target=target, num_warps=num_warps, compat=False,
-                          igc_options=None, cached=cached)
+        return _C.compile(self.tile_ir(), target=target, num_warps=num_warps or self.num_warps or 0,
+                          compat=False, igc_options=None, cached=cached)

@@ -1,4 +1,6 @@
 """zetile.ops.gemm: the GEMM template (stdlib-kernels/gemm.py) from Python."""
+import os
+
 from .. import cdiv, next_power_of_2
 from . import _arrays, _kernels
 
@@ -14,17 +16,45 @@ def _batched(v, what):
     raise ValueError(f"gemm: {what} must be 2-D or 3-D (batched), got shape {v.shape}")
 
 
-def config_for(M, N, K, config=None, dtype=None):
+def _gathered_xmx_tiles(cfg, int8, plain):
+    """Tiles for rows with XMX but no 2D block IO and 128 registers (dg2,
+    zetile's SIMD8 lowering): every operand element is gathered with its own
+    address, so the default 64x64x32 over the 8 subgroups the lowering picks
+    spills (acm-g10: 709 scratch sends). What ocloc compiles without a
+    scratch send (E2, docs/TEMPLATES.md "dg2 without spills"): a K step of
+    16 over 16 subgroups, 64x64 for plain fp16/bf16 (4 DPAS a subgroup in
+    the loop), 32x64 with an epilogue, weight-only scales or fp32 (64x64
+    spills 65-297 there); int8 DPAS take K 32, and 32x32 (64x64: 236)."""
+    cfg["BLOCK_K"] = 32 if int8 else 16
+    if int8:
+        cfg["BLOCK_M"], cfg["BLOCK_N"] = min(cfg["BLOCK_M"], 32), min(cfg["BLOCK_N"], 32)
+    elif not plain:
+        cfg["BLOCK_M"] = min(cfg["BLOCK_M"], 32)
+    return 16
+
+
+def config_for(M, N, K, config=None, dtype=None, plain=True):
     """The tile configuration: `config` if given, else what `zetile tune gemm`
     stored for (M, N, K, dtype) on this device, else the template's default
     with tiles shrunk (to a power of two, at least 16) for small M or N and
     to the target's registers (_kernels.shrink_to_fit: the accumulator and
-    both operand tiles, on rows without XMX)."""
+    both operand tiles, on rows without XMX; _gathered_xmx_tiles on dg2's
+    row, which also asks for 16 subgroups: cfg["num_warps"], a launch
+    option, not a kernel parameter). `plain`: fp16/bf16 without epilogue or
+    weight-only scales."""
     g = _kernels.load("gemm")
     if config is None and dtype is not None:
         config = _kernels.tuned_config(g.gemm_kernel, [M, N, K, dtype])
     cfg = dict(g.DEFAULT if config is None else config)
     if config is None:
+        row = _kernels.target_row()
+        # Not under ZETILE_DG2_LOWERING=shared/shared8 (the shared Xe lowering
+        # at 8 lanes: these tiles spill there too, 128 scratch sends, and the
+        # bf16 int4 one does not split over its subgroup grid).
+        folder = not os.environ.get("ZETILE_DG2_LOWERING", "").startswith("shared")
+        if (row and row["xmx"] and not row["block_io_2d"] and folder
+                and row["grf"] * row["grf_bytes"] <= 4096):
+            cfg["num_warps"] = _gathered_xmx_tiles(cfg, dtype == "int8", plain)
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(M)))
         cfg["BLOCK_N"] = min(cfg["BLOCK_N"], max(16, next_power_of_2(N)))
         _kernels.shrink_to_fit(cfg, lambda c: (c["BLOCK_M"] * c["BLOCK_N"] + c["BLOCK_K"]
@@ -186,7 +216,9 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
             raise ValueError(f"gemm: precision must be None, 'tf32' or 'ieee', got {precision!r}")
         if av.dtype != "float32" or bits:
             raise ValueError("gemm: precision applies to fp32 inputs only")
-    cfg = config_for(M, N, K, config, None if bits else av.dtype)
+    cfg = config_for(M, N, K, config, None if bits else av.dtype,
+                     plain=not (bits or epilogue or av.dtype == "float32"))
+    num_warps = cfg.pop("num_warps", None)
     if bits and gk % cfg["BLOCK_K"] and cfg["BLOCK_K"] % gk:
         raise ValueError(f"gemm: group size {gk} and BLOCK_K {cfg['BLOCK_K']} must divide one another")
     if split_k is not None and (int(split_k) != split_k or split_k < 1):
@@ -198,7 +230,8 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
         raise ValueError("gemm: split_k takes fp16/bf16/fp32 inputs without weight-only scales")
     if splits > 1:
         return _split_k(A, B, O, out, av.kind, M, N, K, nb, splits, cfg, precision, act,
-                        epilogue, (bias_arg, sx), (res_arg, sr), (c_arg, sc), alpha, beta, plan)
+                        epilogue, (bias_arg, sx), (res_arg, sr), (c_arg, sc), alpha, beta, plan,
+                        num_warps)
     kern = _kernels.load("gemm").gemm_kernel
     grid = (cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"]), nb)
     launch = _kernels.Launch(
@@ -207,12 +240,12 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
          *A.strides, *B.strides, *O.strides, *sx, *sr, *sc, *ss, float(alpha), float(beta)),
         dict(ACT=act, EPILOGUE=epilogue, ACC_INT=acc_int, WEIGHT_BITS=bits, GROUP_K=gk,
              HAS_BIAS=bias_arg is not None, HAS_RES=res_arg is not None,
-             HAS_C=c_arg is not None, PRECISION=precision, **cfg), out)
+             HAS_C=c_arg is not None, PRECISION=precision, **cfg), out, num_warps)
     return launch if plan else launch.run()
 
 
 def _split_k(A, B, O, out, kind, M, N, K, nb, splits, cfg, precision, act, epilogue,
-             bias, res, c, alpha, beta, plan):
+             bias, res, c, alpha, beta, plan, num_warps=None):
     """K cut into `splits` slices of whole BLOCK_K steps: fp32 partial tiles
     into a (splits, nb, M, N) workspace, then a reduction in slice order."""
     g = _kernels.load("gemm")
@@ -226,7 +259,7 @@ def _split_k(A, B, O, out, kind, M, N, K, nb, splits, cfg, precision, act, epilo
     partial = _kernels.Launch(
         g.gemm_splitk_partial, (tiles, nb, splits),
         (A.arg, B.arg, wsv.arg, M, N, K, k_split, *A.strides, *B.strides),
-        dict(BLOCK_K=bk, PRECISION=precision, **tile_cfg), None)
+        dict(BLOCK_K=bk, PRECISION=precision, **tile_cfg), None, num_warps)
     (bias_arg, sx), (res_arg, sr), (c_arg, sc) = bias, res, c
     reduce = _kernels.Launch(
         g.gemm_splitk_reduce, (tiles, nb),
