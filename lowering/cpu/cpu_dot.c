@@ -3,35 +3,35 @@
 //
 // Why: the scalar form (cpu_control.c) loads and stores every accumulator
 // element on every k step (two loads and a store per FMA). Here a block of
-// DOT_MR rows x DOT_NV vectors of 16 columns stays in vector registers
-// (scf.for iter_args) for the whole k loop: per k, DOT_NV vector loads of
-// b, DOT_MR broadcasts of a, DOT_MR * DOT_NV FMAs. Each result element is
-// still fma(a[m,k], b[k,n], acc) in increasing k, so the results equal the
-// scalar form's bit for bit.
+// mr rows x nv vectors of columns stays in vector registers (scf.for
+// iter_args) for the whole k loop: per k, nv vector loads of b, mr
+// broadcasts of a, mr * nv FMAs (dot_block below picks the sizes). Each
+// result element is still fma(a[m,k], b[k,n], acc) in increasing k, so the
+// results equal the scalar form's bit for bit, whatever the block.
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cpu_lower.h"
 
-// Rows per register block: 8 when the tile allows (16 accumulators of 16
-// lanes with 2 vectors of columns: enough independent FMAs to cover the FMA
-// latency on both ports, where 4 rows gave 8), else 4. With the vectorized
-// block loads (cpu_block.c), 1024^3 fp32 through descriptors with 64x64x32
-// tiles, one thread: 33 -> 27 ms (torch.mm 14.4 ms in the same run).
+// At most 8 rows per register block (on AVX-512: 16 accumulators of 16
+// lanes with 2 vectors of columns, enough independent FMAs to cover the FMA
+// latency on both ports, where 4 rows gave 8). With the vectorized block
+// loads (cpu_block.c), 1024^3 fp32 through descriptors with 64x64x32 tiles,
+// one thread: 33 -> 27 ms (torch.mm 14.4 ms in the same run).
 #define DOT_MR 8
-#define DOT_LANES 16
 
 static bool vec_input_kind(zt_scalar_kind_t k) { return k == ZT_F32 || k == ZT_F16; }
 
 // Element of kind k (f32 or f16) at idx in `v`'s buffer as f32, broadcast to
-// a vector; or a vector of 16 starting there (vec).
-static void load_f32(cpu_t* c, const cpu_val_t* v, const char* idx, bool vec,
+// a vector of `lanes`; or the vector of `lanes` starting there (vec).
+static void load_f32(cpu_t* c, const cpu_val_t* v, const char* idx, int lanes, bool vec,
                      char out[ZT_CPU_NAME]) {
   char ty[96], x[ZT_CPU_NAME];
   const char* et = cpu_elem(v->type.kind);
   cpu_fresh(c, x);
   if (vec)
     cpu_line(c, "%s = vector.load %s[%s] : %s, vector<%dx%s>", x, v->name, idx,
-             cpu_buf_type(c, v->buf, ty, sizeof ty), DOT_LANES, et);
+             cpu_buf_type(c, v->buf, ty, sizeof ty), lanes, et);
   else
     cpu_line(c, "%s = memref.load %s[%s] : %s", x, v->name, idx,
              cpu_buf_type(c, v->buf, ty, sizeof ty));
@@ -40,8 +40,8 @@ static void load_f32(cpu_t* c, const cpu_val_t* v, const char* idx, bool vec,
   if (v->type.kind != ZT_F32) {
     cpu_fresh(c, f);
     if (vec)
-      cpu_line(c, "%s = arith.extf %s : vector<%dx%s> to vector<%dxf32>", f, x, DOT_LANES, et,
-               DOT_LANES);
+      cpu_line(c, "%s = arith.extf %s : vector<%dx%s> to vector<%dxf32>", f, x, lanes, et,
+               lanes);
     else
       cpu_line(c, "%s = arith.extf %s : %s to f32", f, x, et);
   }
@@ -50,7 +50,7 @@ static void load_f32(cpu_t* c, const cpu_val_t* v, const char* idx, bool vec,
     return;
   }
   cpu_fresh(c, out);
-  cpu_line(c, "%s = vector.broadcast %s : f32 to vector<%dxf32>", out, f, DOT_LANES);
+  cpu_line(c, "%s = vector.broadcast %s : f32 to vector<%dxf32>", out, f, lanes);
 }
 
 // `a` read in place (issue 16: the tutorial matmul's `tl.load(a_ptrs)`
@@ -93,8 +93,6 @@ static void row_ptr(cpu_t* c, const cpu_val_t* v, const char* bufp, const char* 
   cpu_line(c, "%s = llvm.select %s, %s, %s : i1, !llvm.ptr", out, v->rows_ok, pp, pb);
 }
 
-// Element at column `col` of the row starting at rp, as f32, broadcast to a
-// vector.
 // Element at column `col` (an index) of the row starting at rp, as stored.
 static void load_elem_at(cpu_t* c, zt_scalar_kind_t kind, const char* rp, const char* col,
                          char x[ZT_CPU_NAME]) {
@@ -110,8 +108,9 @@ static void load_elem_at(cpu_t* c, zt_scalar_kind_t kind, const char* rp, const 
            zt_tile_kind_bytes(kind), e);
 }
 
+// That element as f32, broadcast to a vector of `lanes`.
 static void load_f32_at(cpu_t* c, zt_scalar_kind_t kind, const char* rp, const char* col,
-                        char out[ZT_CPU_NAME]) {
+                        int lanes, char out[ZT_CPU_NAME]) {
   char x[ZT_CPU_NAME];
   const char* e = cpu_elem(kind);
   load_elem_at(c, kind, rp, col, x);
@@ -122,7 +121,7 @@ static void load_f32_at(cpu_t* c, zt_scalar_kind_t kind, const char* rp, const c
     cpu_line(c, "%s = arith.extf %s : %s to f32", f, x, e);
   }
   cpu_fresh(c, out);
-  cpu_line(c, "%s = vector.broadcast %s : f32 to vector<%dxf32>", out, f, DOT_LANES);
+  cpu_line(c, "%s = vector.broadcast %s : f32 to vector<%dxf32>", out, f, lanes);
 }
 
 void cpu_dot_fill_rows(cpu_t* c, const cpu_val_t* v) {
@@ -165,38 +164,60 @@ static void offset(cpu_t* c, const char* base, int64_t k, char out[ZT_CPU_NAME])
   cpu_line(c, "%s = arith.addi %s, %s : index", out, base, cpu_index(c, k, kc));
 }
 
-zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b,
-                                const cpu_val_t* work, int64_t M, int64_t K, int64_t N,
-                                bool* done) {
-  *done = false;
-  if (a->kind != CPU_BUFFER || b->kind != CPU_BUFFER || work->kind != CPU_BUFFER ||
-      work->type.kind != ZT_F32 || !vec_input_kind(a->type.kind) ||
-      !vec_input_kind(b->type.kind) || M % 4 || N % DOT_LANES || K < 1)
-    return NULL;
-  const int nv = N % (2 * DOT_LANES) == 0 ? 2 : 1;  // vectors of columns per block
-  const int mr = M % DOT_MR == 0 ? DOT_MR : 4;       // rows per block
-  const int nacc = mr * nv;
+// The register block: `lanes` f32 per vector, `nv` vectors of columns and
+// `mr` rows, so mr * nv accumulators. They, the nv vectors of b's row k
+// and a's broadcast must fit the vector registers, or LLVM spills the
+// accumulators inside the k loop (issue 16, session 17: on an AVX2 host the
+// AVX-512 block, 8 rows x 2 vector<16xf32>, was 32 ymm accumulators for
+// 16 registers, and the k loop stored and reloaded 20 of them per step).
+// The lanes follow the code's vector width (ZETILE_CPU_VECTOR_BITS, part of
+// the compile key, else 512 bits with AVX-512F, else 256 bits), the
+// registers the host (32 with AVX-512F, else 16): 8 x 2 x 16 lanes on
+// AVX-512, 6 x 2 x 8 lanes on AVX2 (BLIS's Haswell shape: 12 accumulators).
+typedef struct dot_block_s {
+  int lanes, nv, mr;
+} dot_block_t;
+
+static dot_block_t dot_block(int64_t N) {
+  const bool avx512 = cpu_host_avx512();
+  const char* w = getenv("ZETILE_CPU_VECTOR_BITS");
+  int bits = w && *w ? atoi(w) : avx512 ? 512 : 256;
+  if (bits < 128) bits = 128;
+  if (bits > 512) bits = 512;
+  const int regs = avx512 ? 32 : 16;
+  dot_block_t d;
+  d.lanes = bits / 32;
+  d.nv = N % (2 * d.lanes) == 0 ? 2 : 1;
+  d.mr = (regs - d.nv - 1) / d.nv;
+  if (d.mr > DOT_MR) d.mr = DOT_MR;
+  return d;
+}
+
+// Rows [m_lo, m_hi) of work += a @ b in blocks of mr rows (m_hi - m_lo a
+// multiple of mr): per block and column block, the accumulators are loaded
+// from work, carried through the k loop and stored back.
+static zt_status_t emit_rows(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b,
+                             const cpu_val_t* work, const char* abuf, int64_t m_lo,
+                             int64_t m_hi, int mr, const dot_block_t* d, int64_t K,
+                             int64_t N) {
+  const int nv = d->nv, lanes = d->lanes, nacc = mr * nv;
+  const bool a_in = abuf[0] != 0;
   char vt[32], wty[96];
-  snprintf(vt, sizeof vt, "vector<%dxf32>", DOT_LANES);
+  snprintf(vt, sizeof vt, "vector<%dxf32>", lanes);
   cpu_buf_type(c, work->buf, wty, sizeof wty);
-  char c0[ZT_CPU_NAME], c1[ZT_CPU_NAME], cm[ZT_CPU_NAME], cn[ZT_CPU_NAME], ck[ZT_CPU_NAME],
-      smr[ZT_CPU_NAME], snb[ZT_CPU_NAME], m0[ZT_CPU_NAME], n0[ZT_CPU_NAME];
-  // Only a is read in place (emit_row_load marks no b): b's row k is read
-  // once per block of rows (4 times for M = 32), and read in place those
-  // reads missed L1 (rows a page apart at 1024^3: 1.3x slower in all).
-  const bool a_in = a->rows_ok[0] != 0;
-  cpu_dot_fill_rows(c, b);
-  char abuf[ZT_CPU_NAME] = "";
-  if (a_in) buf_ptr(c, a, abuf);
+  char c0[ZT_CPU_NAME], c1[ZT_CPU_NAME], clo[ZT_CPU_NAME], chi[ZT_CPU_NAME],
+      cn[ZT_CPU_NAME], ck[ZT_CPU_NAME], smr[ZT_CPU_NAME], snb[ZT_CPU_NAME], m0[ZT_CPU_NAME],
+      n0[ZT_CPU_NAME];
   cpu_index(c, 0, c0);
   cpu_index(c, 1, c1);
-  cpu_index(c, M, cm);
+  cpu_index(c, m_lo, clo);
+  cpu_index(c, m_hi, chi);
   cpu_index(c, N, cn);
   cpu_index(c, K, ck);
   cpu_index(c, mr, smr);
-  cpu_index(c, (int64_t)nv * DOT_LANES, snb);
+  cpu_index(c, (int64_t)nv * lanes, snb);
   snprintf(m0, sizeof m0, "%%i%d", c->next_id++);
-  cpu_line(c, "scf.for %s = %s to %s step %s {", m0, c0, cm, smr);
+  cpu_line(c, "scf.for %s = %s to %s step %s {", m0, clo, chi, smr);
   ++c->indent;
   snprintf(n0, sizeof n0, "%%i%d", c->next_id++);
   cpu_line(c, "scf.for %s = %s to %s step %s {", n0, c0, cn, snb);
@@ -219,7 +240,7 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
     cpu_fresh(c, wr);
     cpu_line(c, "%s = arith.addi %s, %s : index", wr, t, n0);
     for (int j = 0; j < nv; ++j) {
-      offset(c, wr, (int64_t)j * DOT_LANES, wpos[i][j]);
+      offset(c, wr, (int64_t)j * lanes, wpos[i][j]);
       cpu_fresh(c, init[i][j]);
       cpu_line(c, "%s = vector.load %s[%s] : %s, %s", init[i][j], work->name, wpos[i][j], wty,
                vt);
@@ -245,7 +266,7 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
   zt_strbuf_deinit(&line);
   if (failed) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu dot");
   ++c->indent;
-  // b[k, n0 + 16 j]
+  // b[k, n0 + lanes j]
   char bv[2][ZT_CPU_NAME], brow[ZT_CPU_NAME], nn[ZT_CPU_NAME];
   cpu_fresh(c, brow);
   cpu_line(c, "%s = arith.muli %s, %s : index", brow, k, cpu_index(c, N, nn));
@@ -254,18 +275,18 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
   cpu_line(c, "%s = arith.addi %s, %s : index", bpos, brow, n0);
   for (int j = 0; j < nv; ++j) {
     char p[ZT_CPU_NAME];
-    offset(c, bpos, (int64_t)j * DOT_LANES, p);
-    load_f32(c, b, p, true, bv[j]);
+    offset(c, bpos, (int64_t)j * lanes, p);
+    load_f32(c, b, p, lanes, true, bv[j]);
   }
   char next[DOT_MR][2][ZT_CPU_NAME];
   for (int i = 0; i < mr; ++i) {
     char p[ZT_CPU_NAME], av[ZT_CPU_NAME];
     if (a_in) {
-      load_f32_at(c, a->type.kind, arow[i], k, av);
+      load_f32_at(c, a->type.kind, arow[i], k, lanes, av);
     } else {
       cpu_fresh(c, p);
       cpu_line(c, "%s = arith.addi %s, %s : index", p, arow[i], k);
-      load_f32(c, a, p, false, av);
+      load_f32(c, a, p, lanes, false, av);
     }
     for (int j = 0; j < nv; ++j) {
       cpu_fresh(c, next[i][j]);
@@ -293,6 +314,29 @@ zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b
   cpu_line(c, "}");
   --c->indent;
   cpu_line(c, "}");
+  return NULL;
+}
+
+zt_status_t cpu_emit_dot_vector(cpu_t* c, const cpu_val_t* a, const cpu_val_t* b,
+                                const cpu_val_t* work, int64_t M, int64_t K, int64_t N,
+                                bool* done) {
+  *done = false;
+  const dot_block_t d = dot_block(N);
+  if (a->kind != CPU_BUFFER || b->kind != CPU_BUFFER || work->kind != CPU_BUFFER ||
+      work->type.kind != ZT_F32 || !vec_input_kind(a->type.kind) ||
+      !vec_input_kind(b->type.kind) || M < 1 || N % d.lanes || K < 1)
+    return NULL;
+  // Only a is read in place (emit_row_load marks no b): b's row k is read
+  // once per block of rows (4 times for M = 32), and read in place those
+  // reads missed L1 (rows a page apart at 1024^3: 1.3x slower in all).
+  cpu_dot_fill_rows(c, b);
+  char abuf[ZT_CPU_NAME] = "";
+  if (a->rows_ok[0]) buf_ptr(c, a, abuf);
+  // Whole blocks of mr rows, then the M % mr rows left as one smaller block
+  // (M = 32 or 64 at 6 rows: 2 or 4 rows left).
+  const int64_t tail = M % d.mr, whole = M - tail;
+  if (whole) ZT_RETURN_IF_ERROR(emit_rows(c, a, b, work, abuf, 0, whole, d.mr, &d, K, N));
+  if (tail) ZT_RETURN_IF_ERROR(emit_rows(c, a, b, work, abuf, whole, M, (int)tail, &d, K, N));
   *done = true;
   return NULL;
 }

@@ -250,6 +250,8 @@ zt_status_t cpu_emit_tree_reduce(cpu_t* c, MlirOperation fn, const cpu_val_t* sr
                                  int64_t len, int64_t astr, const char* base,
                                  bool* done, char out[ZT_CPU_NAME]);
 zt_status_t cpu_emit_dot(cpu_t* c, MlirOperation op);
+/// Whether the host (the machine code's target) has AVX-512F (cpu_math.c).
+bool cpu_host_avx512(void);
 /// work (f32 buffer, M x N, holding the accumulator) += a (M x K) @ b (K x N)
 /// as a vector micro-kernel when a and b are f32/f16 buffers and the shapes
 /// suit (*done set); else emits nothing (cpu_dot.c).

@@ -46,7 +46,7 @@ static void avx512_init(void) {
   LLVMDisposeMessage(features);
 }
 
-static bool host_avx512(void) {
+bool cpu_host_avx512(void) {
   pthread_once(&g_avx512_once, avx512_init);
   return g_avx512;
 }
@@ -118,7 +118,7 @@ static void exp_f32_avx512(cpu_t* c, const char* x, char out[ZT_CPU_NAME]) {
 }
 
 void cpu_exp_f32(cpu_t* c, const char* x, char out[ZT_CPU_NAME]) {
-  if (host_avx512()) {
+  if (cpu_host_avx512()) {
     exp_f32_avx512(c, x, out);
     return;
   }
