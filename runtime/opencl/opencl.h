@@ -65,6 +65,12 @@ zt_status_t zt_cl_spirv_linkage_names(const void* spirv, size_t size, int kind,
 /// 64 bits (valid for Intel GPUs' 32-bit SLM addresses, a crash on Intel's
 /// CPU runtime, whose local memory has 64-bit addresses).
 bool zt_cl_spirv_narrows_local_pointers(const void* spirv, size_t size);
+/// For Intel's CPU runtime only: a copy of the module with each OpFNegate
+/// that a work-group barrier separates from its first use in the same block
+/// moved down to just before that use (the runtime keeps such a negation
+/// once per work-group: spirv_fneg_sink.c). NULL and *moved = 0 when none
+/// moves; else malloc'd, size unchanged, *moved = how many moved.
+void* zt_cl_spirv_sink_fneg(const void* spirv, size_t size, size_t* moved);
 /// Whether `name` is a line of the '\n'-separated list.
 bool zt_cl_name_in_list(const char* list, const char* name, size_t name_len);
 

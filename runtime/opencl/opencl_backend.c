@@ -266,8 +266,18 @@ static zt_status_t build_program(cl_device_t* d, const void* spirv, size_t size,
     zt_strbuf_deinit(&imports);
     if (st) return st;
   }
+  // The CPU runtime loses a negation kept across a barrier: it gets the
+  // same module with such negations moved below the barrier
+  // (spirv_fneg_sink.c; with the emulation library, as the CPU runtime is
+  // the one that needs it); ZETILE_OPENCL_KEEP_FNEG=1 runs the bytes as
+  // they are.
+  size_t moved = 0;
+  void* sunk = d->entry->emulate && !getenv_is_one("ZETILE_OPENCL_KEEP_FNEG")
+                   ? zt_cl_spirv_sink_fneg(spirv, size, &moved)
+                   : NULL;
   cl_int err = CL_SUCCESS;
-  cl_program p = s->clCreateProgramWithIL(d->context, spirv, size, &err);
+  cl_program p = s->clCreateProgramWithIL(d->context, sunk ? sunk : spirv, size, &err);
+  free(sunk);
   st = zt_cl_make_status(err, "clCreateProgramWithIL");
   if (st) return st;
   if (!link) {

@@ -15,14 +15,15 @@ broadcast as i32. Reverted in session 16 (416d1e1) for wrong rows on
 opencl:cpu (E5) at num_warps 2 and 8; session 17 found the cause outside
 zetile: Intel's OpenCL CPU runtime loses an `fneg` (`-acc`, OpFNegate)
 computed before a work-group barrier and used after it (the column's SLM
-exchange), see docs/ARCHITECTURE.md. The E5 checks therefore use
-`mm_row_scale` (`acc * 0.5` as the other branch), the same column form.
+exchange), see docs/ARCHITECTURE.md. The E5 loader moves such negations
+below the barrier (runtime/opencl/spirv_fneg_sink.c); `mm_row_scale`
+(`acc * 0.5` for `-acc`) checks the same column form without a negation.
 
 Evidence: E1 (spirv-val) for pvc and bmg at num_warps 1-32, E2 (`zetile
 isa` pvc: DPAS, no spill, hinted strides as Triton's launcher gives them),
 the CPU target against numpy, E5 (the pvc SPIR-V on Intel's OpenCL CPU
 runtime) of the row select on 1 x 2 by default and with ZETILE_SLOW_TESTS=1
-of both kernels on 1 x 1, 1 x 2, 1 x 4 and 2 x 4. Not E3."""
+of the three kernels on 1 x 1, 1 x 2, 1 x 4 and 2 x 4. Not E3."""
 import os
 
 import numpy as np
@@ -80,7 +81,8 @@ def mm_row_scale(A, B, C, BIAS, M, N, K, sam, sbk, scm,
                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # mm_row_select with `acc * 0.5` for `-acc`: the same column form
     # without an fneg live across the column's SLM barrier, which Intel's
-    # OpenCL CPU runtime (E5) miscomputes (docs/ARCHITECTURE.md).
+    # OpenCL CPU runtime (E5) miscomputes unless the loader moves it
+    # (docs/ARCHITECTURE.md).
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -175,10 +177,12 @@ def _e5(names, configs):
     assert len(res) == len(names) * len(configs) and all(v < 1e-4 for v in res.values()), res
 
 
-def test_e5_row_scale_1x2():
-    # The grid on which the reverted squeeze first gave wrong rows (1 x 2).
+def test_e5_row_select_1x2():
+    # The grid on which the reverted squeeze first gave wrong rows (1 x 2):
+    # `-acc` as written (the loader moves its OpFNegate below the barrier;
+    # with ZETILE_OPENCL_KEEP_FNEG=1 subgroup 0's negated rows are wrong).
     opencl_cpu_or_skip()
-    _e5(["mm_row_scale"], [(2, 64, 32)])
+    _e5(["mm_row_select"], [(2, 64, 32)])
 
 
 @pytest.mark.skipif(not SLOW_TESTS, reason="E5 builds on Intel's OpenCL CPU runtime: ZETILE_SLOW_TESTS=1")
@@ -186,4 +190,5 @@ def test_e5_opencl_cpu():
     # 1 x 1, 1 x 2 (the tile's own column split), 1 x 4, 2 x 4 (run-time
     # chunk pick for the bias row; the column in every subgroup through SLM).
     opencl_cpu_or_skip()
-    _e5(["mm_bias", "mm_row_scale"], [(1, 32, 32), (2, 64, 32), (4, 64, 64), (8, 128, 64)])
+    _e5(["mm_bias", "mm_row_scale", "mm_row_select"],
+        [(1, 32, 32), (2, 64, 32), (4, 64, 64), (8, 128, 64)])

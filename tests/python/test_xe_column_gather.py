@@ -58,9 +58,10 @@ def col_select(X, D, Y, n, BM: tl.constexpr, BN: tl.constexpr):
 
 @zetile.jit
 def col_half(X, D, Y, n, BM: tl.constexpr, BN: tl.constexpr):
-    # col_select with `x * 0.5` for `-x`, for E5: Intel's OpenCL CPU runtime
-    # loses an fneg live across the column's SLM barrier (col_select gave
-    # 3.59 at num_warps 2 there, col_half 0; docs/ARCHITECTURE.md).
+    # col_select with `x * 0.5` for `-x`: Intel's OpenCL CPU runtime loses
+    # an fneg live across the column's SLM barrier (col_select gave 3.59 at
+    # num_warps 2 there, col_half 0) unless the E5 loader moves it below
+    # the barrier (docs/ARCHITECTURE.md).
     offs = tl.arange(0, BM)
     cols = tl.arange(0, BN)
     keep = tl.load(D + offs, mask=offs < n, other=0)[:, None] > 0
@@ -70,7 +71,7 @@ def col_half(X, D, Y, n, BM: tl.constexpr, BN: tl.constexpr):
 
 SIG = {"X": "*fp32", "D": "*i32", "Y": "*fp32", "n": "i32"}
 KERNELS = {"col_add": col_add, "col_scale": col_scale, "col_select": col_select}
-E5_KERNELS = {"col_add": col_add, "col_scale": col_scale, "col_half": col_half}
+E5_KERNELS = {**KERNELS, "col_half": col_half}
 
 
 def _ref(name, x, d, n):
