@@ -197,6 +197,87 @@ static void col0_candidate(cpu_t* c, MlirOperation loop, MlirBlock body, int32_t
   c->col0_loads[c->num_col0++] = loads;
 }
 
+// op is `loop` or nested in it.
+static bool within(MlirOperation op, MlirOperation loop) {
+  for (int depth = 0; depth < 64 && !mlirOperationIsNull(op); ++depth) {
+    if (mlirOperationEqual(op, loop)) return true;
+    op = mlirOperationGetParentOperation(op);
+  }
+  return false;
+}
+
+// The integer scalar v as an i64 computed here, before `loop`: a value
+// defined outside the loop (already lowered), or integer constants, adds,
+// subtracts, multiplies and sign extensions of such values inside it (the
+// tutorial's `b_ptrs += BLOCK_K * stride_bk` computes its step in the body).
+// False when v is anything else (nothing useful is emitted then).
+static bool hoist_i64(cpu_t* c, MlirOperation loop, MlirValue v, int depth,
+                      char out[ZT_CPU_NAME]) {
+  if (depth > 6) return false;
+  MlirOperation d = mlirValueIsAOpResult(v) ? mlirOpResultGetOwner(v) : (MlirOperation){NULL};
+  bool inside = mlirValueIsAOpResult(v)
+                    ? within(d, loop)
+                    : within(mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v)), loop);
+  if (!inside) {
+    const cpu_val_t* x = cpu_map_get(c, v);
+    if (!x || x->kind != CPU_SCALAR) return false;
+    if (x->type.kind == ZT_I64) {
+      snprintf(out, ZT_CPU_NAME, "%s", x->name);
+      return true;
+    }
+    if (x->type.kind != ZT_I32) return false;
+    cpu_fresh(c, out);
+    cpu_line(c, "%s = arith.extsi %s : i32 to i64", out, x->name);
+    return true;
+  }
+  if (mlirOperationIsNull(d)) return false;
+  if (cpu_op_is(d, "arith.constant")) {
+    MlirAttribute a = mlirOperationGetAttributeByName(d, mlirStringRefCreateFromCString("value"));
+    if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a)) return false;
+    cpu_fresh(c, out);
+    cpu_line(c, "%s = arith.constant %lld : i64", out, (long long)mlirIntegerAttrGetValueInt(a));
+    return true;
+  }
+  if (cpu_op_is(d, "arith.extsi")) return hoist_i64(c, loop, mlirOperationGetOperand(d, 0), depth + 1, out);
+  const char* name = cpu_op_is(d, "arith.muli")   ? "arith.muli"
+                     : cpu_op_is(d, "arith.addi") ? "arith.addi"
+                     : cpu_op_is(d, "arith.subi") ? "arith.subi"
+                                                  : NULL;
+  if (!name) return false;
+  char x[ZT_CPU_NAME], y[ZT_CPU_NAME];
+  if (!hoist_i64(c, loop, mlirOperationGetOperand(d, 0), depth + 1, x) ||
+      !hoist_i64(c, loop, mlirOperationGetOperand(d, 1), depth + 1, y))
+    return false;
+  cpu_fresh(c, out);
+  cpu_line(c, "%s = %s %s, %s : i64", out, name, x, y);
+  return true;
+}
+
+// The step of a carried pointer tensor in bytes (`step` adds the uniform
+// offset operand 1, a splat, possibly broadcast, of a scalar), computed
+// before the loop; "" when that scalar is not loop-invariant arithmetic.
+static void hoist_step(cpu_t* c, MlirOperation loop, MlirOperation step, int64_t bytes,
+                       char out[ZT_CPU_NAME]) {
+  out[0] = 0;
+  MlirValue v = mlirOperationGetOperand(step, 1);
+  for (int depth = 0; depth < 8 && mlirValueIsAOpResult(v); ++depth) {
+    MlirOperation d = mlirOpResultGetOwner(v);
+    if (cpu_op_is(d, "tile.splat")) {
+      char s[ZT_CPU_NAME], b[ZT_CPU_NAME];
+      if (!hoist_i64(c, loop, mlirOperationGetOperand(d, 0), 0, s)) return;
+      cpu_fresh(c, b);
+      cpu_line(c, "%s = arith.constant %lld : i64", b, (long long)bytes);
+      cpu_fresh(c, out);
+      cpu_line(c, "%s = arith.muli %s, %s : i64", out, s, b);
+      return;
+    }
+    if (!cpu_op_is(d, "tile.broadcast") && !cpu_op_is(d, "tile.expand_dims") &&
+        !cpu_op_is(d, "tile.reshape"))
+      return;
+    v = mlirOperationGetOperand(d, 0);
+  }
+}
+
 // Carried pointer tensors (rank >= 2) that the loop yields as
 // addptr(themselves, uniform offset): every iteration adds the same number
 // to each address, so whether their rows are consecutive (emit_row_load's
@@ -225,6 +306,7 @@ static void check_rows_once(cpu_t* c, MlirOperation op, MlirBlock body, const ca
     cpu_val_t b = buf_val(cv, i);
     c->rows_arg[k] = arg;
     cpu_rows_check(c, &b, cpu_pointee_bytes(t), c->rows_ok[k]);
+    hoist_step(c, op, step, cpu_pointee_bytes(t), c->rows_step[k]);
     col0_candidate(c, op, body, i, k, step, cv->buf[i]);
   }
 }

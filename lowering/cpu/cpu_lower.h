@@ -85,6 +85,10 @@ typedef struct cpu_s {
   // their row loads use instead of checking on every iteration.
   MlirValue rows_arg[16];
   char rows_ok[16][ZT_CPU_NAME];
+  // Each one's step in bytes (an i64 computed before the loop), "" when it
+  // is not loop-invariant arithmetic: row loads prefetch the next
+  // iteration's rows with it (emit_row_load).
+  char rows_step[16][ZT_CPU_NAME];
   int32_t num_rows_ok;
   int32_t rows_loads[16];  // row loads emitted reading rows_ok[k] (emit_row_load)
   // Carried pointer tensors whose yield may move only each row's first

@@ -151,3 +151,17 @@ def test_accumulators_fit_the_registers():
         types = ln.rsplit("->", 1)[1]
         bits = sum(int(n) * 32 for n in re.findall(r"vector<(\d+)xf32>", types))
         assert bits <= budget * reg_bits, (bits // reg_bits, ln[:200])
+
+
+def test_b_rows_prefetched_one_step_ahead():
+    # The b tile's rows are a matrix row apart and new on every k step; the
+    # row load of a carried pointer tensor stepped by loop-invariant
+    # arithmetic (`b_ptrs += BK * sbk`, computed in the body) prefetches the
+    # next step's rows (lowering/cpu/cpu_ops.c prefetch_next_row, the step
+    # hoisted by cpu_control.c hoist_step). Fails with a library that does
+    # not: no prefetch in the lowering.
+    a = np.zeros((64, 64), np.float32)
+    k = _mm.warmup(a, a, a, 64, 64, 64, *_s(a), *_s(a), *_s(a), BM=32, BN=32, BK=32, ADD=False,
+                   grid=(2, 2))
+    assert '"llvm.intr.prefetch"' in k.asm["mlir"]
+    assert "llvm.intr.prefetch" in k.asm["llvm"]  # the LLVM dialect, before LLVM IR
