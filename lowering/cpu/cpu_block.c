@@ -138,6 +138,82 @@ static void padding(cpu_t* c, zt_scalar_kind_t k, bool nan, char out[ZT_CPU_NAME
   cpu_line(c, "%s = arith.constant %s : %s", out, bits, cpu_elem(k));
 }
 
+// The step (an i64) of the scf.for whose induction variable v is, or false.
+static bool iv_step(cpu_t* c, MlirValue v, char out[ZT_CPU_NAME]) {
+  if (mlirValueIsAOpResult(v) || mlirBlockArgumentGetArgNumber(v) != 0) return false;
+  MlirOperation loop = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+  if (mlirOperationIsNull(loop) || !cpu_op_is(loop, "scf.for") ||
+      mlirOperationGetNumOperands(loop) < 3)
+    return false;
+  const cpu_val_t* s = cpu_map_get(c, mlirOperationGetOperand(loop, 2));
+  if (!s || s->kind != CPU_SCALAR || (s->type.kind != ZT_I32 && s->type.kind != ZT_I64))
+    return false;
+  if (s->type.kind == ZT_I64) {
+    snprintf(out, ZT_CPU_NAME, "%s", s->name);
+  } else {
+    cpu_fresh(c, out);
+    cpu_line(c, "%s = arith.extsi %s : i32 to i64", out, s->name);
+  }
+  return true;
+}
+
+// A 2-D block load whose offset in some dim is its loop's induction
+// variable (`a_desc.load([pid_m * BM, k])` in `for k in range(0, K, BK)`):
+// the rows the next iteration reads, prefetched into L1 (every line of
+// each row), as row loads of carried pointers do (cpu_ops.c
+// prefetch_next_row): the tiles' rows are a matrix row apart and new every
+// step. A prefetch never faults, so rows past the view's end are harmless.
+static void prefetch_next_block(cpu_t* c, MlirOperation op, const view_t* v,
+                                const int64_t* block) {
+  if (v->rank != 2) return;
+  char step[2][ZT_CPU_NAME];
+  bool any = false;
+  for (int32_t d = 0; d < 2; ++d) {
+    if (iv_step(c, mlirOperationGetOperand(op, 1 + 2 * 2 + d), step[d])) {
+      any = true;
+    } else {
+      cpu_zero(c, ZT_I64, step[d]);
+    }
+  }
+  if (!any) return;
+  const int64_t row_bytes = block[1] * zt_tile_kind_bytes(v->kind == ZT_I1 ? ZT_I8 : v->kind);
+  char o1[ZT_CPU_NAME], t1[ZT_CPU_NAME], r[ZT_CPU_NAME];
+  cpu_fresh(c, o1);
+  cpu_line(c, "%s = arith.addi %s, %s : i64", o1, v->offset[1], step[1]);
+  cpu_fresh(c, t1);
+  cpu_line(c, "%s = arith.muli %s, %s : i64", t1, o1, v->stride[1]);
+  cpu_loop_begin(c, block[0], r);
+  char r64[ZT_CPU_NAME], p0[ZT_CPU_NAME], p1[ZT_CPU_NAME], t0[ZT_CPU_NAME], e[ZT_CPU_NAME],
+      row[ZT_CPU_NAME];
+  cpu_fresh(c, r64);
+  cpu_line(c, "%s = arith.index_cast %s : index to i64", r64, r);
+  cpu_fresh(c, p0);
+  cpu_line(c, "%s = arith.addi %s, %s : i64", p0, v->offset[0], r64);
+  cpu_fresh(c, p1);
+  cpu_line(c, "%s = arith.addi %s, %s : i64", p1, p0, step[0]);
+  cpu_fresh(c, t0);
+  cpu_line(c, "%s = arith.muli %s, %s : i64", t0, p1, v->stride[0]);
+  cpu_fresh(c, e);
+  cpu_line(c, "%s = arith.addi %s, %s : i64", e, t0, t1);
+  cpu_fresh(c, row);
+  cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, %s", row,
+           v->base, e, v->kind == ZT_I1 ? "i8" : cpu_elem(v->kind));
+  for (int64_t off = 0; off < row_bytes + 63; off += 64) {
+    if (off >= row_bytes && (row_bytes - 1) % 64 == 0) break;
+    int64_t o = off < row_bytes ? off : row_bytes - 1;
+    char oc[ZT_CPU_NAME], g[ZT_CPU_NAME];
+    cpu_fresh(c, oc);
+    cpu_line(c, "%s = arith.constant %lld : i64", oc, (long long)o);
+    cpu_fresh(c, g);
+    cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, i8", g, row, oc);
+    cpu_line(c,
+             "\"llvm.intr.prefetch\"(%s) <{cache = 1 : i32, hint = 3 : i32, rw = 0 : i32}> : "
+             "(!llvm.ptr) -> ()",
+             g);
+  }
+  cpu_loop_end(c);
+}
+
 zt_status_t cpu_emit_block_load(cpu_t* c, MlirOperation op) {
   zt_type_t rt;
   ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetResult(op, 0), &rt));
@@ -158,6 +234,7 @@ zt_status_t cpu_emit_block_load(cpu_t* c, MlirOperation op) {
   ZT_RETURN_IF_ERROR(cpu_new_buf_val(c, rt, &r));
   char pad[ZT_CPU_NAME] = "";
   if (v.check) padding(c, rt.kind, nan, pad);
+  prefetch_next_block(c, op, &v, rt.shape);
   char addr[ZT_CPU_NAME], inb[ZT_CPU_NAME], lin[ZT_CPU_NAME], x[ZT_CPU_NAME];
   nest_begin(c, &v, rt.shape, addr, inb, lin);
   c->addr_is_ptr = true;

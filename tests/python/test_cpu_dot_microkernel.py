@@ -165,3 +165,26 @@ def test_b_rows_prefetched_one_step_ahead():
                    grid=(2, 2))
     assert '"llvm.intr.prefetch"' in k.asm["mlir"]
     assert "llvm.intr.prefetch" in k.asm["llvm"]  # the LLVM dialect, before LLVM IR
+
+
+def test_descriptor_tiles_prefetched_one_step_ahead():
+    # A 2-D block load whose offset is its loop's induction variable
+    # (`a_desc.load([pid_m * BM, k])` for k in range(0, K, BK)) prefetches
+    # the rows the next iteration reads (lowering/cpu/cpu_block.c
+    # prefetch_next_block). Fails with a library that does not.
+    from matmul import matmul_descriptor_kernel
+    from zetile.tools.tensor_descriptor import TensorDescriptor
+    a = np.zeros((64, 64), np.float32)
+    descs = [TensorDescriptor.from_tensor(a, [32, 32]) for _ in range(3)]
+    k = matmul_descriptor_kernel.warmup(*descs, 64, 64, 64, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
+                                        grid=(2, 2))
+    assert '"llvm.intr.prefetch"' in k.asm["mlir"]
+    # and the numbers are still right with tiles past the edges (prefetches
+    # of rows beyond the view never fault)
+    rng = np.random.default_rng(5)
+    from matmul import matmul_descriptor
+    x = rng.standard_normal((72, 40)).astype(np.float32)
+    y = rng.standard_normal((40, 48)).astype(np.float32)
+    z = np.zeros((72, 48), np.float32)
+    matmul_descriptor(x, y, z, 32, 32, 32)
+    np.testing.assert_allclose(z, x.astype(np.float64) @ y, rtol=1e-4, atol=1e-4)
