@@ -43,6 +43,25 @@ static inline void ot_device_open(zt_device_t** dev) {
   OK(zt_device_open(name && *name ? name : "cpu", dev));
 }
 
+/// Adds t to tc unless ZT_TEST_OPS_ONLY, a comma-separated list of test
+/// names, is set and does not name it: the slow E5 runs (ZT_TEST_OPS_DEVICE=
+/// opencl:cpu, tests/python/test_ops_e5.py) pick the few tests they claim.
+static inline void ot_add_test(TCase* tc, const TTest* t) {
+  const char* only = getenv("ZT_TEST_OPS_ONLY");
+  if (only && *only) {
+    size_t n = strlen(t->name);
+    const char* at = only;
+    bool named = false;
+    while ((at = strstr(at, t->name)) != NULL) {
+      named = (at == only || at[-1] == ',') && (at[n] == ',' || at[n] == '\0');
+      if (named) break;
+      at += n;
+    }
+    if (!named) return;
+  }
+  tcase_add_test(tc, t);
+}
+
 static inline bool compiler_missing(const char* test) {
   zt_status_t s = zt_compiler_available();
   if (!s) return false;

@@ -1,0 +1,45 @@
+"""E5 of the C API's attention exports: tests/c/test_ops_api.c and
+test_ops_bwd.c run with ZT_TEST_OPS_DEVICE=opencl:cpu, so each plan compiles
+its export for pvc and Intel's OpenCL CPU runtime runs that SPIR-V; outputs,
+lse and gradients against the C tests' double references, as on the CPU.
+ZT_TEST_OPS_ONLY picks the tests claimed here: the -rm16 (row-major) exports
+the planner takes for contiguous buffers (fp16 and fp32 causal SDPA with
+GQA, fp16 d80 padded to 128, the rm16 / generic pick, the fp16 bool-mask
+export), the fp32 attention (float mask) and the C flex cases (causal and
+ALiBi + causal over block masks), and the backward's fp16 bool-mask (a dead
+row) and fp32 float-mask -rm16 exports. The runtime builds each kernel for
+minutes on this 2-core machine, so ZETILE_SLOW_TESTS=1 only."""
+import os
+import subprocess
+
+import pytest
+
+from zt_testutil import opencl_cpu_or_skip
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
+
+RUNS = {
+    "test_ops_api": ["test_sdpa_f32_causal_gqa", "test_sdpa_f16_d80", "test_sdpa_f16_row_major_pick",
+                     "test_sdpa_f32_float_mask", "test_sdpa_f16_bool_mask", "test_flex_causal",
+                     "test_flex_alibi_causal"],
+    "test_ops_bwd": ["test_bwd_f16_bool_mask_dead_row", "test_bwd_f32_float_mask"],
+}
+
+
+@pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (the OpenCL CPU runtime builds for minutes)")
+@pytest.mark.parametrize("binary", sorted(RUNS))
+def test_attention_exports_from_c_on_opencl_cpu(binary):
+    path = os.path.join(ROOT, "build", binary)
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is not built")
+    opencl_cpu_or_skip()
+    env = dict(os.environ, ZT_TEST_OPS_DEVICE="opencl:cpu", ZT_TEST_OPS_ONLY=",".join(RUNS[binary]),
+               CK_TIMEOUT_MULTIPLIER="12")
+    env.pop("ZETILE_SLOW_TESTS", None)  # the C tests' own slow cases are not picked here
+    r = subprocess.run([path], env=env, capture_output=True, text=True, timeout=7200)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "SKIP" not in out, out          # the compiler was there: the tests ran
+    n = len(RUNS[binary])
+    assert f"Checks: {n}, Failures: 0, Errors: 0" in out, out
