@@ -432,6 +432,16 @@ zt_status_t xe_emit_spirv_o0(zt_lower_ctx_t* lc, MlirModule m);
 zt_status_t xe_emit_spirv_passes(zt_lower_ctx_t* lc, MlirModule m, const char* passes,
                                  zt_status_t* invalid);
 
+/// The LLVM IR of m's gpu.module translated straight into ctx, as
+/// gpu-module-to-binary{format=llvm} at O=0 would have written it as bitcode
+/// (xe_llvm_handoff.c). *declined (and NULL, *out NULL) for modules that take
+/// the bitcode route: bitcode libraries to link, or
+/// ZETILE_XE_LLVM_HANDOFF=bitcode. Sets the kernel's subgroup size in m.
+struct LLVMOpaqueContext;  // LLVMContextRef
+struct LLVMOpaqueModule;   // LLVMModuleRef
+zt_status_t xe_llvm_translate(MlirModule m, struct LLVMOpaqueContext* ctx,
+                              struct LLVMOpaqueModule** out, bool* declined);
+
 /// Rewrites what LLVM's optimization makes that the SPIR-V backend cannot
 /// select in a Kernel module (xe_llvm_legalize.c): llvm.bitreverse calls
 /// become shifts, ands and ors. Returns how many calls were rewritten.

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include <llvm-c/BitReader.h>
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/Target.h>
@@ -46,19 +47,14 @@ static const char kTriple[] = "spirv64-unknown-unknown";
 // manager with the tuning gpu-module-to-binary uses (MLIR's
 // makeOptimizingTransformer: unrolling, interleaving and both vectorizers
 // on), then instruction selection at `level`.
-static zt_status_t select_spirv(const char* bc, size_t n, const char* passes,
-                                LLVMCodeGenOptLevel level, LLVMMemoryBufferRef* spv) {
+// `mod` (NULL: s is set) lives in ctx; both are kept in the ring below.
+static zt_status_t select_module(LLVMContextRef ctx, LLVMModuleRef mod, zt_status_t s,
+                                 const char* passes, LLVMCodeGenOptLevel level,
+                                 LLVMMemoryBufferRef* spv) {
   LLVMInitializeSPIRVTargetInfo();
   LLVMInitializeSPIRVTarget();
   LLVMInitializeSPIRVTargetMC();
   LLVMInitializeSPIRVAsmPrinter();
-  LLVMContextRef ctx = LLVMContextCreate();
-  LLVMMemoryBufferRef in = LLVMCreateMemoryBufferWithMemoryRangeCopy(bc, n, "xe");
-  LLVMModuleRef mod = NULL;
-  zt_status_t s = NULL;
-  if (LLVMParseBitcodeInContext2(ctx, in, &mod))
-    s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: unreadable bitcode");
-  LLVMDisposeMemoryBuffer(in);
   char* err = NULL;
   LLVMTargetRef target;
   LLVMTargetMachineRef tm = NULL;
@@ -118,6 +114,18 @@ static zt_status_t select_spirv(const char* bc, size_t n, const char* passes,
   kept_mod[i] = mod;
   kept_ctx[i] = ctx;
   return s;
+}
+
+static zt_status_t select_spirv(const char* bc, size_t n, const char* passes,
+                                LLVMCodeGenOptLevel level, LLVMMemoryBufferRef* spv) {
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMMemoryBufferRef in = LLVMCreateMemoryBufferWithMemoryRangeCopy(bc, n, "xe");
+  LLVMModuleRef mod = NULL;
+  zt_status_t s = NULL;
+  if (LLVMParseBitcodeInContext2(ctx, in, &mod))
+    s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: unreadable bitcode");
+  LLVMDisposeMemoryBuffer(in);
+  return select_module(ctx, mod, s, passes, level, spv);
 }
 
 zt_status_t xe_emit_spirv_o0(zt_lower_ctx_t* lc, MlirModule m) {
@@ -200,6 +208,28 @@ zt_status_t xe_emit_spirv_passes(zt_lower_ctx_t* lc, MlirModule m, const char* p
                                  zt_status_t* invalid) {
   *invalid = NULL;
   LLVMMemoryBufferRef spv = NULL;
+  // Straight into LLVM's context where it can (xe_llvm_handoff.c).
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod = NULL;
+  bool declined = false;
+  zt_status_t ts = xe_llvm_translate(m, ctx, &mod, &declined);
+  if (!declined) {
+    const char* dump = getenv("ZETILE_XE_DUMP_BC");
+    if (!ts && dump && *dump) LLVMWriteBitcodeToFile(mod, dump);
+    if (!ts) {
+      zt_spirv_emission_lock();
+      ts = select_module(ctx, mod, NULL, passes, LLVMCodeGenLevelDefault, &spv);
+      zt_spirv_emission_unlock();
+    } else {
+      LLVMContextDispose(ctx);
+    }
+    if (!ts) *invalid = zt_spirv_validate(LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
+    if (!ts && !*invalid)
+      ts = zt_spirv_set_artifact(lc->artifact, LLVMGetBufferStart(spv), LLVMGetBufferSize(spv));
+    if (spv) LLVMDisposeMemoryBuffer(spv);
+    return ts;
+  }
+  LLVMContextDispose(ctx);
   MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
   zt_status_t s = set_target_opt_level(copy, 0);
   if (!s)

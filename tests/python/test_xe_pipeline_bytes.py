@@ -7,7 +7,11 @@ lowering/xe/xe_lower.c, xe_atomic.c):
 - atomics are rewritten in place (xe_atomics_in_place) instead of printing
   the module, editing the text and parsing it back;
 - xegpu-vector-linearize is skipped on lane code without n-D vectors or the
-  vector ops it lowers (xe_linearize_need.c; ZETILE_XE_LINEARIZE=1 keeps it).
+  vector ops it lowers (xe_linearize_need.c; ZETILE_XE_LINEARIZE=1 keeps it);
+- the gpu.module is translated straight into the SPIR-V emission's LLVM
+  context instead of going through bitcode written by
+  gpu-module-to-binary{format=llvm} and read back (xe_llvm_handoff.c;
+  ZETILE_XE_LLVM_HANDOFF=bitcode keeps that route).
 The reference is the route before these changes, in the same build: the old
 pipeline text (ZETILE_XE_PIPELINE, as it ran after zetile's distribution) and
 the text route for atomics, shuffles and SLM (ZETILE_XE_MOVES=text). Every
@@ -96,7 +100,7 @@ def _compile(tmp_path, **env):
 def test_pipeline_cuts_keep_the_spirv(tmp_path):
     new = _compile(tmp_path / "new")
     old = _compile(tmp_path / "old", ZETILE_XE_PIPELINE=OLD_PIPELINE, ZETILE_XE_MOVES="text",
-                   ZETILE_XE_LINEARIZE="1")
+                   ZETILE_XE_LINEARIZE="1", ZETILE_XE_LLVM_HANDOFF="bitcode")
     assert set(new) == set(old)
     differ = [k for k in new if new[k]["spirv"] != old[k]["spirv"]]
     # LLVM's SPIR-V backend keeps state across the modules of a process
@@ -108,13 +112,18 @@ def test_pipeline_cuts_keep_the_spirv(tmp_path):
         a = _compile(tmp_path / f"new-{len(k)}", ZT_PIPELINE_BYTES_ONLY=k)[k]["spirv"]
         b = _compile(tmp_path / f"old-{len(k)}", ZT_PIPELINE_BYTES_ONLY=k,
                      ZETILE_XE_PIPELINE=OLD_PIPELINE, ZETILE_XE_MOVES="text",
-                     ZETILE_XE_LINEARIZE="1")[k]["spirv"]
+                     ZETILE_XE_LINEARIZE="1", ZETILE_XE_LLVM_HANDOFF="bitcode")[k]["spirv"]
         if a == b:
             differ.remove(k)
     assert not differ, differ
     for k, v in new.items():
         # The reference pipeline is the one for zetile's own distribution.
         assert "lane distribution (zetile)" in v["stages"], (k, v["stages"])
+        # No library to link on these pvc builds: every one is translated
+        # in place; the reference went through bitcode.
+        assert "Xe SPIR-V emission: translation to LLVM IR" in v["stages"], (k, v["stages"])
+        assert "pipeline Xe SPIR-V emission (LLVM IR, not optimized)" in old[k]["stages"], (
+            k, old[k]["stages"])
         if k.startswith("atomic"):
             # In place now; the reference took the text route.
             assert "parse Xe module with atomics" not in v["stages"], (k, v["stages"])

@@ -1,0 +1,138 @@
+// The Xe emission's hand-off from MLIR to LLVM IR without bitcode.
+//
+// gpu-module-to-binary{format=llvm} translates the gpu.module into an LLVM
+// module, writes it as bitcode into a gpu.binary, and select_spirv
+// (xe_spirv_o0.c) read it back into a fresh LLVMContext: on the attention
+// forward the write and the read were ~17 M of the compile's 464 M
+// instructions (callgrind in zt_lower_xe), for bytes that only went from one
+// LLVM context to another. Here the gpu.module is translated straight into
+// the emission's context, doing what upstream's serializer does before it
+// writes the bitcode (LLVM 22's ModuleToObject::run and XeVM's
+// serializeToObject): the kernel's intel_reqd_sub_group_size set to 16, the
+// translation, the data layout and triple of a SPIR-V target machine with no
+// CPU name, and LLVM's default<O0> pipeline (the target's O level is 0 on
+// this route). The SPIR-V comes out byte-identical to the bitcode route's
+// (tests/python/test_xe_llvm_handoff.py; ZETILE_XE_LLVM_HANDOFF=bitcode
+// keeps that route, to compare against).
+//
+// Modules with bitcode libraries to link (the compat builtins, the int8
+// DPAS names) take the bitcode route: upstream links them with
+// Linker::LinkOnlyNeeded and internalizes what it pulled in, which LLVM's C
+// API does not offer.
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Target/LLVMIR.h"
+
+#include "xe/xe_internal.h"
+
+void LLVMInitializeSPIRVTargetInfo(void);
+void LLVMInitializeSPIRVTarget(void);
+void LLVMInitializeSPIRVTargetMC(void);
+void LLVMInitializeSPIRVAsmPrinter(void);
+
+static const char kTriple[] = "spirv64-unknown-unknown";
+
+static bool name_is(MlirOperation op, const char* name) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
+}
+
+static void print_cb(MlirStringRef r, void* user) {
+  zt_strbuf_append((zt_strbuf_t*)user, r.data, r.length);
+}
+
+// Whether the gpu.module's one #xevm.target is one this route serves: the
+// SPIR-V triple, no files to link.
+static bool target_served(MlirOperation gm) {
+  MlirAttribute ts = mlirOperationGetAttributeByName(gm, mlirStringRefCreateFromCString("targets"));
+  if (mlirAttributeIsNull(ts) || !mlirAttributeIsAArray(ts) || mlirArrayAttrGetNumElements(ts) != 1)
+    return false;
+  zt_strbuf_t sb;
+  zt_strbuf_init(&sb);
+  mlirAttributePrint(mlirArrayAttrGetElement(ts, 0), print_cb, &sb);
+  zt_strbuf_append(&sb, "", 1);  // NUL
+  bool ok = !sb.failed && strstr(sb.data, "#xevm.target") && !strstr(sb.data, "linkFiles") &&
+            (!strstr(sb.data, "triple") || strstr(sb.data, kTriple));
+  zt_strbuf_deinit(&sb);
+  return ok;
+}
+
+zt_status_t xe_llvm_translate(MlirModule m, LLVMContextRef ctx, LLVMModuleRef* out,
+                              bool* declined) {
+  *out = NULL;
+  *declined = false;
+  const char* route = getenv("ZETILE_XE_LLVM_HANDOFF");
+  MlirOperation gm = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    if (name_is(op, "gpu.module")) gm = op;
+  if ((route && strcmp(route, "bitcode") == 0) || mlirOperationIsNull(gm) || !target_served(gm)) {
+    *declined = true;
+    return NULL;
+  }
+  // XeVM's serializeToObject: the first kernel gets subgroups of 16 (the
+  // SPIR-V's word is set to the emitted lanes afterwards, xe_lower.c).
+  MlirContext mctx = mlirOperationGetContext(gm);
+  MlirStringRef kernel_attr = mlirStringRefCreateFromCString("gpu.kernel");
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
+  for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f);
+       f = mlirOperationGetNextInBlock(f)) {
+    if (!name_is(f, "llvm.func") || mlirAttributeIsNull(mlirOperationGetDiscardableAttributeByName(f, kernel_attr)))
+      continue;
+    mlirOperationSetAttributeByName(
+        f, mlirStringRefCreateFromCString("intel_reqd_sub_group_size"),
+        mlirIntegerAttrGet(mlirIntegerTypeGet(mctx, 32), 16));
+    break;
+  }
+  double t0 = zt_timing_now_ms();
+  LLVMModuleRef mod = mlirTranslateModuleToLLVMIR(gm, ctx);
+  zt_timing_record("Xe SPIR-V emission: translation to LLVM IR", zt_timing_now_ms() - t0);
+  if (!mod) return zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: translation to LLVM IR failed");
+  LLVMInitializeSPIRVTargetInfo();
+  LLVMInitializeSPIRVTarget();
+  LLVMInitializeSPIRVTargetMC();
+  LLVMInitializeSPIRVAsmPrinter();
+  char* err = NULL;
+  LLVMTargetRef target;
+  zt_status_t s = NULL;
+  if (LLVMGetTargetFromTriple(kTriple, &target, &err))
+    s = zt_make_status(ZT_STATUS_UNSUPPORTED, "Xe SPIR-V: no SPIR-V target: %s", err ? err : "?");
+  LLVMDisposeMessage(err);
+  LLVMTargetMachineRef tm = NULL;
+  if (!s) {
+    tm = LLVMCreateTargetMachine(target, kTriple, "", "", LLVMCodeGenLevelNone, LLVMRelocDefault,
+                                 LLVMCodeModelDefault);
+    if (!tm) s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: target machine");
+  }
+  if (!s) {
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(mod, dl);
+    LLVMDisposeTargetData(dl);
+    LLVMSetTarget(mod, kTriple);
+    // ModuleToObject::optimizeModule at the target's O level, 0 here.
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(mod, "default<O0>", tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+      char* msg = LLVMGetErrorMessage(e);
+      s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: LLVM's default<O0>: %s", msg);
+      LLVMDisposeErrorMessage(msg);
+    }
+  }
+  if (tm) LLVMDisposeTargetMachine(tm);
+  if (s) {
+    LLVMDisposeModule(mod);
+    return s;
+  }
+  *out = mod;
+  return NULL;
+}
