@@ -437,6 +437,13 @@ zt_status_t xe_emit_spirv_passes(zt_lower_ctx_t* lc, MlirModule m, const char* p
 /// (xe_llvm_handoff.c). *declined (and NULL, *out NULL) for modules that take
 /// the bitcode route: bitcode libraries to link, or
 /// ZETILE_XE_LLVM_HANDOFF=bitcode. Sets the kernel's subgroup size in m.
+/// The SPIR-V backend's target machine for spirv64-unknown-unknown with no CPU
+/// name, at code generation level `level` (an LLVMCodeGenOptLevel), the SPIR-V
+/// target initialized first (xe_spirv_o0.c). Both the bitcode route and the
+/// direct hand-off take their data layout and triple from it.
+#define XE_SPIRV_TRIPLE "spirv64-unknown-unknown"
+struct LLVMOpaqueTargetMachine;  // LLVMTargetMachineRef
+zt_status_t xe_spirv_target_machine(int level, struct LLVMOpaqueTargetMachine** out);
 struct LLVMOpaqueContext;  // LLVMContextRef
 struct LLVMOpaqueModule;   // LLVMModuleRef
 zt_status_t xe_llvm_translate(MlirModule m, struct LLVMOpaqueContext* ctx,

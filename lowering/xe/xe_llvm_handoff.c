@@ -34,12 +34,7 @@
 
 #include "xe/xe_internal.h"
 
-void LLVMInitializeSPIRVTargetInfo(void);
-void LLVMInitializeSPIRVTarget(void);
-void LLVMInitializeSPIRVTargetMC(void);
-void LLVMInitializeSPIRVAsmPrinter(void);
-
-static const char kTriple[] = "spirv64-unknown-unknown";
+static const char kTriple[] = XE_SPIRV_TRIPLE;
 
 static bool name_is(MlirOperation op, const char* name) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
@@ -97,22 +92,8 @@ zt_status_t xe_llvm_translate(MlirModule m, LLVMContextRef ctx, LLVMModuleRef* o
   LLVMModuleRef mod = mlirTranslateModuleToLLVMIR(gm, ctx);
   zt_timing_record("Xe SPIR-V emission: translation to LLVM IR", zt_timing_now_ms() - t0);
   if (!mod) return zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: translation to LLVM IR failed");
-  LLVMInitializeSPIRVTargetInfo();
-  LLVMInitializeSPIRVTarget();
-  LLVMInitializeSPIRVTargetMC();
-  LLVMInitializeSPIRVAsmPrinter();
-  char* err = NULL;
-  LLVMTargetRef target;
-  zt_status_t s = NULL;
-  if (LLVMGetTargetFromTriple(kTriple, &target, &err))
-    s = zt_make_status(ZT_STATUS_UNSUPPORTED, "Xe SPIR-V: no SPIR-V target: %s", err ? err : "?");
-  LLVMDisposeMessage(err);
   LLVMTargetMachineRef tm = NULL;
-  if (!s) {
-    tm = LLVMCreateTargetMachine(target, kTriple, "", "", LLVMCodeGenLevelNone, LLVMRelocDefault,
-                                 LLVMCodeModelDefault);
-    if (!tm) s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: target machine");
-  }
+  zt_status_t s = xe_spirv_target_machine(LLVMCodeGenLevelNone, &tm);
   if (!s) {
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
     LLVMSetModuleDataLayout(mod, dl);

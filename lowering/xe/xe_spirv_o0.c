@@ -40,7 +40,26 @@ void LLVMInitializeSPIRVTarget(void);
 void LLVMInitializeSPIRVTargetMC(void);
 void LLVMInitializeSPIRVAsmPrinter(void);
 
-static const char kTriple[] = "spirv64-unknown-unknown";
+static const char kTriple[] = XE_SPIRV_TRIPLE;
+
+zt_status_t xe_spirv_target_machine(int level, LLVMTargetMachineRef* out) {
+  *out = NULL;
+  LLVMInitializeSPIRVTargetInfo();
+  LLVMInitializeSPIRVTarget();
+  LLVMInitializeSPIRVTargetMC();
+  LLVMInitializeSPIRVAsmPrinter();
+  char* err = NULL;
+  LLVMTargetRef target;
+  zt_status_t s = NULL;
+  if (LLVMGetTargetFromTriple(kTriple, &target, &err))
+    s = zt_make_status(ZT_STATUS_UNSUPPORTED, "Xe SPIR-V: no SPIR-V target: %s",
+                       err ? err : "?");
+  LLVMDisposeMessage(err);
+  if (s) return s;
+  *out = LLVMCreateTargetMachine(target, kTriple, "", "", (LLVMCodeGenOptLevel)level,
+                                 LLVMRelocDefault, LLVMCodeModelDefault);
+  return *out ? NULL : zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: target machine");
+}
 
 // Bitcode to SPIR-V (under the emission lock: the backend's state is
 // process-wide): `passes`, when given, run first through LLVM's new pass
@@ -51,23 +70,9 @@ static const char kTriple[] = "spirv64-unknown-unknown";
 static zt_status_t select_module(LLVMContextRef ctx, LLVMModuleRef mod, zt_status_t s,
                                  const char* passes, LLVMCodeGenOptLevel level,
                                  LLVMMemoryBufferRef* spv) {
-  LLVMInitializeSPIRVTargetInfo();
-  LLVMInitializeSPIRVTarget();
-  LLVMInitializeSPIRVTargetMC();
-  LLVMInitializeSPIRVAsmPrinter();
   char* err = NULL;
-  LLVMTargetRef target;
   LLVMTargetMachineRef tm = NULL;
-  if (!s && LLVMGetTargetFromTriple(kTriple, &target, &err))
-    s = zt_make_status(ZT_STATUS_UNSUPPORTED, "Xe SPIR-V: no SPIR-V target: %s",
-                       err ? err : "?");
-  LLVMDisposeMessage(err);
-  err = NULL;
-  if (!s) {
-    tm = LLVMCreateTargetMachine(target, kTriple, "", "", level, LLVMRelocDefault,
-                                 LLVMCodeModelDefault);
-    if (!tm) s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: target machine");
-  }
+  if (!s) s = xe_spirv_target_machine(level, &tm);
   if (!s && passes) {
     double t0 = zt_timing_now_ms();
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
