@@ -145,23 +145,13 @@ static bool iv_step(cpu_t* c, MlirValue v, char out[ZT_CPU_NAME]) {
   if (mlirOperationIsNull(loop) || !cpu_op_is(loop, "scf.for") ||
       mlirOperationGetNumOperands(loop) < 3)
     return false;
-  const cpu_val_t* s = cpu_map_get(c, mlirOperationGetOperand(loop, 2));
-  if (!s || s->kind != CPU_SCALAR || (s->type.kind != ZT_I32 && s->type.kind != ZT_I64))
-    return false;
-  if (s->type.kind == ZT_I64) {
-    snprintf(out, ZT_CPU_NAME, "%s", s->name);
-  } else {
-    cpu_fresh(c, out);
-    cpu_line(c, "%s = arith.extsi %s : i32 to i64", out, s->name);
-  }
-  return true;
+  return cpu_scalar_i64(c, cpu_map_get(c, mlirOperationGetOperand(loop, 2)), out);
 }
 
 // A 2-D block load whose offset in some dim is its loop's induction
 // variable (`a_desc.load([pid_m * BM, k])` in `for k in range(0, K, BK)`):
 // the rows the next iteration reads, prefetched into L1 (every line of
-// each row), as row loads of carried pointers do (cpu_ops.c
-// prefetch_next_row): the tiles' rows are a matrix row apart and new every
+// each row), as row loads of carried pointers do (cpu_prefetch_row): the tiles' rows are a matrix row apart and new every
 // step. A prefetch never faults, so rows past the view's end are harmless.
 static void prefetch_next_block(cpu_t* c, MlirOperation op, const view_t* v,
                                 const int64_t* block) {
@@ -198,19 +188,7 @@ static void prefetch_next_block(cpu_t* c, MlirOperation op, const view_t* v,
   cpu_fresh(c, row);
   cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, %s", row,
            v->base, e, v->kind == ZT_I1 ? "i8" : cpu_elem(v->kind));
-  for (int64_t off = 0; off < row_bytes + 63; off += 64) {
-    if (off >= row_bytes && (row_bytes - 1) % 64 == 0) break;
-    int64_t o = off < row_bytes ? off : row_bytes - 1;
-    char oc[ZT_CPU_NAME], g[ZT_CPU_NAME];
-    cpu_fresh(c, oc);
-    cpu_line(c, "%s = arith.constant %lld : i64", oc, (long long)o);
-    cpu_fresh(c, g);
-    cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, i8", g, row, oc);
-    cpu_line(c,
-             "\"llvm.intr.prefetch\"(%s) <{cache = 1 : i32, hint = 3 : i32, rw = 0 : i32}> : "
-             "(!llvm.ptr) -> ()",
-             g);
-  }
+  cpu_prefetch_row(c, row, NULL, row_bytes);
   cpu_loop_end(c);
 }
 

@@ -218,18 +218,7 @@ static bool hoist_i64(cpu_t* c, MlirOperation loop, MlirValue v, int depth,
   bool inside = mlirValueIsAOpResult(v)
                     ? within(d, loop)
                     : within(mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v)), loop);
-  if (!inside) {
-    const cpu_val_t* x = cpu_map_get(c, v);
-    if (!x || x->kind != CPU_SCALAR) return false;
-    if (x->type.kind == ZT_I64) {
-      snprintf(out, ZT_CPU_NAME, "%s", x->name);
-      return true;
-    }
-    if (x->type.kind != ZT_I32) return false;
-    cpu_fresh(c, out);
-    cpu_line(c, "%s = arith.extsi %s : i32 to i64", out, x->name);
-    return true;
-  }
+  if (!inside) return cpu_scalar_i64(c, cpu_map_get(c, v), out);
   if (mlirOperationIsNull(d)) return false;
   if (cpu_op_is(d, "arith.constant")) {
     MlirAttribute a = mlirOperationGetAttributeByName(d, mlirStringRefCreateFromCString("value"));

@@ -119,6 +119,13 @@ const char* cpu_elem(zt_scalar_kind_t k);
 const char* cpu_index(cpu_t* c, int64_t v, char out[ZT_CPU_NAME]);
 /// Name of a zero of kind k, emitted at entry on first use.
 const char* cpu_zero(cpu_t* c, zt_scalar_kind_t k, char out[ZT_CPU_NAME]);
+/// The integer scalar s as an i64 (its own name, or a sign extension of an
+/// i32 emitted here); false for anything else.
+bool cpu_scalar_i64(cpu_t* c, const cpu_val_t* s, char out[ZT_CPU_NAME]);
+/// Prefetches into L1 every 64-byte line, first to last byte, of the
+/// row_bytes-long row at pointer bp moved by `step` bytes (an i64 name; NULL:
+/// not moved) (cpu_ops.c).
+void cpu_prefetch_row(cpu_t* c, const char* bp, const char* step, int64_t row_bytes);
 /// Appends one indented line to the body.
 void cpu_line(cpu_t* c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 /// Element `idx` (an index SSA name) of v: the scalar itself for scalars and

@@ -572,22 +572,27 @@ static void mask_all_true(cpu_t* c, elem_body_t* eb, int64_t numel, char out[ZT_
 }
 
 // The row that starts at bp, moved by `step` bytes (the next iteration's
-// row of a carried pointer tensor), prefetched into L1: every 64-byte line
-// from its first to its last byte. Why (issue 16, session 17): the
+// row of a carried pointer tensor; NULL: bp is already that row, as for
+// block loads, cpu_block.c), prefetched into L1: every 64-byte line from
+// its first to its last byte. Why (issue 16, session 17): the
 // tutorial matmul's b tile is 32 rows a matrix row apart, new every k step;
 // on this AVX2 EPYC its copy into the tile buffer waited on those rows
 // (~38% of the kernel at 1024^3, perf). Prefetched one step ahead they have
 // the whole dot to arrive: 1024^3 32x32 tiles 135 -> 114 ms, 64x64 105 ->
 // 89 ms (prefetcht1: no better; prefetchnta: slower).
-static void prefetch_next_row(cpu_t* c, const char* bp, const char* step, int64_t row_bytes) {
+void cpu_prefetch_row(cpu_t* c, const char* bp, const char* step, int64_t row_bytes) {
   for (int64_t off = 0; off < row_bytes + 63; off += 64) {
     int64_t o = off < row_bytes ? off : row_bytes - 1;  // the last line, if not yet
     if (off >= row_bytes && (row_bytes - 1) % 64 == 0) break;
     char oc[ZT_CPU_NAME], at[ZT_CPU_NAME], g[ZT_CPU_NAME];
     cpu_fresh(c, oc);
     cpu_line(c, "%s = arith.constant %lld : i64", oc, (long long)o);
-    cpu_fresh(c, at);
-    cpu_line(c, "%s = arith.addi %s, %s : i64", at, step, oc);
+    if (step) {
+      cpu_fresh(c, at);
+      cpu_line(c, "%s = arith.addi %s, %s : i64", at, step, oc);
+    } else {
+      snprintf(at, sizeof at, "%s", oc);
+    }
     cpu_fresh(c, g);
     cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, i8", g, bp, at);
     cpu_line(c,
@@ -651,7 +656,7 @@ static zt_status_t emit_row_load(cpu_t* c, elem_body_t* eb, const zt_type_t* sha
   cpu_line(c, "%s = memref.load %s[%s] : %s", ra, p->name, rb, ty);
   cpu_fresh(c, bp);
   cpu_line(c, "%s = llvm.inttoptr %s : i64 to !llvm.ptr", bp, ra);
-  if (step) prefetch_next_row(c, bp, step, cols * bytes);
+  if (step) cpu_prefetch_row(c, bp, step, cols * bytes);
   cpu_loop_begin(c, cols, rj);
   cpu_fresh(c, idx);
   cpu_line(c, "%s = arith.addi %s, %s : index", idx, rb, rj);

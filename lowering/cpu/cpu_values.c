@@ -168,6 +168,18 @@ const char* cpu_zero(cpu_t* c, zt_scalar_kind_t k, char out[ZT_CPU_NAME]) {
   return out;
 }
 
+bool cpu_scalar_i64(cpu_t* c, const cpu_val_t* s, char out[ZT_CPU_NAME]) {
+  if (!s || s->kind != CPU_SCALAR) return false;
+  if (s->type.kind == ZT_I64) {
+    snprintf(out, ZT_CPU_NAME, "%s", s->name);
+    return true;
+  }
+  if (s->type.kind != ZT_I32) return false;
+  cpu_fresh(c, out);
+  cpu_line(c, "%s = arith.extsi %s : i32 to i64", out, s->name);
+  return true;
+}
+
 void cpu_line(cpu_t* c, const char* fmt, ...) {
   for (int i = 0; i < c->indent; ++i) zt_strbuf_append(&c->body, "  ", 2);
   va_list ap;

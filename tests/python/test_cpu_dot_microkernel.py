@@ -157,7 +157,7 @@ def test_b_rows_prefetched_one_step_ahead():
     # The b tile's rows are a matrix row apart and new on every k step; the
     # row load of a carried pointer tensor stepped by loop-invariant
     # arithmetic (`b_ptrs += BK * sbk`, computed in the body) prefetches the
-    # next step's rows (lowering/cpu/cpu_ops.c prefetch_next_row, the step
+    # next step's rows (lowering/cpu/cpu_ops.c cpu_prefetch_row, the step
     # hoisted by cpu_control.c hoist_step). Fails with a library that does
     # not: no prefetch in the lowering.
     a = np.zeros((64, 64), np.float32)
