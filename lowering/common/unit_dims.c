@@ -68,37 +68,24 @@ static bool is_unsqueeze_sink(MlirOperation op) {
              mlirShapedTypeGetDimSize(in, 0) * mlirShapedTypeGetDimSize(in, 1);
 }
 
-// Whether unit-shaped v is computed from a load through elementwise ops
-// on unit-shaped tensors (depth-limited: gathers' chains are short).
-static bool loaded_1d(MlirValue v, int depth);
-
-static bool from_load(MlirValue v, int depth) {
-  if (depth > 8 || !mlirValueIsAOpResult(v) || !unit_2d(mlirValueGetType(v))) return false;
+// Whether v is computed from a load through elementwise ops (depth-limited:
+// gathers' chains are short): unit-shaped v, or with `flat` 1-D v (index
+// arithmetic alone is not: the Xe lowering keeps addresses and masks lazy).
+static bool loaded(MlirValue v, bool flat, int depth) {
+  if (depth > 8 || !mlirValueIsAOpResult(v)) return false;
+  MlirType t = mlirValueGetType(v);
+  if (flat ? rank_of(t) != 1 : !unit_2d(t)) return false;
   MlirOperation d = mlirOpResultGetOwner(v);
   if (zt_op_named(d, "tile.load")) return true;
   // A loaded 1-D tensor made a column or row (`tl.load(S + rm)[:, None] > 0`):
   // data too, the unit-shaped ops on it as squeezable as a 2-D gather's.
-  if (is_source(d) && !zt_op_named(d, "tile.splat"))
-    return loaded_1d(mlirOperationGetOperand(d, 0), depth + 1);
+  if (!flat && is_source(d) && !zt_op_named(d, "tile.splat"))
+    return loaded(mlirOperationGetOperand(d, 0), true, depth + 1);
   if (mlirOperationGetNumRegions(d) != 0 ||
       !(zt_op_name_has_prefix(d, "arith.") || zt_op_name_has_prefix(d, "math.")))
     return false;
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(d); ++i)
-    if (from_load(mlirOperationGetOperand(d, i), depth + 1)) return true;
-  return false;
-}
-
-// Whether 1-D v is a load, or elementwise ops on one (index arithmetic
-// alone is not: the Xe lowering keeps addresses and masks lazy).
-static bool loaded_1d(MlirValue v, int depth) {
-  if (depth > 8 || !mlirValueIsAOpResult(v) || rank_of(mlirValueGetType(v)) != 1) return false;
-  MlirOperation d = mlirOpResultGetOwner(v);
-  if (zt_op_named(d, "tile.load")) return true;
-  if (mlirOperationGetNumRegions(d) != 0 ||
-      !(zt_op_name_has_prefix(d, "arith.") || zt_op_name_has_prefix(d, "math.")))
-    return false;
-  for (intptr_t i = 0; i < mlirOperationGetNumOperands(d); ++i)
-    if (loaded_1d(mlirOperationGetOperand(d, i), depth + 1)) return true;
+    if (loaded(mlirOperationGetOperand(d, i), flat, depth + 1)) return true;
   return false;
 }
 
@@ -110,7 +97,7 @@ static bool is_broadcast_sink(MlirOperation op, bool rows) {
     return false;
   MlirType out = mlirValueGetType(mlirOperationGetResult(op, 0));
   MlirValue in = mlirOperationGetOperand(op, 0);
-  return rank_of(out) == 2 && !unit_2d(out) && from_load(in, 0) &&
+  return rank_of(out) == 2 && !unit_2d(out) && loaded(in, false, 0) &&
          (rows || mlirShapedTypeGetDimSize(mlirValueGetType(in), 1) == 1);
 }
 
