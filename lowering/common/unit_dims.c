@@ -197,6 +197,15 @@ static MlirValue source_value(MlirOperation d) {
   return r;
 }
 
+// A new op `name` (in -> t) at op's location, not yet in a block.
+static MlirOperation one_operand_op(const char* name, MlirOperation op, MlirValue in, MlirType t) {
+  MlirOperationState st =
+      mlirOperationStateGet(mlirStringRefCreateFromCString(name), mlirOperationGetLocation(op));
+  mlirOperationStateAddOperands(&st, 1, &in);
+  mlirOperationStateAddResults(&st, 1, &t);
+  return mlirOperationCreate(&st);
+}
+
 zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, bool rows, int* out_count) {
   walk_t w = {.rows = rows};
   *out_count = 0;
@@ -251,21 +260,13 @@ zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, bool rows, int* out_count
       int64_t ushape[2] = {mlirShapedTypeGetDimSize(ut, 0), mlirShapedTypeGetDimSize(ut, 1)};
       MlirType ut32 = mlirRankedTensorTypeGet(2, ushape, i32, mlirAttributeGetNull());
       MlirType u1d32 = squeezed(ut32);
-      MlirOperationState es = mlirOperationStateGet(mlirStringRefCreateFromCString("arith.extui"),
-                                                    mlirOperationGetLocation(op));
-      mlirOperationStateAddOperands(&es, 1, &in);
-      mlirOperationStateAddResults(&es, 1, &u1d32);
-      MlirOperation ext = mlirOperationCreate(&es);
+      MlirOperation ext = one_operand_op("arith.extui", op, in, u1d32);
       mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, ext);
       MlirValue bres = mlirOperationGetResult(op, 0);
       MlirType bt = mlirValueGetType(bres);
       int64_t bshape[2] = {mlirShapedTypeGetDimSize(bt, 0), mlirShapedTypeGetDimSize(bt, 1)};
       mlirValueSetType(bres, mlirRankedTensorTypeGet(2, bshape, i32, mlirAttributeGetNull()));
-      MlirOperationState ts = mlirOperationStateGet(mlirStringRefCreateFromCString("arith.trunci"),
-                                                    mlirOperationGetLocation(op));
-      mlirOperationStateAddOperands(&ts, 1, &bres);
-      mlirOperationStateAddResults(&ts, 1, &bt);
-      MlirOperation tr = mlirOperationCreate(&ts);
+      MlirOperation tr = one_operand_op("arith.trunci", op, bres, bt);
       mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(op), op, tr);
       mlirValueReplaceAllUsesExcept(bres, mlirOperationGetResult(tr, 0), 1, &tr);
       // The expand_dims below takes the 1-D i32 value (already squeezed).
