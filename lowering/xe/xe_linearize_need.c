@@ -12,67 +12,51 @@
 // it runs only when some op has a vector of rank 2 or more, or a vector op
 // outside that list (an allow-list: an op this file does not know keeps the
 // pass).
-#include <string.h>
-
 #include <mlir-c/BuiltinTypes.h>
 
 #include "xe/xe_internal.h"
 
-typedef struct {
-  bool need;
-} need_state_t;
-
 static bool nd_vector(MlirType t) { return mlirTypeIsAVector(t) && mlirShapedTypeGetRank(t) >= 2; }
 
 // Vector ops the pass leaves as they are when every vector is 1-D.
-static bool plain_vector_op(MlirOperation op, MlirStringRef name) {
+static bool plain_vector_op(MlirOperation op) {
   static const char* const kPlain[] = {"vector.extract", "vector.insert",
                                        "vector.extract_strided_slice", "vector.from_elements"};
   for (size_t i = 0; i < sizeof kPlain / sizeof kPlain[0]; ++i)
-    if (name.length == strlen(kPlain[i]) && memcmp(name.data, kPlain[i], name.length) == 0)
-      return true;
+    if (zt_op_named(op, kPlain[i])) return true;
   // A broadcast of a scalar is already in the form the conversions take; a
   // broadcast of a vector is lowered by the pass.
-  static const char kBroadcast[] = "vector.broadcast";
-  if (name.length == sizeof kBroadcast - 1 && memcmp(name.data, kBroadcast, name.length) == 0)
-    return mlirOperationGetNumOperands(op) == 1 &&
-           !mlirTypeIsAVector(mlirValueGetType(mlirOperationGetOperand(op, 0)));
-  return false;
+  return zt_op_named(op, "vector.broadcast") && mlirOperationGetNumOperands(op) == 1 &&
+         !mlirTypeIsAVector(mlirValueGetType(mlirOperationGetOperand(op, 0)));
 }
 
-static MlirWalkResult need_visit(MlirOperation op, void* user) {
-  need_state_t* st = user;
-  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
-  if (name.length > 7 && memcmp(name.data, "vector.", 7) == 0 && !plain_vector_op(op, name)) {
-    st->need = true;
-    return MlirWalkResultInterrupt;
-  }
+// Whether op alone gives the pass work: a vector op outside the list, or an
+// n-D vector among its results, operands or its regions' block arguments
+// (loop-carried values, function arguments).
+static bool gives_work(MlirOperation op) {
+  if (zt_op_name_has_prefix(op, "vector.") && !plain_vector_op(op)) return true;
   for (intptr_t i = 0, n = mlirOperationGetNumResults(op); i < n; ++i)
-    if (nd_vector(mlirValueGetType(mlirOperationGetResult(op, i)))) {
-      st->need = true;
-      return MlirWalkResultInterrupt;
-    }
+    if (nd_vector(mlirValueGetType(mlirOperationGetResult(op, i)))) return true;
   for (intptr_t i = 0, n = mlirOperationGetNumOperands(op); i < n; ++i)
-    if (nd_vector(mlirValueGetType(mlirOperationGetOperand(op, i)))) {
-      st->need = true;
-      return MlirWalkResultInterrupt;
-    }
-  // Block arguments (loop-carried values, function arguments) of n-D type.
+    if (nd_vector(mlirValueGetType(mlirOperationGetOperand(op, i)))) return true;
   for (intptr_t r = 0, nr = mlirOperationGetNumRegions(op); r < nr; ++r) {
     MlirRegion region = mlirOperationGetRegion(op, r);
     for (MlirBlock b = mlirRegionGetFirstBlock(region); !mlirBlockIsNull(b);
          b = mlirBlockGetNextInRegion(b))
       for (intptr_t a = 0, na = mlirBlockGetNumArguments(b); a < na; ++a)
-        if (nd_vector(mlirValueGetType(mlirBlockGetArgument(b, a)))) {
-          st->need = true;
-          return MlirWalkResultInterrupt;
-        }
+        if (nd_vector(mlirValueGetType(mlirBlockGetArgument(b, a)))) return true;
   }
-  return MlirWalkResultAdvance;
+  return false;
+}
+
+static MlirWalkResult need_visit(MlirOperation op, void* user) {
+  if (!gives_work(op)) return MlirWalkResultAdvance;
+  *(bool*)user = true;
+  return MlirWalkResultInterrupt;
 }
 
 bool xe_needs_linearize(MlirModule m) {
-  need_state_t st = {false};
-  mlirOperationWalk(mlirModuleGetOperation(m), need_visit, &st, MlirWalkPreOrder);
-  return st.need;
+  bool need = false;
+  mlirOperationWalk(mlirModuleGetOperation(m), need_visit, &need, MlirWalkPreOrder);
+  return need;
 }
