@@ -21,7 +21,7 @@
 static _Thread_local zt_strbuf_t g_diags;
 static _Thread_local int g_num_diags;
 
-static void append_cb(MlirStringRef s, void* user) {
+void zt_strbuf_mlir_cb(MlirStringRef s, void* user) {
   zt_strbuf_append((zt_strbuf_t*)user, s.data, s.length);
 }
 
@@ -60,7 +60,7 @@ static void format_diag(MlirDiagnostic d, int depth) {
   if (format_loc(mlirDiagnosticGetLocation(d), &g_diags, 0))
     zt_strbuf_puts(&g_diags, ": ");
   zt_strbuf_printf(&g_diags, "%s: ", (unsigned)s < 4 ? sev[s] : "diagnostic");
-  mlirDiagnosticPrint(d, append_cb, &g_diags);
+  mlirDiagnosticPrint(d, zt_strbuf_mlir_cb, &g_diags);
   intptr_t n = mlirDiagnosticGetNumNotes(d);
   for (intptr_t i = 0; i < n && depth < 4; ++i)
     format_diag(mlirDiagnosticGetNote(d, i), depth + 1);
@@ -261,7 +261,7 @@ static zt_status_t run_pipeline(MlirContext ctx, MlirModule module, const char* 
   zt_strbuf_init(&err);
   MlirLogicalResult r = mlirParsePassPipeline(
       mlirPassManagerGetAsOpPassManager(pm),
-      mlirStringRefCreateFromCString(pipeline), append_cb, &err);
+      mlirStringRefCreateFromCString(pipeline), zt_strbuf_mlir_cb, &err);
   if (mlirLogicalResultIsFailure(r)) {
     zt_status_t s = zt_make_status(ZT_STATUS_INTERNAL, "%s: bad pipeline %s: %s",
                                    what, pipeline, err.data ? err.data : "");
@@ -301,7 +301,7 @@ static zt_status_t run_pipeline(MlirContext ctx, MlirModule module, const char* 
 void zt_mlir_print(MlirOperation op, zt_strbuf_t* sb) {
   MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
   mlirOpPrintingFlagsEnableDebugInfo(flags, false, false);
-  mlirOperationPrintWithFlags(op, flags, append_cb, sb);
+  mlirOperationPrintWithFlags(op, flags, zt_strbuf_mlir_cb, sb);
   mlirOpPrintingFlagsDestroy(flags);
 }
 

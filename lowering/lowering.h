@@ -69,6 +69,9 @@ void zt_spirv_emission_unlock(void);
 bool zt_op_list_push(MlirOperation** ops, size_t* n, size_t* cap, MlirOperation op);
 /// Prints an operation (generic form off) into sb.
 void zt_mlir_print(MlirOperation op, zt_strbuf_t* sb);
+/// An MlirStringCallback appending to the zt_strbuf_t at user (for
+/// mlirAttributePrint, mlirTypePrint and the like).
+void zt_strbuf_mlir_cb(MlirStringRef s, void* user);
 /// Fills the argument part of `meta` from the kernel's signature.
 zt_status_t zt_kernel_meta_from_func(MlirOperation kernel,
                                      zt_kernel_meta_t* meta);

@@ -95,11 +95,6 @@ static bool name_starts(MlirOperation op, const char* prefix) {
   return s.length >= n && memcmp(s.data, prefix, n) == 0;
 }
 
-static void print_cb(MlirStringRef s, void* user) {
-  zt_strbuf_t* sb = user;
-  zt_strbuf_printf(sb, "%.*s", (int)s.length, s.data);
-}
-
 // ---------------------------------------------------------------- checking
 
 typedef struct {
@@ -153,7 +148,7 @@ static bool layout_ok(MlirAttribute a, bool* pairs) {
   if (mlirAttributeIsNull(a)) return true;
   zt_strbuf_t sb;
   zt_strbuf_init(&sb);
-  mlirAttributePrint(a, print_cb, &sb);
+  mlirAttributePrint(a, zt_strbuf_mlir_cb, &sb);
   char one[48], two[48];
   snprintf(one, sizeof one, "lane_layout = [%d], lane_data = [1]>", LANES);
   snprintf(two, sizeof two, "lane_layout = [1, %d], lane_data = [", LANES);
@@ -342,7 +337,7 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
   } else if (zt_op_named(op, "xegpu.create_nd_tdesc")) {
     zt_strbuf_t sb;
     zt_strbuf_init(&sb);
-    mlirTypePrint(mlirValueGetType(mlirOperationGetResult(op, 0)), print_cb, &sb);
+    mlirTypePrint(mlirValueGetType(mlirOperationGetResult(op, 0)), zt_strbuf_mlir_cb, &sb);
     if (sb.failed || strstr(sb.data, "array_length")) refuse(c, op, "%s", "array_length > 1");
     zt_strbuf_deinit(&sb);
   } else if (zt_op_named(op, "xegpu.dpas") && LANES != XE_SUBGROUP) {
@@ -397,7 +392,7 @@ static MlirType lane_type(MlirContext ctx, MlirType t) {
   if (!(ns.length == 5 && memcmp(ns.data, "xegpu", 5) == 0)) return t;
   zt_strbuf_t sb;
   zt_strbuf_init(&sb);
-  mlirTypePrint(t, print_cb, &sb);
+  mlirTypePrint(t, zt_strbuf_mlir_cb, &sb);
   MlirType out = t;
   const char* at = sb.failed ? NULL : strstr(sb.data, ", #xegpu.layout<");
   if (at && strncmp(sb.data, "!xegpu.tensor_desc<", 19) == 0) {
@@ -538,7 +533,7 @@ static zt_status_t fix_reduction(MlirContext ctx, MlirOperation op) {
   MlirAttribute kind_attr = get_attr(op, "kind");
   zt_strbuf_t ks;
   zt_strbuf_init(&ks);
-  mlirAttributePrint(kind_attr, print_cb, &ks);
+  mlirAttributePrint(kind_attr, zt_strbuf_mlir_cb, &ks);
   // "#vector.kind<add>"
   char kind[24] = "";
   const char* lt = ks.failed ? NULL : strchr(ks.data, '<');
@@ -603,7 +598,7 @@ static bool packed_layout(MlirAttribute a) {
   if (mlirAttributeIsNull(a)) return false;
   zt_strbuf_t sb;
   zt_strbuf_init(&sb);
-  mlirAttributePrint(a, print_cb, &sb);
+  mlirAttributePrint(a, zt_strbuf_mlir_cb, &sb);
   bool p = !sb.failed && (strstr(sb.data, "lane_data = [2, 1]") || strstr(sb.data, "lane_data = [4, 1]"));
   zt_strbuf_deinit(&sb);
   return p;

@@ -9,10 +9,6 @@
 
 #include "xe/xe_internal.h"
 
-static void append_cb(MlirStringRef s, void* user) {
-  zt_strbuf_append((zt_strbuf_t*)user, s.data, s.length);
-}
-
 static bool name_is(MlirStringRef n, const char* s) {
   size_t l = strlen(s);
   return n.length == l && memcmp(n.data, s, l) == 0;
@@ -44,7 +40,7 @@ void xe_op_props(MlirOperation op, zt_strbuf_t* sb) {
     zt_strbuf_puts(sb, n++ ? ", " : "<{");
     zt_strbuf_printf(sb, "%s = ", names[i]);
     size_t value = sb->size;
-    mlirAttributePrint(a, append_cb, sb);
+    mlirAttributePrint(a, zt_strbuf_mlir_cb, sb);
     // fastmath<none> is the property's default: left out, the parser
     // gives the same op. Parsing it cost 12% of the 200-op chain's parse
     // (16 chunks of every op; callgrind, issue 22).
@@ -453,7 +449,7 @@ static zt_status_t emit_constant(xe_emitter_t* e, MlirOperation op) {
   if (!r) return NULL;
   xe_line(e);
   zt_strbuf_printf(&e->body, "%s = arith.constant ", r->names[0]);
-  mlirAttributePrint(a, append_cb, &e->body);
+  mlirAttributePrint(a, zt_strbuf_mlir_cb, &e->body);
   zt_strbuf_printf(&e->body, "%s\n", e->loc.data);
   return NULL;
 }

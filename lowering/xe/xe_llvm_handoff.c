@@ -36,15 +36,6 @@
 
 static const char kTriple[] = XE_SPIRV_TRIPLE;
 
-static bool name_is(MlirOperation op, const char* name) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
-}
-
-static void print_cb(MlirStringRef r, void* user) {
-  zt_strbuf_append((zt_strbuf_t*)user, r.data, r.length);
-}
-
 // Whether the gpu.module's one #xevm.target is one this route serves: the
 // SPIR-V triple, no files to link.
 static bool target_served(MlirOperation gm) {
@@ -53,7 +44,7 @@ static bool target_served(MlirOperation gm) {
     return false;
   zt_strbuf_t sb;
   zt_strbuf_init(&sb);
-  mlirAttributePrint(mlirArrayAttrGetElement(ts, 0), print_cb, &sb);
+  mlirAttributePrint(mlirArrayAttrGetElement(ts, 0), zt_strbuf_mlir_cb, &sb);
   zt_strbuf_append(&sb, "", 1);  // NUL
   bool ok = !sb.failed && strstr(sb.data, "#xevm.target") && !strstr(sb.data, "linkFiles") &&
             (!strstr(sb.data, "triple") || strstr(sb.data, kTriple));
@@ -69,7 +60,7 @@ zt_status_t xe_llvm_translate(MlirModule m, LLVMContextRef ctx, LLVMModuleRef* o
   MlirOperation gm = {NULL};
   for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
        !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
-    if (name_is(op, "gpu.module")) gm = op;
+    if (zt_op_named(op, "gpu.module")) gm = op;
   if ((route && strcmp(route, "bitcode") == 0) || mlirOperationIsNull(gm) || !target_served(gm)) {
     *declined = true;
     return NULL;
@@ -81,7 +72,7 @@ zt_status_t xe_llvm_translate(MlirModule m, LLVMContextRef ctx, LLVMModuleRef* o
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
   for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f);
        f = mlirOperationGetNextInBlock(f)) {
-    if (!name_is(f, "llvm.func") || mlirAttributeIsNull(mlirOperationGetDiscardableAttributeByName(f, kernel_attr)))
+    if (!zt_op_named(f, "llvm.func") || mlirAttributeIsNull(mlirOperationGetDiscardableAttributeByName(f, kernel_attr)))
       continue;
     mlirOperationSetAttributeByName(
         f, mlirStringRefCreateFromCString("intel_reqd_sub_group_size"),

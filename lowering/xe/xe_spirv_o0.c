@@ -154,10 +154,6 @@ zt_status_t xe_emit_spirv_o0(zt_lower_ctx_t* lc, MlirModule m) {
   return s;
 }
 
-static void attr_print_cb(MlirStringRef r, void* user) {
-  zt_strbuf_append((zt_strbuf_t*)user, r.data, r.length);
-}
-
 // The gpu.module's #xevm.target with its O level replaced by `level`:
 // gpu-module-to-binary then runs LLVM's default pipeline of that level.
 static zt_status_t set_target_opt_level(MlirModule m, int level) {
@@ -171,7 +167,7 @@ static zt_status_t set_target_opt_level(MlirModule m, int level) {
       continue;
     zt_strbuf_t sb;
     zt_strbuf_init(&sb);
-    mlirAttributePrint(ts, attr_print_cb, &sb);
+    mlirAttributePrint(ts, zt_strbuf_mlir_cb, &sb);
     zt_strbuf_append(&sb, "", 1);  // NUL
     // O = 2 is the default, which the printer leaves out.
     if (sb.failed) {
