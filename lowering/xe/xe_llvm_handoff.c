@@ -12,7 +12,7 @@
 // translation, the data layout and triple of a SPIR-V target machine with no
 // CPU name, and LLVM's default<O0> pipeline (the target's O level is 0 on
 // this route). The SPIR-V comes out byte-identical to the bitcode route's
-// (tests/python/test_xe_llvm_handoff.py; ZETILE_XE_LLVM_HANDOFF=bitcode
+// (tests/python/test_xe_pipeline_bytes.py; ZETILE_XE_LLVM_HANDOFF=bitcode
 // keeps that route, to compare against).
 //
 // Modules with bitcode libraries to link (the compat builtins, the int8
