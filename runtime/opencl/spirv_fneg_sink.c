@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/spirv_words.h"
 #include "opencl/opencl.h"
 
 enum {
@@ -46,10 +47,10 @@ static bool mentions(const uint32_t* w, uint32_t count, uint32_t id) {
 
 void* zt_cl_spirv_sink_fneg(const void* spirv, size_t size, size_t* moved) {
   *moved = 0;
-  if (size % 4 || size < 20) return NULL;
-  const uint32_t* w = spirv;
-  size_t n = size / 4;
-  if (w[0] != 0x07230203u) return NULL;
+  zt_spirv_walk_t it;
+  if (!zt_spirv_walk_begin(&it, spirv, size, UINT32_MAX)) return NULL;
+  const uint32_t* w = spirv;  // an artifact section: its own allocation, so aligned
+  size_t n = it.n;
   // Instruction starts; for a moved negation the index of the instruction
   // it moves before (else 0: index 0 is the first instruction, never a
   // target); per target the moved ones in order (head/next lists).
@@ -60,13 +61,10 @@ void* zt_cl_spirv_sink_fneg(const void* spirv, size_t size, size_t* moved) {
   size_t* tail = malloc(n * sizeof *tail);
   uint32_t* out = malloc(size);
   if (!at || !target || !head || !next || !tail || !out) goto fail;
-  size_t ni = 0;
-  for (size_t i = 5; i < n;) {
-    uint32_t count = w[i] >> 16;
-    if (count == 0 || i + count > n) goto fail;
-    at[ni++] = i;
-    i += count;
-  }
+  size_t ni = 0, first;
+  uint32_t op0, count0;
+  while (zt_spirv_walk_next(&it, &first, &op0, &count0)) at[ni++] = first;
+  if (it.cut) goto fail;
   for (size_t a = 0; a < ni; ++a) head[a] = next[a] = tail[a] = SIZE_MAX;
   for (size_t a = 0; a < ni; ++a) {
     const uint32_t* fi = &w[at[a]];

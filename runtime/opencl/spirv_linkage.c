@@ -4,37 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/spirv_words.h"
 #include "opencl/opencl.h"
 
-#define SPV_MAGIC 0x07230203u
 #define SPV_OP_DECORATE 71u
 #define SPV_DECORATION_LINKAGE_ATTRIBUTES 41u
 
 zt_status_t zt_cl_spirv_linkage_names(const void* spirv, size_t size, int kind,
                                       zt_strbuf_t* sb) {
-  if (size % 4 || size < 20)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "SPIR-V of %zu bytes is malformed", size);
-  const uint32_t* w = spirv;
-  size_t n = size / 4;
-  if (w[0] != SPV_MAGIC)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "not SPIR-V (magic 0x%08x)", w[0]);
-  for (size_t i = 5; i < n;) {
-    uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
-    if (count == 0 || i + count > n)
-      return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "SPIR-V instruction %zu is cut", i);
+  zt_spirv_walk_t it;
+  if (!zt_spirv_walk_begin(&it, spirv, size, UINT32_MAX))
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "not a SPIR-V module (%zu bytes)", size);
+  size_t i;
+  uint32_t op, count;
+  while (zt_spirv_walk_next(&it, &i, &op, &count)) {
     // OpDecorate <target> LinkageAttributes "<name>" <Export|Import>
-    if (op == SPV_OP_DECORATE && count >= 5 && w[i + 2] == SPV_DECORATION_LINKAGE_ATTRIBUTES) {
-      const char* name = (const char*)&w[i + 3];
+    if (op == SPV_OP_DECORATE && count >= 5 &&
+        zt_spirv_word(&it, i + 2) == SPV_DECORATION_LINKAGE_ATTRIBUTES) {
+      const char* name = (const char*)(it.bytes + 4 * (i + 3));
       size_t max = (count - 4) * 4;
       size_t len = strnlen(name, max);
-      if (len < max && w[i + count - 1] == (uint32_t)kind &&
+      if (len < max && zt_spirv_word(&it, i + count - 1) == (uint32_t)kind &&
           strncmp(name, "__spirv_", 8) != 0) {
         zt_strbuf_append(sb, name, len);
         zt_strbuf_append(sb, "\n", 1);
       }
     }
-    i += count;
   }
+  if (it.cut)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "SPIR-V instruction %zu is cut", it.at);
   return sb->failed ? zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "linkage names") : NULL;
 }
 
@@ -58,12 +56,9 @@ bool zt_cl_spirv_narrows_local_pointers(const void* spirv, size_t size) {
          OP_ACCESS_CHAIN = 65, OP_IN_BOUNDS_ACCESS_CHAIN = 66, OP_PTR_ACCESS_CHAIN = 67,
          OP_IN_BOUNDS_PTR_ACCESS_CHAIN = 70, OP_CONVERT_PTR_TO_U = 117,
          OP_CONVERT_U_TO_PTR = 120, OP_BITCAST = 124, SC_WORKGROUP = 4 };
-  if (size % 4 || size < 20) return false;
-  const uint32_t* w = spirv;
-  size_t n = size / 4;
-  if (w[0] != SPV_MAGIC) return false;
-  uint32_t bound = w[3];
-  if (bound == 0 || bound > (1u << 24)) return false;
+  zt_spirv_walk_t it;
+  if (!zt_spirv_walk_begin(&it, spirv, size, 1u << 24)) return false;
+  uint32_t bound = it.bound;
   // Per id: integer width (int types), 1 for Workgroup pointer types, and the
   // type of values we track.
   uint8_t* int_width = calloc(bound, 1);
@@ -71,10 +66,11 @@ bool zt_cl_spirv_narrows_local_pointers(const void* spirv, size_t size) {
   uint32_t* type_of = calloc(bound, sizeof *type_of);
   bool found = false;
   if (!int_width || !wg_ptr_type || !type_of) goto done;
-  for (size_t i = 5; i < n && !found;) {
-    uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
-    if (count == 0 || i + count > n) break;
-    const uint32_t* a = &w[i + 1];
+  size_t i;
+  uint32_t op, count, a[4] = {0};
+  while (!found && zt_spirv_walk_next(&it, &i, &op, &count)) {
+    // The first operand words (those the cases below read; 0 past the end).
+    for (uint32_t k = 0; k < 4; ++k) a[k] = k + 1 < count ? zt_spirv_word(&it, i + 1 + k) : 0;
     switch (op) {
       case OP_TYPE_INT:
         if (count >= 3 && a[0] < bound) int_width[a[0]] = (uint8_t)(a[1] > 255 ? 255 : a[1]);
@@ -105,7 +101,6 @@ bool zt_cl_spirv_narrows_local_pointers(const void* spirv, size_t size) {
       default:
         break;
     }
-    i += count;
   }
 done:
   free(int_width);
