@@ -415,6 +415,11 @@ struct xe_axis_s;
 /// the emitter reads it with xe_emit_trans_read from the tile's first
 /// element).
 bool xe_ptr_trans_read_ok(xe_emitter_t* e, MlirOperation op, const struct xe_axis_s* ax);
+struct xe_bound_s;
+/// Whether mask term b of such a load, a bound along K (axis 0), can be the
+/// transposed read's width: x counts up over the whole tile's K, and for
+/// 16-bit data bound - x is provably even (whole dword pairs).
+bool xe_ptr_trans_k_bound_ok(xe_emitter_t* e, MlirOperation op, const struct xe_bound_s* b);
 
 /// The bytes of the first object of the module's gpu.binary (what
 /// gpu-module-to-binary produced: SPIR-V, or bitcode with format=llvm);

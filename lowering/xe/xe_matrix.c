@@ -1512,11 +1512,14 @@ static bool ptr_block_ok(xe_emitter_t* e, MlirOperation op, bool store, ptr_bloc
   const xe_step_t *sr = &pb->ax.step[0], *sc = &pb->ax.step[1];
   pb->trans = !store && xe_ptr_trans_read_ok(e, op, &pb->ax);
   if (pb->trans) {
-    // (no K bound: see xe_trans_load.c)
+    // (a K bound only where it keeps dword pairs whole: xe_trans_load.c)
     if (!xe_mask_bounds(e, m, &pb->mb)) return false;
-    for (int i = 0; i < pb->mb.n; ++i)
-      if (pb->mb.b[i].axis == 0 || pb->mb.b[i].lin < dim(mlirOperationGetResult(op, 0), 1))
+    for (int i = 0; i < pb->mb.n; ++i) {
+      const xe_bound_t* b = &pb->mb.b[i];
+      if (b->axis == 0 ? !xe_ptr_trans_k_bound_ok(e, op, b)
+                       : b->lin < dim(mlirOperationGetResult(op, 0), 1))
         return false;
+    }
     return true;
   }
   if (!sc->known || !mlirValueIsNull(sc->sym) || sc->coef != 1 || pb->ax.lin[1] < 16) return false;
@@ -1546,10 +1549,12 @@ static void scalar_i64(xe_emitter_t* e, const char* x, zt_scalar_kind_t k, xe_na
 }
 
 // Extent and start of a descriptor along one axis from the mask's bounds on
-// it: rem = min(bound - x at the group's start); size = max(rem, 1) and
-// start = (rem <= 0), so a group the mask leaves empty reads zeros.
+// it: rem = min(bound - x at the group's start); size = max(rem, unit) and
+// start = (rem <= 0) * unit, so a group the mask leaves empty reads zeros.
+// unit is 1, or 2 for the K pairs of a transposed 16-bit read (its width
+// and offset are halved into dwords: a width of 1 element would be none).
 static zt_status_t bound_extent(xe_emitter_t* e, const ptr_block_t* pb, int axis,
-                                const idx_t* idx, int64_t dflt, xe_name_t size,
+                                const idx_t* idx, int64_t dflt, int64_t unit, xe_name_t size,
                                 xe_name_t start) {
   xe_name_t rem = {0};
   zt_scalar_kind_t rk = ZT_I32;
@@ -1594,7 +1599,7 @@ static zt_status_t bound_extent(xe_emitter_t* e, const ptr_block_t* pb, int axis
   const char* ty = xe_elem(rk);
   char text[64];
   xe_name_t one, zero, mx, le, dead;
-  snprintf(text, sizeof text, "arith.constant 1 : %s", ty);
+  snprintf(text, sizeof text, "arith.constant %lld : %s", (long long)unit, ty);
   xe_hoist(e, text, false, one);
   snprintf(text, sizeof text, "arith.constant 0 : %s", ty);
   xe_hoist(e, text, false, zero);
@@ -1605,6 +1610,11 @@ static zt_status_t bound_extent(xe_emitter_t* e, const ptr_block_t* pb, int axis
   xe_fresh(e, dead);
   xe_line(e);
   zt_strbuf_printf(&e->body, "%s = arith.extui %s : i1 to %s%s\n", dead, le, ty, loc(e));
+  if (unit != 1) {
+    xe_name_t d2;
+    int_bin(e, "muli", dead, one, rk, false, d2);
+    memcpy(dead, d2, sizeof dead);
+  }
   cast_index(e, mx, ty, size);
   cast_index(e, dead, ty, start);
   return NULL;
@@ -1637,9 +1647,10 @@ static MlirValue moved_root_64(xe_emitter_t* e, MlirValue p, zt_scalar_kind_t k)
 
 // A pointer load of a transposed view into dots' B blocks v (pb->trans):
 // one transposed-read descriptor at the tile's first element, N rows (the
-// mask's bound on axis 1, else the tile's) of K elements (the tile's,
-// widened to the message's 64-byte minimum: no K bound, so nothing past the
-// tile is read), the column stride as pitch (xe_emit_trans_read).
+// mask's bound on axis 1, else the tile's) of K elements (what is left of
+// the mask's bound on axis 0, so a K tail reads zeros; without one the
+// tile's, widened to the message's 64-byte minimum: nothing past the tile
+// is read), the column stride as pitch (xe_emit_trans_read).
 static zt_status_t emit_ptr_trans(xe_emitter_t* e, MlirOperation op, const ptr_block_t* pb,
                                   xe_val_t* v, zt_type_t t) {
   MlirValue p = mlirOperationGetOperand(op, 0);
@@ -1676,9 +1687,16 @@ static zt_status_t emit_ptr_trans(xe_emitter_t* e, MlirOperation op, const ptr_b
   xe_name_t bytes, addr, kw, k0, h, y0;
   int_bin(e, "muli", pv.v, eszn, ZT_I64, false, bytes);
   int_bin(e, "addi", pv.base, bytes, ZT_I64, false, addr);
-  hoist_index(e, v->tr * esz < 64 ? 64 / esz : v->tr, kw);
-  hoist_index(e, 0, k0);
-  ZT_RETURN_IF_ERROR(bound_extent(e, pb, 1, idx, v->tc, h, y0));
+  bool k_bound = false;
+  for (int i = 0; i < pb->mb.n; ++i) k_bound |= pb->mb.b[i].axis == 0;
+  if (k_bound) {
+    ZT_RETURN_IF_ERROR(bound_extent(e, pb, 0, idx, v->tr, esz == 2 ? 2 : 1, kw, k0));
+    if (e->error) return NULL;
+  } else {
+    hoist_index(e, v->tr * esz < 64 ? 64 / esz : v->tr, kw);
+    hoist_index(e, 0, k0);
+  }
+  ZT_RETURN_IF_ERROR(bound_extent(e, pb, 1, idx, v->tc, 1, h, y0));
   if (e->error) return NULL;
   ZT_RETURN_IF_ERROR(xe_emit_trans_read(e, v, t, addr, kw, h, pitch, k0, y0));
   if (e->error) return NULL;
@@ -1796,8 +1814,8 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
         int_bin(e, "addi", root_aligned, adv, ZT_I64, false, aligned);
       }
       xe_name_t h, y0, w, x0;
-      ZT_RETURN_IF_ERROR(bound_extent(e, &pb, 0, idx, gr, h, y0));
-      ZT_RETURN_IF_ERROR(bound_extent(e, &pb, 1, idx, gc, w, x0));
+      ZT_RETURN_IF_ERROR(bound_extent(e, &pb, 0, idx, gr, 1, h, y0));
+      ZT_RETURN_IF_ERROR(bound_extent(e, &pb, 1, idx, gc, 1, w, x0));
       if (e->error) return NULL;
       int32_t bi0 = (int32_t)(gi * gr / v->br), bj0 = (int32_t)(gj * gc / v->bc);
       emit_nd_blocks(e, v, t, store, addr, aligned[0] ? aligned : NULL, delta[0] ? delta : NULL,

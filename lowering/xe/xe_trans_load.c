@@ -500,11 +500,14 @@ zt_status_t xe_emit_trans_read(xe_emitter_t* e, xe_val_t* v, zt_type_t t, const 
 // the transposed 2D block read of the descriptor case, the descriptor built
 // from xe_axis.c's facts at the subgroup tile's first element (the caller,
 // xe_matrix.c's emit_ptr_blocks). Served only where exact, as above, and:
-// the facts' groups cover the whole tensor, no mask term along K (a K
-// bound would have to keep dword pairs whole), and for 16-bit data the
-// tile's first element provably 4-byte aligned (a dword holds a K pair:
-// the pointer argument's specialized alignment, even element offsets and
-// even loop advances).
+// the facts' groups cover the whole tensor, a mask term along K only where
+// it keeps dword pairs whole (16-bit data: `k < bound` with the bound and
+// the tile's K offsets provably even, as a GEMM's `offs_k < K - k0` with K
+// hinted and k0 a loop counter; the descriptor's width is then what is left
+// of the bound, so a K tail reads zeros: xe_ptr_trans_k_bound_ok), and for
+// 16-bit data the tile's first element provably 4-byte aligned (a dword
+// holds a K pair: the pointer argument's specialized alignment, even
+// element offsets and even loop advances).
 
 // Whether integer offsets (scalar or tensor) are provably even: at every
 // group's first element, which is where a tile starts or is an even
@@ -570,6 +573,20 @@ bool xe_ptr_trans_read_ok(xe_emitter_t* e, MlirOperation op, const xe_axis_t* ax
   // (the message's pitch: at least 64 bytes when constant)
   if (ax->lin[1] < n || !xe_block_pitch_ok(e, sn, b16 ? 2 : 4)) return false;
   return !b16 || dword_aligned(e, mlirOperationGetOperand(op, 0), 0);
+}
+
+bool xe_ptr_trans_k_bound_ok(xe_emitter_t* e, MlirOperation op, const xe_bound_t* b) {
+  MlirValue res = mlirOperationGetResult(op, 0);
+  MlirType t = mlirValueGetType(res);
+  // x must count up by one over the whole tile's K: the width is what is
+  // left of the bound at the tile's first K element.
+  if (b->axis != 0 || b->lin < mlirShapedTypeGetDimSize(t, 0)) return false;
+  MlirType et = mlirShapedTypeGetElementType(t);
+  if (!(mlirTypeIsAF16(et) || mlirTypeIsABF16(et))) return true;
+  // 16-bit data: a dword holds a K pair, so what is left (bound - x, one
+  // more when inclusive) must be even wherever a tile starts, or the last
+  // dword would hold one element in bounds and one past it.
+  return !b->inclusive && div_of(e, b->bound, 0) % 2 == 0 && even_offsets(e, b->x);
 }
 
 zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int num_warps,

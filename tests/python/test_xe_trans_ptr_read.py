@@ -10,9 +10,10 @@ each 16x16 B block was 16 strided row gathers; now, where xe_axis.c's facts
 prove the form, the emitter builds the transposed read's descriptor from the
 facts at the subgroup tile's first element (xe_matrix.c emit_ptr_trans ->
 xe_emit_trans_read): one d32t read per 16x16 fp16/bf16 block, two for fp32.
-A bound on N (`rn < N`) is the descriptor's height; a bound on K, or 16-bit
-data whose first element is not provably 4-byte aligned (a dword holds a K
-pair), keeps the gathers. ZETILE_XE_TRANS_READ=0 keeps them everywhere (the
+A bound on N (`rn < N`) is the descriptor's height; a bound on K is its
+width where it keeps dword pairs whole (the GEMM template's case,
+test_templates_gemm_bt_xe.py); 16-bit data whose first element is not
+provably 4-byte aligned (a dword holds a K pair) keeps the gathers. ZETILE_XE_TRANS_READ=0 keeps them everywhere (the
 "before" of the E2 comparisons here).
 
 Evidence: E1 (spirv-val; pvc, bmg), E2 (ocloc + iga64 on the compat path:

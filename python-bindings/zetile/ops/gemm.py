@@ -16,6 +16,19 @@ def _batched(v, what):
     raise ValueError(f"gemm: {what} must be 2-D or 3-D (batched), got shape {v.shape}")
 
 
+def _operand_strides(v, nb):
+    """The strides a dot operand is launched with. With one batch the batch
+    stride is never used (program_id(1) is 0), but a 0 there (a 2-D operand
+    or a broadcast one) is not hinted by the launcher (it hints positive
+    multiples of 16 only), and `batch * stride` then hides the operand's
+    alignment: the Xe lowering reads a transposed fp16/bf16 B (x @ w.T) with
+    transposed 2D block reads only where its first element is provably
+    4-byte aligned, so it gathered rows instead. 16 is hinted; any value
+    gives the same addresses."""
+    s = v.strides
+    return (16,) + tuple(s[1:]) if nb == 1 and s[0] == 0 else s
+
+
 def _gathered_xmx_tiles(cfg, int8, plain):
     """Tiles for rows with XMX but no 2D block IO and 128 registers (dg2,
     zetile's SIMD8 lowering): every operand element is gathered with its own
@@ -237,7 +250,8 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
     launch = _kernels.Launch(
         kern, grid,
         (A.arg, B.arg, O.arg, bias_arg, res_arg, c_arg, sc_arg, M, N, K,
-         *A.strides, *B.strides, *O.strides, *sx, *sr, *sc, *ss, float(alpha), float(beta)),
+         *_operand_strides(A, nb), *_operand_strides(B, nb), *O.strides, *sx, *sr, *sc, *ss,
+         float(alpha), float(beta)),
         dict(ACT=act, EPILOGUE=epilogue, ACC_INT=acc_int, WEIGHT_BITS=bits, GROUP_K=gk,
              HAS_BIAS=bias_arg is not None, HAS_RES=res_arg is not None,
              HAS_C=c_arg is not None, PRECISION=precision, **cfg), out, num_warps)
@@ -258,7 +272,8 @@ def _split_k(A, B, O, out, kind, M, N, K, nb, splits, cfg, precision, act, epilo
     tile_cfg = dict(BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"])
     partial = _kernels.Launch(
         g.gemm_splitk_partial, (tiles, nb, splits),
-        (A.arg, B.arg, wsv.arg, M, N, K, k_split, *A.strides, *B.strides),
+        (A.arg, B.arg, wsv.arg, M, N, K, k_split, *_operand_strides(A, nb),
+         *_operand_strides(B, nb)),
         dict(BLOCK_K=bk, PRECISION=precision, **tile_cfg), None, num_warps)
     (bias_arg, sx), (res_arg, sr), (c_arg, sc) = bias, res, c
     reduce = _kernels.Launch(
