@@ -960,11 +960,45 @@ static bool is_exp_f32(MlirOperation op) {
 // twice over per 16. 4096 rows x 781, one thread: a row divided by its sum
 // took 1.17-1.18x the time of the same row divided by a loaded tensor times
 // the sum (vdivps) with the f64 form, 0.95-0.97x with vdivps (issue 16, h4b).
+// On the AVX2 EPYC (session 18) the form without the correction (exact as
+// it is: the f64 product is within 2^-52 of x/d, an f32 quotient at least
+// 2^-49 from any f32 midpoint it is not) measured the same as vdivps:
+// softmax's division loop waits on its stores to memory there, not on vdivps.
+
+// arith.maxnumf / minnumf on f32 and f64 as llvm.intr.maxnum / minnum.
+// Left to arith-expand they become two compares and two selects, and in a
+// reduction's partial row (acc = max(acc, x) on a stack buffer) LLVM turns
+// "store (x or acc) back to acc's address" into a masked store: on the AVX2
+// EPYC (issue 16, session 18) softmax 4096x781 spent ~29% of its time on
+// the row max's vmaskmovps stores. The intrinsic is the same operation (NaN
+// operands ignored) and x86 selects it as vmaxps, vcmpunordps, vblendvps.
+static zt_status_t minmax_num_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
+                                 char outs[][ZT_CPU_NAME]) {
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(cpu_value_type(mlirOperationGetResult(op, 0), &t));
+  const char* ty = cpu_elem(t.kind);
+  cpu_fresh(c, outs[0]);
+  cpu_line(c, "%s = llvm.intr.%s(%s, %s) : (%s, %s) -> %s", outs[0],
+           cpu_op_is(op, "arith.maxnumf") ? "maxnum" : "minnum", ins[0], ins[1], ty, ty, ty);
+  return NULL;
+}
+
+static bool is_minmax_num(MlirOperation op) {
+  if ((!cpu_op_is(op, "arith.maxnumf") && !cpu_op_is(op, "arith.minnumf")) ||
+      mlirOperationGetNumResults(op) != 1)
+    return false;
+  zt_type_t t;
+  zt_status_t s = cpu_value_type(mlirOperationGetResult(op, 0), &t);
+  bool ok = !s && (t.kind == ZT_F32 || t.kind == ZT_F64);
+  zt_status_free(s);
+  return ok;
+}
 
 // The scalar emitter of an arith/math op.
 static elem_fn arith_fn_in(cpu_t* c, MlirOperation op) {
   bool is_signed;
   if (is_exp_f32(op)) return exp_f32_fn;
+  if (is_minmax_num(op)) return minmax_num_fn;
   return is_int_division(op, &is_signed) ? safe_div_fn : generic_fn;
 }
 
