@@ -1,7 +1,8 @@
-"""tl.exp on f32 with the 2^n step as llvm.ldexp (vscalefps) on AVX-512 hosts
-(issue 16; lowering/cpu/cpu_math.c). The step replaced building 2^n in the
-exponent field twice plus a select for x > hi; these cases go wrong if the
-saturation, the clamps or the NaN select are off (E4, against float64)."""
+"""tl.exp on f32 with the 2^n step as llvm.ldexp (vscalefps) on AVX-512 hosts,
+as an add to the exponent field elsewhere (issue 16; lowering/cpu/cpu_math.c).
+The step replaced building 2^n in the exponent field twice plus a select for
+x > hi; these cases go wrong if the saturation, the clamps or the NaN select
+are off (E4, against float64)."""
 import re
 import shutil
 import subprocess
@@ -67,6 +68,20 @@ def test_exp_shifter_rounding_on_avx512(tmp_path):
     dis = _exp_disassembly(tmp_path)
     assert re.search(r"vscalefps\s+%zmm", dis)
     for insn in ("vrndscaleps", "vcvttps2dq", "vcvtps2dq", "vcmpunordps"):
+        assert insn not in dis, f"{insn} in the exp loop: the shifter form is gone"
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump needed")
+def test_exp_shifter_on_avx2(tmp_path):
+    # Session 18: without AVX-512 the same shifter form, 2^n added to the
+    # exponent field (n << 23 from the shifted bits, one vpaddd) where the
+    # Cephes form rounded (vroundps), converted (vcvttps2dq), built 2^n twice
+    # and selected NaN lanes apart (vcmpunordps): 32 instructions per 8 lanes.
+    if _avx512():
+        pytest.skip("host with AVX-512F: vscalefps (the tests above)")
+    dis = _exp_disassembly(tmp_path)
+    assert re.search(r"vpslld\s+\$0x17,%ymm", dis), "2^n not built in the exponent field"
+    for insn in ("vroundps", "vcvttps2dq", "vcvtps2dq", "vcmpunordps"):
         assert insn not in dis, f"{insn} in the exp loop: the shifter form is gone"
 
 
