@@ -438,14 +438,19 @@ zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
 
 // One block of V elements [start, start + V) of a 1-D value of numel
 // elements that a tree reduction reads (cpu_reduce_tree.c): when root's lazy
-// chain reads a mask `s + arange < n` over the same numel elements, two
-// branches on the uniform `start`: the whole block below the mask's end (the
-// mask a true splat: plain vector loads, no per-lane compare of 64-bit
-// indices), or not (the mask read). The tree keeps its order; only how each
-// element is read changes, so results are bit for bit the same. No third
-// branch for blocks past the end (measured: with it LLVM no longer unrolled
-// the tree's group loop, its partials went to the stack behind run-time
-// alias checks, and softmax 4096x781 got slower, not faster).
+// chain reads a mask `s + arange < n` over the same numel elements, branches
+// on the uniform `start`: the whole block below the mask's end (the mask a
+// true splat: plain vector loads, no per-lane compare of 64-bit indices), or
+// not (the mask read). The tree keeps its order; only how each element is
+// read changes, so results are bit for bit the same. Blocks wholly past the
+// end: on AVX-512 hosts they read the mask too (measured there, session 13:
+// with a third branch LLVM no longer unrolled the tree's group loop, its
+// partials went to the stack behind run-time alias checks, and softmax
+// 4096x781 got slower). Without AVX-512 the partials are on the stack
+// anyway, and the 15 blocks past 781 of a 1024-lane softmax row built their
+// masks from 64-bit indices (~15 instructions per 8 lanes, ~11% of the
+// kernel on the AVX2 EPYC, session 18): a third branch takes `other` for
+// every lane there (the mask a false splat).
 zt_status_t cpu_split_block(cpu_t* c, const cpu_val_t* root, int64_t numel, const char* start,
                             int64_t V, cpu_body_fn body, void* user) {
   split_t sp = {.first = NULL, .n = 0};
@@ -457,31 +462,50 @@ zt_status_t cpu_split_block(cpu_t* c, const cpu_val_t* root, int64_t numel, cons
   if (over || !sp.n || sp.first->type.rank != 1 || sp.first->type.shape[0] != numel ||
       !cpu_mask_bound(c, sp.first, count, nowrap))
     return body(c, user, start);
-  char end[ZT_CPU_NAME], cv[ZT_CPU_NAME], full[ZT_CPU_NAME];
+  char end[ZT_CPU_NAME], cv[ZT_CPU_NAME], full[ZT_CPU_NAME], past[ZT_CPU_NAME];
   cpu_fresh(c, end);
   cpu_line(c, "%s = arith.addi %s, %s : index", end, start, cpu_index(c, V, cv));
   cpu_fresh(c, full);
   cpu_line(c, "%s = arith.cmpi ule, %s, %s : index", full, end, count);
+  past[0] = 0;
+  if (!cpu_host_avx512()) {
+    cpu_fresh(c, past);
+    cpu_line(c, "%s = arith.cmpi uge, %s, %s : index", past, start, count);
+  }
   if (nowrap[0]) {  // a wrapping i32 sum: every block reads the mask
     char a[ZT_CPU_NAME];
     cpu_fresh(c, a);
     cpu_line(c, "%s = arith.andi %s, %s : i1", a, full, nowrap);
     snprintf(full, sizeof full, "%s", a);
+    if (past[0]) {
+      cpu_fresh(c, a);
+      cpu_line(c, "%s = arith.andi %s, %s : i1", a, past, nowrap);
+      snprintf(past, sizeof past, "%s", a);
+    }
   }
-  char t[ZT_CPU_NAME];
-  cpu_fresh(c, t);
-  cpu_line(c, "%s = arith.constant true", t);
-  zt_status_t s = split_set(c, &sp, t);
-  cpu_line(c, "scf.if %s {", full);
-  ++c->indent;
-  if (!s) s = body(c, user, start);
-  --c->indent;
-  cpu_line(c, "} else {");
-  ++c->indent;
+  // The branches: full (mask true), past (mask false), else the mask read.
+  const char* conds[2] = {full, past};
+  const char* consts[2] = {"true", "false"};
+  int nbranch = past[0] ? 2 : 1;
+  zt_status_t s = NULL;
+  for (int i = 0; i < nbranch; ++i) {
+    char k[ZT_CPU_NAME];
+    cpu_fresh(c, k);
+    cpu_line(c, "%s = arith.constant %s", k, consts[i]);
+    if (!s) s = split_set(c, &sp, k);
+    cpu_line(c, "scf.if %s {", conds[i]);
+    ++c->indent;
+    if (!s) s = body(c, user, start);
+    --c->indent;
+    cpu_line(c, "} else {");
+    ++c->indent;
+  }
   if (!s) s = split_set(c, &sp, NULL);
   if (!s) s = body(c, user, start);
-  --c->indent;
-  cpu_line(c, "}");
+  for (int i = 0; i < nbranch; ++i) {
+    --c->indent;
+    cpu_line(c, "}");
+  }
   zt_status_t r = split_set(c, &sp, NULL);
   if (r && !s) s = r;
   else zt_status_free(r);
