@@ -73,8 +73,8 @@ def attn_bwd_delta(O, DO, DELTA, DLSE,
     delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), 1)
     if HAS_DLSE:
         # A gradient of the (natural) lse adds p * dlse to each score's:
-        # d lse / d z = p, so it folds into delta.
-        delta = delta - tl.load(DLSE + bh * Lq + offs_m, mask=offs_m < Lq, other=0.0)
+        # d lse / d z = p, so it folds into delta (the C API's: its units).
+        delta = delta - _natural_dlse(DLSE + bh * Lq + offs_m, offs_m < Lq, lse_scale, CONVERT_LSE)
     tl.store(DELTA + bh * Lq + offs_m, delta, mask=offs_m < Lq)
     if CONVERT_LSE:
         # The C API (runtime/ops/ops_attention_bwd.c) takes the lse in the
@@ -325,3 +325,15 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,
         dq += tl.dot(ds.to(k.dtype), k)
     tl.store(DQ + b * stride_gb + h * stride_gh + offs_m[:, None] * stride_gm
              + offs_d[None, :] * stride_gd, dq.to(DQ.dtype.element_ty), mask=q_msk)
+
+
+# (Below the kernels, so that their tile IR locations, which the exported
+# stdlib-kernels/prebuilt files record, stay where they were.)
+@zetile.jit
+def _natural_dlse(ptrs, ok, lse_scale, CONVERT_LSE: tl.constexpr):
+    # The C API gives the lse's gradient in the units of its lse (lse *
+    # lse_scale is log2): the natural one is that * log2(e) / lse_scale.
+    d = tl.load(ptrs, mask=ok, other=0.0)
+    if CONVERT_LSE:
+        d = d * (1.4426950408889634 / lse_scale)
+    return d

@@ -83,7 +83,12 @@ typedef struct zt_ops_gemm_desc_s {
   /// when beta != 0 (beta = 0 ignores it, NaN included, as torch's addmm).
   bool has_bias, has_residual, has_c;
   zt_ops_strides3_t bias, residual, c;
-  /// Tiles (0: 64, 64, 32): part of the spec name.
+  /// Tiles, part of the spec name. All 0: the plan picks them as
+  /// zetile.ops.gemm does for the device's target: 64, 64, 32, except on
+  /// rows with XMX but no 2D block IO (dg2) a K step of 16 over 16
+  /// subgroups (64x64x16 plain fp16/bf16, 32x64x16 otherwise, 32x32x32
+  /// int8), which do not spill there; falling back to 64, 64, 32 when the
+  /// prebuilt folder lacks those exports.
   int32_t block_m, block_n, block_k;
   /// Weight-only quantization: 0 (none), 4 or 8 bits (see above).
   int32_t weight_bits;
@@ -270,6 +275,10 @@ typedef struct zt_ops_sdpa_bwd_desc_s {
   /// grad_v (like k and v); all zero: contiguous. The gradients need an
   /// address per element (no zero strides where the dimension is > 1).
   zt_ops_strides4_t grad_out, grad_q, grad_k, grad_v;
+  /// A gradient of the loss with respect to the forward's lse is given
+  /// (buffers.grad_lse): it adds p * grad_lse to each score's gradient (d lse
+  /// / d score = p), through the delta kernel's attnbwd-delta-...-dlse export.
+  bool has_grad_lse;
 } zt_ops_sdpa_bwd_desc_t;
 
 typedef struct zt_ops_sdpa_bwd_buffers_s {
@@ -279,6 +288,10 @@ typedef struct zt_ops_sdpa_bwd_buffers_s {
   zt_buffer_t* grad_out;
   zt_buffer_t* mask;       ///< with fwd.mask_kind != ZT_OPS_MASK_NONE
   zt_buffer_t *grad_q, *grad_k, *grad_v;  ///< written (of fwd.attn.dtype)
+  /// With desc.has_grad_lse (else NULL): (batch, q_heads, q_len) fp32,
+  /// contiguous, the gradient with respect to the lse in its units
+  /// (fwd.attn.lse_log2: per log2 unit).
+  zt_buffer_t* grad_lse;
 } zt_ops_sdpa_bwd_buffers_t;
 
 ZT_API zt_status_t zt_ops_sdpa_bwd_plan(zt_device_t* device, const zt_ops_sdpa_bwd_desc_t* desc,
@@ -311,6 +324,9 @@ typedef struct zt_ops_flex_bwd_desc_s {
   /// As zt_ops_sdpa_bwd_desc_t's: all zero contiguous, no zero strides in
   /// the gradients.
   zt_ops_strides4_t grad_out, grad_q, grad_k, grad_v;
+  /// As zt_ops_sdpa_bwd_desc_t's (grad_lse in the lse's units,
+  /// fwd.attn.lse_log2).
+  bool has_grad_lse;
 } zt_ops_flex_bwd_desc_t;
 
 typedef struct zt_ops_flex_bwd_buffers_s {
@@ -323,6 +339,7 @@ typedef struct zt_ops_flex_bwd_buffers_s {
   zt_buffer_t* score_tensor;  ///< ALiBi slopes, as the forward's
   zt_buffer_t* mask_tensor;   ///< document ids, as the forward's
   zt_buffer_t *grad_q, *grad_k, *grad_v;  ///< written (of fwd.attn.dtype)
+  zt_buffer_t* grad_lse;  ///< as zt_ops_sdpa_bwd_buffers_t's
 } zt_ops_flex_bwd_buffers_t;
 
 ZT_API zt_status_t zt_ops_flex_bwd_plan(zt_device_t* device, const zt_ops_flex_bwd_desc_t* desc,

@@ -133,9 +133,9 @@ static zt_status_t resolve_grads(const char* op, const zt_ops_attention_t* a, co
   return NULL;
 }
 
-// The delta plan (spec attnbwd-delta-DT-dHD-BM) owning the dk/dv and dq
-// plans (attnbwd-dkdv-TAIL[0], attnbwd-dq-TAIL[1]); the plan is named
-// attnbwd-NAME.
+// The delta plan (spec attnbwd-delta-DT-dHD-BM, -dlse with a gradient of
+// the lse) owning the dk/dv and dq plans (attnbwd-dkdv-TAIL[0],
+// attnbwd-dq-TAIL[1]); the plan is named attnbwd-NAME.
 // A builder-made mask mod spliced into the flex backward's "ext" exports:
 // dk/dv's tile is keys x queries (transposed), dq's queries x keys.
 // A builder-made score mod and its derivative (desc.score_grad_builder) go
@@ -168,13 +168,14 @@ static bool rm16_bwd(const zt_ops_attention_t* a, const grads_t g) {
 
 static zt_status_t create3(zt_device_t* device, zt_ops_family_t family,
                            const zt_ops_attention_t* a, const char* const tail[2],
-                           const char* name, const bwd_mods_t* mods, bool rm16,
+                           const char* name, const bwd_mods_t* mods, bool rm16, bool dlse,
                            zt_ops_plan_t** out) {
   const char* dt = zt_ops__dtype_name(a->dtype);
   long long hd = (long long)head_dim_pow2(a->head_dim);
   char spec[ZT_OPS_SPEC_MAX];
   zt_ops_plan_t* p = NULL;
-  snprintf(spec, sizeof spec, "attnbwd-delta-%s-d%lld-%d", dt, hd, a->block_m);
+  snprintf(spec, sizeof spec, "attnbwd-delta-%s-d%lld-%d%s", dt, hd, a->block_m,
+           dlse ? "-dlse" : "");
   ZT_RETURN_IF_ERROR(zt_ops__plan_create(device, family, spec, NULL, NULL, &p));
   static const char* const which[2] = {"dkdv", "dq"};
   zt_status_t s = NULL;
@@ -220,7 +221,8 @@ zt_status_t zt_ops_sdpa_bwd_plan(zt_device_t* device, const zt_ops_sdpa_bwd_desc
   // The plan's name: what the dk/dv and dq specializations share.
   const char* const tails[2] = {tail, tail};
   ZT_RETURN_IF_ERROR(
-      create3(device, ZT_OPS_SDPA_BWD, a, tails, tail, NULL, rm16_bwd(a, g), &p));
+      create3(device, ZT_OPS_SDPA_BWD, a, tails, tail, NULL, rm16_bwd(a, g), d.has_grad_lse,
+              &p));
   p->d.sdpa_bwd = d;
   zt_status_t s = fill(device, p, a, g);
   for (int i = 0; i < 2 && !s; ++i) s = fill_sdpa_kernel(p->bwd[i], &d);
@@ -234,11 +236,12 @@ zt_status_t zt_ops_sdpa_bwd_plan(zt_device_t* device, const zt_ops_sdpa_bwd_desc
 
 // The buffers both backward families bind (checked against their views).
 typedef struct {
-  zt_buffer_t *q, *k, *v, *out, *lse, *grad_out, *grad_q, *grad_k, *grad_v;
+  zt_buffer_t *q, *k, *v, *out, *lse, *grad_out, *grad_q, *grad_k, *grad_v, *grad_lse;
 } common_bufs_t;
 
 static zt_status_t bind_common(const char* op, zt_ops_plan_t* p, const zt_ops_attention_t* a,
-                               const zt_ops_strides4_t* const g[4], const common_bufs_t* b) {
+                               const zt_ops_strides4_t* const g[4], bool has_grad_lse,
+                               const common_bufs_t* b) {
   size_t eb = zt_ops__dtype_bytes(a->dtype);
   int64_t B = a->batch, Hq = a->q_heads, Hk = a->kv_heads, L = a->q_len, S = a->kv_len,
           E = a->head_dim;
@@ -252,6 +255,14 @@ static zt_status_t bind_common(const char* op, zt_ops_plan_t* p, const zt_ops_at
   ZT_RETURN_IF_ERROR(zt_ops__view4(op, "grad_v", b->grad_v, eb, B, Hk, S, E, *g[3]));
   int64_t rows[1] = {B * Hq * L}, unit[1] = {1};
   ZT_RETURN_IF_ERROR(zt_ops__check_view(op, "lse", b->lse, 4, 1, rows, unit));
+  if (!has_grad_lse != !b->grad_lse)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "%s: buffers.grad_lse is %s but the plan "
+                          "was made with desc.has_grad_lse %s", op,
+                          b->grad_lse ? "given" : "NULL", has_grad_lse ? "true" : "false");
+  if (has_grad_lse) {
+    ZT_RETURN_IF_ERROR(zt_ops__check_view(op, "grad_lse", b->grad_lse, 4, 1, rows, unit));
+    ZT_RETURN_IF_ERROR(zt_ops__set_buffer(p, "DLSE", b->grad_lse));
+  }
   const char* const names[7] = {"q", "k", "v", "grad_out", "grad_q", "grad_k", "grad_v"};
   const zt_buffer_t* const al[7] = {b->q, b->k, b->v, b->grad_out, b->grad_q, b->grad_k,
                                     b->grad_v};
@@ -291,8 +302,8 @@ zt_status_t zt_ops_sdpa_bwd_run(zt_ops_plan_t* p, const zt_ops_sdpa_bwd_buffers_
   const zt_ops_attention_t* a = &d->fwd.attn;
   const zt_ops_strides4_t* g[4] = {&d->grad_out, &d->grad_q, &d->grad_k, &d->grad_v};
   common_bufs_t cb = {bufs->q, bufs->k, bufs->v, bufs->out, bufs->lse, bufs->grad_out,
-                      bufs->grad_q, bufs->grad_k, bufs->grad_v};
-  ZT_RETURN_IF_ERROR(bind_common(op, p, a, g, &cb));
+                      bufs->grad_q, bufs->grad_k, bufs->grad_v, bufs->grad_lse};
+  ZT_RETURN_IF_ERROR(bind_common(op, p, a, g, d->has_grad_lse, &cb));
   if (d->fwd.mask_kind != ZT_OPS_MASK_NONE) {
     size_t mb = d->fwd.mask_kind == ZT_OPS_MASK_BOOL ? 1 : zt_ops__dtype_bytes(a->dtype);
     ZT_RETURN_IF_ERROR(zt_ops__view4(op, "mask", bufs->mask, mb, a->batch, a->q_heads,
@@ -402,7 +413,7 @@ zt_status_t zt_ops_flex_bwd_plan(zt_device_t* device, const zt_ops_flex_bwd_desc
   zt_ops_plan_t* p = NULL;
   const char* const tails[2] = {tail[0], tail[1]};
   ZT_RETURN_IF_ERROR(create3(device, ZT_OPS_FLEX_BWD, a, tails, name, &mods, rm16_bwd(a, g),
-                             &p));
+                             d.has_grad_lse, &p));
   p->d.flex_bwd = d;
   blk_dims_t k = blk_dims(f);
   size_t cells = (size_t)(k.mb * k.mh * k.qb * k.kvb), kcells = (size_t)(k.mb * k.hk * k.kvb * k.qb);
@@ -544,8 +555,8 @@ zt_status_t zt_ops_flex_bwd_run(zt_ops_plan_t* p, const zt_ops_flex_bwd_buffers_
   const zt_ops_attention_t* a = &f->attn;
   const zt_ops_strides4_t* g[4] = {&d->grad_out, &d->grad_q, &d->grad_k, &d->grad_v};
   common_bufs_t cb = {bufs->q, bufs->k, bufs->v, bufs->out, bufs->lse, bufs->grad_out,
-                      bufs->grad_q, bufs->grad_k, bufs->grad_v};
-  ZT_RETURN_IF_ERROR(bind_common(op, p, a, g, &cb));
+                      bufs->grad_q, bufs->grad_k, bufs->grad_v, bufs->grad_lse};
+  ZT_RETURN_IF_ERROR(bind_common(op, p, a, g, d->has_grad_lse, &cb));
   int64_t unit[1] = {1};
   if (f->score_mod == ZT_OPS_SCORE_ALIBI) {
     int64_t dims[1] = {a->q_heads};

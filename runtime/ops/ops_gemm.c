@@ -185,14 +185,21 @@ static zt_status_t fill(zt_ops_plan_t* p, bool epi, bool rm16) {
   return NULL;
 }
 
-zt_status_t zt_ops_gemm_plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc,
-                             zt_ops_plan_t** out_plan) {
-  if (!device || !desc || !out_plan)
-    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_ops_gemm_plan: device, desc and "
-                          "out_plan must not be NULL");
-  *out_plan = NULL;
+// One plan of desc: by_target, the target's own tiles where it has them
+// (ops_gemm_tiles.c; *chose says so), else the descriptor's or the default.
+static zt_status_t plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc, bool by_target,
+                        bool* chose, zt_ops_plan_t** out_plan) {
+  zt_ops_gemm_desc_t in = *desc;
+  int32_t num_warps = 0;
+  *chose = false;
+  if (by_target) {
+    zt_target_info_t row;
+    zt_status_t ts = zt_target_info(zt_device_info(device)->target, &row);
+    if (!ts) *chose = zt_ops__gemm_target_tiles(&row, &in, &num_warps);
+    zt_status_free(ts);
+  }
   zt_ops_gemm_desc_t d;
-  ZT_RETURN_IF_ERROR(resolve(desc, &d));
+  ZT_RETURN_IF_ERROR(resolve(&in, &d));
   bool epi = has_epilogue(&d);
   bool rm16 = row_major16(&d);
   char dt[48], spec[ZT_OPS_SPEC_MAX];
@@ -206,13 +213,13 @@ zt_status_t zt_ops_gemm_plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc
   snprintf(spec, sizeof spec, "gemm-%s-%s-%s-%dx%dx%d%s", dt, kActs[d.activation],
            epi ? "epi" : "plain", d.block_m, d.block_n, d.block_k, rm16 ? "-rm16" : "");
   zt_ops_plan_t* p = NULL;
-  zt_status_t s = zt_ops__plan_create(device, ZT_OPS_GEMM, spec, NULL, NULL, &p);
+  zt_status_t s = zt_ops__plan_create_nw(device, ZT_OPS_GEMM, spec, num_warps, NULL, NULL, &p);
   if (s && rm16 && zt_status_code(s) == ZT_STATUS_NOT_FOUND) {
     // A folder without the row-major variant: the generic one serves too.
     zt_status_free(s);
     rm16 = false;
     spec[strlen(spec) - strlen("-rm16")] = 0;
-    s = zt_ops__plan_create(device, ZT_OPS_GEMM, spec, NULL, NULL, &p);
+    s = zt_ops__plan_create_nw(device, ZT_OPS_GEMM, spec, num_warps, NULL, NULL, &p);
   }
   if (s) return s;
   p->d.gemm = d;
@@ -224,6 +231,25 @@ zt_status_t zt_ops_gemm_plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc
   }
   *out_plan = p;
   return NULL;
+}
+
+zt_status_t zt_ops_gemm_plan(zt_device_t* device, const zt_ops_gemm_desc_t* desc,
+                             zt_ops_plan_t** out_plan) {
+  if (!device || !desc || !out_plan)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT, "zt_ops_gemm_plan: device, desc and "
+                          "out_plan must not be NULL");
+  *out_plan = NULL;
+  bool chose;
+  zt_status_t s = plan(device, desc, true, &chose, out_plan);
+  zt_status_code_t code = zt_status_code(s);
+  if (s && chose && (code == ZT_STATUS_NOT_FOUND || code == ZT_STATUS_INVALID_ARGUMENT)) {
+    // The target's tiles not exported (a folder of the default set), or
+    // weight-only groups that do not divide their K step: the default
+    // tiles, which spill there but run (a caller's error shows again).
+    zt_status_free(s);
+    s = plan(device, desc, false, &chose, out_plan);
+  }
+  return s;
 }
 
 static zt_status_t view3(const char* what, const zt_buffer_t* b, size_t eb, int64_t d0,

@@ -72,6 +72,18 @@ typedef zt_status_t (*zt_ops_transform_t)(zt_ops_plan_t* p, char** text,
 zt_status_t zt_ops__plan_create(zt_device_t* device, zt_ops_family_t family,
                                 const char* spec, zt_ops_transform_t transform, void* user,
                                 zt_ops_plan_t** out_plan);
+// ... compiled at num_warps subgroups per workgroup on Xe (0: zetile picks).
+zt_status_t zt_ops__plan_create_nw(zt_device_t* device, zt_ops_family_t family,
+                                   const char* spec, int32_t num_warps,
+                                   zt_ops_transform_t transform, void* user,
+                                   zt_ops_plan_t** out_plan);
+
+// ops_gemm_tiles.c: the tiles and subgroups zetile.ops.gemm's config_for
+// picks for target row `row` (NULL: none, the CPU) when the caller left
+// desc->block_m/n/k at 0; fills them in and *num_warps (0: zetile picks),
+// or leaves the descriptor as it is. true when it chose.
+bool zt_ops__gemm_target_tiles(const zt_target_info_t* row, zt_ops_gemm_desc_t* d,
+                               int32_t* num_warps);
 
 // Attention's row-major variant (export.py "-rm16"): a view qualifies when
 // its head-dim stride is 1 and its other strides are multiples of 16

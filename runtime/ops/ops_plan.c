@@ -129,6 +129,12 @@ static zt_status_t parse_args(zt_ops_plan_t* p, char* text, const char* dir) {
 zt_status_t zt_ops__plan_create(zt_device_t* device, zt_ops_family_t family, const char* spec,
                                 zt_ops_transform_t transform, void* user,
                                 zt_ops_plan_t** out_plan) {
+  return zt_ops__plan_create_nw(device, family, spec, 0, transform, user, out_plan);
+}
+
+zt_status_t zt_ops__plan_create_nw(zt_device_t* device, zt_ops_family_t family, const char* spec,
+                                   int32_t num_warps, zt_ops_transform_t transform, void* user,
+                                   zt_ops_plan_t** out_plan) {
   zt_ops_plan_t* p = calloc(1, sizeof *p);
   if (!p) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "zt_ops plan");
   p->family = family;
@@ -150,7 +156,8 @@ zt_status_t zt_ops__plan_create(zt_device_t* device, zt_ops_family_t family, con
   }
   if (!s) {
     const zt_device_info_t* info = zt_device_info(device);
-    zt_compile_options_t o = {.target = info->target, .compat = info->compat};
+    zt_compile_options_t o = {.target = info->target, .compat = info->compat,
+                              .num_warps = num_warps};
     s = zt_compile_cached(ir, ir_size, &o, &art, &p->cache_hit);
     if (s) s = zt_status_annotate(s, "compiling %s", spec);
   }

@@ -46,6 +46,23 @@ static double act(zt_ops_activation_t a, double y) {
   }
 }
 
+// The tiles zetile.ops.gemm picks on the device's target (config_for):
+// a K step of 16 over 16 subgroups on dg2's row (XMX, no 2D block IO, 4 KB
+// of registers; ZETILE_OPENCL_TARGET=dg2 on opencl:cpu), 64x64 for plain
+// fp16/bf16, 32x64 otherwise, 32x32x32 for int8; elsewhere 64x64x32.
+static const char* want_tiles(zt_scalar_kind_t k, bool plain) {
+  zt_target_info_t row;
+  zt_status_t s = zt_target_info(zt_device_info(dev)->target, &row);
+  bool dg2 = !s && row.xmx && !row.block_io_2d && row.grf * row.grf_bytes <= 4096;
+  zt_status_free(s);
+  // A folder without the target's tiles (test_gemm_row_major_falls_back_
+  // _to_generic's): the plan falls back to the default ones.
+  if (getenv("ZETILE_OPS_DIR")) return "-64x64x32";
+  if (!dg2) return "-64x64x32";
+  if (k == ZT_I8) return "-32x32x32";
+  return plain && k != ZT_F32 ? "-64x64x16" : "-32x64x16";
+}
+
 // One GEMM: batch 2, A transposed (stored (k, m)) or row-major, B
 // row-major, bias per column (N,), residual, C with beta; checked against a
 // double reference. Row-major with row strides of multiples of 16 plans the
@@ -79,6 +96,8 @@ static void run_gemm(zt_scalar_kind_t k, zt_ops_activation_t a, bool epilogue, b
   OK(zt_ops_gemm_plan(dev, &d, &p));
   const char* want = epilogue ? "epi" : "plain";
   ck_assert_msg(strstr(zt_ops_plan_spec(p), want), "spec %s", zt_ops_plan_spec(p));
+  ck_assert_msg(strstr(zt_ops_plan_spec(p), want_tiles(k, !epilogue)), "spec %s",
+                zt_ops_plan_spec(p));
   ck_assert_msg(!strstr(zt_ops_plan_spec(p), "rm16") == trans_a, "spec %s", zt_ops_plan_spec(p));
   zt_ops_gemm_buffers_t bufs = {.a = ba, .b = bb, .out = bo};
   if (epilogue) {
@@ -201,7 +220,8 @@ static void run_gemm_i8(bool trans_b) {
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_gemm_plan(dev, &d, &p));
   ck_assert_msg(strstr(zt_ops_plan_spec(p), "gemm-i8-none-plain") &&
-                    !strstr(zt_ops_plan_spec(p), "rm16") == trans_b,
+                    !strstr(zt_ops_plan_spec(p), "rm16") == trans_b &&
+                    strstr(zt_ops_plan_spec(p), want_tiles(ZT_I8, true)),
                 "spec %s", zt_ops_plan_spec(p));
   zt_ops_gemm_buffers_t bufs = {.a = ba, .b = bb, .out = bo};
   OK(zt_ops_gemm_run(p, &bufs));

@@ -43,12 +43,14 @@ typedef struct {
   const float* fmask;          // (B, Hq, L, S) additive, or NULL
   const int8_t* bmask;         // (B, Hq, L, S) 1 = attend, or NULL
   const float* keep;           // (B, Hq, L, S) dropout factor (0 or 1/(1-p)), or NULL
+  const double* dlse;          // (B, Hq, L) gradient of the natural lse, or NULL
 } ref_t;
 
 // out, lse (natural), dq, dk, dv of SDPA in double from contiguous q, k,
 // v, dout (all (.., seq, E)). P = softmax(scale q k^T + mask); with
 // dropout factors c: out = (P c) v, dv = (P c)^T do, dP = c (do v^T),
-// dS = P (dP - rowsum(P dP)), dq = scale dS k, dk = scale dS^T q.
+// dS = P (dP - rowsum(P dP)), dq = scale dS k, dk = scale dS^T q; a gradient
+// g of the lse adds P g to dS (d lse / d s = P): rowsum(P dP) - g.
 static void reference(const ref_t* r, const float* q, const float* k, const float* v,
                       const float* dout, double* out, double* lse, double* dq, double* dk,
                       double* dv) {
@@ -88,6 +90,7 @@ static void reference(const ref_t* r, const float* q, const float* k, const floa
           dp[j] = d * c;
           delta += p[j] * dp[j];
         }
+        if (r->dlse) delta -= r->dlse[oi];
         for (int64_t e = 0; e < E; ++e) {
           double o = 0, g = 0;
           for (int64_t j = 0; j < S; ++j) {
@@ -124,6 +127,7 @@ typedef struct {
   zt_ops_mask_kind_t mask;
   bool dead_row;          // bool mask: query row 3 attends to nothing
   const char* spec;       // the backward plan's expected name
+  bool grad_lse;          // a gradient of the lse (in its units) is given
 } bwd_case_t;
 
 // The forward from C, then the backward, against the reference.
@@ -167,7 +171,17 @@ static void run_case(const bwd_case_t* c, const char* what) {
                                    .mask = bmask};
   OK(zt_ops_attention_run(fp, &fb));
 
-  zt_ops_sdpa_bwd_desc_t d = {.fwd = fwd};
+  zt_ops_sdpa_bwd_desc_t d = {.fwd = fwd, .has_grad_lse = c->grad_lse};
+  float* glse = c->grad_lse ? ot_randv(nr, 17, 1.0f) : NULL;
+  zt_buffer_t* bglse = NULL;
+  double* dlse = NULL;
+  if (glse) {
+    OK(zt_buffer_alloc(dev, nr * 4, &bglse));
+    OK(zt_buffer_write(bglse, 0, glse, nr * 4));
+    // Per log2 unit when the lse is log2: per natural unit, / ln 2.
+    dlse = malloc(nr * sizeof(double));
+    for (size_t i = 0; i < nr; ++i) dlse[i] = c->lse_log2 ? glse[i] / log(2.0) : glse[i];
+  }
   int64_t pad = c->strided_dq ? E + 8 : E;  // grad_q rows padded: a strided gradient
   if (c->strided_dq) d.grad_q = (zt_ops_strides4_t){Hq * L * pad, L * pad, pad, 1};
   zt_buffer_t *bdq = upload(c->dtype, NULL, (size_t)(B * Hq * L * pad)),
@@ -177,11 +191,11 @@ static void run_case(const bwd_case_t* c, const char* what) {
   ck_assert_str_eq(zt_ops_plan_spec(p), c->spec);
   zt_ops_sdpa_bwd_buffers_t b = {.q = bq, .k = bk, .v = bv, .out = bo, .lse = blse,
                                  .grad_out = bdo, .mask = bmask, .grad_q = bdq, .grad_k = bdk,
-                                 .grad_v = bdv};
+                                 .grad_v = bdv, .grad_lse = bglse};
   OK(zt_ops_sdpa_bwd_run(p, &b));
   OK(zt_device_synchronize(dev));
 
-  ref_t r = {B, Hq, Hk, L, S, E, 1.0 / sqrt((double)E), c->causal, fmask, bm, NULL};
+  ref_t r = {B, Hq, Hk, L, S, E, 1.0 / sqrt((double)E), c->causal, fmask, bm, NULL, dlse};
   double *out = malloc(nq * 8), *lse = malloc(nr * 8), *dq = malloc(nq * 8),
          *dk = malloc(nk * 8), *dv = malloc(nk * 8);
   reference(&r, q, k, v, dout, out, lse, dq, dk, dv);
@@ -222,9 +236,11 @@ static void run_case(const bwd_case_t* c, const char* what) {
   free(dout);
   free(fmask);
   free(bm);
+  free(glse);
+  free(dlse);
   zt_ops_plan_release(p);
   zt_ops_plan_release(fp);
-  zt_buffer_t* all[] = {bq, bk, bv, bdo, bo, blse, bmask, bdq, bdk, bdv};
+  zt_buffer_t* all[] = {bq, bk, bv, bdo, bo, blse, bmask, bdq, bdk, bdv, bglse};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) zt_buffer_release(all[i]);
 }
 
@@ -242,6 +258,25 @@ START_TEST(test_bwd_f32_causal_lse_log2_strided) {
   bwd_case_t c = {ZT_F32, 1, 2, 1, 45, 37, 64, true, true, true, ZT_OPS_MASK_NONE, false,
                   "attnbwd-f32-d64-32x32-causal-nomask"};
   run_case(&c, "f32 causal, lse log2, strided dq");
+}
+END_TEST
+
+// A gradient of the lse (a loss that reads the forward's lse too), natural
+// units with GQA, and log2 units with causal fp16 (the delta kernel's -dlse
+// export scales it to natural).
+START_TEST(test_bwd_f32_grad_lse_gqa) {
+  if (compiler_missing(__func__)) return;
+  bwd_case_t c = {ZT_F32, 2, 4, 2, 37, 45, 40, false, false, false, ZT_OPS_MASK_NONE, false,
+                  "attnbwd-f32-d64-32x32-full-nomask", true};
+  run_case(&c, "f32 GQA, grad_lse");
+}
+END_TEST
+
+START_TEST(test_bwd_f16_causal_grad_lse_log2) {
+  if (compiler_missing(__func__)) return;
+  bwd_case_t c = {ZT_F16, 1, 2, 2, 40, 40, 64, true, true, false, ZT_OPS_MASK_NONE, false,
+                  "attnbwd-f16-d64-32x32-causal-nomask-rm16", true};
+  run_case(&c, "f16 causal, lse log2, grad_lse");
 }
 END_TEST
 
@@ -459,6 +494,18 @@ START_TEST(test_bwd_misuse) {
   b.lse = NULL;
   expect(zt_ops_sdpa_bwd_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "'lse' is NULL");
   b.lse = big;
+  // A grad_lse the plan was not made for, and the reverse.
+  b.grad_lse = big;
+  expect(zt_ops_sdpa_bwd_run(p, &b), ZT_STATUS_INVALID_ARGUMENT, "has_grad_lse false");
+  b.grad_lse = NULL;
+  e.has_grad_lse = true;
+  zt_ops_plan_t* pg = NULL;
+  OK(zt_ops_sdpa_bwd_plan(dev, &e, &pg));
+  expect(zt_ops_sdpa_bwd_run(pg, &b), ZT_STATUS_INVALID_ARGUMENT, "grad_lse is NULL");
+  b.grad_lse = small;  // 8 floats for 16 rows
+  expect(zt_ops_sdpa_bwd_run(pg, &b), ZT_STATUS_INVALID_ARGUMENT, "grad_lse");
+  b.grad_lse = NULL;
+  zt_ops_plan_release(pg);
   // A forward plan is not a backward plan, nor the reverse.
   zt_ops_plan_t* fp = NULL;
   OK(zt_ops_sdpa_plan(dev, &d.fwd, &fp));
@@ -482,6 +529,8 @@ int main(void) {
   ot_add_test(tc, test_bwd_f32_gqa);
   ot_add_test(tc, test_bwd_f32_causal_lse_log2_strided);
   ot_add_test(tc, test_bwd_f32_float_mask);
+  ot_add_test(tc, test_bwd_f32_grad_lse_gqa);
+  ot_add_test(tc, test_bwd_f16_causal_grad_lse_log2);
   ot_add_test(tc, test_bwd_f16_bool_mask_dead_row);
   ot_add_test(tc, test_bwd_bf16_causal_d128);
   ot_add_test(tc, test_bwd_dropout);

@@ -43,3 +43,26 @@ def test_attention_exports_from_c_on_opencl_cpu(binary):
     assert "SKIP" not in out, out          # the compiler was there: the tests ran
     n = len(RUNS[binary])
     assert f"Checks: {n}, Failures: 0, Errors: 0" in out, out
+
+
+# The C API's dg2 GEMM plan (runtime/ops/ops_gemm_tiles.c: the tiles and 16
+# subgroups ops.gemm picks there) on Intel's OpenCL CPU runtime with
+# ZETILE_OPENCL_TARGET=dg2: every GEMM test of test_ops_api (f32/f16/bf16,
+# plain and epilogues, row-major -rm16 and transposed generic, int8 exact,
+# weight-only int4/int8) compiles its export for dg2 at SIMD8 and runs it,
+# against the C tests' double references; the tests also check the plans'
+# specs name the dg2 tiles (want_tiles). 12 checks in about 5 minutes here.
+@pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (the OpenCL CPU runtime builds for minutes)")
+def test_gemm_dg2_plans_from_c_on_opencl_cpu():
+    path = os.path.join(ROOT, "build", "test_ops_api")
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is not built")
+    opencl_cpu_or_skip()
+    env = dict(os.environ, ZT_TEST_OPS_DEVICE="opencl:cpu", ZETILE_OPENCL_TARGET="dg2",
+               CK_RUN_CASE="gemm", CK_TIMEOUT_MULTIPLIER="12")
+    env.pop("ZETILE_SLOW_TESTS", None)
+    r = subprocess.run([path], env=env, capture_output=True, text=True, timeout=7200)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "SKIP" not in out, out
+    assert "Checks: 12, Failures: 0, Errors: 0" in out, out

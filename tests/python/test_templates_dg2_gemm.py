@@ -62,3 +62,28 @@ def test_dg2_gemm_plan_numerics_on_cpu(what):
         assert torch.equal(got, want)
     else:
         assert (got.float() - want).abs().max().item() < 0.05 * max(1.0, want.abs().max().item())
+
+
+# The C API's plan on dg2 (runtime/ops/ops_gemm_tiles.c) takes the same
+# tiles and 16 subgroups, from the exports made for them (export.py SPECS):
+# those build without a scratch send there too. Before, it took the 64x64x32
+# exports at the lowering's 8 subgroups: f16 plain rm16 709 scratch sends
+# (ocloc 164 B), fp32 gelu epilogue 2922 (825 B).
+C_EXPORTS = [("gemm-f16-none-plain-64x64x16-rm16", 4),
+             pytest.param("gemm-f32-gelu-epi-32x64x16-rm16", 6, marks=pytest.mark.skipif(
+                 not SLOW, reason="ZETILE_SLOW_TESTS=1"))]
+
+
+@pytest.mark.parametrize("spec,dpas", C_EXPORTS)
+def test_dg2_c_exports_at_16_subgroups_have_no_scratch_sends(spec, dpas):
+    if not shutil.which("ocloc"):
+        pytest.skip("ocloc is not installed")
+    from zetile import _C
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "stdlib-kernels", "prebuilt", spec + ".tile")) as f:
+        ir = f.read()
+    art = _C.compile(ir, target="dg2", num_warps=16, compat=False, igc_options=None, cached=True)
+    isas, log = isa.ocloc_isa(art.get("spirv"), "dg2", "")
+    r = isa.analyze_isa("".join(isas.values()))
+    assert r["dpas_in_innermost_loop"] == dpas, r
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, r

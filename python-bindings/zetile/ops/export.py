@@ -20,7 +20,7 @@ folder; `spec_manifest(spec)` builds any of them:
                                         attn-f32-d64-32x32-causal-nomask-none-none-dense
     attncombine-DT-dHD-BM               attncombine-f32-d64-32
     attn-...[-rm16], attnbwd-dkdv|dq-...[-rm16]   (row-major variants, below)
-    attnbwd-delta-DT-dHD-BM             attnbwd-delta-f32-d64-32
+    attnbwd-delta-DT-dHD-BM[-dlse]      attnbwd-delta-f32-d64-32
     attnbwd-dkdv|dq-DT-dHD-BMxBN-CAUSAL-MASK[-drop]
                                         attnbwd-dq-f16-d64-32x32-causal-nomask
     attnbwd-dkdv|dq-DT-dHD-BMxBN-full-nomask-SCORE-MASKMOD-sparseN
@@ -43,7 +43,8 @@ folder; `spec_manifest(spec)` builds any of them:
   merges into out and lse; -drop-split both (the shares' accumulators
   carry the dropout rescale). attnbwd-: the SDPA backward's three kernels
   (stdlib-kernels/attention_bwd.py; no block mask or mods): delta with the
-  lse rescaled to log2 (BM the dq kernel's BLOCK_M), then dk/dv (row
+  lse rescaled to log2 (BM the dq kernel's BLOCK_M; -dlse: minus a gradient
+  of the lse, given in the lse's units, desc.has_grad_lse), then dk/dv (row
   statistics in the 2-D form every target builds) and dq, -drop
   regenerating the forward's dropout mask. The 10-field attnbwd- form is
   the FlexAttention backward (zt_ops_flex_bwd_plan): SCORE none|alibi|softcap|ext
@@ -121,6 +122,13 @@ SPECS = (
     # 128-row scale groups (the LLM decode case).
     + [f"gemm-i8-none-plain-64x64x32{v}" for v in ("", "-rm16")]
     + [f"gemm-{d}w{b}g128-none-plain-64x64x32" for d in ("f16", "bf16") for b in (4, 8)]
+    # The tiles the C plan picks on dg2's row (runtime/ops/ops_gemm_tiles.c,
+    # as ops.gemm's config_for: K step 16 over 16 subgroups, no spills there).
+    + [f"gemm-{d}-none-plain-64x64x16{v}" for d in ("f16", "bf16") for v in ("", "-rm16")]
+    + [f"gemm-f32-none-plain-32x64x16{v}" for v in ("", "-rm16")]
+    + [f"gemm-{d}-{a}-epi-32x64x16{v}" for d in _DT for a in _ACT for v in ("", "-rm16")]
+    + [f"gemm-i8-none-plain-32x32x32{v}" for v in ("", "-rm16")]
+    + [f"gemm-{d}w{b}g128-none-plain-32x64x16" for d in ("f16", "bf16") for b in (4, 8)]
     + [f"attn-{d}-d{hd}-32x32-{c}-nomask-none-none-dense" for d in _DT for hd in (64, 128)
        for c in ("full", "causal")]
     + [f"attn-{d}-d64-32x32-full-{m}-none-none-dense" for d in _DT for m in ("fmask", "bmask")]
@@ -145,6 +153,8 @@ SPECS = (
     # then dk/dv and dq, for the forward's plain, causal, masked and
     # dropout specializations.
     + [f"attnbwd-delta-{d}-d{hd}-32" for d in _DT for hd in (64, 128)]
+    # ... with a gradient of the lse (desc.has_grad_lse)
+    + [f"attnbwd-delta-{d}-d{hd}-32-dlse" for d in _DT for hd in (64, 128)]
     + [f"attnbwd-{w}-{d}-d{hd}-32x32-{c}-nomask" for w in ("dkdv", "dq") for d in _DT
        for hd in (64, 128) for c in ("full", "causal")]
     + [f"attnbwd-{w}-{d}-d64-32x32-full-{m}" for w in ("dkdv", "dq") for d in _DT
@@ -314,15 +324,17 @@ def spec_manifest(spec):
                   MASK_MOD=mods.MASK_MODS[mmod] if mmod != "none" else None,
                   SPARSE=sparse, HAS_FULL=full, KV_SPARSE=kvb, WRITE_MAX=False,
                   DROPOUT="drop" in variant, SPLIT_KV=2 if "split" in variant else 1)
-    elif f[0] == "attnbwd" and len(f) == 5 and f[1] == "delta":
-        _, _, dt, hd, bm = f
-        if dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit() or not bm.isdigit():
-            raise ValueError(f"{spec}: not a backward delta spec (attnbwd-delta-DT-dHD-BM)")
+    elif f[0] == "attnbwd" and len(f) in (5, 6) and f[1] == "delta":
+        _, _, dt, hd, bm = f[:5]
+        dlse = len(f) == 6
+        if (dt not in _DT or not hd.startswith("d") or not hd[1:].isdigit() or not bm.isdigit()
+                or (dlse and f[5] != "dlse")):
+            raise ValueError(f"{spec}: not a backward delta spec (attnbwd-delta-DT-dHD-BM[-dlse])")
         kern = _kernels.load("attention_bwd").attn_bwd_delta
         ty = "*" + _DT[dt]
-        types = {"O": ty, "DO": ty, "DELTA": "*float32", "DLSE": None, "LSE": "*float32",
-                 "LSE2": "*float32", "lse_scale": "float32"}
-        ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=int(bm), HAS_DLSE=False, CONVERT_LSE=True)
+        types = {"O": ty, "DO": ty, "DELTA": "*float32", "DLSE": "*float32" if dlse else None,
+                 "LSE": "*float32", "LSE2": "*float32", "lse_scale": "float32"}
+        ce = dict(HEAD_DIM=int(hd[1:]), BLOCK_M=int(bm), HAS_DLSE=dlse, CONVERT_LSE=True)
     elif f[0] == "attnbwd" and len(f) == 10 and f[1] in ("dkdv", "dq"):
         # FlexAttention backward: exported mods, a block mask as the dense
         # state table and per-program walk lists (attention_bwd.py's BLOCKS),

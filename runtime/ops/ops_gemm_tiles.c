@@ -1,0 +1,41 @@
+// zetile ops: the GEMM tiles a C plan picks by target, the same choice as
+// zetile.ops.gemm's config_for (python-bindings/zetile/ops/gemm.py,
+// _gathered_xmx_tiles), so a C program gets the plan a Python caller gets.
+//
+// Why: on rows with XMX but no 2D block IO and at most 4 KB of registers
+// (dg2 at SIMD8, zetile's own lowering) every operand element is gathered
+// with its own address, and the default 64x64x32 over the 8 subgroups the
+// lowering picks spills (acm-g10: 709 scratch sends). A K step of 16 over
+// 16 subgroups does not (E2, docs/TEMPLATES.md "dg2 without spills"): 64x64
+// for plain fp16/bf16, 32x64 with an epilogue, weight-only scales or fp32,
+// and 32x32 with K 32 for int8 (its DPAS take K 32).
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops_internal.h"
+
+static bool gathered_xmx_row(const zt_target_info_t* row) {
+  if (!row || !row->xmx || row->block_io_2d) return false;
+  // ZETILE_DG2_LOWERING=shared/shared8 (the shared Xe lowering at 8 lanes)
+  // spills with these tiles too: Python keeps the defaults there.
+  const char* low = getenv("ZETILE_DG2_LOWERING");
+  if (low && strncmp(low, "shared", 6) == 0) return false;
+  return (int64_t)row->grf * row->grf_bytes <= 4096;
+}
+
+bool zt_ops__gemm_target_tiles(const zt_target_info_t* row, zt_ops_gemm_desc_t* d,
+                               int32_t* num_warps) {
+  *num_warps = 0;
+  if (d->block_m || d->block_n || d->block_k || !gathered_xmx_row(row)) return false;
+  bool int8 = d->dtype == ZT_I8;
+  // Python's `plain`: fp16/bf16 without an epilogue or weight-only scales
+  // (c given counts, as in ops.gemm, whatever beta is).
+  bool epi = d->has_bias || d->has_residual || d->has_c || d->activation != ZT_OPS_ACT_NONE ||
+             d->alpha != 1.0f;
+  bool plain = !(d->weight_bits || epi || d->dtype == ZT_F32);
+  d->block_k = int8 ? 32 : 16;
+  d->block_m = int8 || !plain ? 32 : 64;
+  d->block_n = int8 ? 32 : 64;
+  *num_warps = 16;
+  return true;
+}
