@@ -69,6 +69,7 @@ typedef struct plan_s {
   bool gather_dot;         // a dot operand comes from a pointer-tensor load
   unsigned along;          // bit a: a 2-D reduce/scan along axis a, or (bit 1) a
                            // column broadcast (M, 1) -> (M, N)
+  bool reduce_2d;          // a 2-D reduce/scan
   xe_emitter_t* e;
 } plan_t;
 
@@ -82,6 +83,7 @@ static MlirWalkResult plan_cb(MlirOperation op, void* user) {
       value_rank(mlirOperationGetOperand(op, 0)) == 2) {
     int64_t a = int_attr(op, "axis", -1);
     if (a == 0 || a == 1) p->along |= 1u << a;
+    p->reduce_2d = true;
   }
   if (op_is(op, "tile.broadcast") && value_rank(mlirOperationGetOperand(op, 0)) == 2 &&
       dim(mlirOperationGetOperand(op, 0), 1) == 1)
@@ -302,6 +304,26 @@ zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
     sn = 1;
     while (sn * 2 <= nw && n % (sn * 2 * 16) == 0) sn *= 2;
     sm = nw / sn;
+    // A dot without 2-D reductions: the grid whose per-subgroup tile
+    // needs the fewest operand registers. Every grid of nw subgroups holds
+    // the same accumulator registers (m * n / nw each); a subgroup's A and B
+    // per k step take tm * K + K * tn elements, so the smallest tm + tn
+    // (columns first, above, gives Intel's 256x256 / 32-warp matmul 128x16
+    // tiles: A alone 128 registers beside 128 of accumulators, spilling).
+    // Ties go to the tile of fewer rows (a 32x64 tile reads 8 A and 8 B
+    // blocks per 32-deep k step, a 64x32 one 16 and 4): Intel's DPAS layout
+    // puts that matmul's 32 warps on 8x4 too.
+    if (p.dot_m && !p.reduce_2d) {
+      for (int64_t c = 1; c <= nw; c *= 2) {
+        int64_t r = nw / c;
+        if (r * c != nw || m % (r * 8) || n % (c * 16)) continue;
+        if (m % (sm * 8) || n % (sn * 16) || m / r + n / c < m / sm + n / sn ||
+            (m / r + n / c == m / sm + n / sn && m / r < m / sm)) {
+          sm = r;
+          sn = c;
+        }
+      }
+    }
     if (m % (sm * 8) && !(sm == 1 && (m == 1 || m == 2 || m == 4)))
       return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
                             "Xe lowering: num_warps %d does not split a %lldx%lld tile "

@@ -128,8 +128,9 @@ def test_loads_take_the_fp16_dot_operand_places(dtype):
     assert len(loads) == 2, loads
     # A: the fp16 dot's 8x16 blocks (not the int8 dot's 8x32), B: 16x16 one
     # element per slot (not 32x16 VNNI quads).
-    assert "dpas<A, grid=[1, 1], lanes=[1, 16], lane_data=[1, 1], block=[8, 16]>" in loads[0]
-    assert "dpas<B, grid=[1, 4], lanes=[1, 16], lane_data=[1, 1], block=[16, 16]>" in loads[1]
+    # (Grid: the planner's 2x2 for a 64x64 dot at 4 subgroups.)
+    assert "dpas<A, grid=[2, 1], lanes=[1, 16], lane_data=[1, 1], block=[8, 16]>" in loads[0]
+    assert "dpas<B, grid=[1, 2], lanes=[1, 16], lane_data=[1, 1], block=[16, 16]>" in loads[1]
     convs = [ln for ln in dump.splitlines() if "zt.convert" in ln]
     assert convs and all(" via registers" in ln for ln in convs), convs
 
