@@ -305,7 +305,8 @@ for name, k in KERNELS.items():
     print("DONE " + json.dumps([name, times]), flush=True)
 """
 
-PEER_INTEL = PEER_COMMON.replace("IS_ZETILE", "False") + r"""
+# Intel's Triton's compile of one kernel (also bench/isa_peer.py's).
+PEER_INTEL_COMPILE = r"""
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
@@ -328,6 +329,9 @@ def compile_one(name, k):
     target = GPUTarget("xpu", k.get("props") or PVC, ws)
     return triton.compile(ASTSource(fn, signature=sig, constexprs=k["consts"], attrs=attrs),
                           target=target, options=opts)
+"""
+
+PEER_INTEL = PEER_COMMON.replace("IS_ZETILE", "False") + PEER_INTEL_COMPILE + r"""
 t0 = time.perf_counter()
 sm = KERNELS["softmax (1024 columns, 4 warps)"]
 compile_one("softmax (1024 columns, 4 warps)", dict(sm, consts={"BLOCK_SIZE": 64}, warps=1))

@@ -88,7 +88,25 @@ def analyze_isa(text):
             kinds["store"] += 1
         else:
             kinds["other"] += 1
-    scratch = sum(1 for s in sends if "scratch" in s or ".slm" not in s and "bti[253]" in s)
+    def is_scratch(s):
+        return "scratch" in s or ".slm" not in s and "bti[253]" in s
+
+    scratch = sum(1 for s in sends if is_scratch(s))
+    # The loop that holds the most DPAS (the K loop of a GEMM, the KV loop of
+    # attention): its instructions, sends, 2D block loads and scratch sends
+    # are what one step costs.
+    dpas_loop = None
+    best = None
+    for a, b in loops:
+        n = sum(1 for i in dpas if a <= i <= b)
+        if n and (best is None or n > best[0] or (n == best[0] and b - a < best[2] - best[1])):
+            best = (n, a, b)
+    if best:
+        body = instrs[best[1]:best[2] + 1]
+        body_sends = [s for s in body if opcode(s).startswith("send")]
+        dpas_loop = {"instructions": len(body), "dpas": best[0], "sends": len(body_sends),
+                     "block2d_loads": sum(1 for s in body_sends if "load_block2d" in s),
+                     "scratch_sends": sum(1 for s in body_sends if is_scratch(s))}
     return {
         "instructions": len(instrs),
         "dpas": len(dpas),
@@ -102,6 +120,10 @@ def analyze_isa(text):
         "sends": len(sends),
         "sends_by_kind": kinds,
         "scratch_sends": scratch,
+        # 2D block messages (Xe-HPC and later): loads, stores, prefetches.
+        "block2d": {k: sum(1 for s in sends if f"{k}_block2d" in s)
+                    for k in ("load", "store", "prefetch")},
+        "dpas_loop": dpas_loop,
         "calla": sum(1 for s in instrs if opcode(s).startswith("calla")),
     }
 
