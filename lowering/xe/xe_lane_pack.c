@@ -227,15 +227,6 @@ static MlirNamedAttribute named_i64s(MlirContext ctx, const char* name, intptr_t
   return mlirNamedAttributeGet(id, mlirDenseI64ArrayGet(ctx, n, v));
 }
 
-static MlirNamedAttribute named_array(MlirContext ctx, const char* name, intptr_t n,
-                                      const int64_t* v) {
-  MlirAttribute el[PACK_MAX];
-  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
-  for (intptr_t i = 0; i < n; ++i) el[i] = mlirIntegerAttrGet(i64, v[i]);
-  MlirIdentifier id = mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name));
-  return mlirNamedAttributeGet(id, mlirArrayAttrGet(ctx, n, el));
-}
-
 // The packed result whose element *at stands for v (v an old op's
 // result), or NULL.
 static pack_t* pack_of(pack_state_t* s, MlirValue v, int* at) {
@@ -338,23 +329,43 @@ static bool pack_run(pack_state_t* s, MlirOperation* run, int n) {
 // The old ops, last pack first (so an old op's uses by later packed old ops
 // are gone when it is looked at): erased, after a one-element slice of the
 // packed result takes over the uses something in pieces still makes.
+// The slice is written as `vector.shuffle %wide, %wide [i]`, the form
+// convert-vector-to-llvm's greedy pre-lowering turns a one-element
+// `vector.extract_strided_slice` into: convert-to-llvm takes the shuffle
+// itself, so lane code without other such ops can skip that pass
+// (xe_needs_vector_lowering), with the same SPIR-V.
+// ZETILE_XE_VECTOR_LLVM=1 (the reference route) writes the strided slice.
+static MlirOperation slice(pack_state_t* s, MlirValue wide, int64_t off, MlirOperation old) {
+  MlirLocation loc = mlirOperationGetLocation(old);
+  MlirType t = mlirValueGetType(mlirOperationGetResult(old, 0));
+  const char* ref = getenv("ZETILE_XE_VECTOR_LLVM");
+  if (ref && strcmp(ref, "1") == 0) {
+    MlirType i64 = mlirIntegerTypeGet(s->ctx, 64);
+    MlirAttribute v[3] = {mlirIntegerAttrGet(i64, off), mlirIntegerAttrGet(i64, 1),
+                          mlirIntegerAttrGet(i64, 1)};
+    static const char* const names[3] = {"offsets", "sizes", "strides"};
+    MlirNamedAttribute a[3];
+    for (int i = 0; i < 3; ++i)
+      a[i] = mlirNamedAttributeGet(
+          mlirIdentifierGet(s->ctx, mlirStringRefCreateFromCString(names[i])),
+          mlirArrayAttrGet(s->ctx, 1, &v[i]));
+    return create("vector.extract_strided_slice", loc, 1, &wide, t, 3, a);
+  }
+  MlirNamedAttribute mask = named_i64s(s->ctx, "mask", 1, &off);
+  MlirValue both[2] = {wide, wide};
+  return create("vector.shuffle", loc, 2, both, t, 1, &mask);
+}
+
 static void finish(pack_state_t* s) {
-  int64_t one = 1;
-  MlirNamedAttribute sattr[3];
-  sattr[1] = named_array(s->ctx, "sizes", 1, &one);
-  sattr[2] = named_array(s->ctx, "strides", 1, &one);
   for (size_t k = s->npacks; k-- > 0;) {
     pack_t* p = &s->packs[k];
     for (int i = p->n; i-- > 0;) {
       MlirOperation op = p->old[i];
       MlirValue r = mlirOperationGetResult(op, 0);
       if (!mlirOpOperandIsNull(mlirValueGetFirstUse(r))) {
-        int64_t off = i;
-        sattr[0] = named_array(s->ctx, "offsets", 1, &off);
         // Right after the packed op: every remaining use is past the run.
         MlirOperation w = mlirOpResultGetOwner(p->wide);
-        MlirOperation sl = create("vector.extract_strided_slice", mlirOperationGetLocation(op), 1,
-                                  &p->wide, mlirValueGetType(r), 3, sattr);
+        MlirOperation sl = slice(s, p->wide, i, op);
         mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(w), w, sl);
         mlirValueReplaceAllUsesOfWith(r, mlirOperationGetResult(sl, 0));
       }

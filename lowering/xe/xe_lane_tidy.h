@@ -30,8 +30,14 @@ zt_status_t xe_pack_lanes(MlirContext ctx, MlirModule m, int* out_packed);
 
 /// True when the one-lane module `m` holds a vector of rank 2 or more or a
 /// vector op other than extract, insert, extract_strided_slice,
-/// from_elements and a broadcast of a scalar: then xegpu-vector-linearize
-/// has work to do (xe_linearize_need.c). Reads `m` only.
+/// from_elements, a broadcast of a scalar and a shuffle of one vector with
+/// itself: then xegpu-vector-linearize has work to do (xe_linearize_need.c).
+/// Reads `m` only.
 bool xe_needs_linearize(MlirModule m);
+
+/// True when xe_needs_linearize(m) or `m` holds a vector.extract_strided_slice:
+/// then convert-vector-to-llvm's greedy vector lowerings have work to do,
+/// otherwise convert-to-llvm converts every vector op (xe_linearize_need.c).
+bool xe_needs_vector_lowering(MlirModule m);
 
 #endif

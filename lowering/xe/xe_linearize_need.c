@@ -24,6 +24,11 @@ static bool plain_vector_op(MlirOperation op) {
                                        "vector.extract_strided_slice", "vector.from_elements"};
   for (size_t i = 0; i < sizeof kPlain / sizeof kPlain[0]; ++i)
     if (zt_op_named(op, kPlain[i])) return true;
+  // The lane packer's one-element slices: a shuffle of one 1-D vector with
+  // itself (xe_lane_pack.c).
+  if (zt_op_named(op, "vector.shuffle"))
+    return mlirOperationGetNumOperands(op) == 2 &&
+           mlirValueEqual(mlirOperationGetOperand(op, 0), mlirOperationGetOperand(op, 1));
   // A broadcast of a scalar is already in the form the conversions take; a
   // broadcast of a vector is lowered by the pass.
   return zt_op_named(op, "vector.broadcast") && mlirOperationGetNumOperands(op) == 1 &&
@@ -58,5 +63,26 @@ static MlirWalkResult need_visit(MlirOperation op, void* user) {
 bool xe_needs_linearize(MlirModule m) {
   bool need = false;
   mlirOperationWalk(mlirModuleGetOperation(m), need_visit, &need, MlirWalkPreOrder);
+  return need;
+}
+
+// convert-vector-to-llvm first runs a greedy driver of vector lowerings
+// (strided slices to shuffles, broadcasts, shape casts, transposes, masks,
+// contractions, ...) over the whole module, then the same conversion
+// patterns convert-to-llvm applies to the vector dialect. On lane code that
+// needs no linearizing, the one op of the list above those conversions do
+// not take is extract_strided_slice (the lane packer now writes shuffles):
+// without it the lowerings find nothing, and the pass was ~40% of softmax's
+// second MLIR pipeline (pass timing) for the same SPIR-V.
+static MlirWalkResult lowering_visit(MlirOperation op, void* user) {
+  if (!gives_work(op) && !zt_op_named(op, "vector.extract_strided_slice"))
+    return MlirWalkResultAdvance;
+  *(bool*)user = true;
+  return MlirWalkResultInterrupt;
+}
+
+bool xe_needs_vector_lowering(MlirModule m) {
+  bool need = false;
+  mlirOperationWalk(mlirModuleGetOperation(m), lowering_visit, &need, MlirWalkPreOrder);
   return need;
 }

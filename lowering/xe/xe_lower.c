@@ -81,12 +81,22 @@ static const char kEmitPipeline[] = "builtin.module(gpu-module-to-binary{format=
 // softmax's second MLIR pipeline. SPIR-V byte-identical without it
 // (tests/python/test_xe_emit_text.py, test_xe_pipeline_bytes.py).
 // ZETILE_XE_LINEARIZE=1 runs it always (to measure against).
-static void drop_idle_linearize(char* pipeline, MlirModule m) {
-  const char* keep = getenv("ZETILE_XE_LINEARIZE");
-  if ((keep && strcmp(keep, "1") == 0) || xe_needs_linearize(m)) return;
-  const char* cut = "gpu.module(xegpu-vector-linearize),";
+// Likewise convert-vector-to-llvm, whose greedy vector lowerings find
+// nothing on such code once it has no strided slices either; convert-to-llvm
+// then converts the vector ops (~40% of softmax's second pipeline, same
+// SPIR-V). ZETILE_XE_VECTOR_LLVM=1 runs it always.
+static void cut_pass(char* pipeline, const char* cut) {
   char* at = strstr(pipeline, cut);
   if (at) memmove(at, at + strlen(cut), strlen(at + strlen(cut)) + 1);
+}
+
+static void drop_idle_vector_passes(char* pipeline, MlirModule m) {
+  const char* keep = getenv("ZETILE_XE_LINEARIZE");
+  if (!(keep && strcmp(keep, "1") == 0) && !xe_needs_linearize(m))
+    cut_pass(pipeline, "gpu.module(xegpu-vector-linearize),");
+  keep = getenv("ZETILE_XE_VECTOR_LLVM");
+  if (!(keep && strcmp(keep, "1") == 0) && !xe_needs_vector_lowering(m))
+    cut_pass(pipeline, "convert-vector-to-llvm{force-32bit-vector-indices=true},");
 }
 
 extern const unsigned char zt_compat_block2d_bc[];
@@ -905,12 +915,12 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
                              "or atomics are not in the form rewritten in place (xe_lane_moves.c)",
                              info.lanes);
         if (!s && !moved) s = xe_lower_atomics(lc->ctx, &m);
-        if (!s && ours_done) drop_idle_linearize(second, m);
+        if (!s && ours_done) drop_idle_vector_passes(second, m);
         if (!s)
           s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, second, "Xe pipeline (XeVM -> LLVM)");
       }
     } else if (!s) {
-      if (ours_done) drop_idle_linearize(pipeline, m);
+      if (ours_done) drop_idle_vector_passes(pipeline, m);
       s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, pipeline,
                                           "Xe pipeline (XeGPU -> XeVM -> LLVM)");
     }

@@ -24,7 +24,11 @@ of which must leave the SPIR-V byte for byte the same:
   extract_strided_slice, from_elements and a broadcast of a scalar:
   lowering/xe/xe_linearize_need.c): softmax's and the chain's lane code have
   none, the tutorial matmul's DPAS blocks are 2-D; ZETILE_XE_LINEARIZE=1 runs
-  it always.
+  it always;
+- nor, on such code, convert-vector-to-llvm, whose greedy vector lowerings then
+  find nothing once the lane packer writes its one-element slices as shuffles
+  of the packed vector with itself (xe_lane_pack.c): convert-to-llvm converts
+  the vector ops; ZETILE_XE_VECTOR_LLVM=1 writes strided slices and runs it.
 Byte comparisons compile each kernel alone in a fresh process per route (LLVM's
 SPIR-V backend keeps state across the modules of one process,
 llvm/llvm-project#160613, so a kernel compiled after others can differ by id
@@ -139,9 +143,12 @@ def test_same_spirv_without_noop_passes_and_with_aliases(tmp_path, kernel):
     new, new_err = _run(tmp_path / "new", kernel)
     old, old_err = _run(tmp_path / "old", kernel, ZETILE_XE_LOC_ALIAS="0",
                         ZETILE_XE_TYPE_ALIAS="0", ZETILE_XE_NOOP_PASSES="1",
-                        ZETILE_XE_CLEANUP_PASSES="1", ZETILE_XE_LINEARIZE="1")
+                        ZETILE_XE_CLEANUP_PASSES="1", ZETILE_XE_LINEARIZE="1",
+                        ZETILE_XE_VECTOR_LLVM="1")
     # MLIR's pass timing (ZETILE_DEBUG=passes) names every pass that ran.
-    assert "ConvertVectorToLLVMPass" in new_err, new_err[-3000:]
+    assert "ConvertToLLVMPass" in new_err, new_err[-3000:]
+    assert "ConvertVectorToLLVMPass" not in new_err, new_err[-3000:]
+    assert "ConvertVectorToLLVMPass" in old_err, old_err[-3000:]
     assert "XeGPUVectorLinearize" not in new_err, new_err[-3000:]
     assert "XeGPUVectorLinearize" in old_err, old_err[-3000:]
     for p in PASSES:
@@ -163,6 +170,7 @@ def test_same_spirv_without_noop_passes_and_with_aliases(tmp_path, kernel):
 
 def test_linearize_kept_for_nd_lane_code(tmp_path):
     """The tutorial matmul's lane code holds the DPAS blocks as 2-D vectors:
-    xegpu-vector-linearize still runs on it."""
+    xegpu-vector-linearize and convert-vector-to-llvm still run on it."""
     _, err = _run(tmp_path, "matmul 128x128x32, 8 warps")
     assert _passes_run(err).get("XeGPUVectorLinearize") == 1, err[-3000:]
+    assert _passes_run(err).get("ConvertVectorToLLVMPass") == 1, err[-3000:]

@@ -11,7 +11,10 @@ lowering/xe/xe_lower.c, xe_atomic.c):
 - the gpu.module is translated straight into the SPIR-V emission's LLVM
   context instead of going through bitcode written by
   gpu-module-to-binary{format=llvm} and read back (xe_llvm_handoff.c;
-  ZETILE_XE_LLVM_HANDOFF=bitcode keeps that route).
+  ZETILE_XE_LLVM_HANDOFF=bitcode keeps that route);
+- the lane packer's one-element slices are shuffles and convert-vector-to-llvm
+  is skipped where nothing needs its vector lowerings (xe_linearize_need.c;
+  ZETILE_XE_VECTOR_LLVM=1 writes strided slices and keeps the pass).
 The reference is the route before these changes, in the same build: the old
 pipeline text (ZETILE_XE_PIPELINE, as it ran after zetile's distribution) and
 the text route for atomics, shuffles and SLM (ZETILE_XE_MOVES=text). Every
@@ -100,7 +103,8 @@ def _compile(tmp_path, **env):
 def test_pipeline_cuts_keep_the_spirv(tmp_path):
     new = _compile(tmp_path / "new")
     old = _compile(tmp_path / "old", ZETILE_XE_PIPELINE=OLD_PIPELINE, ZETILE_XE_MOVES="text",
-                   ZETILE_XE_LINEARIZE="1", ZETILE_XE_LLVM_HANDOFF="bitcode")
+                   ZETILE_XE_LINEARIZE="1", ZETILE_XE_LLVM_HANDOFF="bitcode",
+                   ZETILE_XE_VECTOR_LLVM="1")
     assert set(new) == set(old)
     differ = [k for k in new if new[k]["spirv"] != old[k]["spirv"]]
     # LLVM's SPIR-V backend keeps state across the modules of a process
@@ -112,7 +116,8 @@ def test_pipeline_cuts_keep_the_spirv(tmp_path):
         a = _compile(tmp_path / f"new-{len(k)}", ZT_PIPELINE_BYTES_ONLY=k)[k]["spirv"]
         b = _compile(tmp_path / f"old-{len(k)}", ZT_PIPELINE_BYTES_ONLY=k,
                      ZETILE_XE_PIPELINE=OLD_PIPELINE, ZETILE_XE_MOVES="text",
-                     ZETILE_XE_LINEARIZE="1", ZETILE_XE_LLVM_HANDOFF="bitcode")[k]["spirv"]
+                     ZETILE_XE_LINEARIZE="1", ZETILE_XE_LLVM_HANDOFF="bitcode",
+                     ZETILE_XE_VECTOR_LLVM="1")[k]["spirv"]
         if a == b:
             differ.remove(k)
     assert not differ, differ
