@@ -47,6 +47,7 @@ typedef struct {
   const char* spec;
   float scale;     // 0: 1 / sqrt(E)
   zt_scalar_kind_t dtype;  // 0 (never a float kind): ZT_F32
+  bool grad_lse;   // a gradient of the lse (in its units) is given too
 } flex_case_t;
 
 static zt_scalar_kind_t dtype_of(const flex_case_t* c) { return c->dtype ? c->dtype : ZT_F32; }
@@ -205,8 +206,8 @@ static void free_tables(tables_t* t) {
 // (block listed, and the mask mod or a full block), P = softmax(z),
 // dZ = P (dP - rowsum(P dP)), ds = dZ mod'(x) scale: dq = ds k, dk = ds^T q.
 static void reference(const flex_case_t* c, const tables_t* t, const float* q, const float* k,
-                      const float* v, const float* dout, double scale, double* out, double* lse,
-                      double* dq, double* dk, double* dv) {
+                      const float* v, const float* dout, double scale, const double* dlse,
+                      double* out, double* lse, double* dq, double* dk, double* dv) {
   int64_t B = c->B, Hq = c->Hq, Hk = c->Hk, L = c->L, S = c->S, E = c->E, G = Hq / Hk;
   memset(dk, 0, sizeof(double) * (size_t)(B * Hk * S * E));
   memset(dv, 0, sizeof(double) * (size_t)(B * Hk * S * E));
@@ -242,6 +243,8 @@ static void reference(const flex_case_t* c, const tables_t* t, const float* q, c
           dp[j] = d;
           delta += p[j] * d;
         }
+        // A gradient g of the (natural) lse: d lse / d z = P, so dZ = P (dP - delta + g).
+        if (dlse) delta -= dlse[oi];
         for (int64_t e = 0; e < E; ++e) {
           double o = 0, g = 0;
           for (int64_t j = 0; j < S; ++j) {
@@ -302,9 +305,18 @@ static void run_case(const flex_case_t* c, const char* what) {
     fd.score_grad_builder = softcap_bias_score_mod(!getenv("ZT_TEST_FLEX_BWD_WRONG_GRAD"));
   }
   double *out = malloc(nq * 8), *lse = malloc(nr * 8), *dq = malloc(nq * 8),
-         *dk = malloc(nk * 8), *dv = malloc(nk * 8);
-  reference(c, &t, q, k, v, dout, c->scale ? (double)c->scale : 1.0 / sqrt((double)E), out, lse,
-            dq, dk, dv);
+         *dk = malloc(nk * 8), *dv = malloc(nk * 8), *dlse = NULL;
+  float* glse = NULL;
+  zt_buffer_t* bglse = NULL;
+  if (c->grad_lse) {
+    // Given in the lse's units: per log2 unit with lse_log2 (natural: / ln 2).
+    glse = ot_randv(nr, 45, 1.0f);
+    bglse = upload(glse, nr * 4);
+    dlse = malloc(nr * 8);
+    for (size_t i = 0; i < nr; ++i) dlse[i] = c->lse_log2 ? glse[i] / log(2.0) : glse[i];
+  }
+  reference(c, &t, q, k, v, dout, c->scale ? (double)c->scale : 1.0 / sqrt((double)E), dlse,
+            out, lse, dq, dk, dv);
   zt_ops_plan_t* fp = NULL;
   if (dt == ZT_F32) {
     OK(zt_ops_flex_plan(dev, &fd, &fp));
@@ -328,7 +340,7 @@ static void run_case(const flex_case_t* c, const char* what) {
     free(l32);
   }
 
-  zt_ops_flex_bwd_desc_t d = {.fwd = fd};
+  zt_ops_flex_bwd_desc_t d = {.fwd = fd, .has_grad_lse = c->grad_lse};
   zt_buffer_t *bdq = ot_upload(dev, dt, NULL, nq), *bdk = ot_upload(dev, dt, NULL, nk),
               *bdv = ot_upload(dev, dt, NULL, nk);
   zt_ops_plan_t* p = NULL;
@@ -339,7 +351,7 @@ static void run_case(const flex_case_t* c, const char* what) {
                                  .full_kv_num_blocks = c->full ? bfn : NULL,
                                  .full_kv_indices = c->full ? bfi : NULL,
                                  .score_tensor = bsl, .mask_tensor = bdoc, .grad_q = bdq,
-                                 .grad_k = bdk, .grad_v = bdv};
+                                 .grad_k = bdk, .grad_v = bdv, .grad_lse = bglse};
   OK(zt_ops_flex_bwd_run(p, &b));
   OK(zt_device_synchronize(dev));
 
@@ -382,6 +394,9 @@ static void run_case(const flex_case_t* c, const char* what) {
   free(dq);
   free(dk);
   free(dv);
+  free(dlse);
+  free(glse);
+  zt_buffer_release(bglse);
   free_tables(&t);
   zt_ops_plan_release(p);
   if (fp) zt_ops_plan_release(fp);
@@ -407,6 +422,16 @@ START_TEST(test_flex_bwd_softcap_causal_lse_log2) {
   flex_case_t c = {1, 2, 2, 150, 230, 48, ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, false,
                    false, true, "attnbwd-f32-d64-32x32-softcap-causal-sparse128x128-rm16", 1.0f};
   run_case(&c, "flex bwd softcap causal lse log2");
+}
+END_TEST
+
+// The same with a gradient of the lse (log2 units, as the forward wrote it).
+START_TEST(test_flex_bwd_softcap_causal_lse_log2_grad_lse) {
+  if (compiler_missing(__func__)) return;
+  flex_case_t c = {1, 2, 2, 150, 230, 48, ZT_OPS_SCORE_SOFTCAP, ZT_OPS_MASK_MOD_CAUSAL, false,
+                   false, true, "attnbwd-f32-d64-32x32-softcap-causal-sparse128x128-rm16", 1.0f,
+                   0, true};
+  run_case(&c, "flex bwd softcap causal lse log2 grad_lse");
 }
 END_TEST
 
@@ -551,11 +576,14 @@ int main(void) {
   ADD(tc, test_flex_bwd_document_batches);
   ADD(tc, test_flex_bwd_bf16_document_per_head);
   // Two more dtype cases (their compiles cost the suite ~1 min on CI's
-  // CPU): with ZETILE_SLOW_TESTS=1.
+  // CPU) and a gradient of the lse: with ZETILE_SLOW_TESTS=1.
   const char* slow = getenv("ZETILE_SLOW_TESTS");
   if (slow && !strcmp(slow, "1")) {
     ADD(tc, test_flex_bwd_f16_softcap_causal);
     ADD(tc, test_flex_bwd_bf16_d128_causal);
+    // (the lse's gradient: test_ops_bwd runs it by default through the
+    // same delta kernel)
+    ADD(tc, test_flex_bwd_softcap_causal_lse_log2_grad_lse);
   }
   ADD(tc, test_flex_bwd_builder_mask);
   ADD(tc, test_flex_bwd_builder_score);
