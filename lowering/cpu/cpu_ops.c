@@ -960,10 +960,11 @@ static bool is_exp_f32(MlirOperation op) {
 // twice over per 16. 4096 rows x 781, one thread: a row divided by its sum
 // took 1.17-1.18x the time of the same row divided by a loaded tensor times
 // the sum (vdivps) with the f64 form, 0.95-0.97x with vdivps (issue 16, h4b).
-// On the AVX2 EPYC (session 18) the form without the correction (exact as
-// it is: the f64 product is within 2^-52 of x/d, an f32 quotient at least
-// 2^-49 from any f32 midpoint it is not) measured the same as vdivps:
-// softmax's division loop waits on its stores to memory there, not on vdivps.
+// On the AVX2 EPYC (session 18) the form without the correction measured
+// the same as vdivps (the loop waits on its stores to memory) and is not
+// exact anyway: a quotient exactly halfway between two subnormal f32
+// numbers (test_division_by_uniform_breaks_exact_ties_to_even) comes out of
+// the f64 product a little off the tie and rounds the wrong way.
 
 // arith.maxnumf / minnumf on f32 and f64 as llvm.intr.maxnum / minnum.
 // Left to arith-expand they become two compares and two selects, and in a
