@@ -2414,8 +2414,17 @@ static zt_status_t dot_blocks(xe_emitter_t* e, MlirOperation op, xe_val_t* a, xe
     }
   }
   const char* at = xe_block_elem(ak);
-  for (int32_t i = 0; i < c->nbr && !f32; ++i) {
-    for (int32_t j = 0; j < c->nbc; ++j) {
+  // Output blocks row by row or column by column, whichever keeps fewer
+  // operand registers live once the loads sit at their first reader
+  // (xe_sink_loads.c): row by row, all of B's blocks (K/16 x nbc, 16x16
+  // each) wait for the next row, with one row of A's (8x16 each); column by
+  // column, all of A's wait, with one column of B's. Each accumulator's
+  // chain over k is the same either way.
+  bool by_cols = a->nbr * a->br * a->bc < c->nbc * b->br * 16 && c->nbc > 1;
+  int32_t n_outer = by_cols ? c->nbc : c->nbr, n_inner = by_cols ? c->nbr : c->nbc;
+  for (int32_t o = 0; o < n_outer && !f32; ++o) {
+    for (int32_t in = 0; in < n_inner; ++in) {
+      int32_t i = by_cols ? in : o, j = by_cols ? o : in;
       const char* acc = c->names[i * c->nbc + j];
       xe_name_t cur;
       snprintf(cur, sizeof cur, "%s", acc);

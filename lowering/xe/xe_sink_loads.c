@@ -1,0 +1,144 @@
+// Block loads sunk to their first use in the emitted text (issue 12).
+//
+// The emitter writes a tile load where the tile op stands: every block of a
+// dot's A and B tiles is read before the first DPAS. With a large tile per
+// subgroup (Intel's 256x256x32 matmul on 32 subgroups: 128 accumulator
+// registers, A 32 and B 64 more per k step) they are all live at once, and
+// Debian's IGC spills rather than reorder them. Moved down to just before
+// the first op that reads them, each block is live from its read to its last
+// DPAS only.
+//
+// A load moves only past ops that neither write memory nor open or close a
+// region: other block loads and prefetches, DPAS, descriptor creation and
+// arith/vector/index arithmetic. Anything else (a store, a barrier, a call,
+// an scf op, a region's end) first places every load held back, in their
+// original order. Reads keep their order relative to every write, so the
+// values are the same. ZETILE_XE_SINK_LOADS=0 leaves the text as written.
+#include <stdlib.h>
+#include <string.h>
+
+#include "xe/xe_internal.h"
+
+// Whether a line is `%x = xegpu.load_nd ...` (one result, no region); the
+// result name goes to out.
+static bool load_line(const char* s, size_t n, char* out, size_t cap) {
+  size_t i = 0;
+  while (i < n && s[i] == ' ') ++i;
+  if (i >= n || s[i] != '%') return false;
+  size_t b = i;
+  while (i < n && s[i] != ' ' && s[i] != ':' && s[i] != ',') ++i;
+  if (i - b + 1 > cap || i + 3 > n || memcmp(s + i, " = ", 3) != 0) return false;
+  static const char op[] = "xegpu.load_nd ";
+  if (n - (i + 3) < sizeof op - 1 || memcmp(s + i + 3, op, sizeof op - 1) != 0) return false;
+  memcpy(out, s + b, i - b);
+  out[i - b] = '\0';
+  return true;
+}
+
+// Whether a held-back load may move past this line.
+static bool movable_past(const char* s, size_t n) {
+  if (memchr(s, '{', n) || memchr(s, '}', n)) {
+    // Attributes in braces (`{layout_a = ...}` on a DPAS) are no region:
+    // a region opens at the end of its line or closes at its start.
+    size_t e = n;
+    while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\n')) --e;
+    size_t b = 0;
+    while (b < n && s[b] == ' ') ++b;
+    if ((e > 0 && s[e - 1] == '{') || (b < n && s[b] == '}')) return false;
+  }
+  static const char* const ok[] = {"= xegpu.load_nd ", "xegpu.prefetch_nd ", "= xegpu.dpas ",
+                                   "= xegpu.create_nd_tdesc ", "= arith.", "= vector.",
+                                   "= index.", "= \"arith.", "= \"vector."};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i) {
+    size_t l = strlen(ok[i]);
+    for (size_t j = 0; j + l <= n; ++j)
+      if (memcmp(s + j, ok[i], l) == 0) return true;
+  }
+  return false;
+}
+
+// Whether the line reads SSA name `name` (followed by a non-name character).
+static bool uses(const char* s, size_t n, const char* name) {
+  size_t l = strlen(name);
+  // Past the result: `%x = ...` reads nothing before " = ".
+  const char* eq = NULL;
+  for (size_t j = 0; j + 3 <= n; ++j)
+    if (memcmp(s + j, " = ", 3) == 0) {
+      eq = s + j + 3;
+      break;
+    }
+  const char* p = eq ? eq : s;
+  const char* end = s + n;
+  for (; p + l <= end; ++p) {
+    if (memcmp(p, name, l) != 0) continue;
+    char c = p + l < end ? p[l] : ' ';
+    bool more = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                c == '_' || c == '.' || c == '$';
+    if (!more) return true;
+  }
+  return false;
+}
+
+typedef struct held_s {
+  const char* s;
+  size_t n;
+  char name[XE_NAME_MAX];
+} held_t;
+
+static void place(zt_strbuf_t* out, held_t* h, int* nh, const char* s, size_t n, bool all) {
+  int k = 0;
+  for (int i = 0; i < *nh; ++i) {
+    if (all || uses(s, n, h[i].name)) zt_strbuf_append(out, h[i].s, h[i].n);
+    else h[k++] = h[i];
+  }
+  *nh = k;
+}
+
+void xe_sink_loads(zt_strbuf_t* body) {
+  const char* env = getenv("ZETILE_XE_SINK_LOADS");
+  if ((env && strcmp(env, "0") == 0) || !body->data) return;
+  size_t cap = 64;
+  held_t* h = malloc(cap * sizeof *h);
+  if (!h) return;
+  int nh = 0;
+  zt_strbuf_t out;
+  zt_strbuf_init(&out);
+  const char* s = body->data;
+  while (*s) {
+    const char* nl = strchr(s, '\n');
+    size_t n = nl ? (size_t)(nl - s + 1) : strlen(s);
+    char name[XE_NAME_MAX];
+    if (load_line(s, n, name, sizeof name)) {
+      // A load reading a held-back load's result (none today) places it first.
+      place(&out, h, &nh, s, n, false);
+      if ((size_t)nh == cap) {
+        held_t* g = realloc(h, 2 * cap * sizeof *h);
+        if (!g) {
+          place(&out, h, &nh, s, n, true);
+        } else {
+          h = g;
+          cap *= 2;
+        }
+      }
+      if ((size_t)nh < cap) {
+        h[nh].s = s;
+        h[nh].n = n;
+        memcpy(h[nh].name, name, sizeof name);
+        ++nh;
+        s += n;
+        continue;
+      }
+    }
+    place(&out, h, &nh, s, n, !movable_past(s, n));
+    zt_strbuf_append(&out, s, n);
+    s += n;
+  }
+  place(&out, h, &nh, "", 0, true);
+  free(h);
+  if (out.failed) {
+    zt_strbuf_deinit(&out);
+    return;  // the text as written
+  }
+  zt_strbuf_deinit(body);
+  *body = out;
+}
