@@ -6,7 +6,8 @@ ZT_TEST_OPS_ONLY picks the tests claimed here: the -rm16 (row-major) exports
 the planner takes for contiguous buffers (fp16 and fp32 causal SDPA with
 GQA, fp16 d80 padded to 128, the rm16 / generic pick, the fp16 bool-mask
 export), the fp32 attention (float mask) and the C flex cases (causal and
-ALiBi + causal over block masks), and the backward's fp16 bool-mask (a dead
+ALiBi + causal over block masks; since session 18 also document, sliding
+window and softcap + causal), and the backward's fp16 bool-mask (a dead
 row) and fp32 float-mask -rm16 exports. The runtime builds each kernel for
 minutes on this 2-core machine, so ZETILE_SLOW_TESTS=1 only."""
 import os
@@ -22,7 +23,9 @@ SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
 RUNS = {
     "test_ops_api": ["test_sdpa_f32_causal_gqa", "test_sdpa_f16_d80", "test_sdpa_f16_row_major_pick",
                      "test_sdpa_f32_float_mask", "test_sdpa_f16_bool_mask", "test_flex_causal",
-                     "test_flex_alibi_causal"],
+                     "test_flex_alibi_causal",
+                     # session 18: 22 min 24 s for these three at load 7-10
+                     "test_flex_document", "test_flex_sliding", "test_flex_softcap_causal"],
     "test_ops_bwd": ["test_bwd_f16_bool_mask_dead_row", "test_bwd_f32_float_mask"],
 }
 
