@@ -70,6 +70,7 @@ typedef struct plan_s {
   unsigned along;          // bit a: a 2-D reduce/scan along axis a, or (bit 1) a
                            // column broadcast (M, 1) -> (M, N)
   bool reduce_2d;          // a 2-D reduce/scan
+  bool gathered_operand;   // a dot operand read by gathers (not fp32's extra registers)
   xe_emitter_t* e;
 } plan_t;
 
@@ -93,7 +94,7 @@ static MlirWalkResult plan_cb(MlirOperation op, void* user) {
       MlirValue x = mlirOperationGetOperand(op, i);
       if (mlirValueIsAOpResult(x) && op_is(mlirOpResultGetOwner(x), "tile.load") &&
           gathered(p->e, mlirOpResultGetOwner(x)))
-        p->gather_dot = true;
+        p->gather_dot = p->gathered_operand = true;
       // fp32 operands (and their bf16 pieces) take 2-3x the registers.
       if (mlirTypeIsAF32(mlirShapedTypeGetElementType(mlirValueGetType(x)))) p->gather_dot = true;
     }
@@ -313,7 +314,9 @@ zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
     // Ties go to the tile of fewer rows (a 32x64 tile reads 8 A and 8 B
     // blocks per 32-deep k step, a 64x32 one 16 and 4): Intel's DPAS layout
     // puts that matmul's 32 warps on 8x4 too.
-    if (p.dot_m && !p.reduce_2d) {
+    // Not for gathered operands: measured worse there (E2 pvc, a strided int8
+    // GEMM 64x64 at 4 subgroups: 2 x 2 gave 23 scratch sends, columns first 0).
+    if (p.dot_m && !p.reduce_2d && !p.gathered_operand) {
       for (int64_t c = 1; c <= nw; c *= 2) {
         int64_t r = nw / c;
         if (r * c != nw || m % (r * 8) || n % (c * 16)) continue;
