@@ -35,17 +35,36 @@ static bool load_line(const char* s, size_t n, char* out, size_t cap) {
   return true;
 }
 
+// A region opens at the end of its line and closes at the start of one;
+// braces elsewhere are attributes (`{layout_a = ...}` on a DPAS).
+static bool opens_region(const char* s, size_t n) {
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\n')) --n;
+  return n > 0 && s[n - 1] == '{';
+}
+
+static bool closes_region(const char* s, size_t n) {
+  size_t b = 0;
+  while (b < n && s[b] == ' ') ++b;
+  return b < n && s[b] == '}';
+}
+
+// The first occurrence of pat inside the line s[0..n), or NULL. (strstr
+// would run on to the next occurrence anywhere below: once per line, that
+// made a scan of the body quadratic.)
+static const char* find_in_line(const char* s, size_t n, const char* pat) {
+  size_t l = strlen(pat);
+  const char* end = s + n;
+  for (const char* p = s; (size_t)(end - p) >= l; ++p) {
+    p = memchr(p, pat[0], (size_t)(end - p) - l + 1);
+    if (!p) return NULL;
+    if (memcmp(p, pat, l) == 0) return p;
+  }
+  return NULL;
+}
+
 // Whether a held-back load may move past this line.
 static bool movable_past(const char* s, size_t n) {
-  if (memchr(s, '{', n) || memchr(s, '}', n)) {
-    // Attributes in braces (`{layout_a = ...}` on a DPAS) are no region:
-    // a region opens at the end of its line or closes at its start.
-    size_t e = n;
-    while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\n')) --e;
-    size_t b = 0;
-    while (b < n && s[b] == ' ') ++b;
-    if ((e > 0 && s[e - 1] == '{') || (b < n && s[b] == '}')) return false;
-  }
+  if (opens_region(s, n) || closes_region(s, n)) return false;
   static const char* const ok[] = {"= xegpu.load_nd ", "xegpu.prefetch_nd ", "= xegpu.dpas ",
                                    "= xegpu.create_nd_tdesc ", "= arith.", "= vector.",
                                    "= index.", "= \"arith.", "= \"vector."};
@@ -110,13 +129,10 @@ static int dots_per_region(const char* s) {
   while (*s) {
     const char* nl = strchr(s, '\n');
     size_t n = nl ? (size_t)(nl - s + 1) : strlen(s);
-    size_t b = 0, e = n;
-    while (b < n && s[b] == ' ') ++b;
-    while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\n')) --e;
-    if (b < n && s[b] == '}' && depth > 0) --depth;
-    const char* d = strstr(s, "= xegpu.dpas ");
-    const char* l = d && d < s + n ? strstr(d, "loc(#") : NULL;
-    if (l && l < s + n) {
+    if (closes_region(s, n) && depth > 0) --depth;
+    const char* d = find_in_line(s, n, "= xegpu.dpas ");
+    const char* l = d ? find_in_line(d, (size_t)(s + n - d), "loc(#") : NULL;
+    if (l) {
       size_t ll = strcspn(l, ")\n");
       if (ll >= sizeof seen[0].loc) ll = sizeof seen[0].loc - 1;
       int r = stack[depth], count = 0, found = 0;
@@ -135,7 +151,7 @@ static int dots_per_region(const char* s) {
       }
       if (count > most) most = count;
     }
-    if (e > 0 && s[e - 1] == '{') {
+    if (opens_region(s, n)) {
       if (depth + 1 == REGION_DEPTH) return SINK_MAX_DOTS + 1;
       stack[++depth] = next++;
     }
