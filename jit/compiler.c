@@ -157,44 +157,36 @@ static zt_status_t find_kernel(MlirModule m, MlirOperation* out) {
   return NULL;
 }
 
-// ZETILE_DG2_LOWERING=shared: the rows the SIMD8 lowering (lowering/dg2)
-// serves go through the shared Xe lowering instead (opt-in while it builds
-// less than the dg2 folder; docs/ARCHITECTURE.md "dg2 through the shared
-// lowering").
-static bool dg2_shared_opt_in(void) {
-  const char* v = getenv("ZETILE_DG2_LOWERING");
-  // =shared8: the same at the row's own subgroup size (8 lanes; xe_emit_lanes).
-  return v && (strcmp(v, "shared") == 0 || strcmp(v, "shared8") == 0 ||
-                strcmp(v, "shared8all") == 0);
-}
-
 static zt_status_t compile_locked(const char* tile_ir, size_t size,
                                   const zt_compile_options_t* options,
                                   zt_artifact_t* artifact) {
   const char* target = options->target ? options->target : "cpu";
   zt_status_t (*lower)(zt_lower_ctx_t*) = NULL;
+  const xe_target_t* row = strcmp(target, "cpu") == 0 ? NULL : xe_target_find(target);
+  if (row && row->lowering == XE_LOWERING_SIMD8 && xe_simd8_route() == XE_SIMD8_ROUTE_INVALID)
+    return zt_make_status(ZT_STATUS_INVALID_ARGUMENT,
+                          "ZETILE_DG2_LOWERING='%s' is not one of shared, shared8, shared8all "
+                          "(unset: target '%s' builds through zetile's SIMD8 lowering)",
+                          getenv("ZETILE_DG2_LOWERING"), target);
+  // ZETILE_DG2_LOWERING=shared*: the SIMD8 rows through the shared Xe
+  // lowering (issue 12's step toward one Xe lowering; opt-in while it builds
+  // less than lowering/dg2: docs/ARCHITECTURE.md "dg2 through the shared
+  // lowering"); xe_target_lowering_now says which.
   if (strcmp(target, "cpu") == 0) {
     lower = zt_lower_cpu;
-  } else if (xe_target_find(target) &&
-             xe_target_find(target)->lowering == XE_LOWERING_XEVM) {
-    if (!zt_lower_xe)
-      return zt_make_status(ZT_STATUS_UNSUPPORTED,
-                            "target '%s': this compiler was built without the "
-                            "Xe lowering",
-                            target);
+  } else if (row && xe_target_lowering_now(row) == XE_LOWERING_XEVM && zt_lower_xe) {
     lower = zt_lower_xe;
-  } else if (xe_target_find(target) &&
-             xe_target_find(target)->lowering == XE_LOWERING_SIMD8 && zt_lower_xe &&
-             dg2_shared_opt_in()) {
-    // Issue 12's first step toward one Xe lowering: the SIMD8 rows through
-    // the shared one, which refuses what it does not build for them yet.
-    lower = zt_lower_xe;
-  } else if (xe_target_find(target) &&
-             xe_target_find(target)->lowering == XE_LOWERING_SIMD8) {
+  } else if (row && row->lowering == XE_LOWERING_XEVM) {
+    return zt_make_status(ZT_STATUS_UNSUPPORTED,
+                          "target '%s': this compiler was built without the "
+                          "Xe lowering",
+                          target);
+  } else if (row && row->lowering == XE_LOWERING_SIMD8) {
     if (!zt_lower_dg2)
       return zt_make_status(ZT_STATUS_UNSUPPORTED,
-                            "target 'dg2': this compiler was built without the "
-                            "dg2 lowering");
+                            "target '%s': this compiler was built without the "
+                            "SIMD8 (dg2) lowering",
+                            target);
     lower = zt_lower_dg2;
   } else if (xe_target_find(target)) {
     // A row of the target table without a lowering yet (lowering/xe/xe_target.c).

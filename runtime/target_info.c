@@ -25,5 +25,6 @@ zt_status_t zt_target_info(const char* target, zt_target_info_t* out) {
   out->grf_large = t->grf_large;
   out->grf_bytes = t->grf_bytes;
   out->slm_per_workgroup = t->slm_per_workgroup;
+  out->simd8_lowering = xe_target_lowering_now(t) == XE_LOWERING_SIMD8;
   return NULL;
 }

@@ -54,6 +54,11 @@ typedef struct zt_target_info_s {
   int32_t grf_large;          ///< in the large-register mode, 0 if none
   int32_t grf_bytes;          ///< bytes per register
   int64_t slm_per_workgroup;  ///< shared local memory per workgroup, 0: not recorded
+  /// Kernels build through zetile's own SIMD8 lowering now (dg2's default;
+  /// false under ZETILE_DG2_LOWERING=shared*, which routes them through the
+  /// shared Xe lowering): plans sized for that lowering ask this, never the
+  /// variable.
+  bool simd8_lowering;
 } zt_target_info_t;
 
 /// The row of an Intel GPU target ("pvc", "tgllp", ...). NOT_FOUND for

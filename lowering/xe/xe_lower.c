@@ -276,9 +276,9 @@ static bool str_is(MlirStringRef s, const char* c) {
 // layer norm 4252 vs 2522). =shared8all keeps 8 lanes for every kernel (the
 // 8-lane distribution's tests use it on dot-free kernels).
 int xe_emit_lanes(const xe_target_t* tg, MlirOperation kernel) {
-  const char* v = getenv("ZETILE_DG2_LOWERING");
-  bool all = v && strcmp(v, "shared8all") == 0;
-  if (!tg || tg->lowering != XE_LOWERING_SIMD8 || !v || (strcmp(v, "shared8") != 0 && !all) ||
+  xe_simd8_route_t route = xe_simd8_route();
+  bool all = route == XE_SIMD8_ROUTE_SHARED8_ALL;
+  if (!tg || tg->lowering != XE_LOWERING_SIMD8 || (route != XE_SIMD8_ROUTE_SHARED8 && !all) ||
       tg->subgroup_size <= 0 || tg->subgroup_size >= XE_SUBGROUP ||
       XE_SUBGROUP % tg->subgroup_size != 0)
     return XE_SUBGROUP;

@@ -9,6 +9,7 @@
 // PVC, 64 KB on Xe-HPG, the others left to the driver.
 #include "xe/xe_target.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define KB(x) ((int64_t)(x) * 1024)
@@ -171,4 +172,21 @@ int xe_target_ops_per_channel(const xe_target_t* t, int bits) {
 
 int xe_target_dpas_k(const xe_target_t* t, int bits) {
   return t->dpas_systolic_depth * xe_target_ops_per_channel(t, bits);
+}
+
+xe_simd8_route_t xe_simd8_route(void) {
+  const char* v = getenv("ZETILE_DG2_LOWERING");
+  if (!v || !*v) return XE_SIMD8_ROUTE_FOLDER;
+  if (strcmp(v, "shared") == 0) return XE_SIMD8_ROUTE_SHARED;
+  if (strcmp(v, "shared8") == 0) return XE_SIMD8_ROUTE_SHARED8;
+  if (strcmp(v, "shared8all") == 0) return XE_SIMD8_ROUTE_SHARED8_ALL;
+  return XE_SIMD8_ROUTE_INVALID;
+}
+
+xe_lowering_t xe_target_lowering_now(const xe_target_t* t) {
+  if (!t) return XE_LOWERING_NONE;
+  if (t->lowering != XE_LOWERING_SIMD8) return t->lowering;
+  xe_simd8_route_t r = xe_simd8_route();
+  return r == XE_SIMD8_ROUTE_FOLDER || r == XE_SIMD8_ROUTE_INVALID ? XE_LOWERING_SIMD8
+                                                                   : XE_LOWERING_XEVM;
 }

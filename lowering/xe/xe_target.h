@@ -21,6 +21,18 @@ typedef enum xe_lowering_e {
   XE_LOWERING_SIMD8,
 } xe_lowering_t;
 
+/// How the rows whose lowering is XE_LOWERING_SIMD8 (dg2) are built now:
+/// ZETILE_DG2_LOWERING, read by xe_simd8_route() and nowhere else (the
+/// compiler's routing, the Xe lowering's lane count, zt_target_info's
+/// simd8_lowering that the GEMM plans read).
+typedef enum xe_simd8_route_e {
+  XE_SIMD8_ROUTE_FOLDER = 0,  ///< unset or empty: zetile's SIMD8 lowering (lowering/dg2)
+  XE_SIMD8_ROUTE_SHARED,      ///< =shared: the shared Xe lowering at 16 lanes
+  XE_SIMD8_ROUTE_SHARED8,     ///< =shared8: the same, kernels with a dot at the row's 8 lanes
+  XE_SIMD8_ROUTE_SHARED8_ALL, ///< =shared8all: every kernel at 8 lanes
+  XE_SIMD8_ROUTE_INVALID,     ///< any other value: compiles for such rows are refused
+} xe_simd8_route_t;
+
 /// One Intel GPU target.
 typedef struct xe_target_s {
   const char* name;         ///< zetile's target name ("pvc")
@@ -59,6 +71,12 @@ typedef struct xe_target_s {
   /// Why a row without a lowering has none (shown in the error message).
   const char* not_yet;
 } xe_target_t;
+
+/// ZETILE_DG2_LOWERING's route (read at each call: tests change it).
+xe_simd8_route_t xe_simd8_route(void);
+/// The lowering that builds `t`'s kernels now: its row's, except that a
+/// SIMD8 row under a shared route takes XE_LOWERING_XEVM.
+xe_lowering_t xe_target_lowering_now(const xe_target_t* t);
 
 /// The row of a target name, or NULL (names are the lower-case ones above).
 const xe_target_t* xe_target_find(const char* name);

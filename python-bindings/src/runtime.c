@@ -725,12 +725,13 @@ static PyObject* py_target_info(PyObject* self, PyObject* arg) {
     }
     return zpy_raise(s);
   }
-  return Py_BuildValue("{s:s,s:s,s:i,s:O,s:O,s:O,s:i,s:i,s:i,s:L}", "name", t.name, "arch",
+  return Py_BuildValue("{s:s,s:s,s:i,s:O,s:O,s:O,s:i,s:i,s:i,s:L,s:O}", "name", t.name, "arch",
                        t.arch, "subgroup_size", (int)t.subgroup_size, "xmx",
                        t.xmx ? Py_True : Py_False, "dp4a", t.dp4a ? Py_True : Py_False,
                        "block_io_2d", t.block_io_2d ? Py_True : Py_False, "grf", (int)t.grf,
                        "grf_large", (int)t.grf_large, "grf_bytes", (int)t.grf_bytes,
-                       "slm_per_workgroup", (long long)t.slm_per_workgroup);
+                       "slm_per_workgroup", (long long)t.slm_per_workgroup, "simd8_lowering",
+                       t.simd8_lowering ? Py_True : Py_False);
 }
 
 static PyMethodDef runtime_functions[] = {
@@ -739,7 +740,8 @@ static PyMethodDef runtime_functions[] = {
      "Device.info for the keys)."},
     {"target_info", py_target_info, METH_O,
      "target_info(name) -> dict | None\nThe Intel GPU target's row (subgroup_size, xmx, "
-     "dp4a, block_io_2d, grf, grf_large, grf_bytes, slm_per_workgroup); None for cpu."},
+     "dp4a, block_io_2d, grf, grf_large, grf_bytes, slm_per_workgroup, simd8_lowering); None "
+     "for cpu."},
     {NULL, NULL, 0, NULL},
 };
 

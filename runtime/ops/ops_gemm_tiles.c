@@ -9,17 +9,14 @@
 // 16 subgroups does not (E2, docs/TEMPLATES.md "dg2 without spills"): 64x64
 // for plain fp16/bf16, 32x64 with an epilogue, weight-only scales or fp32,
 // and 32x32 with K 32 for int8 (its DPAS take K 32).
-#include <stdlib.h>
-#include <string.h>
 
 #include "ops/ops_internal.h"
 
 static bool gathered_xmx_row(const zt_target_info_t* row) {
-  if (!row || !row->xmx || row->block_io_2d) return false;
-  // ZETILE_DG2_LOWERING=shared/shared8 (the shared Xe lowering at 8 lanes)
-  // spills with these tiles too: Python keeps the defaults there.
-  const char* low = getenv("ZETILE_DG2_LOWERING");
-  if (low && strncmp(low, "shared", 6) == 0) return false;
+  // Only for zetile's SIMD8 lowering: the shared Xe lowering at 8 lanes
+  // (ZETILE_DG2_LOWERING=shared*) spills with these tiles too, so Python
+  // keeps the defaults there.
+  if (!row || !row->xmx || row->block_io_2d || !row->simd8_lowering) return false;
   return (int64_t)row->grf * row->grf_bytes <= 4096;
 }
 

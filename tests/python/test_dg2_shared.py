@@ -179,6 +179,34 @@ def test_default_is_the_dg2_folder(monkeypatch):
     assert int(ck.metadata["subgroup_size"]) == 8
 
 
+@pytest.mark.parametrize("value,simd8", [(None, True), ("", True), ("shared", False),
+                                         ("shared8", False), ("shared8all", False)])
+def test_target_info_says_which_lowering(monkeypatch, value, simd8):
+    """ZETILE_DG2_LOWERING is read in one place (xe_simd8_route); the plans
+    ask the target row's simd8_lowering. pvc's row never says SIMD8."""
+    if value is None:
+        monkeypatch.delenv("ZETILE_DG2_LOWERING", raising=False)
+    else:
+        monkeypatch.setenv("ZETILE_DG2_LOWERING", value)
+    assert zetile._C.target_info("dg2")["simd8_lowering"] is simd8
+    assert zetile._C.target_info("pvc")["simd8_lowering"] is False
+
+
+def test_unknown_dg2_lowering_is_refused_by_name(monkeypatch):
+    """A misspelt value was taken as unset by the compiler and as `shared` by
+    the GEMM plans (a prefix test): now the compile says what is allowed."""
+    monkeypatch.setenv("ZETILE_DG2_LOWERING", "shared-8")
+    with pytest.raises(zetile.CompilationError) as e:
+        _compile("vector_add")
+    msg = str(e.value)
+    assert "ZETILE_DG2_LOWERING='shared-8'" in msg and "shared8all" in msg, msg
+    # Other targets do not read it.
+    fn, sig, consts, nw = _kernels()["vector_add"]
+    ck = zetile.compile(fn, signature=sig, constexprs=consts, target="pvc", num_warps=nw,
+                        cached=False)
+    assert ck.metadata["target"] == "pvc"
+
+
 @needs_tools
 @pytest.mark.parametrize("name", sorted(_kernels()))
 def test_shared_path_builds_for_acm_g10(monkeypatch, name):

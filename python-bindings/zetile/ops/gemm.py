@@ -1,5 +1,4 @@
 """zetile.ops.gemm: the GEMM template (stdlib-kernels/gemm.py) from Python."""
-import os
 
 from .. import cdiv, next_power_of_2
 from . import _arrays, _kernels
@@ -61,11 +60,11 @@ def config_for(M, N, K, config=None, dtype=None, plain=True):
     cfg = dict(g.DEFAULT if config is None else config)
     if config is None:
         row = _kernels.target_row()
-        # Not under ZETILE_DG2_LOWERING=shared/shared8 (the shared Xe lowering
-        # at 8 lanes: these tiles spill there too, 128 scratch sends, and the
-        # bf16 int4 one does not split over its subgroup grid).
-        folder = not os.environ.get("ZETILE_DG2_LOWERING", "").startswith("shared")
-        if (row and row["xmx"] and not row["block_io_2d"] and folder
+        # Only for zetile's SIMD8 lowering (the row's simd8_lowering), not the
+        # shared Xe lowering at 8 lanes (ZETILE_DG2_LOWERING=shared*: these
+        # tiles spill there too, 128 scratch sends, and the bf16 int4 one
+        # does not split over its subgroup grid).
+        if (row and row["xmx"] and not row["block_io_2d"] and row["simd8_lowering"]
                 and row["grf"] * row["grf_bytes"] <= 4096):
             cfg["num_warps"] = _gathered_xmx_tiles(cfg, dtype == "int8", plain)
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(M)))
