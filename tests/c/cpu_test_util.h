@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "compiler_api.h"
 #include "zetile/zetile.h"
 
@@ -122,14 +123,6 @@ static inline zt_value_t ct_ptrs(zt_builder_t* b, zt_value_t ptr, int64_t n,
   OK(zt_builder_addptr(b, p, r, &p));
   if (out_range) *out_range = r;
   return p;
-}
-
-static inline int ct_run_suite(Suite* s) {
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 #endif  // ZETILE_TESTS_C_CPU_TEST_UTIL_H_

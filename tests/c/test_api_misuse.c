@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "zetile/zetile.h"
 
 // The call must fail with a status of the given code (freed here).
@@ -427,9 +428,5 @@ int main(void) {
   tcase_add_test(tc, test_artifact_metadata_must_match_code);
   tcase_add_test(tc, test_xe_artifact_metadata_must_match_code);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "zetile/builder.h"
 
 #define OK(expr)                                                        \
@@ -257,9 +258,5 @@ int main(void) {
   tcase_add_test(tc, test_block_atomic_scan_debug_ops_parse);
   tcase_add_test(tc, test_hints_parse_and_are_checked);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "zetile/zetile.h"
 
 #define KEY "0123456789abcdef0123456789abcdef"
@@ -447,9 +448,5 @@ int main(void) {
   tcase_add_test(tc, test_compile_cached_two_processes);
   tcase_add_test(tc, test_compile_cached_corrupt_entry_recompiles);
   suite_add_tcase(suite, tc);
-  SRunner* runner = srunner_create(suite);
-  srunner_run_all(runner, CK_NORMAL);
-  int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(suite);
 }

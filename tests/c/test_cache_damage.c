@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "zetile/zetile.h"
 
 #define KEY "0123456789abcdef0123456789abcdef"
@@ -203,9 +204,5 @@ int main(void) {
   tcase_add_test(tc, test_swapped_entries_do_not_load);
   tcase_add_test(tc, test_entry_of_the_old_format);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

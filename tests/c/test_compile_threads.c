@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "zetile/zetile.h"
 
 #define OK(expr)                                                                   \
@@ -159,9 +160,5 @@ int main(void) {
   tcase_add_test(tc, threads_give_the_sequential_bytes);
   tcase_add_test(tc, failing_compiles_keep_their_own_diagnostics);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

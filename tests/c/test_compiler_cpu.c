@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "compiler_api.h"
 #include "zetile/builder.h"
 #include "zetile/compiler.h"
@@ -654,9 +655,5 @@ int main(void) {
   tcase_add_test(tc, test_bad_module_reports_location);
   tcase_add_test(tc, test_unknown_target_and_meta);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

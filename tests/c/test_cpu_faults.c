@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "cpu/cpu_backend.h"
 #include "zetile/zetile.h"
 
@@ -192,9 +193,5 @@ int main(void) {
   tcase_add_test(tc, test_fault_outside_kernels_is_not_swallowed);
   tcase_add_test(tc, test_interrupt_stops_a_long_launch);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "cpu/cpu_backend.h"
 #include "zetile/zetile.h"
 
@@ -314,9 +315,5 @@ int main(void) {
   tcase_add_test(tc, test_grids_the_pool_does_not_speed_up_stay_on_the_caller);
   tcase_add_test(tc, test_pool_workers_run_as_batch);
   suite_add_tcase(suite, tc);
-  SRunner* runner = srunner_create(suite);
-  srunner_run_all(runner, CK_NORMAL);
-  int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(suite);
 }

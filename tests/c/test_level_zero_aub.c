@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "xe_kernels.h"
 #include "zetile/zetile.h"
 
@@ -793,9 +794,5 @@ int main(int argc, char** argv) {
   tcase_add_test(tc, test_xe_programs_cold_then_warm_process);
   tcase_add_test(tc, test_load_refused_when_meta_disagrees_with_spirv);
   suite_add_tcase(suite, tc);
-  SRunner* runner = srunner_create(suite);
-  srunner_run_all(runner, CK_NORMAL);
-  int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(suite);
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "xe_kernels.h"
 #include "zetile/compiler.h"
 
@@ -319,9 +320,5 @@ int main(void) {
   tcase_add_test(tu, test_user_combiner);
   tcase_add_test(tc, test_bf16_scalar_as_bits);
   suite_add_tcase(s, tu);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "zetile/zetile.h"
 
 #define OK(expr)                                                                   \
@@ -225,9 +226,5 @@ int main(void) {
   tcase_add_test(tc, test_emulated_builtin_is_linked);
   tcase_add_test(tc, test_build_failures_are_statuses_with_logs);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "opencl/cl_symbols.h"
 
 static zt_cl_syms_t S;
@@ -598,9 +599,5 @@ int main(void) {
   tcase_add_test(tc, test_matrix_mad_matches_a_scalar_product);
   tcase_add_test(tc, test_simd8_matrix_mad_matches_a_scalar_product);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

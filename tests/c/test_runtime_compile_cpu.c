@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "zetile/zetile.h"
 
 #define OK(expr)                                                                   \
@@ -322,9 +323,5 @@ int main(int argc, char** argv) {
   tcase_add_test(tc, test_wrong_arguments_name_the_kernel);
   tcase_add_test(tc, test_machine_code_in_the_artifact);
   suite_add_tcase(suite, tc);
-  SRunner* runner = srunner_create(suite);
-  srunner_run_all(runner, CK_NORMAL);
-  int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(suite);
 }

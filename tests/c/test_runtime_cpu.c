@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "cpu/cpu_backend.h"
 #include "zetile/zetile.h"
 
@@ -298,9 +299,5 @@ int main(void) {
   tcase_add_test(tc, test_executable_from_artifact);
   tcase_add_test(tc, test_stats_unknown_on_cpu);
   suite_add_tcase(suite, tc);
-  SRunner* runner = srunner_create(suite);
-  srunner_run_all(runner, CK_NORMAL);
-  int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(suite);
 }

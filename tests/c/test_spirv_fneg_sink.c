@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "opencl/opencl.h"
 
 // OpCapability Addresses, Kernel; OpMemoryModel Physical64 OpenCL;
@@ -136,9 +137,5 @@ int main(void) {
   tcase_add_test(tc, test_untouched_without_barrier);
   tcase_add_test(tc, test_malformed_refused);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

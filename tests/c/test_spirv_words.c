@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "base/spirv_check.h"
 #include "base/spirv_words.h"
 
@@ -123,9 +124,5 @@ int main(void) {
   tcase_add_test(tc, unaligned_copy_reads_the_same);
   tcase_add_test(tc, malformed_modules_are_refused_with_their_reason);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(s);
 }

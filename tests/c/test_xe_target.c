@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "xe/xe_target.h"
 #include "xe_detect.h"
 #include "xe_kernels.h"
@@ -228,9 +229,5 @@ int main(void) {
   tcase_add_test(tc, detection_by_id_and_ip_version);
   tcase_add_test(tc, unknown_gpus_get_the_closest_row_never_pvc);
   suite_add_tcase(su, tc);
-  SRunner* sr = srunner_create(su);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run_suite(su);
 }
