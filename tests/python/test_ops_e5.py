@@ -7,7 +7,8 @@ the planner takes for contiguous buffers (fp16 and fp32 causal SDPA with
 GQA, fp16 d80 padded to 128, the rm16 / generic pick, the fp16 bool-mask
 export), the fp32 attention (float mask) and the C flex cases (causal and
 ALiBi + causal over block masks; since session 18 also document, sliding
-window and softcap + causal), and the backward's fp16 bool-mask (a dead
+window and softcap + causal; since session 19 the split-KV decode of SDPA
+and flex and SDPA dropout, generic exports), and the backward's fp16 bool-mask (a dead
 row) and fp32 float-mask -rm16 exports. The runtime builds each kernel for
 minutes on this 2-core machine, so ZETILE_SLOW_TESTS=1 only."""
 import os
@@ -25,7 +26,10 @@ RUNS = {
                      "test_sdpa_f32_float_mask", "test_sdpa_f16_bool_mask", "test_flex_causal",
                      "test_flex_alibi_causal",
                      # session 18: 22 min 24 s for these three at load 7-10
-                     "test_flex_document", "test_flex_sliding", "test_flex_softcap_causal"],
+                     "test_flex_document", "test_flex_sliding", "test_flex_softcap_causal",
+                     # session 19: 16 min 14 s for these three at load 2-6 (generic
+                     # exports: split-KV decode and its combine, dropout's Philox mask)
+                     "test_sdpa_split_kv_decode", "test_sdpa_dropout", "test_flex_causal_split_kv"],
     "test_ops_bwd": ["test_bwd_f16_bool_mask_dead_row", "test_bwd_f32_float_mask"],
 }
 
