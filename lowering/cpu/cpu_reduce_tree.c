@@ -65,7 +65,8 @@ static void index_of(cpu_t* c, const char* base, int32_t n, char ivs[][ZT_CPU_NA
 }
 
 // One row of W lanes of a level (group grp, row k of it): a copy of the
-// group's first row (kind 0) or its combine into the partials (kind 1).
+// group's first row (kind 0) or its combine into the partials (kind 1); or
+// the whole group at once (kind 2, emit_level's split first level).
 typedef struct row_s {
   int kind;
   MlirOperation fn;
@@ -87,6 +88,26 @@ static zt_status_t emit_row(cpu_t* c, void* user, const char* start) {
   snprintf(iv2[1], ZT_CPU_NAME, "%s", lane);
   int64_t ds[2] = {W, 1};
   index_of(c, NULL, 2, iv2, ds, dst_idx);
+  if (r->kind == 2) {
+    // The group's g rows combined lane by lane in one pass: acc = row 0,
+    // then rows 1 .. g-1 in order (each partial's order unchanged).
+    char acc[1][ZT_CPU_NAME], x[1][ZT_CPU_NAME], res[1][ZT_CPU_NAME];
+    for (int64_t k = 0; k < g; ++k) {
+      char kc[ZT_CPU_NAME];
+      snprintf(iv3[0], ZT_CPU_NAME, "%s", r->grp);
+      snprintf(iv3[1], ZT_CPU_NAME, "%s", cpu_index(c, k, kc));
+      snprintf(iv3[2], ZT_CPU_NAME, "%s", lane);
+      int64_t ss[3] = {g * W * stride, W * stride, stride};
+      index_of(c, r->base, 3, iv3, ss, src_idx);
+      cpu_read(c, r->in, src_idx, k ? x[0] : acc[0]);
+      if (!k) continue;
+      ZT_RETURN_IF_ERROR(cpu_inline_combiner(c, r->fn, 1, acc, x, res));
+      snprintf(acc[0], ZT_CPU_NAME, "%s", res[0]);
+    }
+    cpu_write(c, r->out, dst_idx, acc[0]);
+    cpu_loop_end_lanes(c);
+    return NULL;
+  }
   if (r->kind == 0) {
     char x[ZT_CPU_NAME];
     int64_t ss[2] = {g * W * stride, stride};
@@ -126,6 +147,27 @@ static zt_status_t emit_level(cpu_t* c, MlirOperation fn, const cpu_val_t* in,
                               int32_t out, bool split, int64_t numel) {
   const int64_t W = TREE_LANES;
   char ivs[3][ZT_CPU_NAME];
+  if (split && g > 1 && g <= TREE_GROUP && !cpu_host_avx512()) {
+    // Without AVX-512: group by group, each group's g rows in one lane loop
+    // (the partial in registers, the row read in address order). Why
+    // (issue 16, session 19): below, row k of every group comes before row
+    // k + 1, so a row is read as g streams a group (512 bytes) apart, and
+    // on this AVX2 EPYC the partials live on the stack; softmax 4096x781
+    // waited on its first read of each row (the max's loads ~14% of the
+    // kernel, perf), ~370 ns a row more than the same rows from cache.
+    // Same combines in the same order per partial: same bits. The mask is
+    // split per group (g * W lanes), not per row.
+    cpu_loop_begin(c, rows / g, ivs[0]);
+    char start[ZT_CPU_NAME];
+    int64_t st[1] = {g * W};
+    cpu_linear(c, 1, ivs, st, start);
+    row_t r = {.kind = 2, .fn = fn, .in = in, .base = base, .stride = stride, .g = g,
+               .out = out};
+    snprintf(r.grp, ZT_CPU_NAME, "%s", ivs[0]);
+    ZT_RETURN_IF_ERROR(cpu_split_block(c, in, numel, start, g * W, emit_row, &r));
+    cpu_loop_end(c);
+    return NULL;
+  }
   cpu_loop_begin(c, rows / g, ivs[0]);
   {  // first row of the group: a copy
     char start[ZT_CPU_NAME];
