@@ -39,6 +39,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "scripts")
 KNOWN = os.path.join(ROOT, "tests", "tutorials_known_failures.txt")
 TUTORIALS = ["01", "02", "03", "03a", "04", "05", "06", "07", "08", "09"]
+# Intel's benchmark kernels (benchmarks/triton_kernels_benchmark in Intel's
+# tree), on request: `--tutorials ib` or names (scripts/intel_bench_drivers.py).
+INTEL_BENCH = ["ib-softmax", "ib-prefix-sums", "ib-gemm", "ib-gemm-tensor-of-ptr", "ib-gemm-splitk",
+               "ib-gemm-streamk", "ib-gemm-postop-gelu", "ib-gemm-postop-addmatrix",
+               "ib-gemm-preop-exp", "ib-fused-gemm", "ib-flash-attention"]
 TARGETS = ["cpu", "pvc", "bmg", "dg2"]
 EXTRA_TARGETS = ["e5"]   # not run by default: it needs Intel's OpenCL CPU runtime and takes long
 # Integrated GPUs (issue 21; lowering/xe/xe_target.c's rows): built like the
@@ -325,7 +330,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--src", default=os.environ.get("TRITON_SRC"), help="Triton source tree (TRITON_SRC)")
-    ap.add_argument("--tutorials", default=",".join(TUTORIALS))
+    ap.add_argument("--tutorials", default=",".join(TUTORIALS),
+                    help="tutorial numbers, and/or Intel's benchmark kernels by name (ib-gemm, ...;"
+                         " 'ib' for all of them: scripts/intel_bench_drivers.py; Intel's tree only)")
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--timeout", type=float, default=300, help="seconds per Xe build (default 300)")
     ap.add_argument("--case-timeout", type=float, default=1800, help="seconds per tutorial CPU run")
@@ -363,8 +370,14 @@ def main(argv=None):
           f"Xe build limit {a.timeout:g} s" + (f", e5 case limit {a.e5_timeout:g} s" if "e5" in targets else "")
           + f", results in {out_dir}", flush=True)
     table = []
-    for tut in [t for t in a.tutorials.split(",") if t]:
-        if not glob.glob(os.path.join(a.src, "python", "tutorials", f"{tut}-*.py")):
+    names = [t for t in a.tutorials.split(",") if t]
+    names = [n for t in names for n in (INTEL_BENCH if t == "ib" else [t])]
+    for tut in names:
+        if tut.startswith("ib-"):
+            if not os.path.isdir(os.path.join(a.src, "benchmarks", "triton_kernels_benchmark")):
+                print(f"(no Intel benchmark kernels in this tree: {tut} left out)", flush=True)
+                continue
+        elif not glob.glob(os.path.join(a.src, "python", "tutorials", f"{tut}-*.py")):
             print(f"(no tutorial {tut} in this tree: left out)", flush=True)
             continue
         res = run_cases(a.src, tut, out_dir, a.case_timeout, a.quick)

@@ -215,7 +215,9 @@ def run(src, tutorial, quick=False, save=None, device="cpu", skip=()):
     import zt_triton_alias  # noqa: F401 - `triton` is zetile from here on
     import zetile
     import zetile.driver as zdrv
+    import intel_bench_drivers
     from tutorials_drivers import DRIVERS
+    DRIVERS = dict(DRIVERS, **intel_bench_drivers.DRIVERS)
     # "opencl:cpu" (the e5 column): the pvc SPIR-V runs on Intel's OpenCL CPU
     # runtime, which takes the same torch CPU tensors.
     zetile.set_device(device)
@@ -238,14 +240,28 @@ def run(src, tutorial, quick=False, save=None, device="cpu", skip=()):
         torch.xpu.get_device_properties = lambda *a, **k: props
         torch.xpu.empty_cache = lambda: None
         torch.xpu.synchronize = lambda *a, **k: None
-    files = sorted(glob.glob(os.path.join(src, "python", "tutorials", f"{tutorial}-*.py")))
-    if not files:
-        return {"tutorial": tutorial, "error": f"no python/tutorials/{tutorial}-*.py in {src}"}
+    if tutorial in intel_bench_drivers.FILES:
+        # Intel's benchmark kernels (intel_bench_drivers.py): its tree only.
+        bench_dir = os.path.join(src, "benchmarks", "triton_kernels_benchmark")
+        intel_bench_drivers.harness_stub(bench_dir)
+        if hasattr(torch, "xpu"):
+            torch.xpu.current_device = lambda: 0
+            torch.xpu.get_device_name = lambda *a, **k: "no XPU (tutorials runner)"
+            torch.xpu.get_device_capability = lambda *a, **k: dict(intel_bench_drivers.XPU_CAPABILITY)
+        rel = os.path.join("benchmarks", "triton_kernels_benchmark", intel_bench_drivers.FILES[tutorial])
+        files = [p for p in [os.path.join(src, rel)] if os.path.exists(p)]
+        if not files:
+            return {"tutorial": tutorial, "error": f"no {rel} in {src} (Intel's tree has it)"}
+    else:
+        files = sorted(glob.glob(os.path.join(src, "python", "tutorials", f"{tutorial}-*.py")))
+        if not files:
+            return {"tutorial": tutorial, "error": f"no python/tutorials/{tutorial}-*.py in {src}"}
     path = files[0]
     rec = Recorder()
     t0 = time.time()
     mod, skipped = load_tutorial(path, "tutorial_" + tutorial.replace("-", "_"))
-    out = {"tutorial": os.path.basename(path)[:-3], "file": path, "device": device,
+    name = tutorial if tutorial in intel_bench_drivers.FILES else os.path.basename(path)[:-3]
+    out = {"tutorial": name, "file": path, "device": device,
            "skipped_definitions": skipped,
            "load_s": round(time.time() - t0, 1), "cases": [], "specs": rec.specs}
     if save:

@@ -35,8 +35,14 @@ from .compiler.errors import CompilationError
 
 __all__ = ["Config", "Autotuner", "autotune", "Heuristics", "heuristics", "AutotunerError"]
 
-# Compile options of other Triton backends that configs carry in kwargs.
-_FOREIGN_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "instruction_sched_variant")
+# Compile options of other Triton backends that configs carry in kwargs:
+# AMD's, and Intel's XPUOptions scheduling switches (its benchmark kernels'
+# configs set loop_distribute; none of them changes what a kernel computes).
+# Intel's grf_mode and warp_size are taken, not dropped (jit.py).
+_FOREIGN_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "instruction_sched_variant",
+                    "loop_distribute", "code_sinking", "sub_32_dpas", "reduce_variable_liveness",
+                    "optimize_epilogue", "use_barrier", "generate_native_code",
+                    "dynamic_shared_memory")
 
 # Options a Config carries besides its meta-parameters, in Triton's order.
 _OPTION_NAMES = ("num_warps", "num_ctas", "num_stages", "maxnreg", "grf_mode", "compat")

@@ -21,6 +21,10 @@ class _Utils:
             slm = min(info.get("memory_bytes") or 0, 2**31 - 1) or slm
         return {"max_shared_mem": slm, "multiprocessor_count": info.get("compute_units", 1),
                 "max_num_regs": 0, "warpSize": info.get("subgroup_size", 16),
+                # Intel's driver answers this too (its benchmark kernels size
+                # rows per program by it): 1024 work-items is the largest
+                # workgroup of pvc/bmg/dg2 and zetile's 64 warps x 16 lanes.
+                "max_work_group_size": 1024,
                 "name": info.get("name", "")}
 
 

@@ -569,9 +569,10 @@ class JITFunction(_C.KernelBase):
         return CompiledKernel(self.__name__, artifact, exe, list(arg_types), arg_types, constexprs)
 
     def warmup(self, *args, grid=None, num_warps=None, num_stages=None, device=None,
-               grf_mode=None, compat=None, enable_fp_fusion=None, **kwargs):
+               grf_mode=None, compat=None, enable_fp_fusion=None, warp_size=None, **kwargs):
         # enable_fp_fusion (Triton: may a*b+c become one FMA): zetile never
         # fuses, Triton's result with fusion off and one it may give with it on.
+        num_warps = _warps_of_16_lanes(num_warps, warp_size)
         dev = runtime.get_device(device)
         bound = self._bind(args, kwargs)
         key, arg_types, div, constexprs, _, descs = self.specialize(bound, dev)
@@ -681,21 +682,23 @@ class JITFunction(_C.KernelBase):
 
     # ------------------------------------------------------------- launching
     def run(self, *args, grid, num_warps=None, num_stages=None, num_ctas=None, device=None,
-            grf_mode=None, compat=None, **kwargs):
+            grf_mode=None, compat=None, warp_size=None, **kwargs):
         """The launch kernel[grid](*args, **kwargs) makes, with the launch
         options spelled out (the autotuner reads them from this signature):
         through the C launcher, so repeated signatures skip Python here too."""
         for k, v in (("num_warps", num_warps), ("num_stages", num_stages),
                      ("num_ctas", num_ctas), ("device", device), ("grf_mode", grf_mode),
-                     ("compat", compat)):
+                     ("compat", compat), ("warp_size", warp_size)):
             if v is not None:
                 kwargs[k] = v
         return self[grid](*args, **kwargs)
 
     def _run(self, *args, grid, num_warps=None, num_stages=None, num_ctas=None, device=None,
-             grf_mode=None, compat=None, _fast_key=None, enable_fp_fusion=None, **kwargs):
+             grf_mode=None, compat=None, _fast_key=None, enable_fp_fusion=None, warp_size=None,
+             **kwargs):
         # grf_mode ("large" | "default" | None: zetile picks) and compat
         # (None: the device decides) are zetile's Xe knobs (zetile.Config).
+        num_warps = _warps_of_16_lanes(num_warps, warp_size)
         dev = runtime.get_device(device)
         bound = self._bind(args, kwargs)
         key, arg_types, div, constexprs, values, descs = self.specialize(bound, dev)
@@ -763,6 +766,20 @@ class JITFunction(_C.KernelBase):
                 return
             plan.append((index[n], kind))
         self._fast_register(key, ck, ck.executable, tuple(plan))
+
+
+def _warps_of_16_lanes(num_warps, warp_size):
+    """Intel's Triton's `warp_size` launch option (threads per warp, 16 or
+    32; its benchmark kernels' configs carry it, e.g. fused_softmax's
+    {"warp_size": 32}, num_warps=32): the workgroup keeps its num_warps x
+    warp_size work-items, which zetile runs as 16-lane warps (subgroups).
+    A launch with it skips the C launcher's cache (an unknown option there)."""
+    if warp_size is None or warp_size == 16:
+        return num_warps
+    if warp_size != 32:
+        raise KernelArgumentError(f"warp_size must be 16 or 32 (Intel's Triton's threads per warp), "
+                                  f"not {warp_size!r}")
+    return None if num_warps is None else num_warps * 2
 
 
 def _grf_igc_options(grf_mode):
