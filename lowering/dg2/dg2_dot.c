@@ -234,6 +234,63 @@ static zt_status_t pack_all(dg2_t* c, const dot_kind_t* dk, const dg2_val_t* v, 
   return NULL;
 }
 
+// How v's elements pack for a dot (false: not a DPAS A/B operand of 16- or
+// 8-bit elements on an XMX row; fp32 is split into bf16 pieces at the dot).
+static bool prepack_kind(dg2_t* c, const dg2_val_t* v, dot_kind_t* dk) {
+  if (v->kind != DV_DIST || !c->target || !xe_target_has_xmx(c->target)) return false;
+  const dg2_layout_t* l = &c->layouts[v->layout];
+  if (l->kind != DL_DPAS_A && l->kind != DL_DPAS_B) return false;
+  if (v->type.kind == ZT_F16 && l->pack == 2) *dk = (dot_kind_t){2, "f16", "", "", 0, false};
+  else if (v->type.kind == ZT_BF16 && l->pack == 2) *dk = (dot_kind_t){2, "i16", "", "", 0, false};
+  else if (v->type.kind == ZT_I8 && l->pack == 4) *dk = (dot_kind_t){4, "i8", "", "", 0, false};
+  else return false;
+  return l->e % (8 * dk->pack) == 0;
+}
+
+zt_status_t dg2_prepack(dg2_t* c, const dg2_val_t* v, int32_t loaded) {
+  dot_kind_t dk;
+  if (!prepack_kind(c, v, &dk)) return NULL;
+  int32_t per = 8 * dk.pack, e = c->layouts[v->layout].e;
+  if (loaded % per) return NULL;
+  dg2_packed_t* p = NULL;
+  if (c->num_packed && c->packed[c->num_packed - 1].el == (const void*)v->el)
+    p = &c->packed[c->num_packed - 1];
+  if (!p) {
+    if (c->num_packed == c->cap_packed) {
+      int32_t cap = c->cap_packed ? 2 * c->cap_packed : 16;
+      dg2_packed_t* q = realloc(c->packed, (size_t)cap * sizeof *q);
+      if (!q) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 dot");
+      c->packed = q;
+      c->cap_packed = cap;
+    }
+    p = &c->packed[c->num_packed];
+    p->words = dg2_alloc_names(c, e / per);
+    if (!p->words) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 dot");
+    p->el = v->el;
+    p->layout = v->layout;
+    p->n = 0;  // words packed so far; e / per when complete
+    c->num_packed++;
+  }
+  int32_t w = loaded / per - 1;
+  if (w != p->n) return NULL;  // not called in slot order: packed at the dot
+  pack_operand(c, &dk, v->el, w * per, p->words[w]);
+  p->n++;
+  return NULL;
+}
+
+// The words dg2_prepack made of v's elements, else pack_all's.
+static zt_status_t packed_words(dg2_t* c, const dot_kind_t* dk, const dg2_val_t* v, int32_t e,
+                                char (**out)[DG2_NAME]) {
+  if (!dk->pieces)
+    for (int32_t i = c->num_packed - 1; i >= 0; --i)
+      if (c->packed[i].el == (const void*)v->el && c->packed[i].layout == v->layout &&
+          c->packed[i].n * 8 * dk->pack == e) {
+        *out = c->packed[i].words;
+        return NULL;
+      }
+  return pack_all(c, dk, v, e, out);
+}
+
 zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
   zt_type_t a, b, acc;
   ZT_RETURN_IF_ERROR(dot_shapes(op, &a, &b, &acc));
@@ -278,8 +335,8 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
   const int32_t(*terms)[2] = one;
   int32_t nterms = dk.pieces ? dg2_f32_terms(dk.pieces, &terms) : 1;
   char(*pa)[DG2_NAME], (*pb)[DG2_NAME];
-  ZT_RETURN_IF_ERROR(pack_all(c, &dk, &A, c->layouts[la].e, &pa));
-  ZT_RETURN_IF_ERROR(pack_all(c, &dk, &B, c->layouts[lb].e, &pb));
+  ZT_RETURN_IF_ERROR(packed_words(c, &dk, &A, c->layouts[la].e, &pa));
+  ZT_RETURN_IF_ERROR(packed_words(c, &dk, &B, c->layouts[lb].e, &pb));
   int64_t nwa = mb * kb, nwb = kb * nb;  // words per piece
   dg2_val_t r;
   memset(&r, 0, sizeof r);

@@ -77,6 +77,15 @@ typedef struct dg2_intern_s {
   char name[DG2_NAME];
 } dg2_intern_t;
 
+// A DPAS operand packed where it was loaded (dg2_prepack): the words of
+// the element array `el` in layout `layout`, pack_all's order.
+typedef struct dg2_packed_s {
+  const void* el;
+  int32_t layout;
+  int32_t n;
+  char (*words)[DG2_NAME];
+} dg2_packed_t;
+
 typedef struct dg2_s {
   zt_lower_ctx_t* lc;
   const xe_target_t* target;  // the row compiled for: XMX (DPAS) or FMA dots, DP4A
@@ -120,6 +129,8 @@ typedef struct dg2_s {
   int64_t smem_bytes;  // size of the shared local memory buffer
   MlirSymbolTable symbols;
   bool uses_dot;
+  dg2_packed_t* packed;  // DPAS operands packed at their loads
+  int32_t num_packed, cap_packed;
 } dg2_t;
 
 // --- values, layouts (dg2_values.c) ------------------------------------------
@@ -199,6 +210,12 @@ zt_status_t dg2_emit_if(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_while(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op);
+/// A value being loaded in a DPAS A or B layout of an XMX row, `loaded` of
+/// its slots so far (called after each, in slot order): packs each word of
+/// the builtin as soon as its elements are in, so the 16- or 8-bit elements
+/// die there and what stays live (across a loop, say) is the packed words;
+/// dg2_emit_dot takes them instead of packing again.
+zt_status_t dg2_prepack(dg2_t* c, const dg2_val_t* v, int32_t loaded);
 /// tile.atomic_rmw / tile.atomic_cas (dg2_atomic.c).
 zt_status_t dg2_emit_atomic(dg2_t* c, MlirOperation op);
 /// Layout hints: DPAS layouts for dot operands, propagated backwards.

@@ -639,6 +639,7 @@ static zt_status_t emit_load(dg2_t* c, MlirOperation op) {
     if (has_mask) ZT_RETURN_IF_ERROR(dg2_elem(c, &ins[1], l, k, m));
     if (has_other) ZT_RETURN_IF_ERROR(dg2_elem(c, &ins[2], l, k, o));
     load_elem(c, rt.kind, a, has_mask ? m : NULL, has_other ? o : NULL, r.el[k]);
+    ZT_RETURN_IF_ERROR(dg2_prepack(c, &r, k + 1));
   }
   return dg2_put(c, mlirOperationGetResult(op, 0), &r);
 }

@@ -198,6 +198,7 @@ void dg2_free(dg2_t* c) {
   free(c->interned);
   for (int32_t i = 0; i < c->num_layouts; ++i) free(c->layouts[i].off);
   free(c->layouts);
+  free(c->packed);
 }
 
 void dg2_fresh(dg2_t* c, char out[DG2_NAME]) { snprintf(out, DG2_NAME, "%%t%d", c->next_id++); }

@@ -68,13 +68,39 @@ def _bwd_values(head):
                       + 2 * c["BLOCK_M"] * c["BLOCK_N"])
 
 
-def _config(L, S, config, q_block=None, kv_block=None, head=None, values=_fwd_values):
+# The forward's tiles on rows with XMX but no 2D block IO and 128 registers
+# of 32 bytes (dg2, zetile's SIMD8 lowering), and the subgroups they take:
+# every Q, K and V element is gathered with its own address and the query
+# tile stays in registers across the KV loop. E2 (acm-g10, SDPA fp16 d64,
+# ISA scratch sends, docs/TEMPLATES.md "Attention on dg2"): 16x16 over 8
+# subgroups none (4 + 2 DPAS a subgroup); 32x32 at 8 1186, 32x16 at 8 213,
+# 16x16 at 4 244. Head dims up to 64: d128 holds twice the query and key.
+DG2_FWD = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 8}
+DG2_FWD_MAX_HEAD = 64
+
+
+def gathered_xmx_row(row):
+    """dg2's row (gemm.config_for's rule): XMX, no 2D block IO, at most 4 KB
+    of registers, zetile's SIMD8 lowering (not the shared lowering at 8
+    lanes, ZETILE_DG2_LOWERING=shared*)."""
+    return bool(row and row["xmx"] and not row["block_io_2d"] and row["simd8_lowering"]
+                and row["grf"] * row["grf_bytes"] <= 4096)
+
+
+def _config(L, S, config, q_block=None, kv_block=None, head=None, values=_fwd_values,
+            forward=False):
     """The tiles: `config` if given, else the template's default cut to the
     lengths and, given the (padded) head dim, to the target's registers
     (_kernels.shrink_to_fit of `values(head)`, the forward's or the
-    backward's: on rows without XMX BLOCK_N halves first, then BLOCK_M)."""
+    backward's: on rows without XMX BLOCK_N halves first, then BLOCK_M).
+    The forward on dg2's row (gathered_xmx_row) with head dims up to 64
+    takes DG2_FWD, whose cfg["num_warps"] is a launch option, not a kernel
+    parameter."""
     mod = _kernels.load("attention")
     cfg = dict(mod.DEFAULT if config is None else config)
+    if config is None and forward and head is not None and head <= DG2_FWD_MAX_HEAD \
+            and gathered_xmx_row(_kernels.target_row()):
+        cfg.update(DG2_FWD)
     if config is None:
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(L)))
         cfg["BLOCK_N"] = min(cfg["BLOCK_N"], max(16, next_power_of_2(S)))
@@ -101,13 +127,16 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
     Hkv, S = k.shape[1], k.shape[2]
     head = max(16, next_power_of_2(E))
     if sparse is not None:
-        cfg = _config(L, S, config, sparse["Q_BLOCK"], sparse["KV_BLOCK"], head=head)
+        cfg = _config(L, S, config, sparse["Q_BLOCK"], sparse["KV_BLOCK"], head=head,
+                      forward=True)
     else:
         if config is None and score_mod is None and mask_mod is None and mask is None:
             # What `zetile tune sdpa --shape B,H,L,S,D [--causal]` stored, if anything.
             config = _kernels.tuned_config(_kernels.load("attention").attn_fwd,
                                            [B, Hq, L, S, E, q.dtype, bool(causal)])
-        cfg = _config(L, S, config, head=head)
+        cfg = _config(L, S, config, head=head, forward=True)
+    cfg = dict(cfg)
+    num_warps = cfg.pop("num_warps", None)
     kind = q.kind
     o = out if out is not None else _arrays.empty(kind, q.shape, q.dtype)
     ov = _arrays.as_view(o, f"{fn}: out")
@@ -168,7 +197,7 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
              HAS_FULL=sparse is not None and sparse["full_num"] is not None,
              KV_SPARSE=kv_sparse, WRITE_MAX=write_max, DROPOUT=dropout is not None,
              SPLIT_KV=splits, **cfg),
-        (o, lse, mx))
+        (o, lse, mx), num_warps)
     if splits > 1:
         combine = _kernels.Launch(
             t.attn_split_combine, grid[:2],
