@@ -95,6 +95,7 @@ static zt_status_t context_create(zt_mlir_context_t* out) {
   }
   out->ctx = ctx;
   out->dialect = m;
+  out->cache = zt_context_cache_create(ctx);
   return NULL;
 }
 
@@ -114,6 +115,7 @@ void zt_compiler_context_release(zt_mlir_context_t c) {
   if (kept) g_idle[g_num_idle++] = c;
   pthread_mutex_unlock(&g_pool_lock);
   if (!kept) {
+    zt_context_cache_release(c.cache);  // its pass managers live in the context
     mlirModuleDestroy(c.dialect);  // the loaded dialect refers to it: kept until here
     mlirContextDestroy(c.ctx);
   }
@@ -203,6 +205,7 @@ static zt_status_t compile_locked(const char* tile_ir, size_t size,
   double t0 = zt_timing_now_ms();
   zt_mlir_context_t c;
   ZT_RETURN_IF_ERROR(zt_compiler_context_acquire(&c));
+  zt_context_cache_bind(c.cache);
   zt_timing_record("context", zt_timing_now_ms() - t0);
   zt_status_t s = zt_artifact_set(artifact, "tile", tile_ir, size);
   MlirModule m = {NULL};
@@ -223,6 +226,7 @@ static zt_status_t compile_locked(const char* tile_ir, size_t size,
   }
   double t2 = zt_timing_now_ms();
   if (!mlirModuleIsNull(m)) mlirModuleDestroy(m);
+  zt_context_cache_bind(NULL);
   zt_compiler_context_release(c);
   zt_timing_record("release context", zt_timing_now_ms() - t2);
   zt_timing_record("compile (total)", zt_timing_now_ms() - t0);

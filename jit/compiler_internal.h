@@ -5,6 +5,7 @@
 
 #include <llvm-c/Types.h>
 #include <mlir-c/IR.h>
+#include <mlir-c/Pass.h>
 
 #include "compiler_api.h"
 #include "zetile/status.h"
@@ -23,12 +24,33 @@ void zt_compiler_unlock(void);  // either kind
 /// recursive: a thread holding it must not take it again.
 void zt_compiler_lock_shared(void);
 
+/// What compiles leave for later ones in the same context
+/// (jit/compiler_context_cache.c): parsed pass managers, kept objects.
+typedef struct zt_context_cache_s zt_context_cache_t;
+
 /// A context of the pool (jit/compiler.c): all dialects, LLVM translations
-/// and the tile dialect (whose IRDL module `dialect` must outlive it).
+/// and the tile dialect (whose IRDL module `dialect` must outlive it), and
+/// its cache (NULL if there was no memory for one; destroyed before it).
 typedef struct zt_mlir_context_s {
   MlirContext ctx;
   MlirModule dialect;
+  zt_context_cache_t* cache;
 } zt_mlir_context_t;
+
+/// A cache for ctx (NULL when out of memory: nothing is kept then), and its
+/// release: destroys what it kept (before the context itself goes).
+zt_context_cache_t* zt_context_cache_create(MlirContext ctx);
+void zt_context_cache_release(zt_context_cache_t* c);
+/// The cache of the context this thread compiles in (NULL: none); a
+/// compile binds its context's cache while it holds the context.
+void zt_context_cache_bind(zt_context_cache_t* c);
+/// A pass manager kept for exactly this pipeline text in ctx, taken out of
+/// the cache (NULL if none, or ctx is not the bound context); give it back
+/// with zt_context_cache_keep_pm after a run that succeeded.
+MlirPassManager zt_context_cache_take_pm(MlirContext ctx, const char* pipeline);
+/// Keeps pm (parsed from `pipeline`) for a later run in ctx; false (pm is
+/// the caller's to destroy) when ctx is not the bound context.
+bool zt_context_cache_keep_pm(MlirContext ctx, const char* pipeline, MlirPassManager pm);
 
 /// Takes a context for this thread's exclusive use (an idle one, or a new
 /// one); give it back with zt_compiler_context_release. Thread-safe.

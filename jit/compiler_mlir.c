@@ -256,33 +256,42 @@ zt_status_t zt_mlir_run_pipeline_untimed(MlirContext ctx, MlirModule module,
 static zt_status_t run_pipeline(MlirContext ctx, MlirModule module, const char* pipeline,
                                 const char* what, bool verify_each) {
   zt_mlir_diag_clear();
-  MlirPassManager pm = mlirPassManagerCreate(ctx);
-  zt_strbuf_t err;
-  zt_strbuf_init(&err);
-  MlirLogicalResult r = mlirParsePassPipeline(
-      mlirPassManagerGetAsOpPassManager(pm),
-      mlirStringRefCreateFromCString(pipeline), zt_strbuf_mlir_cb, &err);
-  if (mlirLogicalResultIsFailure(r)) {
-    zt_status_t s = zt_make_status(ZT_STATUS_INTERNAL, "%s: bad pipeline %s: %s",
-                                   what, pipeline, err.data ? err.data : "");
-    zt_strbuf_deinit(&err);
-    mlirPassManagerDestroy(pm);
-    return s;
-  }
-  zt_strbuf_deinit(&err);
   // ZETILE_DEBUG=passes: MLIR's own pass timing, printed to stderr when the
   // pass manager is destroyed (what each pass of a pipeline cost; the
   // "time" topic gives whole pipelines only). Only when named: "all" would
-  // bury the other topics under it.
-  // The pipeline text goes first (pass options do not show in the timing).
+  // bury the other topics under it. Such a pass manager is not kept.
   const char* debug = getenv("ZETILE_DEBUG");
-  if (debug && strstr(debug, "passes")) {
+  bool timed = debug && strstr(debug, "passes");
+  // A pass manager parsed and initialized by an earlier compile in this
+  // context, when there is one (jit/compiler_context_cache.c).
+  MlirPassManager pm = timed ? (MlirPassManager){NULL} : zt_context_cache_take_pm(ctx, pipeline);
+  MlirLogicalResult r;
+  if (!pm.ptr) {
+    pm = mlirPassManagerCreate(ctx);
+    zt_strbuf_t err;
+    zt_strbuf_init(&err);
+    r = mlirParsePassPipeline(mlirPassManagerGetAsOpPassManager(pm),
+                              mlirStringRefCreateFromCString(pipeline), zt_strbuf_mlir_cb, &err);
+    if (mlirLogicalResultIsFailure(r)) {
+      zt_status_t s = zt_make_status(ZT_STATUS_INTERNAL, "%s: bad pipeline %s: %s",
+                                     what, pipeline, err.data ? err.data : "");
+      zt_strbuf_deinit(&err);
+      mlirPassManagerDestroy(pm);
+      return s;
+    }
+    zt_strbuf_deinit(&err);
+  }
+  // The pipeline text goes first (pass options do not show in the timing).
+  if (timed) {
     fprintf(stderr, "zetile pipeline (%s): %s\n", what, pipeline);
     mlirPassManagerEnableTiming(pm);
   }
-  if (!verify_each) mlirPassManagerEnableVerifier(pm, false);
+  mlirPassManagerEnableVerifier(pm, verify_each);
   r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
-  mlirPassManagerDestroy(pm);
+  // Kept only after a run that succeeded (a failed pass may leave its state
+  // half-way).
+  if (timed || mlirLogicalResultIsFailure(r) || !zt_context_cache_keep_pm(ctx, pipeline, pm))
+    mlirPassManagerDestroy(pm);
   if (mlirLogicalResultIsFailure(r)) {
     char msg[256];
     snprintf(msg, sizeof msg, "%s failed", what);

@@ -64,6 +64,14 @@ double zt_timing_now_ms(void);
 /// the backend through LLVM's C API take it around the emission.
 void zt_spirv_emission_lock(void);
 void zt_spirv_emission_unlock(void);
+/// An object a lowering keeps for later compiles in the same MLIR context
+/// (jit/compiler_context_cache.c: one context per compile in flight, used
+/// by one thread at a time), found by `key`'s address; NULL if none.
+void* zt_context_kept(MlirContext ctx, const char* key);
+/// Keeps obj under key for as long as ctx lives (release(obj) then); false
+/// when it cannot (no cache for ctx, or its slots are full): obj stays the
+/// caller's.
+bool zt_context_keep(MlirContext ctx, const char* key, void* obj, void (*release)(void*));
 /// Appends op to the array *ops of *n operations (room for *cap), growing
 /// it; false when memory ran out (the array is left as it was).
 bool zt_op_list_push(MlirOperation** ops, size_t* n, size_t* cap, MlirOperation op);
