@@ -96,6 +96,13 @@ typedef struct cpu_s {
   // `loads` tile.loads, which then read p[i][0] alone; cpu_copy_to).
   int32_t col0_buf[16], col0_k[16], col0_loads[16];
   int32_t num_col0;
+  // While a store's blocked loops are emitted (emit_store): a load it reads
+  // whose base moves with the program id (lazy `addptr(splat(P), off)`, P
+  // = P0 + pid * s), and the bytes P moves from one program to the next
+  // (an i64): each 16-lane block prefetches that block of the next program
+  // (cpu_prefetch_next). NULL otherwise.
+  const cpu_val_t* pf_ptr;
+  char pf_delta[ZT_CPU_NAME];
 } cpu_t;
 
 // --- values (cpu_values.c) ------------------------------------------------
@@ -126,6 +133,9 @@ bool cpu_scalar_i64(cpu_t* c, const cpu_val_t* s, char out[ZT_CPU_NAME]);
 /// row_bytes-long row at pointer bp moved by `step` bytes (an i64 name; NULL:
 /// not moved) (cpu_ops.c).
 void cpu_prefetch_row(cpu_t* c, const char* bp, const char* step, int64_t row_bytes);
+/// In a store's blocked loop, block `iv`: prefetch c->pf_ptr's element iv
+/// of the next program (no-op when c->pf_ptr is NULL; cpu_ops.c).
+void cpu_prefetch_next(cpu_t* c, const char* iv);
 /// Appends one indented line to the body.
 void cpu_line(cpu_t* c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 /// Element `idx` (an index SSA name) of v: the scalar itself for scalars and

@@ -345,6 +345,7 @@ static zt_status_t range_loop(cpu_t* c, const char* from, const char* to, bool b
   snprintf(o, ZT_CPU_NAME, "%%i%d", c->next_id++);
   cpu_line(c, "scf.for %s = %s to %s step %s {", o, from, to, cpu_index(c, V, cv));
   ++c->indent;
+  cpu_prefetch_next(c, o);
   cpu_loop_begin(c, V, l);
   cpu_fresh(c, iv);
   cpu_line(c, "%s = arith.addi %s, %s : index", iv, o, l);
