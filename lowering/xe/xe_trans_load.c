@@ -14,6 +14,7 @@
 // layout (our FlashAttention test kernel's K^T), and E5 checks those.
 // (Intel's transposed 2D block reads are the faster form; this gives the
 // kernels a correct build first.)
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,70 @@ static bool pointer_form(MlirOperation ld) {
   mlirValueReplaceAllUsesOfWith(res, v);
   mlirOperationDestroy(ld);
   return true;
+}
+
+// ------------------------------------------------ 1-D blocks
+//
+// A rank-1 tile.block_load / block_store (a 1-D tensor descriptor: the
+// FlashAttention forward of Intel's benchmarks stores its per-row m_i with
+// one) as the pointer load / store of base + (o + i)·t under the checked
+// bound: Xe's 2D block IO has no 1-D form, and 1-D pointer accesses are lane
+// code the emitter already writes (contiguous ones as block messages).
+// Loads keep their padding: zero, or NaN for floats.
+
+static bool block1d_candidate(MlirOperation op) {
+  bool st = zt_op_named(op, "tile.block_store");
+  if (!st && !zt_op_named(op, "tile.block_load")) return false;
+  return mlirOperationGetNumOperands(op) == (st ? 5 : 4);
+}
+
+static void block1d_pointers(MlirOperation op) {
+  bool store = zt_op_named(op, "tile.block_store");
+  MlirValue o[5];
+  for (int i = 0; i < (store ? 5 : 4); ++i) o[i] = mlirOperationGetOperand(op, i);
+  MlirType vt = store ? mlirValueGetType(o[4]) : mlirValueGetType(mlirOperationGetResult(op, 0));
+  if (!mlirTypeIsARankedTensor(vt) || mlirShapedTypeGetRank(vt) != 1) return;
+  MlirType et = mlirShapedTypeGetElementType(vt);
+  int64_t n = mlirShapedTypeGetDimSize(vt, 0);
+  MlirAttribute bc =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("boundary_check"));
+  int64_t bits = !mlirAttributeIsNull(bc) && mlirAttributeIsAInteger(bc)
+                     ? mlirIntegerAttrGetValueInt(bc) : 0;
+  build_t b = {.before = op, .loc = mlirOperationGetLocation(op),
+               .ctx = mlirOperationGetContext(op)};
+  MlirValue idx, off;
+  axis_index(&b, o[3], o[2], n, &idx, &off);
+  MlirValue ap[2] = {splat(&b, o[0], 1, &n), off};
+  MlirValue ptrs = mk(&b, "tile.addptr", 2, ap, mlirValueGetType(ap[0]), 0, NULL);
+  MlirValue mask = bits & 1 ? in_bounds(&b, idx, o[1], n) : (MlirValue){NULL};
+  if (store) {
+    MlirValue ops[3] = {ptrs, o[4], mask};
+    int32_t seg[3] = {1, 1, mask.ptr ? 1 : 0};
+    MlirNamedAttribute segs =
+        nattr(&b, "operandSegmentSizes", mlirDenseI32ArrayGet(b.ctx, 3, seg));
+    MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString("tile.store"), b.loc);
+    mlirOperationStateAddOperands(&st, mask.ptr ? 3 : 2, ops);
+    mlirOperationStateAddAttributes(&st, 1, &segs);
+    MlirOperation ns = mlirOperationCreate(&st);
+    if (mlirOperationIsNull(ns)) return;
+    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, ns);
+    mlirOperationDestroy(op);
+    return;
+  }
+  MlirAttribute pad = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("padding"));
+  bool nan = mlirTypeIsAFloat(et) && !mlirAttributeIsNull(pad) && mlirAttributeIsAString(pad) &&
+             mlirStringAttrGetValue(pad).length == 3 &&
+             memcmp(mlirStringAttrGetValue(pad).data, "nan", 3) == 0;
+  MlirAttribute fill = mlirTypeIsAFloat(et) ? mlirFloatAttrDoubleGet(b.ctx, et, nan ? NAN : 0.0)
+                                            : mlirIntegerAttrGet(et, 0);
+  MlirNamedAttribute fv = nattr(&b, "value", fill);
+  MlirValue other = splat(&b, mk(&b, "arith.constant", 0, NULL, et, 1, &fv), 1, &n);
+  MlirValue ops[3] = {ptrs, mask, other};
+  int32_t seg[3] = {1, mask.ptr ? 1 : 0, mask.ptr ? 1 : 0};
+  MlirNamedAttribute segs = nattr(&b, "operandSegmentSizes", mlirDenseI32ArrayGet(b.ctx, 3, seg));
+  MlirValue v = mk(&b, "tile.load", mask.ptr ? 3 : 1, ops, vt, 1, &segs);
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), v);
+  mlirOperationDestroy(op);
 }
 
 // ------------------------------------------------ transposed pointer loads
@@ -625,6 +690,14 @@ zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int 
     pointer_form(nl);
   }
   if (out_count) *out_count += (int)f.n;
+  f.n = 0;
+  f.want = block1d_candidate;
+  mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
+  if (f.oom) {
+    free(f.ops);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe: 1-D block loads/stores");
+  }
+  for (size_t i = 0; i < f.n; ++i) block1d_pointers(f.ops[i]);
   free(f.ops);
   return NULL;
 }
