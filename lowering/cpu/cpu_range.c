@@ -396,10 +396,20 @@ zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
     cpu_line(c, "%s = arith.remui %s, %s : index", rem, count, cv);
     cpu_fresh(c, down);
     cpu_line(c, "%s = arith.subi %s, %s : index", down, count, rem);
+    char part_end[ZT_CPU_NAME], all[ZT_CPU_NAME], next[ZT_CPU_NAME], cn0[ZT_CPU_NAME];
+    cpu_fresh(c, part_end);
+    cpu_line(c, "%s = arith.minui %s, %s : index", part_end, down, cnv);
+    cpu_fresh(c, next);
+    cpu_line(c, "%s = arith.addi %s, %s : index", next, part_end, cv);
+    // A block the mask covers whole (vector add's every program but the
+    // last) is one unmasked loop: no masked last vector (session 19).
+    cpu_index(c, numel, cn0);
+    cpu_fresh(c, all);
+    cpu_line(c, "%s = arith.cmpi uge, %s, %s : index", all, count, cn0);
     cpu_fresh(c, head_end);
-    cpu_line(c, "%s = arith.minui %s, %s : index", head_end, down, cnv);
+    cpu_line(c, "%s = arith.select %s, %s, %s : index", head_end, all, cn0, part_end);
     cpu_fresh(c, tail_start);
-    cpu_line(c, "%s = arith.addi %s, %s : index", tail_start, head_end, cv);
+    cpu_line(c, "%s = arith.select %s, %s, %s : index", tail_start, all, cn0, next);
   }
   if (nowrap[0]) {
     char he[ZT_CPU_NAME], ts[ZT_CPU_NAME];
