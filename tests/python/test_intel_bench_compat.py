@@ -101,3 +101,19 @@ def test_harness_stub(tmp_path):
     finally:
         sys.modules.pop("triton_kernels_benchmark", None)
     assert ib.NAMES == list(ib.DRIVERS)
+
+
+@pytest.mark.skipif(not os.environ.get("TRITON_SRC") or not os.path.isdir(os.path.join(
+    os.environ.get("TRITON_SRC", ""), "benchmarks", "triton_kernels_benchmark")),
+    reason="TRITON_SRC (Intel's tree, with benchmarks/triton_kernels_benchmark) is not set")
+def test_runner_cpu_intel_benchmarks(tmp_path):
+    """The runner on Intel's own softmax and prefix-sum benchmark kernels,
+    CPU target: every row right, exit status 0."""
+    import subprocess
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tutorials.py"),
+                        "--tutorials", "ib-softmax,ib-prefix-sums", "--targets", "cpu",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, ZETILE_CACHE_DIR=str(tmp_path / "cache")))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "| ib-softmax::softmax_kernel[warp_size32,w32] | ok |" in r.stdout
+    assert "summary: 6 kernel rows x 1 targets, 6 ok" in r.stdout
