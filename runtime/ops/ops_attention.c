@@ -198,6 +198,31 @@ zt_status_t zt_ops__resolve_sdpa(const char* op, zt_ops_sdpa_desc_t* d) {
   return NULL;
 }
 
+// The device's own tiles for a (zt_ops__attn_target_tiles: 16x16 over 8
+// subgroups on dg2's row) when the caller left them at 0; the subgroup
+// count to compile at (0: zetile picks, the descriptor unchanged).
+static int32_t target_tiles(zt_device_t* device, zt_ops_attention_t* a) {
+  const zt_device_info_t* info = zt_device_info(device);
+  if (!info) return 0;
+  zt_target_info_t row;
+  zt_status_t ts = zt_target_info(info->target, &row);
+  int32_t num_warps = 0;
+  if (!ts) zt_ops__attn_target_tiles(&row, a, &num_warps);
+  zt_status_free(ts);
+  return num_warps;
+}
+
+// A plan by the target's tiles found no export for them (a folder made
+// before they were picked): the default tiles, as before.
+static bool untarget(zt_status_t* st, int32_t* num_warps, zt_ops_attention_t* a) {
+  if (!*st || !*num_warps || zt_status_code(*st) != ZT_STATUS_NOT_FOUND) return false;
+  zt_status_free(*st);
+  *st = NULL;
+  *num_warps = 0;
+  a->block_m = a->block_n = 32;
+  return true;
+}
+
 zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc,
                              zt_ops_plan_t** out_plan) {
   const char* op = "zt_ops_sdpa";
@@ -206,6 +231,7 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
                           "out_plan must not be NULL");
   *out_plan = NULL;
   zt_ops_sdpa_desc_t d = *desc;
+  int32_t num_warps = target_tiles(device, &d.attn);
   ZT_RETURN_IF_ERROR(zt_ops__resolve_sdpa(op, &d));
   zt_ops_attention_t* a = &d.attn;
   static const char* const kinds[] = {"nomask", "fmask", "bmask"};
@@ -218,13 +244,17 @@ zt_status_t zt_ops_sdpa_plan(zt_device_t* device, const zt_ops_sdpa_desc_t* desc
     snprintf(spec, sizeof spec, "attn-%s-d%lld-%dx%d-%s-%s-none-none-dense%s",
              zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
              a->block_n, d.causal ? "causal" : "full", kinds[d.mask_kind], variant(a, dropout));
-    zt_status_t st = zt_ops__plan_create_rm16(device, ZT_OPS_SDPA, spec, rm16_attn(a), NULL,
-                                              NULL, &p);
+    zt_status_t st = zt_ops__plan_create_rm16_nw(device, ZT_OPS_SDPA, spec, rm16_attn(a),
+                                                 num_warps, NULL, NULL, &p);
     // A split the build does not export: the picked count was only a
     // preference, so the one-pass kernel runs instead.
     if (st && auto_split && a->split_kv > 1 && zt_status_code(st) == ZT_STATUS_NOT_FOUND) {
       zt_status_free(st);
       a->split_kv = 1;
+      continue;
+    }
+    if (untarget(&st, &num_warps, a)) {
+      if (auto_split) a->split_kv = dropout ? 1 : auto_split_kv(device, a);
       continue;
     }
     ZT_RETURN_IF_ERROR(st);
@@ -333,6 +363,7 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
                           "out_plan must not be NULL");
   *out_plan = NULL;
   zt_ops_flex_desc_t d = *desc;
+  int32_t num_warps = target_tiles(device, &d.attn);
   ZT_RETURN_IF_ERROR(zt_ops__resolve_flex(op, &d));
   zt_ops_attention_t* a = &d.attn;
   int64_t qb = zt_ops__cdiv(a->q_len, d.q_block), kvb = zt_ops__cdiv(a->kv_len, d.kv_block);
@@ -351,11 +382,20 @@ zt_status_t zt_ops_flex_plan(zt_device_t* device, const zt_ops_flex_desc_t* desc
              zt_ops__dtype_name(a->dtype), (long long)head_dim_pow2(a->head_dim), a->block_m,
              a->block_n, kScoreMods[d.score_mod], kMaskMods[d.mask_mod], (long long)d.kv_block,
              variant(a, false));
-    zt_status_t st = zt_ops__plan_create_rm16(device, ZT_OPS_FLEX, spec, rm16_attn(a),
-                                              ext ? splice : NULL, &mods, &p);
+    zt_status_t st = zt_ops__plan_create_rm16_nw(device, ZT_OPS_FLEX, spec, rm16_attn(a),
+                                                 num_warps, ext ? splice : NULL, &mods, &p);
     if (st && auto_split && a->split_kv > 1 && zt_status_code(st) == ZT_STATUS_NOT_FOUND) {
       zt_status_free(st);   // no split export: one pass (see the SDPA plan)
       a->split_kv = 1;
+      continue;
+    }
+    if (untarget(&st, &num_warps, a)) {
+      // The default tiles, cut to the block mask's as zt_ops__resolve_flex does.
+      if (a->block_m > d.q_block) a->block_m = (int32_t)d.q_block;
+      if (a->block_n > d.kv_block) a->block_n = (int32_t)d.kv_block;
+      mods.bm = a->block_m;
+      mods.bn = a->block_n;
+      if (auto_split) a->split_kv = auto_split_kv(device, a);
       continue;
     }
     ZT_RETURN_IF_ERROR(st);

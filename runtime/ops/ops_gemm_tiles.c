@@ -1,6 +1,7 @@
 // zetile ops: the GEMM tiles a C plan picks by target, the same choice as
 // zetile.ops.gemm's config_for (python-bindings/zetile/ops/gemm.py,
-// _gathered_xmx_tiles), so a C program gets the plan a Python caller gets.
+// _gathered_xmx_tiles), so a C program gets the plan a Python caller gets;
+// and the attention forward's (zetile.ops.attention's DG2_FWD, at the end).
 //
 // Why: on rows with XMX but no 2D block IO and at most 4 KB of registers
 // (dg2 at SIMD8, zetile's own lowering) every operand element is gathered
@@ -34,5 +35,19 @@ bool zt_ops__gemm_target_tiles(const zt_target_info_t* row, zt_ops_gemm_desc_t* 
   d->block_m = int8 || !plain ? 32 : 64;
   d->block_n = int8 ? 32 : 64;
   *num_warps = 16;
+  return true;
+}
+
+// The attention forward on the same rows, head dims up to 64: 16x16 tiles
+// over 8 subgroups, as zetile.ops.attention._config plans (DG2_FWD): with
+// the SIMD8 lowering's operands packed at their loads, SDPA and flex fp16
+// d64 build there without a scratch send (acm-g10; 32x32 at 8 subgroups
+// 1186, docs/TEMPLATES.md "Attention on dg2").
+bool zt_ops__attn_target_tiles(const zt_target_info_t* row, zt_ops_attention_t* a,
+                               int32_t* num_warps) {
+  *num_warps = 0;
+  if (a->block_m || a->block_n || a->head_dim > 64 || !gathered_xmx_row(row)) return false;
+  a->block_m = a->block_n = 16;
+  *num_warps = 8;
   return true;
 }

@@ -84,6 +84,11 @@ zt_status_t zt_ops__plan_create_nw(zt_device_t* device, zt_ops_family_t family,
 // or leaves the descriptor as it is. true when it chose.
 bool zt_ops__gemm_target_tiles(const zt_target_info_t* row, zt_ops_gemm_desc_t* d,
                                int32_t* num_warps);
+// ... and the attention forward's (zetile.ops.attention's DG2_FWD) when the
+// caller left a->block_m/n at 0: 16x16 over 8 subgroups on dg2's row for
+// head dims up to 64. true when it chose.
+bool zt_ops__attn_target_tiles(const zt_target_info_t* row, zt_ops_attention_t* a,
+                               int32_t* num_warps);
 
 // Attention's row-major variant (export.py "-rm16"): a view qualifies when
 // its head-dim stride is 1 and its other strides are multiples of 16
@@ -95,6 +100,11 @@ bool zt_ops__rm16_view(const zt_ops_strides4_t* s);
 zt_status_t zt_ops__plan_create_rm16(zt_device_t* device, zt_ops_family_t family,
                                      const char* spec, bool rm16, zt_ops_transform_t transform,
                                      void* user, zt_ops_plan_t** out_plan);
+// ... compiled at num_warps subgroups per workgroup on Xe (0: zetile picks).
+zt_status_t zt_ops__plan_create_rm16_nw(zt_device_t* device, zt_ops_family_t family,
+                                        const char* spec, bool rm16, int32_t num_warps,
+                                        zt_ops_transform_t transform, void* user,
+                                        zt_ops_plan_t** out_plan);
 
 // INVALID_ARGUMENT naming the first of `n` buffers not 16-byte aligned,
 // which an aligned16 plan was compiled for.

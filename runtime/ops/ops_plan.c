@@ -285,10 +285,18 @@ bool zt_ops__rm16_view(const zt_ops_strides4_t* s) {
 zt_status_t zt_ops__plan_create_rm16(zt_device_t* device, zt_ops_family_t family,
                                      const char* spec, bool rm16, zt_ops_transform_t transform,
                                      void* user, zt_ops_plan_t** out_plan) {
+  return zt_ops__plan_create_rm16_nw(device, family, spec, rm16, 0, transform, user, out_plan);
+}
+
+zt_status_t zt_ops__plan_create_rm16_nw(zt_device_t* device, zt_ops_family_t family,
+                                        const char* spec, bool rm16, int32_t num_warps,
+                                        zt_ops_transform_t transform, void* user,
+                                        zt_ops_plan_t** out_plan) {
   if (rm16) {
     char name[ZT_OPS_SPEC_MAX];
     snprintf(name, sizeof name, "%s-rm16", spec);
-    zt_status_t s = zt_ops__plan_create(device, family, name, transform, user, out_plan);
+    zt_status_t s =
+        zt_ops__plan_create_nw(device, family, name, num_warps, transform, user, out_plan);
     if (!s) {
       (*out_plan)->aligned16 = true;
       return NULL;
@@ -296,7 +304,7 @@ zt_status_t zt_ops__plan_create_rm16(zt_device_t* device, zt_ops_family_t family
     if (zt_status_code(s) != ZT_STATUS_NOT_FOUND) return s;
     zt_status_free(s);  // not exported: the generic specialization serves too
   }
-  return zt_ops__plan_create(device, family, spec, transform, user, out_plan);
+  return zt_ops__plan_create_nw(device, family, spec, num_warps, transform, user, out_plan);
 }
 
 zt_status_t zt_ops__check_aligned16(const char* op, const zt_ops_plan_t* p, int n,

@@ -450,6 +450,39 @@ static double add_mask(double s, int64_t b, int64_t h, int64_t q, int64_t kv, co
   return s + g_mask[q * *(const int64_t*)u + kv];
 }
 
+// The attention forward's tiles on the device's target (zetile.ops.attention's
+// DG2_FWD, runtime/ops/ops_gemm_tiles.c): 16x16 over 8 subgroups on dg2's
+// row (ZETILE_OPENCL_TARGET=dg2 on opencl:cpu), else 32x32.
+static const char* want_attn_tiles(void) {
+  zt_target_info_t row;
+  zt_status_t s = zt_target_info(zt_device_info(dev)->target, &row);
+  bool dg2 = !s && row.xmx && !row.block_io_2d && row.simd8_lowering &&
+             row.grf * row.grf_bytes <= 4096;
+  zt_status_free(s);
+  return dg2 && !getenv("ZETILE_OPS_DIR") ? "-16x16-" : "-32x32-";
+}
+
+// Causal SDPA fp16 d64 with the tiles left to the plan: the target's (dg2:
+// 16x16 over 8 subgroups, the exports made for them), against float64.
+START_TEST(test_sdpa_f16_causal_target_tiles) {
+  if (compiler_missing(__func__)) return;
+  zt_ops_sdpa_desc_t d = {.attn = {.dtype = ZT_F16, .batch = 1, .q_heads = 2, .kv_heads = 2,
+                                   .q_len = 40, .kv_len = 56, .head_dim = 64},
+                          .causal = true};
+  zt_ops_plan_t* p = NULL;
+  OK(zt_ops_sdpa_plan(dev, &d, &p));
+  ck_assert_msg(strstr(zt_ops_plan_spec(p), want_attn_tiles()), "spec %s", zt_ops_plan_spec(p));
+  d.attn.scale = (float)(1.0 / sqrt(64.0));
+  qkv_t t = make_qkv(&d.attn);
+  zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse};
+  OK(zt_ops_attention_run(p, &b));
+  OK(zt_device_synchronize(dev));
+  compare(&d.attn, &t, NULL, causal_keep, NULL, "sdpa f16 causal, target tiles");
+  free_qkv(&t);
+  zt_ops_plan_release(p);
+}
+END_TEST
+
 // Causal SDPA, GQA (4 query heads over 2 kv heads), lengths not multiples of
 // the tiles, head dim 64.
 START_TEST(test_sdpa_f32_causal_gqa) {
@@ -459,7 +492,10 @@ START_TEST(test_sdpa_f32_causal_gqa) {
                           .causal = true};
   zt_ops_plan_t* p = NULL;
   OK(zt_ops_sdpa_plan(dev, &d, &p));
-  ck_assert_str_eq(zt_ops_plan_spec(p), "attn-f32-d64-32x32-causal-nomask-none-none-dense-rm16");
+  char want[96];
+  snprintf(want, sizeof want, "attn-f32-d64%scausal-nomask-none-none-dense-rm16",
+           want_attn_tiles());
+  ck_assert_str_eq(zt_ops_plan_spec(p), want);
   d.attn.scale = (float)(1.0 / sqrt(64.0));
   qkv_t t = make_qkv(&d.attn);
   zt_ops_attention_buffers_t b = {.q = t.q, .k = t.k, .v = t.v, .out = t.o, .lse = t.lse};
@@ -1481,6 +1517,7 @@ int main(void) {
   ot_add_test(tc[0], test_gemm_bf16_int4_weights);
   ot_add_test(tc[0], test_gemm_f16_int8_weights_trans_b);
   ot_add_test(tc[1], test_sdpa_f32_causal_gqa);
+  ot_add_test(tc[1], test_sdpa_f16_causal_target_tiles);
   ot_add_test(tc[1], test_sdpa_f16_d80);
   ot_add_test(tc[1], test_sdpa_f16_row_major_pick);
   ot_add_test(tc[1], test_sdpa_f32_float_mask);

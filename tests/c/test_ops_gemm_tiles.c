@@ -71,7 +71,44 @@ START_TEST(test_other_rows_and_explicit_tiles_keep_the_desc) {
   d.block_k = 32;  // the caller's: kept
   ck_assert_str_eq(pick(&dg2, d), "-");
   setenv("ZETILE_DG2_LOWERING", "shared8", 1);
+  dg2 = row_of("dg2");  // the row says the route (xe_simd8_route) when it is read
   ck_assert_str_eq(pick(&dg2, desc(ZT_F16)), "-");
+  unsetenv("ZETILE_DG2_LOWERING");
+}
+END_TEST
+
+// The attention forward's (zetile.ops.attention's DG2_FWD): 16x16 over 8
+// subgroups on dg2's row for head dims up to 64; anything else keeps the
+// descriptor (its 0s become 32x32 when it is resolved).
+static const char* pick_attn(const zt_target_info_t* row, int64_t head_dim, int32_t bm) {
+  static char buf[64];
+  zt_ops_attention_t a;
+  memset(&a, 0, sizeof a);
+  a.dtype = ZT_F16;
+  a.head_dim = head_dim;
+  a.block_m = bm;
+  int32_t nw = -1;
+  if (!zt_ops__attn_target_tiles(row, &a, &nw)) {
+    ck_assert_int_eq(nw, 0);
+    ck_assert_int_eq(a.block_m, bm);
+    return "-";
+  }
+  snprintf(buf, sizeof buf, "%dx%d/%d", a.block_m, a.block_n, nw);
+  return buf;
+}
+
+START_TEST(test_attention_forward_tiles) {
+  zt_target_info_t dg2 = row_of("dg2"), pvc = row_of("pvc"), tgl = row_of("tgllp");
+  ck_assert_str_eq(pick_attn(&dg2, 64, 0), "16x16/8");
+  ck_assert_str_eq(pick_attn(&dg2, 40, 0), "16x16/8");
+  ck_assert_str_eq(pick_attn(&dg2, 128, 0), "-");
+  ck_assert_str_eq(pick_attn(&dg2, 64, 32), "-");  // the caller's tiles
+  ck_assert_str_eq(pick_attn(&pvc, 64, 0), "-");
+  ck_assert_str_eq(pick_attn(&tgl, 64, 0), "-");
+  ck_assert_str_eq(pick_attn(NULL, 64, 0), "-");
+  setenv("ZETILE_DG2_LOWERING", "shared8", 1);
+  dg2 = row_of("dg2");
+  ck_assert_str_eq(pick_attn(&dg2, 64, 0), "-");
   unsetenv("ZETILE_DG2_LOWERING");
 }
 END_TEST
@@ -81,6 +118,7 @@ int main(void) {
   TCase* tc = tcase_create("core");
   tcase_add_test(tc, test_dg2_tiles);
   tcase_add_test(tc, test_other_rows_and_explicit_tiles_keep_the_desc);
+  tcase_add_test(tc, test_attention_forward_tiles);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

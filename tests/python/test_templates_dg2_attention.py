@@ -113,3 +113,48 @@ def test_dg2_plan_e5_on_opencl_cpu():
         *(torch.from_numpy(x).double() for x in (q, k, v)), is_causal=True).numpy()
     got = np.asarray(res["out"], np.float64)
     assert np.abs(got - want).max() < 2e-3, np.abs(got - want).max()
+
+
+# The C API's plan on dg2 (runtime/ops/ops_gemm_tiles.c, zt_ops__attn_target_
+# _tiles) takes the same tiles and 8 subgroups, from the exports made for
+# them (export.py SPECS, attn-DT-d64-16x16-...): those build without a
+# scratch send there too.
+@pytest.mark.parametrize("spec", ["attn-f16-d64-16x16-causal-nomask-none-none-dense-rm16",
+                                  pytest.param("attn-f16-d64-16x16-full-nomask-none-causal-"
+                                               "sparsefull128", marks=pytest.mark.skipif(
+                                                   not SLOW, reason="ZETILE_SLOW_TESTS=1"))])
+def test_dg2_c_exports_at_8_subgroups_have_no_scratch_sends(spec):
+    if not shutil.which("ocloc"):
+        pytest.skip("ocloc is not installed")
+    from zetile import _C
+    from zetile.tools import isa
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "stdlib-kernels", "prebuilt", spec + ".tile")) as f:
+        ir = f.read()
+    art = _C.compile(ir, target="dg2", num_warps=8, compat=False, igc_options=None, cached=True)
+    isas, log = isa.ocloc_isa(art.get("spirv"), "dg2", "")
+    r = isa.analyze_isa("".join(isas.values()))
+    assert r["dpas"] > 0, r
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, r
+
+
+@pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (the OpenCL CPU runtime builds for minutes)")
+def test_dg2_c_plan_e5_on_opencl_cpu():
+    """zt_ops_sdpa_plan on a dg2 device (ZETILE_OPENCL_TARGET=dg2 on
+    opencl:cpu) names the 16x16 export and its result matches float64
+    (test_ops_api's test_sdpa_f16_causal_target_tiles; the f32 GQA test
+    checks the same tiles): 2 checks in about a minute here."""
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, "build", "test_ops_api")
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is not built")
+    opencl_cpu_or_skip()
+    env = dict(os.environ, ZT_TEST_OPS_DEVICE="opencl:cpu", ZETILE_OPENCL_TARGET="dg2",
+               ZT_TEST_OPS_ONLY="test_sdpa_f16_causal_target_tiles,test_sdpa_f32_causal_gqa",
+               CK_TIMEOUT_MULTIPLIER="12")
+    r = subprocess.run([path], env=env, capture_output=True, text=True, timeout=3600)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "SKIP" not in out, out
+    assert "Checks: 2, Failures: 0, Errors: 0" in out, out
