@@ -38,16 +38,17 @@ bool zt_ops__gemm_target_tiles(const zt_target_info_t* row, zt_ops_gemm_desc_t* 
   return true;
 }
 
-// The attention forward on the same rows, head dims up to 64: 16x16 tiles
-// over 8 subgroups, as zetile.ops.attention._config plans (DG2_FWD): with
-// the SIMD8 lowering's operands packed at their loads, SDPA and flex fp16
-// d64 build there without a scratch send (acm-g10; 32x32 at 8 subgroups
-// 1186, docs/TEMPLATES.md "Attention on dg2").
+// The attention forward on the same rows: 16x16 tiles over 8 subgroups for
+// head dims up to 64, over 16 for up to 128, as zetile.ops.attention._config
+// plans (DG2_FWD, DG2_FWD_D128): with the SIMD8 lowering's operands packed
+// at their loads, SDPA and flex fp16 d64 build there without a scratch send
+// (acm-g10; 32x32 at 8 subgroups 1186), bf16 d128 with 316 (32x32: 2140;
+// docs/TEMPLATES.md "Attention on dg2").
 bool zt_ops__attn_target_tiles(const zt_target_info_t* row, zt_ops_attention_t* a,
                                int32_t* num_warps) {
   *num_warps = 0;
-  if (a->block_m || a->block_n || a->head_dim > 64 || !gathered_xmx_row(row)) return false;
+  if (a->block_m || a->block_n || a->head_dim > 128 || !gathered_xmx_row(row)) return false;
   a->block_m = a->block_n = 16;
-  *num_warps = 8;
+  *num_warps = a->head_dim > 64 ? 16 : 8;
   return true;
 }

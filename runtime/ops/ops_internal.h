@@ -85,8 +85,8 @@ zt_status_t zt_ops__plan_create_nw(zt_device_t* device, zt_ops_family_t family,
 bool zt_ops__gemm_target_tiles(const zt_target_info_t* row, zt_ops_gemm_desc_t* d,
                                int32_t* num_warps);
 // ... and the attention forward's (zetile.ops.attention's DG2_FWD) when the
-// caller left a->block_m/n at 0: 16x16 over 8 subgroups on dg2's row for
-// head dims up to 64. true when it chose.
+// caller left a->block_m/n at 0: 16x16 on dg2's row, over 8 subgroups for
+// head dims up to 64, 16 up to 128. true when it chose.
 bool zt_ops__attn_target_tiles(const zt_target_info_t* row, zt_ops_attention_t* a,
                                int32_t* num_warps);
 

@@ -77,9 +77,9 @@ START_TEST(test_other_rows_and_explicit_tiles_keep_the_desc) {
 }
 END_TEST
 
-// The attention forward's (zetile.ops.attention's DG2_FWD): 16x16 over 8
-// subgroups on dg2's row for head dims up to 64; anything else keeps the
-// descriptor (its 0s become 32x32 when it is resolved).
+// The attention forward's (zetile.ops.attention's DG2_FWD, DG2_FWD_D128):
+// 16x16 on dg2's row over 8 subgroups for head dims up to 64, 16 up to 128;
+// anything else keeps the descriptor (its 0s become 32x32 when resolved).
 static const char* pick_attn(const zt_target_info_t* row, int64_t head_dim, int32_t bm) {
   static char buf[64];
   zt_ops_attention_t a;
@@ -101,7 +101,8 @@ START_TEST(test_attention_forward_tiles) {
   zt_target_info_t dg2 = row_of("dg2"), pvc = row_of("pvc"), tgl = row_of("tgllp");
   ck_assert_str_eq(pick_attn(&dg2, 64, 0), "16x16/8");
   ck_assert_str_eq(pick_attn(&dg2, 40, 0), "16x16/8");
-  ck_assert_str_eq(pick_attn(&dg2, 128, 0), "-");
+  ck_assert_str_eq(pick_attn(&dg2, 128, 0), "16x16/16");
+  ck_assert_str_eq(pick_attn(&dg2, 256, 0), "-");
   ck_assert_str_eq(pick_attn(&dg2, 64, 32), "-");  // the caller's tiles
   ck_assert_str_eq(pick_attn(&pvc, 64, 0), "-");
   ck_assert_str_eq(pick_attn(&tgl, 64, 0), "-");

@@ -74,9 +74,11 @@ def _bwd_values(head):
 # tile stays in registers across the KV loop. E2 (acm-g10, SDPA fp16 d64,
 # ISA scratch sends, docs/TEMPLATES.md "Attention on dg2"): 16x16 over 8
 # subgroups none (4 + 2 DPAS a subgroup); 32x32 at 8 1186, 32x16 at 8 213,
-# 16x16 at 4 244. Head dims up to 64: d128 holds twice the query and key.
+# 16x16 at 4 244. d128 holds twice the query and key: 16x16 over 16
+# subgroups still spills there, less than the default (bf16: 316 scratch
+# sends; 32x32 2140, 16x16 at 8 572).
 DG2_FWD = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 8}
-DG2_FWD_MAX_HEAD = 64
+DG2_FWD_D128 = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 16}
 
 
 def gathered_xmx_row(row):
@@ -93,14 +95,14 @@ def _config(L, S, config, q_block=None, kv_block=None, head=None, values=_fwd_va
     lengths and, given the (padded) head dim, to the target's registers
     (_kernels.shrink_to_fit of `values(head)`, the forward's or the
     backward's: on rows without XMX BLOCK_N halves first, then BLOCK_M).
-    The forward on dg2's row (gathered_xmx_row) with head dims up to 64
-    takes DG2_FWD, whose cfg["num_warps"] is a launch option, not a kernel
-    parameter."""
+    The forward on dg2's row (gathered_xmx_row) takes DG2_FWD for head
+    dims up to 64, DG2_FWD_D128 for 128; cfg["num_warps"] is a launch
+    option, not a kernel parameter."""
     mod = _kernels.load("attention")
     cfg = dict(mod.DEFAULT if config is None else config)
-    if config is None and forward and head is not None and head <= DG2_FWD_MAX_HEAD \
+    if config is None and forward and head is not None and head <= 128 \
             and gathered_xmx_row(_kernels.target_row()):
-        cfg.update(DG2_FWD)
+        cfg.update(DG2_FWD if head <= 64 else DG2_FWD_D128)
     if config is None:
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(L)))
         cfg["BLOCK_N"] = min(cfg["BLOCK_N"], max(16, next_power_of_2(S)))

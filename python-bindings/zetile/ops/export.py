@@ -131,13 +131,16 @@ SPECS = (
     + [f"gemm-{d}w{b}g128-none-plain-32x64x16" for d in ("f16", "bf16") for b in (4, 8)]
     # The attention forward's tiles on dg2's row (runtime/ops/ops_gemm_tiles.c,
     # as zetile.ops.attention's DG2_FWD: 16x16 over 8 subgroups, head dims up
-    # to 64; no scratch send there in fp16/bf16).
+    # to 64, no scratch send there in fp16/bf16; d128 over 16 subgroups).
     + [f"attn-{d}-d64-16x16-{c}-nomask-none-none-dense{v}" for d in _DT
        for c in ("full", "causal") for v in ("", "-drop")]
     + [f"attn-{d}-d64-16x16-full-{m}-none-none-dense" for d in _DT for m in ("fmask", "bmask")]
     + [f"attn-{d}-d64-16x16-full-nomask-none-none-dense-{v}" for d in _DT
        for v in ("split", "drop-split")]
     + [f"attncombine-{d}-d64-16" for d in _DT]
+    + [f"attn-{d}-d128-16x16-{c}-nomask-none-none-dense" for d in _DT for c in ("full", "causal")]
+    + [f"attn-{d}-d128-16x16-full-nomask-none-none-dense-split" for d in _DT]
+    + [f"attncombine-{d}-d128-16" for d in _DT]
     + [f"attn-f32-d64-16x16-full-nomask-{s}-{mm}-sparsefull128{v}"
        for s, mm in (("none", "none"), ("none", "causal"), ("none", "sliding"),
                      ("none", "document"), ("alibi", "causal"), ("softcap", "causal"),
