@@ -5,7 +5,8 @@ two-result op (which the Xe lowering takes on 1-D tensors only), so:
   - the template with dropout_p > 0 builds for pvc (E1 spirv-val, E2 ocloc:
     DPAS in the KV loop, 0 spills) and bmg (E1);
   - and dg2 (zetile's SIMD8 lowering; slow: E1 spirv-val, E2 ocloc acm-g10:
-    DPAS present, no unresolved call; it spills, as every dg2 template);
+    DPAS present, no unresolved call; the dg2 plan, 16x16 over 8 subgroups,
+    has no scratch send since session 19: test_templates_dg2_attention.py);
   - E5 (slow, ZETILE_SLOW_TESTS=1: Intel's OpenCL CPU runtime takes minutes
     on this kernel here): the pvc SPIR-V, and the dg2 SPIR-V
     (ZETILE_OPENCL_TARGET=dg2), drop exactly the positions the CPU target
@@ -98,7 +99,8 @@ def test_dropout_builds_for_dg2_e1_e2():
         pytest.skip("ocloc/iga64 are not installed")
     isas, log = isa.ocloc_isa(art.get("spirv"), "dg2")
     r = isa.analyze_isa("".join(isas.values()))
-    assert r["dpas"] >= 16 and r["calla"] == 0, r
+    # 4 + 2 DPAS a subgroup: dg2's plan is 16x16 over 8 subgroups (was 16 at 32x32).
+    assert r["dpas"] >= 6 and r["calla"] == 0, r
 
 
 def test_seed_one():
