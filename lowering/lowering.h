@@ -114,6 +114,11 @@ zt_status_t zt_fold_hints(MlirOperation kernel);
 /// `rows`, for (1, N) rows; *out_count: ops changed.
 zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, bool rows, int* out_count);
 
+/// Rewrites rank-1 tile.block_load / block_store (1-D tensor descriptors)
+/// into pointer loads / stores under their bound, for the GPU lowerings
+/// (lowering/common/block1d.c); *out_count: how many.
+zt_status_t zt_block1d_to_pointers(MlirOperation kernel, int* out_count);
+
 /// Erases unused side-effect-free ops (arith, math, most of vector,
 /// xegpu.create_nd_tdesc, gpu ids) under root (lowering/common/dce.c);
 /// returns how many.

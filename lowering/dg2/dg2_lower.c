@@ -370,6 +370,9 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   zt_kernel_meta_init(&meta);
   ZT_RETURN_IF_ERROR(zt_kernel_meta_from_func(lc->kernel, &meta));
   snprintf(meta.target, sizeof meta.target, "%s", tg->name);
+  // 1-D tensor descriptors: pointer accesses under their bound (this
+  // lowering's block IO is 2-D; lowering/common/block1d.c).
+  ZT_RETURN_IF_ERROR(zt_block1d_to_pointers(lc->kernel, NULL));
   dg2_t c;
   memset(&c, 0, sizeof c);
   c.lc = lc;

@@ -14,7 +14,6 @@
 // layout (our FlashAttention test kernel's K^T), and E5 checks those.
 // (Intel's transposed 2D block reads are the faster form; this gives the
 // kernels a correct build first.)
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 
+#include "common/tile_build.h"
 #include "xe/xe_internal.h"
 
 typedef struct {
@@ -101,74 +101,14 @@ static MlirOperation rewrite(MlirOperation trans) {
 
 // ------------------------------------------------ the pointer form
 
-typedef struct {
-  MlirOperation before;  // new ops go in front of it
-  MlirLocation loc;
-  MlirContext ctx;
-} build_t;
-
-static MlirValue mk(build_t* b, const char* name, intptr_t nops, const MlirValue* ops, MlirType res,
-                    intptr_t nattr, const MlirNamedAttribute* attrs) {
-  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString(name), b->loc);
-  if (nops) mlirOperationStateAddOperands(&st, nops, ops);
-  mlirOperationStateAddResults(&st, 1, &res);
-  if (nattr) mlirOperationStateAddAttributes(&st, nattr, attrs);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(b->before), b->before, op);
-  return mlirOperationGetResult(op, 0);
-}
-
-static MlirNamedAttribute nattr(build_t* b, const char* name, MlirAttribute a) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(b->ctx, mlirStringRefCreateFromCString(name)), a);
-}
-
-static MlirType tensor(int rank, const int64_t* shape, MlirType elem) {
-  return mlirRankedTensorTypeGet(rank, shape, elem, mlirAttributeGetNull());
-}
-
-static MlirValue splat(build_t* b, MlirValue scalar, int rank, const int64_t* shape) {
-  return mk(b, "tile.splat", 1, &scalar, tensor(rank, shape, mlirValueGetType(scalar)), 0, NULL);
-}
-
-static MlirValue binop(build_t* b, const char* name, MlirValue x, MlirValue y) {
-  MlirValue ops[2] = {x, y};
-  return mk(b, name, 2, ops, mlirValueGetType(x), 0, NULL);
-}
-
-// (o + 0..n-1) as i64, along one axis of the block: the index and the
-// element offset index * stride, both 1-D.
-static void axis_index(build_t* b, MlirValue o, MlirValue stride, int64_t n, MlirValue* idx,
-                       MlirValue* off) {
-  MlirType i32 = mlirIntegerTypeGet(b->ctx, 32), i64 = mlirIntegerTypeGet(b->ctx, 64);
-  MlirNamedAttribute range[2] = {nattr(b, "start", mlirIntegerAttrGet(i32, 0)),
-                                 nattr(b, "end", mlirIntegerAttrGet(i32, n))};
-  MlirValue r = mk(b, "tile.make_range", 0, NULL, tensor(1, &n, i32), 2, range);
-  MlirValue ri = binop(b, "arith.addi", splat(b, o, 1, &n), r);
-  *idx = mk(b, "arith.extsi", 1, &ri, tensor(1, &n, i64), 0, NULL);
-  *off = binop(b, "arith.muli", *idx, splat(b, stride, 1, &n));
-}
-
 // A 1-D tensor of length n along `axis` of a rows x cols block, broadcast to it.
-static MlirValue to_block(build_t* b, MlirValue v, int axis, const int64_t* shape) {
+static MlirValue to_block(zt_tb_t* b, MlirValue v, int axis, const int64_t* shape) {
   MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(v));
   int64_t es[2] = {axis == 0 ? shape[0] : 1, axis == 0 ? 1 : shape[1]};
   MlirNamedAttribute ax =
-      nattr(b, "axis", mlirIntegerAttrGet(mlirIntegerTypeGet(b->ctx, 32), axis == 0 ? 1 : 0));
-  MlirValue e = mk(b, "tile.expand_dims", 1, &v, tensor(2, es, et), 1, &ax);
-  return mk(b, "tile.broadcast", 1, &e, tensor(2, shape, et), 0, NULL);
-}
-
-// 0 <= idx < bound, 1-D i1.
-static MlirValue in_bounds(build_t* b, MlirValue idx, MlirValue bound, int64_t n) {
-  MlirType i64 = mlirIntegerTypeGet(b->ctx, 64), i1 = mlirIntegerTypeGet(b->ctx, 1);
-  MlirNamedAttribute zv = nattr(b, "value", mlirIntegerAttrGet(i64, 0));
-  MlirValue zero = splat(b, mk(b, "arith.constant", 0, NULL, i64, 1, &zv), 1, &n);
-  MlirValue lo_ops[2] = {idx, zero}, hi_ops[2] = {idx, splat(b, bound, 1, &n)};
-  MlirNamedAttribute sge = nattr(b, "predicate", mlirIntegerAttrGet(i64, 5));
-  MlirNamedAttribute slt = nattr(b, "predicate", mlirIntegerAttrGet(i64, 2));
-  MlirValue lo = mk(b, "arith.cmpi", 2, lo_ops, tensor(1, &n, i1), 1, &sge);
-  MlirValue hi = mk(b, "arith.cmpi", 2, hi_ops, tensor(1, &n, i1), 1, &slt);
-  return binop(b, "arith.andi", lo, hi);
+      zt_tb_attr(b, "axis", mlirIntegerAttrGet(mlirIntegerTypeGet(b->ctx, 32), axis == 0 ? 1 : 0));
+  MlirValue e = zt_tb_op(b, "tile.expand_dims", 1, &v, zt_tb_tensor(2, es, et), 1, &ax);
+  return zt_tb_op(b, "tile.broadcast", 1, &e, zt_tb_tensor(2, shape, et), 0, NULL);
 }
 
 // A 2-D block load with zero padding, as `tile.load(base + (o0 + i)·t0 +
@@ -189,97 +129,32 @@ static bool pointer_form(MlirOperation ld) {
   int64_t bits = mlirIntegerAttrGetValueInt(
       mlirOperationGetAttributeByName(ld, mlirStringRefCreateFromCString("boundary_check")));
   int64_t shape[2] = {mlirShapedTypeGetDimSize(rt, 0), mlirShapedTypeGetDimSize(rt, 1)};
-  build_t b = {.before = ld, .loc = mlirOperationGetLocation(ld),
-               .ctx = mlirOperationGetContext(ld)};
+  zt_tb_t b = zt_tb_at(ld);
   MlirValue idx[2], off[2];
-  for (int d = 0; d < 2; ++d) axis_index(&b, o[5 + d], o[3 + d], shape[d], &idx[d], &off[d]);
-  MlirValue offs = binop(&b, "arith.addi", to_block(&b, off[0], 0, shape),
+  for (int d = 0; d < 2; ++d) zt_tb_axis_index(&b, o[5 + d], o[3 + d], shape[d], &idx[d], &off[d]);
+  MlirValue offs = zt_tb_binop(&b, "arith.addi", to_block(&b, off[0], 0, shape),
                          to_block(&b, off[1], 1, shape));
-  MlirValue ptrs = splat(&b, o[0], 2, shape);
+  MlirValue ptrs = zt_tb_splat(&b, o[0], 2, shape);
   MlirValue ap[2] = {ptrs, offs};
-  ptrs = mk(&b, "tile.addptr", 2, ap, mlirValueGetType(ptrs), 0, NULL);
+  ptrs = zt_tb_op(&b, "tile.addptr", 2, ap, mlirValueGetType(ptrs), 0, NULL);
   MlirValue mask = {NULL};
   for (int d = 0; d < 2; ++d) {
     if (!(bits >> d & 1)) continue;
-    MlirValue m = to_block(&b, in_bounds(&b, idx[d], o[1 + d], shape[d]), d, shape);
-    mask = mask.ptr ? binop(&b, "arith.andi", mask, m) : m;
+    MlirValue m = to_block(&b, zt_tb_in_bounds(&b, idx[d], o[1 + d], shape[d]), d, shape);
+    mask = mask.ptr ? zt_tb_binop(&b, "arith.andi", mask, m) : m;
   }
   MlirAttribute zero = mlirTypeIsAFloat(et) ? mlirFloatAttrDoubleGet(b.ctx, et, 0.0)
                                             : mlirIntegerAttrGet(et, 0);
-  MlirNamedAttribute zv = nattr(&b, "value", zero);
-  MlirValue other = splat(&b, mk(&b, "arith.constant", 0, NULL, et, 1, &zv), 2, shape);
+  MlirNamedAttribute zv = zt_tb_attr(&b, "value", zero);
+  MlirValue other = zt_tb_splat(&b, zt_tb_op(&b, "arith.constant", 0, NULL, et, 1, &zv), 2, shape);
   MlirValue ops[3] = {ptrs, mask, other};
   int32_t seg[3] = {1, mask.ptr ? 1 : 0, mask.ptr ? 1 : 0};
   MlirNamedAttribute segs =
-      nattr(&b, "operandSegmentSizes", mlirDenseI32ArrayGet(b.ctx, 3, seg));
-  MlirValue v = mk(&b, "tile.load", mask.ptr ? 3 : 1, ops, rt, 1, &segs);
+      zt_tb_attr(&b, "operandSegmentSizes", mlirDenseI32ArrayGet(b.ctx, 3, seg));
+  MlirValue v = zt_tb_op(&b, "tile.load", mask.ptr ? 3 : 1, ops, rt, 1, &segs);
   mlirValueReplaceAllUsesOfWith(res, v);
   mlirOperationDestroy(ld);
   return true;
-}
-
-// ------------------------------------------------ 1-D blocks
-//
-// A rank-1 tile.block_load / block_store (a 1-D tensor descriptor: the
-// FlashAttention forward of Intel's benchmarks stores its per-row m_i with
-// one) as the pointer load / store of base + (o + i)·t under the checked
-// bound: Xe's 2D block IO has no 1-D form, and 1-D pointer accesses are lane
-// code the emitter already writes (contiguous ones as block messages).
-// Loads keep their padding: zero, or NaN for floats.
-
-static bool block1d_candidate(MlirOperation op) {
-  bool st = zt_op_named(op, "tile.block_store");
-  if (!st && !zt_op_named(op, "tile.block_load")) return false;
-  return mlirOperationGetNumOperands(op) == (st ? 5 : 4);
-}
-
-static void block1d_pointers(MlirOperation op) {
-  bool store = zt_op_named(op, "tile.block_store");
-  MlirValue o[5];
-  for (int i = 0; i < (store ? 5 : 4); ++i) o[i] = mlirOperationGetOperand(op, i);
-  MlirType vt = store ? mlirValueGetType(o[4]) : mlirValueGetType(mlirOperationGetResult(op, 0));
-  if (!mlirTypeIsARankedTensor(vt) || mlirShapedTypeGetRank(vt) != 1) return;
-  MlirType et = mlirShapedTypeGetElementType(vt);
-  int64_t n = mlirShapedTypeGetDimSize(vt, 0);
-  MlirAttribute bc =
-      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("boundary_check"));
-  int64_t bits = !mlirAttributeIsNull(bc) && mlirAttributeIsAInteger(bc)
-                     ? mlirIntegerAttrGetValueInt(bc) : 0;
-  build_t b = {.before = op, .loc = mlirOperationGetLocation(op),
-               .ctx = mlirOperationGetContext(op)};
-  MlirValue idx, off;
-  axis_index(&b, o[3], o[2], n, &idx, &off);
-  MlirValue ap[2] = {splat(&b, o[0], 1, &n), off};
-  MlirValue ptrs = mk(&b, "tile.addptr", 2, ap, mlirValueGetType(ap[0]), 0, NULL);
-  MlirValue mask = bits & 1 ? in_bounds(&b, idx, o[1], n) : (MlirValue){NULL};
-  if (store) {
-    MlirValue ops[3] = {ptrs, o[4], mask};
-    int32_t seg[3] = {1, 1, mask.ptr ? 1 : 0};
-    MlirNamedAttribute segs =
-        nattr(&b, "operandSegmentSizes", mlirDenseI32ArrayGet(b.ctx, 3, seg));
-    MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString("tile.store"), b.loc);
-    mlirOperationStateAddOperands(&st, mask.ptr ? 3 : 2, ops);
-    mlirOperationStateAddAttributes(&st, 1, &segs);
-    MlirOperation ns = mlirOperationCreate(&st);
-    if (mlirOperationIsNull(ns)) return;
-    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, ns);
-    mlirOperationDestroy(op);
-    return;
-  }
-  MlirAttribute pad = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("padding"));
-  bool nan = mlirTypeIsAFloat(et) && !mlirAttributeIsNull(pad) && mlirAttributeIsAString(pad) &&
-             mlirStringAttrGetValue(pad).length == 3 &&
-             memcmp(mlirStringAttrGetValue(pad).data, "nan", 3) == 0;
-  MlirAttribute fill = mlirTypeIsAFloat(et) ? mlirFloatAttrDoubleGet(b.ctx, et, nan ? NAN : 0.0)
-                                            : mlirIntegerAttrGet(et, 0);
-  MlirNamedAttribute fv = nattr(&b, "value", fill);
-  MlirValue other = splat(&b, mk(&b, "arith.constant", 0, NULL, et, 1, &fv), 1, &n);
-  MlirValue ops[3] = {ptrs, mask, other};
-  int32_t seg[3] = {1, mask.ptr ? 1 : 0, mask.ptr ? 1 : 0};
-  MlirNamedAttribute segs = nattr(&b, "operandSegmentSizes", mlirDenseI32ArrayGet(b.ctx, 3, seg));
-  MlirValue v = mk(&b, "tile.load", mask.ptr ? 3 : 1, ops, vt, 1, &segs);
-  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), v);
-  mlirOperationDestroy(op);
 }
 
 // ------------------------------------------------ transposed pointer loads
@@ -322,10 +197,9 @@ static void rewrite_ptr(MlirOperation trans) {
   MlirOperation ld = mlirOpResultGetOwner(src);
   intptr_t no = mlirOperationGetNumOperands(ld);
   MlirValue ops[3];
-  build_t b = {.before = trans, .loc = mlirOperationGetLocation(trans),
-               .ctx = mlirOperationGetContext(trans)};
+  zt_tb_t b = zt_tb_at(trans);
   MlirNamedAttribute order =
-      nattr(&b, "order", mlirOperationGetAttributeByName(trans, mlirStringRefCreateFromCString("order")));
+      zt_tb_attr(&b, "order", mlirOperationGetAttributeByName(trans, mlirStringRefCreateFromCString("order")));
   for (intptr_t i = 0; i < no && i < 3; ++i) {
     MlirValue x = mlirOperationGetOperand(ld, i);
     MlirType xt = mlirValueGetType(x);
@@ -333,10 +207,10 @@ static void rewrite_ptr(MlirOperation trans) {
     // A splat `other` (0.0) splats again in the new shape: a transpose of
     // a data tile would be the layout conversion this rewrite avoids.
     if (i == 2 && mlirValueIsAOpResult(x) && zt_op_named(mlirOpResultGetOwner(x), "tile.splat")) {
-      ops[i] = splat(&b, mlirOperationGetOperand(mlirOpResultGetOwner(x), 0), 2, sh);
+      ops[i] = zt_tb_splat(&b, mlirOperationGetOperand(mlirOpResultGetOwner(x), 0), 2, sh);
       continue;
     }
-    ops[i] = mk(&b, "tile.trans", 1, &x, tensor(2, sh, mlirShapedTypeGetElementType(xt)), 1, &order);
+    ops[i] = zt_tb_op(&b, "tile.trans", 1, &x, zt_tb_tensor(2, sh, mlirShapedTypeGetElementType(xt)), 1, &order);
   }
   MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString("tile.load"), b.loc);
   mlirOperationStateAddOperands(&st, no, ops);
@@ -690,14 +564,8 @@ zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int 
     pointer_form(nl);
   }
   if (out_count) *out_count += (int)f.n;
-  f.n = 0;
-  f.want = block1d_candidate;
-  mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
-  if (f.oom) {
-    free(f.ops);
-    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe: 1-D block loads/stores");
-  }
-  for (size_t i = 0; i < f.n; ++i) block1d_pointers(f.ops[i]);
   free(f.ops);
-  return NULL;
+  // 1-D descriptors have no block form on Xe: pointer accesses
+  // (lowering/common/block1d.c; Intel's FlashAttention benchmark's m_i).
+  return zt_block1d_to_pointers(kernel, NULL);
 }

@@ -2,11 +2,12 @@
 (Intel's own FlashAttention forward benchmark stores its per-row m_i with
 one: `tl.make_tensor_descriptor(M, shape=[N_CTX], strides=[1],
 block_shape=[BLOCK_M])`) becomes a pointer load / store under the bound
-(lowering/xe/xe_trans_load.c, block1d_pointers). Before, pvc and bmg
-refused it ("block loads/stores of rank other than 2", "1-D block loads on
-Xe"). Evidence: E4 (CPU target against numpy), E1 (spirv-val) for pvc and
-bmg, E5 (the pvc SPIR-V on Intel's OpenCL CPU runtime, lengths that are not
-multiples of the block: the bound is the mask)."""
+(lowering/common/block1d.c, before the Xe and dg2 lowerings). Before, pvc
+and bmg refused it ("block loads/stores of rank other than 2", "1-D block
+loads on Xe"), dg2 too ("dg2: 1-D block stores"). Evidence: E4 (CPU target
+against numpy), E1 (spirv-val) for pvc, bmg and dg2, E5 (the pvc SPIR-V, and
+dg2's with ZETILE_OPENCL_TARGET=dg2, on Intel's OpenCL CPU runtime, lengths
+that are not multiples of the block: the bound is the mask)."""
 import os
 
 import numpy as np
@@ -55,7 +56,7 @@ def test_cpu_target():
     assert run_both(200, 300) == (0.0, 0.0)
 
 
-@pytest.mark.parametrize("target", ["pvc", "bmg"])
+@pytest.mark.parametrize("target", ["pvc", "bmg", "dg2"])
 def test_e1_builds(target):
     for kernel, sig, conf in ((rowmax_kernel, "*fp32,*fp32,i32", {"N_COLS": 64, "BLOCK_M": 64}),
                               (affine1d_kernel, "*fp32,*fp32,i32", {"BLOCK": 128})):
@@ -65,13 +66,15 @@ def test_e1_builds(target):
             spirv_val(ck.asm["spirv"])
 
 
-def test_e5_opencl_cpu():
+@pytest.mark.parametrize("target", ["pvc", "dg2"])
+def test_e5_opencl_cpu(target):
     opencl_cpu_or_skip()
     res = run_result("""
         import json, zetile
         from test_xe_block1d import run_both
-        assert zetile.get_device().info["name"] == "opencl:cpu"
+        info = zetile.get_device().info
+        assert info["name"] == "opencl:cpu" and info["target"] == %r, info
         print("RESULT " + json.dumps([run_both(200, 300), run_both(128, 256)]))
-    """, path=HERE, env={"ZETILE_CACHE_DIR": os.path.join(os.environ.get(
-        "ZETILE_CACHE_DIR", "/tmp"), "xe_block1d_e5")}, timeout=600)
+    """ % target, path=HERE, env={"ZETILE_OPENCL_TARGET": target, "ZETILE_CACHE_DIR": os.path.join(
+        os.environ.get("ZETILE_CACHE_DIR", "/tmp"), "xe_block1d_e5_" + target)}, timeout=600)
     assert res == [[0.0, 0.0], [0.0, 0.0]], res
