@@ -10,6 +10,11 @@ machine is shared: the minimum is the least disturbed), the median beside it.
 --interleave times zetile and torch round by round in turn and adds the
 median of the per-round torch/zetile ratios ("paired"): on a loaded machine
 the two minima can come from different moments, the paired ratio cannot.
+With more than one thread each round starts after a pause (--settle, 50 ms):
+torch's OpenMP (libgomp) threads spin for a while after each torch call, and
+the second core they hold is the one zetile's next round needs (2 threads,
+chrt -f 10: zetile's layer norm 2.41 ms right after torch, 2.00 ms after the
+pause; torch's own times did not move).
 CPU timings of the CPU target (what zetile runs without an Intel GPU); they
 say nothing about GPU speed.
 """
@@ -40,12 +45,17 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 # machine it is much steadier; it sums every thread's time, so it measures
 # speed only with --threads 1).
 clock = time.perf_counter
+# Seconds to wait before each timed round (set in main: --settle, only with
+# threads other than 1): another library's threads may still spin on a core.
+settle = 0.0
 
 
 def timed(fn, reps, rounds):
     fn()
     per = []
     for _ in range(rounds):
+        if settle:
+            time.sleep(settle)
         t0 = clock()
         for _ in range(reps):
             fn()
@@ -62,6 +72,8 @@ def timed_pair(f, g, reps, rounds):
     pf, pg = [], []
     for _ in range(rounds):
         for fn, acc in ((f, pf), (g, pg)):
+            if settle:
+                time.sleep(settle)
             t0 = clock()
             for _ in range(reps):
                 fn()
@@ -83,7 +95,12 @@ def main():
     ap.add_argument("--cpu-time", action="store_true",
                     help="time by process CPU time instead of wall time (steadier on a loaded "
                     "machine; needs --threads 1: CPU time sums all threads)")
+    ap.add_argument("--settle", type=float, default=None,
+                    help="seconds to pause before each timed round (default 0.05 unless "
+                    "--threads 1): lets torch's spinning OpenMP threads go idle first")
     args = ap.parse_args()
+    global settle
+    settle = args.settle if args.settle is not None else (0.0 if args.threads == 1 else 0.05)
     if args.cpu_time:
         if args.threads != 1:
             ap.error("--cpu-time needs --threads 1 (process CPU time sums every thread)")
