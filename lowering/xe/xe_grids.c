@@ -60,9 +60,10 @@ zt_status_t xe_op_grid(xe_emitter_t* e, MlirOperation op) {
     grid_of(e, r, g);
     have = true;
   }
-  if (!have && (name_is(op, "tile.store") || name_is(op, "tile.block_store"))) {
+  if (!have && (name_is(op, "tile.store") || name_is(op, "tile.block_store") ||
+                name_is(op, "tile.atomic_rmw"))) {
     intptr_t no = mlirOperationGetNumOperands(op);
-    MlirValue v = mlirOperationGetOperand(op, name_is(op, "tile.store") ? 1 : no - 1);
+    MlirValue v = mlirOperationGetOperand(op, name_is(op, "tile.block_store") ? no - 1 : 1);
     if (holds_data(e, v)) grid_of(e, v, g);
   }
   int sm = g[0] ? g[0] : e->kg_m, sn = g[0] ? g[1] : e->kg_n;

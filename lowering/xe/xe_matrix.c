@@ -204,6 +204,9 @@ static MlirWalkResult data_cb(MlirOperation op, void* user) {
       for (int i = 0; i < 2; ++i) mark(d, vs[i]);
   } else if (name_is(n, "tile.store") || name_is(n, "tile.block_store")) {
     mark(d, mlirOperationGetOperand(op, name_is(n, "tile.store") ? 1 : no - 1));
+  } else if (name_is(n, "tile.atomic_rmw") || name_is(n, "tile.atomic_cas")) {
+    // The values an atomic stores (and a cas compares): blocks, as stores'.
+    for (intptr_t i = 1; i < no && i < 3; ++i) mark(d, mlirOperationGetOperand(op, i));
   } else if ((has_prefix(n, "arith.") || has_prefix(n, "math.")) && nr == 1 && no <= 3 &&
              mlirOperationGetNumRegions(op) == 0) {
     MlirValue vs[4] = {mlirOperationGetResult(op, 0)};
@@ -2123,15 +2126,20 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
 }
 
 // tile.store of a 2-D tile through a 2-D pointer tensor: row scatters.
-static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
-  intptr_t no = mlirOperationGetNumOperands(op);
-  MlirValue p = mlirOperationGetOperand(op, 0);
-  xe_val_t* v = xe_lookup(e, mlirOperationGetOperand(op, 1));
-  MlirValue m = no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL};
+// With `atomic` ("<kind>:<sem>:<scope>", xe_emit_atomic_2d in xe_memory.c)
+// each row's scatter carries an atomic's marks instead (zt.atomic_id = id *
+// 1024 + the row's number), which xe_atomic.c turns into per-lane atomics as
+// it does 1-D ones. Every element is stored by exactly one lane (A blocks
+// replicated over grid columns: column 0 stores them), so an atomic happens
+// once per element.
+zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue m,
+                          const char* atomic, int atomic_id) {
+  xe_val_t* v = xe_lookup(e, val);
   if (!v) return NULL;
   if (v->layout != XE_LAYOUT_BLOCK2D || (v->role != XE_ROLE_C && v->role != XE_ROLE_A) ||
       v->b16)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D store of this value on Xe");
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D %s of this value on Xe",
+                   atomic ? "atomic" : "store");
   // An int8 tile held as an int8 dot's A operand (8x32 blocks, lane j the
   // column pair 2j, 2j + 1): each block viewed as 8x16 i16 (a lane's pair
   // in one register), each row stored as two scatters, the low bytes to the
@@ -2142,6 +2150,10 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
   if (v->bc != 16 && !pairs)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "2-D store of an int8 tile in %dx%d blocks on Xe", v->br, v->bc);
+  if (atomic && (pairs || v->bc != 16 || v->type.kind == ZT_BF16))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D atomics on %s tiles on Xe",
+                   zt_scalar_kind_name(v->type.kind));
+  int row_id = 0;
   const char* mt = mem_elem(v->type.kind);
   xe_name_t row0, col0, col_once;
   tile_origin(e, v, row0, col0);
@@ -2239,6 +2251,18 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
                          row, blk, r, mt, v->br, mt, loc(e));
         lane_index(e, &pv, ix);
         xe_line(e);
+        if (atomic) {
+          if (row_id >= 1024)
+            return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                           "a 2-D atomic of more than 1024 rows of 16 per subgroup on Xe");
+          zt_strbuf_printf(&e->body,
+                           "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                           "}> {zt.atomic = \"%s\", zt.atomic_id = %d : i64} : vector<16x%s>, "
+                           "i64, vector<16xindex>, vector<16xi1>%s\n",
+                           row, pv.base, ix, mask, atomic, atomic_id * 1024 + row_id++, mt,
+                           loc(e));
+          continue;
+        }
         zt_strbuf_printf(&e->body,
                          "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
                          "}> : vector<16x%s>, i64, vector<16xindex>, vector<16xi1>%s\n",
@@ -2247,6 +2271,12 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
     }
   }
   return NULL;
+}
+
+static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
+  intptr_t no = mlirOperationGetNumOperands(op);
+  return xe_scatter_2d(e, mlirOperationGetOperand(op, 0), mlirOperationGetOperand(op, 1),
+                       no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL}, NULL, 0);
 }
 
 static bool is_zero_splat(MlirValue v) {
@@ -3865,6 +3895,8 @@ zt_status_t xe_matrix_op(xe_emitter_t* e, MlirOperation op, bool* handled) {
     s = xe_emit_any_reduce(e, op);
   } else if (name_is(n, "tile.scan")) {
     s = xe_emit_scan(e, op);
+  } else if (name_is(n, "tile.atomic_rmw") || name_is(n, "tile.atomic_cas")) {
+    s = xe_emit_atomic_2d(e, op);
   } else if (name_is(n, "tile.load") || name_is(n, "tile.store")) {
     bool store = name_is(n, "tile.store"), done = false;
     s = emit_ptr_blocks(e, op, store, &done);

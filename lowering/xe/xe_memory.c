@@ -512,3 +512,29 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
   xe_bind(e, res, r);
   return NULL;
 }
+
+zt_status_t xe_emit_atomic_2d(xe_emitter_t* e, MlirOperation op) {
+  MlirStringRef opname = mlirIdentifierStr(mlirOperationGetName(op));
+  if (opname.length != strlen("tile.atomic_rmw") ||
+      memcmp(opname.data, "tile.atomic_rmw", opname.length) != 0)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "atomic_cas on 2-D tensors on Xe");
+  MlirValue res = mlirOperationGetResult(op, 0);
+  if (!mlirOpOperandIsNull(mlirValueGetFirstUse(res)))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "2-D atomics whose old values are used on Xe (split-K's, old values "
+                   "unused, are supported)");
+  intptr_t no = mlirOperationGetNumOperands(op);
+  MlirValue val = mlirOperationGetOperand(op, 1);
+  zt_type_t t;
+  ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(val), &t));
+  char kind[16], sem[16], scope[16], spec[64];
+  xe_atomic_attrs(op, kind, sem, scope);
+  ZT_RETURN_IF_ERROR(atomic_kind_ok(e, t.kind, kind));
+  // Values and pointers on the same 2-D layout; the per-row scatters do
+  // the rest (xe_scatter_2d), one marked atomic per row.
+  e->used_atomics = true;
+  int id = e->next_atomic++;
+  snprintf(spec, sizeof spec, "%s:%s:%s", kind, sem, scope);
+  return xe_scatter_2d(e, mlirOperationGetOperand(op, 0), val,
+                       no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL}, spec, id);
+}

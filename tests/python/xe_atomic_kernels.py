@@ -45,3 +45,46 @@ def cas_kernel(slots_ptr, won_ptr, N, BLOCK: tl.constexpr):
     cmp = tl.zeros((BLOCK,), dtype=tl.int32)
     old = tl.atomic_cas(slot, cmp, offs + 1)
     tl.store(won_ptr + offs, (old == 0).to(tl.int32), mask=m)
+
+
+@triton.jit
+def splitk_kernel(A, B, C, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr, ACC: tl.constexpr):
+    """Split-K GEMM as Intel's gemm_splitk benchmark writes it back: each
+    program along axis 1 sums every SPLIT_K-th K block and adds its partial
+    accumulator tile to C with a 2-D tl.atomic_add (old values unused)."""
+    pid_m = tl.program_id(0)
+    pid_z = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    off_k = pid_z * BLOCK_K
+    for _ in range(0, K, BLOCK_K * SPLIT_K):
+        a = tl.load(A + rm[:, None] * K + off_k + rk[None, :], mask=(rm < M)[:, None], other=0)
+        b = tl.load(B + (off_k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc, out_dtype=ACC)
+        off_k += BLOCK_K * SPLIT_K
+    mask = (rm < M)[:, None] & (rn < N)[None, :]
+    tl.atomic_add(C + rm[:, None] * N + rn[None, :], acc, mask=mask, sem="relaxed")
+
+
+@triton.jit
+def add_tile_kernel(X, OUT, M, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Every program adds its (BLOCK_M, BLOCK_N) tile of X into OUT's one
+    tile (a 2-D atomic of a loaded tile, no dot), rows >= M masked off."""
+    pid = tl.program_id(0)
+    rm = tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    x = tl.load(X + pid * BLOCK_M * BLOCK_N + rm[:, None] * BLOCK_N + rn[None, :])
+    tl.atomic_add(OUT + rm[:, None] * BLOCK_N + rn[None, :], x, mask=(rm < M)[:, None])
+
+
+@triton.jit
+def add_tile_old_kernel(X, OUT, OLD, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A 2-D atomic whose old values are stored."""
+    rm = tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    offs = rm[:, None] * BLOCK_N + rn[None, :]
+    old = tl.atomic_add(OUT + offs, tl.load(X + offs))
+    tl.store(OLD + offs, old)
