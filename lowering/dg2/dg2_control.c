@@ -523,7 +523,7 @@ zt_status_t dg2_emit_if(dg2_t* c, MlirOperation op) {
 // --- tile.reduce -------------------------------------------------------------------
 
 // Emits the combiner on scalars: out[i] = f(lhs..., rhs...).
-static zt_status_t combine(dg2_t* c, MlirOperation fn, int32_t n, char lhs[][DG2_NAME],
+zt_status_t dg2_combine(dg2_t* c, MlirOperation fn, int32_t n, char lhs[][DG2_NAME],
                            char rhs[][DG2_NAME], char out[][DG2_NAME]) {
   MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
   for (int32_t i = 0; i < 2 * n; ++i) {
@@ -620,12 +620,12 @@ zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op) {
     for (intptr_t i = 0; i < n; ++i) snprintf(acc[i], DG2_NAME, "%s", v[i].el[0]);
     for (int32_t k = 1; k < c->layouts[l].e; ++k) {
       for (intptr_t i = 0; i < n; ++i) snprintf(rhs[i], DG2_NAME, "%s", v[i].el[k]);
-      ZT_RETURN_IF_ERROR(combine(c, fn, (int32_t)n, acc, rhs, out));
+      ZT_RETURN_IF_ERROR(dg2_combine(c, fn, (int32_t)n, acc, rhs, out));
       memcpy(acc, out, sizeof acc);
     }
     for (int mask = DG2_SIMD / 2; mask >= 1; mask /= 2) {
       for (intptr_t i = 0; i < n; ++i) shuffle_xor(c, ets[i].kind, acc[i], mask, rhs[i]);
-      ZT_RETURN_IF_ERROR(combine(c, fn, (int32_t)n, acc, rhs, out));
+      ZT_RETURN_IF_ERROR(dg2_combine(c, fn, (int32_t)n, acc, rhs, out));
       memcpy(acc, out, sizeof acc);
     }
     if (c->num_warps > 1) {
@@ -654,7 +654,7 @@ zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op) {
           dg2_smem_load_elem(c, &t, co, s == 0 ? acc[i] : rhs[i]);
         }
         if (s == 0) continue;
-        ZT_RETURN_IF_ERROR(combine(c, fn, (int32_t)n, acc, rhs, out));
+        ZT_RETURN_IF_ERROR(dg2_combine(c, fn, (int32_t)n, acc, rhs, out));
         memcpy(acc, out, sizeof acc);
       }
     }
@@ -715,7 +715,7 @@ zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op) {
     snprintf(sc[axis], DG2_NAME, "%s", iv);
     dg2_smem_load_elem(c, &st, sc, rhs[0]);
     snprintf(acc[0], DG2_NAME, "%s", arg);
-    ZT_RETURN_IF_ERROR(combine(c, fn, 1, acc, rhs, out));
+    ZT_RETURN_IF_ERROR(dg2_combine(c, fn, 1, acc, rhs, out));
     dg2_line(c, "scf.yield %s : %s", out[0], ty);
     c->indent--;
     ++c->loop_epoch;

@@ -209,6 +209,10 @@ zt_status_t dg2_emit_for(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_if(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_while(dg2_t* c, MlirOperation op);
 zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op);
+zt_status_t dg2_emit_scan(dg2_t* c, MlirOperation op);  // dg2_scan.c
+/// The combiner function fn on scalars: out[i] = fn(lhs..., rhs...).
+zt_status_t dg2_combine(dg2_t* c, MlirOperation fn, int32_t n, char lhs[][DG2_NAME],
+                        char rhs[][DG2_NAME], char out[][DG2_NAME]);
 zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op);
 /// A value being loaded in a DPAS A or B layout of an XMX row, `loaded` of
 /// its slots so far (called after each, in slot order): packs each word of

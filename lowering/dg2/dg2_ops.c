@@ -823,6 +823,7 @@ zt_status_t dg2_emit_op(dg2_t* c, MlirOperation op) {
   if (dg2_op_is(op, "scf.if")) return dg2_emit_if(c, op);
   if (dg2_op_is(op, "scf.while")) return dg2_emit_while(c, op);
   if (dg2_op_is(op, "tile.reduce")) return dg2_emit_reduce(c, op);
+  if (dg2_op_is(op, "tile.scan")) return dg2_emit_scan(c, op);
   if (dg2_op_is(op, "tile.dot")) return dg2_emit_dot(c, op);
   if (dg2_op_is(op, "tile.atomic_rmw") || dg2_op_is(op, "tile.atomic_cas"))
     return dg2_emit_atomic(c, op);
