@@ -377,14 +377,15 @@ zt_status_t xe_emit_ptr_conv(xe_emitter_t* e, MlirOperation op, const char* name
 /// tile.atomic_rmw / tile.atomic_cas on scalars and 1-D tensors: marked
 /// scatters and gathers that xe_lower_atomics rewrites after distribution.
 zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op);
-/// tile.atomic_rmw on a 2-D tile (old values unused): the row scatters of a
-/// 2-D store, each marked as an atomic (xe_scatter_2d).
+/// tile.atomic_rmw on a 2-D tile: the row scatters of a 2-D store, each
+/// marked as an atomic (xe_scatter_2d), and its old values if used.
 zt_status_t xe_emit_atomic_2d(xe_emitter_t* e, MlirOperation op);
 /// Row scatters of the 2-D tile `val` through the 2-D pointer tensor p under
 /// mask m (may be null); with `atomic` ("<kind>:<sem>:<scope>") marked as
-/// atomic number atomic_id (xe_matrix.c).
+/// atomic number atomic_id (xe_matrix.c); `old` (may be null) receives the
+/// atomic's old values.
 zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue m,
-                          const char* atomic, int atomic_id);
+                          const char* atomic, int atomic_id, xe_val_t* old);
 
 // --- xe_atomic.c ------------------------------------------------------------
 /// Rewrites the marked scatter/gather pairs of a distributed module (one

@@ -207,6 +207,7 @@ static MlirWalkResult data_cb(MlirOperation op, void* user) {
   } else if (name_is(n, "tile.atomic_rmw") || name_is(n, "tile.atomic_cas")) {
     // The values an atomic stores (and a cas compares): blocks, as stores'.
     for (intptr_t i = 1; i < no && i < 3; ++i) mark(d, mlirOperationGetOperand(op, i));
+    if (nr == 1) mark(d, mlirOperationGetResult(op, 0));
   } else if ((has_prefix(n, "arith.") || has_prefix(n, "math.")) && nr == 1 && no <= 3 &&
              mlirOperationGetNumRegions(op) == 0) {
     MlirValue vs[4] = {mlirOperationGetResult(op, 0)};
@@ -2133,7 +2134,7 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
 // replicated over grid columns: column 0 stores them), so an atomic happens
 // once per element.
 zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue m,
-                          const char* atomic, int atomic_id) {
+                          const char* atomic, int atomic_id, xe_val_t* old) {
   xe_val_t* v = xe_lookup(e, val);
   if (!v) return NULL;
   if (v->layout != XE_LAYOUT_BLOCK2D || (v->role != XE_ROLE_C && v->role != XE_ROLE_A) ||
@@ -2153,8 +2154,24 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
   if (atomic && (pairs || v->bc != 16 || v->type.kind == ZT_BF16))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D atomics on %s tiles on Xe",
                    zt_scalar_kind_name(v->type.kind));
+  // The old values (a marked gather per row, after its atomic) land in
+  // blocks like the value's: C-role values only (a replicated A-role value
+  // is added by grid column 0 alone, whose old values no other subgroup has).
+  if (old && (v->role != XE_ROLE_C || old->layout != XE_LAYOUT_BLOCK2D || old->br != v->br ||
+              old->bc != v->bc || old->nbr != v->nbr || old->nbc != v->nbc))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "old values of a 2-D atomic on a tile held in %s blocks on Xe",
+                   v->role == XE_ROLE_C ? "other" : "replicated");
   int row_id = 0;
   const char* mt = mem_elem(v->type.kind);
+  xe_name_t old_zero = "";
+  if (old) {
+    char text[192];
+    snprintf(text, sizeof text,
+             "arith.constant {layout_result_0 = %s} dense<%s> : vector<%dx16x%s>",
+             xe_layout_attr(old), zt_scalar_kind_is_float(v->type.kind) ? "0.0" : "0", v->br, mt);
+    xe_hoist(e, text, true, old_zero);
+  }
   xe_name_t row0, col0, col_once;
   tile_origin(e, v, row0, col0);
   col_once[0] = 0;
@@ -2235,6 +2252,8 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
         }
         continue;
       }
+      xe_name_t old_acc;
+      memcpy(old_acc, old_zero, sizeof old_acc);
       for (int r = 0; r < v->br; ++r) {
         xe_name_t ia, ib, pad;
         idx_t idx[2];
@@ -2259,8 +2278,27 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
                            "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
                            "}> {zt.atomic = \"%s\", zt.atomic_id = %d : i64} : vector<16x%s>, "
                            "i64, vector<16xindex>, vector<16xi1>%s\n",
-                           row, pv.base, ix, mask, atomic, atomic_id * 1024 + row_id++, mt,
+                           row, pv.base, ix, mask, atomic, atomic_id * 1024 + row_id, mt,
                            loc(e));
+          if (old) {
+            xe_name_t g, ins;
+            xe_fresh(e, g);
+            xe_line(e);
+            zt_strbuf_printf(&e->body,
+                             "%s = xegpu.load %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                             "}> {zt.atomic_result = %d : i64} : i64, vector<16xindex>, "
+                             "vector<16xi1> -> vector<16x%s>%s\n",
+                             g, pv.base, ix, mask, atomic_id * 1024 + row_id, mt, loc(e));
+            if (r == v->br - 1) memcpy(ins, old->names[bi * v->nbc + bj], sizeof ins);
+            else xe_fresh(e, ins);
+            xe_line(e);
+            zt_strbuf_printf(&e->body,
+                             "%s = vector.insert %s, %s [%d] {layout_result_0 = %s} : "
+                             "vector<16x%s> into vector<%dx16x%s>%s\n",
+                             ins, g, old_acc, r, xe_layout_attr(old), mt, v->br, mt, loc(e));
+            memcpy(old_acc, ins, sizeof old_acc);
+          }
+          ++row_id;
           continue;
         }
         zt_strbuf_printf(&e->body,
@@ -2276,7 +2314,8 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
 static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
   intptr_t no = mlirOperationGetNumOperands(op);
   return xe_scatter_2d(e, mlirOperationGetOperand(op, 0), mlirOperationGetOperand(op, 1),
-                       no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL}, NULL, 0);
+                       no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL}, NULL, 0,
+                       NULL);
 }
 
 static bool is_zero_splat(MlirValue v) {

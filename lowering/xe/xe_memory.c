@@ -519,10 +519,7 @@ zt_status_t xe_emit_atomic_2d(xe_emitter_t* e, MlirOperation op) {
       memcmp(opname.data, "tile.atomic_rmw", opname.length) != 0)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "atomic_cas on 2-D tensors on Xe");
   MlirValue res = mlirOperationGetResult(op, 0);
-  if (!mlirOpOperandIsNull(mlirValueGetFirstUse(res)))
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "2-D atomics whose old values are used on Xe (split-K's, old values "
-                   "unused, are supported)");
+  bool used = !mlirOpOperandIsNull(mlirValueGetFirstUse(res));
   intptr_t no = mlirOperationGetNumOperands(op);
   MlirValue val = mlirOperationGetOperand(op, 1);
   zt_type_t t;
@@ -535,6 +532,21 @@ zt_status_t xe_emit_atomic_2d(xe_emitter_t* e, MlirOperation op) {
   e->used_atomics = true;
   int id = e->next_atomic++;
   snprintf(spec, sizeof spec, "%s:%s:%s", kind, sem, scope);
-  return xe_scatter_2d(e, mlirOperationGetOperand(op, 0), val,
-                       no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL}, spec, id);
+  xe_val_t* old = NULL;
+  if (used) {
+    zt_type_t rt;
+    ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(res), &rt));
+    old = xe_alloc_for(e, res, rt, XE_ROLE_C);
+    if (!old) return NULL;
+  }
+  zt_status_t s = xe_scatter_2d(e, mlirOperationGetOperand(op, 0), val,
+                                no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL},
+                                spec, id, old);
+  if (!old) return s;
+  if (s || e->error) {
+    xe_free_val(old);
+    return s;
+  }
+  xe_bind(e, res, old);
+  return NULL;
 }

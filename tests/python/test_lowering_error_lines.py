@@ -23,7 +23,7 @@ def _line_of(fn, text):
     ("scalar_load_in_while", {"X": "*fp32", "OUT": "*fp32", "N": "i32"}, {},
      zetile.CompilationError, "x = tl.load(X + pid)"),
     ("atomic_2d", {"X": "*fp32", "OUT": "*fp32"}, {"BLOCK": 16},
-     zetile.UnsupportedError, "old = tl.atomic_add(OUT"),
+     zetile.UnsupportedError, "old = tl.atomic_cas(OUT"),
 ])
 def test_xe_failure_names_the_op_line(kernel, sig, consts, cls, where, monkeypatch):
     if kernel == "scalar_load_in_while":

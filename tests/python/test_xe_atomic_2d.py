@@ -64,12 +64,22 @@ def test_splitk_ocloc_pvc():
         assert "unresolved" not in log.lower(), log
 
 
-def test_atomic_2d_old_values_refused():
-    """Old values of a 2-D atomic are not gathered yet: refused, not wrong."""
-    with pytest.raises(zetile.UnsupportedError, match="old values are used"):
-        zetile.compile(K.add_tile_old_kernel, signature={"X": "*fp32", "OUT": "*fp32",
-                                                         "OLD": "*fp32"},
-                       constexprs={"BLOCK_M": 16, "BLOCK_N": 32}, target="pvc", cached=False)
+@pytest.mark.parametrize("target", ["pvc", "bmg"])
+@pytest.mark.parametrize("dt", ["fp32", "i32"])
+def test_old_values_spirv_validates(target, dt):
+    _need_spirv_val()
+    ck = zetile.compile(K.add_tile_old_kernel,
+                        signature={"X": "*" + dt, "OUT": "*" + dt, "OLD": "*" + dt},
+                        constexprs={"BLOCK_M": 16, "BLOCK_N": 32}, target=target, num_warps=2,
+                        cached=False)
+    spirv_val(ck.asm["spirv"])
+
+
+def test_atomic_cas_2d_refused():
+    """2-D compare-and-swap is not done: refused, not wrong."""
+    with pytest.raises(zetile.UnsupportedError, match="atomic_cas on 2-D tensors"):
+        zetile.compile(K.cas_tile_kernel, signature={"OUT": "*i32"}, constexprs={"BLOCK": 16},
+                       target="pvc", cached=False)
 
 
 _RUN_SPLITK = """
@@ -125,6 +135,32 @@ def test_e5_loaded_tiles_sum_exact(dt):
     opencl_cpu_or_skip()
     res = run_result(_RUN_TILE.format(dt=dt), path=HERE)
     assert res["bad"] == 0, res
+
+
+_RUN_OLD = """
+import json, numpy as np, zetile
+import xe_atomic_kernels as K
+P, BM, BN = 5, 16, 32
+dt = np.dtype("{dt}")
+x = np.ones((P, BM, BN), dt)
+out = np.full((BM, BN), 7, dt)
+old = np.zeros((P, BM, BN), dt)
+K.add_tile_old_kernel[(P,)](x, out, old, BLOCK_M=BM, BLOCK_N=BN, num_warps=2)
+zetile.get_device().synchronize()
+seen = np.sort(old.astype(np.int64), axis=0)
+want = 7 + np.arange(P)[:, None, None]
+print("RESULT", json.dumps({{"out_bad": int((out != 7 + P).sum()),
+                            "old_bad": int((seen != want).sum())}}))
+"""
+
+
+@pytest.mark.parametrize("dt", ["float32", "int32"])
+def test_e5_old_values(dt):
+    """Five programs add ones to one tile (2 subgroups): each element's old
+    values are 7, 8, ..., 11 in some order, and it ends at 12."""
+    opencl_cpu_or_skip()
+    res = run_result(_RUN_OLD.format(dt=dt), path=HERE)
+    assert res == {"out_bad": 0, "old_bad": 0}, res
 
 
 @pytest.mark.parametrize("ab,acc,nw", CASES[:1] + CASES[2:])

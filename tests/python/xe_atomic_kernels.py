@@ -82,9 +82,17 @@ def add_tile_kernel(X, OUT, M, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
 
 @triton.jit
 def add_tile_old_kernel(X, OUT, OLD, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """A 2-D atomic whose old values are stored."""
+    """Every program adds its tile of X into OUT's one tile and stores the
+    old values it got (a 2-D atomic whose result is used)."""
+    pid = tl.program_id(0)
     rm = tl.arange(0, BLOCK_M)
     rn = tl.arange(0, BLOCK_N)
     offs = rm[:, None] * BLOCK_N + rn[None, :]
-    old = tl.atomic_add(OUT + offs, tl.load(X + offs))
-    tl.store(OLD + offs, old)
+    old = tl.atomic_add(OUT + offs, tl.load(X + pid * BLOCK_M * BLOCK_N + offs))
+    tl.store(OLD + pid * BLOCK_M * BLOCK_N + offs, old)
+
+
+@triton.jit
+def cas_tile_kernel(OUT, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_cas(OUT + offs[:, None] * BLOCK + offs[None, :], 0, 1)
