@@ -97,7 +97,10 @@ def build_one(job, target, compat):
                       "dpas": sum(x["dpas"] for x in r),
                       "dpas_in_loop": sum(x["dpas_in_loops"] for x in r),
                       "sends": sum(x["sends"] for x in r),
-                      "spilled": isa.spill_from_log(log), "grf": "256" if "large" in opts else "128"}
+                      "spilled": isa.spill_from_log(log), "grf": "256" if "large" in opts else "128",
+                      # ocloc prints no spill line for SIMD8 (dg2, iGPUs): scratch
+                      # sends are the spill evidence there.
+                      "scratch_sends": sum(x["scratch_sends"] for x in r)}
     out["status"] = "ok" if out["E1"] != "fail" and out["E2"] != "fail" else "fail"
     if out["status"] == "fail":
         out["message"] = out.get("E1_note") if out["E1"] == "fail" else "E2: " + out.get("E2_note", "")
