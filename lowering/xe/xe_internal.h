@@ -261,8 +261,10 @@ void xe_set_cur(xe_emitter_t* e, MlirOperation op);
 void xe_alias_vector_types(zt_strbuf_t* out, size_t from);
 /// Moves each `xegpu.load_nd` of the kernel body down to just before its
 /// first reader, past ops that neither write memory nor open or close a
-/// region (xe_sink_loads.c); ZETILE_XE_SINK_LOADS=0 keeps the text.
+/// region (xe_sink_loads.c); ZETILE_XE_SINK_LOADS=0 keeps the text. A body
+/// with a region of more than XE_SINK_MAX_DOTS dots is left as written.
 void xe_sink_loads(zt_strbuf_t* body);
+enum { XE_SINK_MAX_DOTS = 2 };
 /// Emits `text` at the entry (once per distinct text) and writes its name:
 /// `text` is the right-hand side, e.g. "arith.constant dense<0> : vector<16xindex>".
 void xe_hoist(xe_emitter_t* e, const char* text, bool vector, xe_name_t out);

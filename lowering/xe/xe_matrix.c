@@ -2443,6 +2443,16 @@ static zt_status_t emit_dot(xe_emitter_t* e, MlirOperation op) {
   return st;
 }
 
+// The tile.dot ops in op's block (a loop body, the kernel body).
+static int dots_in_block(MlirOperation op) {
+  MlirBlock b = mlirOperationGetBlock(op);
+  int n = 0;
+  for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o))
+    n += op_is(o, "tile.dot");
+  return n;
+}
+
 // The DPAS of a dot whose operands are A, B and C blocks.
 static zt_status_t dot_blocks(xe_emitter_t* e, MlirOperation op, xe_val_t* a, xe_val_t* b,
                               xe_val_t* c, bool int8, bool f32, zt_scalar_kind_t ak) {
@@ -2486,41 +2496,78 @@ static zt_status_t dot_blocks(xe_emitter_t* e, MlirOperation op, xe_val_t* a, xe
     }
   }
   const char* at = xe_block_elem(ak);
-  // Output blocks row by row or column by column, whichever keeps fewer
-  // operand registers live once the loads sit at their first reader
-  // (xe_sink_loads.c): row by row, all of B's blocks (K/16 x nbc, 16x16
-  // each) wait for the next row, with one row of A's (8x16 each); column by
-  // column, all of A's wait, with one column of B's. Each accumulator's
-  // chain over k is the same either way.
-  bool by_cols = a->nbr * a->br * a->bc < c->nbc * b->br * 16 && c->nbc > 1;
-  int32_t n_outer = by_cols ? c->nbc : c->nbr, n_inner = by_cols ? c->nbr : c->nbc;
-  for (int32_t o = 0; o < n_outer && !f32; ++o) {
-    for (int32_t in = 0; in < n_inner; ++in) {
-      int32_t i = by_cols ? in : o, j = by_cols ? o : in;
-      const char* acc = c->names[i * c->nbc + j];
-      xe_name_t cur;
-      snprintf(cur, sizeof cur, "%s", acc);
-      for (int k = 0; k < ksteps; ++k) {
-        xe_name_t d;
-        if (k == ksteps - 1) memcpy(d, r->names[i * r->nbc + j], sizeof d);
-        else xe_fresh(e, d);
-        xe_line(e);
-        // fp16/bf16: 8x16 A, 16x16 B; int8: 8x32 A, 32x16 B (upstream calls
-        // the s8_s8 builtin, which lowering/xe/compat/dpas_names.cl maps onto
-        // IGC's i8_i8).
-        const char* ct = int8 ? "i32" : "f32";
-        zt_strbuf_printf(&e->body,
-                         "%s = xegpu.dpas %s, %s, %s {layout_a = %s, layout_b = %s, "
-                         "layout_cd = #zt_a%s} : vector<8x%dx%s>, vector<%dx16x%s>, "
-                         "vector<8x16x%s> -> vector<8x16x%s>%s\n",
-                         d, a->names[i * a->nbc + k], b->names[k * b->nbc + j], cur,
-                         xe_layout_attr(a), xe_layout_attr(b),
-                         a->pairs8 ? ", zt.a_pairs8" : "", a->bc, at, b->br, at, ct, ct,
-                         loc(e));
-        memcpy(cur, d, sizeof cur);
-      }
-    }
+  // K step by K step (issue 12) where the loads will sit at their first
+  // reader (xe_sink_loads.c leaves regions with more than XE_SINK_MAX_DOTS
+  // dots as written): a step holds its A blocks (one per output row block)
+  // and one B block at a time, or its B blocks and one A block, whichever
+  // is smaller. Finishing one output block before starting the next held
+  // all of A's or all of B's blocks until the last row or column: attention
+  // with head dim 128 on 8 subgroups spilled 182 registers on pvc's compat
+  // path that way, 145 this way (Q read per step both times). The output
+  // blocks are then all live from the first step, as they are at the end;
+  // with every load at the region's top (the backward's dk/dv loop) that
+  // only adds pressure (tutorial 06 backward w4 d64: 641 -> 1308 spilled),
+  // so there the blocks go one after another: row by row (all of B waits
+  // for the next row), or column by column (all of A waits) when A is the
+  // smaller. Each accumulator's chain over k keeps its order either way
+  // (the same sums, the same result). Nor when the output blocks alone
+  // take more than half the register file: then every order spills, and
+  // holding all of them from the first step spilled the most (tutorial 06
+  // forward w4 d128: its P @ V accumulators are 32x128 fp32 per subgroup,
+  // 256 registers: 1082 spilled with, 868 without; the same dot at w8, 128
+  // registers, spills less with). ZETILE_XE_DOT_ORDER=blocks: always block
+  // after block.
+  const char* order = getenv("ZETILE_XE_DOT_ORDER");
+  const xe_target_t* tg = e->target;
+  int64_t regs = (int64_t)(tg->grf_large ? tg->grf_large : tg->grf_default) * tg->grf_bytes;
+  int64_t out_bytes = (int64_t)c->nbr * c->nbc * c->br * 16 * 4;
+  bool k_outer = dots_in_block(op) <= XE_SINK_MAX_DOTS && 2 * out_bytes <= regs &&
+                 !(order && !strcmp(order, "blocks"));
+  int32_t ab = a->br * a->bc, bb = b->br * 16;
+  bool b_outer = c->nbr * ab + bb <= c->nbc * bb + ab;
+  bool by_cols = c->nbr * ab < c->nbc * bb && c->nbc > 1;
+  xe_name_t* cur = f32 ? NULL : calloc((size_t)c->nbr * (size_t)c->nbc, sizeof(xe_name_t));
+  if (!f32 && !cur) {
+    xe_free_val(r);
+    return xe_fail(e, ZT_STATUS_INTERNAL, "out of memory in a dot");
   }
+  for (int32_t i = 0; i < c->nbr && !f32; ++i)
+    for (int32_t j = 0; j < c->nbc; ++j)
+      memcpy(cur[i * c->nbc + j], c->names[i * c->nbc + j], sizeof(xe_name_t));
+  int32_t total = ksteps * c->nbr * c->nbc;
+  for (int32_t t = 0; t < total && !f32; ++t) {
+    int32_t k, i, j;
+    if (k_outer) {
+      int32_t n_outer = b_outer ? c->nbc : c->nbr, n_inner = b_outer ? c->nbr : c->nbc;
+      int32_t o = (t / n_inner) % n_outer, in = t % n_inner;
+      k = t / (n_outer * n_inner);
+      i = b_outer ? in : o;
+      j = b_outer ? o : in;
+    } else {
+      int32_t blk = t / ksteps, n_inner = by_cols ? c->nbr : c->nbc;
+      k = t % ksteps;
+      i = by_cols ? blk % n_inner : blk / n_inner;
+      j = by_cols ? blk / n_inner : blk % n_inner;
+    }
+    xe_name_t d;
+    if (k == ksteps - 1) memcpy(d, r->names[i * r->nbc + j], sizeof d);
+    else xe_fresh(e, d);
+    xe_line(e);
+    // fp16/bf16: 8x16 A, 16x16 B; int8: 8x32 A, 32x16 B (upstream calls
+    // the s8_s8 builtin, which lowering/xe/compat/dpas_names.cl maps onto
+    // IGC's i8_i8).
+    const char* ct = int8 ? "i32" : "f32";
+    zt_strbuf_printf(&e->body,
+                     "%s = xegpu.dpas %s, %s, %s {layout_a = %s, layout_b = %s, "
+                     "layout_cd = #zt_a%s} : vector<8x%dx%s>, vector<%dx16x%s>, "
+                     "vector<8x16x%s> -> vector<8x16x%s>%s\n",
+                     d, a->names[i * a->nbc + k], b->names[k * b->nbc + j],
+                     cur[i * c->nbc + j], xe_layout_attr(a), xe_layout_attr(b),
+                     a->pairs8 ? ", zt.a_pairs8" : "", a->bc, at, b->br, at, ct, ct,
+                     loc(e));
+    memcpy(cur[i * c->nbc + j], d, sizeof(xe_name_t));
+  }
+  free(cur);
   if (!mlirOperationIsNull(fused)) {
     xe_val_t* r2 = xe_alloc_for(e, mlirOperationGetResult(fused, 0), c->type, XE_ROLE_C);
     if (!r2) {

@@ -12,7 +12,10 @@
 // region: other block loads and prefetches, DPAS, descriptor creation and
 // arith/vector/index arithmetic. Anything else (a store, a barrier, a call,
 // an scf op, a region's end) first places every load held back, in their
-// original order. Reads keep their order relative to every write, so the
+// original order, with two exceptions: the register cast that follows a
+// transposed read moves with it, and a load that only a following loop's
+// body reads moves into that body when the body writes no memory (see
+// enter_region). Reads keep their order relative to every write, so the
 // values are the same. ZETILE_XE_SINK_LOADS=0 leaves the text as written.
 #include <stdlib.h>
 #include <string.h>
@@ -102,16 +105,116 @@ static bool uses(const char* s, size_t n, const char* name) {
   return false;
 }
 
+// A held load, and the cast that reinterprets its registers (a transposed
+// read's i32 lanes as the B operand's 16-bit pairs) when one follows it:
+// the two move as one, so the load is not placed at the cast.
 typedef struct held_s {
   const char* s;
   size_t n;
   char name[XE_NAME_MAX];
+  const char* cast;
+  size_t ncast;
+  char cast_name[XE_NAME_MAX];
 } held_t;
+
+static bool held_used(const held_t* h, const char* s, size_t n) {
+  return uses(s, n, h->name) || (h->cast && uses(s, n, h->cast_name));
+}
+
+static void put(zt_strbuf_t* out, const held_t* h) {
+  zt_strbuf_append(out, h->s, h->n);
+  if (h->cast) zt_strbuf_append(out, h->cast, h->ncast);
+}
 
 static void place(zt_strbuf_t* out, held_t* h, int* nh, const char* s, size_t n, bool all) {
   int k = 0;
   for (int i = 0; i < *nh; ++i) {
-    if (all || uses(s, n, h[i].name)) zt_strbuf_append(out, h[i].s, h[i].n);
+    if (all || held_used(&h[i], s, n)) put(out, &h[i]);
+    else h[k++] = h[i];
+  }
+  *nh = k;
+}
+
+// `%y = builtin.unrealized_conversion_cast %x : ...` of a held load's %x
+// with no other operand: the index of that load, or -1; %y goes to out.
+static int cast_of_held(const char* s, size_t n, const held_t* h, int nh, char* out,
+                        size_t cap) {
+  size_t i = 0;
+  while (i < n && s[i] == ' ') ++i;
+  if (i >= n || s[i] != '%') return -1;
+  size_t b = i;
+  while (i < n && s[i] != ' ') ++i;
+  static const char op[] = " = builtin.unrealized_conversion_cast %";
+  if (i - b + 1 > cap || n - i < sizeof op - 1 || memcmp(s + i, op, sizeof op - 1) != 0)
+    return -1;
+  const char* x = s + i + sizeof op - 2;
+  size_t xl = strcspn(x, " :\n");
+  for (int k = 0; k < nh; ++k)
+    if (!h[k].cast && strlen(h[k].name) == xl && memcmp(h[k].name, x, xl) == 0) {
+      memcpy(out, s + b, i - b);
+      out[i - b] = '\0';
+      return k;
+    }
+  return -1;
+}
+
+// The text just past the line that closes the region opened at the end of
+// line s (its `}`), or the end of the text.
+static const char* region_end(const char* s) {
+  int depth = 0;
+  while (*s) {
+    const char* nl = strchr(s, '\n');
+    size_t n = nl ? (size_t)(nl - s + 1) : strlen(s);
+    if (closes_region(s, n) && --depth == 0) return s + n;
+    if (opens_region(s, n)) ++depth;
+    s += n;
+  }
+  return s;
+}
+
+// Whether a loop body (from..to) may write memory: a store, an atomic, a
+// call. A load held before the loop may move into it only when not.
+static bool may_write(const char* from, const char* to) {
+  static const char* const w[] = {"store", "atomic", "call", "barrier"};
+  for (size_t i = 0; i < sizeof w / sizeof w[0]; ++i)
+    if (find_in_line(from, (size_t)(to - from), w[i])) return true;
+  return false;
+}
+
+// Whether any line of s..to reads the held load (or its cast).
+static bool read_in(const held_t* h, const char* s, const char* to) {
+  while (s < to) {
+    const char* nl = memchr(s, '\n', (size_t)(to - s));
+    size_t n = nl ? (size_t)(nl - s + 1) : (size_t)(to - s);
+    if (held_used(h, s, n)) return true;
+    s += n;
+  }
+  return false;
+}
+
+// At a line opening a region: loads held before an scf.for that only the
+// loop body reads (not the for line's operands, nothing after the loop) stay
+// held and are placed at their first reader inside the body, so they are
+// read again on every step; every other held load is placed here. Only when
+// the body writes no memory (a store there could change what they read).
+// Attention with head dim 128 on 8 subgroups holds 128 accumulator registers
+// across its KV loop and 64 of each step's QK^T: Q's 16x128 (64 registers)
+// held beside them spilled 274 registers on pvc's compat path, read per step
+// 145 (16 more block reads per step, which the cache serves; issue 12).
+// ZETILE_XE_SINK_INTO_LOOPS=0: placed before the loop as before.
+static void enter_region(zt_strbuf_t* out, held_t* h, int* nh, const char* s, size_t n) {
+  if (*nh == 0) return;
+  const char* env = getenv("ZETILE_XE_SINK_INTO_LOOPS");
+  if ((env && strcmp(env, "0") == 0) || !find_in_line(s, n, "scf.for ")) {
+    place(out, h, nh, s, n, true);
+    return;
+  }
+  const char* end = region_end(s);
+  bool writes = may_write(s + n, end);
+  int k = 0;
+  for (int i = 0; i < *nh; ++i) {
+    if (writes || held_used(&h[i], s, n) || read_in(&h[i], end, end + strlen(end)))
+      put(out, &h[i]);
     else h[k++] = h[i];
   }
   *nh = k;
@@ -119,7 +222,7 @@ static void place(zt_strbuf_t* out, held_t* h, int* nh, const char* s, size_t n,
 
 // The most dots (DPAS ops of distinct source locations) in one region body.
 // Returns max_dots + 1 when it finds more than fit its table.
-enum { SINK_MAX_DOTS = 2, DOT_TABLE = 64, REGION_DEPTH = 32 };
+enum { SINK_MAX_DOTS = XE_SINK_MAX_DOTS, DOT_TABLE = 64, REGION_DEPTH = 32 };
 static int dots_per_region(const char* s) {
   struct {
     int region;
@@ -200,12 +303,22 @@ void xe_sink_loads(zt_strbuf_t* body) {
         h[nh].s = s;
         h[nh].n = n;
         memcpy(h[nh].name, name, sizeof name);
+        h[nh].cast = NULL;
         ++nh;
         s += n;
         continue;
       }
     }
-    place(&out, h, &nh, s, n, !movable_past(s, n));
+    int c = cast_of_held(s, n, h, nh, name, sizeof name);
+    if (c >= 0) {
+      h[c].cast = s;
+      h[c].ncast = n;
+      memcpy(h[c].cast_name, name, sizeof name);
+      s += n;
+      continue;
+    }
+    if (opens_region(s, n) && !closes_region(s, n)) enter_region(&out, h, &nh, s, n);
+    else place(&out, h, &nh, s, n, !movable_past(s, n));
     zt_strbuf_append(&out, s, n);
     s += n;
   }

@@ -133,3 +133,85 @@ def test_loop_body_with_more_than_two_dots_left_as_written(monkeypatch, three):
         assert text[True] == text[False]
     else:
         assert text[True] != text[False]
+
+
+def _compile_d(monkeypatch, d, into_loops=True, compat=False):
+    monkeypatch.delenv("ZETILE_XE_SINK_LOADS", raising=False)
+    if into_loops:
+        monkeypatch.delenv("ZETILE_XE_SINK_INTO_LOOPS", raising=False)
+    else:
+        monkeypatch.setenv("ZETILE_XE_SINK_INTO_LOOPS", "0")
+    return zetile.compile(attn_fwd_kernel, signature=SIG, constexprs=dict(CONFIG, HEAD_DIM=d),
+                          target="pvc", num_warps=8, compat=compat, cached=False)
+
+
+def _loads_before_first_loop(mlir):
+    head = mlir.split("scf.for ", 1)[0]
+    return len(re.findall(r"= xegpu\.load_nd ", head))
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_q_blocks_read_inside_the_kv_loop(monkeypatch, d):
+    # Q's blocks are read before the KV loop and used only in it; the loop
+    # writes no memory, so they are read again on every step, each at its
+    # first DPAS: at head dim 128 the 64 registers of Q held across the loop
+    # did not fit beside 128 of accumulator and 64 of QK^T (issue 12).
+    moved = _compile_d(monkeypatch, d).asm["mlir"]
+    kept = _compile_d(monkeypatch, d, into_loops=False).asm["mlir"]
+    # Q's tile: 16 rows x d per subgroup in 8x16 blocks.
+    assert _loads_before_first_loop(kept) == 2 * d // 16, _loads_before_first_loop(kept)
+    assert _loads_before_first_loop(moved) == 0
+    # With the K-step DPAS order (xe_matrix.c dot_blocks) and K^T's
+    # transposed reads moving with their register cast, a step of QK^T
+    # holds Q's two blocks of that step and one K^T block: at most 4 loaded
+    # blocks are live at once (V's step: one block).
+    assert _most_live_loads(moved) <= 4, _most_live_loads(moved)
+
+
+@zetile.jit
+def _store_in_loop_kernel(A, B, Out, K, BM: zetile.language.constexpr,
+                          BN: zetile.language.constexpr, BK: zetile.language.constexpr):
+    tl = zetile.language
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(A + rm[:, None] * BK + rk[None, :])
+    for k in range(0, K, BN):
+        b = tl.load(B + rk[:, None] * K + (k + rn)[None, :])
+        acc = tl.dot(a, b)
+        tl.store(Out + rm[:, None] * K + (k + rn)[None, :], acc)
+
+
+def test_load_stays_before_a_loop_that_stores(monkeypatch):
+    # A loop body that writes memory may write what the load reads: the
+    # load is not moved into it.
+    monkeypatch.delenv("ZETILE_XE_SINK_LOADS", raising=False)
+    monkeypatch.delenv("ZETILE_XE_SINK_INTO_LOOPS", raising=False)
+    sig = {"A": "*fp16", "B": "*fp16", "Out": "*fp32", "K": "i32:16"}
+    ck = zetile.compile(_store_in_loop_kernel, signature=sig,
+                        constexprs={"BM": 32, "BN": 32, "BK": 32}, target="pvc", num_warps=2,
+                        cached=False)
+    mlir = ck.asm["mlir"]
+    assert "xegpu.store_nd" in mlir.split("scf.for ", 1)[1]
+    assert _loads_before_first_loop(mlir) > 0
+
+
+@pytest.mark.skipif(os.environ.get("ZETILE_SLOW_TESTS") != "1",
+                    reason="ZETILE_SLOW_TESTS=1 (two d128 compiles and ocloc builds, ~30 s)")
+@pytest.mark.skipif(not (have_tool("ocloc") and have_tool("iga64")), reason="ocloc/iga64 missing")
+def test_e2_compat_attention_d128_spills_less_with_q_read_per_step(monkeypatch):
+    # pvc, 256 GRF, the compat path (the route Debian's driver takes): 274
+    # registers spilled with Q held across the loop, 145 with Q read per
+    # step (not 0 yet: docs/ARCHITECTURE.md). The d64 forward's 0 spills are
+    # asserted by default in test_xe_attention.py.
+    from zetile.tools import isa
+
+    def e2(ck):
+        isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", ck.metadata.get("igc_options", ""))
+        r = isa.analyze_isa("".join(isas.values()))
+        assert r["dpas"] == 128 and r["dpas_loop"]["dpas"] == 128 and r["calla"] == 0, r
+        return isa.spill_from_log(log)
+    moved = e2(_compile_d(monkeypatch, 128, compat=True))
+    kept = e2(_compile_d(monkeypatch, 128, into_loops=False, compat=True))
+    print(f"attention fwd d128 pvc compat spilled: Q held {kept}, Q read per step {moved}")
+    assert moved < kept, (moved, kept)
