@@ -672,15 +672,7 @@ zt_status_t dg2_emit_reduce(dg2_t* c, MlirOperation op) {
   if (n != 1)
     return dg2_op_error(op, ZT_STATUS_UNSUPPORTED,
                         "dg2: multi-value reduce of a tile this small or of rank > 1");
-  const dg2_val_t* x;
-  ZT_RETURN_IF_ERROR(dg2_get_checked(c, mlirOperationGetOperand(op, 0), &x));
-  dg2_val_t d = *x;
-  if (d.kind != DV_DIST) {
-    int32_t l;
-    ZT_RETURN_IF_ERROR(dg2_blocked(c, st.rank, st.shape, &l));
-    ZT_RETURN_IF_ERROR(dg2_to_layout(c, x, l, &d));
-  }
-  ZT_RETURN_IF_ERROR(dg2_smem_write(c, &d));
+  ZT_RETURN_IF_ERROR(dg2_stage_in_smem(c, mlirOperationGetOperand(op, 0), &st));
   zt_type_t rt;
   ZT_RETURN_IF_ERROR(dg2_value_type(mlirOperationGetResult(op, 0), &rt));
   int32_t rl = -1, e = 1;

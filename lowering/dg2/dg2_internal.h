@@ -197,6 +197,10 @@ void dg2_smem_load_elem(dg2_t* c, const zt_type_t* t, char coords[][DG2_NAME],
 void dg2_need_smem(dg2_t* c, int64_t bytes);
 /// barrier; every element of DIST v to local memory; barrier.
 zt_status_t dg2_smem_write(dg2_t* c, const dg2_val_t* v);
+/// v (of type st) to local memory as a row-major tensor, distributed over
+/// the blocked layout first if it is not yet (reductions and scans read
+/// their operand back from there).
+zt_status_t dg2_stage_in_smem(dg2_t* c, MlirValue v, const zt_type_t* st);
 
 // --- ops (dg2_ops.c, dg2_control.c, dg2_dot.c) -------------------------------
 zt_status_t dg2_emit_block(dg2_t* c, MlirBlock block);

@@ -36,15 +36,7 @@ zt_status_t dg2_emit_scan(dg2_t* c, MlirOperation op) {
   if (st.rank < 1 || axis < 0 || axis >= st.rank)
     return dg2_op_error(op, ZT_STATUS_INVALID_ARGUMENT, "bad scan axis");
   int64_t len = st.shape[axis];
-  const dg2_val_t* x;
-  ZT_RETURN_IF_ERROR(dg2_get_checked(c, mlirOperationGetOperand(op, 0), &x));
-  dg2_val_t d = *x;
-  if (d.kind != DV_DIST) {
-    int32_t l;
-    ZT_RETURN_IF_ERROR(dg2_blocked(c, st.rank, st.shape, &l));
-    ZT_RETURN_IF_ERROR(dg2_to_layout(c, x, l, &d));
-  }
-  ZT_RETURN_IF_ERROR(dg2_smem_write(c, &d));
+  ZT_RETURN_IF_ERROR(dg2_stage_in_smem(c, mlirOperationGetOperand(op, 0), &st));
   MlirValue res = mlirOperationGetResult(op, 0);
   int32_t rl = dg2_hint_get(c, res);
   if (rl < 0) ZT_RETURN_IF_ERROR(dg2_blocked(c, st.rank, st.shape, &rl));

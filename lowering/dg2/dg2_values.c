@@ -824,6 +824,18 @@ zt_status_t dg2_smem_write(dg2_t* c, const dg2_val_t* v) {
   return NULL;
 }
 
+zt_status_t dg2_stage_in_smem(dg2_t* c, MlirValue v, const zt_type_t* st) {
+  const dg2_val_t* x;
+  ZT_RETURN_IF_ERROR(dg2_get_checked(c, v, &x));
+  dg2_val_t d = *x;
+  if (d.kind != DV_DIST) {
+    int32_t l;
+    ZT_RETURN_IF_ERROR(dg2_blocked(c, st->rank, st->shape, &l));
+    ZT_RETURN_IF_ERROR(dg2_to_layout(c, x, l, &d));
+  }
+  return dg2_smem_write(c, &d);
+}
+
 zt_status_t dg2_to_layout(dg2_t* c, const dg2_val_t* v, int32_t l, dg2_val_t* out) {
   if (v->kind == DV_DIST && v->layout == l) {
     *out = *v;

@@ -14,6 +14,7 @@
 #include <mlir-c/Pass.h>
 #include <mlir-c/Transforms.h>
 
+#include "check_run.h"
 #include "compiler_internal.h"
 #include "lowering.h"
 
@@ -218,9 +219,5 @@ int main(void) {
   tcase_add_test(tc, many_pipelines_keep_the_latest);
   tcase_add_test(tc, kept_objects_are_found_by_key_and_released_with_the_cache);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return ct_run_suite(s);
 }

@@ -14,30 +14,10 @@ from zt_testutil import have_tool, run_python, spirv_val
 from zetile.jit import compile as zcompile
 from zetile.tools import isa
 
-SCAN_KERNELS = """
-import zetile
-import zetile.language as tl
-
-
-@zetile.jit
-def scan2d(X, OUT, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, OP: tl.constexpr,
-           REVERSE: tl.constexpr):
-    rm = tl.arange(0, M)
-    rn = tl.arange(0, N)
-    x = tl.load(X + rm[:, None] * N + rn[None, :])
-    if OP == "cumsum":
-        r = tl.cumsum(x, axis=AXIS, reverse=REVERSE)
-    else:
-        r = tl.cumprod(x % 3 + 1, axis=AXIS, reverse=REVERSE)
-    tl.store(OUT + rm[:, None] * N + rn[None, :], r)
-
-
-@zetile.jit
-def scan1d(X, OUT, n, BLOCK: tl.constexpr, REVERSE: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(X + offs, mask=offs < n, other=0)
-    tl.store(OUT + offs, tl.cumsum(x, 0, reverse=REVERSE), mask=offs < n)
-"""
+# The kernels test_opencl_e5.py writes out for its E5 scan checks (a 2-D
+# cumsum / cumprod along either axis, a masked 1-D cumsum), run here as dg2
+# code.
+from test_opencl_e5 import SCAN_KERNEL as SCAN_KERNELS  # noqa: E402
 
 
 def _kernels(tmp_path, monkeypatch):
