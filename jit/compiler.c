@@ -226,7 +226,7 @@ static zt_status_t compile_locked(const char* tile_ir, size_t size,
   }
   double t2 = zt_timing_now_ms();
   if (!mlirModuleIsNull(m)) mlirModuleDestroy(m);
-  zt_context_cache_bind(NULL);
+  zt_context_cache_unbind(c.cache);
   zt_compiler_context_release(c);
   zt_timing_record("release context", zt_timing_now_ms() - t2);
   zt_timing_record("compile (total)", zt_timing_now_ms() - t0);

@@ -7,6 +7,14 @@
 // hangs on it needs no lock, and parallel compiles never share it. A pass
 // manager belongs to its context anyway.
 //
+// How a stage finds its context's cache: the compile binds it while it holds
+// the context, and a lookup by context walks the bound caches under a mutex
+// (a few lookups per compile). Not a thread-local binding: one more
+// _Thread_local in this dlopen'ed library took its TLS past glibc's static
+// TLS surplus into dynamic TLS, where LeakSanitizer's scan of the forked
+// Check tests crashed ("Tracer caught signal 11", a garbage DTLS range: the
+// CI's ASan run of 567d9fa).
+//
 // Why pass managers: each compile parsed the same pipeline texts again and
 // built their passes, and MLIR then initialized every pass on its first run
 // (canonicalize's and the conversions' pattern sets, ~1 M instructions per
@@ -15,6 +23,7 @@
 // changed (MLIRContext::getRegistryHash), and passes keep no state between
 // runs on different operations (a nested pass manager runs one pass
 // instance on many functions).
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,10 +53,13 @@ struct zt_context_cache_s {
   kept_pm_t pms[KEPT_PIPELINES];
   kept_obj_t objs[KEPT_OBJECTS];
   unsigned long tick;
+  zt_context_cache_t* next_bound;  // the list of bound caches
+  bool bound;
 };
 
-// The cache of the context this thread compiles in (zt_context_cache_bind).
-static _Thread_local zt_context_cache_t* g_bound;
+// The caches bound now (one per compile in flight).
+static pthread_mutex_t g_bound_lock = PTHREAD_MUTEX_INITIALIZER;
+static zt_context_cache_t* g_bound;
 
 zt_context_cache_t* zt_context_cache_create(MlirContext ctx) {
   zt_context_cache_t* c = calloc(1, sizeof *c);
@@ -57,6 +69,7 @@ zt_context_cache_t* zt_context_cache_create(MlirContext ctx) {
 
 void zt_context_cache_release(zt_context_cache_t* c) {
   if (!c) return;
+  zt_context_cache_unbind(c);
   for (int i = 0; i < KEPT_PIPELINES; ++i) {
     if (!c->pms[i].text) continue;
     mlirPassManagerDestroy(c->pms[i].pm);
@@ -67,10 +80,36 @@ void zt_context_cache_release(zt_context_cache_t* c) {
   free(c);
 }
 
-void zt_context_cache_bind(zt_context_cache_t* c) { g_bound = c; }
+void zt_context_cache_bind(zt_context_cache_t* c) {
+  if (!c) return;
+  pthread_mutex_lock(&g_bound_lock);
+  if (!c->bound) {
+    c->bound = true;
+    c->next_bound = g_bound;
+    g_bound = c;
+  }
+  pthread_mutex_unlock(&g_bound_lock);
+}
+
+void zt_context_cache_unbind(zt_context_cache_t* c) {
+  if (!c) return;
+  pthread_mutex_lock(&g_bound_lock);
+  for (zt_context_cache_t** p = &g_bound; *p; p = &(*p)->next_bound) {
+    if (*p != c) continue;
+    *p = c->next_bound;
+    break;
+  }
+  c->bound = false;
+  c->next_bound = NULL;
+  pthread_mutex_unlock(&g_bound_lock);
+}
 
 static zt_context_cache_t* bound_to(MlirContext ctx) {
-  return g_bound && g_bound->ctx.ptr == ctx.ptr ? g_bound : NULL;
+  pthread_mutex_lock(&g_bound_lock);
+  zt_context_cache_t* c = g_bound;
+  while (c && c->ctx.ptr != ctx.ptr) c = c->next_bound;
+  pthread_mutex_unlock(&g_bound_lock);
+  return c;
 }
 
 MlirPassManager zt_context_cache_take_pm(MlirContext ctx, const char* pipeline) {

@@ -41,15 +41,17 @@ typedef struct zt_mlir_context_s {
 /// release: destroys what it kept (before the context itself goes).
 zt_context_cache_t* zt_context_cache_create(MlirContext ctx);
 void zt_context_cache_release(zt_context_cache_t* c);
-/// The cache of the context this thread compiles in (NULL: none); a
-/// compile binds its context's cache while it holds the context.
+/// A compile binds its context's cache while it holds the context, and
+/// unbinds it before giving the context back; the stages find it by their
+/// context (a context is used by one thread at a time). NULL: a no-op.
 void zt_context_cache_bind(zt_context_cache_t* c);
+void zt_context_cache_unbind(zt_context_cache_t* c);
 /// A pass manager kept for exactly this pipeline text in ctx, taken out of
-/// the cache (NULL if none, or ctx is not the bound context); give it back
+/// the cache (NULL if none, or ctx's cache is not bound); give it back
 /// with zt_context_cache_keep_pm after a run that succeeded.
 MlirPassManager zt_context_cache_take_pm(MlirContext ctx, const char* pipeline);
 /// Keeps pm (parsed from `pipeline`) for a later run in ctx; false (pm is
-/// the caller's to destroy) when ctx is not the bound context.
+/// the caller's to destroy) when ctx's cache is not bound.
 bool zt_context_cache_keep_pm(MlirContext ctx, const char* pipeline, MlirPassManager pm);
 
 /// Takes a context for this thread's exclusive use (an idle one, or a new

@@ -67,7 +67,6 @@ static void setup(void) { mlirRegisterTransformsPasses(); }
 
 START_TEST(nothing_is_kept_without_a_bound_cache) {
   MlirContext ctx = new_context();
-  zt_context_cache_bind(NULL);
   MlirPassManager pm = parsed(ctx, kCanon);
   ck_assert(!zt_context_cache_keep_pm(ctx, kCanon, pm));
   ck_assert_ptr_null(zt_context_cache_take_pm(ctx, kCanon).ptr);
@@ -93,7 +92,7 @@ START_TEST(a_kept_pass_manager_comes_back_for_its_text_and_runs_again) {
   ck_assert_ptr_null(zt_context_cache_take_pm(ctx, kCanon).ptr);
   ck_assert_int_eq(run_and_count(ctx, again), 1);
   ck_assert(zt_context_cache_keep_pm(ctx, kCanon, again));
-  zt_context_cache_bind(NULL);
+  zt_context_cache_unbind(c);
   zt_context_cache_release(c);  // destroys the kept pass manager
   mlirContextDestroy(ctx);
 }
@@ -109,11 +108,12 @@ START_TEST(another_context_does_not_see_them) {
   MlirPassManager pb = parsed(b, kCanon);
   ck_assert(!zt_context_cache_keep_pm(b, kCanon, pb));
   ck_assert_ptr_null(zt_context_cache_take_pm(b, kCanon).ptr);
+  zt_context_cache_unbind(ca);
   zt_context_cache_bind(cb);
-  ck_assert_ptr_null(zt_context_cache_take_pm(a, kCanon).ptr);
+  ck_assert_ptr_null(zt_context_cache_take_pm(a, kCanon).ptr);  // a's cache is not bound now
   ck_assert_ptr_null(zt_context_cache_take_pm(b, kCanon).ptr);
   mlirPassManagerDestroy(pb);
-  zt_context_cache_bind(NULL);
+  zt_context_cache_unbind(cb);
   zt_context_cache_release(ca);
   zt_context_cache_release(cb);
   mlirContextDestroy(a);
@@ -121,40 +121,48 @@ START_TEST(another_context_does_not_see_them) {
 }
 END_TEST
 
-// The binding is per thread: a compile on another thread, in another
-// context, neither finds nor disturbs this thread's cache.
+// Two compiles in flight, on two threads in two contexts: each finds only
+// its own context's cache, and one's unbinding leaves the other's.
 typedef struct {
   MlirContext ctx;
   zt_context_cache_t* cache;
   bool found_other;
   bool kept_own;
+  bool took_own;
 } worker_arg_t;
 
 static void* other_thread(void* p) {
   worker_arg_t* w = p;
-  w->found_other = zt_context_cache_take_pm(w->ctx, kCanon).ptr != NULL;  // nothing bound here
   zt_context_cache_bind(w->cache);
+  // a's pass manager is a's; this thread's context has none for kCanon.
+  w->found_other = zt_context_cache_take_pm(w->ctx, kCanon).ptr != NULL;
   w->kept_own = zt_context_cache_keep_pm(w->ctx, kCse, parsed(w->ctx, kCse));
-  zt_context_cache_bind(NULL);
+  MlirPassManager own = zt_context_cache_take_pm(w->ctx, kCse);
+  w->took_own = own.ptr != NULL;
+  if (own.ptr) mlirPassManagerDestroy(own);
+  zt_context_cache_unbind(w->cache);
   return NULL;
 }
 
-START_TEST(the_binding_is_per_thread) {
+START_TEST(two_compiles_in_flight_find_their_own) {
   MlirContext a = new_context(), b = new_context();
   zt_context_cache_t* ca = zt_context_cache_create(a);
   zt_context_cache_t* cb = zt_context_cache_create(b);
   zt_context_cache_bind(ca);
   ck_assert(zt_context_cache_keep_pm(a, kCanon, parsed(a, kCanon)));
-  worker_arg_t w = {a, cb, false, false};
+  worker_arg_t w = {b, cb, false, false, false};
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, other_thread, &w), 0);
   pthread_join(t, NULL);
   ck_assert(!w.found_other);
-  ck_assert(!w.kept_own);  // its context is a, its cache b's: refused
+  ck_assert(w.kept_own && w.took_own);
   MlirPassManager own = zt_context_cache_take_pm(a, kCanon);  // still here
   ck_assert_ptr_nonnull(own.ptr);
   mlirPassManagerDestroy(own);
-  zt_context_cache_bind(NULL);
+  zt_context_cache_unbind(ca);
+  MlirPassManager pa = parsed(a, kCse);
+  ck_assert(!zt_context_cache_keep_pm(a, kCse, pa));  // unbound: the caller keeps it
+  mlirPassManagerDestroy(pa);
   zt_context_cache_release(ca);
   zt_context_cache_release(cb);
   mlirContextDestroy(a);
@@ -175,7 +183,7 @@ START_TEST(many_pipelines_keep_the_latest) {
   ck_assert_ptr_nonnull(last.ptr);
   mlirPassManagerDestroy(last);
   ck_assert_ptr_null(zt_context_cache_take_pm(ctx, texts[0]).ptr);  // the oldest went
-  zt_context_cache_bind(NULL);
+  zt_context_cache_unbind(c);
   zt_context_cache_release(c);
   mlirContextDestroy(ctx);
 }
@@ -200,8 +208,8 @@ START_TEST(kept_objects_are_found_by_key_and_released_with_the_cache) {
   char same_text[sizeof key];
   memcpy(same_text, key, sizeof key);
   ck_assert_ptr_null(zt_context_kept(ctx, same_text));  // keys are addresses
-  zt_context_cache_bind(NULL);
-  ck_assert_ptr_null(zt_context_kept(ctx, key));  // not bound on this thread now
+  zt_context_cache_unbind(c);
+  ck_assert_ptr_null(zt_context_kept(ctx, key));  // not bound now
   zt_context_cache_release(c);
   ck_assert_int_eq(g_released, 1);
   mlirContextDestroy(ctx);
@@ -215,7 +223,7 @@ int main(void) {
   tcase_add_test(tc, nothing_is_kept_without_a_bound_cache);
   tcase_add_test(tc, a_kept_pass_manager_comes_back_for_its_text_and_runs_again);
   tcase_add_test(tc, another_context_does_not_see_them);
-  tcase_add_test(tc, the_binding_is_per_thread);
+  tcase_add_test(tc, two_compiles_in_flight_find_their_own);
   tcase_add_test(tc, many_pipelines_keep_the_latest);
   tcase_add_test(tc, kept_objects_are_found_by_key_and_released_with_the_cache);
   suite_add_tcase(s, tc);
