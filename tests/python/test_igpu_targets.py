@@ -479,8 +479,10 @@ def test_target_info_is_the_rows_descriptor():
 def test_templates_pick_tiles_by_the_rows_registers():
     # Planned for a row without XMX, attention's d128 forward takes tiles
     # whose fp32 values fit the work-items' registers (FMA dots hold them
-    # unpacked); d64 and rows with XMX keep the template's default; a
-    # config given by the caller is taken as it is.
+    # unpacked); d64 and rows with XMX keep the template's default, except
+    # dg2's (SIMD8 XMX, no 2D block IO), which has a plan of its own since
+    # session 19 (attention.DG2_FWD / DG2_FWD_D128: 16x16 tiles); a config
+    # given by the caller is taken as it is.
     torch = pytest.importorskip("torch")
     from zetile.ops import _kernels, scaled_dot_product_attention as sdpa
     zetile.set_device("cpu")
@@ -500,8 +502,13 @@ def test_templates_pick_tiles_by_the_rows_registers():
         assert plan(row, 64) == {k: default[k] for k in ("BLOCK_M", "BLOCK_N")}, row
         assert plan(row, 128, config={"BLOCK_M": 32, "BLOCK_N": 32}) == \
             {"BLOCK_M": 32, "BLOCK_N": 32}
-    for row in ("pvc", "dg2", "lnl"):
+    for row in ("pvc", "lnl"):
         assert plan(row, 128) == {k: default[k] for k in ("BLOCK_M", "BLOCK_N")}, row
+    from zetile.ops import attention
+    for E, want in ((64, attention.DG2_FWD), (128, attention.DG2_FWD_D128)):
+        assert plan("dg2", E) == {k: want[k] for k in ("BLOCK_M", "BLOCK_N")}, E
+    assert plan("dg2", 128, config={"BLOCK_M": 32, "BLOCK_N": 32}) == \
+        {"BLOCK_M": 32, "BLOCK_N": 32}
     # The default 32x32 does not fit tgllp's registers at d128 (what spilled).
     assert not _kernels.registers_fit(zetile._C.target_info("tgllp"),
                                       4 * 32 * 128 + 32 * 32)
