@@ -75,6 +75,11 @@ bool zt_context_keep(MlirContext ctx, const char* key, void* obj, void (*release
 /// Appends op to the array *ops of *n operations (room for *cap), growing
 /// it; false when memory ran out (the array is left as it was).
 bool zt_op_list_push(MlirOperation** ops, size_t* n, size_t* cap, MlirOperation op);
+/// The ops under root (pre-order) that want picks, as a new array (*ops, free
+/// it) of *n ops, to rewrite after the walk; false (nothing collected) when
+/// memory ran out.
+bool zt_op_list_collect(MlirOperation root, bool (*want)(MlirOperation), MlirOperation** ops,
+                        size_t* n);
 /// Prints an operation (generic form off) into sb.
 void zt_mlir_print(MlirOperation op, zt_strbuf_t* sb);
 /// An MlirStringCallback appending to the zt_strbuf_t at user (for

@@ -75,33 +75,14 @@ static void rewrite(MlirOperation op) {
   mlirOperationDestroy(op);
 }
 
-typedef struct {
-  MlirOperation* ops;
-  size_t n, cap;
-  bool oom;
-} found_t;
-
-static MlirWalkResult find_cb(MlirOperation op, void* user) {
-  found_t* f = user;
-  if (!is_block1d(op)) return MlirWalkResultAdvance;
-  if (!zt_op_list_push(&f->ops, &f->n, &f->cap, op)) {
-    f->oom = true;
-    return MlirWalkResultInterrupt;
-  }
-  return MlirWalkResultAdvance;
-}
-
 zt_status_t zt_block1d_to_pointers(MlirOperation kernel, int* out_count) {
-  found_t f = {0};
+  MlirOperation* ops;
+  size_t n;
   if (out_count) *out_count = 0;
-  mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
-  if (f.oom) {
-    free(f.ops);
+  if (!zt_op_list_collect(kernel, is_block1d, &ops, &n))
     return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "1-D block loads/stores as pointer accesses");
-  }
-  // Rewritten after the walk, not during it.
-  for (size_t i = 0; i < f.n; ++i) rewrite(f.ops[i]);
-  if (out_count) *out_count = (int)f.n;
-  free(f.ops);
+  for (size_t i = 0; i < n; ++i) rewrite(ops[i]);
+  if (out_count) *out_count = (int)n;
+  free(ops);
   return NULL;
 }

@@ -24,13 +24,6 @@
 #include "common/tile_build.h"
 #include "xe/xe_internal.h"
 
-typedef struct {
-  bool (*want)(MlirOperation);
-  MlirOperation* ops;
-  size_t n, cap;
-  bool oom;
-} found_t;
-
 // A 2-D transpose ([1, 0]) of a 2-D block load.
 static bool candidate(MlirOperation op) {
   if (!zt_op_named(op, "tile.trans") || mlirOperationGetNumOperands(op) != 1) return false;
@@ -47,17 +40,6 @@ static bool candidate(MlirOperation op) {
     return false;
   MlirAttribute bc = mlirOperationGetAttributeByName(ld, mlirStringRefCreateFromCString("boundary_check"));
   return !mlirAttributeIsNull(bc) && mlirAttributeIsAInteger(bc);
-}
-
-// Collects the ops f->want picks (rewritten after the walk, not during it).
-static MlirWalkResult find_cb(MlirOperation op, void* user) {
-  found_t* f = user;
-  if (!f->want(op)) return MlirWalkResultAdvance;
-  if (!zt_op_list_push(&f->ops, &f->n, &f->cap, op)) {
-    f->oom = true;
-    return MlirWalkResultInterrupt;
-  }
-  return MlirWalkResultAdvance;
 }
 
 static MlirOperation rewrite(MlirOperation trans) {
@@ -530,26 +512,21 @@ bool xe_ptr_trans_k_bound_ok(xe_emitter_t* e, MlirOperation op, const xe_bound_t
 
 zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int num_warps,
                                      int* out_count) {
-  found_t f = {.want = ptr_candidate};
+  // Each kind is collected first and rewritten after the walk.
+  MlirOperation* ops;
+  size_t n;
   if (out_count) *out_count = 0;
   if (num_warps > 1) {
-    mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
-    if (f.oom) {
-      free(f.ops);
+    if (!zt_op_list_collect(kernel, ptr_candidate, &ops, &n))
       return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe: transposed pointer loads");
-    }
-    for (size_t i = 0; i < f.n; ++i) rewrite_ptr(f.ops[i]);
-    if (out_count) *out_count = (int)f.n;
-    f.n = 0;
+    for (size_t i = 0; i < n; ++i) rewrite_ptr(ops[i]);
+    if (out_count) *out_count = (int)n;
+    free(ops);
   }
-  f.want = candidate;
-  mlirOperationWalk(kernel, find_cb, &f, MlirWalkPreOrder);
-  if (f.oom) {
-    free(f.ops);
+  if (!zt_op_list_collect(kernel, candidate, &ops, &n))
     return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe: transposed block loads");
-  }
-  for (size_t i = 0; i < f.n; ++i) {
-    MlirOperation nl = rewrite(f.ops[i]);
+  for (size_t i = 0; i < n; ++i) {
+    MlirOperation nl = rewrite(ops[i]);
     // The transposed view's inner stride is the old row stride: unless it
     // is 1 (by the emitter's own test), Xe's plain block IO cannot read it,
     // pointer loads can (strided row gathers), or transposed 2D block
@@ -563,8 +540,8 @@ zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int 
     }
     pointer_form(nl);
   }
-  if (out_count) *out_count += (int)f.n;
-  free(f.ops);
+  if (out_count) *out_count += (int)n;
+  free(ops);
   // 1-D descriptors have no block form on Xe: pointer accesses
   // (lowering/common/block1d.c; Intel's FlashAttention benchmark's m_i).
   return zt_block1d_to_pointers(kernel, NULL);
