@@ -510,8 +510,64 @@ bool xe_ptr_trans_k_bound_ok(xe_emitter_t* e, MlirOperation op, const xe_bound_t
   return !b->inclusive && div_of(e, b->bound, 0) % 2 == 0 && even_offsets(e, b->x);
 }
 
+// ------------------------------------------------ transposes undone
+
+// A tile.trans of a tile.trans whose orders compose to the identity:
+// `tl.trans(qT)` with `qT = q_desc.load(...).T` (Intel's FlashAttention
+// backward: the dk and dq dots read Q and K back in their stored form).
+// Folded to the inner operand before the rewrites below, so the stored
+// form is read as it is (a plain block read of a dot's B operand) rather
+// than as a transposed load of a transposed view whose small tile (16x64
+// over 8x1 subgroups) no layout of the kernel's grid holds.
+static bool order_at(MlirOperation op, intptr_t n, int32_t* out) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("order"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI32Array(a) ||
+      mlirDenseArrayGetNumElements(a) != n || n > 8)
+    return false;
+  for (intptr_t i = 0; i < n; ++i) out[i] = mlirDenseI32ArrayGetElement(a, i);
+  return true;
+}
+
+static bool double_trans(MlirOperation op) {
+  if (!zt_op_named(op, "tile.trans") || mlirOperationGetNumOperands(op) != 1) return false;
+  MlirValue src = mlirOperationGetOperand(op, 0);
+  if (!mlirValueIsAOpResult(src)) return false;
+  MlirOperation in = mlirOpResultGetOwner(src);
+  if (!zt_op_named(in, "tile.trans") || mlirOperationGetNumOperands(in) != 1) return false;
+  MlirType t = mlirValueGetType(src);
+  if (!mlirTypeIsARankedTensor(t)) return false;
+  intptr_t n = mlirShapedTypeGetRank(t);
+  int32_t outer[8], inner[8];
+  if (!order_at(op, n, outer) || !order_at(in, n, inner)) return false;
+  // Result dim i is the inner result's dim outer[i], the source's dim
+  // inner[outer[i]].
+  for (intptr_t i = 0; i < n; ++i)
+    if (outer[i] < 0 || outer[i] >= n || inner[outer[i]] != i) return false;
+  return true;
+}
+
+static zt_status_t fold_double_trans(MlirOperation kernel) {
+  MlirOperation* ops;
+  size_t n;
+  if (!zt_op_list_collect(kernel, double_trans, &ops, &n))
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe: transposes of transposes");
+  // In program order: folding one may destroy its inner transpose, which
+  // comes earlier in the list (already done), never a later entry.
+  for (size_t i = 0; i < n; ++i) {
+    if (!double_trans(ops[i])) continue;  // its inner one was folded away
+    MlirValue mid = mlirOperationGetOperand(ops[i], 0);
+    MlirOperation in = mlirOpResultGetOwner(mid);
+    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(ops[i], 0), mlirOperationGetOperand(in, 0));
+    mlirOperationDestroy(ops[i]);
+    if (mlirOpOperandIsNull(mlirValueGetFirstUse(mid))) mlirOperationDestroy(in);
+  }
+  free(ops);
+  return NULL;
+}
+
 zt_status_t xe_transpose_block_loads(xe_emitter_t* e, MlirOperation kernel, int num_warps,
                                      int* out_count) {
+  ZT_RETURN_IF_ERROR(fold_double_trans(kernel));
   // Each kind is collected first and rewritten after the walk.
   MlirOperation* ops;
   size_t n;
