@@ -1123,6 +1123,22 @@ static void scan_row(xe_emitter_t* e, const reduce_kind_t* rk, zt_scalar_kind_t 
   memcpy(out, acc, XE_NAME_MAX);
 }
 
+// out = lane i of v as a uniform scalar: the other lanes set to the
+// identity, then reduced (the upstream-distributable way, as scan_row).
+static void lane_scalar(xe_emitter_t* e, const reduce_kind_t* rk, zt_scalar_kind_t k,
+                        const char* v, int i, xe_name_t out) {
+  const char* et = xe_elem(k);
+  char idt[48];
+  identity_text(rk->identity, k, idt, sizeof idt);
+  xe_name_t id, sel;
+  xe_vconst(e, idt, et, id);
+  xe_take_lane(e, v, i, id, et, sel);
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n", out,
+                   rk->kind, sel, et, et, loc(e));
+}
+
 // A scan of a narrow tile (by columns, xe_val_t.narrow). Down the rows
 // (axis 0) column j is a 1-D sequence: row j of each block, scanned like a
 // 1-D tensor's chunks. Along a row (axis 1) the running value goes from one
@@ -1172,6 +1188,141 @@ static zt_status_t scan_narrow(xe_emitter_t* e, const reduce_kind_t* rk, const x
     }
   }
   xe_bind(e, res, r);
+  return NULL;
+}
+
+// Hoisted vector<16xi1>: grid index i comes before `mine` along the scan
+// (after it, reversed): the subgroups whose totals enter this one's prefix.
+static void sg_before_mask(xe_emitter_t* e, const char* mine, int i, bool rev, xe_name_t out) {
+  xe_name_t c, cmp;
+  char text[160];
+  snprintf(text, sizeof text, "arith.constant %d : index", i);
+  xe_hoist(e, text, false, c);
+  snprintf(text, sizeof text, "arith.cmpi %s, %s, %s : index", rev ? "ugt" : "ult", c, mine);
+  xe_hoist(e, text, false, cmp);
+  snprintf(text, sizeof text,
+           "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR "} : i1 to vector<16xi1>",
+           cmp);
+  xe_hoist(e, text, true, out);
+}
+
+// A 2-D scan along an axis split across subgroups (axis 0 with sg_m > 1,
+// axis 1 with sg_n > 1), before each subgroup scans its own part: every
+// subgroup's line totals (axis 0: per column, 16 columns a vector; axis 1:
+// per row, lane i = its row 16c + i) go to SLM, slot [grid index along the
+// axis][line of the whole tile], as the column and row reductions across
+// subgroups lay them out; after a barrier each subgroup combines, in grid
+// order, the totals of the subgroups before it (after it, reversed; the
+// others count as the identity: the kinds here commute) into pre[] (nbc
+// vectors for axis 0, ceil(tr / 16) for axis 1), the carry its own scan
+// starts from. A second barrier lets the next exchange reuse the buffer.
+static zt_status_t scan_prefix_across(xe_emitter_t* e, const reduce_kind_t* rk,
+                                      const xe_val_t* s, int axis, bool rev, xe_name_t* pre) {
+  zt_scalar_kind_t k = s->type.kind;
+  const char* et = xe_elem(k);
+  int sm = e->sg_m, sn = e->sg_n;
+  int parts = axis == 0 ? sm : sn;
+  int64_t R = s->type.shape[0], Rp = (R + 15) / 16 * 16, T = s->type.shape[1] / 16;
+  int32_t nout = axis == 0 ? s->nbc : (s->tr + 15) / 16;
+  if (s->type.shape[1] % 16 || T != (int64_t)sn * s->nbc || R != (int64_t)sm * s->tr)
+    return xe_fail(e, ZT_STATUS_INTERNAL, "scan across subgroups: layouts");
+  int64_t n = axis == 0 ? (int64_t)sm * T * 16 : (int64_t)sn * Rp;
+  if (n * zt_scalar_kind_bits(k) / 8 > 65536)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D scan along axis %d across %d subgroups of a %lldx%lld tile needs %lld "
+                   "bytes of shared local memory on Xe (64 KB at most)",
+                   axis, parts, (long long)R, (long long)s->type.shape[1],
+                   (long long)(n * zt_scalar_kind_bits(k) / 8));
+  char idt[48];
+  identity_text(rk->identity, k, idt, sizeof idt);
+  xe_name_t id, all, slm;
+  xe_vconst(e, idt, et, id);
+  xe_all_true(e, all);
+  if (!xe_slm_buffer(e, k, (int)n, slm)) return NULL;
+  xe_name_t* part = calloc((size_t)nout, sizeof *part);
+  if (!part) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+  // This subgroup's totals, its lines in the same order as its scan.
+  if (axis == 0) {
+    for (int32_t bj = 0; bj < s->nbc; ++bj) {
+      for (int32_t q = 0; q < s->tr; ++q) {
+        xe_name_t x, c;
+        xe_block_row(e, s, q / s->br, bj, q % s->br, x);
+        if (q == 0) {
+          memcpy(part[bj], x, sizeof x);
+          continue;
+        }
+        xe_vbinary(e, rk->combine, part[bj], x, et, c);
+        memcpy(part[bj], c, sizeof c);
+      }
+    }
+  } else {
+    for (int32_t c = 0; c < nout; ++c) memcpy(part[c], id, sizeof id);
+    for (int32_t q = 0; q < s->tr; ++q) {
+      xe_name_t acc, t, p;
+      for (int32_t bj = 0; bj < s->nbc; ++bj) {
+        xe_name_t x, c;
+        xe_block_row(e, s, q / s->br, bj, q % s->br, x);
+        if (bj == 0) {
+          memcpy(acc, x, sizeof x);
+          continue;
+        }
+        xe_vbinary(e, rk->combine, acc, x, et, c);
+        memcpy(acc, c, sizeof c);
+      }
+      xe_fresh(e, t);
+      xe_line(e);
+      zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n", t,
+                       rk->kind, acc, et, et, loc(e));
+      xe_put_lane(e, t, q % 16, part[q / 16], et, p);
+      memcpy(part[q / 16], p, sizeof p);
+    }
+  }
+  // Slots: axis 0 [grid row][column of the tile], axis 1 [grid column][row].
+  xe_name_t wrow, wcol, wbase, mine;
+  if (axis == 0) {
+    sg_index(e, sn, sm, T * 16, wrow);
+    sg_index(e, 1, sn, (int64_t)s->nbc * 16, wcol);
+    sg_index(e, sn, sm, 1, mine);
+  } else {
+    sg_index(e, 1, sn, Rp, wcol);
+    sg_index(e, sn, sm, s->tr, wrow);
+    sg_index(e, 1, sn, 1, mine);
+  }
+  add_index(e, wrow, wcol, wbase);
+  for (int32_t c = 0; c < nout; ++c) {
+    xe_name_t offs, mask;
+    slm_offsets(e, wbase, 16LL * c, offs);
+    if (axis == 0 || s->tr - 16LL * c >= 16) memcpy(mask, all, sizeof mask);
+    else xe_pad_mask(e, s->tr - 16LL * c, mask);
+    xe_slm_store(e, part[c], slm, offs, mask, et, n);
+  }
+  free(part);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
+  // The other subgroups' slots of this subgroup's own lines.
+  const char* own = axis == 0 ? wcol : wrow;
+  int64_t stride = axis == 0 ? T * 16 : Rp;
+  for (int32_t c = 0; c < nout; ++c) {
+    xe_name_t mask, acc = "";
+    if (axis == 0 || s->tr - 16LL * c >= 16) memcpy(mask, all, sizeof mask);
+    else xe_pad_mask(e, s->tr - 16LL * c, mask);
+    for (int i = 0; i < parts; ++i) {
+      xe_name_t offs, v, before, sel, nv;
+      slm_offsets(e, own, i * stride + 16LL * c, offs);
+      xe_slm_load(e, slm, offs, mask, et, n, v);
+      sg_before_mask(e, mine, i, rev, before);
+      xe_vselect(e, before, v, id, et, sel);
+      if (!acc[0]) {
+        memcpy(acc, sel, sizeof acc);
+        continue;
+      }
+      xe_vbinary(e, rk->combine, acc, sel, et, nv);
+      memcpy(acc, nv, sizeof acc);
+    }
+    memcpy(pre[c], acc, sizeof acc);
+  }
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
   return NULL;
 }
 
@@ -1240,12 +1391,25 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
   if (s->layout == XE_LAYOUT_BLOCK2D && s->narrow) return scan_narrow(e, rk, s, axis, rev, res);
   if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a scan of this value on Xe");
-  if ((axis == 1 && e->sg_n != 1) || (axis == 0 && e->sg_m != 1))
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "a 2-D scan along axis %d of a tile split that way across subgroups "
-                   "(%dx%d) on Xe", axis, e->sg_m, e->sg_n);
+  if (axis != 0 && axis != 1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D scan along axis %d", axis);
+  // Lines split across subgroups start from the totals before them.
+  bool across = axis == 0 ? e->sg_m > 1 : e->sg_n > 1;
+  xe_name_t* pre = NULL;
+  if (across) {
+    pre = calloc((size_t)(s->nbc > s->tr ? s->nbc : s->tr), sizeof *pre);
+    if (!pre) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    zt_status_t st = scan_prefix_across(e, rk, s, axis, rev, pre);
+    if (st || e->error) {
+      free(pre);
+      return st;
+    }
+  }
   xe_val_t* r = xe_alloc_for(e, res, s->type, XE_ROLE_C);
-  if (!r) return NULL;
+  if (!r) {
+    free(pre);
+    return NULL;
+  }
   // Result blocks are built row by row into a zero block.
   char text[160];
   xe_name_t zero;
@@ -1253,7 +1417,10 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
            zt_scalar_kind_is_float(k) ? "0.0" : "0", s->br, et);
   xe_hoist(e, text, true, zero);
   xe_name_t* cur = calloc((size_t)r->nchunks, sizeof *cur);
-  if (!cur) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+  if (!cur) {
+    free(pre);
+    return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+  }
   for (int32_t i = 0; i < r->nchunks; ++i) memcpy(cur[i], zero, sizeof cur[i]);
   int32_t rows = s->tr;
 #define ROW(out, bi, bj, rr) xe_block_row(e, s, bi, bj, rr, out)
@@ -1271,6 +1438,7 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
   if (axis == 0) {
     for (int32_t bj = 0; bj < s->nbc; ++bj) {
       xe_name_t acc = "";
+      if (pre) memcpy(acc, pre[bj], sizeof acc);
       for (int32_t q = 0; q < rows; ++q) {
         int32_t row = rev ? rows - 1 - q : q, bi = row / s->br, rr = row % s->br;
         xe_name_t x, n;
@@ -1289,6 +1457,7 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
     for (int32_t row = 0; row < rows; ++row) {
       int32_t bi = row / s->br, rr = row % s->br;
       xe_name_t carry = "";
+      if (pre) lane_scalar(e, rk, k, pre[row / 16], row % 16, carry);
       for (int32_t q = 0; q < s->nbc; ++q) {
         int32_t bj = rev ? s->nbc - 1 - q : q;
         xe_name_t x, o, total;
@@ -1298,15 +1467,12 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
         PUT(bi, bj, rr, o);
       }
     }
-  } else {
-    free(cur);
-    xe_free_val(r);
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D scan along axis %d", axis);
   }
 #undef ROW
 #undef PUT
   memcpy(r->names, cur, (size_t)r->nchunks * sizeof *cur);
   free(cur);
+  free(pre);
   xe_bind(e, res, r);
   return NULL;
 }

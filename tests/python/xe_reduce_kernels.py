@@ -119,3 +119,17 @@ def cumsum_row(X, OUT, N, BLOCK: tl.constexpr, REV: tl.constexpr):
     m = offs < N
     x = tl.load(X + offs, mask=m, other=0)
     tl.store(OUT + offs, tl.cumsum(x, 0, reverse=REV), mask=m)
+
+
+@triton.jit
+def cumsum_tile(X, OUT, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr,
+                REV: tl.constexpr, PROD: tl.constexpr):
+    # A tile whose scan axis is split across subgroups at num_warps >= 2.
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    if PROD:
+        y = tl.cumprod(x, axis=AXIS, reverse=REV)
+    else:
+        y = tl.cumsum(x, axis=AXIS, reverse=REV)
+    tl.store(OUT + rm[:, None] * N + rn[None, :], y)
