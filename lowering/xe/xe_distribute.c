@@ -227,6 +227,38 @@ static bool lane_regs_ok(MlirOperation op) {
   return mlirTypeIsAVector(r) && mlirShapedTypeGetRank(r) == 2 && bits == vec_bits(r);
 }
 
+// A vector.shuffle that moves whole groups of LANES elements, each from a
+// multiple of LANES (the chunks of xe_wide.c's wide values): lane j's
+// element k of the result is its own element mask[k * LANES] / LANES of
+// the operands, so the lane's shuffle takes that mask.
+static bool lane_shuffle_ok(MlirOperation op) {
+  if (mlirOperationGetNumOperands(op) != 2 || mlirOperationGetNumResults(op) != 1) return false;
+  for (intptr_t i = 0; i < 2; ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
+    if (!mlirTypeIsAVector(t) || mlirShapedTypeGetRank(t) != 1) return false;
+  }
+  MlirAttribute m = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("mask"));
+  if (mlirAttributeIsNull(m) || !mlirAttributeIsADenseI64Array(m)) return false;
+  intptr_t n = mlirDenseArrayGetNumElements(m);
+  if (n % LANES || n / LANES > 256) return false;
+  for (intptr_t k = 0; k < n; k += LANES) {
+    int64_t m0 = mlirDenseI64ArrayGetElement(m, k);
+    if (m0 < 0 || m0 % LANES) return false;
+    for (intptr_t i = 1; i < LANES; ++i)
+      if (mlirDenseI64ArrayGetElement(m, k + i) != m0 + i) return false;
+  }
+  return true;
+}
+
+static void fix_shuffle(MlirContext ctx, MlirOperation op) {
+  MlirAttribute m = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("mask"));
+  intptr_t n = mlirDenseArrayGetNumElements(m) / LANES;
+  int64_t lane[256];  // (lane_shuffle_ok: at most 256)
+  for (intptr_t k = 0; k < n; ++k) lane[k] = mlirDenseI64ArrayGetElement(m, k * LANES) / LANES;
+  mlirOperationSetAttributeByName(op, mlirStringRefCreateFromCString("mask"),
+                                  mlirDenseI64ArrayGet(ctx, n, lane));
+}
+
 static MlirWalkResult check_op(MlirOperation op, void* user) {
   check_t* c = user;
   if (c->bad) return MlirWalkResultInterrupt;
@@ -311,6 +343,8 @@ static MlirWalkResult check_op(MlirOperation op, void* user) {
       refuse(c, op, "%s", "an element put into another lane");
     else
       c->wide_rows |= mlirShapedTypeGetDimSize(t, mlirShapedTypeGetRank(t) - 1) > XE_SUBGROUP;
+  } else if (zt_op_named(op, "vector.shuffle")) {
+    if (!lane_shuffle_ok(op)) refuse(c, op, "%s", "a shuffle that moves elements across lanes");
   } else if (zt_op_named(op, "vector.reduction")) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
     if (mlirShapedTypeGetRank(t) != 1 || !shuffle_type(mlirShapedTypeGetElementType(t)))
@@ -419,7 +453,7 @@ static bool needs_fix(MlirOperation op) {
   static const char* const names[] = {"arith.constant", "vector.step",    "vector.reduction",
                                       "xegpu.load_nd",  "xegpu.store_nd", "xegpu.dpas",
                                       "xegpu.load",     "xegpu.store",
-                                      "builtin.unrealized_conversion_cast"};
+                                      "builtin.unrealized_conversion_cast", "vector.shuffle"};
   for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
     if (zt_op_named(op, names[i])) return true;
   return false;
@@ -1166,6 +1200,8 @@ static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
     if (LANES < XE_SUBGROUP) split_gather(ctx, op);
   } else if (zt_op_named(op, "builtin.unrealized_conversion_cast")) {
     fix_lane_regs(ctx, op);
+  } else if (zt_op_named(op, "vector.shuffle")) {
+    fix_shuffle(ctx, op);
   }
   return NULL;
 }

@@ -324,9 +324,48 @@ static zt_status_t result_type(xe_emitter_t* e, MlirOperation op, intptr_t i,
   return xe_tile_type(e, mlirValueGetType(mlirOperationGetResult(op, i)), t);
 }
 
+// The scalar record a tile.splat operand was made from (NULL otherwise).
+static xe_val_t* splat_source(xe_emitter_t* e, MlirValue v) {
+  if (!mlirValueIsAOpResult(v)) return NULL;
+  MlirOperation def = mlirOpResultGetOwner(v);
+  if (!name_is(mlirIdentifierStr(mlirOperationGetName(def)), "tile.splat")) return NULL;
+  xe_val_t* s = xe_find_raw(e, mlirOperationGetOperand(def, 0));
+  return s && s->layout == XE_LAYOUT_SCALAR ? s : NULL;
+}
+
+// The op as one op on whole vectors (xe_wide.c) where it can be: *out NULL
+// otherwise.
+static zt_status_t emit_arith_wide(xe_emitter_t* e, MlirOperation op, const char* opname,
+                                   xe_val_t** out) {
+  *out = NULL;
+  intptr_t no = mlirOperationGetNumOperands(op);
+  if (!e->wide || no < 1 || no > 4) return NULL;
+  xe_val_t *ops[4], *splat[4];
+  for (intptr_t i = 0; i < no; ++i) {
+    MlirValue v = mlirOperationGetOperand(op, i);
+    ops[i] = xe_find_raw(e, v);
+    if (!ops[i]) return NULL;
+    splat[i] = splat_source(e, v);
+  }
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &rt));
+  zt_strbuf_t props;
+  zt_strbuf_init(&props);
+  xe_op_props(op, &props);
+  zt_status_t s = xe_wide_elementwise(e, op, opname, props.data, ops, splat, (int)no, rt, out);
+  zt_strbuf_deinit(&props);
+  return s;
+}
+
 // Generic elementwise arith/math op (one result).
 static zt_status_t emit_arith(xe_emitter_t* e, MlirOperation op,
                               const char* opname) {
+  xe_val_t* w;
+  ZT_RETURN_IF_ERROR(emit_arith_wide(e, op, opname, &w));
+  if (w) {
+    xe_bind(e, mlirOperationGetResult(op, 0), w);
+    return NULL;
+  }
   xe_val_t* ops[4];
   int n;
   ZT_RETURN_IF_ERROR(operands(e, op, ops, 4, &n));
@@ -617,7 +656,7 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
         xe_tile_type(e, mlirValueGetType(mlirOperationGetOperand(op, i)), &t));
   }
   // Results bound already (an addition fused into the dot before it).
-  if (mlirOperationGetNumResults(op) == 1 && xe_find(e, mlirOperationGetResult(op, 0)))
+  if (mlirOperationGetNumResults(op) == 1 && xe_find_raw(e, mlirOperationGetResult(op, 0)))
     return NULL;
   bool matrix = false;
   zt_status_t s = xe_matrix_op(e, op, &matrix);
@@ -675,8 +714,13 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
 }
 
 zt_status_t xe_emit_block(xe_emitter_t* e, MlirBlock block) {
+  // A block is a scope: what its ops write is not visible after it (xe_wide.c).
+  int outer;
+  ZT_RETURN_IF_ERROR(xe_scope_push(e, &outer));
+  zt_status_t s = NULL;
   for (MlirOperation op = mlirBlockGetFirstOperation(block);
-       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
-    ZT_RETURN_IF_ERROR(xe_emit_op(e, op));
-  return NULL;
+       !s && !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    s = xe_emit_op(e, op);
+  xe_scope_pop(e, outer);
+  return s;
 }

@@ -108,6 +108,15 @@ typedef struct xe_val_s {
   MlirValue root;
   xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)
   xe_name_t base;    ///< pointer tensors: the i64 base address
+  /// ROW16 values an elementwise tile op wrote whole (xe_wide.c): `wide`
+  /// names one vector<nchunks*16 x T> (lane j: elements j, j + 16, ...,
+  /// i.e. element k of the lane is chunk k's), valid in scope wide_scope
+  /// and the scopes inside it. names[] then hold the chunks only where
+  /// chunk_scope sees (xe_lookup writes them when a reader needs them);
+  /// chunk_scope -1: nowhere yet. Other records: wide empty, chunk_scope 0
+  /// (the kernel's scope: everywhere).
+  xe_name_t wide;
+  int wide_scope, chunk_scope;
 } xe_val_t;
 
 /// The role to ask the allocators for a record like v (b16 kept).
@@ -182,6 +191,12 @@ typedef struct xe_emitter_s {
   /// gave the kernel's values (xe_layout.c; NULL until xe_matrix_plan).
   const xe_target_t* target;
   xe_assign_t* layouts;
+  /// Scopes (xe_wide.c): the region being emitted (0: the kernel) and each
+  /// scope's parent; wide: elementwise tile ops may be written as one wide
+  /// op (16 lanes, ZETILE_XE_WIDE not 0, zetile's own distribution).
+  int scope, nscopes;
+  int* scope_parent;
+  bool wide, used_wide;
   /// Lanes of the subgroup the emitted code runs at (xe_emit_lanes): the
   /// lane_layout of the #zt_* layouts and intel_reqd_sub_group_size. A
   /// chunk stays XE_SUBGROUP elements; at 8 lanes each lane holds two of
@@ -639,11 +654,30 @@ typedef struct xe_module_info_s {
   bool shuffles;        ///< marked lane shuffles to rewrite after distribution
   bool slm;             ///< SLM exchanges to rewrite after distribution (xe_atomic.c)
   int lanes;            ///< lanes of the subgroup the code was emitted for
+  bool wide;            ///< some tile op was written whole (xe_wide.c)
+  bool no_wide;         ///< in: write no wide ops (upstream's distribution follows)
 } xe_module_info_t;
 /// Lanes the shared lowering emits for a row: XE_SUBGROUP (16), or the row's
 /// own subgroup size for a SIMD8 row asked for it (ZETILE_DG2_LOWERING=shared8)
 /// when the kernel has a tl.dot (=shared8all: every kernel).
 int xe_emit_lanes(const xe_target_t* tg, MlirOperation kernel);
+// --- xe_wide.c ---------------------------------------------------------
+/// Enters a new scope (a region's body) / returns to its parent.
+zt_status_t xe_scope_push(xe_emitter_t* e, int* saved);
+void xe_scope_pop(xe_emitter_t* e, int saved);
+/// The record of v without writing its chunks (NULL if it has none).
+xe_val_t* xe_find_raw(xe_emitter_t* e, MlirValue v);
+/// Writes a wide record's chunks (vector.shuffle of 16 lanes each) where
+/// the current scope cannot see them yet; every other record: nothing.
+void xe_wide_chunks(xe_emitter_t* e, xe_val_t* r);
+/// One elementwise tile op as a single op on whole vectors where its
+/// operands allow (ops[] from xe_find_raw; splat_of[i]: the scalar record
+/// a splatted operand was made from, or NULL). *out: the result's record
+/// (not bound), or NULL when not taken (nothing written).
+zt_status_t xe_wide_elementwise(xe_emitter_t* e, MlirOperation op, const char* opname,
+                                const char* props, xe_val_t** ops, xe_val_t** splat_of,
+                                int nops, zt_type_t rt, xe_val_t** out);
+
 /// The lowered module text for the kernel (used by zt_lower_xe and tests);
 /// info (may be NULL) receives what the module needs from the driver.
 zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info);

@@ -24,11 +24,15 @@ static bool plain_vector_op(MlirOperation op) {
                                        "vector.extract_strided_slice", "vector.from_elements"};
   for (size_t i = 0; i < sizeof kPlain / sizeof kPlain[0]; ++i)
     if (zt_op_named(op, kPlain[i])) return true;
-  // The lane packer's one-element slices: a shuffle of one 1-D vector with
-  // itself (xe_lane_pack.c).
-  if (zt_op_named(op, "vector.shuffle"))
-    return mlirOperationGetNumOperands(op) == 2 &&
-           mlirValueEqual(mlirOperationGetOperand(op, 0), mlirOperationGetOperand(op, 1));
+  // The lane packer's one-element slices (a shuffle of one 1-D vector with
+  // itself, xe_lane_pack.c) and the wide values' chunks and joins
+  // (xe_wide.c: two 1-D operands of one type): one llvm.shufflevector each.
+  if (zt_op_named(op, "vector.shuffle")) {
+    if (mlirOperationGetNumOperands(op) != 2) return false;
+    MlirType a = mlirValueGetType(mlirOperationGetOperand(op, 0));
+    return mlirTypeEqual(a, mlirValueGetType(mlirOperationGetOperand(op, 1))) &&
+           mlirTypeIsAVector(a) && mlirShapedTypeGetRank(a) == 1;
+  }
   // A broadcast of a scalar is already in the form the conversions take; a
   // broadcast of a vector is lowered by the pass.
   return zt_op_named(op, "vector.broadcast") && mlirOperationGetNumOperands(op) == 1 &&

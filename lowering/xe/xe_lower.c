@@ -291,6 +291,13 @@ int xe_emit_lanes(const xe_target_t* tg, MlirOperation kernel) {
 zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info) {
   xe_emitter_t e;
   xe_emitter_init(&e, lc);
+  // Elementwise tile ops written whole (xe_wide.c): 16 lanes and zetile's
+  // own distribution only; ZETILE_XE_WIDE=0 writes chunks.
+  const char* wide_env = getenv("ZETILE_XE_WIDE");
+  const char* dist_env = getenv("ZETILE_XE_DISTRIBUTE");
+  e.wide = e.lanes == XE_SUBGROUP && !(info && info->no_wide) &&
+           !(wide_env && strcmp(wide_env, "0") == 0) &&
+           !(dist_env && strcmp(dist_env, "upstream") == 0);
   MlirOperation k = lc->kernel;
   xe_set_cur(&e, k);
   // One-column / one-row 2-D tiles have no Xe layout; as 1-D tensors they
@@ -409,6 +416,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     info->atomics = e.used_atomics;
     info->shuffles = e.used_shuffles;
     info->slm = e.slm_kinds || e.nslm_bufs;
+    info->wide = e.used_wide;
   }
   xe_emitter_deinit(&e);
   return s;
@@ -751,6 +759,25 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         s = xe_distribute_lanes(lc->ctx, m, info.uint8_dpas, &done, why, sizeof why);
         zt_timing_record(done ? "lane distribution (zetile)" : "lane distribution check",
                          zt_timing_now_ms() - t);
+      }
+      // Upstream's distribution follows, and it knows no chunk shuffles of
+      // whole-written ops (xe_wide.c): the module once more in chunks.
+      if (!s && !done && !strict && info.wide) {
+        double t = zt_timing_now_ms();
+        zt_strbuf_t again;
+        zt_strbuf_init(&again);
+        xe_module_info_t chunked = {.nsg = 1, .lanes = XE_SUBGROUP, .no_wide = true};
+        s = xe_emit_module(lc, &again, &chunked);
+        if (!s) {
+          mlirModuleDestroy(m);
+          m.ptr = NULL;
+          info = chunked;
+          s = zt_artifact_set(lc->artifact, "mlir", again.data, again.size);
+        }
+        if (!s) s = zt_mlir_parse(lc->ctx, again.data, again.size, "Xe lowered module", &m);
+        zt_strbuf_deinit(&again);
+        if (!s) zt_dce(mlirModuleGetOperation(m));
+        zt_timing_record("emission again in chunks", zt_timing_now_ms() - t);
       }
       // Upstream's distribution knows no 8-lane layouts of Xe-HPG (its chips
       // are pvc and bmg): below 16 lanes ours must cover the kernel.

@@ -30,6 +30,7 @@ void xe_emitter_deinit(xe_emitter_t* e) {
   free(e->keys);
   free(e->vals);
   free(e->data_vals);
+  free(e->scope_parent);
   xe_assign_free(e->layouts);
   for (int i = 0; i < e->num_consts; ++i) free(e->const_text[i]);
   free(e->const_text);
@@ -419,7 +420,7 @@ xe_val_t* xe_alias(xe_emitter_t* e, MlirValue v, const xe_val_t* src) {
 
 void xe_print_attr(MlirAttribute a, zt_strbuf_t* sb) { mlirAttributePrint(a, append_cb, sb); }
 
-xe_val_t* xe_find(xe_emitter_t* e, MlirValue v) {
+xe_val_t* xe_find_raw(xe_emitter_t* e, MlirValue v) {
   if (e->cap) {
     size_t j = hash_ptr(v.ptr) & (e->cap - 1);
     while (e->keys[j]) {
@@ -430,14 +431,17 @@ xe_val_t* xe_find(xe_emitter_t* e, MlirValue v) {
   return NULL;
 }
 
+// Readers of a record read its chunks: a wide one (xe_wide.c) writes them
+// here first where they are not in scope.
+xe_val_t* xe_find(xe_emitter_t* e, MlirValue v) {
+  xe_val_t* r = xe_find_raw(e, v);
+  xe_wide_chunks(e, r);
+  return r;
+}
+
 xe_val_t* xe_lookup(xe_emitter_t* e, MlirValue v) {
-  if (e->cap) {
-    size_t j = hash_ptr(v.ptr) & (e->cap - 1);
-    while (e->keys[j]) {
-      if (e->keys[j] == v.ptr) return e->vals[j];
-      j = (j + 1) & (e->cap - 1);
-    }
-  }
+  xe_val_t* r = xe_find(e, v);
+  if (r) return r;
   if (!e->error)
     e->error = xe_fail(e, ZT_STATUS_INTERNAL, "operand has not been lowered");
   return NULL;

@@ -17,6 +17,9 @@ SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "k_ptr": "*i32", "s": "fp32", "n": "i
 
 def _compile(monkeypatch, pack):
     import xe_pack_kernels as K
+    # The packer's own input: tile ops written as chunks (the emitter writes
+    # this kernel's runs whole by default, xe_wide.c: nothing left to pack).
+    monkeypatch.setenv("ZETILE_XE_WIDE", "0")
     if pack is None:
         monkeypatch.delenv("ZETILE_XE_PACK", raising=False)
     else:

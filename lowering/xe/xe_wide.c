@@ -1,0 +1,194 @@
+// Elementwise tile ops written whole (issue 22): one op on the subgroup's
+// vector<nchunks*16 x T> instead of one op per 16-element chunk.
+//
+// Why: every chunk op was written, parsed, distributed to a lane's
+// vector<1xT> and joined again by xe_lane_pack.c into one vector<nchunksxT>
+// op; the 200-op chain (16 chunks a subgroup) spent ~58% of its compile on
+// those pieces (emitted text 403 KB). A vector<Nx16 x T> with the #zt_l
+// layout (lane_layout [16], lane_data [1]) gives lane j the elements j,
+// j + 16, ...: element k of the lane is lane j of chunk k, the same registers
+// the pieces packed give, so xe_distribute.c distributes it like any
+// elementwise op.
+//
+// Between the two forms: a wide record's chunks are `vector.shuffle %w, %w
+// [16k .. 16k+15]` (written only when a reader needs them, in the scope that
+// reader is in), and chunks become one wide value through a tree of
+// shuffles joining equal halves. Both masks move whole 16-lane chunks, which
+// xe_distribute.c turns into the lane's own shuffle (element k). Only where
+// zetile's distribution runs (upstream's knows no such shuffle) and at 16
+// lanes; ZETILE_XE_WIDE=0 writes chunks as before.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinTypes.h>
+
+#include "xe/xe_internal.h"
+
+zt_status_t xe_scope_push(xe_emitter_t* e, int* saved) {
+  *saved = e->scope;
+  if (!e->scope_parent || e->nscopes % 64 == 0) {
+    int* g = realloc(e->scope_parent, (size_t)(e->nscopes + 64 + 1) * sizeof *g);
+    if (!g) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    e->scope_parent = g;
+    if (e->nscopes == 0) {
+      e->scope_parent[0] = -1;  // the kernel's scope
+      e->nscopes = 1;
+    }
+  }
+  e->scope_parent[e->nscopes] = e->scope;
+  e->scope = e->nscopes++;
+  return NULL;
+}
+
+void xe_scope_pop(xe_emitter_t* e, int saved) { e->scope = saved; }
+
+// Whether a name defined in scope s is visible from the current scope.
+static bool sees(const xe_emitter_t* e, int s) {
+  if (s <= 0) return s == 0;
+  for (int at = e->scope; at > 0; at = e->scope_parent[at])
+    if (at == s) return true;
+  return false;
+}
+
+// "vector<NxT>" of n elements of the record's element type.
+static void vec_type(const xe_val_t* r, int64_t n, char* out, size_t cap) {
+  snprintf(out, cap, "vector<%lldx%s>", (long long)n, xe_elem(r->type.kind));
+}
+
+static const char* lc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
+
+// out = shuffle(a, b) with mask from, from + 1, ..., from + n - 1.
+static void shuffle(xe_emitter_t* e, const xe_val_t* r, const char* a, const char* b,
+                    int64_t in_n, int64_t from, int64_t n, xe_name_t out) {
+  char t[48];
+  vec_type(r, in_n, t, sizeof t);
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = vector.shuffle %s, %s [", out, a, b);
+  char num[24];
+  for (int64_t i = 0; i < n; ++i) {
+    int l = snprintf(num, sizeof num, i ? ", %lld" : "%lld", (long long)(from + i));
+    zt_strbuf_append(&e->body, num, (size_t)l);
+  }
+  zt_strbuf_printf(&e->body, "] {layout_result_0 = " XE_LAYOUT_ATTR "} : %s, %s%s\n", t, t,
+                   lc(e));
+}
+
+void xe_wide_chunks(xe_emitter_t* e, xe_val_t* r) {
+  if (!r || !r->wide[0] || sees(e, r->chunk_scope)) return;
+  int64_t n = (int64_t)r->nchunks * XE_SUBGROUP;
+  for (int32_t k = 0; k < r->nchunks; ++k)
+    shuffle(e, r, r->wide, r->wide, n, (int64_t)k * XE_SUBGROUP, XE_SUBGROUP, r->names[k]);
+  r->chunk_scope = e->scope;
+}
+
+// The record's whole vector, joined from its chunks if it has none here.
+static void wide_of(xe_emitter_t* e, xe_val_t* r, xe_name_t out) {
+  if (r->wide[0] && sees(e, r->wide_scope)) {
+    memcpy(out, r->wide, sizeof(xe_name_t));
+    return;
+  }
+  xe_wide_chunks(e, r);
+  xe_name_t level[XE_SUBGROUP];
+  int count = r->nchunks;
+  for (int k = 0; k < count; ++k) memcpy(level[k], r->names[k], sizeof(xe_name_t));
+  for (int64_t len = XE_SUBGROUP; count > 1; len *= 2, count /= 2)
+    for (int i = 0; i < count / 2; ++i) {
+      xe_name_t j;
+      shuffle(e, r, level[2 * i], level[2 * i + 1], len, 0, 2 * len, j);
+      memcpy(level[i], j, sizeof j);
+    }
+  // Kept for the next reader in this scope (chunk_scope stays: the chunks
+  // are where they were).
+  memcpy(r->wide, level[0], sizeof(xe_name_t));
+  r->wide_scope = e->scope;
+  memcpy(out, level[0], sizeof(xe_name_t));
+}
+
+static bool is_pow2_chunks(int32_t n) { return n == 2 || n == 4 || n == 8 || n == 16; }
+
+// Ops written whole: arith's elementwise ops, as xe_lane_pack.c packs them.
+// math ops stay in chunks (a vector OpenCL exp and a division after it made
+// softmax's ISA 916 -> 957 instructions, session 11), and so do xor and
+// compares of booleans (OpLogicalNotEqual / OpLogicalEqual on a bool vector
+// abort Debian's IGC; test_xe_lane_pack.py).
+static bool wide_kind(MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (!(n.length > 6 && !memcmp(n.data, "arith.", 6)) || zt_op_named(op, "arith.constant") ||
+      mlirOperationGetNumResults(op) != 1 || mlirOperationGetNumRegions(op) != 0)
+    return false;
+  if (zt_op_named(op, "arith.xori") || zt_op_named(op, "arith.cmpi")) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
+    if (mlirTypeIsAVector(t) || mlirTypeIsATensor(t)) t = mlirShapedTypeGetElementType(t);
+    if (mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 1) return false;
+  }
+  return true;
+}
+
+// Whether some reader of op's result is another op written whole (a run
+// that stays wide).
+static bool feeds_wide(MlirOperation op) {
+  MlirValue v = mlirOperationGetResult(op, 0);
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    if (wide_kind(mlirOpOperandGetOwner(u))) return true;
+  return false;
+}
+
+zt_status_t xe_wide_elementwise(xe_emitter_t* e, MlirOperation op, const char* opname,
+                                const char* props, xe_val_t** ops, xe_val_t** splat_of,
+                                int nops, zt_type_t rt, xe_val_t** out) {
+  *out = NULL;
+  if (!e->wide || e->lanes != XE_SUBGROUP || rt.rank != 1 || rt.kind == ZT_BF16 ||
+      rt.kind == ZT_PTR || nops < 1 || nops > 4 || !wide_kind(op))
+    return NULL;
+  xe_val_t* r = xe_alloc(e, rt);
+  if (!r) return NULL;
+  bool ok = r->layout == XE_LAYOUT_ROW16 && is_pow2_chunks(r->nchunks), any_wide = false;
+  for (int i = 0; i < nops && ok; ++i) {
+    const xe_val_t* x = splat_of[i] ? splat_of[i] : ops[i];
+    ok = x->type.kind != ZT_BF16 && x->type.kind != ZT_PTR &&
+         (x->layout == XE_LAYOUT_SCALAR ||
+          (x->layout == XE_LAYOUT_ROW16 && x->nchunks == r->nchunks && x->dist == r->dist));
+    any_wide |= ok && x->layout == XE_LAYOUT_ROW16 && x->wide[0] && sees(e, x->wide_scope);
+  }
+  // Joining chunks costs nchunks - 1 shuffles: worth it where the run goes on.
+  if (!ok || (!any_wide && !feeds_wide(op))) {
+    xe_free_val(r);
+    return NULL;
+  }
+  int64_t n = (int64_t)r->nchunks * XE_SUBGROUP;
+  xe_name_t names[4];
+  for (int i = 0; i < nops; ++i) {
+    const xe_val_t* x = splat_of[i] ? splat_of[i] : ops[i];
+    if (x->layout == XE_LAYOUT_SCALAR) {
+      const char* t = xe_elem(x->type.kind);
+      xe_fresh(e, names[i]);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR
+                       "} : %s to vector<%lldx%s>%s\n",
+                       names[i], x->names[0], t, (long long)n, t, lc(e));
+    } else {
+      wide_of(e, ops[i], names[i]);
+    }
+  }
+  xe_fresh(e, r->wide);
+  r->wide_scope = e->scope;
+  r->chunk_scope = -1;
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = \"%s\"(", r->wide, opname);
+  for (int i = 0; i < nops; ++i) zt_strbuf_printf(&e->body, "%s%s", i ? ", " : "", names[i]);
+  zt_strbuf_printf(&e->body, ") %s {layout_result_0 = " XE_LAYOUT_ATTR "} : (",
+                   props ? props : "");
+  for (int i = 0; i < nops; ++i) {
+    const xe_val_t* x = splat_of[i] ? splat_of[i] : ops[i];
+    zt_strbuf_printf(&e->body, "%svector<%lldx%s>", i ? ", " : "", (long long)n,
+                     xe_elem(x->type.kind));
+  }
+  zt_strbuf_printf(&e->body, ") -> vector<%lldx%s>%s\n", (long long)n, xe_elem(rt.kind), lc(e));
+  e->used_wide = true;
+  *out = r;
+  return NULL;
+}
