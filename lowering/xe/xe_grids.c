@@ -61,7 +61,7 @@ zt_status_t xe_op_grid(xe_emitter_t* e, MlirOperation op) {
     have = true;
   }
   if (!have && (name_is(op, "tile.store") || name_is(op, "tile.block_store") ||
-                name_is(op, "tile.atomic_rmw"))) {
+                name_is(op, "tile.atomic_rmw") || name_is(op, "tile.atomic_cas"))) {
     intptr_t no = mlirOperationGetNumOperands(op);
     MlirValue v = mlirOperationGetOperand(op, name_is(op, "tile.block_store") ? no - 1 : 1);
     if (holds_data(e, v)) grid_of(e, v, g);

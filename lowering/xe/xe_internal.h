@@ -399,10 +399,10 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op);
 zt_status_t xe_emit_atomic_2d(xe_emitter_t* e, MlirOperation op);
 /// Row scatters of the 2-D tile `val` through the 2-D pointer tensor p under
 /// mask m (may be null); with `atomic` ("<kind>:<sem>:<scope>") marked as
-/// atomic number atomic_id (xe_matrix.c); `old` (may be null) receives the
-/// atomic's old values.
+/// atomic number atomic_id (xe_matrix.c), cmp (may be null) an atomic_cas's
+/// compare values; `old` (may be null) receives the atomic's old values.
 zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue m,
-                          const char* atomic, int atomic_id, xe_val_t* old);
+                          MlirValue cmp, const char* atomic, int atomic_id, xe_val_t* old);
 
 // --- xe_atomic.c ------------------------------------------------------------
 /// Rewrites the marked scatter/gather pairs of a distributed module (one

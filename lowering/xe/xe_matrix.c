@@ -2134,9 +2134,19 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
 // replicated over grid columns: column 0 stores them), so an atomic happens
 // once per element.
 zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue m,
-                          const char* atomic, int atomic_id, xe_val_t* old) {
+                          MlirValue cmp, const char* atomic, int atomic_id, xe_val_t* old) {
   xe_val_t* v = xe_lookup(e, val);
   if (!v) return NULL;
+  // atomic_cas: each row's compare values go first, in a store marked with
+  // the atomic's id (zt.atomic_cmp), as the 1-D cas's: laid out as the
+  // values, so that each row's lanes match.
+  xe_val_t* c = mlirValueIsNull(cmp) ? NULL : xe_lookup(e, cmp);
+  if (!mlirValueIsNull(cmp) && !c) return NULL;
+  if (c && (c->layout != XE_LAYOUT_BLOCK2D || c->role != v->role || c->br != v->br ||
+            c->bc != v->bc || c->nbr != v->nbr || c->nbc != v->nbc || c->narrow != v->narrow ||
+            c->type.kind != v->type.kind))
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D atomic_cas whose compare values are held unlike its new values on Xe");
   if (v->layout != XE_LAYOUT_BLOCK2D || (v->role != XE_ROLE_C && v->role != XE_ROLE_A) ||
       v->b16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D %s of this value on Xe",
@@ -2269,6 +2279,16 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
                          "} : vector<16x%s> from vector<%dx16x%s>%s\n",
                          row, blk, r, mt, v->br, mt, loc(e));
         lane_index(e, &pv, ix);
+        if (c) {
+          xe_name_t crow;
+          xe_block_row(e, c, bi, bj, r, crow);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
+                           "}> {zt.atomic_cmp = %d : i64} : vector<16x%s>, i64, "
+                           "vector<16xindex>, vector<16xi1>%s\n",
+                           crow, pv.base, ix, mask, atomic_id * 1024 + row_id, mt, loc(e));
+        }
         xe_line(e);
         if (atomic) {
           if (row_id >= 1024)
@@ -2314,8 +2334,8 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
 static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
   intptr_t no = mlirOperationGetNumOperands(op);
   return xe_scatter_2d(e, mlirOperationGetOperand(op, 0), mlirOperationGetOperand(op, 1),
-                       no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL}, NULL, 0,
-                       NULL);
+                       no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL},
+                       (MlirValue){NULL}, NULL, 0, NULL);
 }
 
 static bool is_zero_splat(MlirValue v) {

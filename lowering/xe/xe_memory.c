@@ -515,13 +515,15 @@ zt_status_t xe_emit_atomic(xe_emitter_t* e, MlirOperation op) {
 
 zt_status_t xe_emit_atomic_2d(xe_emitter_t* e, MlirOperation op) {
   MlirStringRef opname = mlirIdentifierStr(mlirOperationGetName(op));
-  if (opname.length != strlen("tile.atomic_rmw") ||
-      memcmp(opname.data, "tile.atomic_rmw", opname.length) != 0)
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "atomic_cas on 2-D tensors on Xe");
+  bool cas = opname.length == strlen("tile.atomic_cas") &&
+             memcmp(opname.data, "tile.atomic_cas", opname.length) == 0;
   MlirValue res = mlirOperationGetResult(op, 0);
   bool used = !mlirOpOperandIsNull(mlirValueGetFirstUse(res));
   intptr_t no = mlirOperationGetNumOperands(op);
-  MlirValue val = mlirOperationGetOperand(op, 1);
+  // atomic_rmw: (ptr, val[, mask]); atomic_cas: (ptr, cmp, val), no mask.
+  MlirValue val = mlirOperationGetOperand(op, cas ? 2 : 1);
+  MlirValue cmp = cas ? mlirOperationGetOperand(op, 1) : (MlirValue){NULL};
+  MlirValue mask = !cas && no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL};
   zt_type_t t;
   ZT_RETURN_IF_ERROR(xe_tile_type(e, mlirValueGetType(val), &t));
   char kind[16], sem[16], scope[16], spec[64];
@@ -539,9 +541,7 @@ zt_status_t xe_emit_atomic_2d(xe_emitter_t* e, MlirOperation op) {
     old = xe_alloc_for(e, res, rt, XE_ROLE_C);
     if (!old) return NULL;
   }
-  zt_status_t s = xe_scatter_2d(e, mlirOperationGetOperand(op, 0), val,
-                                no > 2 ? mlirOperationGetOperand(op, 2) : (MlirValue){NULL},
-                                spec, id, old);
+  zt_status_t s = xe_scatter_2d(e, mlirOperationGetOperand(op, 0), val, mask, cmp, spec, id, old);
   if (!old) return s;
   if (s || e->error) {
     xe_free_val(old);

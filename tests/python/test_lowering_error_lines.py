@@ -1,7 +1,7 @@
 """Lowering failures reach the user with the offending source line (issue 20):
 one from upstream's pipeline (a diagnostic on the op MLIR could not
 legalize: a scalar load a while loop reads, upstream's known gap) and one
-refused by zetile's own Xe lowering (an atomic on a 2-D tile)."""
+refused by zetile's own Xe lowering (an fp16 atomic on a 2-D tile)."""
 import os
 import sys
 
@@ -22,8 +22,8 @@ def _line_of(fn, text):
 @pytest.mark.parametrize("kernel,sig,consts,cls,where", [
     ("scalar_load_in_while", {"X": "*fp32", "OUT": "*fp32", "N": "i32"}, {},
      zetile.CompilationError, "x = tl.load(X + pid)"),
-    ("atomic_2d", {"X": "*fp32", "OUT": "*fp32"}, {"BLOCK": 16},
-     zetile.UnsupportedError, "old = tl.atomic_cas(OUT"),
+    ("atomic_2d", {"X": "*fp16", "OUT": "*fp16"}, {"BLOCK": 16},
+     zetile.UnsupportedError, "old = tl.atomic_add(OUT"),
 ])
 def test_xe_failure_names_the_op_line(kernel, sig, consts, cls, where, monkeypatch):
     if kernel == "scalar_load_in_while":

@@ -4,7 +4,10 @@ stores the tile row by row as for a 2-D tl.store, each row's scatter marked
 as an atomic, and xe_atomic.c turns the marks into per-lane atomics. E1
 (spirv-val) for pvc and bmg, E2 (ocloc, pvc) once, E5: the same SPIR-V on
 Intel's OpenCL CPU runtime gives exact sums for integer-valued inputs; and
-the CPU target's numerics of the same kernels."""
+the CPU target's numerics of the same kernels. 2-D tl.atomic_cas the same
+way, each row's compare values in a store marked zt.atomic_cmp before the
+row's atomic (E1 pvc/bmg, E2 pvc, E5 and CPU: mixed matches, six programs
+claiming one tile)."""
 import os
 import sys
 import tempfile
@@ -75,11 +78,36 @@ def test_old_values_spirv_validates(target, dt):
     spirv_val(ck.asm["spirv"])
 
 
-def test_atomic_cas_2d_refused():
-    """2-D compare-and-swap is not done: refused, not wrong."""
-    with pytest.raises(zetile.UnsupportedError, match="atomic_cas on 2-D tensors"):
-        zetile.compile(K.cas_tile_kernel, signature={"OUT": "*i32"}, constexprs={"BLOCK": 16},
-                       target="pvc", cached=False)
+def _cas(dt, target, **kw):
+    return zetile.compile(K.cas_tile_old_kernel,
+                          signature={"OUT": "*" + dt, "CMP": "*" + dt, "VAL": "*" + dt,
+                                     "OLD": "*" + dt},
+                          constexprs={"BLOCK_M": 16, "BLOCK_N": 32}, target=target, num_warps=2,
+                          cached=False, **kw)
+
+
+@pytest.mark.parametrize("target", ["pvc", "bmg"])
+@pytest.mark.parametrize("dt", ["fp32", "i32"])
+def test_atomic_cas_2d_spirv_validates(target, dt):
+    """2-D tl.atomic_cas (was refused: 'atomic_cas on 2-D tensors on Xe'):
+    each row's compare values go in a store marked zt.atomic_cmp before its
+    marked atomic, as the 1-D cas's do."""
+    _need_spirv_val()
+    spirv_val(_cas(dt, target).asm["spirv"])
+
+
+def test_atomic_cas_2d_scalar_compare_spirv_validates():
+    _need_spirv_val()
+    spirv_val(zetile.compile(K.cas_tile_kernel, signature={"OUT": "*i32"},
+                             constexprs={"BLOCK": 16}, target="pvc", cached=False).asm["spirv"])
+
+
+def test_atomic_cas_2d_ocloc_pvc():
+    if not have_tool("ocloc"):
+        pytest.skip("ocloc is not installed")
+    with tempfile.TemporaryDirectory() as d:
+        _, log = isa.ocloc_compile(_cas("i32", "pvc", compat=True).asm["spirv"], d, "pvc")
+        assert "unresolved" not in log.lower(), log
 
 
 _RUN_SPLITK = """
@@ -168,3 +196,47 @@ def test_cpu_splitk_sums_exact(ab, acc, nw):
     res = run_result(_RUN_SPLITK.format(ab=ab, acc=acc, nw=nw), path=HERE,
                      env={"ZETILE_DEVICE": "cpu"})
     assert res["bad"] == 0, res
+
+
+_RUN_CAS = """
+import json, numpy as np, zetile
+import xe_atomic_kernels as K
+rng = np.random.default_rng(7)
+BM, BN = 16, 32
+res = {}
+for dt in ("int32", "float32"):
+    dt = np.dtype(dt)
+    # One program: old = OUT's values; OUT takes VAL where it equalled CMP.
+    out0 = rng.integers(0, 2, (BM, BN)).astype(dt)
+    cmp = rng.integers(0, 2, (1, BM, BN)).astype(dt)
+    val = rng.integers(5, 9, (1, BM, BN)).astype(dt)
+    out, old = out0.copy(), np.zeros_like(cmp)
+    K.cas_tile_old_kernel[(1,)](out, cmp, val, old, BLOCK_M=BM, BLOCK_N=BN, num_warps=2)
+    zetile.get_device().synchronize()
+    one = int((old[0] != out0).sum() + (out != np.where(out0 == cmp[0], val[0], out0)).sum())
+    # Six programs claim every element (0 -> pid + 1): one winner each, its
+    # value left in OUT, and every loser saw the winner's value.
+    P = 6
+    out = np.zeros((BM, BN), dt)
+    cmp = np.zeros((P, BM, BN), dt)
+    val = (np.arange(P) + 1).astype(dt)[:, None, None] * np.ones((BM, BN), dt)
+    old = np.full((P, BM, BN), -1, dt)
+    K.cas_tile_old_kernel[(P,)](out, cmp, val, old, BLOCK_M=BM, BLOCK_N=BN, num_warps=2)
+    zetile.get_device().synchronize()
+    won = old == 0
+    claim = int((won.sum(0) != 1).sum() + (np.where(won, val, 0).sum(0) != out).sum()
+                + (np.where(won, out[None], old) != out[None]).sum())
+    res[str(dt)] = [one, claim]
+print("RESULT", json.dumps(res))
+"""
+
+
+@pytest.mark.parametrize("device", ["opencl:cpu", "cpu"])
+def test_atomic_cas_2d_exact(device):
+    """E5 (the pvc SPIR-V on Intel's OpenCL CPU runtime, 2 subgroups) and the
+    CPU target: a compare-and-swap of a loaded tile with mixed matches, and
+    six programs claiming one tile."""
+    if device == "opencl:cpu":
+        opencl_cpu_or_skip()
+    res = run_result(_RUN_CAS, path=HERE, env={"ZETILE_DEVICE": device})
+    assert res == {"int32": [0, 0], "float32": [0, 0]}, res

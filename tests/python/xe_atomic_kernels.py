@@ -96,3 +96,16 @@ def add_tile_old_kernel(X, OUT, OLD, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexp
 def cas_tile_kernel(OUT, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.atomic_cas(OUT + offs[:, None] * BLOCK + offs[None, :], 0, 1)
+
+
+@triton.jit
+def cas_tile_old_kernel(OUT, CMP, VAL, OLD, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Every program compares-and-swaps its tiles of CMP and VAL into OUT's
+    one tile and stores the old values it got."""
+    pid = tl.program_id(0)
+    rm = tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    offs = rm[:, None] * BLOCK_N + rn[None, :]
+    mine = pid * BLOCK_M * BLOCK_N + offs
+    old = tl.atomic_cas(OUT + offs, tl.load(CMP + mine), tl.load(VAL + mine))
+    tl.store(OLD + mine, old)
