@@ -56,14 +56,31 @@ static void row_of(xe_emitter_t* e, const xe_val_t* s, int32_t blk, int32_t rr, 
                    out, s->names[blk], (int)rr, et, s->br, et, loc(e));
 }
 
-// bf16 rows travel as their i16 bits (the SLM buffer's element type).
-static void bits_cast(xe_emitter_t* e, const char* v, bool to_bits, xe_name_t out) {
+// bf16 travels as its i16 bits (the SLM buffer's element type), a whole
+// block at a time: rows extracted from or inserted into a bf16 block
+// vector leave bf16 vector poison in the LLVM IR after distribution, which
+// SPIR-V cannot carry without SPV_KHR_bfloat16 (the 32-subgroup attention's
+// P through SLM: "a bf16 value (llvm.mlir.poison) would reach SPIR-V");
+// an i16 block has none.
+static void block_bits_cast(xe_emitter_t* e, const char* v, int32_t br, const char* attr,
+                            bool to_bits, xe_name_t out) {
   xe_fresh(e, out);
   xe_line(e);
   zt_strbuf_printf(&e->body,
-                   "%s = arith.bitcast %s {layout_result_0 = " XE_LAYOUT_ATTR
-                   "} : vector<16x%s> to vector<16x%s>%s\n",
-                   out, v, to_bits ? "bf16" : "i16", to_bits ? "i16" : "bf16", loc(e));
+                   "%s = arith.bitcast %s {layout_result_0 = %s} : vector<%dx16x%s> to "
+                   "vector<%dx16x%s>%s\n",
+                   out, v, attr, (int)br, to_bits ? "bf16" : "i16", (int)br,
+                   to_bits ? "i16" : "bf16", loc(e));
+}
+
+// Row rr of the i16 block `bits` (br rows).
+static void bits_row(xe_emitter_t* e, const char* bits, int32_t br, int32_t rr, xe_name_t out) {
+  xe_fresh(e, out);
+  xe_line(e);
+  zt_strbuf_printf(&e->body,
+                   "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
+                   "} : vector<16xi16> from vector<%dx16xi16>%s\n",
+                   out, bits, (int)rr, (int)br, loc(e));
 }
 
 bool xe_convert_servable(const xe_val_t* s, int role) {
@@ -173,23 +190,23 @@ xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
   part_base(e, d, cols, dbase);
   // Writes: block (bi, bj) row rr of this subgroup's part.
   for (int32_t bi = 0; bi < s->nbr; ++bi)
-    for (int32_t bj = 0; bj < s->nbc; ++bj)
+    for (int32_t bj = 0; bj < s->nbc; ++bj) {
+      xe_name_t bits;
+      if (bf) block_bits_cast(e, s->names[bi * s->nbc + bj], s->br, xe_layout_attr(s), true, bits);
       for (int32_t rr = 0; rr < s->br; ++rr) {
         xe_name_t row, offs;
-        row_of(e, s, bi * s->nbc + bj, rr, row);
-        if (bf) {
-          xe_name_t b;
-          bits_cast(e, row, true, b);
-          memcpy(row, b, sizeof row);
-        }
+        if (bf) bits_row(e, bits, s->br, rr, row);
+        else row_of(e, s, bi * s->nbc + bj, rr, row);
         xe_slm_offsets(e, sbase, ((int64_t)bi * s->br + rr) * cols + 16LL * bj, offs);
         xe_slm_store(e, row, slm, offs, all, set, n);
       }
+    }
   xe_line(e);
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
   const char* attr = xe_layout_attr(d);
   xe_name_t zero;
-  xe_zero_block(e, k, et, d->br, attr, zero);
+  // bf16 blocks are built from their i16 bits (block_bits_cast).
+  xe_zero_block(e, bk, bf ? "i16" : et, d->br, attr, zero);
   for (int32_t bi = 0; bi < d->nbr; ++bi)
     for (int32_t bj = 0; bj < d->nbc; ++bj) {
       xe_name_t blk;
@@ -198,12 +215,12 @@ xe_val_t* xe_convert_blocks(xe_emitter_t* e, const xe_val_t* s, int role) {
         xe_name_t offs, row;
         xe_slm_offsets(e, dbase, ((int64_t)bi * d->br + rr) * cols + 16LL * bj, offs);
         xe_slm_load(e, slm, offs, all, set, n, row);
-        if (bf) {
-          xe_name_t b;
-          bits_cast(e, row, false, b);
-          memcpy(row, b, sizeof row);
-        }
-        xe_block_insert_row(e, row, blk, rr, et, d->br, attr);
+        xe_block_insert_row(e, row, blk, rr, bf ? "i16" : et, d->br, attr);
+      }
+      if (bf) {
+        xe_name_t b;
+        block_bits_cast(e, blk, d->br, attr, false, b);
+        memcpy(blk, b, sizeof blk);
       }
       // The record takes the last insert's name (records' names are theirs
       // to rename: loops do the same, xe_flat_assign).

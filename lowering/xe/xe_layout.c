@@ -342,6 +342,18 @@ static void dot_grid(xe_assign_t* a, MlirOperation dot, int grid[2], bool* rows)
   int g;
   if (a->nw > 0) {
     g = a->nw;
+    // Fewer than 8 rows a subgroup (128 rows over 32: Intel's 32-warp
+    // FlashAttention config) make no DPAS block: the rows go over the
+    // subgroups that take 8 each and the columns over the rest (16x2), and
+    // the row statistics meet across those columns through SLM
+    // (rows_across_subgroups, xe_reduce.c).
+    while (g > 1 && m % ((int64_t)g * 8)) g /= 2;
+    if (g < a->nw && n % ((int64_t)(a->nw / g) * 16) == 0) {
+      grid[0] = g;
+      grid[1] = a->nw / g;
+      return;
+    }
+    g = a->nw;
   } else {
     // Whole 16-row groups per subgroup (the 1-D row statistics then sit
     // where the 1-D layout puts them), at most 8 subgroups.
