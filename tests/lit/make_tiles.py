@@ -19,6 +19,8 @@ DOT_SIG = {"A": "*fp16", "B": "*fp16", "C": "*fp32"}
 TILES = {
     "xe_layouts_attention.tile": (A.attn_fwd_kernel, ATTN_SIG,
                                   {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64}),
+    "xe_layouts_attention_w32.tile": (A.attn_fwd_kernel, ATTN_SIG,
+                                      {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64}),
     "xe_layouts_matmul.tile": (L.dot_tile, DOT_SIG, {"BM": 64, "BN": 64, "BK": 32}),
     "xe_layouts_matmul_warps.tile": (L.dot_tile, DOT_SIG, {"BM": 256, "BN": 256, "BK": 32}),
     "xe_layouts_prologue.tile": (L.scaled_dot_tile, DOT_SIG, {"BM": 64, "BN": 64, "BK": 32}),
