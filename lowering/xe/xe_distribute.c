@@ -1179,6 +1179,9 @@ static zt_status_t fix_op(MlirContext ctx, MlirOperation op) {
   } else if (zt_op_named(op, "vector.reduction")) {
     return fix_reduction(ctx, op);
   } else if (zt_op_named(op, "xegpu.load_nd")) {
+    bool igc = false;
+    ZT_RETURN_IF_ERROR(xe_igc_vnni_call(ctx, op, &igc));
+    if (igc) return NULL;
     bool packed = packed_layout(get_attr(op, "layout"));
     remove_attr(op, "layout");
     if (packed) mlirOperationSetAttributeByName(op, mlirStringRefCreateFromCString("packed"),

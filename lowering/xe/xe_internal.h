@@ -569,6 +569,24 @@ typedef struct xe_mask_bounds_s {
 /// true (and the terms) when m is null or has that form.
 bool xe_mask_bounds(xe_emitter_t* e, MlirValue m, xe_mask_bounds_t* out);
 
+// --- xe_igc_vnni.c ----------------------------------------------------------
+/// Whether a pointer load's 16x16 VNNI B blocks v (element type t, address
+/// facts ax, mask terms mb, `cols` columns a descriptor) are read on the
+/// compat path with IGC's internal 2D transform read, issued unconditionally:
+/// the 2D message's rules hold by construction there (see the file). The
+/// emitter marks such load_nd ops `zt.igc_vnni`; xe_distribute.c calls the
+/// builtin for them.
+bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
+                         const xe_axis_t* ax, const xe_mask_bounds_t* mb, int64_t cols);
+/// Whether 16-bit pointer tensor p is 4-byte aligned at every group's first
+/// element: the argument's specialized alignment, even element offsets and
+/// even loop advances (xe_trans_load.c).
+bool xe_ptr_dword_aligned(xe_emitter_t* e, MlirValue p);
+/// At lane level (xe_distribute.c): a load_nd marked `zt.igc_vnni` becomes
+/// a call of IGC's builtin (*done, op destroyed); unmarked or of another
+/// form, it is left for XeVM (mark removed).
+zt_status_t xe_igc_vnni_call(MlirContext ctx, MlirOperation op, bool* done);
+
 // --- xe_dot_f32.c -----------------------------------------------------------
 /// fp32 tile.dot of A/B/C blocks into r's names (bf16 pieces, 3 or 6 DPAS
 /// per block by input_precision).

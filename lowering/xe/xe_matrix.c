@@ -1300,11 +1300,12 @@ static void nd_blocks_by_rows(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool st
 // elements, rows st0 elements apart (index names); block (bi0, bj0) sits at
 // [o0, o1]. aligned/delta: addr already split by xe_align_base (NULL: split
 // here). prefetch: also prefetch the next K tile (whole tiles only).
+// igc_vnni: the reads are marked for IGC's 2D transform read (xe_igc_vnni.c).
 static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store,
                            const char* addr, const char* aligned, const char* delta,
                            const char* s0_in, const char* s1_in, const char* st0,
                            const char* o0, const char* o1_in, int32_t bi0, int32_t bi1,
-                           int32_t bj0, int32_t bj1, bool prefetch) {
+                           int32_t bj0, int32_t bj1, bool prefetch, bool igc_vnni) {
   if (e->lanes != XE_SUBGROUP) {
     if (v->bc != 16) {
       xe_fail(e, ZT_STATUS_UNSUPPORTED, "%dx%d blocks of a 2-D block descriptor at %d lanes",
@@ -1359,10 +1360,10 @@ static void emit_nd_blocks(xe_emitter_t* e, xe_val_t* v, zt_type_t t, bool store
                          loc(e));
       } else {
         zt_strbuf_printf(&e->body,
-                         "%s = xegpu.load_nd %s[%s, %s] <{layout = %s}> : "
+                         "%s = xegpu.load_nd %s[%s, %s] <{layout = %s}>%s : "
                          "!xegpu.tensor_desc<%dx%dx%s, %s> -> vector<%dx%dx%s>%s\n",
-                         nm, td, ro, co, attr, v->br, v->bc, et, attr, v->br, v->bc, et,
-                         loc(e));
+                         nm, td, ro, co, attr, igc_vnni ? " {zt.igc_vnni}" : "", v->br, v->bc,
+                         et, attr, v->br, v->bc, et, loc(e));
       }
     }
   }
@@ -1476,7 +1477,7 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
   // (int8 tiles: no prefetch yet; the prefetch shapes are 16-bit ones.)
   emit_nd_blocks(e, v, t, store, r[0]->names[0], NULL, NULL, s0, s1, st0, o0, o1, 0, v->nbr, 0,
                  v->nbc,
-                 !store && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8);
+                 !store && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8, false);
   if (!store) xe_bind(e, mlirOperationGetResult(op, 0), v);
   return NULL;
 }
@@ -1819,6 +1820,7 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
   // Prefetch of the next K tile: each descriptor covers all of K.
   bool whole_k = v->role == XE_ROLE_A ? gc == v->tc : gr == v->tr;
   bool prefetch = !store && whole_k && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8;
+  bool igc_vnni = !store && xe_igc_vnni_read_ok(e, op, v, t, &pb.ax, &pb.mb, gc);
   for (int64_t gi = 0; gi < v->tr / gr; ++gi) {
     for (int64_t gj = 0; gj < v->tc / gc; ++gj) {
       xe_name_t ri, cj;
@@ -1849,7 +1851,7 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
       int32_t bi0 = (int32_t)(gi * gr / v->br), bj0 = (int32_t)(gj * gc / v->bc);
       emit_nd_blocks(e, v, t, store, addr, aligned[0] ? aligned : NULL, delta[0] ? delta : NULL,
                      h, w, pitch, y0, x0, bi0, bi0 + (int32_t)(gr / v->br), bj0,
-                     bj0 + (int32_t)(gc / v->bc), prefetch);
+                     bj0 + (int32_t)(gc / v->bc), prefetch, igc_vnni);
     }
   }
   if (!store) xe_bind(e, res, v);

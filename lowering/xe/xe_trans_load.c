@@ -472,6 +472,8 @@ static bool dword_aligned(xe_emitter_t* e, MlirValue p, int depth) {
   return false;
 }
 
+bool xe_ptr_dword_aligned(xe_emitter_t* e, MlirValue p) { return dword_aligned(e, p, 0); }
+
 bool xe_trans_reads_enabled(void) {
   // ZETILE_XE_TRANS_READ=0: never, to compare. ZETILE_XE_DISTRIBUTE=upstream
   // too: upstream's lane distribution knows no layout for a transposed

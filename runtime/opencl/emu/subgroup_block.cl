@@ -28,3 +28,17 @@ uint8 __builtin_IB_subgroup_block_read_flat_transpose_u32_k8(long base, int widt
                           pitch_minus_one + 1, coord, 16, 8, d);
   return (uint8)(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
 }
+// IGC's internal 2D VNNI-transform read of 16-bit data (what the compat
+// path calls for a dot's 16x16 B blocks where the message's rules hold,
+// lowering/xe/xe_igc_vnni.c): 16 rows x 16 columns at coord (x in
+// elements, y in rows), work-item i gets column i, rows 2r and 2r + 1
+// packed in dword r (lower row in the low half), zero outside the surface;
+// the spec layout of the transform_16b_16r16x1c read (block2d.cl).
+uint8 __builtin_IB_subgroup_block_read_flat_transform_u16_k16(long base, int width_minus_one,
+                                                              int height_minus_one,
+                                                              int pitch_minus_one, int2 coord) {
+  uint d[8];
+  zt_block_read_transform((global const uchar*)base, width_minus_one + 1, height_minus_one + 1,
+                          pitch_minus_one + 1, coord, 2, 16, 16, 1, d);
+  return (uint8)(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+}

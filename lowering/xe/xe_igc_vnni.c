@@ -1,0 +1,195 @@
+// The compat path's VNNI B reads as IGC's internal 2D block read (issue 12,
+// session 20).
+//
+// On drivers without cl_intel_subgroup_2d_block_io (Debian's IGC 1.0.12504)
+// the compat library (compat/block2d_compat.cl) serves XeVM's VNNI read of
+// a dot's 16x16 B block with per-row 1-D block reads behind a run-time check
+// of the 2D message's rules, falling back to per-lane loads. IGC has the
+// real message as an internal builtin,
+// __builtin_IB_subgroup_block_read_flat_transform_u16_k16 (one
+// load_block2d.ugm.d16v send, ../shared/XEGPU_NOTES.md), but drops it
+// silently wherever another path may replace its result (a fallback branch
+// or a select), so it can only be issued unconditionally: where the
+// message's rules hold by construction, which this file decides at compile
+// time. Marked loads (`zt.igc_vnni`) become a call of the builtin in
+// zetile's lane distribution (xe_distribute.c); all others keep the compat
+// library's read.
+//
+// The rules (upstream MLIR's XeGPU uArch table for PVC and BMG, "as
+// implemented by IGC", and the Khronos extension's stricter minimums where
+// they can be shown):
+//  - base address 64-byte aligned: every descriptor's base is aligned down
+//    and the difference (delta, in elements) moved into x and the width
+//    (xe_align_base);
+//  - x in whole dwords for 16-bit data and the width a multiple of 4 bytes:
+//    the tile's address is 4-byte aligned at every group start (the
+//    pointer argument's specialized alignment, even element offsets and
+//    loop advances: xe_ptr_dword_aligned), so delta is even, and the block
+//    columns start at multiples of 16;
+//  - width at least 64 bytes: the descriptor's width is the group's columns
+//    (32 16-bit elements or more) plus delta, with no mask term along the
+//    columns (a column bound makes the width what is left of it, any size);
+//  - pitch a multiple of 16 bytes and at least 32: xe_block_pitch_ok's
+//    multiple of 16 bytes (64 or more when constant), and for a hinted
+//    argument the smallest positive multiple it allows at least 32 bytes
+//    (fp16 rows 16 elements apart or more). The Khronos text asks for 64;
+//    a hinted pitch of 32 bytes is not excluded (nor on the native path,
+//    docs/ARCHITECTURE.md "2-D block pitch");
+//  - height and width at most 2^24: the width is a constant; a row mask's
+//    height (what is left of the bound) is not checked, as on the native
+//    path.
+// ZETILE_XE_IGC_VNNI=0 keeps every read on the compat library (to compare).
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "xe/xe_internal.h"
+
+bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
+                         const xe_axis_t* ax, const xe_mask_bounds_t* mb, int64_t cols) {
+  const char* env = getenv("ZETILE_XE_IGC_VNNI");
+  if (env && strcmp(env, "0") == 0) return false;
+  // Only where the compat library would serve the read (xe_lower.c links it
+  // for these routes), and at the 16 lanes the builtin's layout is for.
+  if (!e->lc || !e->target || e->lanes != XE_SUBGROUP) return false;
+  if (!(e->lc->options->compat || !e->target->block_io_2d)) return false;
+  if (t.kind != ZT_F16 && t.kind != ZT_BF16) return false;
+  if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_B || v->b16 || v->narrow ||
+      v->pairs8 || v->br != 16 || v->bc != 16)
+    return false;
+  for (int i = 0; i < mb->n; ++i)
+    if (mb->b[i].axis == 1) return false;
+  if (cols * 2 < 64) return false;
+  const xe_step_t* sr = &ax->step[0];
+  if (!xe_block_pitch_ok(e, sr, 2)) return false;
+  int64_t pitch_min = sr->coef * (mlirValueIsNull(sr->sym) ? 1 : xe_scalar_div(e, sr->sym)) * 2;
+  if (pitch_min < 32) return false;
+  return xe_ptr_dword_aligned(e, mlirOperationGetOperand(load, 0));
+}
+
+// ------------------------------------------------ the call, at lane level
+
+#define IGC_VNNI_FN "__builtin_IB_subgroup_block_read_flat_transform_u16_k16"
+
+static MlirOperation make(const char* name, MlirLocation loc, intptr_t nops, const MlirValue* ops,
+                          MlirType res, intptr_t nattr, const MlirNamedAttribute* attrs) {
+  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString(name), loc);
+  if (nops) mlirOperationStateAddOperands(&st, nops, ops);
+  mlirOperationStateAddResults(&st, 1, &res);
+  if (nattr) mlirOperationStateAddAttributes(&st, nattr, attrs);
+  return mlirOperationCreate(&st);
+}
+
+static MlirValue before(MlirOperation at, MlirOperation op) {
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(at), at, op);
+  return mlirOperationGetResult(op, 0);
+}
+
+static MlirValue i32_of(MlirContext ctx, MlirOperation at, int64_t v) {
+  MlirType i32 = mlirIntegerTypeGet(ctx, 32);
+  MlirNamedAttribute a = mlirNamedAttributeGet(
+      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("value")), mlirIntegerAttrGet(i32, v));
+  return before(at, make("arith.constant", mlirOperationGetLocation(at), 0, NULL, i32, 1, &a));
+}
+
+static MlirValue bin(MlirOperation at, const char* name, MlirValue a, MlirValue b) {
+  MlirValue ops[2] = {a, b};
+  return before(at, make(name, mlirOperationGetLocation(at), 2, ops, mlirValueGetType(a), 0, NULL));
+}
+
+// An index value as i32 (the builtin's operands; the descriptor's extents,
+// pitch and offsets fit: XeVM passes them as i32 too).
+static MlirValue as_i32(MlirContext ctx, MlirOperation at, MlirValue v) {
+  MlirType i32 = mlirIntegerTypeGet(ctx, 32);
+  if (mlirTypeIsAInteger(mlirValueGetType(v))) return v;
+  return before(at, make("arith.index_cast", mlirOperationGetLocation(at), 1, &v, i32, 0, NULL));
+}
+
+// value * 2 - 1 (bytes of 16-bit elements, minus one) or value - 1.
+static MlirValue minus_one(MlirContext ctx, MlirOperation at, MlirValue v, bool bytes) {
+  MlirValue x = as_i32(ctx, at, v);
+  if (bytes) x = bin(at, "arith.muli", x, i32_of(ctx, at, 2));
+  return bin(at, "arith.subi", x, i32_of(ctx, at, 1));
+}
+
+static zt_status_t declare(MlirContext ctx, MlirOperation at) {
+  MlirOperation func = at;
+  while (!mlirOperationIsNull(func) && !zt_op_named(func, "gpu.func"))
+    func = mlirOperationGetParentOperation(func);
+  if (mlirOperationIsNull(func))
+    return zt_make_status(ZT_STATUS_INTERNAL, "Xe: IGC 2D read outside a gpu.func");
+  MlirOperation mod = mlirOperationGetParentOperation(func);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
+  for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o)) {
+    MlirAttribute n = mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
+    if (!mlirAttributeIsNull(n) && mlirAttributeIsAString(n)) {
+      MlirStringRef s = mlirStringAttrGetValue(n);
+      if (s.length == strlen(IGC_VNNI_FN) && !memcmp(s.data, IGC_VNNI_FN, s.length)) return NULL;
+    }
+  }
+  // (long base, int width - 1, int height - 1, int pitch - 1, int2 coord)
+  // -> uint8, IGC's declaration (compat/block2d_compat.cl declares its
+  // transposed sibling the same way).
+  MlirOperation d = mlirOperationCreateParse(
+      ctx,
+      mlirStringRefCreateFromCString("func.func private @" IGC_VNNI_FN
+                                     "(i64, i32, i32, i32, vector<2xi32>) -> vector<8xi32>"),
+      mlirStringRefCreateFromCString("igc_vnni"));
+  if (mlirOperationIsNull(d))
+    return zt_make_status(ZT_STATUS_INTERNAL, "Xe: IGC 2D read declaration");
+  mlirBlockInsertOwnedOperationBefore(body, func, d);
+  return NULL;
+}
+
+zt_status_t xe_igc_vnni_call(MlirContext ctx, MlirOperation op, bool* done) {
+  *done = false;
+  MlirStringRef mark = mlirStringRefCreateFromCString("zt.igc_vnni");
+  if (mlirAttributeIsNull(mlirOperationGetAttributeByName(op, mark))) return NULL;
+  mlirOperationRemoveAttributeByName(op, mark);
+  // The forms the emitter writes (emit_nd_blocks): load_nd %td[%y, %x] of
+  // create_nd_tdesc %base, shape : [%s0, %s1], strides : [%st0, %one]
+  // (every operand an SSA value); anything else keeps XeVM's read.
+  if (mlirOperationGetNumOperands(op) != 3) return NULL;
+  MlirValue td = mlirOperationGetOperand(op, 0);
+  if (!mlirValueIsAOpResult(td)) return NULL;
+  MlirOperation cd = mlirOpResultGetOwner(td);
+  if (!zt_op_named(cd, "xegpu.create_nd_tdesc") || mlirOperationGetNumOperands(cd) != 5)
+    return NULL;
+  MlirValue base = mlirOperationGetOperand(cd, 0);
+  MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
+  if (!mlirTypeIsAInteger(mlirValueGetType(base)) || !mlirTypeIsAVector(rt)) return NULL;
+  int64_t n = 1;
+  for (intptr_t i = 0; i < mlirShapedTypeGetRank(rt); ++i) n *= mlirShapedTypeGetDimSize(rt, i);
+  MlirType et = mlirShapedTypeGetElementType(rt);
+  if (n != 16 || !(mlirTypeIsAF16(et) || mlirTypeIsABF16(et))) return NULL;
+  ZT_RETURN_IF_ERROR(declare(ctx, op));
+  MlirLocation loc = mlirOperationGetLocation(op);
+  MlirValue coord_parts[2] = {as_i32(ctx, op, mlirOperationGetOperand(op, 2)),
+                              as_i32(ctx, op, mlirOperationGetOperand(op, 1))};
+  int64_t two = 2, eight = 8, sixteen = 16;
+  MlirType i32 = mlirIntegerTypeGet(ctx, 32);
+  MlirValue coord = before(op, make("vector.from_elements", loc, 2, coord_parts,
+                                    mlirVectorTypeGet(1, &two, i32), 0, NULL));
+  MlirValue args[5] = {base, minus_one(ctx, op, mlirOperationGetOperand(cd, 2), true),
+                       minus_one(ctx, op, mlirOperationGetOperand(cd, 1), false),
+                       minus_one(ctx, op, mlirOperationGetOperand(cd, 3), true), coord};
+  MlirNamedAttribute callee = mlirNamedAttributeGet(
+      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("callee")),
+      mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(IGC_VNNI_FN)));
+  MlirValue dw = before(op, make("func.call", loc, 5, args, mlirVectorTypeGet(1, &eight, i32), 1,
+                                 &callee));
+  // Lane j's 8 dwords are rows 2r (low half) and 2r + 1 of column j: the
+  // lane's VNNI B block, element order as the packed load_nd's.
+  MlirValue flat = before(op, make("vector.bitcast", loc, 1, &dw,
+                                   mlirVectorTypeGet(1, &sixteen, et), 0, NULL));
+  MlirValue res = flat;
+  if (mlirShapedTypeGetRank(rt) != 1)
+    res = before(op, make("vector.shape_cast", loc, 1, &flat, rt, 0, NULL));
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), res);
+  mlirOperationDestroy(op);
+  *done = true;
+  return NULL;
+}
