@@ -197,6 +197,7 @@ typedef struct xe_emitter_s {
   int scope, nscopes;
   int* scope_parent;
   bool wide, used_wide;
+  void* wide_runs;  ///< which runs are written whole (xe_wide.c)
   /// Lanes of the subgroup the emitted code runs at (xe_emit_lanes): the
   /// lane_layout of the #zt_* layouts and intel_reqd_sub_group_size. A
   /// chunk stays XE_SUBGROUP elements; at 8 lanes each lane holds two of
@@ -685,6 +686,8 @@ zt_status_t xe_scope_push(xe_emitter_t* e, int* saved);
 void xe_scope_pop(xe_emitter_t* e, int saved);
 /// The record of v without writing its chunks (NULL if it has none).
 xe_val_t* xe_find_raw(xe_emitter_t* e, MlirValue v);
+/// Frees what xe_wide.c keeps in the emitter.
+void xe_wide_free(xe_emitter_t* e);
 /// Writes a wide record's chunks (vector.shuffle of 16 lanes each) where
 /// the current scope cannot see them yet; every other record: nothing.
 void xe_wide_chunks(xe_emitter_t* e, xe_val_t* r);

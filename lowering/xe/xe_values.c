@@ -31,6 +31,7 @@ void xe_emitter_deinit(xe_emitter_t* e) {
   free(e->vals);
   free(e->data_vals);
   free(e->scope_parent);
+  xe_wide_free(e);
   xe_assign_free(e->layouts);
   for (int i = 0; i < e->num_consts; ++i) free(e->const_text[i]);
   free(e->const_text);

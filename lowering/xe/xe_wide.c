@@ -126,14 +126,170 @@ static bool wide_kind(MlirOperation op) {
   return true;
 }
 
-// Whether some reader of op's result is another op written whole (a run
-// that stays wide).
-static bool feeds_wide(MlirOperation op) {
-  MlirValue v = mlirOperationGetResult(op, 0);
-  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
-       u = mlirOpOperandGetNextUse(u))
-    if (wide_kind(mlirOpOperandGetOwner(u))) return true;
-  return false;
+// A 1-D tensor of an element type the whole form takes (not bf16, not
+// pointers).
+static bool wide_tensor(MlirType t) {
+  if (!mlirTypeIsATensor(t) || mlirShapedTypeGetRank(t) != 1) return false;
+  MlirType et = mlirShapedTypeGetElementType(t);
+  return !mlirTypeIsABF16(et) && (mlirTypeIsAFloat(et) || mlirTypeIsAInteger(et) ||
+                                  mlirTypeIsAIndex(et));
+}
+
+// An op of a run: wide_kind on 1-D tensors of such types only (scalar
+// operands allowed).
+static bool run_member(MlirOperation op) {
+  if (!wide_kind(op) || !wide_tensor(mlirValueGetType(mlirOperationGetResult(op, 0))))
+    return false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
+    if (mlirTypeIsATensor(t) && !wide_tensor(t)) return false;
+  }
+  return true;
+}
+
+static bool is_splat(MlirValue v) {
+  return mlirValueIsAOpResult(v) && zt_op_named(mlirOpResultGetOwner(v), "tile.splat");
+}
+
+// Decisions per run (open addressing on the op's pointer).
+typedef struct {
+  const void** keys;
+  bool* whole;
+  size_t cap, count;
+} wide_runs_t;
+
+static bool runs_find(wide_runs_t* r, MlirOperation op, bool* whole) {
+  if (!r->cap) return false;
+  for (size_t i = ((uintptr_t)op.ptr >> 4) & (r->cap - 1);; i = (i + 1) & (r->cap - 1)) {
+    if (!r->keys[i]) return false;
+    if (r->keys[i] == op.ptr) {
+      *whole = r->whole[i];
+      return true;
+    }
+  }
+}
+
+static bool runs_put(wide_runs_t* r, MlirOperation op, bool whole) {
+  if ((r->count + 1) * 2 > r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 256;
+    const void** k = calloc(cap, sizeof *k);
+    bool* w = calloc(cap, sizeof *w);
+    if (!k || !w) {
+      free(k);
+      free(w);
+      return false;
+    }
+    for (size_t i = 0; i < r->cap; ++i) {
+      if (!r->keys[i]) continue;
+      size_t j = ((uintptr_t)r->keys[i] >> 4) & (cap - 1);
+      while (k[j]) j = (j + 1) & (cap - 1);
+      k[j] = r->keys[i];
+      w[j] = r->whole[i];
+    }
+    free(r->keys);
+    free(r->whole);
+    r->keys = k;
+    r->whole = w;
+    r->cap = cap;
+  }
+  size_t i = ((uintptr_t)op.ptr >> 4) & (r->cap - 1);
+  while (r->keys[i] && r->keys[i] != op.ptr) i = (i + 1) & (r->cap - 1);
+  if (!r->keys[i]) ++r->count;
+  r->keys[i] = op.ptr;
+  r->whole[i] = whole;
+  return true;
+}
+
+void xe_wide_free(xe_emitter_t* e) {
+  wide_runs_t* r = e->wide_runs;
+  if (!r) return;
+  free(r->keys);
+  free(r->whole);
+  free(r);
+  e->wide_runs = NULL;
+}
+
+// Whether op's run (the ops of run_member linked by their values within one
+// block) is worth writing whole at n chunks a subgroup. Written in chunks a
+// run is ops * n ops; whole it is ops, plus n - 1 shuffles to join each
+// vector that enters it in chunks and n to split each of its values read
+// outside it. A shuffle counts 3 ops: the chunks' ops are cheap after the
+// front end (xe_lane_pack.c joins them into one), the shuffles are not; by
+// op count alone layer norm's runs (6 ops, 8 chunks, 3 joins) went whole
+// and its compile took 147.4 -> 162.0 M instructions (callgrind). The
+// decision is made once per run, at its first op.
+static bool run_whole(xe_emitter_t* e, MlirOperation op, int32_t n) {
+  if (!e->wide_runs) e->wide_runs = calloc(1, sizeof(wide_runs_t));
+  wide_runs_t* runs = e->wide_runs;
+  bool whole = false;
+  if (!runs || runs_find(runs, op, &whole)) return whole;
+  MlirBlock block = mlirOperationGetBlock(op);
+  MlirOperation* todo = NULL;
+  MlirOperation* members = NULL;
+  size_t ntodo = 0, nmem = 0, cap = 0;
+  long ops = 0, joins = 0, splits = 0;
+  MlirValue joined[64];
+  size_t njoined = 0;
+  bool ok = runs_put(runs, op, false);
+#define PUSH(x)                                                                         \
+  do {                                                                                  \
+    if (nmem == cap) {                                                                  \
+      cap = cap ? 2 * cap : 64;                                                         \
+      MlirOperation* g1 = realloc(todo, cap * sizeof *g1);                              \
+      if (g1) todo = g1;                                                                \
+      MlirOperation* g2 = realloc(members, cap * sizeof *g2);                           \
+      if (g2) members = g2;                                                             \
+      if (!g1 || !g2) ok = false;                                                       \
+    }                                                                                   \
+    if (ok) todo[ntodo++] = members[nmem++] = (x);                                      \
+  } while (0)
+  PUSH(op);
+  while (ok && ntodo) {
+    MlirOperation m = todo[--ntodo];
+    ++ops;
+    // Values entering: from a member (linked) or from outside (joined once).
+    for (intptr_t i = 0; ok && i < mlirOperationGetNumOperands(m); ++i) {
+      MlirValue v = mlirOperationGetOperand(m, i);
+      if (!mlirTypeIsATensor(mlirValueGetType(v)) || is_splat(v)) continue;
+      MlirOperation d = mlirValueIsAOpResult(v) ? mlirOpResultGetOwner(v) : (MlirOperation){NULL};
+      bool seen;
+      if (!mlirOperationIsNull(d) && mlirBlockEqual(mlirOperationGetBlock(d), block) &&
+          run_member(d)) {
+        if (!runs_find(runs, d, &seen)) {
+          ok = runs_put(runs, d, false);
+          PUSH(d);
+        }
+        continue;
+      }
+      bool known = false;  // (joined once: x * x, or two members reading it)
+      for (size_t j = 0; j < njoined && !known; ++j) known = mlirValueEqual(joined[j], v);
+      if (!known && njoined < sizeof joined / sizeof joined[0]) joined[njoined++] = v;
+      joins += !known;
+    }
+    // Readers: members, or outside (the value is split once).
+    bool outside = false;
+    MlirValue r = mlirOperationGetResult(m, 0);
+    for (MlirOpOperand u = mlirValueGetFirstUse(r); ok && !mlirOpOperandIsNull(u);
+         u = mlirOpOperandGetNextUse(u)) {
+      MlirOperation o = mlirOpOperandGetOwner(u);
+      bool seen;
+      if (mlirBlockEqual(mlirOperationGetBlock(o), block) && run_member(o)) {
+        if (!runs_find(runs, o, &seen)) {
+          ok = runs_put(runs, o, false);
+          PUSH(o);
+        }
+      } else {
+        outside = true;
+      }
+    }
+    splits += outside;
+  }
+#undef PUSH
+  whole = ok && ops > 1 && 3 * (joins * (n - 1) + splits * n) < ops * (n - 1);
+  for (size_t i = 0; ok && i < nmem; ++i) ok = runs_put(runs, members[i], whole);
+  free(todo);
+  free(members);
+  return ok && whole;
 }
 
 zt_status_t xe_wide_elementwise(xe_emitter_t* e, MlirOperation op, const char* opname,
@@ -143,19 +299,22 @@ zt_status_t xe_wide_elementwise(xe_emitter_t* e, MlirOperation op, const char* o
   if (!e->wide || e->lanes != XE_SUBGROUP || rt.rank != 1 || rt.kind == ZT_BF16 ||
       rt.kind == ZT_PTR || nops < 1 || nops > 4 || !wide_kind(op))
     return NULL;
+  if (!run_member(op)) return NULL;
+  // (The record's id is given back when the op is not written whole: the
+  // text of kernels without whole runs stays what it was.)
+  int id = e->next_id;
   xe_val_t* r = xe_alloc(e, rt);
   if (!r) return NULL;
-  bool ok = r->layout == XE_LAYOUT_ROW16 && is_pow2_chunks(r->nchunks), any_wide = false;
+  bool ok = r->layout == XE_LAYOUT_ROW16 && is_pow2_chunks(r->nchunks);
   for (int i = 0; i < nops && ok; ++i) {
     const xe_val_t* x = splat_of[i] ? splat_of[i] : ops[i];
     ok = x->type.kind != ZT_BF16 && x->type.kind != ZT_PTR &&
          (x->layout == XE_LAYOUT_SCALAR ||
           (x->layout == XE_LAYOUT_ROW16 && x->nchunks == r->nchunks && x->dist == r->dist));
-    any_wide |= ok && x->layout == XE_LAYOUT_ROW16 && x->wide[0] && sees(e, x->wide_scope);
   }
-  // Joining chunks costs nchunks - 1 shuffles: worth it where the run goes on.
-  if (!ok || (!any_wide && !feeds_wide(op))) {
+  if (!ok || !run_whole(e, op, r->nchunks)) {
     xe_free_val(r);
+    e->next_id = id;
     return NULL;
   }
   int64_t n = (int64_t)r->nchunks * XE_SUBGROUP;

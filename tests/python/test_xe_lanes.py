@@ -84,8 +84,12 @@ def test_real_kernels_take_zetile_distribution(which, monkeypatch):
 def test_upstream_distribution_can_be_forced(monkeypatch):
     # Forcing upstream's distribution also keeps row gathers where zetile
     # would read transposed (xe_trans_reads_enabled): upstream has no layout
-    # for those reads. Both compiles with the gathers, to compare.
+    # for those reads. Both compiles with the gathers, to compare; and with
+    # elementwise runs in chunks (ZETILE_XE_WIDE=0), which is what the
+    # emitter writes for upstream's distribution (it has no layout for the
+    # chunk shuffles of whole runs, xe_wide.c).
     monkeypatch.setenv("ZETILE_XE_TRANS_READ", "0")
+    monkeypatch.setenv("ZETILE_XE_WIDE", "0")
     k = _compile("attention small", "upstream", monkeypatch)
     t = _timings(k)
     assert "lane distribution (zetile)" not in t, t
