@@ -103,7 +103,20 @@ typedef struct cpu_s {
   // (cpu_prefetch_next). NULL otherwise.
   const cpu_val_t* pf_ptr;
   char pf_delta[ZT_CPU_NAME];
+  // While a tile.store's loops are emitted (emit_store): the store, when its
+  // mask-true range may be written by streaming stores (cpu_store_nt.c);
+  // NULL otherwise.
+  const struct cpu_nt_s* nt;
 } cpu_t;
+
+// A store whose full lines may be written non-temporally (cpu_store_nt.c).
+typedef struct cpu_nt_s {
+  MlirOperation op;      // the tile.store
+  const cpu_val_t** in;  // its lowered operands: address, value[, mask]
+  int64_t numel;
+  int32_t bytes;  // element bytes: 4 or 8
+  zt_scalar_kind_t kind;
+} cpu_nt_t;
 
 // --- values (cpu_values.c) ------------------------------------------------
 zt_status_t cpu_map_put(cpu_t* c, MlirValue v, const cpu_val_t* val);
@@ -219,6 +232,23 @@ bool cpu_mask_bound(cpu_t* c, const cpu_val_t* mask, char count[ZT_CPU_NAME],
                     char nowrap[ZT_CPU_NAME]);
 /// Emits one element's code at index iv (a loop's body).
 typedef zt_status_t (*cpu_body_fn)(cpu_t* c, void* user, const char* iv);
+/// Whether tile.store `op` (lowered operands in, numel elements) may write
+/// its mask-true range with streaming stores: a 1-D store of 4- or 8-byte
+/// elements at consecutive addresses from a kernel argument that nothing in
+/// the kernel loads from, in a kernel without atomics (cpu_store_nt.c).
+bool cpu_nt_eligible(cpu_t* c, MlirOperation op, const cpu_val_t** in, intptr_t nin,
+                     int64_t numel, cpu_nt_t* out);
+/// For the store c->nt, the range [0, end) of its loop (its mask true, end
+/// a multiple of 16): emits `scf.if <large, aligned, consecutive> {` the
+/// range with its whole 64-byte lines streamed and the elements before and
+/// after stored one at a time `} else {` and returns true; the caller emits
+/// the plain loop and closes the `}`. *s gets a status of body. false
+/// (nothing emitted) when it cannot.
+bool cpu_nt_begin(cpu_t* c, const char* end, cpu_body_fn body, void* user, zt_status_t* s);
+/// Element idx of a lazy `addptr(uniform base, offsets)` as a getelementptr
+/// (an !llvm.ptr, sets c->addr_is_ptr); false for other pointer values
+/// (cpu_ops.c).
+bool cpu_gep_address(cpu_t* c, const cpu_val_t* p, const char* idx, char out[ZT_CPU_NAME]);
 /// A loop over numel elements running body, split in two at the end of a
 /// 1-D mask `s + arange < n` that the lazy chains of roots (values) and of
 /// root (a lowered value) read: the mask is a true splat in the first loop

@@ -226,8 +226,6 @@ static void make_range_elem(cpu_t* c, MlirOperation op, const char* idx,
                             char out[ZT_CPU_NAME]);
 static zt_status_t load_fn(cpu_t* c, MlirOperation op, char ins[][ZT_CPU_NAME],
                            char outs[][ZT_CPU_NAME]);
-static bool gep_address(cpu_t* c, const cpu_val_t* p, const char* idx,
-                        char out[ZT_CPU_NAME]);
 
 void cpu_read_lazy(cpu_t* c, const cpu_val_t* v, const char* idx,
                    char out[ZT_CPU_NAME]) {
@@ -247,7 +245,7 @@ void cpu_read_lazy(cpu_t* c, const cpu_val_t* v, const char* idx,
   }
   if (load) {
     const cpu_val_t* p = cpu_map_get(c, mlirOperationGetOperand(op, 0));
-    if (p && !gep_address(c, p, idx, ins[0])) cpu_read(c, p, idx, ins[0]);
+    if (p && !cpu_gep_address(c, p, idx, ins[0])) cpu_read(c, p, idx, ins[0]);
   }
   // All succeeded when the op was first seen; statuses cannot happen here.
   zt_status_t s = load ? load_fn(c, op, ins, outs)
@@ -261,8 +259,7 @@ void cpu_read_lazy(cpu_t* c, const cpu_val_t* v, const char* idx,
 // A lazy `addptr(base, offsets)` with a uniform base becomes a getelementptr
 // from the base, so LLVM sees consecutive addresses (vector and masked
 // loads) instead of integers turned into pointers.
-static bool gep_address(cpu_t* c, const cpu_val_t* p, const char* idx,
-                        char out[ZT_CPU_NAME]) {
+bool cpu_gep_address(cpu_t* c, const cpu_val_t* p, const char* idx, char out[ZT_CPU_NAME]) {
   if (p->kind != CPU_LAZY || !cpu_op_is(p->op, "tile.addptr")) return false;
   const cpu_val_t* base = cpu_map_get(c, mlirOperationGetOperand(p->op, 0));
   const cpu_val_t* off = cpu_map_get(c, mlirOperationGetOperand(p->op, 1));
@@ -339,7 +336,7 @@ static zt_status_t store_body(cpu_t* c, void* user, const char* iv) {
   store_body_t* sb = user;
   char ins[MAX_OPERANDS][ZT_CPU_NAME], outs[MAX_OPERANDS][ZT_CPU_NAME];
   for (intptr_t i = 1; i < sb->nin; ++i) cpu_read(c, sb->in[i], iv, ins[i]);
-  if (!gep_address(c, sb->in[0], iv, ins[0])) cpu_read(c, sb->in[0], iv, ins[0]);
+  if (!cpu_gep_address(c, sb->in[0], iv, ins[0])) cpu_read(c, sb->in[0], iv, ins[0]);
   zt_status_t e = store_fn(c, sb->op, ins, outs);
   c->addr_is_ptr = false;
   return e;
@@ -451,8 +448,11 @@ static zt_status_t emit_store(cpu_t* c, MlirOperation op, const cpu_val_t** in,
   for (intptr_t i = 1; i < nin; ++i)
     collect_lazy_loads(c, mlirOperationGetOperand(op, i), &ll, 0);
   zt_status_t s = NULL;
+  cpu_nt_t nt;
   if (!ll.n) {
+    if (cpu_nt_eligible(c, op, in, nin, numel, &nt)) c->nt = &nt;
     store_loop(c, op, in, nin, numel, &s);
+    c->nt = NULL;
     return s;
   }
   if (ll.over)
@@ -480,7 +480,9 @@ static zt_status_t emit_store(cpu_t* c, MlirOperation op, const cpu_val_t** in,
       if (cpu_pointee_bytes(&la->type) >= 4 && next_program_delta(c, la, c->pf_delta))
         c->pf_ptr = la;
     }
+    if (cpu_nt_eligible(c, op, in, nin, numel, &nt)) c->nt = &nt;
     store_loop(c, op, in, nin, numel, &s);
+    c->nt = NULL;
     c->pf_ptr = NULL;
     --c->indent;
     cpu_line(c, "} else {");
@@ -538,7 +540,7 @@ static zt_status_t elem_body(cpu_t* c, void* user, const char* iv) {
   // The address last (see cpu_read_lazy: a lazy load among the other
   // operands clears addr_is_ptr).
   for (intptr_t i = 1; i < eb->nin; ++i) cpu_read(c, eb->in[i], iv, ins[i]);
-  if (eb->nin > 0 && !(mem && gep_address(c, eb->in[0], iv, ins[0])))
+  if (eb->nin > 0 && !(mem && cpu_gep_address(c, eb->in[0], iv, ins[0])))
     cpu_read(c, eb->in[0], iv, ins[0]);
   zt_status_t s = eb->fn(c, op, ins, outs);
   c->addr_is_ptr = false;

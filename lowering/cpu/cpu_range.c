@@ -432,7 +432,18 @@ zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
     for (int i = 0; i < sp.n && !skip_tail; ++i)
       skip_tail = mlirValueEqual(sp.keys[i], skip_mask);
   s = split_set(c, &sp, t);
+  // A store's mask-true range may stream its full lines (cpu_store_nt.c):
+  // only where the store's own mask is true there (or it has none).
+  bool nt = false;
+  if (!s && blocked && c->nt && nroots > 0 &&
+      mlirValueEqual(roots[0], mlirOperationGetOperand(c->nt->op, 0)) &&
+      (mlirValueIsNull(skip_mask) || skip_tail))
+    nt = cpu_nt_begin(c, head_end, body, user, &s);
   if (!s) s = range_loop(c, cpu_index(c, 0, c0), head_end, blocked, V, body, user);
+  if (nt) {
+    --c->indent;
+    cpu_line(c, "}");
+  }
   if (!s && strcmp(head_end, tail_start)) {
     s = split_set(c, &sp, NULL);
     if (!s) s = range_loop(c, head_end, tail_start, blocked, V, body, user);
