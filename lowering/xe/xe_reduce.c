@@ -1061,65 +1061,59 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
 
 // --- scans -------------------------------------------------------------------
 //
-// tile.scan (cumsum, cumprod, associative_scan with a built-in combiner) in
-// one subgroup. Along the lanes (1-D tensors, axis 1 of 2-D tiles) lane i
-// of a 16-lane row gets the reduction of the lanes up to i (from i on, for
-// reverse), each a vector.reduction of the row with the other lanes set to
-// the identity, put into lane i by a select on the lane index: 16
-// reductions per row, the upstream-distributable way (no lane extracts or
-// shuffles of our own). Across rows (axis 0) the running value is combined
-// elementwise. Rows longer than 16 carry the previous chunks' total.
-
-static void scalar_combine(xe_emitter_t* e, const reduce_kind_t* rk, const char* a,
-                           const char* b, const char* et, xe_name_t out) {
-  xe_fresh(e, out);
-  xe_line(e);
-  zt_strbuf_printf(&e->body, "%s = %s %s, %s : %s%s\n", out, rk->combine, a, b, et, loc(e));
-}
+// tile.scan (cumsum, cumprod, associative_scan with a built-in combiner).
+// Along the lanes (1-D tensors, axis 1 of 2-D tiles) each 16-lane row is
+// scanned by lane shuffles (scan_row); across rows (axis 0) the running
+// value is combined elementwise. Rows longer than 16 carry the previous
+// chunks' total; lines split across subgroups start from the totals of the
+// subgroups before them (scan_prefix_across, the 1-D exchange below).
 
 // Inclusive scan of the first n lanes of row x; carry (or "") is combined
-// in; *total gets the combination of all n lanes (and the carry).
+// in; *total gets the combination of all n lanes (and the carry). Hillis-
+// Steele steps 1, 2, 4, 8: lane j combines lane j - d's running value (j + d
+// reversed, lanes past n never taken), moved by marked shuffles that become
+// gpu.shuffle up/down after distribution (xe_lane_shuffle, as the user-
+// combiner scans); then the carry, and the total from the last lane (lane 0
+// reversed). Lanes past n are left at the identity. (Was one
+// vector.reduction per lane: 16 butterflies a row, ~10x the instructions.)
 static void scan_row(xe_emitter_t* e, const reduce_kind_t* rk, zt_scalar_kind_t k, const char* x,
                      int n, bool rev, const char* carry, xe_name_t out, xe_name_t total) {
   const char* et = xe_elem(k);
-  char idt[48];
+  char idt[48], cv[16];
   identity_text(rk->identity, k, idt, sizeof idt);
   xe_name_t lane, id, acc;
   xe_lane_i32(e, lane);
   xe_vconst(e, idt, et, id);
-  memcpy(acc, id, sizeof acc);
-  for (int i = 0; i < n; ++i) {
-    xe_name_t ci, inc, sel, s, nacc;
-    char text[160];
-    snprintf(text, sizeof text,
-             "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>", i);
-    xe_hoist(e, text, true, ci);
-    // Lanes in prefix i: lane <= i (forward), i <= lane < n (reverse).
-    xe_vbinary(e, rev ? "arith.cmpi sge," : "arith.cmpi sle,", lane, ci, "i32", inc);
-    if (rev && n < 16) {
-      xe_name_t cn, lt, both;
-      snprintf(text, sizeof text,
-               "arith.constant {layout_result_0 = " XE_LAYOUT_ATTR "} dense<%d> : vector<16xi32>",
-               n);
-      xe_hoist(e, text, true, cn);
-      xe_vbinary(e, "arith.cmpi slt,", lane, cn, "i32", lt);
-      xe_vbinary(e, "arith.andi", inc, lt, "i1", both);
-      memcpy(inc, both, sizeof inc);
-    }
-    xe_vselect(e, inc, x, id, et, sel);
-    xe_fresh(e, s);
-    xe_line(e);
-    zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n", s,
-                     rk->kind, sel, et, et, loc(e));
-    if (carry && carry[0]) {
-      xe_name_t sc;
-      scalar_combine(e, rk, carry, s, et, sc);
-      memcpy(s, sc, sizeof s);
-    }
-    if ((!rev && i == n - 1) || (rev && i == 0)) memcpy(total, s, XE_NAME_MAX);
-    xe_put_lane(e, s, i, acc, et, nacc);
-    memcpy(acc, nacc, sizeof acc);
+  memcpy(acc, x, sizeof acc);
+  for (int d = 1; d < n; d *= 2) {
+    xe_name_t p, lim, ok, c, sel;
+    xe_lane_shuffle(e, k, acc, rev ? "down" : "up", d, p);
+    snprintf(cv, sizeof cv, "%d", rev ? n - d : d);
+    xe_vconst(e, cv, "i32", lim);
+    xe_vbinary(e, rev ? "arith.cmpi slt," : "arith.cmpi sge,", lane, lim, "i32", ok);
+    xe_vbinary(e, rk->combine, p, acc, et, c);
+    xe_vselect(e, ok, c, acc, et, sel);
+    memcpy(acc, sel, sizeof acc);
   }
+  if (carry && carry[0]) {
+    xe_name_t cb, c;
+    xe_vsplat(e, carry, et, cb);
+    xe_vbinary(e, rk->combine, cb, acc, et, c);
+    memcpy(acc, c, sizeof acc);
+  }
+  if (n < 16) {
+    xe_name_t pad, sel;
+    xe_pad_mask(e, n, pad);
+    xe_vselect(e, pad, acc, id, et, sel);
+    memcpy(acc, sel, sizeof acc);
+  }
+  xe_name_t last, one;
+  xe_take_lane(e, acc, rev ? 0 : n - 1, id, et, one);
+  xe_fresh(e, last);
+  xe_line(e);
+  zt_strbuf_printf(&e->body, "%s = vector.reduction <%s>, %s : vector<16x%s> into %s%s\n", last,
+                   rk->kind, one, et, et, loc(e));
+  memcpy(total, last, XE_NAME_MAX);
   memcpy(out, acc, XE_NAME_MAX);
 }
 

@@ -209,8 +209,8 @@ def scan1d(X, OUT, n, BLOCK: tl.constexpr, REVERSE: tl.constexpr):
     ("cumprod", "int32", 0, False, 8, 32), ("cumsum", "int32", 1, True, 2, 32),
 ])
 def test_scans(tmp_path, op, dt, axis, rev, m, n):
-    """Scans on Xe (one subgroup): along lanes by masked reductions selected
-    into lanes, with a carry across 16-lane chunks; along rows elementwise."""
+    """Scans on Xe (one subgroup): along lanes by lane shuffles (Hillis-
+    Steele), with a carry across 16-lane chunks; along rows elementwise."""
     _opencl_cpu_or_skip()
     (tmp_path / "scan_kernels.py").write_text(SCAN_KERNEL)
     res = _run(f"""
