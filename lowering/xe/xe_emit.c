@@ -586,7 +586,12 @@ static zt_status_t emit_splat_of(xe_emitter_t* e, MlirValue x, MlirOperation op)
     xe_alias(e, mlirOperationGetResult(op, 0), s);
     return NULL;
   }
-  xe_val_t* r = xe_alloc(e, t);
+  xe_val_t* r = xe_wide_splat(e, op, s, t);
+  if (r) {
+    xe_bind(e, mlirOperationGetResult(op, 0), r);
+    return NULL;
+  }
+  r = xe_alloc(e, t);
   if (!r) return NULL;
   xe_name_t v;
   if (t.kind == ZT_PTR) {

@@ -197,6 +197,7 @@ typedef struct xe_emitter_s {
   int scope, nscopes;
   int* scope_parent;
   bool wide, used_wide;
+  bool wide_all;    ///< ZETILE_XE_WIDE=all: every run whole (to test the form)
   void* wide_runs;  ///< which runs are written whole (xe_wide.c)
   /// Lanes of the subgroup the emitted code runs at (xe_emit_lanes): the
   /// lane_layout of the #zt_* layouts and intel_reqd_sub_group_size. A
@@ -644,6 +645,10 @@ void xe_slm_store(xe_emitter_t* e, const char* v, const char* slm, const char* o
 void xe_slm_load(xe_emitter_t* e, const char* slm, const char* offs, const char* mask,
                  const char* et, int64_t n, xe_name_t out);
 void xe_add_index(xe_emitter_t* e, const char* a, const char* b, xe_name_t out);
+/// Hoisted vector<16xi1>: grid index i comes before the uniform index `mine`
+/// (after it, reversed): the subgroups whose totals enter a split scan's
+/// prefix (xe_reduce.c).
+void xe_sg_before_mask(xe_emitter_t* e, const char* mine, int i, bool rev, xe_name_t out);
 /// Whether xe_convert_blocks can move record s into blocks of `role`, and
 /// the move itself: a new record (not bound) of s's type in that role,
 /// through shared local memory with barriers around (xe_convert.c); NULL
@@ -686,6 +691,10 @@ zt_status_t xe_scope_push(xe_emitter_t* e, int* saved);
 void xe_scope_pop(xe_emitter_t* e, int saved);
 /// The record of v without writing its chunks (NULL if it has none).
 xe_val_t* xe_find_raw(xe_emitter_t* e, MlirValue v);
+/// A tile.splat op of the scalar record `scalar` to the 1-D type t as one
+/// broadcast of the whole vector, when every reader of it is written whole
+/// (a new record, not bound), else NULL with nothing written.
+xe_val_t* xe_wide_splat(xe_emitter_t* e, MlirOperation op, const xe_val_t* scalar, zt_type_t t);
 /// Frees what xe_wide.c keeps in the emitter.
 void xe_wide_free(xe_emitter_t* e);
 /// Writes a wide record's chunks (vector.shuffle of 16 lanes each) where

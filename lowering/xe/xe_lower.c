@@ -298,6 +298,9 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   e.wide = e.lanes == XE_SUBGROUP && !(info && info->no_wide) &&
            !(wide_env && strcmp(wide_env, "0") == 0) &&
            !(dist_env && strcmp(dist_env, "upstream") == 0);
+  // ZETILE_XE_WIDE=all: every run whole, whatever it costs (to test the form
+  // on kernels whose runs are too short to pay).
+  e.wide_all = e.wide && wide_env && strcmp(wide_env, "all") == 0;
   MlirOperation k = lc->kernel;
   xe_set_cur(&e, k);
   // One-column / one-row 2-D tiles have no Xe layout; as 1-D tensors they
