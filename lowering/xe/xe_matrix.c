@@ -1770,7 +1770,11 @@ static zt_status_t emit_ptr_blocks(xe_emitter_t* e, MlirOperation op, bool store
     }
   }
   if (pb.trans) {
-    if (store || v->role != XE_ROLE_B || v->b16 || v->narrow || v->br != 16 || v->bc != 16) {
+    // (B: 16x16 blocks; A: 16-bit 8x16 blocks in whole pairs, one read
+    // each, so nothing past the tile's rows is read: xe_emit_trans_read)
+    bool a_ok = v->role == XE_ROLE_A && v->br == 8 && v->nbr % 2 == 0 && t.kind != ZT_F32;
+    if (store || (v->role != XE_ROLE_B && !a_ok) || v->b16 || v->narrow ||
+        (!a_ok && v->br != 16) || v->bc != 16) {
       if (!store) xe_free_val(v);
       return NULL;  // gathers
     }

@@ -266,11 +266,13 @@ static int64_t div_of(xe_emitter_t* e, MlirValue v, int depth) {
   return r > d ? r : d;
 }
 
-static bool only_dot_b(MlirValue v) {
+// Whether v is read only as operand `which` of dots (0: A, 1: B).
+static bool only_dot_operand(MlirValue v, intptr_t which) {
   MlirOpOperand u = mlirValueGetFirstUse(v);
   if (mlirOpOperandIsNull(u)) return false;
   for (; !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
-    if (!zt_op_named(mlirOpOperandGetOwner(u), "tile.dot") || mlirOpOperandGetOperandNumber(u) != 1)
+    if (!zt_op_named(mlirOpOperandGetOwner(u), "tile.dot") ||
+        mlirOpOperandGetOperandNumber(u) != which)
       return false;
   return true;
 }
@@ -280,12 +282,24 @@ static bool only_dot_b(MlirValue v) {
 // What both forms (block loads, pointer loads) ask of the transposed tile:
 // read only as dots' B operands, f16/bf16/f32, K and N multiples of 16;
 // *b16 says whether its elements are 16-bit, *k/*n give its extents.
+//
+// A dots' A operand read from a row-major [K, M] tile (`a.T`, Intel's
+// transposed-A GEMMs) has the same geometry: axis 0 (M) one element apart,
+// axis 1 (K) a stride apart. One transposed d32 read of 16 memory rows (K)
+// x 8 dwords (M pairs) gives lane k the 16 M elements of column k, i.e.
+// two 8x16 A blocks (xe_emit_trans_read): served for 16-bit data, M and K
+// multiples of 16 (one read per pair of 8-row blocks; fp32 A keeps the
+// gathers).
 static bool b_tile_ok(MlirValue res, bool* b16, int64_t* k, int64_t* n) {
-  if (!only_dot_b(res)) return false;
+  bool a = !only_dot_operand(res, 1);
+  if (a && !only_dot_operand(res, 0)) return false;
+  // ZETILE_XE_TRANS_READ_A=0: A operands keep the gathers (to compare).
+  const char* env = getenv("ZETILE_XE_TRANS_READ_A");
+  if (a && env && strcmp(env, "0") == 0) return false;
   MlirType t = mlirValueGetType(res);
   MlirType et = mlirShapedTypeGetElementType(t);
   *b16 = mlirTypeIsAF16(et) || mlirTypeIsABF16(et);
-  if (!*b16 && !mlirTypeIsAF32(et)) return false;
+  if (!*b16 && (a || !mlirTypeIsAF32(et))) return false;
   *k = mlirShapedTypeGetDimSize(t, 0);
   *n = mlirShapedTypeGetDimSize(t, 1);
   return *k > 0 && *n > 0 && *k % 16 == 0 && *n % 16 == 0;
@@ -333,14 +347,88 @@ static void idx_bin(xe_emitter_t* e, const char* op, const char* a, const char* 
   zt_strbuf_printf(&e->body, "%s = arith.%s %s, %s : index%s\n", out, op, a, b, tloc(e));
 }
 
+// A blocks (16-bit) from the transposed descriptor td: for each 16-column
+// (K) block bj and each pair of 8-row (M) blocks, one read of 16 K rows x 8
+// dwords at dword column xa + (first M) / 2; lane k's 16 elements are M
+// rows 0..15 of column k, cast to a 16x16 block as B's are, whose rows 0-7
+// and 8-15 are the two A blocks (moved row by row: one element per lane
+// each). An odd last block uses the first half (descriptor bounds zero
+// what lies past M; pointer tiles have whole pairs, emit_ptr_blocks).
+static zt_status_t trans_read_a(xe_emitter_t* e, xe_val_t* v, const char* td, const char* xa,
+                                const char* o1, const char* et_in) {
+  const char* attr = xe_layout_attr(v);
+  // bf16 rows move as i16 bits (a bf16 poison would reach SPIR-V), cast back
+  // once a block is whole, as nd_blocks_by_rows does.
+  bool bf = strcmp(et_in, "bf16") == 0;
+  const char* et = bf ? "i16" : et_in;
+  for (int32_t bj = 0; bj < v->nbc; ++bj) {
+    xe_name_t cj, y;
+    idx_const(e, (int64_t)bj * 16, cj);
+    idx_bin(e, "addi", o1, cj, y);
+    for (int32_t bi = 0; bi < v->nbr; bi += 2) {
+      xe_name_t ck, x, raw, wide;
+      idx_const(e, (int64_t)bi * 4, ck);
+      idx_bin(e, "addi", xa, ck, x);
+      xe_fresh(e, raw);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = xegpu.load_nd %s[%s, %s] <{layout = #zt_a, transpose = "
+                       "array<i64: 1, 0>}> : !xegpu.tensor_desc<16x8xi32> -> vector<8x16xi32>%s\n",
+                       raw, td, y, x, tloc(e));
+      xe_fresh(e, wide);
+      xe_line(e);
+      zt_strbuf_printf(&e->body,
+                       "%s = builtin.unrealized_conversion_cast %s : vector<8x16xi32> to "
+                       "vector<16x16x%s> {zt.lane_regs}%s\n",
+                       wide, raw, et, tloc(e));
+      for (int h = 0; h < 2 && bi + h < v->nbr; ++h) {
+        xe_name_t acc;
+        char text[160];
+        snprintf(text, sizeof text,
+                 "arith.constant {layout_result_0 = %s} dense<%s> : vector<8x16x%s>", attr,
+                 bf ? "0" : "0.0", et);
+        xe_hoist(e, text, true, acc);
+        for (int r = 0; r < 8; ++r) {
+          xe_name_t row, ins;
+          xe_fresh(e, row);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = vector.extract %s[%d] {layout_result_0 = " XE_LAYOUT_ATTR
+                           "} : vector<16x%s> from vector<16x16x%s>%s\n",
+                           row, wide, 8 * h + r, et, et, tloc(e));
+          if (r == 7 && !bf) snprintf(ins, sizeof ins, "%s", v->names[(bi + h) * v->nbc + bj]);
+          else xe_fresh(e, ins);
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = vector.insert %s, %s [%d] {layout_result_0 = %s} : "
+                           "vector<16x%s> into vector<8x16x%s>%s\n",
+                           ins, row, acc, r, attr, et, et, tloc(e));
+          memcpy(acc, ins, sizeof acc);
+        }
+        if (bf) {
+          xe_line(e);
+          zt_strbuf_printf(&e->body,
+                           "%s = arith.bitcast %s {layout_result_0 = %s} : vector<8x16xi16> to "
+                           "vector<8x16xbf16>%s\n",
+                           v->names[(bi + h) * v->nbc + bj], acc, attr, tloc(e));
+        }
+      }
+    }
+  }
+  return NULL;
+}
+
 zt_status_t xe_emit_trans_read(xe_emitter_t* e, xe_val_t* v, zt_type_t t, const char* addr,
                                const char* s0, const char* s1, const char* pitch,
                                const char* o0, const char* o1) {
   bool f32 = t.kind == ZT_F32;
-  if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_B || v->b16 || v->br != 16 ||
-      v->bc != 16 || !(f32 || t.kind == ZT_F16 || t.kind == ZT_BF16))
+  bool a = v->role == XE_ROLE_A;
+  if (v->layout != XE_LAYOUT_BLOCK2D || v->b16 || v->narrow || v->bc != 16 ||
+      !(a ? v->br == 8 && !f32 : v->role == XE_ROLE_B && v->br == 16) ||
+      !(f32 || t.kind == ZT_F16 || t.kind == ZT_BF16))
     return xe_fail(e, ZT_STATUS_INTERNAL,
-                   "a transposed 2-D block read that is not a dot's 16x16 B blocks");
+                   "a transposed 2-D block read that is not a dot's 16x16 B or 16-bit 8x16 A "
+                   "blocks");
   e->used_block_io = true;
   const char* dt = f32 ? "f32" : "i32";
   // 2D block IO wants a 64-byte aligned base: the dword columns move right
@@ -374,6 +462,7 @@ zt_status_t xe_emit_trans_read(xe_emitter_t* e, xe_val_t* v, zt_type_t t, const 
                    "i64 -> !xegpu.tensor_desc<16x8x%s>%s\n",
                    td, base, s1, wa, p, one, dt, tloc(e));
   const char* et = xe_block_elem(t.kind);
+  if (a) return trans_read_a(e, v, td, xa, o1, et);
   for (int32_t bi = 0; bi < v->nbr; ++bi) {
     for (int32_t bj = 0; bj < v->nbc; ++bj) {
       xe_name_t cj, y, raw[2];
