@@ -1185,9 +1185,7 @@ static zt_status_t scan_narrow(xe_emitter_t* e, const reduce_kind_t* rk, const x
   return NULL;
 }
 
-// Hoisted vector<16xi1>: grid index i comes before `mine` along the scan
-// (after it, reversed): the subgroups whose totals enter this one's prefix.
-static void sg_before_mask(xe_emitter_t* e, const char* mine, int i, bool rev, xe_name_t out) {
+void xe_sg_before_mask(xe_emitter_t* e, const char* mine, int i, bool rev, xe_name_t out) {
   xe_name_t c, cmp;
   char text[160];
   snprintf(text, sizeof text, "arith.constant %d : index", i);
@@ -1304,7 +1302,7 @@ static zt_status_t scan_prefix_across(xe_emitter_t* e, const reduce_kind_t* rk,
       xe_name_t offs, v, before, sel, nv;
       slm_offsets(e, own, i * stride + 16LL * c, offs);
       xe_slm_load(e, slm, offs, mask, et, n, v);
-      sg_before_mask(e, mine, i, rev, before);
+      xe_sg_before_mask(e, mine, i, rev, before);
       xe_vselect(e, before, v, id, et, sel);
       if (!acc[0]) {
         memcpy(acc, sel, sizeof acc);

@@ -650,6 +650,145 @@ static zt_status_t scan_across_subgroups(xe_emitter_t* e, MlirOperation fn, int 
   return st;
 }
 
+// A 2-D scan along an axis split across subgroups (axis 0 over the grid's
+// rows, axis 1 over its columns), after each subgroup scanned its own part
+// (ch[r * ncol + j]): each tuple member's line totals (axis 0: the last row,
+// 16 columns a vector; axis 1: each row's last lane, lane i = row 16c + i)
+// meet in SLM, slot [grid index][line of the tile], one member at a time
+// (members of one kind share a buffer); then each subgroup folds, in grid
+// order, the totals of the subgroups before it (after it, reversed: higher
+// indices on the left, as the lanes' steps have them), each step kept only
+// where that subgroup is before it, and combines the fold on the left of its
+// own results when some subgroup is.
+static zt_status_t scan_2d_across(xe_emitter_t* e, MlirOperation fn, int n,
+                                  const zt_scalar_kind_t* kinds,
+                                  char (*ch)[MAX_VALS][XE_NAME_MAX], const xe_val_t* s, int axis,
+                                  bool rev) {
+  int sm = e->sg_m, sn = e->sg_n, parts = axis == 0 ? sm : sn;
+  int32_t nrow = s->nbr * s->br, ncol = s->nbc;
+  int64_t R = s->type.shape[0], Rp = (R + 15) / 16 * 16, T = s->type.shape[1] / 16;
+  if (s->narrow || s->type.shape[1] % 16 || T != (int64_t)sn * ncol || R != (int64_t)sm * nrow ||
+      s->tr != nrow)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D scan with a user combiner along an axis split across subgroups of this "
+                   "tile on Xe");
+  int32_t nout = axis == 0 ? ncol : (nrow + 15) / 16;
+  int64_t nslots = axis == 0 ? (int64_t)sm * T * 16 : (int64_t)sn * Rp;
+  char(*part)[MAX_VALS][XE_NAME_MAX] = calloc((size_t)nout * (size_t)(parts + 2), sizeof *part);
+  if (!part) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+  // got[i * nout + c]: grid index i's totals of line chunk c; pre[c]: the fold.
+  char(*got)[MAX_VALS][XE_NAME_MAX] = part + nout;
+  char(*pre)[MAX_VALS][XE_NAME_MAX] = got + (size_t)parts * nout;
+  zt_status_t st = NULL;
+  for (int t = 0; t < n && !st && !e->error; ++t) {
+    const char* et = xe_elem(kinds[t]);
+    if (axis == 0) {
+      for (int32_t j = 0; j < ncol; ++j)
+        memcpy(part[j][t], ch[(rev ? 0 : nrow - 1) * ncol + j][t], XE_NAME_MAX);
+    } else {
+      for (int32_t c = 0; c < nout; ++c) memcpy(part[c][t], ch[16 * c * ncol][t], XE_NAME_MAX);
+      for (int32_t q = 0; q < nrow; ++q) {
+        xe_val_t* tot = lane_scalar(e, kinds[t], ch[q * ncol + (rev ? 0 : ncol - 1)][t],
+                                    rev ? 0 : 15);
+        if (!tot) break;
+        xe_name_t p;
+        xe_put_lane(e, tot->names[0], q % 16, part[q / 16][t], et, p);
+        xe_free_val(tot);
+        memcpy(part[q / 16][t], p, XE_NAME_MAX);
+      }
+    }
+    xe_name_t slm, all, wrow, wcol, wbase;
+    if (e->error || !xe_slm_buffer(e, kinds[t], (int)nslots, slm)) break;
+    xe_all_true(e, all);
+    if (axis == 0) {
+      xe_sg_index(e, sn, sm, T * 16, wrow);
+      xe_sg_index(e, 1, sn, (int64_t)ncol * 16, wcol);
+    } else {
+      xe_sg_index(e, 1, sn, Rp, wcol);
+      xe_sg_index(e, sn, sm, nrow, wrow);
+    }
+    xe_add_index(e, wrow, wcol, wbase);
+    for (int32_t c = 0; c < nout; ++c) {
+      xe_name_t offs, mask;
+      xe_slm_offsets(e, wbase, 16LL * c, offs);
+      if (axis == 0 || nrow - 16LL * c >= 16) memcpy(mask, all, sizeof mask);
+      else xe_pad_mask(e, nrow - 16LL * c, mask);
+      xe_slm_store(e, part[c][t], slm, offs, mask, et, nslots);
+    }
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "gpu.barrier%s\n", e->loc.data ? e->loc.data : "");
+    const char* own = axis == 0 ? wcol : wrow;
+    int64_t stride = axis == 0 ? T * 16 : Rp;
+    for (int i = 0; i < parts; ++i)
+      for (int32_t c = 0; c < nout; ++c) {
+        xe_name_t offs, mask;
+        xe_slm_offsets(e, own, i * stride + 16LL * c, offs);
+        if (axis == 0 || nrow - 16LL * c >= 16) memcpy(mask, all, sizeof mask);
+        else xe_pad_mask(e, nrow - 16LL * c, mask);
+        xe_slm_load(e, slm, offs, mask, et, nslots, got[i * nout + c][t]);
+      }
+    xe_line(e);
+    zt_strbuf_printf(&e->body, "gpu.barrier%s\n", e->loc.data ? e->loc.data : "");
+  }
+  xe_name_t mine, has;
+  if (!e->error) {
+    if (axis == 0) xe_sg_index(e, sn, sm, 1, mine);
+    else xe_sg_index(e, 1, sn, 1, mine);
+    xe_sg_before_mask(e, mine, rev ? parts - 1 : 0, rev, has);
+  }
+  for (int32_t c = 0; c < nout && !st && !e->error; ++c) {
+    for (int q = 0; q < parts && !st && !e->error; ++q) {
+      int i = rev ? parts - 1 - q : q;
+      if (q == 0) {
+        memcpy(pre[c], got[i * nout + c], sizeof pre[c]);
+        continue;
+      }
+      char acc[MAX_VALS][XE_NAME_MAX];
+      memcpy(acc, pre[c], sizeof acc);
+      st = combine_chunks(e, fn, n, kinds, acc, got[i * nout + c], 16);
+      xe_name_t before;
+      xe_sg_before_mask(e, mine, i, rev, before);
+      for (int t = 0; t < n && !st && !e->error; ++t) {
+        xe_name_t sel;
+        xe_vselect(e, before, acc[t], pre[c][t], xe_elem(kinds[t]), sel);
+        memcpy(pre[c][t], sel, XE_NAME_MAX);
+      }
+    }
+  }
+  // The fold on the left of this subgroup's results.
+  if (axis == 0) {
+    for (int32_t r = 0; r < nrow && !st && !e->error; ++r)
+      for (int32_t j = 0; j < ncol && !st && !e->error; ++j) {
+        char acc[MAX_VALS][XE_NAME_MAX];
+        memcpy(acc, pre[j], sizeof acc);
+        st = combine_chunks(e, fn, n, kinds, acc, ch[r * ncol + j], 16);
+        for (int t = 0; t < n && !st && !e->error; ++t) {
+          xe_name_t sel;
+          xe_vselect(e, has, acc[t], ch[r * ncol + j][t], xe_elem(kinds[t]), sel);
+          memcpy(ch[r * ncol + j][t], sel, XE_NAME_MAX);
+        }
+      }
+  } else {
+    // Row q's fold: lane q % 16 of its chunk, in every lane (an idx shuffle).
+    for (int32_t q = 0; q < nrow && !st && !e->error; ++q) {
+      char row[MAX_VALS][XE_NAME_MAX];
+      for (int t = 0; t < n; ++t) xe_lane_shuffle(e, kinds[t], pre[q / 16][t], "idx", q % 16, row[t]);
+      for (int32_t j = 0; j < ncol && !st && !e->error; ++j) {
+        char acc[MAX_VALS][XE_NAME_MAX];
+        memcpy(acc, row, sizeof acc);
+        st = combine_chunks(e, fn, n, kinds, acc, ch[q * ncol + j], 16);
+        for (int t = 0; t < n && !st && !e->error; ++t) {
+          xe_name_t sel;
+          xe_vselect(e, has, acc[t], ch[q * ncol + j][t], xe_elem(kinds[t]), sel);
+          memcpy(ch[q * ncol + j][t], sel, XE_NAME_MAX);
+        }
+      }
+    }
+  }
+  free(part);
+  return st;
+}
+
 // The scan of a narrow tile's chunks ch[bi * br + j] (see xe_emit_scan_user).
 static zt_status_t scan_narrow(xe_emitter_t* e, MlirOperation fn, int n,
                                const zt_scalar_kind_t* kinds, char (*ch)[MAX_VALS][XE_NAME_MAX],
@@ -708,10 +847,9 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
   if (cross && (e->nsg > XE_SUBGROUP || s->numel % XE_SUBGROUP))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "a scan with a user combiner across more than 16 subgroups on Xe");
-  if (!one_d && ((axis == 1 && e->sg_n != 1) || (axis == 0 && e->sg_m != 1) ||
-                 (axis != 0 && axis != 1)))
-    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "a 2-D scan with a user combiner along an axis split across subgroups on Xe");
+  if (!one_d && axis != 0 && axis != 1)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED, "a 2-D scan along axis %d", axis);
+  bool split = !one_d && (axis == 0 ? e->sg_m > 1 : e->sg_n > 1);
   xe_val_t* out[MAX_VALS] = {0};
   for (int t = 0; t < n; ++t)
     if (!(out[t] = xe_alloc_for(e, mlirOperationGetResult(op, t), src[t]->type, XE_ROLE_C)) ||
@@ -756,6 +894,7 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
       }
     }
   }
+  if (split && !st && !e->error) st = scan_2d_across(e, fn, n, kinds, ch, s, axis, rev);
   if (!st && !e->error) {
     for (int t = 0; t < n; ++t) {
       if (one_d) {

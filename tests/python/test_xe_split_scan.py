@@ -140,3 +140,69 @@ def test_lane_scan_is_shuffles():
     rows = 8 * 2  # 16-lane rows
     assert text.count("vector.reduction") <= rows, text.count("vector.reduction")
     assert text.count("zt.shfl_up") == 4 * rows, text.count("zt.shfl_up")
+
+
+# tl.associative_scan with a user combiner (a tuple linear recurrence and a
+# forward fill: not commutative, so the order shows) of a tile along a split
+# axis (xe_reduce_user.c scan_2d_across): 4x1 grid along axis 0 reversed,
+# 1x2 along axis 1. Was refused ('a 2-D scan with a user combiner along an
+# axis split across subgroups').
+USER_TILES = [(32, 16, 0, True, 4), (8, 32, 1, False, 2)]
+
+
+def _user_tile(case, target, **kw):
+    m, n, ax, rev, nw = case
+    return zetile.compile(K.scan2d, signature={"X": "*i32", "F": "*i32", "H": "*fp32"},
+                          constexprs={"M": m, "N": n, "AXIS": ax, "REVERSE": rev},
+                          target=target, num_warps=nw, cached=False, **kw)
+
+
+@pytest.mark.skipif(not have_tool("spirv-val"), reason="spirv-val is not installed")
+@pytest.mark.parametrize("target", ["pvc", "bmg"])
+@pytest.mark.parametrize("case", USER_TILES, ids=lambda c: "%dx%d-axis%d" % c[:3])
+def test_e1_split_tile_user(target, case):
+    spirv_val(_user_tile(case, target).asm["spirv"])
+
+
+def test_e2_split_tile_user_pvc():
+    ck = _user_tile(USER_TILES[1], "pvc", compat=True)
+    r = isa_no_spill(ck.asm["spirv"], ck.metadata.get("igc_options", ""), "user scan 8x32")
+    assert r["calla"] == 0, r
+
+
+_RUN_USER = """
+import json, numpy as np, zetile
+import xe_reduce_kernels as K
+rng = np.random.default_rng(8)
+bad = []
+for m, n, axis, rev, nw in {cases}:
+    x = rng.integers(-5, 6, (m, n)).astype(np.int32)
+    f2, h2 = np.zeros((m, n), np.int32), np.zeros((m, n), np.float32)
+    K.scan2d[(1,)](x, f2, h2, M=m, N=n, AXIS=axis, REVERSE=rev, num_warps=nw)
+    zetile.get_device().synchronize()
+    xs = x.astype(np.int64) if axis == 1 else x.T.astype(np.int64)
+    fw, hw = np.zeros(xs.shape, np.int64), np.zeros(xs.shape)
+    for i in range(xs.shape[0]):
+        order = range(xs.shape[1] - 1, -1, -1) if rev else range(xs.shape[1])
+        f, h = None, 0.0
+        for k in order:
+            v = int(np.fmod(xs[i, k], 3))  # Triton's % truncates, like C
+            f = v if f is None or v != 0 else f
+            h = (np.fmod(xs[i, k], 2) + 1) * 0.5 * h + xs[i, k]
+            fw[i, k], hw[i, k] = f, h
+    if axis == 0:
+        fw, hw = fw.T, hw.T
+    bad.append([int((f2 != fw).sum()), float(np.max(np.abs(h2 - hw) / (1 + np.abs(hw))))])
+print("RESULT " + json.dumps(bad))
+"""
+
+
+@pytest.mark.parametrize("device", ["opencl:cpu", "cpu"])
+def test_split_tile_user_numbers(device):
+    """The pvc SPIR-V on opencl:cpu (E5) and the CPU target: the fill exact,
+    the recurrence to float32 rounding (half-integers here: exact too)."""
+    if device == "opencl:cpu":
+        opencl_cpu_or_skip()
+    res = run_result(_RUN_USER.format(cases=USER_TILES), path=HERE, env={"ZETILE_DEVICE": device})
+    for fills, herr in res:
+        assert fills == 0 and herr <= 1e-6, res
