@@ -145,3 +145,33 @@ def test_output_that_is_an_input_exact():
     want = x * np.float32(1.5) + y
     _axpy[(zetile.cdiv(BIG, 1024),)](x, y, x, BIG, BLOCK=1024)
     assert np.array_equal(x, want)
+
+
+@zetile.jit
+def _fill(o_ptr, v, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, tl.zeros([BLOCK], dtype=tl.float32) + v, mask=offs < n)
+
+
+@zetile.jit
+def _every_other(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(o_ptr + offs, x * 2.0, mask=(offs < n) & (offs % 2 == 0))
+
+
+def test_splat_value_and_a_store_mask_of_its_own():
+    n = BIG
+    buf = np.full(n + 32, 7, np.float32)
+    o = buf[9:9 + n]
+    assert _streams(_llvm(_fill, o, 2.5, n, BLOCK=1024, grid=(zetile.cdiv(n, 1024),)))
+    _fill[(zetile.cdiv(n, 1024),)](o, 2.5, n, BLOCK=1024)
+    assert (o == 2.5).all() and (buf[:9] == 7).all() and (buf[9 + n:] == 7).all()
+    # a mask the split does not make all-true: plain stores, odd elements untouched
+    x = np.arange(n, dtype=np.float32)
+    o = np.full(n, -1, np.float32)
+    assert "nontemporal" not in _llvm(_every_other, x, o, n, BLOCK=1024,
+                                      grid=(zetile.cdiv(n, 1024),))
+    _every_other[(zetile.cdiv(n, 1024),)](x, o, n, BLOCK=1024)
+    want = np.where(np.arange(n) % 2 == 0, x * 2, -1).astype(np.float32)
+    assert np.array_equal(o, want)
