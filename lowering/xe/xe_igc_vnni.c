@@ -38,6 +38,11 @@
 //  - height and width at most 2^24: the width is a constant; a row mask's
 //    height (what is left of the bound) is not checked, as on the native
 //    path.
+// Only in blocks (a loop body, the kernel body) of at most XE_SINK_MAX_DOTS
+// dots, where xe_sink_loads.c places each read at its first DPAS: in a body
+// left as written (tutorial 06's backward, four dots in its dk/dv loop,
+// every block read at the top) the sends made IGC spill more than the
+// library's row loops (pvc compat, w4 d64: 641 -> 1149 registers).
 // ZETILE_XE_IGC_VNNI=0 keeps every read on the compat library (to compare).
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +52,19 @@
 
 #include "xe/xe_internal.h"
 
+static int dots_in_block(MlirOperation op) {
+  int n = 0;
+  for (MlirOperation o = mlirBlockGetFirstOperation(mlirOperationGetBlock(op));
+       !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o))
+    n += zt_op_named(o, "tile.dot");
+  return n;
+}
+
 bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
                          const xe_axis_t* ax, const xe_mask_bounds_t* mb, int64_t cols) {
   const char* env = getenv("ZETILE_XE_IGC_VNNI");
   if (env && strcmp(env, "0") == 0) return false;
+  if (dots_in_block(load) > XE_SINK_MAX_DOTS) return false;
   // Only where the compat library would serve the read (xe_lower.c links it
   // for these routes), and at the 16 lanes the builtin's layout is for.
   if (!e->lc || !e->target || e->lanes != XE_SUBGROUP) return false;
