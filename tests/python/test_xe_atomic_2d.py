@@ -86,12 +86,13 @@ def _cas(dt, target, **kw):
                           cached=False, **kw)
 
 
-@pytest.mark.parametrize("target", ["pvc", "bmg"])
+@pytest.mark.parametrize("target", ["pvc", "bmg", "dg2"])
 @pytest.mark.parametrize("dt", ["fp32", "i32"])
 def test_atomic_cas_2d_spirv_validates(target, dt):
     """2-D tl.atomic_cas (was refused: 'atomic_cas on 2-D tensors on Xe'):
     each row's compare values go in a store marked zt.atomic_cmp before its
-    marked atomic, as the 1-D cas's do."""
+    marked atomic, as the 1-D cas's do. (dg2: its own lowering, which had
+    2-D cas already.)"""
     _need_spirv_val()
     spirv_val(_cas(dt, target).asm["spirv"])
 
@@ -231,12 +232,15 @@ print("RESULT", json.dumps(res))
 """
 
 
-@pytest.mark.parametrize("device", ["opencl:cpu", "cpu"])
-def test_atomic_cas_2d_exact(device):
-    """E5 (the pvc SPIR-V on Intel's OpenCL CPU runtime, 2 subgroups) and the
-    CPU target: a compare-and-swap of a loaded tile with mixed matches, and
-    six programs claiming one tile."""
+@pytest.mark.parametrize("device,spirv", [("opencl:cpu", "pvc"), ("opencl:cpu", "dg2"),
+                                          ("cpu", None)])
+def test_atomic_cas_2d_exact(device, spirv):
+    """E5 (the pvc or the dg2 SPIR-V on Intel's OpenCL CPU runtime, 2
+    subgroups) and the CPU target: a compare-and-swap of a loaded tile with
+    mixed matches, and six programs claiming one tile."""
+    env = {"ZETILE_DEVICE": device}
     if device == "opencl:cpu":
         opencl_cpu_or_skip()
-    res = run_result(_RUN_CAS, path=HERE, env={"ZETILE_DEVICE": device})
+        env["ZETILE_OPENCL_TARGET"] = spirv
+    res = run_result(_RUN_CAS, path=HERE, env=env)
     assert res == {"int32": [0, 0], "float32": [0, 0]}, res
