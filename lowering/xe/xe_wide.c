@@ -135,11 +135,30 @@ static bool wide_tensor(MlirType t) {
                                   mlirTypeIsAIndex(et));
 }
 
+// A boolean xor or compare of booleans (kept in chunks, wide_kind).
+static bool bool_pair_op(MlirOperation op) {
+  if (!zt_op_named(op, "arith.xori") && !zt_op_named(op, "arith.cmpi")) return false;
+  MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
+  if (mlirTypeIsATensor(t)) t = mlirShapedTypeGetElementType(t);
+  return mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 1;
+}
+
 // An op of a run: wide_kind on 1-D tensors of such types only (scalar
-// operands allowed).
+// operands allowed). A boolean result read by a boolean xor or compare stays
+// in chunks too: those chunk ops would read shuffles of the whole vector,
+// and LLVM's InstCombine folds `cmp (shuffle a, M), (shuffle b, M)` into a
+// vector compare of bools, OpLogicalNotEqual on a bool vector, on which
+// Debian's IGC aborts (conformance binary/mask_ne under ZETILE_XE_WIDE=all).
 static bool run_member(MlirOperation op) {
-  if (!wide_kind(op) || !wide_tensor(mlirValueGetType(mlirOperationGetResult(op, 0))))
-    return false;
+  if (!wide_kind(op)) return false;
+  MlirValue res = mlirOperationGetResult(op, 0);
+  MlirType rt = mlirValueGetType(res);
+  if (!wide_tensor(rt)) return false;
+  MlirType re = mlirShapedTypeGetElementType(rt);
+  if (mlirTypeIsAInteger(re) && mlirIntegerTypeGetWidth(re) == 1)
+    for (MlirOpOperand u = mlirValueGetFirstUse(res); !mlirOpOperandIsNull(u);
+         u = mlirOpOperandGetNextUse(u))
+      if (bool_pair_op(mlirOpOperandGetOwner(u))) return false;
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
     if (mlirTypeIsATensor(t) && !wide_tensor(t)) return false;

@@ -84,3 +84,39 @@ def test_scoped_written_whole(monkeypatch):
     assert "vector<256xf32>" in whole and "vector.shuffle" in whole
     if have_tool("spirv-val"):
         spirv_val(spv)
+
+
+@zetile.jit
+def _bool_ne(x_ptr, y_ptr, z_ptr, N: zetile.language.constexpr):
+    tl = zetile.language
+    o = tl.arange(0, N)
+    x = tl.load(x_ptr + o)
+    y = tl.load(y_ptr + o)
+    tl.store(z_ptr + o, ((x < y) != (y > 1)).to(tl.int32))
+
+
+def test_bools_read_by_bool_compares_stay_in_chunks(monkeypatch):
+    # ZETILE_XE_WIDE=all writes the two compares whole; had their results
+    # been split for the (chunked) compare of booleans, LLVM's InstCombine
+    # would fold the chunk compares of shuffles into OpLogicalNotEqual on a
+    # bool vector, which Debian's IGC aborts on (conformance binary/mask_ne
+    # at num_warps=1, 41ae94e). Such booleans stay in chunks. E1, and E2
+    # where ocloc is installed: the build must not abort.
+    monkeypatch.setenv("ZETILE_XE_WIDE", "all")
+    spv = zetile.compile(_bool_ne, signature={"x_ptr": "*i32", "y_ptr": "*i32", "z_ptr": "*i32"},
+                         constexprs={"N": 64}, target="pvc", num_warps=1,
+                         cached=False).asm["spirv"]
+    if have_tool("spirv-dis"):
+        import re
+        import subprocess
+        dis = subprocess.run(["spirv-dis", "-"], input=spv, capture_output=True,
+                             check=True).stdout.decode()
+        vec_bool = set(re.findall(r"(%\w+) = OpTypeVector %bool", dis))
+        logical = re.findall(r"OpLogical(?:Not)?Equal (%\w+)", dis)
+        assert logical and not vec_bool & set(logical), (vec_bool, logical)
+    if have_tool("spirv-val"):
+        spirv_val(spv)
+    if have_tool("ocloc"):
+        from zetile.tools import isa
+        isas, log = isa.ocloc_isa(spv, "pvc")
+        assert isas, log
