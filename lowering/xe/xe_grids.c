@@ -42,6 +42,30 @@ static bool holds_data(const xe_emitter_t* e, MlirValue v) {
          (l->kind == XE_LK_DPAS || l->kind == XE_LK_BLOCKED || l->kind == XE_LK_SLICE);
 }
 
+// Tiles whose grid columns hold copies (xe_val_t.col_rep: a 64x16 S^T on
+// an 8x2 grid) are read by elementwise ops and dots only, which compute the
+// same values in every copy. A store or atomic would be issued once per
+// copy, a reduction or scan across the grid's columns would count each
+// copy, and the lane moves and SLM exchanges assume parts that do not
+// repeat: refused by name until each issues from one copy.
+static zt_status_t replicas_read(xe_emitter_t* e, MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  bool ew = (n.length > 6 && memcmp(n.data, "arith.", 6) == 0) ||
+            (n.length > 5 && memcmp(n.data, "math.", 5) == 0);
+  if (ew || name_is(op, "tile.dot")) return NULL;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    const xe_val_t* x = xe_find(e, mlirOperationGetOperand(op, i));
+    if (x && x->layout == XE_LAYOUT_BLOCK2D && x->col_rep)
+      return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                     "a %lldx%lld tile has fewer 16-column blocks than the %dx%d subgroup "
+                     "grid has columns, so each grid column holds a copy; only elementwise "
+                     "ops and dots read such copies on Xe so far (not %.*s)",
+                     (long long)x->type.shape[0], (long long)x->type.shape[1], e->sg_m,
+                     e->sg_n, (int)n.length, n.data);
+  }
+  return NULL;
+}
+
 zt_status_t xe_op_grid(xe_emitter_t* e, MlirOperation op) {
   if (!e->layouts) return NULL;
   if (!e->kg_m) {
@@ -91,6 +115,7 @@ zt_status_t xe_op_grid(xe_emitter_t* e, MlirOperation op) {
                      "grids yet)",
                      xm, xn, sm, sn);
   }
+  ZT_RETURN_IF_ERROR(replicas_read(e, op));
   if (sm != e->sg_m || sn != e->sg_n) {
     e->sg_m = sm;
     e->sg_n = sn;

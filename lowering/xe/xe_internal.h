@@ -104,6 +104,12 @@ typedef struct xe_val_s {
   /// 2j, 2j + 1 of each row, the dword the SIMD8 DPAS takes (fix_dpas8 then
   /// moves nothing). Only for values read by dots alone (a_pairs8_ok).
   bool pairs8;
+  /// Columns replicated (role B, tc == the tile's columns): fewer 16-column
+  /// blocks than the grid has columns (the 64x16 K^T of an attention
+  /// backward's S^T on an 8x2 grid), so every grid column holds all of
+  /// them. Read by dots and elementwise ops only (xe_grids.c refuses the
+  /// rest: a store or reduction would count each copy).
+  bool col_rep;
   // LAZY: the tile value to re-evaluate.
   MlirValue root;
   xe_name_t* names;  ///< nchunks SSA names (pointer tensors: the offsets)

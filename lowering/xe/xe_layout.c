@@ -353,6 +353,15 @@ static void dot_grid(xe_assign_t* a, MlirOperation dot, int grid[2], bool* rows)
       grid[1] = a->nw / g;
       return;
     }
+    // Too few 16-column blocks for the other subgroups (a 64x16 S^T at 16
+    // warps): the grid's columns hold copies of the whole rows (the
+    // emitter holds such a result like an A operand, xe_values.c, and its
+    // B operand whole: col_rep), so row work stays inside each subgroup.
+    if (g < a->nw && m % ((int64_t)g * 8) == 0 && n % 16 == 0 && n < (int64_t)(a->nw / g) * 16) {
+      grid[0] = g;
+      grid[1] = a->nw / g;
+      return;
+    }
     g = a->nw;
   } else {
     // Whole 16-row groups per subgroup (the 1-D row statistics then sit

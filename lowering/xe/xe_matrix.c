@@ -64,6 +64,7 @@ static int64_t int_attr(MlirOperation op, const char* name, int64_t dflt) {
 
 typedef struct plan_s {
   int64_t dot_m, dot_n;    // first tile.dot's result shape (0: none)
+  int64_t wide_m, wide_n;  // the dot result of most elements (replication)
   int64_t big_m, big_n;    // largest 2-D float tile otherwise
   bool has_2d;
   bool gather_dot;         // a dot operand comes from a pointer-tensor load
@@ -103,6 +104,13 @@ static MlirWalkResult plan_cb(MlirOperation op, void* user) {
     MlirValue r = mlirOperationGetResult(op, 0);
     p->dot_m = dim(r, 0);
     p->dot_n = dim(r, 1);
+  }
+  if (op_is(op, "tile.dot") && value_rank(mlirOperationGetResult(op, 0)) == 2) {
+    MlirValue r = mlirOperationGetResult(op, 0);
+    if (dim(r, 0) * dim(r, 1) > p->wide_m * p->wide_n) {
+      p->wide_m = dim(r, 0);
+      p->wide_n = dim(r, 1);
+    }
   }
   for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
     MlirValue r = mlirOperationGetResult(op, i);
@@ -304,6 +312,16 @@ zt_status_t xe_matrix_plan(xe_emitter_t* e, bool* has_2d) {
   int64_t m = p.dot_m ? p.dot_m : p.big_m, n = p.dot_m ? p.dot_n : p.big_n;
   if (m == 0) return NULL;  // only integer 2-D tensors (addresses)
   int nw = e->lc->options->num_warps;
+  // A first dot with fewer 8x16 output blocks than subgroups (Intel's
+  // attention backward at 16 warps: 64x16 S^T tiles beside 64x64 dK/dV)
+  // takes the grid of the kernel's widest dot, whose rows it splits alike;
+  // the grid's columns hold copies of its 16 columns (block_geometry,
+  // xe_values.c: columns replicated).
+  if (nw > 0 && p.dot_m && m * n < (int64_t)nw * 128 && n % 16 == 0 &&
+      p.wide_m * p.wide_n >= (int64_t)nw * 128 && p.wide_m == m) {
+    m = p.wide_m;
+    n = p.wide_n;
+  }
   int64_t sm, sn;
   if (nw > 0) {
     sn = 1;
@@ -461,7 +479,7 @@ static void tile_origin(xe_emitter_t* e, const xe_val_t* v, xe_name_t row, xe_na
     snprintf(text, sizeof text, "arith.muli %s, %s : i32", sgm, c);
     xe_hoist(e, text, false, row);
   }
-  if (v->role != XE_ROLE_A && e->sg_n > 1) {
+  if (v->role != XE_ROLE_A && e->sg_n > 1 && !v->col_rep) {
     hoist_i32(e, v->tc, c);
     snprintf(text, sizeof text, "arith.muli %s, %s : i32", sgn, c);
     xe_hoist(e, text, false, col);

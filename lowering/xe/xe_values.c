@@ -217,6 +217,12 @@ static bool block_geometry(xe_emitter_t* e, xe_val_t* v, int role) {
   v->bc = role == XE_ROLE_A && i8 && !v->b16 ? 32 : 16;
   v->tr = (int32_t)(role == XE_ROLE_B ? r : r / sm);
   v->tc = (int32_t)(role == XE_ROLE_A ? c : c / sn);
+  // Fewer 16-column blocks than grid columns: each grid column a copy.
+  v->col_rep = false;
+  if (role == XE_ROLE_B && sn > 1 && c % 16 == 0 && c < (int64_t)sn * 16 && !i8) {
+    v->tc = (int32_t)c;
+    v->col_rep = true;
+  }
   // Narrow tiles (see xe_val_t.narrow), in one subgroup.
   if (role == XE_ROLE_C && sm == 1 && sn == 1 && (c == 2 || c == 4 || c == 8) && !i8) {
     v->narrow = true;
