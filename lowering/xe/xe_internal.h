@@ -595,6 +595,13 @@ bool xe_ptr_dword_aligned(xe_emitter_t* e, MlirValue p);
 /// form, it is left for XeVM (mark removed).
 zt_status_t xe_igc_vnni_call(MlirContext ctx, MlirOperation op, bool* done);
 
+// --- xe_reload_loops.c ------------------------------------------------------
+/// A 2-D load read only inside two or more following loops, with nothing
+/// writing memory from it to the last of them, is loaded again at the top
+/// of each loop (*out_count: how many loads); the load sink then places each
+/// copy at its first reader. ZETILE_XE_RELOAD_PER_LOOP=0: none.
+zt_status_t xe_reload_per_loop(MlirOperation kernel, int* out_count);
+
 // --- xe_dot_f32.c -----------------------------------------------------------
 /// fp32 tile.dot of A/B/C blocks into r's names (bf16 pieces, 3 or 6 DPAS
 /// per block by input_precision).

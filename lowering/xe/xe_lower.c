@@ -312,6 +312,10 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   // A transposed block load into a dot reads the transposed view instead.
   int transposed;
   if (!s) s = xe_transpose_block_loads(&e, k, lc->options->num_warps, &transposed);
+  // A tile read by several loops is loaded in each (tutorial 06's causal
+  // forward: Q held across both KV loops).
+  int reloaded;
+  if (!s) s = xe_reload_per_loop(k, &reloaded);
   if (!s) s = pick_subgroups(lc, &e.nsg);
   bool has_2d = false;
   if (!s) s = xe_matrix_plan(&e, &has_2d);
