@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import zetile
+import zetile.language as tl
 from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +78,28 @@ def test_e2_pvc(case):
     assert r["calla"] == 0, r
     assert r["dpas"] == dpas and r["dpas_loop"]["dpas"] == dpas, r
     assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (r, log)
+
+
+@zetile.jit
+def copies_stored_kernel(A, B, C, O1, O2, O3):
+    r = tl.arange(0, 64)
+    c16 = tl.arange(0, 16)
+    a = tl.load(A + r[:, None] * 64 + r[None, :])
+    b = tl.load(B + r[:, None] * 64 + r[None, :])
+    c = tl.load(C + r[:, None] * 16 + c16[None, :])
+    tl.store(O1 + r[:, None] * 64 + r[None, :], tl.dot(a, b))
+    tl.store(O2 + r[:, None] * 16 + c16[None, :], tl.dot(a, c))
+    # c is the 64x16 dot's B operand, whole in every grid column: stored, each
+    # copy would write it.
+    tl.store(O3 + r[:, None] * 16 + c16[None, :], c)
+
+
+def test_store_of_copies_refused():
+    sig = {"A": "*fp16", "B": "*fp16", "C": "*fp16", "O1": "*fp32", "O2": "*fp32", "O3": "*fp16"}
+    with pytest.raises(zetile.UnsupportedError) as ex:
+        zetile.compile(copies_stored_kernel, signature=sig, target="pvc", num_warps=NUM_WARPS,
+                       cached=False)
+    assert "holds a copy" in str(ex.value) and "tile.store" in str(ex.value), str(ex.value)
 
 
 def run_case(name, mask, n=128):
