@@ -145,6 +145,7 @@ def main():
     ap.add_argument("--reps", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    ap.add_argument("--json", help="also write the rows here, microseconds (bench/run.py reads them)")
     args = ap.parse_args()
     try:
         import torch
@@ -158,6 +159,17 @@ def main():
             print(min(times[c]), statistics.median(times[c]))
         return
     times = time_cases(cases, args)
+    rows = {k: [min(ts), statistics.median(ts)] for k, ts in times.items()}
+    try:
+        report(args, torch, times, rows)
+    finally:
+        if args.json:
+            import json
+            with open(args.json, "w") as f:
+                json.dump({"load": os.getloadavg()[0], "rows_us": rows}, f, indent=1)
+
+
+def report(args, torch, times, rows):
     peer = min(times["torch.add, 1 element"]) if torch is not None else None
     print(f"CPU target, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; min (median) of {args.rounds} rounds of "
           f"{args.reps} calls, microseconds per call")
@@ -194,6 +206,8 @@ def main():
         print("zetile C launch: no C compiler or libzetile.so; skipped")
         return
     direct = c["direct"]
+    rows.update({f"zt_launch from C, {g[4:]} program(s)": [c[g] / 1e3, c[g] / 1e3]
+                 for g in ("grid1", "grid2", "grid64")})
     print(f"{'launch from C (zt_launch, empty kernel)':<38}{'us':>16}{'above direct':>14}")
     print(f"{'direct call of the kernel function':<38}{direct / 1e3:>7.3f}{'':>9}{'-':>14}")
     for g in ("grid1", "grid2", "grid64"):

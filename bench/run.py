@@ -1,6 +1,7 @@
 """Every benchmark against its peer, one command (issue 16).
 
     .venv/bin/python bench/run.py [--quick] [--only cpu,launch,warm,compile] [--threads 1]
+                                  [--plot docs/perf_cpu.svg]
 
 Runs, one after another, each in a child process of its own (so that one
 bench's threads and caches do not disturb the next):
@@ -15,7 +16,9 @@ measured in the same run; those tables are passed through, and the CPU kernels
 (which the child also writes as JSON) are gathered into the summary table at
 the end. The load average is printed before and after each bench: the timings
 are CPU timings on a shared machine (`chrt -f 10` as root runs ahead of the
-other load). Nothing here measures a GPU.
+other load). Nothing here measures a GPU. --plot FILE draws the CPU kernels'
+ratios and the launch figures (bench/plot.py; matplotlib where installed) and
+keeps the run's figures beside it as FILE's name with .json.
 """
 import argparse
 import json
@@ -59,6 +62,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="CPU kernels' threads (0: defaults)")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per bench")
+    ap.add_argument("--plot", help="draw the CPU and launch figures here (.svg or .png)")
     args = ap.parse_args()
     want = [w.strip() for w in args.only.split(",") if w.strip()]
     unknown = set(want) - {"cpu", "launch", "warm", "compile"}
@@ -66,7 +70,8 @@ def main():
         ap.error(f"unknown bench {', '.join(sorted(unknown))}")
     print(f"bench/run.py: {os.cpu_count()} CPUs, load {load()}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    cpu_rows = None
+    cpu_rows = launch_rows = None
+    when, load0 = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), load()
     with tempfile.TemporaryDirectory() as tmp:
         if "cpu" in want:
             js = os.path.join(tmp, "cpu.json")
@@ -79,10 +84,14 @@ def main():
                 with open(js) as f:
                     cpu_rows = json.load(f)
         if "launch" in want:
-            argv = [os.path.join(BENCH, "launch.py")]
+            js = os.path.join(tmp, "launch.json")
+            argv = [os.path.join(BENCH, "launch.py"), "--json", js]
             if args.quick:
                 argv += ["--reps", "2000", "--rounds", "2"]
             run("launch", argv, args.timeout)
+            if os.path.exists(js):
+                with open(js) as f:
+                    launch_rows = json.load(f)
         if "warm" in want:
             argv = [os.path.join(BENCH, "warm_start.py")]
             if args.quick:
@@ -101,6 +110,16 @@ def main():
             tr = f"{t / z:>14.2f}" if t else f"{'-':>14}"
             print(f"{r['kernel']:<18}{r['shape']:<11}{z * 1e3:>10.2f}{tc}{n * 1e3:>10.2f}{tr}"
                   f"{n / z:>14.2f}")
+    if args.plot:
+        sys.path.insert(0, BENCH)
+        import plot
+        data = {"when": when, "cpus": os.cpu_count(), "load": f"{load0}-{load()}",
+                "cpu": cpu_rows, "launch": launch_rows,
+                "json": os.path.splitext(args.plot)[0] + ".json"}
+        with open(data["json"], "w") as f:
+            json.dump(data, f, indent=1)
+        print(f"\n=== plot: figures kept in {data['json']}")
+        plot.plot(data, args.plot)
 
 
 if __name__ == "__main__":
