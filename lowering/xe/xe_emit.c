@@ -240,9 +240,16 @@ static zt_status_t emit_bf16_elementwise(xe_emitter_t* e, const char* opname,
   return s;
 }
 
+static zt_status_t nan_minmax_vals(xe_emitter_t* e, bool is_max, xe_val_t** ops,
+                                   zt_type_t rt, xe_val_t** out);
+
 zt_status_t xe_emit_elementwise(xe_emitter_t* e, const char* opname,
                                 const char* props, xe_val_t** ops, int nops,
                                 zt_type_t rt, xe_val_t** out) {
+  // Here too, not only in the op dispatch: a user combiner's body
+  // (xe_reduce_user.c) reaches the emitter through this entry.
+  if (nops == 2 && (!strcmp(opname, "arith.maximumf") || !strcmp(opname, "arith.minimumf")))
+    return nan_minmax_vals(e, opname[7] == 'a', ops, rt, out);
   bool bf = rt.kind == ZT_BF16;
   for (int i = 0; i < nops; ++i) bf |= ops[i]->type.kind == ZT_BF16;
   if (bf) return emit_bf16_elementwise(e, opname, props, ops, nops, rt, out);
@@ -425,14 +432,10 @@ static zt_status_t emit_mului_extended(xe_emitter_t* e, MlirOperation op) {
 // maximumf/minimumf propagate NaN; OpenCL's fmax/fmin (what IGC gives for
 // them) return the other operand. maxnumf plus a NaN select keeps
 // the tile IR's meaning: x + y is NaN when either is.
-static zt_status_t emit_nan_minmax(xe_emitter_t* e, MlirOperation op, bool is_max) {
-  xe_val_t* ops[2];
-  int n;
-  ZT_RETURN_IF_ERROR(operands(e, op, ops, 2, &n));
-  if (e->error) return NULL;
-  zt_type_t rt;
-  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &rt));
-  xe_val_t *m, *u, *sum, *r;
+static zt_status_t nan_minmax_vals(xe_emitter_t* e, bool is_max, xe_val_t** ops,
+                                   zt_type_t rt, xe_val_t** out) {
+  *out = NULL;
+  xe_val_t *m, *u, *sum;
   ZT_RETURN_IF_ERROR(xe_emit_elementwise(
       e, is_max ? "arith.maxnumf" : "arith.minnumf", NULL, ops, 2, rt, &m));
   zt_type_t bt = rt;
@@ -441,12 +444,23 @@ static zt_status_t emit_nan_minmax(xe_emitter_t* e, MlirOperation op, bool is_ma
                                          ops, 2, bt, &u));
   ZT_RETURN_IF_ERROR(xe_emit_elementwise(e, "arith.addf", NULL, ops, 2, rt, &sum));
   xe_val_t* sel[3] = {u, sum, m};
-  zt_status_t s = xe_emit_elementwise(e, "arith.select", NULL, sel, 3, rt, &r);
+  zt_status_t s = xe_emit_elementwise(e, "arith.select", NULL, sel, 3, rt, out);
   xe_free_val(m);
   xe_free_val(u);
   xe_free_val(sum);
-  ZT_RETURN_IF_ERROR(s);
-  xe_bind(e, mlirOperationGetResult(op, 0), r);
+  return s;
+}
+
+static zt_status_t emit_nan_minmax(xe_emitter_t* e, MlirOperation op, bool is_max) {
+  xe_val_t* ops[2];
+  int n;
+  ZT_RETURN_IF_ERROR(operands(e, op, ops, 2, &n));
+  if (e->error) return NULL;
+  zt_type_t rt;
+  ZT_RETURN_IF_ERROR(result_type(e, op, 0, &rt));
+  xe_val_t* r;
+  ZT_RETURN_IF_ERROR(nan_minmax_vals(e, is_max, ops, rt, &r));
+  if (r) xe_bind(e, mlirOperationGetResult(op, 0), r);
   return NULL;
 }
 

@@ -1325,10 +1325,14 @@ zt_status_t xe_emit_scan(xe_emitter_t* e, MlirOperation op) {
   xe_val_t* s = xe_lookup(e, mlirOperationGetOperand(op, 0));
   if (!s) return NULL;
   zt_scalar_kind_t k = s->type.kind;
+  // NaN-propagating max/min: the combiner's path, whose body gets the NaN
+  // form (xe_emit_elementwise); the lane and SLM steps here have no NaN flag.
+  if (rk->nan_propagating && zt_scalar_kind_is_float(k) && k != ZT_BF16)
+    return xe_emit_scan_user(e, op);
   if (k == ZT_BF16 || k == ZT_I1 || (rk->nan_propagating && zt_scalar_kind_is_float(k)))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                   "scans of %s with this combiner on Xe (bf16, i1 and NaN-propagating "
-                   "max/min are not supported yet)", zt_scalar_kind_name(k));
+                   "scans of %s with this combiner on Xe (bf16 and i1 are not supported "
+                   "yet)", zt_scalar_kind_name(k));
   MlirAttribute ax = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("axis"));
   MlirAttribute rv = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("reverse"));
   int axis = mlirAttributeIsNull(ax) || !mlirAttributeIsAInteger(ax)
