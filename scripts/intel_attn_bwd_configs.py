@@ -8,6 +8,10 @@ refusal. The benchmark driver (scripts/intel_bench_drivers.py) runs the first
 config only; this shows the rest (docs/TUTORIALS.md).
 
     TRITON_SRC=/tmp/intel-triton .venv/bin/python scripts/intel_attn_bwd_configs.py
+
+With --run M1,N1,M2,N2,WARPS it runs the driver's backward case (forward,
+preprocess, fused backward; dq/dk/dv against torch autograd) at that config
+instead, on the current device (ZETILE_DEVICE=opencl:cpu: E5 of the pvc SPIR-V).
 """
 import os
 import sys
@@ -35,6 +39,8 @@ def main():
     bench = os.path.join(src, "benchmarks", "triton_kernels_benchmark")
     drivers.harness_stub(bench)
     mod, _ = load_tutorial(os.path.join(bench, "flash_attention_benchmark.py"), "fa")
+    if len(sys.argv) == 3 and sys.argv[1] == "--run":
+        return run(mod, [int(x) for x in sys.argv[2].split(",")])
     fn = getattr(mod._attn_bwd, "fn", mod._attn_bwd)
     seen, built, total = set(), 0, 0
     for c in mod.bwd_configs:
@@ -57,6 +63,23 @@ def main():
             print(k, f"w{c.num_warps}", "refused:", str(e).strip().splitlines()[-1][:250],
                   flush=True)
     print(f"{built} of {total} configs built for pvc")
+
+
+def run(mod, want):
+    a = mod._attention
+    a.attn_fwd = mod._attn_fwd
+    a.tune_attn_fwd = mod.tuner(mod._attn_fwd)
+    a.tune_attn_bwd = mod.bwd_tuner(mod._attn_bwd)
+    key = lambda c: [c.kwargs["BLOCK_M1"], c.kwargs["BLOCK_N1"], c.kwargs["BLOCK_M2"],  # noqa: E731
+                     c.kwargs["BLOCK_N2"], c.num_warps]
+    a.tune_attn_bwd.configs = [c for c in a.tune_attn_bwd.configs if key(c) == want][:1]
+    if not a.tune_attn_bwd.configs:
+        sys.exit(f"no bwd config {want}")
+    print(zetile.get_device().info["name"], flush=True)
+    for name, go in drivers.flash_attention_bwd(mod, a, False):
+        t = time.time()
+        go()  # raises on a mismatch
+        print(name, "passed", f"{time.time() - t:.0f} s", flush=True)
 
 
 if __name__ == "__main__":
