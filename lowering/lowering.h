@@ -103,6 +103,10 @@ MlirStringRef zt_kernel_name(MlirOperation kernel);
 /// Whether op's name is `name` / starts with `prefix` ("arith.").
 bool zt_op_named(MlirOperation op, const char* name);
 bool zt_op_name_has_prefix(MlirOperation op, const char* prefix);
+/// The op of `block` whose sym_name is `name` (a module's function or
+/// declaration), or a null op: a scan, cheaper than a symbol table for the
+/// one or two lookups a lowering makes.
+MlirOperation zt_symbol_in_block(MlirBlock block, MlirStringRef name);
 
 /// Whether a tile.dot reads its integer operands as unsigned
 /// (input_precision = "unsigned"; see zt_builder_dot).

@@ -110,6 +110,17 @@ bool zt_op_named(MlirOperation op, const char* name) {
   return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
 }
 
+MlirOperation zt_symbol_in_block(MlirBlock block, MlirStringRef name) {
+  for (MlirOperation o = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o)) {
+    MlirAttribute n = mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
+    if (mlirAttributeIsNull(n) || !mlirAttributeIsAString(n)) continue;
+    MlirStringRef s = mlirStringAttrGetValue(n);
+    if (s.length == name.length && !memcmp(s.data, name.data, s.length)) return o;
+  }
+  return (MlirOperation){NULL};
+}
+
 bool zt_op_name_has_prefix(MlirOperation op, const char* prefix) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   size_t l = strlen(prefix);

@@ -52,46 +52,39 @@ static bool predicate_of(MlirOperation op, int64_t* p) {
 static bool match_combiner(xe_emitter_t* e, MlirStringRef name, arg_spec_t* spec) {
   MlirOperation mod = mlirModuleGetOperation(e->lc->tile);
   MlirBlock top = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
-  for (MlirOperation f = mlirBlockGetFirstOperation(top); !mlirOperationIsNull(f);
-       f = mlirOperationGetNextInBlock(f)) {
-    if (!op_named(f, "func.func")) continue;
-    MlirAttribute sym = mlirOperationGetAttributeByName(f, mlirStringRefCreateFromCString("sym_name"));
-    if (mlirAttributeIsNull(sym) || !mlirAttributeIsAString(sym)) continue;
-    MlirStringRef s = mlirStringAttrGetValue(sym);
-    if (s.length != name.length || memcmp(s.data, name.data, s.length)) continue;
-    MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
-    if (mlirBlockIsNull(b) || mlirBlockGetNumArguments(b) != 4) return false;
-    MlirValue v1 = mlirBlockGetArgument(b, 0), i1 = mlirBlockGetArgument(b, 1),
-              v2 = mlirBlockGetArgument(b, 2), i2 = mlirBlockGetArgument(b, 3);
-    bool better = false, tie = false, sel_v = false, sel_i = false;
-    for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);
-         op = mlirOperationGetNextInBlock(op)) {
-      int64_t p;
-      if ((op_named(op, "arith.cmpf") || op_named(op, "arith.cmpi")) && operands_are(op, v1, v2) &&
-          predicate_of(op, &p)) {
-        bool f = op_named(op, "arith.cmpf");
-        // cmpf: ogt 2, olt 4; cmpi: slt 2, sgt 4, ult 6, ugt 8.
-        if (f && (p == 2 || p == 4)) {
-          better = true;
-          spec->max = p == 2;
-        } else if (!f && (p == 2 || p == 4 || p == 6 || p == 8)) {
-          better = true;
-          spec->max = p == 4 || p == 8;
-          spec->uns = p >= 6;
-        }
-      }
-      if (op_named(op, "arith.cmpi") && operands_are(op, i1, i2) && predicate_of(op, &p) && p == 2)
-        tie = true;
-      if (op_named(op, "arith.select") && mlirOperationGetNumOperands(op) == 3) {
-        MlirValue a = mlirOperationGetOperand(op, 1), c = mlirOperationGetOperand(op, 2);
-        if (mlirValueEqual(a, v1) && mlirValueEqual(c, v2)) sel_v = true;
-        if (mlirValueEqual(a, i1) && mlirValueEqual(c, i2)) sel_i = true;
+  MlirOperation f = zt_symbol_in_block(top, name);
+  if (mlirOperationIsNull(f) || !op_named(f, "func.func")) return false;
+  MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
+  if (mlirBlockIsNull(b) || mlirBlockGetNumArguments(b) != 4) return false;
+  MlirValue v1 = mlirBlockGetArgument(b, 0), i1 = mlirBlockGetArgument(b, 1),
+            v2 = mlirBlockGetArgument(b, 2), i2 = mlirBlockGetArgument(b, 3);
+  bool better = false, tie = false, sel_v = false, sel_i = false;
+  for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    int64_t p;
+    if ((op_named(op, "arith.cmpf") || op_named(op, "arith.cmpi")) && operands_are(op, v1, v2) &&
+        predicate_of(op, &p)) {
+      bool f = op_named(op, "arith.cmpf");
+      // cmpf: ogt 2, olt 4; cmpi: slt 2, sgt 4, ult 6, ugt 8.
+      if (f && (p == 2 || p == 4)) {
+        better = true;
+        spec->max = p == 2;
+      } else if (!f && (p == 2 || p == 4 || p == 6 || p == 8)) {
+        better = true;
+        spec->max = p == 4 || p == 8;
+        spec->uns = p >= 6;
       }
     }
-    spec->tie_left = tie;
-    return better && sel_v && sel_i;
+    if (op_named(op, "arith.cmpi") && operands_are(op, i1, i2) && predicate_of(op, &p) && p == 2)
+      tie = true;
+    if (op_named(op, "arith.select") && mlirOperationGetNumOperands(op) == 3) {
+      MlirValue a = mlirOperationGetOperand(op, 1), c = mlirOperationGetOperand(op, 2);
+      if (mlirValueEqual(a, v1) && mlirValueEqual(c, v2)) sel_v = true;
+      if (mlirValueEqual(a, i1) && mlirValueEqual(c, i2)) sel_i = true;
+    }
   }
-  return false;
+  spec->tie_left = tie;
+  return better && sel_v && sel_i;
 }
 
 // Whether v is the position along `axis`: make_range(0, n) (1-D), or that

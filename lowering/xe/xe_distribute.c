@@ -924,14 +924,8 @@ static zt_status_t declare_dpas8(MlirContext ctx, MlirOperation func, const char
                                  const char* acc) {
   MlirOperation mod = mlirOperationGetParentOperation(func);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
-  for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
-       o = mlirOperationGetNextInBlock(o)) {
-    MlirAttribute n = mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
-    if (!mlirAttributeIsNull(n) && mlirAttributeIsAString(n)) {
-      MlirStringRef v = mlirStringAttrGetValue(n);
-      if (v.length == strlen(fn) && !memcmp(v.data, fn, v.length)) return NULL;
-    }
-  }
+  if (!mlirOperationIsNull(zt_symbol_in_block(body, mlirStringRefCreateFromCString(fn))))
+    return NULL;
   char text[256];
   snprintf(text, sizeof text,
            "func.func private @%s(vector<8xi32>, vector<8xi32>, vector<8x%s>) -> vector<8x%s>",

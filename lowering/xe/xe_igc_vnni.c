@@ -136,14 +136,8 @@ static zt_status_t declare(MlirContext ctx, MlirOperation at) {
     return zt_make_status(ZT_STATUS_INTERNAL, "Xe: IGC 2D read outside a gpu.func");
   MlirOperation mod = mlirOperationGetParentOperation(func);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
-  for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
-       o = mlirOperationGetNextInBlock(o)) {
-    MlirAttribute n = mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
-    if (!mlirAttributeIsNull(n) && mlirAttributeIsAString(n)) {
-      MlirStringRef s = mlirStringAttrGetValue(n);
-      if (s.length == strlen(IGC_VNNI_FN) && !memcmp(s.data, IGC_VNNI_FN, s.length)) return NULL;
-    }
-  }
+  if (!mlirOperationIsNull(zt_symbol_in_block(body, mlirStringRefCreateFromCString(IGC_VNNI_FN))))
+    return NULL;
   // (long base, int width - 1, int height - 1, int pitch - 1, int2 coord)
   // -> uint8, IGC's declaration (compat/block2d_compat.cl declares its
   // transposed sibling the same way).

@@ -79,35 +79,27 @@ static bool str_is(MlirStringRef s, const char* c) {
 static const reduce_kind_t* combiner_kind(xe_emitter_t* e, MlirStringRef name) {
   MlirOperation mod = mlirModuleGetOperation(e->lc->tile);
   MlirBlock top = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
-  for (MlirOperation f = mlirBlockGetFirstOperation(top); !mlirOperationIsNull(f);
-       f = mlirOperationGetNextInBlock(f)) {
-    if (!str_is(mlirIdentifierStr(mlirOperationGetName(f)), "func.func")) continue;
-    MlirAttribute sym = mlirOperationGetAttributeByName(
-        f, mlirStringRefCreateFromCString("sym_name"));
-    if (mlirAttributeIsNull(sym) || !mlirAttributeIsAString(sym)) continue;
-    MlirStringRef s = mlirStringAttrGetValue(sym);
-    if (s.length != name.length || memcmp(s.data, name.data, s.length)) continue;
-    MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
-    if (mlirBlockIsNull(b) || mlirBlockGetNumArguments(b) != 2) return NULL;
-    MlirOperation op = mlirBlockGetFirstOperation(b);
-    if (mlirOperationIsNull(op)) return NULL;
-    MlirOperation ret = mlirOperationGetNextInBlock(op);
-    if (mlirOperationIsNull(ret) ||
-        !str_is(mlirIdentifierStr(mlirOperationGetName(ret)), "func.return") ||
-        mlirOperationGetNumOperands(ret) != 1 ||
-        !mlirValueEqual(mlirOperationGetOperand(ret, 0), mlirOperationGetResult(op, 0)) ||
-        mlirOperationGetNumOperands(op) != 2)
-      return NULL;
-    MlirValue a0 = mlirBlockGetArgument(b, 0), a1 = mlirBlockGetArgument(b, 1);
-    MlirValue x = mlirOperationGetOperand(op, 0), y = mlirOperationGetOperand(op, 1);
-    if (!((mlirValueEqual(x, a0) && mlirValueEqual(y, a1)) ||
-          (mlirValueEqual(x, a1) && mlirValueEqual(y, a0))))
-      return NULL;
-    MlirStringRef on = mlirIdentifierStr(mlirOperationGetName(op));
-    for (size_t i = 0; i < sizeof kKinds / sizeof kKinds[0]; ++i)
-      if (str_is(on, kKinds[i].op)) return &kKinds[i];
+  MlirOperation f = zt_symbol_in_block(top, name);
+  if (mlirOperationIsNull(f) || !zt_op_named(f, "func.func")) return NULL;
+  MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
+  if (mlirBlockIsNull(b) || mlirBlockGetNumArguments(b) != 2) return NULL;
+  MlirOperation op = mlirBlockGetFirstOperation(b);
+  if (mlirOperationIsNull(op)) return NULL;
+  MlirOperation ret = mlirOperationGetNextInBlock(op);
+  if (mlirOperationIsNull(ret) ||
+      !str_is(mlirIdentifierStr(mlirOperationGetName(ret)), "func.return") ||
+      mlirOperationGetNumOperands(ret) != 1 ||
+      !mlirValueEqual(mlirOperationGetOperand(ret, 0), mlirOperationGetResult(op, 0)) ||
+      mlirOperationGetNumOperands(op) != 2)
     return NULL;
-  }
+  MlirValue a0 = mlirBlockGetArgument(b, 0), a1 = mlirBlockGetArgument(b, 1);
+  MlirValue x = mlirOperationGetOperand(op, 0), y = mlirOperationGetOperand(op, 1);
+  if (!((mlirValueEqual(x, a0) && mlirValueEqual(y, a1)) ||
+        (mlirValueEqual(x, a1) && mlirValueEqual(y, a0))))
+    return NULL;
+  MlirStringRef on = mlirIdentifierStr(mlirOperationGetName(op));
+  for (size_t i = 0; i < sizeof kKinds / sizeof kKinds[0]; ++i)
+    if (str_is(on, kKinds[i].op)) return &kKinds[i];
   return NULL;
 }
 

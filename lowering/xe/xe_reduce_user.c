@@ -33,15 +33,9 @@ static MlirOperation combiner_fn(xe_emitter_t* e, MlirOperation op) {
   MlirStringRef name = mlirFlatSymbolRefAttrGetValue(c);
   MlirOperation mod = mlirModuleGetOperation(e->lc->tile);
   MlirBlock top = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
-  for (MlirOperation f = mlirBlockGetFirstOperation(top); !mlirOperationIsNull(f);
-       f = mlirOperationGetNextInBlock(f)) {
-    if (!zt_op_named(f, "func.func")) continue;
-    MlirAttribute s = mlirOperationGetAttributeByName(f, mlirStringRefCreateFromCString("sym_name"));
-    if (mlirAttributeIsNull(s)) continue;
-    MlirStringRef sv = mlirStringAttrGetValue(s);
-    if (sv.length == name.length && !memcmp(sv.data, name.data, sv.length)) return f;
-  }
-  return (MlirOperation){NULL};
+  MlirOperation f = zt_symbol_in_block(top, name);
+  if (mlirOperationIsNull(f) || !zt_op_named(f, "func.func")) return (MlirOperation){NULL};
+  return f;
 }
 
 // Values of one inlined combiner body: block arguments and op results.
