@@ -44,3 +44,29 @@ def attn_fwd_kernel(Q, K, V, Out, sm_scale, N_CTX,
         m_i = m_ij
     acc = acc / l_i[:, None]
     tl.store(Out + (base + offs_m)[:, None] * stride_om + offs_d[None, :], acc.to(Out.dtype.element_ty))
+
+
+def run_fwd_error(dt, d, causal, heads=2, n_ctx=256, block_m=128, block_n=64, num_warps=8):
+    """Runs attn_fwd_kernel on the current device with seeded fp16/bf16/fp32
+    inputs and returns the largest absolute difference from a float64 numpy
+    softmax attention (the tests' E4/E5 check)."""
+    import ml_dtypes
+    import numpy as np
+    npdt = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32}[dt]
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((heads * n_ctx, d)).astype(npdt) for _ in range(3))
+    out = np.zeros((heads * n_ctx, d), npdt)
+    scale = 1 / np.sqrt(d)
+    attn_fwd_kernel[(n_ctx // block_m, heads)](q, k, v, out, scale, n_ctx, d, d, d, d, HEAD_DIM=d,
+                                               BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=causal,
+                                               num_warps=num_warps)
+    zetile.get_device().synchronize()
+    ref = np.zeros((heads * n_ctx, d), np.float64)
+    for h in range(heads):
+        s = slice(h * n_ctx, (h + 1) * n_ctx)
+        qk = q[s].astype(np.float64) @ k[s].astype(np.float64).T * scale
+        if causal:
+            qk = np.where(np.tril(np.ones((n_ctx, n_ctx), bool)), qk, -np.inf)
+        p = np.exp(qk - qk.max(1, keepdims=True))
+        ref[s] = (p / p.sum(1, keepdims=True)) @ v[s].astype(np.float64)
+    return float(np.abs(out.astype(np.float64) - ref).max())

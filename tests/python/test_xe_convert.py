@@ -88,25 +88,10 @@ def test_accumulator_into_b_operand_isa():
 
 
 ATTN32_RUN = """
-import json, numpy as np, zetile
-from attention_kernels import attn_fwd_kernel
-d = 64
-rng = np.random.default_rng(0)
-heads, n_ctx = 2, 256
-q, k, v = (rng.standard_normal((heads * n_ctx, d)).astype(np.float32) for _ in range(3))
-out = np.zeros((heads * n_ctx, d), np.float32)
-scale = 1 / np.sqrt(d)
-attn_fwd_kernel[(n_ctx // 128, heads)](q, k, v, out, scale, n_ctx, d, d, d, d, HEAD_DIM=d,
-                                       BLOCK_M=128, BLOCK_N=64, num_warps=8)
-zetile.get_device().synchronize()
-ref = np.zeros((heads * n_ctx, d), np.float32)
-for h in range(heads):
-    s = slice(h * n_ctx, (h + 1) * n_ctx)
-    qk = q[s].astype(np.float64) @ k[s].astype(np.float64).T * scale
-    p = np.exp(qk - qk.max(1, keepdims=True))
-    ref[s] = (p / p.sum(1, keepdims=True)) @ v[s].astype(np.float64)
-print("RESULT", json.dumps({"err": float(np.abs(out - ref).max()),
-                            "device": zetile.get_device().info["name"]}))
+import json, zetile
+from attention_kernels import run_fwd_error
+err = run_fwd_error("fp32", 64, False)
+print("RESULT", json.dumps({"err": err, "device": zetile.get_device().info["name"]}))
 """
 
 ATTN32_SIG = {"Q": "*fp32", "K": "*fp32", "V": "*fp32", "Out": "*fp32", "sm_scale": "fp32",
