@@ -833,9 +833,17 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
                           x->br == s->br && x->nbr == s->nbr && x->nbc == s->nbc &&
                           kinds[t] != ZT_BF16 && x->narrow == s->narrow;
     if (!ok)
+      // Split grids are fine (scan_across); what is refused is a member held
+      // unlike the first (e.g. an index tile built from aranges beside a
+      // loaded one) or a bf16 member.
       return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                     "a scan with a user combiner of this value on Xe (1-D tensors and 2-D "
-                     "tiles in one subgroup: num_warps=1)");
+                     "a scan with a user combiner on Xe whose operand %d is %s (every operand must be "
+                     "held like the first: a 1-D tensor, or a 2-D tile in 16-column accumulator "
+                     "blocks, not bf16)",
+                     t,
+                     kinds[t] == ZT_BF16 ? "bf16"
+                     : t == 0            ? "neither a 1-D tensor nor a tile in accumulator blocks"
+                                         : "held unlike operand 0");
   }
   bool cross = one_d && s->dist && e->nsg > 1;
   if (cross && (e->nsg > XE_SUBGROUP || s->numel % XE_SUBGROUP))
@@ -849,7 +857,11 @@ zt_status_t xe_emit_scan_user(xe_emitter_t* e, MlirOperation op) {
     if (!(out[t] = xe_alloc_for(e, mlirOperationGetResult(op, t), src[t]->type, XE_ROLE_C)) ||
         out[t]->layout != s->layout || out[t]->nchunks != s->nchunks) {
       free_all(out, n);
-      return e->error ? NULL : xe_fail(e, ZT_STATUS_INTERNAL, "scan result layout");
+      return e->error ? NULL
+                      : xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                                "a scan with a user combiner on Xe whose result %d would be held "
+                                "unlike its operands",
+                                t);
     }
   zt_status_t st = NULL;
   int32_t nrow = one_d ? 1 : s->nbr * s->br;  // rows of 16-lane chunks

@@ -180,3 +180,23 @@ def test_e5_pvc_spirv_on_opencl_cpu():
     res = run_result(RUN.replace("LONG", "True"), path=HERE)
     assert "long" in res
     _check(res)
+
+
+@pytest.mark.parametrize("num_warps", [1, 4])
+def test_mixed_layout_scan_refused_by_operand(num_warps):
+    # Until operands held unlike each other are converted, Xe refuses such a
+    # scan naming the operand and the kernel's line; the message used to
+    # send users to num_warps=1, which refuses it too. The CPU target runs it.
+    sig = {"X": "*fp32", "S": "*fp32", "T": "*i32"}
+    consts = {"M": 32, "N": 16, "AXIS": 0}
+    with pytest.raises(zetile.UnsupportedError) as ei:
+        zetile.compile(K.mixed_pair_scan, signature=sig, constexprs=consts, target="pvc",
+                       num_warps=num_warps, cached=False)
+    msg = str(ei.value)
+    assert "operand 1 is held unlike operand 0" in msg and "num_warps=1" not in msg, msg
+    assert "tl.associative_scan((x, offs * 0 + 1)" in msg, msg
+    x = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
+    s, t = np.zeros_like(x), np.zeros((32, 16), np.int32)
+    K.mixed_pair_scan[(1,)](x, s, t, **consts)  # conftest's device: cpu
+    np.testing.assert_array_equal(s, np.cumsum(x, 0))
+    np.testing.assert_array_equal(t, np.cumsum(np.ones((32, 16), np.int32), 0))

@@ -133,3 +133,21 @@ def cumsum_tile(X, OUT, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr,
     else:
         y = tl.cumsum(x, axis=AXIS, reverse=REV)
     tl.store(OUT + rm[:, None] * N + rn[None, :], y)
+
+
+@triton.jit
+def _add_both(a0, a1, b0, b1):
+    return a0 + b0, a1 + b1
+
+
+@triton.jit
+def mixed_pair_scan(X, S, T, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
+    # A loaded fp32 tile scanned beside an i32 tile built from aranges: the
+    # two are held differently on Xe (refused there by name, operand 1).
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    offs = rm[:, None] * N + rn[None, :]
+    x = tl.load(X + offs)
+    s, t = tl.associative_scan((x, offs * 0 + 1), AXIS, _add_both)
+    tl.store(S + offs, s)
+    tl.store(T + offs, t)
