@@ -33,14 +33,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
 
-def _plan(dt, m, n, k):
+def _plan(dt, m, n, k, trans="b"):
+    # trans "b": x @ w.T (w stored [N, K]); "a": a.T @ b (a stored [K, M]).
     t = getattr(torch, dt)
+    a = torch.zeros(k, m, dtype=t).T if trans == "a" else torch.zeros(m, k, dtype=t)
+    b = torch.zeros(n, k, dtype=t).T if trans == "b" else torch.zeros(k, n, dtype=t)
     with _kernels.planning_for("pvc"):
-        return gemm(torch.zeros(m, k, dtype=t), torch.zeros(n, k, dtype=t).T, plan=True)
+        return gemm(a, b, plan=True)
 
 
-def _compile(dt, m, n, k, compat=False):
-    launch = _plan(dt, m, n, k)
+def _compile(dt, m, n, k, compat=False, trans="b"):
+    launch = _plan(dt, m, n, k, trans)
     return _C.compile(launch.tile_ir(), target="pvc", num_warps=launch.num_warps or 0,
                       compat=compat, igc_options=None, cached=False)
 
@@ -128,4 +131,64 @@ def test_e5_transposed_b_opencl_cpu():
     for m, n, k, err, mag in res:
         # fp16 products are exact in fp32; the fp16 output rounds (half an
         # ulp of the largest value).
+        assert err <= mag * 2.0 ** -11, (m, n, k, err, mag)
+
+
+# A transposed (`a.T @ b`, a stored [K, M]): since b8404f5 (xe_trans_load.c)
+# an A operand stored transposed is read with transposed 2D block reads, two
+# 8x16 A blocks a read, for 16-bit data with M and K multiples of 16; it was
+# row gathers (4 DPAS per subgroup per K step instead of 16).
+@pytest.mark.parametrize("dt,m,n,k", [("float16", 128, 128, 128), ("bfloat16", 64, 64, 80)])
+def test_e1_transposed_a_is_read_with_transposed_blocks(dt, m, n, k, monkeypatch):
+    art = _compile(dt, m, n, k, trans="a")
+    mlir = _mlir(art)
+    assert "transpose = array<i64: 1, 0>" in mlir and "xegpu.load " not in mlir, mlir
+    assert mlir.count("xegpu.dpas") == 16, mlir.count("xegpu.dpas")
+    if have_tool("spirv-val"):
+        spirv_val(art.get("spirv"))
+    monkeypatch.setenv("ZETILE_XE_TRANS_READ_A", "0")  # the old form, same tree
+    old = _mlir(_compile(dt, m, n, k, trans="a"))
+    assert "xegpu.load " in old and old.count("xegpu.dpas") == 4
+
+
+@pytest.mark.skipif(not have_tool("ocloc") or not have_tool("iga64"),
+                    reason="ocloc and iga64 are needed")
+def test_e2_pvc_transposed_a():
+    for compat in (False, True):
+        r = _isa(_compile("float16", 512, 512, 512, compat=compat, trans="a"))
+        print("compat" if compat else "native", r)
+        assert r["dpas_in_innermost_loop"] == 16, r
+        assert r["spill"] == 0 and r["scratch_sends"] == 0, r
+        if compat:
+            assert r["d32t"] > 0, r
+
+
+# M a multiple of 16 (the transposed A read's rows are M), N and K tails.
+E5_SHAPES_A = [(48, 40, 80), (64, 64, 64)]
+
+
+@pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (about a minute on opencl:cpu)")
+def test_e5_transposed_a_opencl_cpu():
+    opencl_cpu_or_skip()
+    res = run_result(f"""
+        import json, numpy as np, zetile
+        from zetile import ops
+        from test_templates_gemm_bt_xe import _compile, _mlir
+        d = zetile.get_device().info
+        assert d["name"] == "opencl:cpu" and d["target"] == "pvc"
+        out = []
+        for m, n, k in {E5_SHAPES_A!r}:
+            assert "transpose = array" in _mlir(_compile("float16", m, n, k, trans="a"))
+            rng = np.random.default_rng(m + k)
+            at = rng.standard_normal((k, m)).astype(np.float16)
+            b = rng.standard_normal((k, n)).astype(np.float16)
+            r = np.asarray(ops.gemm(at.T, b)).astype(np.float64)
+            ref = at.astype(np.float64).T @ b.astype(np.float64)
+            out.append([m, n, k, float(np.abs(r - ref).max()), float(np.abs(ref).max())])
+        print("RESULT " + json.dumps(out))
+    """, path=HERE, env={"ZETILE_CACHE_DIR": os.path.join(os.environ.get(
+        "ZETILE_CACHE_DIR", "/tmp"), "gemm_at_e5")}, timeout=900)
+    print(res)
+    assert len(res) == len(E5_SHAPES_A)
+    for m, n, k, err, mag in res:
         assert err <= mag * 2.0 ** -11, (m, n, k, err, mag)
