@@ -108,6 +108,43 @@ static void wide_of(xe_emitter_t* e, xe_val_t* r, xe_name_t out) {
 
 static bool is_pow2_chunks(int32_t n) { return n == 2 || n == 4 || n == 8 || n == 16; }
 
+static bool is_i1(MlirValue v) {
+  MlirType t = mlirValueGetType(v);
+  if (mlirTypeIsAVector(t) || mlirTypeIsATensor(t)) t = mlirShapedTypeGetElementType(t);
+  return mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 1;
+}
+
+static bool is_bool_ext(MlirOperation op) {
+  return (zt_op_named(op, "arith.extui") || zt_op_named(op, "arith.extsi")) &&
+         is_i1(mlirOperationGetOperand(op, 0));
+}
+
+// A boolean, or a boolean widened: InstCombine compares `zext a == zext b`
+// as `a == b`, so a compare of widened booleans is a compare of booleans
+// by the time the SPIR-V backend sees it (libdevice's nextafter: ocloc
+// SIGABRT with whole runs, test_libdevice_ext.py::test_pvc_isa_builds).
+static bool boolish(MlirValue v) {
+  return is_i1(v) || (mlirValueIsAOpResult(v) && is_bool_ext(mlirOpResultGetOwner(v)));
+}
+
+// A boolean xor or compare of booleans (kept in chunks, wide_kind).
+static bool bool_pair_op(MlirOperation op) {
+  if (!zt_op_named(op, "arith.xori") && !zt_op_named(op, "arith.cmpi")) return false;
+  return boolish(mlirOperationGetOperand(op, 0)) || boolish(mlirOperationGetOperand(op, 1));
+}
+
+// Whether v (a boolean or a widened one) reaches a boolean xor/compare,
+// directly or through one widening.
+static bool feeds_bool_pair(MlirValue v) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation o = mlirOpOperandGetOwner(u);
+    if (bool_pair_op(o)) return true;
+    if (is_bool_ext(o) && feeds_bool_pair(mlirOperationGetResult(o, 0))) return true;
+  }
+  return false;
+}
+
 // Ops written whole: arith's elementwise ops, as xe_lane_pack.c packs them.
 // math ops stay in chunks (a vector OpenCL exp and a division after it made
 // softmax's ISA 916 -> 957 instructions, session 11), and so do xor and
@@ -118,11 +155,7 @@ static bool wide_kind(MlirOperation op) {
   if (!(n.length > 6 && !memcmp(n.data, "arith.", 6)) || zt_op_named(op, "arith.constant") ||
       mlirOperationGetNumResults(op) != 1 || mlirOperationGetNumRegions(op) != 0)
     return false;
-  if (zt_op_named(op, "arith.xori") || zt_op_named(op, "arith.cmpi")) {
-    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
-    if (mlirTypeIsAVector(t) || mlirTypeIsATensor(t)) t = mlirShapedTypeGetElementType(t);
-    if (mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 1) return false;
-  }
+  if (bool_pair_op(op)) return false;
   return true;
 }
 
@@ -135,16 +168,10 @@ static bool wide_tensor(MlirType t) {
                                   mlirTypeIsAIndex(et));
 }
 
-// A boolean xor or compare of booleans (kept in chunks, wide_kind).
-static bool bool_pair_op(MlirOperation op) {
-  if (!zt_op_named(op, "arith.xori") && !zt_op_named(op, "arith.cmpi")) return false;
-  MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
-  if (mlirTypeIsATensor(t)) t = mlirShapedTypeGetElementType(t);
-  return mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 1;
-}
 
 // An op of a run: wide_kind on 1-D tensors of such types only (scalar
-// operands allowed). A boolean result read by a boolean xor or compare stays
+// operands allowed). A boolean result (or a widened one) read by a boolean
+// xor or compare (boolish operands) stays
 // in chunks too: those chunk ops would read shuffles of the whole vector,
 // and LLVM's InstCombine folds `cmp (shuffle a, M), (shuffle b, M)` into a
 // vector compare of bools, OpLogicalNotEqual on a bool vector, on which
@@ -154,11 +181,7 @@ static bool run_member(MlirOperation op) {
   MlirValue res = mlirOperationGetResult(op, 0);
   MlirType rt = mlirValueGetType(res);
   if (!wide_tensor(rt)) return false;
-  MlirType re = mlirShapedTypeGetElementType(rt);
-  if (mlirTypeIsAInteger(re) && mlirIntegerTypeGetWidth(re) == 1)
-    for (MlirOpOperand u = mlirValueGetFirstUse(res); !mlirOpOperandIsNull(u);
-         u = mlirOpOperandGetNextUse(u))
-      if (bool_pair_op(mlirOpOperandGetOwner(u))) return false;
+  if (boolish(res) && feeds_bool_pair(res)) return false;
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
     if (mlirTypeIsATensor(t) && !wide_tensor(t)) return false;
