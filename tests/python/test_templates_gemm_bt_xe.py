@@ -101,12 +101,16 @@ def test_e2_pvc_dpas_and_sends(monkeypatch):
     assert after["spill"] == 0 and after["scratch_sends"] == 0
 
 
-E5_SHAPES = [(40, 48, 80), (64, 64, 64)]
+# (M, N, K) with tails; A transposed wants M a multiple of 16 (its transposed
+# read's rows are M), so its shapes differ.
+E5_SHAPES = {"b": [(40, 48, 80), (64, 64, 64)], "a": [(48, 40, 80), (64, 64, 64)]}
 
 
 @pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (about a minute on opencl:cpu)")
-def test_e5_transposed_b_opencl_cpu():
+@pytest.mark.parametrize("trans", ["b", "a"])
+def test_e5_transposed_opencl_cpu(trans):
     opencl_cpu_or_skip()
+    shapes = E5_SHAPES[trans]
     res = run_result(f"""
         import json, numpy as np, zetile
         from zetile import ops
@@ -114,20 +118,26 @@ def test_e5_transposed_b_opencl_cpu():
         d = zetile.get_device().info
         assert d["name"] == "opencl:cpu" and d["target"] == "pvc"
         out = []
-        for m, n, k in {E5_SHAPES!r}:
-            # The specialization these launches compile reads B transposed.
-            assert "transpose = array" in _mlir(_compile("float16", m, n, k))
+        for m, n, k in {shapes!r}:
+            # The specialization these launches compile reads the operand transposed.
+            assert "transpose = array" in _mlir(_compile("float16", m, n, k, trans={trans!r}))
             rng = np.random.default_rng(m + k)
-            a = rng.standard_normal((m, k)).astype(np.float16)
-            w = rng.standard_normal((n, k)).astype(np.float16)
-            r = np.asarray(ops.gemm(a, w.T)).astype(np.float64)
-            ref = a.astype(np.float64) @ w.astype(np.float64).T
+            if {trans!r} == "b":  # x @ w.T, w stored [N, K]
+                x = rng.standard_normal((m, k)).astype(np.float16)
+                w = rng.standard_normal((n, k)).astype(np.float16)
+                r = np.asarray(ops.gemm(x, w.T)).astype(np.float64)
+                ref = x.astype(np.float64) @ w.astype(np.float64).T
+            else:  # a.T @ b, a stored [K, M]
+                at = rng.standard_normal((k, m)).astype(np.float16)
+                b = rng.standard_normal((k, n)).astype(np.float16)
+                r = np.asarray(ops.gemm(at.T, b)).astype(np.float64)
+                ref = at.astype(np.float64).T @ b.astype(np.float64)
             out.append([m, n, k, float(np.abs(r - ref).max()), float(np.abs(ref).max())])
         print("RESULT " + json.dumps(out))
     """, path=HERE, env={"ZETILE_CACHE_DIR": os.path.join(os.environ.get(
-        "ZETILE_CACHE_DIR", "/tmp"), "gemm_bt_e5")}, timeout=900)
+        "ZETILE_CACHE_DIR", "/tmp"), f"gemm_{trans}t_e5")}, timeout=900)
     print(res)
-    assert len(res) == len(E5_SHAPES)
+    assert len(res) == len(shapes)
     for m, n, k, err, mag in res:
         # fp16 products are exact in fp32; the fp16 output rounds (half an
         # ulp of the largest value).
@@ -161,34 +171,3 @@ def test_e2_pvc_transposed_a():
         assert r["spill"] == 0 and r["scratch_sends"] == 0, r
         if compat:
             assert r["d32t"] > 0, r
-
-
-# M a multiple of 16 (the transposed A read's rows are M), N and K tails.
-E5_SHAPES_A = [(48, 40, 80), (64, 64, 64)]
-
-
-@pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (about a minute on opencl:cpu)")
-def test_e5_transposed_a_opencl_cpu():
-    opencl_cpu_or_skip()
-    res = run_result(f"""
-        import json, numpy as np, zetile
-        from zetile import ops
-        from test_templates_gemm_bt_xe import _compile, _mlir
-        d = zetile.get_device().info
-        assert d["name"] == "opencl:cpu" and d["target"] == "pvc"
-        out = []
-        for m, n, k in {E5_SHAPES_A!r}:
-            assert "transpose = array" in _mlir(_compile("float16", m, n, k, trans="a"))
-            rng = np.random.default_rng(m + k)
-            at = rng.standard_normal((k, m)).astype(np.float16)
-            b = rng.standard_normal((k, n)).astype(np.float16)
-            r = np.asarray(ops.gemm(at.T, b)).astype(np.float64)
-            ref = at.astype(np.float64).T @ b.astype(np.float64)
-            out.append([m, n, k, float(np.abs(r - ref).max()), float(np.abs(ref).max())])
-        print("RESULT " + json.dumps(out))
-    """, path=HERE, env={"ZETILE_CACHE_DIR": os.path.join(os.environ.get(
-        "ZETILE_CACHE_DIR", "/tmp"), "gemm_at_e5")}, timeout=900)
-    print(res)
-    assert len(res) == len(E5_SHAPES_A)
-    for m, n, k, err, mag in res:
-        assert err <= mag * 2.0 ** -11, (m, n, k, err, mag)
