@@ -26,7 +26,7 @@ import pytest
 
 import zetile
 import zetile.language as tl
-from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
+from zt_testutil import env_set, have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -43,19 +43,11 @@ def _attn_sig(dt):
 
 
 def _attn(dt="fp16", d=64, causal=False, env=None):
-    old = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
+    with env_set(env):
         return zetile.compile(attn_fwd_kernel, signature=_attn_sig(dt), target="pvc",
                               num_warps=8, compat=True, cached=False,
                               constexprs={"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64,
                                           "CAUSAL": causal})
-    finally:
-        for k, v in old.items():
-            if v is None:
-                del os.environ[k]
-            else:
-                os.environ[k] = v
 
 
 @zetile.jit

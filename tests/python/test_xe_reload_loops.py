@@ -14,7 +14,7 @@ import pytest
 
 import zetile
 import zetile.language as tl
-from zt_testutil import opencl_cpu_or_skip, run_result
+from zt_testutil import env_set, opencl_cpu_or_skip, run_result
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -42,19 +42,11 @@ SIG = {"Q": "*fp16", "B1": "*fp16", "B2": "*fp16", "C": "*fp32", "W": "*fp32", "
 
 
 def _q_reads(store_between=False, env=None):
-    old = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
+    with env_set(env):
         ck = zetile.compile(two_loops_kernel, signature=SIG, target="pvc", num_warps=4,
                             compat=True, cached=False,
                             constexprs={"BM": 64, "BN": 64, "BK": 32,
                                         "STORE_BETWEEN": store_between})
-    finally:
-        for k, v in old.items():
-            if v is None:
-                del os.environ[k]
-            else:
-                os.environ[k] = v
     # Q's blocks are the A role's 8x16 f16 reads.
     return sum(1 for ln in ck.asm["mlir"].splitlines()
                if "xegpu.load_nd" in ln and "tensor_desc<8x16xf16" in ln)

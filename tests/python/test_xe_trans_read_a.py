@@ -23,7 +23,7 @@ import pytest
 
 import zetile
 import zetile.language as tl
-from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
+from zt_testutil import env_set, have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
@@ -65,17 +65,9 @@ def gemm_at_desc_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK
 def _ptr(dt="fp16", env=None):
     sig = {"A": f"*{dt}", "B": f"*{dt}", "C": "*fp32", "M": "i32", "N": "i32", "K": "i32",
            "stride_ak": "i32:16", "stride_bk": "i32:16", "stride_cm": "i32:16"}
-    old = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
+    with env_set(env):
         return zetile.compile(gemm_at_kernel, signature=sig, target="pvc", num_warps=4,
                               compat=True, cached=False, constexprs={"BM": 64, "BN": 64, "BK": 32})
-    finally:
-        for k, v in old.items():
-            if v is None:
-                del os.environ[k]
-            else:
-                os.environ[k] = v
 
 
 @pytest.mark.parametrize("dt", ["fp16", "bf16"])

@@ -4,6 +4,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from contextlib import contextmanager
 
 import pytest
 
@@ -29,6 +30,22 @@ AUB_ENV = {
     "OverrideMaxWorkgroupSize": "1024",
     "AUBDumpCaptureFileName": "/dev/null",
 }
+
+
+@contextmanager
+def env_set(env=None):
+    """Sets the variables of `env` in this process for the block, then puts
+    back what was there (unset ones unset again)."""
+    old = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
 
 
 def run_python(code, env=None, timeout=300):
