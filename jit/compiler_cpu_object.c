@@ -23,7 +23,9 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <mlir-c/Target/LLVMIR.h>
 
+#include "base/cpu_fingerprint.h"
 #include "compiler_internal.h"
+#include "cpu/cpu_helpers.h"
 #include "lowering.h"
 
 static zt_status_t llvm_error(LLVMErrorRef e, const char* what) {
@@ -44,7 +46,8 @@ static void native_init(void) {
 
 static void init_native_target(void) { pthread_once(&g_native_once, native_init); }
 
-// "cpu=<name>;features=<+a,-b,...>": what the object was generated for.
+// "cpu=<name>;features=<+a,-b,...>;cpuid=<hash>": what the object was
+// generated for.
 // The host does not change within a process: built once, not on every
 // kernel load. NULL if out of memory.
 static char* g_host_id;
@@ -53,9 +56,12 @@ static pthread_once_t g_host_once = PTHREAD_ONCE_INIT;
 static void host_init(void) {
   char* cpu = LLVMGetHostCPUName();
   char* features = LLVMGetHostCPUFeatures();
-  size_t n = strlen(cpu) + strlen(features) + 32;
+  // The CPUID fingerprint lets libzetile's own loader (runtime/cpu/elf_load.c)
+  // check the host without LLVM; LLVM's name and features keep this path's.
+  const char* cpuid = zt_cpu_fingerprint();
+  size_t n = strlen(cpu) + strlen(features) + strlen(cpuid) + 32;
   g_host_id = malloc(n);
-  if (g_host_id) snprintf(g_host_id, n, "cpu=%s;features=%s", cpu, features);
+  if (g_host_id) snprintf(g_host_id, n, "cpu=%s;features=%s;%s", cpu, features, cpuid);
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(features);
 }

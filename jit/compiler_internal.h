@@ -77,10 +77,7 @@ zt_status_t zt_cpu_jit_load(const char* llvm_mlir, size_t size,
                             const char* kernel_name, void** out_fn,
                             void** out_engine);
 void zt_cpu_jit_unload(void* engine);
-/// The symbols CPU kernels call into the runtime (f16/bf16 conversions,
-/// print, assert, bounds checks): i in [0, count).
-size_t zt_cpu_runtime_symbol_count(void);
-const char* zt_cpu_runtime_symbol(size_t i, void** out_fn);
+/// The symbols CPU kernels call into the runtime: lowering/cpu/cpu_helpers.h.
 
 /// CPU machine code in the artifact (jit/compiler_cpu_object.c).
 zt_status_t zt_cpu_object_load(const void* obj, size_t size, const char* host,

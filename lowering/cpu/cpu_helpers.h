@@ -1,7 +1,8 @@
 // Functions that JIT'ed CPU kernels call: tile.print and failed tile.assert.
-// They live in libzetile_compiler (which every CPU launch has loaded) and
-// are registered with each ExecutionEngine by jit/compiler_cpu_jit.c; the
-// lowering (cpu_debug.c) declares them under these names.
+// They are compiled into libzetile_compiler (registered with each ORC and
+// ExecutionEngine load, jit/compiler_cpu_*.c) and into libzetile (its own
+// object loader, runtime/cpu/elf_load.c, resolves kernels' imports with
+// them); the lowering (cpu_debug.c) declares them under these names.
 #ifndef ZETILE_LOWERING_CPU_CPU_HELPERS_H_
 #define ZETILE_LOWERING_CPU_CPU_HELPERS_H_
 
@@ -39,5 +40,11 @@ void zt_cpu_assert_fail(zt_cpu_program_ctx_t* ctx, const char* message,
 void zt_cpu_check_access(zt_cpu_program_ctx_t* ctx, uint64_t addr, int32_t bytes,
                          int32_t write, const char* where, int32_t pidx, int32_t pidy,
                          int32_t pidz);
+
+/// The symbols CPU kernels call into the runtime (f16/bf16 conversions,
+/// print, assert, bounds checks), i in [0, count): the name, and the
+/// function in *out_fn (cpu_runtime_symbols.c).
+size_t zt_cpu_runtime_symbol_count(void);
+const char* zt_cpu_runtime_symbol(size_t i, void** out_fn);
 
 #endif  // ZETILE_LOWERING_CPU_CPU_HELPERS_H_

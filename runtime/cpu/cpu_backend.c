@@ -1,5 +1,6 @@
-// The CPU backend: buffers are aligned host memory; kernels are JIT-compiled
-// by libzetile_compiler (cpu_load) and called once per program id through
+// The CPU backend: buffers are aligned host memory; kernels are the machine
+// code cached in their artifacts, loaded by libzetile itself (cpu_object.c),
+// else linked or JIT-compiled by libzetile_compiler, and called once per program id through
 // libffi, the grid spread over the thread pool in chunks handed out by an
 // atomic counter. Launches are synchronous. Each thread passes the kernel a
 // program context (hidden last argument, jit/compiler_api.h) through which a
@@ -21,8 +22,10 @@
 
 #include "backend.h"
 #include "compiler_api.h"
+#include "cpu/cpu_object.h"
 #include "cpu/kernel_call.h"
 #include "cpu/thread_pool.h"
+#include "debug_flags.h"
 
 #define CPU_ALIGNMENT 64
 #define MAX_FFI_ARGS (ZT_MAX_KERNEL_ARGS + 7)  // + grid ints + context
@@ -58,6 +61,7 @@ typedef struct cpu_executable_s {
   void* fn;
   void* engine;                     // from cpu_load(_object); NULL for test functions
   bool engine_is_object;            // from cpu_load_object: released by cpu_unload_object
+  zt_elf_image_t* image;            // from libzetile's own loader (no engine then)
   const zt_compiler_api_t* api;     // to unload the engine
   ffi_cif cif;
   ffi_type* arg_types[MAX_FFI_ARGS];
@@ -242,6 +246,8 @@ static bool artifact_has(const zt_artifact_t* a, const char* name, const void** 
 }
 
 static void cpu_engine_release(cpu_executable_t* e) {
+  zt_elf_image_release(e->image);
+  e->image = NULL;
   if (!e->engine || !e->api) return;
   if (e->engine_is_object)
     e->api->cpu_unload_object(e->engine);
@@ -260,6 +266,33 @@ static zt_status_t cpu_executable_create(zt_device_t* device, const zt_artifact_
   if (!e) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "cpu executable");
   zt_status_t s = prep_cif(e, meta);
   if (s) goto cleanup;
+  const void *obj = NULL, *host = NULL;
+  size_t obj_size = 0, host_size = 0;
+  bool has_obj = artifact_has(artifact, "obj", &obj, &obj_size) &&
+                 artifact_has(artifact, "obj_host", &host, &host_size);
+  // Machine code built for this CPU is loaded here, without the compiler;
+  // what this loader does not handle is linked by ORC below, as before.
+  zt_cpu_loader_t mode = zt_cpu_loader_mode();
+  if (mode != ZT_CPU_LOADER_ORC) {
+    if (has_obj)
+      s = zt_cpu_object_load_own(obj, obj_size, host, host_size, meta->kernel, &e->image,
+                                 &e->fn);
+    else
+      s = zt_make_status(ZT_STATUS_UNSUPPORTED, "the artifact holds no machine code");
+    if (!s) {
+      *out = &e->base;
+      return NULL;
+    }
+    if (mode == ZT_CPU_LOADER_OWN) {
+      s = zt_status_annotate(s, "kernel %s (ZETILE_CPU_LOADER=own)", meta->kernel);
+      goto cleanup;
+    }
+    if (zt_debug_enabled("load"))
+      fprintf(stderr, "zetile load: kernel %s: %s; loading it with libzetile_compiler\n",
+              meta->kernel, zt_status_message(s));
+    zt_status_free(s);
+    s = NULL;
+  }
   s = zt_compiler_load(&e->api);
   if (s) {
     s = zt_status_annotate(s, "the CPU backend JIT-compiles kernels with libzetile_compiler");
@@ -272,10 +305,7 @@ static zt_status_t cpu_executable_create(zt_device_t* device, const zt_artifact_
   // Machine code built at compile time for this CPU links in about a
   // millisecond; without it (or built for another CPU) the LLVM text is
   // optimized and compiled again here.
-  const void *obj = NULL, *host = NULL;
-  size_t obj_size = 0, host_size = 0;
-  if (artifact_has(artifact, "obj", &obj, &obj_size) &&
-      artifact_has(artifact, "obj_host", &host, &host_size)) {
+  if (has_obj) {
     s = e->api->cpu_load_object(obj, obj_size, host, host_size, meta->kernel, &e->fn,
                                 &e->engine);
     if (!s) e->engine_is_object = true;

@@ -2,6 +2,7 @@
 // parallel launch → results, then the same program from the cache without
 // a compile. Skips (loudly) when libzetile_compiler is not built.
 #include <check.h>
+#include <elf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "check_run.h"
+#include "cpu/elf_load.h"
 #include "zetile/zetile.h"
 
 #define OK(expr)                                                                   \
@@ -254,6 +256,173 @@ START_TEST(test_machine_code_in_the_artifact) {
 }
 END_TEST
 
+// ZETILE_CPU_LOADER: "own" loads the object with libzetile's loader or fails
+// saying why; "orc" links it with the compiler; by default a decline of the
+// own loader goes to ORC (and on to the LLVM text for another CPU's code).
+START_TEST(test_cpu_loader_modes) {
+  if (compiler_missing(__func__)) return;
+  char* ir = NULL;
+  OK(vector_add(64, &ir));
+  zt_compile_options_t o = {.target = "cpu"};
+  zt_artifact_t* a = NULL;
+  OK(zt_compile(ir, strlen(ir), &o, &a));
+  setenv("ZETILE_CPU_LOADER", "own", 1);
+  run_vector_add(a, 1000, 64);
+  setenv("ZETILE_CPU_LOADER", "orc", 1);
+  run_vector_add(a, 1000, 64);
+
+  // Code from before obj_host named the CPUID (or from another CPU).
+  const void* host = NULL;
+  size_t host_size = 0;
+  OK(zt_artifact_get(a, "obj_host", &host, &host_size));
+  char* old = strndup(host, host_size);
+  char* cut = strstr(old, ";cpuid=");
+  ck_assert_ptr_nonnull(cut);
+  *cut = 0;
+  OK(zt_artifact_set(a, "obj_host", old, strlen(old)));
+  free(old);
+  setenv("ZETILE_CPU_LOADER", "own", 1);
+  zt_device_t* d = NULL;
+  zt_executable_t* e = NULL;
+  OK(zt_device_open("cpu", &d));
+  zt_status_t s = zt_executable_create(d, a, &e);
+  ck_assert_int_eq(zt_status_code(s), ZT_STATUS_UNSUPPORTED);
+  ck_assert_msg(strstr(zt_status_message(s), "add_kernel") &&
+                    strstr(zt_status_message(s), "another CPU"),
+                "%s", zt_status_message(s));
+  zt_status_free(s);
+  unsetenv("ZETILE_CPU_LOADER");
+  run_vector_add(a, 1000, 64);  // the LLVM text
+
+  const char junk[64] = "not an object file";
+  OK(zt_artifact_set(a, "obj", junk, sizeof junk));
+  OK(zt_artifact_set(a, "obj_host", "x;cpuid=0", 9));
+  setenv("ZETILE_CPU_LOADER", "own", 1);
+  s = zt_executable_create(d, a, &e);
+  ck_assert_msg(s != NULL, "junk loaded");
+  ck_assert_msg(strstr(zt_status_message(s), "add_kernel") &&
+                    strstr(zt_status_message(s), "ZETILE_CPU_LOADER=own"),
+                "%s", zt_status_message(s));
+  zt_status_free(s);
+  unsetenv("ZETILE_CPU_LOADER");
+  zt_device_release(d);
+  zt_artifact_release(a);
+  free(ir);
+}
+END_TEST
+
+static int dummy_import(void) { return 0; }
+
+static void* resolve_any(const char* name, void* ctx) {
+  (void)name;
+  (void)ctx;
+  return (void*)dummy_import;
+}
+
+// One damaged copy: loads or is refused, never crashes (the ASan job runs
+// this); returns whether it loaded.
+static bool try_load(const unsigned char* bytes, size_t size) {
+  zt_elf_image_t* img = NULL;
+  void* fn = NULL;
+  zt_status_t s = zt_elf_image_load(bytes, size, "add_kernel", resolve_any, NULL, &img, &fn);
+  ck_assert_msg((s == NULL) == (img != NULL && fn != NULL), "status and outputs disagree");
+  zt_status_free(s);
+  zt_elf_image_release(img);
+  return img != NULL;
+}
+
+// The own loader on damaged copies of a real kernel object: truncated at
+// every length, each byte of the ELF header, the section headers, the
+// relocations and the symbols set to 0, 0xff and flipped, then random
+// damage anywhere. Also a relocation type it does not handle and a missing
+// entry point: refused by name.
+START_TEST(test_own_loader_refuses_damage) {
+  if (compiler_missing(__func__)) return;
+  char* ir = NULL;
+  OK(vector_add(64, &ir));
+  zt_compile_options_t o = {.target = "cpu"};
+  zt_artifact_t* a = NULL;
+  OK(zt_compile(ir, strlen(ir), &o, &a));
+  const void* obj = NULL;
+  size_t size = 0;
+  OK(zt_artifact_get(a, "obj", &obj, &size));
+  unsigned char* copy = malloc(size);
+  memcpy(copy, obj, size);
+  ck_assert_msg(try_load(copy, size), "the undamaged object did not load");
+  int loaded = 0, refused = 0;
+  for (size_t n = 0; n < size; n += n < 256 ? 1 : 13) try_load(copy, n) ? ++loaded : ++refused;
+  ck_assert_int_eq(loaded, 0);  // every section the loader needs ends near the end
+
+  // The regions whose bytes the loader interprets.
+  Elf64_Ehdr eh;
+  memcpy(&eh, copy, sizeof eh);
+  size_t regions[8][2] = {{0, sizeof eh}, {eh.e_shoff, (size_t)eh.e_shnum * sizeof(Elf64_Shdr)}};
+  int nregions = 2;
+  for (int i = 0; i < eh.e_shnum && nregions < 8; ++i) {
+    Elf64_Shdr sh;
+    memcpy(&sh, copy + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+    if (sh.sh_type == SHT_RELA || sh.sh_type == SHT_SYMTAB) {
+      regions[nregions][0] = sh.sh_offset;
+      regions[nregions++][1] = sh.sh_size;
+    }
+  }
+  ck_assert_int_ge(nregions, 4);
+  for (int r = 0; r < nregions; ++r) {
+    for (size_t i = regions[r][0]; i < regions[r][0] + regions[r][1]; ++i) {
+      unsigned char was = copy[i];
+      const unsigned char values[3] = {0, 0xff, (unsigned char)(was ^ 0x80)};
+      for (int v = 0; v < 3; ++v) {
+        copy[i] = values[v];
+        try_load(copy, size) ? ++loaded : ++refused;
+      }
+      copy[i] = was;
+    }
+  }
+  uint64_t seed = 16;
+  for (int t = 0; t < 3000; ++t) {
+    unsigned char* m = malloc(size);
+    memcpy(m, copy, size);
+    int k = 1 + t % 4;
+    for (int j = 0; j < k; ++j) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      m[(seed >> 33) % size] = (unsigned char)(seed >> 13);
+    }
+    try_load(m, size) ? ++loaded : ++refused;
+    free(m);
+  }
+  ck_assert_int_gt(refused, 1000);
+  ck_assert_int_gt(loaded, 100);  // damage the loader does not read (names, padding)
+
+  // A relocation type it does not handle; an entry point it lacks.
+  for (int i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh;
+    memcpy(&sh, copy + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+    if (sh.sh_type != SHT_RELA || sh.sh_size == 0) continue;
+    Elf64_Rela rel;
+    memcpy(&rel, copy + sh.sh_offset, sizeof rel);
+    Elf64_Rela abs64 = rel;
+    abs64.r_info = ELF64_R_INFO(ELF64_R_SYM(rel.r_info), R_X86_64_64);
+    memcpy(copy + sh.sh_offset, &abs64, sizeof abs64);
+    zt_elf_image_t* img = NULL;
+    void* fn = NULL;
+    zt_status_t s = zt_elf_image_load(copy, size, "add_kernel", resolve_any, NULL, &img, &fn);
+    ck_assert_int_eq(zt_status_code(s), ZT_STATUS_UNSUPPORTED);
+    ck_assert_msg(strstr(zt_status_message(s), "relocation type 1"), "%s", zt_status_message(s));
+    zt_status_free(s);
+    memcpy(copy + sh.sh_offset, &rel, sizeof rel);
+    break;
+  }
+  zt_elf_image_t* img = NULL;
+  void* fn = NULL;
+  zt_status_t s = zt_elf_image_load(copy, size, "no_such_kernel", resolve_any, NULL, &img, &fn);
+  ck_assert_int_eq(zt_status_code(s), ZT_STATUS_NOT_FOUND);
+  zt_status_free(s);
+  free(copy);
+  zt_artifact_release(a);
+  free(ir);
+}
+END_TEST
+
 START_TEST(test_wrong_arguments_name_the_kernel) {
   if (compiler_missing(__func__)) return;
   char* ir = NULL;
@@ -300,11 +469,15 @@ static int warm_child(void) {
     fprintf(stderr, "warm child: a cache hit loaded the compiler\n");
     rc = 2;
   } else {
-    // This loads the compiler: the CPU JIT needs it.
+    // The cached machine code is loaded by libzetile's own loader: the
+    // launch does not load the compiler either.
     const char* why = run_vector_add_checked(a, 777, 64);
     if (why) {
       fprintf(stderr, "warm child: %s\n", why);
       rc = 3;
+    } else if (maps_mention("libzetile_compiler") || maps_mention("libMLIR")) {
+      fprintf(stderr, "warm child: loading the cached kernel loaded the compiler\n");
+      rc = 4;
     }
   }
   zt_status_free(s);
@@ -322,6 +495,8 @@ int main(int argc, char** argv) {
   tcase_add_test(tc, test_vector_add_compiled_and_cached);
   tcase_add_test(tc, test_wrong_arguments_name_the_kernel);
   tcase_add_test(tc, test_machine_code_in_the_artifact);
+  tcase_add_test(tc, test_cpu_loader_modes);
+  tcase_add_test(tc, test_own_loader_refuses_damage);
   suite_add_tcase(suite, tc);
   return ct_run_suite(suite);
 }
