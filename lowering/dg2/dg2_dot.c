@@ -146,6 +146,34 @@ static const char* dot_kind(dg2_t* c, MlirOperation op, const zt_type_t* a, cons
   return NULL;
 }
 
+// K over the subgroups that would repeat a dot's blocks (session 21). A
+// dot with fewer 8x8 output blocks than the grid has places gets them
+// computed again by the extra subgroups (dg2_dpas_grid). When its operands
+// are large, those subgroups take a slice of K each instead and the partial
+// products are summed through local memory (emit_ksum), so a subgroup holds
+// 1/wk of A and B. Attention's score dot at head dim 128 (16x16 tiles over
+// 16 subgroups: 2 x 2 places) held the query, 8 rows x 128 halves a
+// subgroup, across the KV loop in 64 registers and loaded the key in as
+// many: the whole register file of 128 (316 scratch sends in its ISA for
+// bf16). Operands of at most 64 registers a lane stay whole (d64: 32 + 32,
+// no scratch send already; the sum costs two barriers). ZETILE_DG2_KSPLIT=0
+// turns the split off (to measure it).
+static int32_t dot_ksplit(dg2_t* c, const dot_kind_t* dk, zt_scalar_kind_t in, int64_t m,
+                          int64_t n, int64_t k) {
+  if (dk->fma) return 1;
+  const char* env = getenv("ZETILE_DG2_KSPLIT");
+  if (env && strcmp(env, "0") == 0) return 1;
+  int32_t wm, wn;
+  dg2_dpas_grid(c, m, n, &wm, &wn);
+  if (c->num_warps % (wm * wn)) return 1;
+  int32_t r = c->num_warps / (wm * wn);
+  int64_t kb = k / (8 * dk->pack);
+  if (r < 2 || kb % r) return 1;
+  int64_t el = (m / wm) * k / 8 + k * (n / wn) / 8;  // A and B elements a lane
+  if (el * zt_tile_kind_bytes(in) / 4 <= 64) return 1;
+  return r;
+}
+
 static zt_status_t plan_block(dg2_t* c, MlirBlock b);
 
 static zt_status_t plan_op(dg2_t* c, MlirOperation op) {
@@ -166,9 +194,9 @@ static zt_status_t plan_op(dg2_t* c, MlirOperation op) {
     return NULL;  // reported when the dot is lowered
   }
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-  int32_t la, lb, lc;
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_A, m, n, k, dk.pack, &la));
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_B, m, n, k, dk.pack, &lb));
+  int32_t la, lb, lc, wk = dot_ksplit(c, &dk, a.kind, m, n, k);
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout_k(c, DL_DPAS_A, m, n, k, dk.pack, wk, &la));
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout_k(c, DL_DPAS_B, m, n, k, dk.pack, wk, &lb));
   ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_C, m, n, k, dk.pack, &lc));
   ZT_RETURN_IF_ERROR(propagate(c, mlirOperationGetResult(op, 0), lc, 0));
   ZT_RETURN_IF_ERROR(propagate(c, mlirOperationGetOperand(op, 2), lc, 0));
@@ -291,6 +319,62 @@ static zt_status_t packed_words(dg2_t* c, const dot_kind_t* dk, const dg2_val_t*
   return pack_all(c, dk, v, e, out);
 }
 
+// The partial products of a dot with K in wk slices (dot_ksplit): each
+// subgroup writes its C blocks to local memory as slice kk of a [wk * M, N]
+// fp32 (int32) array, then every subgroup, the repeats of its place included,
+// adds the wk partials of its blocks to the accumulator in slice order (the
+// same order everywhere: the repeats agree bit for bit). r: the partial
+// (overwritten with the sum); acc: the dot's C operand in C's layout.
+static zt_status_t emit_ksum(dg2_t* c, int32_t lb, int32_t lc, dg2_val_t* r,
+                             const dg2_val_t* acc) {
+  const dg2_layout_t* L = &c->layouts[lc];
+  int32_t wk = c->layouts[lb].wk, e = L->e;
+  zt_type_t t = {.kind = r->type.kind, .rank = 2, .shape = {wk * L->m, L->n}};
+  dg2_need_smem(c, zt_type_numel(t) * zt_tile_kind_bytes(t.kind));
+  // This slice's first row: kk * M (kk from B's layout bases: k0 / kl).
+  char kk[DG2_NAME], kl[DG2_NAME], mm[DG2_NAME], row0[DG2_NAME];
+  dg2_fresh(c, kk);
+  dg2_const(c, "i32", c->layouts[lb].k / wk, kl);
+  dg2_line(c, "%s = arith.divui %s, %s : i32", kk, c->layouts[lb].base[0], kl);
+  dg2_const(c, "i32", L->m, mm);
+  dg2_fresh(c, row0);
+  dg2_line(c, "%s = arith.muli %s, %s : i32", row0, kk, mm);
+  bool fl = r->type.kind == ZT_F32;
+  dg2_barrier(c);
+  for (int32_t s = 0; s < e; ++s) {
+    char co[ZT_MAX_RANK][DG2_NAME], at[2][DG2_NAME];
+    dg2_coords(c, lc, s, co);
+    dg2_fresh(c, at[0]);
+    dg2_line(c, "%s = arith.addi %s, %s : i32", at[0], co[0], row0);
+    memcpy(at[1], co[1], DG2_NAME);
+    dg2_smem_store_elem(c, &t, at, r->el[s]);
+  }
+  dg2_barrier(c);
+  for (int32_t s = 0; s < e; ++s) {
+    char co[ZT_MAX_RANK][DG2_NAME], sum[DG2_NAME];
+    dg2_coords(c, lc, s, co);
+    memcpy(sum, acc->el[s], DG2_NAME);
+    for (int32_t j = 0; j < wk; ++j) {
+      char at[2][DG2_NAME], off[DG2_NAME], x[DG2_NAME], nsum[DG2_NAME];
+      if (j == 0) {
+        memcpy(at[0], co[0], DG2_NAME);
+      } else {
+        dg2_const(c, "i32", (long long)j * L->m, off);
+        dg2_fresh(c, at[0]);
+        dg2_line(c, "%s = arith.addi %s, %s : i32", at[0], co[0], off);
+      }
+      memcpy(at[1], co[1], DG2_NAME);
+      dg2_smem_load_elem(c, &t, at, x);
+      dg2_fresh(c, nsum);
+      dg2_line(c, "%s = arith.add%s %s, %s : %s", nsum, fl ? "f" : "i", sum, x,
+               fl ? "f32" : "i32");
+      memcpy(sum, nsum, DG2_NAME);
+    }
+    memcpy(r->el[s], sum, DG2_NAME);
+  }
+  return NULL;
+}
+
 zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
   zt_type_t a, b, acc;
   ZT_RETURN_IF_ERROR(dot_shapes(op, &a, &b, &acc));
@@ -300,9 +384,9 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
     return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "%s: %s", c->target ? c->target->name : "dg2",
                         why);
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-  int32_t la, lb, lc;
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_A, m, n, k, dk.pack, &la));
-  ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_B, m, n, k, dk.pack, &lb));
+  int32_t la, lb, lc, wk = dot_ksplit(c, &dk, a.kind, m, n, k);
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout_k(c, DL_DPAS_A, m, n, k, dk.pack, wk, &la));
+  ZT_RETURN_IF_ERROR(dg2_dpas_layout_k(c, DL_DPAS_B, m, n, k, dk.pack, wk, &lb));
   ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_C, m, n, k, dk.pack, &lc));
   const dg2_val_t *va, *vb, *vc;
   ZT_RETURN_IF_ERROR(dg2_get_checked(c, mlirOperationGetOperand(op, 0), &va));
@@ -325,7 +409,7 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
     return dg2_put(c, mlirOperationGetResult(op, 0), &r);
   }
   int32_t wm = c->layouts[lc].wm, wn = c->layouts[lc].wn;
-  int64_t mb = m / wm / 8, nb = n / wn / 8, kb = k / (8 * dk.pack);
+  int64_t mb = m / wm / 8, nb = n / wn / 8, kb = k / wk / (8 * dk.pack);
   char vacc[32], sig[128];
   snprintf(vacc, sizeof vacc, "vector<8x%s>", dk.acc);
   snprintf(sig, sizeof sig, "(vector<8xi32>, vector<8xi32>, %s) -> %s", vacc, vacc);
@@ -345,6 +429,11 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
   r.layout = lc;
   r.el = dg2_alloc_names(c, c->layouts[lc].e);
   if (!r.el) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "dg2 dot");
+  char zero[DG2_NAME] = "";
+  if (wk > 1) {
+    dg2_fresh(c, zero);
+    dg2_line(c, "%s = arith.constant 0%s : %s", zero, dk.acc[0] == 'f' ? ".0" : "", dk.acc);
+  }
   for (int64_t i = 0; i < mb; ++i)
     for (int64_t j = 0; j < nb; ++j) {
       int32_t s0 = (int32_t)((i * nb + j) * 8);
@@ -355,8 +444,8 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
         char idx[DG2_NAME], nv[DG2_NAME];
         dg2_const(c, "i32", e, idx);
         dg2_fresh(c, nv);
-        dg2_line(c, "%s = llvm.insertelement %s, %s[%s : i32] : %s", nv, C.el[s0 + e], v, idx,
-                 vacc);
+        dg2_line(c, "%s = llvm.insertelement %s, %s[%s : i32] : %s", nv,
+                 wk > 1 ? zero : C.el[s0 + e], v, idx, vacc);
         snprintf(v, DG2_NAME, "%s", nv);
       }
       for (int64_t q = 0; q < kb; ++q)
@@ -375,5 +464,6 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
         dg2_line(c, "%s = llvm.extractelement %s[%s : i32] : %s", r.el[s0 + e], v, idx, vacc);
       }
     }
+  if (wk > 1) ZT_RETURN_IF_ERROR(emit_ksum(c, lb, lc, &r, &C));
   return dg2_put(c, mlirOperationGetResult(op, 0), &r);
 }

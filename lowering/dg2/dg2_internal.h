@@ -64,6 +64,10 @@ typedef struct dg2_layout_s {
   int64_t m, n, k;
   int32_t wm, wn;
   int32_t pack;
+  // A and B of a dot whose K is split over subgroups (dg2_dot_ksplit): the
+  // slice of K each holds, wk slices over wk groups of wm x wn subgroups
+  // (1: whole K, each subgroup of the grid).
+  int32_t wk;
 } dg2_layout_t;
 
 typedef struct dg2_entry_s {
@@ -168,6 +172,9 @@ zt_status_t dg2_blocked(dg2_t* c, int32_t rank, const int64_t* shape, int32_t* o
 /// A and B hold `pack` elements per 32 bits (2: fp16/bf16, 4: int8).
 zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
                             int64_t k, int32_t pack, int32_t* out);
+/// The same with K in wk slices over subgroups (A and B; C keeps its layout).
+zt_status_t dg2_dpas_layout_k(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n, int64_t k,
+                              int32_t pack, int32_t wk, int32_t* out);
 void dg2_dpas_grid(dg2_t* c, int64_t m, int64_t n, int32_t* wm, int32_t* wn);
 /// Coordinates (i32 SSA names) of slot k of layout l.
 void dg2_coords(dg2_t* c, int32_t l, int32_t k, char coords[][DG2_NAME]);

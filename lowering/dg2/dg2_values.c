@@ -358,19 +358,28 @@ void dg2_dpas_grid(dg2_t* c, int64_t m, int64_t n, int32_t* wm, int32_t* wn) {
 
 zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
                             int64_t k, int32_t pack, int32_t* out) {
-  if (which == DL_DPAS_C) pack = 1;  // C's layout is the same for every input type
+  return dg2_dpas_layout_k(c, which, m, n, k, pack, 1, out);
+}
+
+zt_status_t dg2_dpas_layout_k(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n, int64_t k,
+                              int32_t pack, int32_t wk, int32_t* out) {
+  if (which == DL_DPAS_C) pack = 1, wk = 1;  // C's layout is the same for every input type
   if (pack != 1 && pack != 2 && pack != 4)
     return zt_make_status(ZT_STATUS_INTERNAL, "dg2: DPAS packing %d", pack);
+  if (wk < 1 || k % (8 * (int64_t)pack * wk))
+    return zt_make_status(ZT_STATUS_INTERNAL, "dg2: K %lld in %d slices", (long long)k, wk);
   for (int32_t i = 0; i < c->num_layouts; ++i) {
     dg2_layout_t* l = &c->layouts[i];
-    if (l->kind == which && l->m == m && l->n == n && l->k == k && l->pack == pack) {
+    if (l->kind == which && l->m == m && l->n == n && l->k == k && l->pack == pack &&
+        l->wk == wk) {
       *out = i;
       return NULL;
     }
   }
   int32_t wm, wn;
   dg2_dpas_grid(c, m, n, &wm, &wn);
-  int64_t tm = m / wm, tn = n / wn, ks = 8 * (int64_t)pack;  // K per DPAS
+  // kl: the K columns (A) or rows (B) one subgroup holds, from k0.
+  int64_t tm = m / wm, tn = n / wn, ks = 8 * (int64_t)pack, kl = k / wk;  // ks: K per DPAS
   dg2_layout_t* l;
   int32_t idx;
   ZT_RETURN_IF_ERROR(new_layout(c, &l, &idx));
@@ -381,12 +390,21 @@ zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
   l->k = k;
   l->wm = wm;
   l->wn = wn;
+  l->wk = wk;
   l->pack = pack;
-  // Subgroup position in the wm x wn grid (extra subgroups repeat it).
+  // Subgroup position in the wm x wn grid (extra subgroups repeat it); with
+  // K in wk slices, the next wm x wn subgroups hold the next K slice.
   char p[DG2_NAME];
   snprintf(p, DG2_NAME, "%%L%d", idx);
   dg2_entry_line(c, "%sg = arith.constant %d : i32", p, wm * wn);
   dg2_entry_line(c, "%ss = arith.remui %%sg, %sg : i32", p, p);
+  if (wk > 1) {
+    dg2_entry_line(c, "%skq = arith.divui %%sg, %sg : i32", p, p);
+    dg2_entry_line(c, "%skw = arith.constant %d : i32", p, wk);
+    dg2_entry_line(c, "%skk = arith.remui %skq, %skw : i32", p, p, p);
+    dg2_entry_line(c, "%skl = arith.constant %lld : i32", p, (long long)kl);
+    dg2_entry_line(c, "%sk0 = arith.muli %skk, %skl : i32", p, p, p);
+  }
   dg2_entry_line(c, "%swn = arith.constant %d : i32", p, wn);
   dg2_entry_line(c, "%ssm = arith.divui %ss, %swn : i32", p, p, p);
   dg2_entry_line(c, "%ssn = arith.remui %ss, %swn : i32", p, p, p);
@@ -399,17 +417,20 @@ zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
   if (which == DL_DPAS_A) {
     l->shape[0] = m;
     l->shape[1] = k;
-    e = tm * k / 8;
+    e = tm * kl / 8;
     snprintf(l->base[0], DG2_NAME, "%smb", p);
-    // Lane j's first column in each K step: pack * j.
+    // Lane j's first column in each K step: pack * j (+ k0).
     dg2_entry_line(c, "%spk = arith.constant %d : i32", p, pack);
     dg2_entry_line(c, "%slk = arith.muli %%lane, %spk : i32", p, p);
-    snprintf(l->base[1], DG2_NAME, "%slk", p);
+    if (wk > 1) dg2_entry_line(c, "%slkk = arith.addi %slk, %sk0 : i32", p, p, p);
+    if (wk > 1) snprintf(l->base[1], DG2_NAME, "%slkk", p);
+    else snprintf(l->base[1], DG2_NAME, "%slk", p);
   } else if (which == DL_DPAS_B) {
     l->shape[0] = k;
     l->shape[1] = n;
-    e = k * tn / 8;
-    snprintf(l->base[0], DG2_NAME, "%%c0_i32");
+    e = kl * tn / 8;
+    if (wk > 1) snprintf(l->base[0], DG2_NAME, "%sk0", p);
+    else snprintf(l->base[0], DG2_NAME, "%%c0_i32");
     snprintf(l->base[1], DG2_NAME, "%snb", p);
   } else {
     l->shape[0] = m;
@@ -426,7 +447,7 @@ zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
     // Block (bm, bk): component i (row bm*8+i) of lane j holds columns
     // bk*ks + pack*j + q, q = 0 .. pack-1 from the lowest bits up.
     for (int64_t bm = 0; bm < tm / 8; ++bm)
-      for (int64_t bk = 0; bk < k / ks; ++bk)
+      for (int64_t bk = 0; bk < kl / ks; ++bk)
         for (int i = 0; i < 8; ++i)
           for (int q = 0; q < pack; ++q, ++s) {
             l->off[s * 2] = (int32_t)(bm * 8 + i);
@@ -435,7 +456,7 @@ zt_status_t dg2_dpas_layout(dg2_t* c, dg2_lkind_t which, int64_t m, int64_t n,
   } else if (which == DL_DPAS_B) {
     // Block (bk, bn), VNNI: component i of lane j holds rows
     // bk*ks + pack*i + q of column bn*8 + j, q from the lowest bits up.
-    for (int64_t bk = 0; bk < k / ks; ++bk)
+    for (int64_t bk = 0; bk < kl / ks; ++bk)
       for (int64_t bn = 0; bn < tn / 8; ++bn)
         for (int i = 0; i < 8; ++i)
           for (int q = 0; q < pack; ++q, ++s) {

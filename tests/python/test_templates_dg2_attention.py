@@ -26,10 +26,13 @@ SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
 
 pytestmark = pytest.mark.usefixtures("cpu_device")  # conftest.py
 
-CASES = ["sdpa_fp16_d64", "sdpa_fp16_d64_causal"]
+# sdpa_bf16_d128 (session 21): the score dot's K split over the subgroups
+# that repeated its blocks (lowering/dg2/dg2_dot.c, dot_ksplit): 316 scratch
+# sends before (ocloc 89), 0 after.
+CASES = ["sdpa_fp16_d64", "sdpa_fp16_d64_causal", "sdpa_bf16_d128"]
 SLOW_CASES = ["sdpa_fp16_d64_boolmask", "sdpa_fp16_d64_floatmask", "sdpa_fp16_d64_gqa",
               "sdpa_fp16_d64_dropout", "flex_fp16_softcap", "flex_fp16_causal_blocks",
-              "flex_fp16_alibi_causal", "flex_fp16_document"]
+              "flex_fp16_alibi_causal", "flex_fp16_document", "sdpa_bf16_d128_causal_dropout"]
 
 
 @pytest.mark.parametrize("case", CASES + [pytest.param(c, marks=pytest.mark.skipif(
@@ -116,6 +119,40 @@ def test_dg2_plan_e5_on_opencl_cpu():
         *(torch.from_numpy(x).double() for x in (q, k, v)), is_causal=True).numpy()
     got = np.asarray(res["out"], np.float64)
     assert np.abs(got - want).max() < 2e-3, np.abs(got - want).max()
+
+
+E5_D128 = """
+import json, numpy as np, zetile, torch
+from zetile.ops import scaled_dot_product_attention as sdpa
+assert zetile.get_device().info["target"] == "dg2"
+rng = np.random.default_rng(1)
+q, k, v = (torch.from_numpy(rng.standard_normal((1, 1, n, 128)).astype(np.float32)).to(torch.{dt})
+           for n in (20, 40, 40))
+launch = sdpa(q, k, v, is_causal={causal}, plan=True)
+assert (launch.kwargs["BLOCK_M"], launch.num_warps) == (16, 16), launch.kwargs
+o = sdpa(q, k, v, is_causal={causal})
+print("RESULT", json.dumps({{"out": np.asarray(o.float()).tolist()}}))
+"""
+
+
+@pytest.mark.parametrize("dt,causal,tol", [
+    ("float16", True, 2e-3),
+    pytest.param("bfloat16", False, 1.6e-2, marks=pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1"))])
+def test_dg2_d128_k_split_e5_on_opencl_cpu(dt, causal, tol):
+    """Head dim 128 on dg2 (16x16 tiles over 16 subgroups): the score dot's
+    K in 4 slices, one per repeat of its 2 x 2 blocks, summed through local
+    memory (dg2_dot.c, emit_ksum). Its dg2 SPIR-V on Intel's OpenCL CPU
+    runtime against float64 (a slice lost or counted twice is an error of
+    order 1; bf16 rounds the output to 8 bits)."""
+    opencl_cpu_or_skip()
+    res = run_result(E5_D128.format(dt=dt, causal=causal), env={"ZETILE_OPENCL_TARGET": "dg2"},
+                     timeout=900)
+    rng = np.random.default_rng(1)
+    q, k, v = (torch.from_numpy(rng.standard_normal((1, 1, n, 128)).astype(np.float32))
+               .to(getattr(torch, dt)).double() for n in (20, 40, 40))
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal).numpy()
+    got = np.asarray(res["out"], np.float64)
+    assert np.abs(got - want).max() < tol, np.abs(got - want).max()
 
 
 # The C API's plan on dg2 (runtime/ops/ops_gemm_tiles.c, zt_ops__attn_target_
