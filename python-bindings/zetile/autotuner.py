@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import builtins
 import inspect
-import json
 import os
 import threading
 import time
@@ -354,6 +353,7 @@ class Autotuner:
         return tuple(_hashable(k) for k in key)
 
     def _db_ids(self, key, configs, dev):
+        import json  # on use: 3 ms of `import zetile` otherwise (bench/warm_start.py)
         info = runtime.info(dev)
         from . import tune_db
         if self._hash is None:
@@ -364,6 +364,7 @@ class Autotuner:
                     **dict(zip(("device", "driver"), tune_db.device_ids(info))))
 
     def _from_db(self, row, configs):
+        import json
         by_id = {json.dumps(c.to_dict(), sort_keys=True): c for c in configs}
         best = by_id.get(json.dumps(row["best"], sort_keys=True))
         if best is None:

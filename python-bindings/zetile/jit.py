@@ -173,8 +173,22 @@ class CompiledKernel:
         self.arg_names = tuple(arg_names)
         self.arg_types = dict(arg_types or {})
         self.constexprs = dict(constexprs or {})
-        self.hash = None  # set by JITFunction (a digest of its specialization)
+        self._hash = None
+        self._hash_of = None  # what JITFunction's hooked_hash digests, until asked
         self._asm = None
+
+    @property
+    def hash(self):
+        """A digest of the specialization (Triton's CompiledKernel.hash), None
+        outside a JITFunction. Computed when first read: hashlib's import
+        alone was 5 ms of a new process's first launch (bench/warm_start.py)."""
+        if self._hash is None and self._hash_of is not None:
+            self._hash = hooked_hash(*self._hash_of)
+        return self._hash
+
+    @hash.setter
+    def hash(self, value):
+        self._hash, self._hash_of = value, None
 
     @property
     def asm(self):
@@ -668,7 +682,7 @@ class JITFunction(_C.KernelBase):
                             return None  # triton.knobs.runtime.jit_cache_hook said skip
                         ck = self._compile_for(dev, key, arg_types, div, constexprs, num_warps,
                                                descs, xe)
-                        ck.hash = hooked_hash(key, num_warps, xe, self.debug_enabled)
+                        ck._hash_of = (key, num_warps, xe, self.debug_enabled)
                         with self._lock:
                             self._cache[ckey] = ck
                         post = knobs.runtime.jit_post_compile_hook
