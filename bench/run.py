@@ -95,7 +95,7 @@ def main():
         if "warm" in want:
             argv = [os.path.join(BENCH, "warm_start.py")]
             if args.quick:
-                argv += ["--kernels", "5", "--reps", "1"]
+                argv += ["--kernels", "5", "--reps", "1", "--rounds", "2"]
             run("warm", argv, args.timeout)
         if "compile" in want:
             run("compile", [os.path.join(BENCH, "compile_latency.py")], args.timeout)
