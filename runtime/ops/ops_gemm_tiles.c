@@ -42,13 +42,18 @@ bool zt_ops__gemm_target_tiles(const zt_target_info_t* row, zt_ops_gemm_desc_t* 
 // head dims up to 64, over 16 for up to 128, as zetile.ops.attention._config
 // plans (DG2_FWD, DG2_FWD_D128): with the SIMD8 lowering's operands packed
 // at their loads, SDPA and flex fp16 d64 build there without a scratch send
-// (acm-g10; 32x32 at 8 subgroups 1186), bf16 d128 with 316 (32x32: 2140;
-// docs/TEMPLATES.md "Attention on dg2").
+// (acm-g10; 32x32 at 8 subgroups 1186), and d128 with the score dot's K split
+// over the subgroups (bf16: 316 before, 32x32 2140; docs/TEMPLATES.md
+// "Attention on dg2").
 bool zt_ops__attn_target_tiles(const zt_target_info_t* row, zt_ops_attention_t* a,
                                int32_t* num_warps) {
   *num_warps = 0;
   if (a->block_m || a->block_n || a->head_dim > 128 || !gathered_xmx_row(row)) return false;
   a->block_m = a->block_n = 16;
   *num_warps = a->head_dim > 64 ? 16 : 8;
+  // fp32 operands take twice the registers: twice the subgroups, each
+  // holding as many bytes of them (d64 at 8: 872 scratch sends, at 16 none;
+  // d128 at 16: 139 with the K split, at 32 none; attention.dg2_fwd_config).
+  if (a->dtype == ZT_F32) *num_warps *= 2;
   return true;
 }

@@ -78,13 +78,15 @@ START_TEST(test_other_rows_and_explicit_tiles_keep_the_desc) {
 END_TEST
 
 // The attention forward's (zetile.ops.attention's DG2_FWD, DG2_FWD_D128):
-// 16x16 on dg2's row over 8 subgroups for head dims up to 64, 16 up to 128;
+// 16x16 on dg2's row over 8 subgroups for head dims up to 64, 16 up to 128
+// (twice that for fp32);
 // anything else keeps the descriptor (its 0s become 32x32 when resolved).
-static const char* pick_attn(const zt_target_info_t* row, int64_t head_dim, int32_t bm) {
+static const char* pick_attn_dt(const zt_target_info_t* row, int64_t head_dim, int32_t bm,
+                                zt_scalar_kind_t dt) {
   static char buf[64];
   zt_ops_attention_t a;
   memset(&a, 0, sizeof a);
-  a.dtype = ZT_F16;
+  a.dtype = dt;
   a.head_dim = head_dim;
   a.block_m = bm;
   int32_t nw = -1;
@@ -97,11 +99,19 @@ static const char* pick_attn(const zt_target_info_t* row, int64_t head_dim, int3
   return buf;
 }
 
+static const char* pick_attn(const zt_target_info_t* row, int64_t head_dim, int32_t bm) {
+  return pick_attn_dt(row, head_dim, bm, ZT_F16);
+}
+
 START_TEST(test_attention_forward_tiles) {
   zt_target_info_t dg2 = row_of("dg2"), pvc = row_of("pvc"), tgl = row_of("tgllp");
   ck_assert_str_eq(pick_attn(&dg2, 64, 0), "16x16/8");
   ck_assert_str_eq(pick_attn(&dg2, 40, 0), "16x16/8");
   ck_assert_str_eq(pick_attn(&dg2, 128, 0), "16x16/16");
+  // fp32: twice the subgroups (the operands' bytes a subgroup as fp16's).
+  ck_assert_str_eq(pick_attn_dt(&dg2, 64, 0, ZT_F32), "16x16/16");
+  ck_assert_str_eq(pick_attn_dt(&dg2, 128, 0, ZT_F32), "16x16/32");
+  ck_assert_str_eq(pick_attn_dt(&dg2, 128, 0, ZT_BF16), "16x16/16");
   ck_assert_str_eq(pick_attn(&dg2, 256, 0), "-");
   ck_assert_str_eq(pick_attn(&dg2, 64, 32), "-");  // the caller's tiles
   ck_assert_str_eq(pick_attn(&pvc, 64, 0), "-");

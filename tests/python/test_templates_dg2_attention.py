@@ -46,6 +46,25 @@ def test_dg2_attention_default_plan_has_no_scratch_sends(case):
     assert r["spill"] == 0 and r["scratch_sends"] == 0, r
 
 
+@pytest.mark.parametrize("E", [64, pytest.param(128, marks=pytest.mark.skipif(
+    not SLOW, reason="ZETILE_SLOW_TESTS=1"))])
+def test_dg2_fp32_plan_has_no_scratch_sends(E):
+    """fp32 SDPA as planned for dg2: 16x16 tiles over twice fp16's subgroups
+    (16 at d64, 32 at d128), the score dot's K split over the repeats. Before
+    (8 and 16 subgroups): 872 and 1779 scratch sends."""
+    if not shutil.which("ocloc"):
+        pytest.skip("ocloc is not installed")
+    from zetile.tools import isa
+    q = torch.zeros(1, 4, 512, E, dtype=torch.float32)
+    with _kernels.planning_for("dg2"):
+        launch = scaled_dot_product_attention(q, q, q, plan=True)
+    art = launch.compile("dg2", cached=True)
+    isas, log = isa.ocloc_isa(art.get("spirv"), "dg2", "")
+    r = isa.analyze_isa("".join(isas.values()))
+    assert r["dpas"] > 0, r
+    assert isa.spill_from_log(log) == 0 and r["scratch_sends"] == 0, (launch.num_warps, r)
+
+
 def _plan(target, E=64, causal=False, dt=torch.float16):
     q = torch.zeros(1, 2, 100, E, dtype=dt)
     with _kernels.planning_for(target):
@@ -59,6 +78,9 @@ def test_dg2_plan_takes_16x16_over_8_subgroups_up_to_head_64():
     # less than at 32x32); d256 keeps the defaults.
     big = _plan("dg2", E=128)
     assert (big.kwargs["BLOCK_M"], big.kwargs["BLOCK_N"], big.num_warps) == (16, 16, 16)
+    # fp32 operands: twice the subgroups (session 21).
+    assert _plan("dg2", dt=torch.float32).num_warps == 16
+    assert _plan("dg2", E=128, dt=torch.float32).num_warps == 32
     huge = _plan("dg2", E=256)
     assert (huge.kwargs["BLOCK_M"], huge.kwargs["BLOCK_N"], huge.num_warps) == (32, 32, None)
     pvc = _plan("pvc")

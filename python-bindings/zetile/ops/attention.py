@@ -75,10 +75,22 @@ def _bwd_values(head):
 # ISA scratch sends, docs/TEMPLATES.md "Attention on dg2"): 16x16 over 8
 # subgroups none (4 + 2 DPAS a subgroup); 32x32 at 8 1186, 32x16 at 8 213,
 # 16x16 at 4 244. d128 holds twice the query and key: 16x16 over 16
-# subgroups still spills there, less than the default (bf16: 316 scratch
-# sends; 32x32 2140, 16x16 at 8 572).
+# subgroups, where the SIMD8 lowering splits the score dot's K over the
+# subgroups that would repeat its 2 x 2 blocks (session 21, dg2_dot.c
+# dot_ksplit): none (bf16 316 before; 32x32 2140, 16x16 at 8 572). fp32
+# operands are twice as large again: twice the subgroups, so each holds as
+# many bytes of them (d64 at 8: 872 scratch sends, 199 with the split, at
+# 16 none; d128 at 16: 1779, 139 with the split, at 32 none).
 DG2_FWD = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 8}
 DG2_FWD_D128 = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 16}
+
+
+def dg2_fwd_config(head, dtype):
+    """The forward's plan on dg2's row for a head dim up to 128."""
+    cfg = dict(DG2_FWD if head <= 64 else DG2_FWD_D128)
+    if dtype == "float32":
+        cfg["num_warps"] *= 2
+    return cfg
 
 
 def gathered_xmx_row(row):
@@ -90,19 +102,20 @@ def gathered_xmx_row(row):
 
 
 def _config(L, S, config, q_block=None, kv_block=None, head=None, values=_fwd_values,
-            forward=False):
+            forward=False, dtype=None):
     """The tiles: `config` if given, else the template's default cut to the
     lengths and, given the (padded) head dim, to the target's registers
     (_kernels.shrink_to_fit of `values(head)`, the forward's or the
     backward's: on rows without XMX BLOCK_N halves first, then BLOCK_M).
     The forward on dg2's row (gathered_xmx_row) takes DG2_FWD for head
-    dims up to 64, DG2_FWD_D128 for 128; cfg["num_warps"] is a launch
-    option, not a kernel parameter."""
+    dims up to 64, DG2_FWD_D128 for 128, twice the subgroups for fp32
+    (dg2_fwd_config); cfg["num_warps"] is a launch option, not a kernel
+    parameter."""
     mod = _kernels.load("attention")
     cfg = dict(mod.DEFAULT if config is None else config)
     if config is None and forward and head is not None and head <= 128 \
             and gathered_xmx_row(_kernels.target_row()):
-        cfg.update(DG2_FWD if head <= 64 else DG2_FWD_D128)
+        cfg.update(dg2_fwd_config(head, dtype))
     if config is None:
         cfg["BLOCK_M"] = min(cfg["BLOCK_M"], max(16, next_power_of_2(L)))
         cfg["BLOCK_N"] = min(cfg["BLOCK_N"], max(16, next_power_of_2(S)))
@@ -130,13 +143,13 @@ def _launch(fn, q, k, v, *, scale, causal=False, mask=None, mask_kind=0, score_m
     head = max(16, next_power_of_2(E))
     if sparse is not None:
         cfg = _config(L, S, config, sparse["Q_BLOCK"], sparse["KV_BLOCK"], head=head,
-                      forward=True)
+                      forward=True, dtype=q.dtype)
     else:
         if config is None and score_mod is None and mask_mod is None and mask is None:
             # What `zetile tune sdpa --shape B,H,L,S,D [--causal]` stored, if anything.
             config = _kernels.tuned_config(_kernels.load("attention").attn_fwd,
                                            [B, Hq, L, S, E, q.dtype, bool(causal)])
-        cfg = _config(L, S, config, head=head, forward=True)
+        cfg = _config(L, S, config, head=head, forward=True, dtype=q.dtype)
     cfg = dict(cfg)
     num_warps = cfg.pop("num_warps", None)
     kind = q.kind
