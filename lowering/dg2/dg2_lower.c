@@ -300,7 +300,11 @@ static zt_status_t emit_spirv(zt_lower_ctx_t* lc, MlirModule m, const char* kern
     LLVMDisposeMessage(err);
     err = NULL;
   }
-  if (!s) {
+  // The LLVM IR as text ("llvmir") only when asked for (ZETILE_DG2_LLVMIR=1,
+  // in the cache key): printing it was ~5% of a dg2 GEMM's compile
+  // (callgrind, issue 22) for an artifact nothing downstream reads.
+  const char* keep = getenv("ZETILE_DG2_LLVMIR");
+  if (!s && keep && strcmp(keep, "1") == 0) {
     char* text = LLVMPrintModuleToString(mod);
     s = zt_artifact_set(lc->artifact, "llvmir", text, strlen(text));
     LLVMDisposeMessage(text);
@@ -398,7 +402,10 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   MlirModule m = {NULL};
   if (!s) s = zt_mlir_parse(lc->ctx, text.data, text.size, "dg2 lowering", &m);
   zt_strbuf_deinit(&text);
-  if (!s) s = zt_mlir_run_pipeline(lc->ctx, m, k_pipeline, "dg2 LLVM pipeline");
+  // MLIR's verifier once, on the pipeline's result (as the Xe route since
+  // session 8): after each of the 7 passes it was ~11% of a dg2 GEMM's
+  // compile (callgrind); ZETILE_DEBUG=verify runs it after every pass.
+  if (!s) s = zt_mlir_run_pipeline_verify_end(lc->ctx, m, k_pipeline, "dg2 LLVM pipeline");
   if (!s) s = emit_checked_spirv(lc, m, meta.kernel);
   if (!mlirModuleIsNull(m)) mlirModuleDestroy(m);
   if (s && !is_stale(s)) return zt_status_annotate(s, "dg2 lowering of %s", meta.kernel);

@@ -15,7 +15,7 @@ import pytest
 
 import zetile
 from zetile.tools import isa
-from zt_testutil import have_tool, opencl_cpu_or_skip, run_result, spirv_val
+from zt_testutil import env_set, have_tool, opencl_cpu_or_skip, run_result, spirv_val
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -44,7 +44,8 @@ def _rmw(op, t, block=64, num_warps=4):
 @needs_val
 @pytest.mark.parametrize("op,t", RMW)
 def test_rmw_validates_for_dg2(op, t):
-    ck = _rmw(op, t)
+    with env_set({"ZETILE_DG2_LLVMIR": "1"}):  # the LLVM IR text, kept only when asked
+        ck = _rmw(op, t)
     spirv_val(ck.asm["spirv"])
     # One helper per kind, called per element, inlined before SPIR-V.
     kind = "u" + op if t == "u32" and op in ("max", "min") else op
