@@ -123,6 +123,12 @@ zt_status_t zt_fold_hints(MlirOperation kernel);
 /// `rows`, for (1, N) rows; *out_count: ops changed.
 zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, bool rows, int* out_count);
 
+/// Rewrites each tile.dot with an fp16/bf16 result into an fp32 dot between
+/// arith.extf of its accumulator and arith.truncf of its result, for the Xe
+/// lowerings, whose DPAS accumulate in fp32 (lowering/common/dot_widen.c);
+/// *out_count: how many.
+zt_status_t zt_widen_half_dots(MlirOperation kernel, int* out_count);
+
 /// Rewrites rank-1 tile.block_load / block_store (1-D tensor descriptors)
 /// into pointer loads / stores under their bound, for the GPU lowerings
 /// (lowering/common/block1d.c); *out_count: how many.

@@ -19,7 +19,6 @@ from . import _C, runtime
 from .compiler import codegen
 from .compiler.errors import CompilationError, UnsupportedError
 from .language import core, dtypes as T
-from .tools.tensor_descriptor import TensorDescriptor
 
 
 import os
@@ -464,7 +463,7 @@ class JITFunction(_C.KernelBase):
                 values.append((n, T.float32, float(v)))
                 key.append((n, "fp32"))
                 continue
-            if isinstance(v, TensorDescriptor):
+            if _is_host_descriptor(v):
                 key.append(self._specialize_descriptor(n, v, device, arg_types, divisibility,
                                                        values, descriptors))
                 continue
@@ -947,6 +946,14 @@ def _drop_fast_launches():
     for fn in list(_ALL_JIT):
         with fn._lock:
             fn._fast_clear()
+
+
+def _is_host_descriptor(v):
+    """isinstance(v, zetile.tools.tensor_descriptor.TensorDescriptor), without
+    importing that module (3 ms of `import zetile`, its dataclass machinery):
+    until someone imports it, no value can be one."""
+    m = sys.modules.get("zetile.tools.tensor_descriptor")
+    return m is not None and isinstance(v, m.TensorDescriptor)
 
 
 class _JitFunctionInfo:

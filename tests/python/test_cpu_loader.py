@@ -79,3 +79,35 @@ def test_own_loader_matches_orc_without_the_compiler(tmp_path):
     if not has_bf16:
         assert "__truncsfbf2" in imports, imports                     # runtime's bf16
 
+
+
+WARM = """
+import sys
+sys.path.insert(0, {here!r})
+import zetile
+late = [m for m in ("json", "dataclasses", "zetile.tools.tensor_descriptor")
+        if m in sys.modules]
+import numpy as np
+import cpu_loader_kernels as K
+x = np.arange(8, dtype=np.float32)
+out = np.zeros_like(x)
+K.add[(1,)](x, x, out, 8, BLOCK=8)
+assert (out == 2 * x).all()
+late += [m for m in ("hashlib",) if m in sys.modules]
+mapped = "libzetile_compiler" in open("/proc/self/maps").read()
+print("RESULT", ",".join(late) or "-", mapped)
+"""
+
+
+def test_warm_process_imports_and_maps_little(tmp_path):
+    """What a process launching a cached kernel does not load (each cost
+    milliseconds of the warm start, bench/warm_start.py): json and the
+    TensorDescriptor dataclass at `import zetile`, hashlib (Triton's
+    CompiledKernel.hash, now computed when read) at the launch, the
+    compiler at the load."""
+    env = {"ZETILE_DEVICE": "cpu", "ZETILE_CACHE_DIR": str(tmp_path)}
+    for run, want in (("cold", {"-", "hashlib"}), ("warm", {"-"})):  # a compile may hash
+        r = run_python(WARM.format(here=HERE), env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        late, mapped = r.stdout.split("RESULT ")[-1].split()
+        assert late in want and mapped == "False", (run, late, mapped)
