@@ -377,6 +377,8 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   // 1-D tensor descriptors: pointer accesses under their bound (this
   // lowering's block IO is 2-D; lowering/common/block1d.c).
   ZT_RETURN_IF_ERROR(zt_block1d_to_pointers(lc->kernel, NULL));
+  // Dots with fp16/bf16 results accumulate in fp32 (the builtins have no other).
+  ZT_RETURN_IF_ERROR(zt_widen_half_dots(lc->kernel, NULL));
   dg2_t c;
   memset(&c, 0, sizeof c);
   c.lc = lc;

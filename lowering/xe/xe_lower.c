@@ -310,8 +310,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   int squeezed;
   zt_status_t s = zt_squeeze_unit_dims(k, lc->options->num_warps != 1, &squeezed);
   // Dots with fp16/bf16 results accumulate in fp32 (DPAS has no other).
-  int widened;
-  if (!s) s = zt_widen_half_dots(k, &widened);
+  if (!s) s = zt_widen_half_dots(k, NULL);
   // A transposed block load into a dot reads the transposed view instead.
   int transposed;
   if (!s) s = xe_transpose_block_loads(&e, k, lc->options->num_warps, &transposed);
