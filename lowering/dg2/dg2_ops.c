@@ -497,12 +497,13 @@ static void global_ptr(dg2_t* c, const char* addr, char out[DG2_NAME]) {
 }
 
 // Masked element loads and stores call small functions, one per type,
-// that LLVM inlines before the SPIR-V emission (emit_spirv in dg2_lower.c):
-// the branch each needs is then made once per type in MLIR instead of once
-// per element, where convert-scf-to-cf splits the block around every
-// scf.if (time growing with elements x block length: 0.6 s of CPU for
-// tutorial 06's forward). After inlining the LLVM IR has the same branches
-// as scf.if gave. i1 elements (stored as i8) keep the scf.if.
+// which IGC inlines (emit_spirv in dg2_lower.c; ZETILE_DG2_INLINE=1 has
+// LLVM inline them before the SPIR-V emission, for the same ISA): the
+// branch each needs is then made once per type in MLIR and in the SPIR-V
+// backend instead of once per element, where convert-scf-to-cf splits the
+// block around every scf.if (time growing with elements x block length:
+// 0.6 s of CPU for tutorial 06's forward). Inlined, the LLVM IR has the
+// same branches as scf.if gave. i1 elements (stored as i8) keep the scf.if.
 static void mask_helpers(dg2_t* c, const char* ty) {
   char name[48];
   snprintf(name, sizeof name, "zt_mload_%s", ty);
