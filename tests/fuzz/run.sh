@@ -32,6 +32,7 @@ build artifact "$ROOT/tests/fuzz/fuzz_artifact.c" "$ROOT/runtime/base/artifact.c
 build cache_entry "$ROOT/tests/fuzz/fuzz_cache_entry.c" "$ROOT/jit/cache.c" "${BASE[@]}" \
   -lxxhash -lpthread || exit 1
 build builder "$ROOT/tests/fuzz/fuzz_builder.c" "$ROOT/jit/builder.c" "${BASE[@]}" || exit 1
+build elf_object "$ROOT/tests/fuzz/fuzz_elf_object.c" "$ROOT/runtime/cpu/elf_load.c" "${BASE[@]}" || exit 1
 # The tile IR harness runs on a copy of the build's libzetile and its
 # compiler library: others rebuild build/ while a long run goes on, and a
 # harness started while the linker rewrites libzetile.so fails to load it
@@ -52,7 +53,7 @@ done
 status=0
 # tile_ir runs once per target family: the CPU lowering, Xe (pvc) and the
 # Xe compat path for DG2, each from the same seeds.
-for name in artifact cache_entry builder tile_ir tile_ir_pvc tile_ir_dg2; do
+for name in artifact cache_entry builder elf_object tile_ir tile_ir_pvc tile_ir_dg2; do
   if [ -n "${ZT_FUZZ_ONLY:-}" ] && [ "$ZT_FUZZ_ONLY" != "$name" ]; then continue; fi
   work="$(mktemp -d)"
   bin="$name"; target=cpu

@@ -1,5 +1,5 @@
 """The libFuzzer harnesses (tests/fuzz/*.c: artifacts, cache entries, the C
-builder, tile IR text -> compile for cpu, pvc and dg2) build and run a few seconds each
+builder, CPU object files through the own ELF loader, tile IR text -> compile for cpu, pvc and dg2) build and run a few seconds each
 without a crash, hang, leak or sanitizer report. Long runs:
 `tests/fuzz/run.sh 600` (or scripts/stress.sh)."""
 import os
@@ -20,7 +20,7 @@ def test_fuzzers_short_run():
                        text=True, timeout=600)
     lines = [l for l in p.stdout.splitlines() if l.startswith("fuzz ")]
     assert p.returncode == 0, p.stdout + p.stderr
-    assert len(lines) == 6, p.stdout  # tile IR for cpu, pvc and dg2
+    assert len(lines) == 7, p.stdout  # tile IR for cpu, pvc and dg2
     for line in lines:
         assert "0 crashes" in line, line
         execs = int(line.split(": ", 1)[1].split()[0])
