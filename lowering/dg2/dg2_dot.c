@@ -148,30 +148,40 @@ static const char* dot_kind(dg2_t* c, MlirOperation op, const zt_type_t* a, cons
 
 // K over the subgroups that would repeat a dot's blocks (session 21). A
 // dot with fewer 8x8 output blocks than the grid has places gets them
-// computed again by the extra subgroups (dg2_dpas_grid). When its operands
-// are large, those subgroups take a slice of K each instead and the partial
-// products are summed through local memory (emit_ksum), so a subgroup holds
-// 1/wk of A and B. Attention's score dot at head dim 128 (16x16 tiles over
-// 16 subgroups: 2 x 2 places) held the query, 8 rows x 128 halves a
-// subgroup, across the KV loop in 64 registers and loaded the key in as
-// many: the whole register file of 128 (316 scratch sends in its ISA for
-// bf16). Operands of at most 64 registers a lane stay whole (d64: 32 + 32,
-// no scratch send already; the sum costs two barriers). ZETILE_DG2_KSPLIT=0
-// turns the split off (to measure it).
-static int32_t dot_ksplit(dg2_t* c, const dot_kind_t* dk, zt_scalar_kind_t in, int64_t m,
-                          int64_t n, int64_t k) {
+// computed again by the extra subgroups (dg2_dpas_grid), each holding all of
+// A and B. When the kernel's dots hold more operand registers together than
+// the register file has (dot_regs, summed by dg2_plan), those subgroups take
+// a slice of K each instead and the partial products are summed through
+// local memory (emit_ksum), so a subgroup holds 1/wk of A and B.
+// Attention's score dot at head dim 128 (16x16 tiles over 16 subgroups: 2 x
+// 2 places) held the query, 8 rows x 128 halves a subgroup, across the KV
+// loop in 64 registers and loaded the key in as many: the whole file of 128
+// (316 scratch sends in its ISA for bf16). The d64 forward (64 + 24
+// registers, no scratch send already) keeps whole K: the sum costs two
+// barriers. ZETILE_DG2_KSPLIT=0 turns the split off, =R splits above R
+// registers instead of the file's (to measure it).
+static int32_t dot_ksplit(dg2_t* c, const dot_kind_t* dk, int64_t m, int64_t n, int64_t k) {
   if (dk->fma) return 1;
   const char* env = getenv("ZETILE_DG2_KSPLIT");
-  if (env && strcmp(env, "0") == 0) return 1;
+  long limit = env && *env ? strtol(env, NULL, 10) : 128;
+  if (limit <= 0 || c->dot_regs <= limit) return 1;
   int32_t wm, wn;
   dg2_dpas_grid(c, m, n, &wm, &wn);
-  if (c->num_warps % (wm * wn)) return 1;
-  int32_t r = c->num_warps / (wm * wn);
+  int32_t wk = c->num_warps / (wm * wn);
   int64_t kb = k / (8 * dk->pack);
-  if (r < 2 || kb % r) return 1;
-  int64_t el = (m / wm) * k / 8 + k * (n / wn) / 8;  // A and B elements a lane
-  if (el * zt_tile_kind_bytes(in) / 4 <= 64) return 1;
-  return r;
+  while (wk > 1 && kb % wk) wk /= 2;
+  return wk;
+}
+
+// Operand registers a lane of one dot with whole K (A and B; fp32 counts
+// its elements, not its bf16 pieces).
+static int64_t dot_operand_regs(dg2_t* c, const zt_type_t* a, const dot_kind_t* dk, int64_t m,
+                                int64_t n, int64_t k) {
+  if (dk->fma) return 0;
+  int32_t wm, wn;
+  dg2_dpas_grid(c, m, n, &wm, &wn);
+  int64_t el = (m / wm) * k / 8 + k * (n / wn) / 8;
+  return el * zt_tile_kind_bytes(a->kind) / 4;
 }
 
 static zt_status_t plan_block(dg2_t* c, MlirBlock b);
@@ -194,7 +204,11 @@ static zt_status_t plan_op(dg2_t* c, MlirOperation op) {
     return NULL;  // reported when the dot is lowered
   }
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-  int32_t la, lb, lc, wk = dot_ksplit(c, &dk, a.kind, m, n, k);
+  if (c->dot_regs < 0) {  // the sizing walk (dg2_plan's first)
+    c->dot_regs_sum += dot_operand_regs(c, &a, &dk, m, n, k);
+    return NULL;
+  }
+  int32_t la, lb, lc, wk = dot_ksplit(c, &dk, m, n, k);
   ZT_RETURN_IF_ERROR(dg2_dpas_layout_k(c, DL_DPAS_A, m, n, k, dk.pack, wk, &la));
   ZT_RETURN_IF_ERROR(dg2_dpas_layout_k(c, DL_DPAS_B, m, n, k, dk.pack, wk, &lb));
   ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_C, m, n, k, dk.pack, &lc));
@@ -212,7 +226,16 @@ static zt_status_t plan_block(dg2_t* c, MlirBlock b) {
   return NULL;
 }
 
-zt_status_t dg2_plan(dg2_t* c) { return plan_op(c, c->lc->kernel); }
+zt_status_t dg2_plan(dg2_t* c) {
+  // First the operand registers of every dot (dot_ksplit's measure), then
+  // the layouts.
+  c->dot_regs = -1;
+  c->dot_regs_sum = 0;
+  ZT_RETURN_IF_ERROR(plan_op(c, c->lc->kernel));
+  c->dot_regs = c->dot_regs_sum;
+  c->uses_dot = false;
+  return plan_op(c, c->lc->kernel);
+}
 
 // 8 * pack consecutive elements (el[first ..]) as the builtin's vector of
 // eight i32 (OpenCL int8): element q of component i at bits q * 32/pack.
@@ -340,7 +363,20 @@ static zt_status_t emit_ksum(dg2_t* c, int32_t lb, int32_t lc, dg2_val_t* r,
   dg2_fresh(c, row0);
   dg2_line(c, "%s = arith.muli %s, %s : i32", row0, kk, mm);
   bool fl = r->type.kind == ZT_F32;
+  // Subgroups past wm * wn * wk repeat the first ones: only those write.
+  int32_t writers = L->wm * L->wn * wk;
+  char own[DG2_NAME] = "";
+  if (writers < c->num_warps) {
+    char w[DG2_NAME];
+    dg2_const(c, "i32", writers, w);
+    dg2_fresh(c, own);
+    dg2_line(c, "%s = arith.cmpi ult, %%sg, %s : i32", own, w);
+  }
   dg2_barrier(c);
+  if (own[0]) {
+    dg2_line(c, "scf.if %s {", own);
+    c->indent++;
+  }
   for (int32_t s = 0; s < e; ++s) {
     char co[ZT_MAX_RANK][DG2_NAME], at[2][DG2_NAME];
     dg2_coords(c, lc, s, co);
@@ -348,6 +384,10 @@ static zt_status_t emit_ksum(dg2_t* c, int32_t lb, int32_t lc, dg2_val_t* r,
     dg2_line(c, "%s = arith.addi %s, %s : i32", at[0], co[0], row0);
     memcpy(at[1], co[1], DG2_NAME);
     dg2_smem_store_elem(c, &t, at, r->el[s]);
+  }
+  if (own[0]) {
+    c->indent--;
+    dg2_line(c, "}");
   }
   dg2_barrier(c);
   for (int32_t s = 0; s < e; ++s) {
@@ -384,7 +424,7 @@ zt_status_t dg2_emit_dot(dg2_t* c, MlirOperation op) {
     return dg2_op_error(op, ZT_STATUS_UNSUPPORTED, "%s: %s", c->target ? c->target->name : "dg2",
                         why);
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-  int32_t la, lb, lc, wk = dot_ksplit(c, &dk, a.kind, m, n, k);
+  int32_t la, lb, lc, wk = dot_ksplit(c, &dk, m, n, k);
   ZT_RETURN_IF_ERROR(dg2_dpas_layout_k(c, DL_DPAS_A, m, n, k, dk.pack, wk, &la));
   ZT_RETURN_IF_ERROR(dg2_dpas_layout_k(c, DL_DPAS_B, m, n, k, dk.pack, wk, &lb));
   ZT_RETURN_IF_ERROR(dg2_dpas_layout(c, DL_DPAS_C, m, n, k, dk.pack, &lc));

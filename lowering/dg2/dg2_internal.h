@@ -133,6 +133,10 @@ typedef struct dg2_s {
   int64_t smem_bytes;  // size of the shared local memory buffer
   MlirSymbolTable symbols;
   bool uses_dot;
+  // Operand registers a lane of all the kernel's dots with whole K (-1
+  // while dg2_plan sums them into dot_regs_sum): when they exceed the
+  // register file, dots whose blocks repeat split K (dg2_dot.c, dot_ksplit).
+  int64_t dot_regs, dot_regs_sum;
   dg2_packed_t* packed;  // DPAS operands packed at their loads
   int32_t num_packed, cap_packed;
 } dg2_t;

@@ -19,9 +19,18 @@ import numpy as np
 from .. import cdiv, next_power_of_2
 from . import _arrays, _kernels, fx_to_tile
 from .attention import (_as_4d, _bwd_values, _check_qkv, _config, _contig, _is_noop, _sdpa_mask,
-                        _to_int32)
+                        _to_int32, gathered_xmx_row)
 
 LN2 = math.log(2.0)
+
+# The backward's tiles on dg2's row (attention.gathered_xmx_row), for dk/dv
+# and dq (session 21): 16x16 over 32 subgroups, where the SIMD8 lowering
+# splits the two 16x16 score dots' K (head dim) over the subgroups that would
+# repeat their 2 x 2 blocks (dg2_dot.c, dot_ksplit). E2 (acm-g10, fp16 d64
+# causal, ISA scratch sends): dk/dv 2233 -> 154, dq 1162 -> 0 against the
+# default 32x32 (16x16 over 8: 706 / 330 before the split, 588 / 343 with it;
+# over 16: 205 / 47); bf16 d128 dk/dv 482, dq 302.
+DG2_BWD = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 32}
 
 
 def _wrap_4d(x, what):
@@ -127,6 +136,11 @@ def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=
     head = max(16, next_power_of_2(E))
     kind = q.kind
     mod = _kernels.load("attention_bwd")
+    num_warps = None
+    if config is None and head <= 128 and gathered_xmx_row(_kernels.target_row()):
+        # dg2's row: DG2_BWD's tiles and subgroups for dk/dv and dq.
+        config = {k: DG2_BWD[k] for k in ("BLOCK_M", "BLOCK_N")}
+        num_warps = DG2_BWD["num_warps"]
     if blocks is not None:
         state, qbs, kvbs = blocks
         # A block at least as long as the sequence is the one block there
@@ -182,12 +196,12 @@ def _bwd(fn, do, q, k, v, o, lse2, *, scale, causal=False, mask=None, mask_kind=
         (q.arg, k.arg, v.arg, do.arg, dk, dv, lse2, delta,
          *q.strides, *k.strides, *v.strides, *do.strides, *dkv.strides, *dvv.strides,
          Hkv, L, S, E, *common, *lists_k, *bufs),
-        dict(consts, SUBS=subs_k, STATS_2D=plan or _not_cpu()), None))
+        dict(consts, SUBS=subs_k, STATS_2D=plan or _not_cpu()), None, num_warps))
     launches.append(_kernels.Launch(
         mod.attn_bwd_dq, (cdiv(L, bm_), B * Hq),
         (q.arg, k.arg, v.arg, do.arg, dq, lse2, delta,
          *q.strides, *k.strides, *v.strides, *do.strides, *dqv.strides,
-         Hq, L, S, E, *common, *lists_q, *bufs), dict(consts, SUBS=subs_q), None))
+         Hq, L, S, E, *common, *lists_q, *bufs), dict(consts, SUBS=subs_q), None, num_warps))
     if plan:
         return launches
     for launch in launches:       # Launch.run skips empty grids
