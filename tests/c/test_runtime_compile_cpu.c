@@ -271,6 +271,44 @@ START_TEST(test_cpu_loader_modes) {
   setenv("ZETILE_CPU_LOADER", "orc", 1);
   run_vector_add(a, 1000, 64);
 
+  // An object the own loader declines (writable code, which it never maps)
+  // but ORC links: an error under "own", run through ORC by default.
+  const void* obj = NULL;
+  size_t obj_size = 0;
+  OK(zt_artifact_get(a, "obj", &obj, &obj_size));
+  unsigned char* wide = malloc(obj_size);
+  memcpy(wide, obj, obj_size);
+  Elf64_Ehdr eh;
+  memcpy(&eh, wide, sizeof eh);
+  bool found = false;
+  for (int i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh;
+    memcpy(&sh, wide + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+    if (!(sh.sh_flags & SHF_EXECINSTR) || sh.sh_size == 0) continue;
+    sh.sh_flags |= SHF_WRITE;
+    memcpy(wide + eh.e_shoff + (size_t)i * sizeof sh, &sh, sizeof sh);
+    found = true;
+  }
+  ck_assert(found);
+  zt_artifact_t* w = NULL;
+  OK(zt_compile(ir, strlen(ir), &o, &w));
+  OK(zt_artifact_set(w, "obj", wide, obj_size));
+  free(wide);
+  setenv("ZETILE_CPU_LOADER", "own", 1);
+  {
+    zt_device_t* dw = NULL;
+    zt_executable_t* ew = NULL;
+    OK(zt_device_open("cpu", &dw));
+    zt_status_t sw = zt_executable_create(dw, w, &ew);
+    ck_assert_int_eq(zt_status_code(sw), ZT_STATUS_UNSUPPORTED);
+    ck_assert_msg(strstr(zt_status_message(sw), "writable code section"), "%s", zt_status_message(sw));
+    zt_status_free(sw);
+    zt_device_release(dw);
+  }
+  unsetenv("ZETILE_CPU_LOADER");
+  run_vector_add(w, 1000, 64);  // ORC
+  zt_artifact_release(w);
+
   // Code from before obj_host named the CPUID (or from another CPU).
   const void* host = NULL;
   size_t host_size = 0;
