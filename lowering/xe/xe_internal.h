@@ -504,6 +504,11 @@ int xe_expand_bitreverse(struct LLVMOpaqueModule* mod);
 /// legalize, become instructions on 16 (xe_llvm_legalize.c). Returns how
 /// many were split, -1 out of memory.
 int xe_split_wide_narrow(struct LLVMOpaqueModule* mod);
+/// One-element shufflevectors become an extractelement and an
+/// insertelement (xe_llvm_legalize.c: beside a cmpxchg's extractvalue the
+/// SPIR-V backend gave OpCompositeExtract a garbage index). Returns how
+/// many were rewritten.
+int xe_unshuffle_single(struct LLVMOpaqueModule* mod);
 
 /// zetile's own lane distribution (xe_distribute.c): the emitted
 /// subgroup-level module rewritten in place into one lane's code, in place

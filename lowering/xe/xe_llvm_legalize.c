@@ -347,3 +347,50 @@ int xe_split_wide_narrow(LLVMModuleRef mod) {
   free(done);
   return (int)ndone;
 }
+
+// ---- one-element shuffles ----
+// A 2-D tile both atomically added and reduced (tl.atomic_add(P, x) and
+// tl.sum(x, 0): a 32x16 fp32 tile at 1 warp, or a dot's copies stored and
+// reduced) came out as invalid SPIR-V: `OpCompositeExtract %uint %r
+// 1162307424`, the float atomic's cmpxchg result read at an index that
+// changes from run to run. llvm-reduce (llc-22 -O2, spirv-val) keeps a
+// loop with a cmpxchg and its extractvalue, and one `shufflevector <8 x
+// float> %v, poison, <1 x i32> <i32 k>` (InstCombine's form of the
+// reduction's element extraction) elsewhere in the kernel; written as
+// extractelement + insertelement the same module is valid. So every
+// shufflevector with a one-element result is rewritten that way here
+// (one element is one register either way: no cost).
+int xe_unshuffle_single(LLVMModuleRef mod) {
+  int count = 0;
+  LLVMBuilderRef b = NULL;
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef inst = LLVMGetFirstInstruction(bb); inst;) {
+        LLVMValueRef next = LLVMGetNextInstruction(inst);
+        LLVMTypeRef rt = LLVMTypeOf(inst);
+        if (LLVMGetInstructionOpcode(inst) != LLVMShuffleVector ||
+            LLVMGetTypeKind(rt) != LLVMVectorTypeKind || LLVMGetVectorSize(rt) != 1 ||
+            LLVMGetNumMaskElements(inst) != 1) {
+          inst = next;
+          continue;
+        }
+        if (!b) b = LLVMCreateBuilderInContext(LLVMGetModuleContext(mod));
+        LLVMPositionBuilderBefore(b, inst);
+        LLVMValueRef src = LLVMGetOperand(inst, 0);
+        unsigned n = LLVMGetVectorSize(LLVMTypeOf(src));
+        int k = LLVMGetMaskValue(inst, 0);
+        LLVMValueRef r = LLVMGetPoison(rt);
+        if (k != LLVMGetUndefMaskElem()) {
+          if ((unsigned)k >= n) src = LLVMGetOperand(inst, 1);
+          LLVMTypeRef i32 = LLVMInt32TypeInContext(LLVMGetModuleContext(mod));
+          LLVMValueRef x = LLVMBuildExtractElement(b, src, LLVMConstInt(i32, (unsigned)k % n, 0), "");
+          r = LLVMBuildInsertElement(b, r, x, LLVMConstInt(i32, 0, 0), "");
+        }
+        LLVMReplaceAllUsesWith(inst, r);
+        LLVMInstructionEraseFromParent(inst);
+        ++count;
+        inst = next;
+      }
+  if (b) LLVMDisposeBuilder(b);
+  return count;
+}

@@ -82,3 +82,51 @@ def test_e5_opencl_cpu():
     """, path=HERE, env={"ZETILE_CACHE_DIR": os.path.join(os.environ.get(
         "ZETILE_CACHE_DIR", "/tmp"), "spirv_legalize_e5")}, timeout=600)
     assert res["sum"] < 1e-4 and res["max"] == 0.0, res
+
+
+# A tile both atomically added and reduced: the fp32 atomic's cmpxchg loop
+# (its extractvalue) and the reduction's one-element shufflevectors in one
+# module gave `OpCompositeExtract %uint %r <garbage index>` (spirv-val:
+# "Index is out of bounds") until xe_unshuffle_single rewrote the shuffles.
+ADD_SIG = {"X": "*fp32", "P": "*fp32", "S": "*fp32"}
+
+
+@zetile.jit
+def add_and_sum(X, P, S, AXIS: tl.constexpr):
+    r = tl.arange(0, 32)
+    c = tl.arange(0, 16)
+    x = tl.load(X + r[:, None] * 16 + c[None, :])
+    tl.atomic_add(P + r[:, None] * 16 + c[None, :], x)
+    if AXIS == 0:
+        tl.store(S + c, tl.sum(x, axis=0))
+    else:
+        tl.store(S + r, tl.sum(x, axis=1))
+
+
+def run_add_and_sum(axis, num_warps):
+    x = np.random.default_rng(3).integers(-8, 9, (32, 16)).astype(np.float32)
+    p = np.ones((32, 16), np.float32)
+    s = np.zeros(16 if axis == 0 else 32, np.float32)
+    add_and_sum[(1,)](x, p, s, AXIS=axis, num_warps=num_warps)
+    zetile.get_device().synchronize()
+    return float(np.abs(p - (1 + x)).max()), float(np.abs(s - x.sum(axis)).max())
+
+
+@pytest.mark.parametrize("num_warps", [1, 2])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_atomic_add_and_reduce_builds(axis, num_warps):
+    ck = zetile.compile(add_and_sum, signature=ADD_SIG, constexprs={"AXIS": axis},
+                        target="pvc", num_warps=num_warps)
+    if have_tool("spirv-val"):
+        spirv_val(ck.asm["spirv"])
+
+
+def test_atomic_add_and_reduce_e5():
+    opencl_cpu_or_skip()
+    res = run_result("""
+        import json, zetile
+        from test_xe_spirv_legalize import run_add_and_sum
+        assert zetile.get_device().info["name"] == "opencl:cpu"
+        print("RESULT", json.dumps([run_add_and_sum(0, 1), run_add_and_sum(1, 2)]))
+    """, path=HERE, timeout=600)
+    assert res == [[0.0, 0.0], [0.0, 0.0]], res
