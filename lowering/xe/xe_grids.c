@@ -43,23 +43,29 @@ static bool holds_data(const xe_emitter_t* e, MlirValue v) {
 }
 
 // Tiles whose grid columns hold copies (xe_val_t.col_rep: a 64x16 S^T on
-// an 8x2 grid) are read by elementwise ops and dots only, which compute the
-// same values in every copy. A store or atomic would be issued once per
-// copy, a reduction or scan across the grid's columns would count each
-// copy, and the lane moves and SLM exchanges assume parts that do not
-// repeat: refused by name until each issues from one copy.
+// an 8x2 grid) are read by elementwise ops and dots, which compute the same
+// values in every copy; by stores and atomics, which issue from one copy
+// (copies_once, xe_matrix.c); and by the built-in reductions, which combine
+// each element once (reduce_2d's parts, xe_reduce.c). User-combiner and
+// argmin/argmax reductions, scans, lane moves and SLM conversions assume
+// parts that do not repeat: refused by name.
 static zt_status_t replicas_read(xe_emitter_t* e, MlirOperation op) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   bool ew = (n.length > 6 && memcmp(n.data, "arith.", 6) == 0) ||
             (n.length > 5 && memcmp(n.data, "math.", 5) == 0);
-  if (ew || name_is(op, "tile.dot")) return NULL;
+  if (ew || name_is(op, "tile.dot") || name_is(op, "tile.store") ||
+      name_is(op, "tile.atomic_rmw") || name_is(op, "tile.atomic_cas"))
+    return NULL;
+  if (name_is(op, "tile.reduce") && xe_reduce_is_builtin(e, op) && !xe_argreduce_matches(e, op))
+    return NULL;
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
     const xe_val_t* x = xe_find(e, mlirOperationGetOperand(op, i));
     if (x && x->layout == XE_LAYOUT_BLOCK2D && x->col_rep)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                      "a %lldx%lld tile has fewer 16-column blocks than the %dx%d subgroup "
                      "grid has columns, so each grid column holds a copy; only elementwise "
-                     "ops and dots read such copies on Xe so far (not %.*s)",
+                     "ops, dots, stores, atomics and built-in reductions read such copies "
+                     "on Xe so far (not %.*s)",
                      (long long)x->type.shape[0], (long long)x->type.shape[1], e->sg_m,
                      e->sg_n, (int)n.length, n.data);
   }

@@ -2150,13 +2150,49 @@ static zt_status_t emit_gather(xe_emitter_t* e, MlirOperation op) {
   return NULL;
 }
 
+// The lanes of a store or atomic of a tile held in copies that issue it:
+// one copy does, so nothing is written or added twice. A blocks (dot
+// operands, and tiles too narrow for the grid, xe_values.c) are the same in
+// every subgroup of a grid row: grid column 0 issues them. B blocks are the
+// same in every subgroup of a grid column (grid row 0 issues), and col_rep
+// B blocks in every subgroup (subgroup 0). The mask is uniform in each
+// subgroup (hoisted); "" when the tile has no copies.
+static void copies_once(xe_emitter_t* e, const xe_val_t* v, xe_name_t out) {
+  out[0] = 0;
+  bool rows = v->role == XE_ROLE_B && e->sg_m > 1;
+  bool cols = (v->role == XE_ROLE_A || v->col_rep) && e->sg_n > 1;
+  if (e->nsg <= 1 || (!rows && !cols)) return;
+  xe_name_t sgm, sgn, zero, c[2], both;
+  sg_coords(e, sgm, sgn);
+  hoist_i32(e, 0, zero);
+  char text[192];
+  int n = 0;
+  if (rows) {
+    snprintf(text, sizeof text, "arith.cmpi eq, %s, %s : i32", sgm, zero);
+    xe_hoist(e, text, false, c[n++]);
+  }
+  if (cols) {
+    snprintf(text, sizeof text, "arith.cmpi eq, %s, %s : i32", sgn, zero);
+    xe_hoist(e, text, false, c[n++]);
+  }
+  memcpy(both, c[0], sizeof both);
+  if (n == 2) {
+    snprintf(text, sizeof text, "arith.andi %s, %s : i1", c[0], c[1]);
+    xe_hoist(e, text, false, both);
+  }
+  snprintf(text, sizeof text,
+           "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR "} : i1 to vector<16xi1>",
+           both);
+  xe_hoist(e, text, true, out);
+}
+
 // tile.store of a 2-D tile through a 2-D pointer tensor: row scatters.
 // With `atomic` ("<kind>:<sem>:<scope>", xe_emit_atomic_2d in xe_memory.c)
 // each row's scatter carries an atomic's marks instead (zt.atomic_id = id *
 // 1024 + the row's number), which xe_atomic.c turns into per-lane atomics as
-// it does 1-D ones. Every element is stored by exactly one lane (A blocks
-// replicated over grid columns: column 0 stores them), so an atomic happens
-// once per element.
+// it does 1-D ones. Every element is stored by exactly one lane (tiles held
+// in copies: one copy issues, copies_once), so an atomic happens once per
+// element.
 zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue m,
                           MlirValue cmp, const char* atomic, int atomic_id, xe_val_t* old) {
   xe_val_t* v = xe_lookup(e, val);
@@ -2171,8 +2207,11 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
             c->type.kind != v->type.kind))
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "a 2-D atomic_cas whose compare values are held unlike its new values on Xe");
-  if (v->layout != XE_LAYOUT_BLOCK2D || (v->role != XE_ROLE_C && v->role != XE_ROLE_A) ||
-      v->b16)
+  // (B blocks: rows of 16 lanes or VNNI pairs, lane j column j either way;
+  // int8 B blocks of 32 rows are not written yet.)
+  bool b_ok = v->role == XE_ROLE_B && v->type.kind != ZT_I8;
+  if (v->layout != XE_LAYOUT_BLOCK2D ||
+      (v->role != XE_ROLE_C && v->role != XE_ROLE_A && !b_ok) || v->b16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D %s of this value on Xe",
                    atomic ? "atomic" : "store");
   // An int8 tile held as an int8 dot's A operand (8x32 blocks, lane j the
@@ -2208,20 +2247,7 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
   }
   xe_name_t row0, col0, col_once;
   tile_origin(e, v, row0, col0);
-  col_once[0] = 0;
-  if (v->role == XE_ROLE_A && e->sg_n > 1) {
-    // A blocks (a tile too narrow for the grid, xe_values.c) are the same in
-    // every subgroup of a grid row: grid column 0 stores them.
-    xe_name_t sgm, sgn, zero, c;
-    sg_coords(e, sgm, sgn);
-    hoist_i32(e, 0, zero);
-    char text[192];
-    snprintf(text, sizeof text, "arith.cmpi eq, %s, %s : i32", sgn, zero);
-    xe_hoist(e, text, false, c);
-    snprintf(text, sizeof text,
-             "vector.broadcast %s {layout_result_0 = " XE_LAYOUT_ATTR "} : i1 to vector<16xi1>", c);
-    xe_hoist(e, text, true, col_once);
-  }
+  copies_once(e, v, col_once);
   for (int32_t bi = 0; bi < v->nbr; ++bi) {
     for (int32_t bj = 0; bj < v->nbc; ++bj) {
       const char* blk = v->names[bi * v->nbc + bj];

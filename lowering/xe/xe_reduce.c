@@ -431,6 +431,17 @@ static zt_status_t combine_slm_partials(xe_emitter_t* e, const reduce_kind_t* rk
   return NULL;
 }
 
+// How many different row parts and column parts of a 2-D record the
+// subgroups hold: the grid's rows and columns, less the copies. A blocks are
+// the same across a grid row (all columns in each subgroup), B blocks down
+// a grid column (all rows), col_rep B blocks in every subgroup. Copies write
+// the same bits to the same SLM slots, and each slot is combined once, so
+// no element is counted twice.
+static void parts_of(const xe_emitter_t* e, const xe_val_t* s, int* rparts, int* cparts) {
+  *rparts = s->role == XE_ROLE_B ? 1 : e->sg_m;
+  *cparts = s->role == XE_ROLE_A || s->col_rep ? 1 : e->sg_n;
+}
+
 // Axis 0 of a tile whose rows are split across subgroups (sg_m > 1): the
 // column partials `part` (nbc chunks of 16 columns, this subgroup's own
 // rows combined; a NaN where a NaN-propagating max/min met one) meet in
@@ -438,14 +449,16 @@ static zt_status_t combine_slm_partials(xe_emitter_t* e, const reduce_kind_t* rk
 // each subgroup combines the sg_m partials of every chunk of the 1-D result
 // it holds (all of them when the result is replicated, its share when
 // distributed), in grid-row order, so every subgroup computes the same bits.
-// A second barrier lets the next exchange reuse the buffer.
+// A second barrier lets the next exchange reuse the buffer. (Records held
+// in copies: one slot per different row part, parts_of.)
 static zt_status_t cols_across_subgroups(xe_emitter_t* e, const reduce_kind_t* rk,
                                          const xe_val_t* s, xe_name_t* part, bool nan_check,
                                          xe_val_t* r) {
   zt_scalar_kind_t k = s->type.kind;
   const char* et = xe_elem(k);
   int64_t T = s->type.shape[1] / 16;  // column chunks of the whole tile
-  int sm = e->sg_m, sn = e->sg_n;
+  int sm, sn;
+  parts_of(e, s, &sm, &sn);
   if (s->type.shape[1] % 16 || T != (int64_t)sn * s->nbc ||
       r->nchunks != (r->dist ? T / e->nsg : T))
     return xe_fail(e, ZT_STATUS_INTERNAL, "column reduction across subgroups: layouts");
@@ -458,8 +471,8 @@ static zt_status_t cols_across_subgroups(xe_emitter_t* e, const reduce_kind_t* r
   xe_name_t slm, all, wrow, wcol, wbase;
   if (!xe_slm_buffer(e, k, (int)n, slm)) return NULL;
   xe_all_true(e, all);
-  // This subgroup's slots: grid row sg / sn, grid column sg % sn.
-  sg_index(e, sn, sm, T * 16, wrow);
+  // This subgroup's slots: grid row sg / sg_n, grid column sg % sg_n.
+  sg_index(e, e->sg_n, sm, T * 16, wrow);
   sg_index(e, 1, sn, (int64_t)s->nbc * 16, wcol);
   add_index(e, wrow, wcol, wbase);
   for (int32_t bj = 0; bj < s->nbc; ++bj) {
@@ -478,7 +491,8 @@ static zt_status_t cols_across_subgroups(xe_emitter_t* e, const reduce_kind_t* r
 // its own columns combined) go to SLM slot [grid column][row of the whole
 // tile], and after a barrier each subgroup combines, in grid-column order,
 // the sg_n partials of every chunk of the 1-D result it holds. Mirrors
-// cols_across_subgroups.
+// cols_across_subgroups (records held in copies: one slot per different
+// column part).
 static zt_status_t rows_across_subgroups(xe_emitter_t* e, const reduce_kind_t* rk,
                                          const xe_val_t* s, xe_name_t* part, int32_t nout,
                                          bool nan_check, xe_val_t* r) {
@@ -487,7 +501,8 @@ static zt_status_t rows_across_subgroups(xe_emitter_t* e, const reduce_kind_t* r
   int64_t R = s->type.shape[0];
   int64_t Rp = (R + 15) / 16 * 16;  // the 1-D result's chunks, padding included
   int64_t T = Rp / 16;
-  int sm = e->sg_m, sn = e->sg_n;
+  int sm, sn;
+  parts_of(e, s, &sm, &sn);
   if (R != (int64_t)sm * s->tr || r->nchunks != (r->dist ? T / e->nsg : T))
     return xe_fail(e, ZT_STATUS_INTERNAL, "row reduction across subgroups: layouts");
   int64_t n = (int64_t)sn * Rp;
@@ -499,9 +514,10 @@ static zt_status_t rows_across_subgroups(xe_emitter_t* e, const reduce_kind_t* r
   xe_name_t slm, all, wrow, wcol, wbase;
   if (!xe_slm_buffer(e, k, (int)n, slm)) return NULL;
   xe_all_true(e, all);
-  // This subgroup's slots: grid column sg % sn, its rows from (sg / sn) * tr.
+  // This subgroup's slots: grid column sg % sg_n, its rows from
+  // (sg / sg_n) * tr.
   sg_index(e, 1, sn, Rp, wcol);
-  sg_index(e, sn, sm, s->tr, wrow);
+  sg_index(e, e->sg_n, sm, s->tr, wrow);
   add_index(e, wcol, wrow, wbase);
   for (int32_t c = 0; c < nout; ++c) {
     xe_name_t offs, mask;
@@ -803,7 +819,13 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
   MlirAttribute ax = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("axis"));
   int axis = mlirAttributeIsNull(ax) || !mlirAttributeIsAInteger(ax)
                  ? -1 : (int)mlirIntegerAttrGetValueInt(ax);
-  if (s->layout != XE_LAYOUT_BLOCK2D || s->role != XE_ROLE_C || s->bc != 16)
+  // Dot operand blocks (A, B) are held in copies (parts_of): rows of 16
+  // lanes all the same, lane j column j (int8 B blocks of 32 rows and the
+  // 16-bit places of int8 operands are not reduced yet).
+  bool copies = s->layout == XE_LAYOUT_BLOCK2D && !s->b16 &&
+                ((s->role == XE_ROLE_A && s->bc == 16) ||
+                 (s->role == XE_ROLE_B && s->type.kind != ZT_I8 && s->type.kind != ZT_BF16));
+  if (s->layout != XE_LAYOUT_BLOCK2D || (s->role != XE_ROLE_C && !copies) || s->bc != 16)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "reduction of this 2-D value on Xe");
   if (axis != 0 && axis != 1)
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "2-D reduction along axis %d", axis);
@@ -811,7 +833,15 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
   // subgroups, or whose parts do not sit where the 1-D layout puts them,
   // meet in SLM (cols_across_subgroups, rows_across_subgroups).
   bool across = false;
-  if (!xe_axis_local(e, s, axis) && !s->narrow && (axis == 1 || e->sg_m > 1)) {
+  if (copies) {
+    // Local only when every subgroup holds the whole tile and the 1-D
+    // result is replicated (fewer 16-element chunks than subgroups,
+    // xe_alloc); else the parts meet in SLM, one slot per different part.
+    int rp, cp;
+    parts_of(e, s, &rp, &cp);
+    int64_t len = s->type.shape[axis == 0 ? 1 : 0];
+    across = rp > 1 || cp > 1 || (e->nsg > 1 && (len + 15) / 16 >= e->nsg);
+  } else if (!xe_axis_local(e, s, axis) && !s->narrow && (axis == 1 || e->sg_m > 1)) {
     across = true;
   } else if (!xe_axis_local(e, s, axis)) {
     bool whole = axis == 1 ? e->sg_n == 1 : e->sg_m == 1;
@@ -841,7 +871,7 @@ static zt_status_t reduce_2d(xe_emitter_t* e, MlirOperation op, const reduce_kin
   if (k == ZT_BF16) {
     zt_type_t wt = s->type;
     wt.kind = ZT_F32;
-    wide = xe_alloc_role(e, wt, XE_ROLE_C);
+    wide = xe_alloc_role(e, wt, s->role);
     if (!wide || wide->nchunks != s->nchunks || wide->br != s->br) {
       xe_free_val(wide);
       return e->error ? NULL : xe_fail(e, ZT_STATUS_INTERNAL, "bf16 reduction blocks");
