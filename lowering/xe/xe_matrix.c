@@ -206,6 +206,13 @@ static MlirWalkResult data_cb(MlirOperation op, void* user) {
     MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
     for (int i = 0; i < 2; ++i)
       if (value_rank(vs[i]) == 2 && dim(vs[i], 0) > 1 && dim(vs[i], 1) > 1) mark(d, vs[i]);
+  } else if (name_is(n, "tile.scan") && no > 1) {
+    // A tuple scan (user combiner) reads every member as data, as a user
+    // reduction does: an index tile built from aranges beside a loaded one
+    // gets the loaded one's blocks, not index arithmetic re-evaluated per
+    // access (xe_emit_scan_user needs its members held alike).
+    for (intptr_t i = 0; i < no; ++i) mark(d, mlirOperationGetOperand(op, i));
+    for (intptr_t i = 0; i < nr; ++i) mark(d, mlirOperationGetResult(op, i));
   } else if (name_is(n, "tile.scan") && nr >= 1 && no >= 1) {
     MlirValue vs[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetResult(op, 0)};
     if (any_data(d, vs, 2))

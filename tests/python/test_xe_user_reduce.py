@@ -182,21 +182,52 @@ def test_e5_pvc_spirv_on_opencl_cpu():
     _check(res)
 
 
-@pytest.mark.parametrize("num_warps", [1, 4])
-def test_mixed_layout_scan_refused_by_operand(num_warps):
-    # Until operands held unlike each other are converted, Xe refuses such a
-    # scan naming the operand and the kernel's line; the message used to
-    # send users to num_warps=1, which refuses it too. The CPU target runs it.
-    sig = {"X": "*fp32", "S": "*fp32", "T": "*i32"}
-    consts = {"M": 32, "N": 16, "AXIS": 0}
-    with pytest.raises(zetile.UnsupportedError) as ei:
-        zetile.compile(K.mixed_pair_scan, signature=sig, constexprs=consts, target="pvc",
-                       num_warps=num_warps, cached=False)
-    msg = str(ei.value)
-    assert "operand 1 is held unlike operand 0" in msg and "num_warps=1" not in msg, msg
-    assert "tl.associative_scan((x, offs * 0 + 1)" in msg, msg
-    x = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
-    s, t = np.zeros_like(x), np.zeros((32, 16), np.int32)
-    K.mixed_pair_scan[(1,)](x, s, t, **consts)  # conftest's device: cpu
-    np.testing.assert_array_equal(s, np.cumsum(x, 0))
-    np.testing.assert_array_equal(t, np.cumsum(np.ones((32, 16), np.int32), 0))
+MIXED_SIG = {"X": "*fp32", "S": "*fp32", "T": "*i32"}
+# (M, N, num_warps, axis): one subgroup; 32x16 over 4 subgroups; 64x32
+# over a 2x2 grid (split both ways: the scan meets across subgroups along
+# either axis).
+MIXED = [(32, 16, 1, 0), (32, 16, 4, 1), (64, 32, 4, 0), (64, 32, 4, 1)]
+
+
+def run_mixed_scans():
+    """Max abs errors of the loaded fp32 tile's and the arange-built i32
+    tile's scans against numpy, per MIXED case."""
+    import zetile as zt
+    out = {}
+    for m, n, nw, axis in MIXED:
+        x = np.random.default_rng(m + axis).integers(-8, 9, (m, n)).astype(np.float32)
+        s, t = np.zeros_like(x), np.zeros((m, n), np.int32)
+        K.mixed_pair_scan[(1,)](x, s, t, M=m, N=n, AXIS=axis, num_warps=nw)
+        zt.get_device().synchronize()
+        out[f"{m}x{n}w{nw}a{axis}"] = [
+            float(np.abs(s - np.cumsum(x, axis)).max()),
+            int(np.abs(t - np.cumsum(np.ones((m, n), np.int32), axis)).max())]
+    return out
+
+
+@pytest.mark.parametrize("shape", MIXED, ids=lambda s: f"{s[0]}x{s[1]}w{s[2]}a{s[3]}")
+def test_mixed_layout_scan_builds(shape):
+    # A loaded fp32 tile scanned beside an i32 tile built from aranges: the
+    # scan's members are all data (xe_matrix.c's data walk, as a user
+    # reduction's), so the index tile is held in the loaded tile's blocks
+    # (was refused by name at every num_warps: "operand 1 is held unlike
+    # operand 0").
+    m, n, nw, axis = shape
+    for target in ("pvc", "bmg"):
+        ck = zetile.compile(K.mixed_pair_scan, signature=MIXED_SIG,
+                            constexprs={"M": m, "N": n, "AXIS": axis}, target=target,
+                            num_warps=nw, cached=False)
+        if have_tool("spirv-val"):
+            spirv_val(ck.asm["spirv"])
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl:cpu"])
+def test_mixed_layout_scan_numbers(device):
+    if device == "opencl:cpu":
+        opencl_cpu_or_skip()
+    res = run_result("""
+        import json, zetile
+        from test_xe_user_reduce import run_mixed_scans
+        print("RESULT", json.dumps(run_mixed_scans()))
+    """, path=HERE, env={"ZETILE_DEVICE": device}, timeout=900)
+    assert len(res) == len(MIXED) and all(v == [0.0, 0] for v in res.values()), res

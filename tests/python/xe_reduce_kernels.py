@@ -142,8 +142,8 @@ def _add_both(a0, a1, b0, b1):
 
 @triton.jit
 def mixed_pair_scan(X, S, T, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
-    # A loaded fp32 tile scanned beside an i32 tile built from aranges: the
-    # two are held differently on Xe (refused there by name, operand 1).
+    # A loaded fp32 tile scanned beside an i32 tile built from aranges: on Xe
+    # the index tile is made data, held in the loaded tile's blocks.
     rm = tl.arange(0, M)
     rn = tl.arange(0, N)
     offs = rm[:, None] * N + rn[None, :]
