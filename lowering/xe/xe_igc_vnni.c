@@ -1,5 +1,5 @@
 // The compat path's VNNI B reads as IGC's internal 2D block read (issue 12,
-// session 20).
+// session 20), and its plain 8x16 A reads likewise (session 21).
 //
 // On drivers without cl_intel_subgroup_2d_block_io (Debian's IGC 1.0.12504)
 // the compat library (compat/block2d_compat.cl) serves XeVM's VNNI read of
@@ -11,7 +11,15 @@
 // silently wherever another path may replace its result (a fallback branch
 // or a select), so it can only be issued unconditionally: where the
 // message's rules hold by construction, which this file decides at compile
-// time. Marked loads (`zt.igc_vnni`) become a call of the builtin in
+// time. A dot's 8x16 A blocks (attention's Q) under the same rules are
+// __builtin_IB_subgroup_block_read_flat_u16_m8k16v1 (one load_block2d.ugm.d16
+// send instead of 8 rows of 1-D block reads with their run-time checks):
+// session 18 saw ocloc abort when the compat library issued it for every
+// plain read; issued only where the rules are proven it builds, and pvc
+// compat attention at head dim 128 went 121 -> 103 spilled registers (fp16;
+// bf16 101 -> 76), head dim 64 291 -> 171 sends, 0 spilled either way.
+// ZETILE_XE_IGC_PLAIN=0 keeps the library's plain reads. Marked loads
+// (`zt.igc_vnni`, both kinds) become a call of the builtin in
 // zetile's lane distribution (xe_distribute.c); all others keep the compat
 // library's read.
 //
@@ -44,6 +52,7 @@
 // every block read at the top) the sends made IGC spill more than the
 // library's row loops (pvc compat, w4 d64: 641 -> 1149 registers).
 // ZETILE_XE_IGC_VNNI=0 keeps every read on the compat library (to compare).
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +69,41 @@ static int dots_in_block(MlirOperation op) {
   return n;
 }
 
+// The most tile.dot ops in one block of op's function (the sink's own
+// rule, xe_sink_loads.c: a body with a region of more dots is left as
+// written, every read where the tile op stands).
+static int most_dots_in(MlirOperation op) {
+  int most = 0;
+  for (intptr_t r = 0; r < mlirOperationGetNumRegions(op); ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+         !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b)) {
+      int n = 0;
+      for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
+           o = mlirOperationGetNextInBlock(o)) {
+        n += zt_op_named(o, "tile.dot");
+        int inner = most_dots_in(o);
+        if (inner > most) most = inner;
+      }
+      if (n > most) most = n;
+    }
+  return most;
+}
+
+// Whether every load of the kernel will be placed at its reader: plain
+// reads issued where the tile op stands (ZETILE_XE_SINK_LOADS=0, or a
+// kernel with a region of more than XE_SINK_MAX_DOTS dots) made ocloc
+// abort (SIGABRT, pvc compat attention d64 with the sink off, session 21;
+// as in session 18 with every plain read issued).
+static bool sunk_kernel(MlirOperation load) {
+  const char* env = getenv("ZETILE_XE_SINK_LOADS");
+  if (env && strcmp(env, "0") == 0) return false;
+  MlirOperation f = load;
+  while (!mlirOperationIsNull(mlirOperationGetParentOperation(f)) &&
+         !mlirOperationIsNull(mlirOperationGetParentOperation(mlirOperationGetParentOperation(f))))
+    f = mlirOperationGetParentOperation(f);
+  return most_dots_in(f) <= XE_SINK_MAX_DOTS;
+}
+
 bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
                          const xe_axis_t* ax, const xe_mask_bounds_t* mb, int64_t cols) {
   const char* env = getenv("ZETILE_XE_IGC_VNNI");
@@ -70,9 +114,15 @@ bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v,
   if (!e->lc || !e->target || e->lanes != XE_SUBGROUP) return false;
   if (!(e->lc->options->compat || !e->target->block_io_2d)) return false;
   if (t.kind != ZT_F16 && t.kind != ZT_BF16) return false;
-  if (v->layout != XE_LAYOUT_BLOCK2D || v->role != XE_ROLE_B || v->b16 || v->narrow ||
-      v->pairs8 || v->br != 16 || v->bc != 16)
-    return false;
+  if (v->layout != XE_LAYOUT_BLOCK2D || v->b16 || v->narrow || v->pairs8) return false;
+  bool vnni = v->role == XE_ROLE_B && v->br == 16 && v->bc == 16;
+  // A dot's 8x16 A blocks (attention's Q, a GEMM's A): IGC's plain read
+  // (session 21). ZETILE_XE_IGC_PLAIN=0 keeps the library's for them.
+  const char* penv = getenv("ZETILE_XE_IGC_PLAIN");
+  bool plain = v->role == XE_ROLE_A && v->br == 8 && v->bc == 16 &&
+               !(penv && strcmp(penv, "0") == 0);
+  if (!vnni && !plain) return false;
+  if (plain && !sunk_kernel(load)) return false;
   for (int i = 0; i < mb->n; ++i)
     if (mb->b[i].axis == 1) return false;
   if (cols * 2 < 64) return false;
@@ -86,6 +136,7 @@ bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v,
 // ------------------------------------------------ the call, at lane level
 
 #define IGC_VNNI_FN "__builtin_IB_subgroup_block_read_flat_transform_u16_k16"
+#define IGC_PLAIN_FN "__builtin_IB_subgroup_block_read_flat_u16_m8k16v1"
 
 static MlirOperation make(const char* name, MlirLocation loc, intptr_t nops, const MlirValue* ops,
                           MlirType res, intptr_t nattr, const MlirNamedAttribute* attrs) {
@@ -128,7 +179,7 @@ static MlirValue minus_one(MlirContext ctx, MlirOperation at, MlirValue v, bool 
   return bin(at, "arith.subi", x, i32_of(ctx, at, 1));
 }
 
-static zt_status_t declare(MlirContext ctx, MlirOperation at) {
+static zt_status_t declare(MlirContext ctx, MlirOperation at, const char* fn, const char* sig) {
   MlirOperation func = at;
   while (!mlirOperationIsNull(func) && !zt_op_named(func, "gpu.func"))
     func = mlirOperationGetParentOperation(func);
@@ -136,16 +187,16 @@ static zt_status_t declare(MlirContext ctx, MlirOperation at) {
     return zt_make_status(ZT_STATUS_INTERNAL, "Xe: IGC 2D read outside a gpu.func");
   MlirOperation mod = mlirOperationGetParentOperation(func);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
-  if (!mlirOperationIsNull(zt_symbol_in_block(body, mlirStringRefCreateFromCString(IGC_VNNI_FN))))
+  if (!mlirOperationIsNull(zt_symbol_in_block(body, mlirStringRefCreateFromCString(fn))))
     return NULL;
   // (long base, int width - 1, int height - 1, int pitch - 1, int2 coord)
-  // -> uint8, IGC's declaration (compat/block2d_compat.cl declares its
-  // transposed sibling the same way).
-  MlirOperation d = mlirOperationCreateParse(
-      ctx,
-      mlirStringRefCreateFromCString("func.func private @" IGC_VNNI_FN
-                                     "(i64, i32, i32, i32, vector<2xi32>) -> vector<8xi32>"),
-      mlirStringRefCreateFromCString("igc_vnni"));
+  // -> uint8 (transform) or ushort8 (plain), IGC's declarations
+  // (compat/block2d_compat.cl declares their transposed sibling the same way).
+  char text[256];
+  snprintf(text, sizeof text, "func.func private @%s(i64, i32, i32, i32, vector<2xi32>) -> %s",
+           fn, sig);
+  MlirOperation d = mlirOperationCreateParse(ctx, mlirStringRefCreateFromCString(text),
+                                             mlirStringRefCreateFromCString("igc_vnni"));
   if (mlirOperationIsNull(d))
     return zt_make_status(ZT_STATUS_INTERNAL, "Xe: IGC 2D read declaration");
   mlirBlockInsertOwnedOperationBefore(body, func, d);
@@ -172,8 +223,11 @@ zt_status_t xe_igc_vnni_call(MlirContext ctx, MlirOperation op, bool* done) {
   int64_t n = 1;
   for (intptr_t i = 0; i < mlirShapedTypeGetRank(rt); ++i) n *= mlirShapedTypeGetDimSize(rt, i);
   MlirType et = mlirShapedTypeGetElementType(rt);
-  if (n != 16 || !(mlirTypeIsAF16(et) || mlirTypeIsABF16(et))) return NULL;
-  ZT_RETURN_IF_ERROR(declare(ctx, op));
+  // 16 elements a lane: a 16x16 VNNI B block; 8: an 8x16 A block.
+  if ((n != 16 && n != 8) || !(mlirTypeIsAF16(et) || mlirTypeIsABF16(et))) return NULL;
+  bool vnni = n == 16;
+  const char* fn = vnni ? IGC_VNNI_FN : IGC_PLAIN_FN;
+  ZT_RETURN_IF_ERROR(declare(ctx, op, fn, vnni ? "vector<8xi32>" : "vector<8xi16>"));
   MlirLocation loc = mlirOperationGetLocation(op);
   MlirValue coord_parts[2] = {as_i32(ctx, op, mlirOperationGetOperand(op, 2)),
                               as_i32(ctx, op, mlirOperationGetOperand(op, 1))};
@@ -186,13 +240,14 @@ zt_status_t xe_igc_vnni_call(MlirContext ctx, MlirOperation op, bool* done) {
                        minus_one(ctx, op, mlirOperationGetOperand(cd, 3), true), coord};
   MlirNamedAttribute callee = mlirNamedAttributeGet(
       mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("callee")),
-      mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(IGC_VNNI_FN)));
-  MlirValue dw = before(op, make("func.call", loc, 5, args, mlirVectorTypeGet(1, &eight, i32), 1,
-                                 &callee));
-  // Lane j's 8 dwords are rows 2r (low half) and 2r + 1 of column j: the
-  // lane's VNNI B block, element order as the packed load_nd's.
+      mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(fn)));
+  MlirType ret = mlirVectorTypeGet(1, &eight, vnni ? i32 : mlirIntegerTypeGet(ctx, 16));
+  MlirValue dw = before(op, make("func.call", loc, 5, args, ret, 1, &callee));
+  // VNNI: lane j's 8 dwords are rows 2r (low half) and 2r + 1 of column j,
+  // the lane's B block, element order as the packed load_nd's. Plain: lane
+  // j's 8 halves are column j of rows 0-7, the A block's lane order.
   MlirValue flat = before(op, make("vector.bitcast", loc, 1, &dw,
-                                   mlirVectorTypeGet(1, &sixteen, et), 0, NULL));
+                                   mlirVectorTypeGet(1, vnni ? &sixteen : &eight, et), 0, NULL));
   MlirValue res = flat;
   if (mlirShapedTypeGetRank(rt) != 1)
     res = before(op, make("vector.shape_cast", loc, 1, &flat, rt, 0, NULL));

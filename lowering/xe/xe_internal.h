@@ -587,7 +587,8 @@ bool xe_mask_bounds(xe_emitter_t* e, MlirValue m, xe_mask_bounds_t* out);
 // --- xe_igc_vnni.c ----------------------------------------------------------
 /// Whether a pointer load's 16x16 VNNI B blocks v (element type t, address
 /// facts ax, mask terms mb, `cols` columns a descriptor) are read on the
-/// compat path with IGC's internal 2D transform read, issued unconditionally:
+/// compat path with IGC's internal 2D transform read (8x16 A blocks: its
+/// plain read; ZETILE_XE_IGC_PLAIN=0 not), issued unconditionally:
 /// the 2D message's rules hold by construction there (see the file). The
 /// emitter marks such load_nd ops `zt.igc_vnni`; xe_distribute.c calls the
 /// builtin for them.

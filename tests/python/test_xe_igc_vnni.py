@@ -33,6 +33,7 @@ sys.path.insert(0, HERE)
 from attention_kernels import attn_fwd_kernel  # noqa: E402
 
 FN = b"__builtin_IB_subgroup_block_read_flat_transform_u16_k16"
+FN_PLAIN = b"__builtin_IB_subgroup_block_read_flat_u16_m8k16v1"
 SLOW = os.environ.get("ZETILE_SLOW_TESTS") == "1"
 
 
@@ -92,12 +93,17 @@ def test_attention_reads_v_with_the_builtin():
     if not have_tool("spirv-val"):
         pytest.skip("spirv-val is not installed")
     ck = _attn()
-    # V: 64x64 a subgroup (8x1 grid), 4x4 blocks of 16x16.
-    assert ck.asm["mlir"].count("zt.igc_vnni") == 16, ck.asm["mlir"].count("zt.igc_vnni")
-    assert FN in ck.asm["spirv"]
+    # V: 64x64 a subgroup (8x1 grid), 4x4 blocks of 16x16; Q (session 21):
+    # 16x64 a subgroup, 2x4 A blocks of 8x16, IGC's plain read.
+    assert ck.asm["mlir"].count("zt.igc_vnni") == 16 + 8, ck.asm["mlir"].count("zt.igc_vnni")
+    assert FN in ck.asm["spirv"] and FN_PLAIN in ck.asm["spirv"]
     spirv_val(ck.asm["spirv"])
+    no_plain = _attn(env={"ZETILE_XE_IGC_PLAIN": "0"})
+    assert no_plain.asm["mlir"].count("zt.igc_vnni") == 16
+    assert FN in no_plain.asm["spirv"] and FN_PLAIN not in no_plain.asm["spirv"]
     before = _attn(env={"ZETILE_XE_IGC_VNNI": "0"})
     assert "zt.igc_vnni" not in before.asm["mlir"] and FN not in before.asm["spirv"]
+    assert FN_PLAIN not in before.asm["spirv"]
 
 
 @pytest.mark.parametrize("mask_n,b_off,dots,marked", [(False, 0, 1, True), (True, 0, 1, False),
@@ -127,11 +133,43 @@ def test_e2_sends_and_spills():
         isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", "-ze-opt-large-register-file")
         r = isa.analyze_isa("".join(isas.values()))
         assert r["calla"] == 0, r
-        out[name] = (r["block2d"]["load"], isa.spill_from_log(log))
+        text = "".join(isas.values())
+        out[name] = (r["block2d"]["load"], isa.spill_from_log(log),
+                     text.count("load_block2d.ugm.d16.a64"), r["sends"])
     print(out)
-    # 16 VNNI reads of V (64x64: 4x4 blocks) become load_block2d sends.
-    assert out["igc"][0] == out["library"][0] + 16, out
-    assert out["igc"][1] <= out["library"][1], out
+    # 16 VNNI reads of V (64x64: 4x4 blocks) and 8 plain reads of Q (2x4
+    # A blocks, session 21: 16 rows of 1-D block reads each before, 291 ->
+    # 171 sends) become load_block2d sends.
+    assert out["igc"][0] == out["library"][0] + 16 + 8, out
+    assert out["igc"][2] == out["library"][2] + 8, out
+    assert out["igc"][1] <= out["library"][1] and out["igc"][3] < out["library"][3], out
+
+
+@pytest.mark.skipif(not SLOW, reason="ZETILE_SLOW_TESTS=1 (two head dim 128 builds, ~20 s)")
+def test_e2_plain_reads_lower_d128_spills():
+    # pvc compat, 256 GRF, fp16 head dim 128: Q's 8x16 A blocks as IGC's
+    # plain 2D read (session 21) instead of the compat library's per-row
+    # reads: 121 -> 103 spilled registers (bench/xe_attention_isa.py).
+    if not (have_tool("ocloc") and have_tool("iga64")):
+        pytest.skip("ocloc/iga64 are not installed")
+    from zetile.tools import isa
+    out = {}
+    for name, env in (("igc", {}), ("library", {"ZETILE_XE_IGC_PLAIN": "0"})):
+        ck = _attn(d=128, env=env)
+        isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", "-ze-opt-large-register-file")
+        r = isa.analyze_isa("".join(isas.values()))
+        assert r["calla"] == 0 and r["dpas_loop"]["dpas"] == 128, r
+        out[name] = (isa.spill_from_log(log), r["sends"])
+    print(out)
+    assert out["igc"][0] < out["library"][0] and out["igc"][1] < out["library"][1], out
+
+
+def test_plain_reads_only_where_the_loads_are_sunk():
+    # With the loads where the tile ops stand (ZETILE_XE_SINK_LOADS=0, or a
+    # kernel with a loop of more than two dots) the plain read made ocloc
+    # abort (SIGABRT); there Q keeps the library's read, V its VNNI read.
+    ck = _attn(env={"ZETILE_XE_SINK_LOADS": "0"})
+    assert FN in ck.asm["spirv"] and FN_PLAIN not in ck.asm["spirv"]
 
 
 RUN_ATTN = """

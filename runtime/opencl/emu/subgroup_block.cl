@@ -42,3 +42,16 @@ uint8 __builtin_IB_subgroup_block_read_flat_transform_u16_k16(long base, int wid
                           pitch_minus_one + 1, coord, 2, 16, 16, 1, d);
   return (uint8)(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
 }
+// IGC's internal 2D plain read of 16-bit data (what the compat path calls
+// for a dot's 8x16 A blocks where the message's rules hold,
+// lowering/xe/xe_igc_vnni.c): 8 rows x 16 columns at coord (x in elements,
+// y in rows), work-item i gets column i of rows 0-7, zero outside the
+// surface; the spec layout of the 16b_8r16x1c read (block2d.cl).
+ushort8 __builtin_IB_subgroup_block_read_flat_u16_m8k16v1(long base, int width_minus_one,
+                                                          int height_minus_one,
+                                                          int pitch_minus_one, int2 coord) {
+  ushort d[8];
+  zt_block_rw((global uchar*)base, width_minus_one + 1, height_minus_one + 1,
+              pitch_minus_one + 1, coord, 2, 8, 16, 1, (private uchar*)d, false);
+  return (ushort8)(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+}
