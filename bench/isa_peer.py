@@ -8,7 +8,7 @@ disassembled with iga64 (zetile.tools.isa). Evidence level E2: what that
 IGC makes of each SPIR-V, not what a current driver would.
 
     bench/peer_venv.sh                                  # once
-    .venv/bin/python bench/isa_peer.py [--json out.json] [--only SUBSTR]
+    .venv/bin/python bench/isa_peer.py [--json out.json] [--only SUBSTR] [--attention]
 
 Per kernel and compiler: whether spirv-val accepts the SPIR-V, the builtins
 and extensions it imports, ocloc's verdict (or why it refused), then the
@@ -35,6 +35,22 @@ import compile_latency as cl  # noqa: E402  (the peer kernels and Intel's compil
 
 KERNELS = ["matmul 256x256x32, 32 warps, large GRF", "matmul 128x128x32, 8 warps",
            "FlashAttention fwd 128x64, D 64, 8 warps", "softmax (1024 columns, 4 warps)"]
+
+
+def attention_variants():
+    """--attention: the FlashAttention forward of bench/xe_attention_isa.py
+    (fp16; head dim 64 and 128, causal or not; 8 warps) at large GRF, as
+    Intel's FlashAttention configs ask (grf_mode '256'), added to the
+    peer's kernel table; their names."""
+    base = cl.PEER_KERNELS["FlashAttention fwd 128x64, D 64, 8 warps"]
+    names = []
+    for d in (64, 128):
+        for causal in (False, True):
+            n = f"FlashAttention fwd 128x64, D {d}{', causal' if causal else ''}, 8 warps, large GRF"
+            cl.PEER_KERNELS[n] = dict(base, consts=dict(base["consts"], HEAD_DIM=d, CAUSAL=causal),
+                                      grf=True)
+            names.append(n)
+    return names
 
 # The peer's worker: compile each kernel, write its SPIR-V and LLVM IR, print
 # RESULT {name: {"spv": path, "llir": path, "build_flags": ..., "shared": ...}}.
@@ -183,9 +199,12 @@ def main():
     ap.add_argument("--peer-python", help="the peer venv's python (default bench/.peer-venv)")
     ap.add_argument("--only", help="kernels whose name contains this")
     ap.add_argument("--json")
+    ap.add_argument("--attention", action="store_true",
+                    help="only the attention forward's four fp16 variants at large GRF")
     args = ap.parse_args()
     python = args.peer_python or os.path.join(ROOT, "bench", ".peer-venv", "bin", "python")
-    names = [n for n in KERNELS if not args.only or args.only in n]
+    kernels = attention_variants() if args.attention else KERNELS
+    names = [n for n in kernels if not args.only or args.only in n]
     commit = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h"], capture_output=True,
                             text=True).stdout.strip()
     report = {"commit": commit, "kernels": {}}

@@ -8,11 +8,13 @@ loop holding the most DPAS: the compat path's row reads have loops of their
 own), sends and spilled registers (ocloc's line) and scratch sends (the
 ISA's; ocloc's line misses SIMD8 spills) at the default 256-GRF configuration.
 
-    .venv/bin/python bench/xe_attention_isa.py [--target pvc] [--quick] [--compat]
+    .venv/bin/python bench/xe_attention_isa.py [--target pvc] [--quick] [--compat] [--num-warps 8]
 
 --quick: only fp16, head dim 64, not causal. --compat: the compat path (no
 2D block IO: Debian's driver); without it the native path, whose 2D block
-builtins Debian's IGC leaves as unresolved calls (`calla`)."""
+builtins Debian's IGC leaves as unresolved calls (`calla`). --num-warps:
+subgroups per workgroup (default 8; Intel's FlashAttention configs also
+use 16 and 32)."""
 import argparse
 import os
 import sys
@@ -47,17 +49,20 @@ def main():
     ap.add_argument("--target", default="pvc")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--compat", action="store_true", help="the compat path (no 2D block IO)")
+    ap.add_argument("--num-warps", type=int, default=8, help="subgroups per workgroup (default 8)")
     args = ap.parse_args()
     variants = [("fp16", 64, False)] if args.quick else [
         (dt, d, c) for dt in ("fp16", "bf16") for d in (64, 128) for c in (False, True)]
     route = "compat" if args.compat else "native"
-    print(f"| variant ({args.target}, {route}) | compile s | DPAS | in the KV loop | sends | spilled "
+    w = f", w{args.num_warps}" if args.num_warps != 8 else ""
+    print(f"| variant ({args.target}, {route}{w}) | compile s | DPAS | in the KV loop | sends | spilled "
           f"| scratch sends |")
     print("|---|---|---|---|---|---|---|")
     for dt, d, causal in variants:
         name = f"{dt} d={d}{' causal' if causal else ''}"
         try:
-            secs, r, spill = build(args.target, dt, d, causal, compat=args.compat)
+            secs, r, spill = build(args.target, dt, d, causal, num_warps=args.num_warps,
+                                     compat=args.compat)
         except zetile.CompilationError as e:
             print(f"| {name} | refused: {str(e).splitlines()[-1][:120]} |||||")
             continue
