@@ -15,8 +15,10 @@ copies stay refused by name.
 Evidence: E1 (spirv-val, pvc and bmg), E2 (ocloc + iga64 for pvc: no
 spills), E5 (the pvc SPIR-V on Intel's OpenCL CPU runtime: every output
 exactly numpy's, integer-valued inputs; an atomic counted twice would show
-as 1 + 2x)."""
+as 1 + 2x). Also a dot's B operand on a 2x2 grid (copies down the grid's
+rows only) stored and reduced."""
 import os
+import re
 import sys
 
 import numpy as np
@@ -24,7 +26,7 @@ import pytest
 
 import zetile
 from zt_testutil import (SLOW_TESTS, have_tool, isa_no_spill, opencl_cpu_or_skip, run_result,
-                          spirv_val)
+                          spirv_val, unalias_types)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -57,6 +59,22 @@ def test_builds(target, shape):
         spirv_val(ck.asm["spirv"])
 
 
+B_SIG = {"A": "*fp16", "C": "*fp16", "O": "*fp32", "SC": "*fp16", "S0": "*fp32", "S1": "*fp32"}
+
+
+@pytest.mark.parametrize("target", ["pvc", "bmg"])
+def test_b_operand_builds(target):
+    # A dot's B operand stored and reduced (was "2-D store of this value" /
+    # "reduction of this 2-D value"): grid row 0 stores its 32 columns.
+    ck = zetile.compile(X.b_operand_read_kernel, signature=B_SIG, constexprs={"N": 32},
+                        target=target, num_warps=4, cached=False)
+    # 2x2 grid: each subgroup's 32 rows x 16 columns of c, 32 row scatters.
+    assert len(re.findall(r"xegpu\.store [^\n]*vector<16xf16>",
+                          unalias_types(ck.asm["mlir"]))) == 32
+    if have_tool("spirv-val"):
+        spirv_val(ck.asm["spirv"])
+
+
 def test_e2_pvc():
     ck = _compile("pvc", SHAPES[0], compat=True)
     r = isa_no_spill(ck.asm["spirv"], "-ze-opt-large-register-file", "copies read, pvc compat")
@@ -82,6 +100,20 @@ def run(m=16, k=32, nw=4):
     return {n: float(np.abs(f(out[n]) - f(ref[n])).max()) for n in OUTS}
 
 
+def run_b_operand():
+    """Max abs errors of b_operand_read_kernel's outputs against numpy."""
+    rng = np.random.default_rng(2)
+    a = rng.integers(-2, 3, (32, 32)).astype(np.float16)
+    c = rng.integers(-2, 3, (32, 32)).astype(np.float16)
+    f = lambda x: x.astype(np.float32)  # noqa: E731
+    ref = {"O": f(a) @ f(c), "SC": c, "S0": f(c).sum(0), "S1": f(c).max(1)}
+    out = {n: np.zeros_like(r) for n, r in ref.items()}
+    X.b_operand_read_kernel[(1,)](a, c, out["O"], out["SC"], out["S0"], out["S1"], N=32,
+                                  num_warps=4)
+    zetile.get_device().synchronize()
+    return {"b_" + n: float(np.abs(f(out[n]) - f(ref[n])).max()) for n in ref}
+
+
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"m{s[0]}w{s[2]}")
 def test_e5_opencl_cpu(shape):
     if shape != SHAPES[0] and not SLOW_TESTS:
@@ -89,11 +121,12 @@ def test_e5_opencl_cpu(shape):
                     "ZETILE_SLOW_TESTS=1")
     opencl_cpu_or_skip()
     m, k, nw, _ = shape
+    extra = " | run_b_operand()" if shape == SHAPES[0] else ""
     errs = run_result(f"""
         import json, zetile
-        from test_xe_copies_read import run
+        from test_xe_copies_read import run, run_b_operand
         assert zetile.get_device().info["name"] == "opencl:cpu"
-        print("RESULT " + json.dumps(run({m}, {k}, {nw})))
+        print("RESULT " + json.dumps(run({m}, {k}, {nw}){extra}))
     """, path=HERE, timeout=1200)
     assert all(v == 0.0 for v in errs.values()), errs
 

@@ -49,3 +49,18 @@ def copies_scanned_kernel(A, B, C, W, O, M: tl.constexpr, K: tl.constexpr):
     # A scan of the copies: each copy would be scanned across the grid's
     # columns as if it were another part.
     tl.store(O + rk[:, None] * 16 + c16[None, :], tl.cumsum(c.to(tl.float32), axis=0))
+
+
+@zetile.jit
+def b_operand_read_kernel(A, C, O, SC, S0, S1, N: tl.constexpr):
+    # c is the dot's B operand on the 2x2 grid of 4 warps (N = 32): all N
+    # rows in each subgroup, its N/2 columns; the same in both grid rows.
+    # Stored and reduced from the B blocks (once per element), not loaded
+    # again.
+    r = tl.arange(0, N)
+    a = tl.load(A + r[:, None] * N + r[None, :])
+    c = tl.load(C + r[:, None] * N + r[None, :])
+    tl.store(O + r[:, None] * N + r[None, :], tl.dot(a, c))
+    tl.store(SC + r[:, None] * N + r[None, :], c)
+    tl.store(S0 + r, tl.sum(c.to(tl.float32), axis=0))
+    tl.store(S1 + r, tl.max(c.to(tl.float32), axis=1))
