@@ -28,6 +28,13 @@ zt_status_t xe_lane_moves(MlirContext ctx, MlirModule m, bool* out_done);
 /// of memory only.
 zt_status_t xe_pack_lanes(MlirContext ctx, MlirModule m, int* out_packed);
 
+/// Masked one-element global loads and stores of the lane code become calls
+/// of one private func.func per form holding the op (xe_mask_calls.c), so
+/// the branch upstream lowers each to is made once per form;
+/// ZETILE_XE_MASK_CALLS=0 skips it. `out_calls` (may be NULL) gets the
+/// number of ops replaced. Errors: out of memory only.
+zt_status_t xe_mask_calls(MlirContext ctx, MlirModule m, int* out_calls);
+
 /// True when the one-lane module `m` holds a vector of rank 2 or more or a
 /// vector op other than extract, insert, extract_strided_slice,
 /// from_elements, a broadcast of a scalar and a shuffle of one vector with

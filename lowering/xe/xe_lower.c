@@ -834,6 +834,12 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
         s = xe_pack_lanes(lc->ctx, m, NULL);
         zt_timing_record("lane packing", zt_timing_now_ms() - t);
       }
+      // Masked element loads/stores as calls of one helper per form
+      // (xe_mask_calls.c); ZETILE_XE_MASK_CALLS=0 skips it. Not with
+      // atomics (their text route re-prints the module; not checked with
+      // helpers in it) nor at 8 lanes (not checked there).
+      if (!s && done && !info.atomics && info.lanes == XE_SUBGROUP)
+        s = xe_mask_calls(lc->ctx, m, NULL);
       ours_done = done;
       if (!s && done) {
         // Upstream's distribution and the canonicalize after it, which

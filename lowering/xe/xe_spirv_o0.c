@@ -61,6 +61,35 @@ zt_status_t xe_spirv_target_machine(int level, LLVMTargetMachineRef* out) {
   return *out ? NULL : zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: target machine");
 }
 
+// The masked access helpers (xe_mask_calls.c, functions named zt_mcall_*):
+// internal, spir_func, and `noinline` while LLVM's passes run (inlined,
+// their branches would be back in the kernel for the passes and selection
+// to handle one by one), `alwaysinline` for the SPIR-V (FunctionControl
+// Inline: IGC inlines them).
+static void mark_mask_helpers(LLVMModuleRef mod, bool for_passes) {
+  unsigned noinl = LLVMGetEnumAttributeKindForName("noinline", 8);
+  unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+    size_t len;
+    const char* name = LLVMGetValueName2(f, &len);
+    if (len < 9 || strncmp(name, "zt_mcall_", 9) != 0 || LLVMIsDeclaration(f)) continue;
+    if (for_passes) {
+      LLVMSetLinkage(f, LLVMInternalLinkage);
+      LLVMSetFunctionCallConv(f, LLVMSPIRFUNCCallConv);
+      for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
+        LLVMValueRef call = LLVMGetUser(u);
+        if (LLVMIsACallInst(call)) LLVMSetInstructionCallConv(call, LLVMSPIRFUNCCallConv);
+      }
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, noinl, 0));
+    } else {
+      LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinl);
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                              LLVMCreateEnumAttribute(ctx, always, 0));
+    }
+  }
+}
+
 // Bitcode to SPIR-V (under the emission lock: the backend's state is
 // process-wide): `passes`, when given, run first through LLVM's new pass
 // manager with the tuning gpu-module-to-binary uses (MLIR's
@@ -73,6 +102,7 @@ static zt_status_t select_module(LLVMContextRef ctx, LLVMModuleRef mod, zt_statu
   char* err = NULL;
   LLVMTargetMachineRef tm = NULL;
   if (!s) s = xe_spirv_target_machine(level, &tm);
+  if (!s) mark_mask_helpers(mod, true);
   if (!s && passes) {
     double t0 = zt_timing_now_ms();
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
@@ -89,6 +119,7 @@ static zt_status_t select_module(LLVMContextRef ctx, LLVMModuleRef mod, zt_statu
     }
     zt_timing_record("Xe SPIR-V emission: LLVM passes", zt_timing_now_ms() - t0);
   }
+  if (!s) mark_mask_helpers(mod, false);
   // Before selection, on every route here (xe_llvm_legalize.c).
   if (!s) xe_expand_bitreverse(mod);
   if (!s && xe_split_wide_narrow(mod) < 0)
