@@ -146,9 +146,13 @@ bool cpu_scalar_i64(cpu_t* c, const cpu_val_t* s, char out[ZT_CPU_NAME]);
 /// row_bytes-long row at pointer bp moved by `step` bytes (an i64 name; NULL:
 /// not moved) (cpu_ops.c).
 void cpu_prefetch_row(cpu_t* c, const char* bp, const char* step, int64_t row_bytes);
-/// In a store's blocked loop, block `iv`: prefetch c->pf_ptr's element iv
-/// of the next program (no-op when c->pf_ptr is NULL; cpu_ops.c).
+/// In a blocked loop, block `iv`: prefetch c->pf_ptr's element iv of the
+/// next program (no-op when c->pf_ptr is NULL; cpu_ops.c).
 void cpu_prefetch_next(cpu_t* c, const char* iv);
+/// Before a blocked loop over roots (and root's operands) when c->pf_ptr is
+/// not set: sets it (and c->pf_delta) to a load they read whose base moves
+/// with the program id; true if it did (the caller clears it; cpu_ops.c).
+bool cpu_prefetch_pick(cpu_t* c, const MlirValue* roots, int nroots, const cpu_val_t* root);
 /// Appends one indented line to the body.
 void cpu_line(cpu_t* c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 /// Element `idx` (an index SSA name) of v: the scalar itself for scalars and

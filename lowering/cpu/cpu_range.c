@@ -355,9 +355,24 @@ static zt_status_t range_loop(cpu_t* c, const char* from, const char* to, bool b
   return s;
 }
 
+static zt_status_t split_loop(cpu_t* c, const MlirValue* roots, int nroots,
+                              const cpu_val_t* root, int64_t numel, MlirValue skip_mask,
+                              cpu_body_fn body, void* user);
+
+// Any such loop reading a load whose base moves with the program id (layer
+// norm's X) prefetches the next program's block (cpu_prefetch_pick).
 zt_status_t cpu_split_loop(cpu_t* c, const MlirValue* roots, int nroots,
                            const cpu_val_t* root, int64_t numel, MlirValue skip_mask,
                            cpu_body_fn body, void* user) {
+  bool picked = cpu_prefetch_pick(c, roots, nroots, root);
+  zt_status_t s = split_loop(c, roots, nroots, root, numel, skip_mask, body, user);
+  if (picked) c->pf_ptr = NULL;
+  return s;
+}
+
+static zt_status_t split_loop(cpu_t* c, const MlirValue* roots, int nroots,
+                              const cpu_val_t* root, int64_t numel, MlirValue skip_mask,
+                              cpu_body_fn body, void* user) {
   split_t sp = {.first = NULL, .n = 0};
   bool over = c->no_split;
   for (int i = 0; i < nroots; ++i) split_walk(c, roots[i], &sp, 0, &over);

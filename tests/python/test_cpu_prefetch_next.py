@@ -1,5 +1,6 @@
 """A store's pass prefetches the next program's row (issue 16, session 19;
-lowering/cpu/cpu_ops.c cpu_prefetch_next).
+lowering/cpu/cpu_ops.c cpu_prefetch_next), and since session 21 every blocked
+loop reading such a row does (cpu_prefetch_pick): a reduction's pass too.
 
 Layer norm reads its row X three times, the first from memory. When a store
 reads a load whose base moves with the program id (`X += row * stride`), each
@@ -36,6 +37,18 @@ def _scale_rows(X, Y, stride, N, BLOCK: tl.constexpr):
 def _flat(X, Y, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(Y + offs, tl.load(X + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+@zetile.jit
+def _row_sums(X, Out, stride, N, BLOCK: tl.constexpr):
+    # No row store: only the reduction's pass reads X.
+    row = tl.program_id(0)
+    X += row * stride
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(X + cols, mask=cols < N, other=0.0)
+    tl.store(Out + row, tl.sum(acc, axis=0))
 
 
 _SIG = {"X": "*fp32", "Y": "*fp32", "stride": "i32", "N": "i32"}
@@ -96,3 +109,24 @@ def test_layer_norm_prefetches_and_matches():
     mlir = zetile.compile(_layer_norm_fwd_fused, sig, constexprs={"BLOCK_SIZE": 1024},
                           cached=False).asm["mlir"]
     assert _prefetches(mlir)
+
+
+def test_reduction_pass_prefetches_next_programs_row():
+    # Session 21: layer norm's store pass waited on Y's lines and the next
+    # row at once while its reduction passes left memory idle; now the
+    # reduction's loop asks for the next row (here there is no other loop).
+    sig = {"X": "*fp32", "Out": "*fp32", "stride": "i32", "N": "i32"}
+    mlir = zetile.compile(_row_sums, sig, constexprs={"BLOCK": 256}, cached=False).asm["mlir"]
+    pf = _prefetches(mlir)
+    assert pf, "no prefetch in the reduction's loop"
+    for a in pf:  # each one X's next row: X's base + stride * 4 bytes
+        m = re.search(re.escape(a) + r" = llvm\.getelementptr (%\S+)\[", mlir)
+        m = re.search(re.escape(m.group(1)) + r" = llvm\.inttoptr (%\S+) ", mlir)
+        m = re.search(re.escape(m.group(1)) + r" = arith\.addi %\S+, (%\S+) : i64", mlir)
+        m = re.search(re.escape(m.group(1)) + r" = arith\.muli (%\S+), %\S+ : i64", mlir)
+        assert re.search(re.escape(m.group(1)) + r" = arith\.extsi %arg2 : i32 to i64", mlir), a
+    rows, n = 3, 700
+    x = np.random.default_rng(7).standard_normal((rows, n)).astype(np.float32)
+    out = np.full(rows, np.nan, np.float32)
+    _row_sums[(rows,)](x, out, n, n, BLOCK=256)
+    np.testing.assert_allclose(out, x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-4)
