@@ -129,6 +129,14 @@ zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, bool rows, int* out_count
 /// *out_count: how many.
 zt_status_t zt_widen_half_dots(MlirOperation kernel, int* out_count);
 
+/// Unrolls the leading dimension of 3-D tile code (Triton's batched dot) into
+/// one 2-D value per batch slice, for the Xe lowerings, which have no 3-D
+/// layouts (lowering/common/batch_unroll.c); a kernel with forms it does not
+/// handle (3-D values in loops, reductions, a batch over 16) is left as it
+/// was, and so is one without a 3-D dot when `dots_only` (dg2's lowering runs
+/// other 3-D code itself). *out_batch: the slices made, 0 when unchanged.
+zt_status_t zt_unroll_batch_dims(MlirOperation kernel, bool dots_only, int* out_batch);
+
 /// Rewrites rank-1 tile.block_load / block_store (1-D tensor descriptors)
 /// into pointer loads / stores under their bound, for the GPU lowerings
 /// (lowering/common/block1d.c); *out_count: how many.

@@ -388,6 +388,10 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   // 1-D tensor descriptors: pointer accesses under their bound (this
   // lowering's block IO is 2-D; lowering/common/block1d.c).
   ZT_RETURN_IF_ERROR(zt_block1d_to_pointers(lc->kernel, NULL));
+  // A batched (3-D) dot as one 2-D dot per batch slice
+  // (lowering/common/batch_unroll.c): the SIMD8 dot is 2-D only, while
+  // this lowering runs other 3-D code (elementwise, reductions) as it is.
+  ZT_RETURN_IF_ERROR(zt_unroll_batch_dims(lc->kernel, true, NULL));
   // Dots with fp16/bf16 results accumulate in fp32 (the builtins have no other).
   ZT_RETURN_IF_ERROR(zt_widen_half_dots(lc->kernel, NULL));
   dg2_t c;

@@ -307,8 +307,12 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
   // need none. Loaded (1, N) rows broadcast to a tile have one in a single
   // subgroup (1-row blocks) and stay as they are there; over several
   // subgroups the grid may split rows, which one row cannot follow.
+  // 3-D code (a batched dot) as one 2-D value per batch slice: Xe has no
+  // 3-D layouts (lowering/common/batch_unroll.c). First: the slices' unit
+  // shapes are squeezed next.
+  zt_status_t s = zt_unroll_batch_dims(k, false, NULL);
   int squeezed;
-  zt_status_t s = zt_squeeze_unit_dims(k, lc->options->num_warps != 1, &squeezed);
+  if (!s) s = zt_squeeze_unit_dims(k, lc->options->num_warps != 1, &squeezed);
   // Dots with fp16/bf16 results accumulate in fp32 (DPAS has no other).
   if (!s) s = zt_widen_half_dots(k, NULL);
   // A transposed block load into a dot reads the transposed view instead.
@@ -405,10 +409,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
         p += l;
       }
     }
-    const xe_target_t* stg = e.target;
-    xe_sink_loads(&e.body, stg ? (int64_t)(stg->grf_large ? stg->grf_large : stg->grf_default) *
-                                     stg->grf_bytes
-                               : 0);
+    xe_sink_loads(&e.body);
     if (e.body.data) zt_strbuf_puts(out, e.body.data);
     zt_strbuf_puts(out, "    }\n  }\n}\n");
     // ZETILE_XE_TYPE_ALIAS=0 leaves the vector types written out (to measure against).

@@ -1,0 +1,464 @@
+// Unrolling a small leading (batch) dimension out of 3-D tile code:
+// Triton's batched dot, `tl.dot(x, y)` on (B, M, K) x (B, K, N), as B 2-D
+// dots, and every 3-D value around it as B 2-D values.
+//
+// Why: the Xe lowerings (pvc/bmg SIMD16 and dg2 SIMD8) have layouts for 1-D
+// and 2-D tensors only, so the batched dot, which the CPU target and Triton
+// run, was refused by name ("3-D tensors are not supported on Xe yet"). A
+// constexpr batch of a few slices costs B times the 2-D code, which is what
+// a kernel written slice by slice would be.
+//
+// The rewrite: a 3-D value of shape (B, M, N) becomes B 2-D values of shape
+// (M, N); a (1, M, N) value one, read by every slice. The batch index
+// `tl.arange(S, S + B)[:, None, None]` becomes the constant S + b in slice b.
+// Elementwise ops (arith, math, addptr, pointer casts), splat, broadcast,
+// load, store, atomics and dot map slice by slice; an elementwise op or
+// broadcast whose operands are all splats of scalars is computed on the
+// scalars and splat (so `X + b * M * K` becomes one scalar pointer, as in a
+// 2-D kernel). Slices computing the same thing share one value.
+//
+// What it does not handle leaves the kernel unchanged (the lowering then
+// refuses the 3-D tensor by name, as before): 3-D values inside loops or
+// branches (their block arguments would need new iteration values),
+// reductions, scans, reshapes, transposes, joins and the like on 3-D
+// values, a batch of more than ZT_BATCH_UNROLL_MAX slices, 4-D tensors.
+#include <stdlib.h>
+#include <string.h>
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+
+#include "common/tile_build.h"
+#include "lowering.h"
+
+#define ZT_BATCH_UNROLL_MAX 16
+
+static int rank_of(MlirType t) {
+  return mlirTypeIsARankedTensor(t) ? (int)mlirShapedTypeGetRank(t) : 0;
+}
+
+// Ops whose 3-D form is B independent 2-D ops, one per batch slice.
+static bool sliceable(MlirOperation op) {
+  if (mlirOperationGetNumRegions(op) != 0) return false;
+  if (zt_op_name_has_prefix(op, "arith.") || zt_op_name_has_prefix(op, "math."))
+    return !zt_op_named(op, "arith.constant");
+  static const char* const tile_ops[] = {
+      "tile.addptr",    "tile.ptr_to_int", "tile.int_to_ptr", "tile.ptr_cast",   "tile.load",
+      "tile.store",     "tile.atomic_rmw", "tile.atomic_cas", "tile.broadcast",  "tile.splat",
+      "tile.dot",       "tile.bitcast",    "tile.fp_to_fp",   "tile.expand_dims"};
+  for (size_t i = 0; i < sizeof tile_ops / sizeof *tile_ops; ++i)
+    if (zt_op_named(op, tile_ops[i])) return true;
+  return false;
+}
+
+static bool writes(MlirOperation op) {
+  return zt_op_named(op, "tile.store") || zt_op_named(op, "tile.atomic_rmw") ||
+         zt_op_named(op, "tile.atomic_cas");
+}
+
+// Ops computed on the scalars when every tensor operand is a splat.
+static bool scalar_foldable(MlirOperation op) {
+  return ((zt_op_name_has_prefix(op, "arith.") || zt_op_name_has_prefix(op, "math.")) &&
+          !zt_op_named(op, "arith.constant")) ||
+         zt_op_named(op, "tile.addptr");
+}
+
+// Whether v (2-D (B, 1)) is `tl.arange(S, S + B)[:, None]`; *start: S.
+static bool batch_range(MlirValue v, int64_t* start) {
+  if (!mlirValueIsAOpResult(v)) return false;
+  MlirOperation e = mlirOpResultGetOwner(v);
+  if (!zt_op_named(e, "tile.expand_dims")) return false;
+  MlirValue r = mlirOperationGetOperand(e, 0);
+  if (!mlirValueIsAOpResult(r) || rank_of(mlirValueGetType(r)) != 1) return false;
+  MlirOperation mr = mlirOpResultGetOwner(r);
+  if (!zt_op_named(mr, "tile.make_range")) return false;
+  MlirAttribute s = mlirOperationGetAttributeByName(mr, mlirStringRefCreateFromCString("start"));
+  if (mlirAttributeIsNull(s) || !mlirAttributeIsAInteger(s)) return false;
+  *start = mlirIntegerAttrGetValueInt(s);
+  return true;
+}
+
+typedef struct {
+  MlirValue v;  // a 3-D value of the original code
+  int n;        // 1 (leading dimension 1) or the batch
+  MlirValue s[ZT_BATCH_UNROLL_MAX];
+} slices_t;
+
+typedef struct {
+  slices_t* m;
+  size_t n, cap;
+  int64_t batch;
+  bool oom;
+  MlirOperation at;  // new ops go in front of it
+} unroll_t;
+
+static slices_t* find(unroll_t* u, MlirValue v) {
+  for (size_t i = 0; i < u->n; ++i)
+    if (mlirValueEqual(u->m[i].v, v)) return &u->m[i];
+  return NULL;
+}
+
+static slices_t* add(unroll_t* u, MlirValue v, int n) {
+  if (u->n == u->cap) {
+    size_t cap = u->cap ? 2 * u->cap : 64;
+    slices_t* p = realloc(u->m, cap * sizeof *p);
+    if (!p) {
+      u->oom = true;
+      return NULL;
+    }
+    u->m = p;
+    u->cap = cap;
+  }
+  slices_t* s = &u->m[u->n++];
+  memset(s, 0, sizeof *s);
+  s->v = v;
+  s->n = n;
+  return s;
+}
+
+// Slice b of operand v: v itself when it is not 3-D (a scalar).
+static MlirValue slice_of(unroll_t* u, MlirValue v, int b) {
+  if (rank_of(mlirValueGetType(v)) != 3) return v;
+  slices_t* s = find(u, v);
+  return s->s[s->n == 1 ? 0 : b];
+}
+
+static MlirType slice_type(MlirType t) {
+  int64_t shape[2] = {mlirShapedTypeGetDimSize(t, 1), mlirShapedTypeGetDimSize(t, 2)};
+  return zt_tb_tensor(2, shape, mlirShapedTypeGetElementType(t));
+}
+
+static MlirValue splat_scalar(MlirValue v) {
+  if (!mlirValueIsAOpResult(v)) return (MlirValue){NULL};
+  MlirOperation d = mlirOpResultGetOwner(v);
+  return zt_op_named(d, "tile.splat") ? mlirOperationGetOperand(d, 0) : (MlirValue){NULL};
+}
+
+// Whether the kernel's 3-D code is all of a form this rewrite handles
+// (bad: not), its batch (0: only leading dimensions of 1), any: 3-D at all.
+typedef struct {
+  MlirBlock entry;
+  int64_t batch;
+  bool any, bad, dot;
+} check_t;
+
+static bool check_leading(check_t* c, MlirType t) {
+  int r = rank_of(t);
+  if (r < 3) return true;
+  if (r != 3) return false;
+  c->any = true;
+  int64_t d = mlirShapedTypeGetDimSize(t, 0);
+  if (d == 1) return true;
+  if (d < 1 || d > ZT_BATCH_UNROLL_MAX || (c->batch && c->batch != d)) return false;
+  c->batch = d;
+  return true;
+}
+
+static MlirWalkResult check_cb(MlirOperation op, void* ud) {
+  check_t* c = ud;
+  bool three = false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op) && !c->bad; ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
+    three |= rank_of(t) >= 3;
+    c->bad |= !check_leading(c, t);
+  }
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op) && !c->bad; ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(op, i));
+    three |= rank_of(t) >= 3;
+    c->bad |= !check_leading(c, t);
+  }
+  for (intptr_t r = 0; r < mlirOperationGetNumRegions(op) && !c->bad; ++r)
+    for (MlirBlock bl = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+         !mlirBlockIsNull(bl); bl = mlirBlockGetNextInRegion(bl))
+      for (intptr_t a = 0; a < mlirBlockGetNumArguments(bl); ++a)
+        c->bad |= rank_of(mlirValueGetType(mlirBlockGetArgument(bl, a))) >= 3;
+  if (c->bad) return MlirWalkResultInterrupt;
+  if (!three) return MlirWalkResultAdvance;
+  c->dot |= zt_op_named(op, "tile.dot");
+  if (!mlirBlockEqual(mlirOperationGetBlock(op), c->entry) || !sliceable(op)) {
+    c->bad = true;
+    return MlirWalkResultInterrupt;
+  }
+  if (zt_op_named(op, "tile.expand_dims")) {
+    MlirValue in = mlirOperationGetOperand(op, 0);
+    MlirType it = mlirValueGetType(in), rt = mlirValueGetType(mlirOperationGetResult(op, 0));
+    int64_t start;
+    // (1, ...) results are 2-D values; a (B, 1, 1) one must be the batch index.
+    c->bad = rank_of(it) != 2 ||
+             (mlirShapedTypeGetDimSize(rt, 0) != 1 &&
+              !(mlirShapedTypeGetDimSize(rt, 1) == 1 && mlirShapedTypeGetDimSize(rt, 2) == 1 &&
+                batch_range(in, &start)));
+  } else {
+    // Every tensor operand and result 3-D (no rank changes but expand_dims).
+    for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+      int r = rank_of(mlirValueGetType(mlirOperationGetOperand(op, i)));
+      c->bad |= r != 0 && r != 3;
+    }
+    for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
+      c->bad |= rank_of(mlirValueGetType(mlirOperationGetResult(op, i))) != 3;
+  }
+  return c->bad ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
+}
+
+// op rebuilt in front of `at` with other operands and result types.
+static MlirOperation rebuild(MlirOperation at, MlirOperation op, intptr_t nops,
+                             const MlirValue* ops, intptr_t nres,
+                             const MlirType* res) {
+  MlirOperationState st = mlirOperationStateGet(mlirIdentifierStr(mlirOperationGetName(op)),
+                                                mlirOperationGetLocation(op));
+  if (nops) mlirOperationStateAddOperands(&st, nops, ops);
+  if (nres) mlirOperationStateAddResults(&st, nres, res);
+  intptr_t na = mlirOperationGetNumAttributes(op);
+  MlirNamedAttribute attrs[16];
+  if (na > 16) na = 16;  // tile ops carry a few (segment sizes, modifiers, hints)
+  for (intptr_t i = 0; i < na; ++i) attrs[i] = mlirOperationGetAttribute(op, i);
+  if (na) mlirOperationStateAddAttributes(&st, na, attrs);
+  MlirOperation n = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(at), at, n);
+  return n;
+}
+
+// The slices of an expand_dims with a 3-D result (check_cb's forms).
+static void unroll_expand(unroll_t* u, MlirOperation op) {
+  zt_tb_t b = zt_tb_at(u->at);
+  b.loc = mlirOperationGetLocation(op);  // errors name the op's own line
+  MlirValue in = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  MlirType rt = mlirValueGetType(res);
+  int64_t lead = mlirShapedTypeGetDimSize(rt, 0);
+  if (lead != 1) {  // the batch index: slice i is the constant S + i
+    int64_t start = 0, one[2] = {1, 1};
+    batch_range(in, &start);
+    slices_t* s = add(u, res, (int)lead);
+    for (int i = 0; s && i < lead; ++i)
+      s->s[i] = zt_tb_const_splat(&b, mlirShapedTypeGetElementType(rt), (double)(start + i), 2,
+                                  one);
+    return;
+  }
+  slices_t* s = add(u, res, 1);
+  if (!s) return;
+  MlirType st = slice_type(rt);
+  if (mlirTypeEqual(st, mlirValueGetType(in))) {  // (M, N) -> (1, M, N) or (1, N) -> (1, 1, N)
+    s->s[0] = in;
+    return;
+  }
+  // (1, N) -> (1, N, 1): the slice is the column (N, 1), an expand_dims of
+  // the 1-D source when there is one, else a reshape.
+  if (mlirValueIsAOpResult(in)) {
+    MlirOperation d = mlirOpResultGetOwner(in);
+    if (zt_op_named(d, "tile.expand_dims") &&
+        rank_of(mlirValueGetType(mlirOperationGetOperand(d, 0))) == 1) {
+      MlirValue src = mlirOperationGetOperand(d, 0);
+      MlirNamedAttribute ax =
+          zt_tb_attr(&b, "axis", mlirIntegerAttrGet(mlirIntegerTypeGet(b.ctx, 32), 1));
+      s->s[0] = zt_tb_op(&b, "tile.expand_dims", 1, &src, st, 1, &ax);
+      return;
+    }
+  }
+  s->s[0] = zt_tb_op(&b, "tile.reshape", 1, &in, st, 0, NULL);
+}
+
+// Slice i of op's (single) result when all its tensor operands are splats:
+// the op on the scalars, splat. Null when they are not.
+static MlirValue fold_splats(unroll_t* u, MlirOperation op, int i) {
+  intptr_t nops = mlirOperationGetNumOperands(op);
+  MlirValue ops[8];
+  if (nops > 8 || mlirOperationGetNumResults(op) != 1) return (MlirValue){NULL};
+  bool bcast = zt_op_named(op, "tile.broadcast");
+  if (!bcast && !scalar_foldable(op)) return (MlirValue){NULL};
+  for (intptr_t k = 0; k < nops; ++k) {
+    MlirValue o = mlirOperationGetOperand(op, k);
+    if (rank_of(mlirValueGetType(o)) == 0) {
+      ops[k] = o;
+      continue;
+    }
+    ops[k] = splat_scalar(slice_of(u, o, i));
+    if (mlirValueIsNull(ops[k])) return (MlirValue){NULL};
+  }
+  MlirType rt = slice_type(mlirValueGetType(mlirOperationGetResult(op, 0)));
+  int64_t shape[2] = {mlirShapedTypeGetDimSize(rt, 0), mlirShapedTypeGetDimSize(rt, 1)};
+  zt_tb_t b = zt_tb_at(u->at);
+  b.loc = mlirOperationGetLocation(op);  // errors name the op's own line
+  if (bcast) return zt_tb_splat(&b, ops[0], 2, shape);
+  MlirType et = mlirShapedTypeGetElementType(rt);
+  MlirValue r = mlirOperationGetResult(rebuild(u->at, op, nops, ops, 1, &et), 0);
+  return zt_tb_splat(&b, r, 2, shape);
+}
+
+// Slice i of op's results (the batch loop is outside the op loop: a
+// slice's code stays together, as a kernel written slice by slice would
+// have it, and its values die before the next slice's are made).
+static void unroll_op(unroll_t* u, MlirOperation op, int i) {
+  if (zt_op_named(op, "tile.expand_dims")) {
+    if (i == 0) unroll_expand(u, op);
+    return;
+  }
+  intptr_t nops = mlirOperationGetNumOperands(op), nres = mlirOperationGetNumResults(op);
+  if (nres > 4 || nops > 16) {
+    u->oom = true;  // not a form tile ops have; check_cb let it through
+    return;
+  }
+  // Slices: the batch when any operand or result has it, else one.
+  int n = 1;
+  for (intptr_t k = 0; k < nops; ++k) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, k));
+    slices_t* s = rank_of(t) == 3 ? find(u, mlirOperationGetOperand(op, k)) : NULL;
+    if (rank_of(t) == 3 && !s) {
+      u->oom = true;  // a 3-D value not made here (check_cb excludes it)
+      return;
+    }
+    if (s && s->n > 1) n = (int)u->batch;
+  }
+  for (intptr_t k = 0; k < nres; ++k)
+    if (mlirShapedTypeGetDimSize(mlirValueGetType(mlirOperationGetResult(op, k)), 0) > 1)
+      n = (int)u->batch;
+  if (i >= n) return;
+  slices_t* rs[4] = {0};
+  for (intptr_t k = 0; k < nres; ++k) {
+    MlirValue r = mlirOperationGetResult(op, k);
+    rs[k] = i == 0 ? add(u, r, n) : find(u, r);
+    if (!rs[k]) return;
+  }
+  // Stores and atomics write: every slice is its own op.
+  bool pure = nres > 0 && !writes(op);
+  MlirType res[4];
+  for (intptr_t k = 0; k < nres; ++k)
+    res[k] = slice_type(mlirValueGetType(mlirOperationGetResult(op, k)));
+  MlirValue ops[16];
+  bool same = i > 0 && pure;
+  for (intptr_t k = 0; k < nops; ++k) {
+    ops[k] = slice_of(u, mlirOperationGetOperand(op, k), i);
+    same &= mlirValueEqual(ops[k], slice_of(u, mlirOperationGetOperand(op, k), i - 1));
+  }
+  if (same) {  // slice i computes what slice i - 1 did
+    for (intptr_t k = 0; k < nres; ++k) rs[k]->s[i] = rs[k]->s[i - 1];
+    return;
+  }
+  MlirValue f = fold_splats(u, op, i);
+  if (!mlirValueIsNull(f)) {
+    rs[0]->s[i] = f;
+    return;
+  }
+  if (zt_op_named(op, "tile.broadcast") && mlirTypeEqual(mlirValueGetType(ops[0]), res[0])) {
+    rs[0]->s[i] = ops[0];  // (1, M, N) -> (B, M, N): the slice itself
+    return;
+  }
+  MlirOperation c = rebuild(u->at, op, nops, ops, nres, res);
+  for (intptr_t k = 0; k < nres; ++k) rs[k]->s[i] = mlirOperationGetResult(c, k);
+}
+
+// Ops of the rest of the kernel that 3-D code may move across: no writes,
+// no barriers, no control flow.
+static bool reads_only(MlirOperation op) {
+  if (mlirOperationGetNumRegions(op) != 0) return false;
+  if (zt_op_name_has_prefix(op, "arith.") || zt_op_name_has_prefix(op, "math.")) return true;
+  static const char* const ok[] = {"tile.make_range", "tile.expand_dims", "tile.splat",
+                                   "tile.broadcast",  "tile.reshape",     "tile.addptr",
+                                   "tile.load",       "tile.program_id",  "tile.num_programs",
+                                   "tile.ptr_cast",   "tile.ptr_to_int",  "tile.int_to_ptr"};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; ++i)
+    if (zt_op_named(op, ok[i])) return true;
+  return false;
+}
+
+static bool has_3d(MlirOperation op) {
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    if (rank_of(mlirValueGetType(mlirOperationGetOperand(op, i))) == 3) return true;
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
+    if (rank_of(mlirValueGetType(mlirOperationGetResult(op, i))) == 3) return true;
+  return false;
+}
+
+// One segment's ops, slice by slice, its closing write included: slice
+// b + 1's loads then follow slice b's store. A program that read in slice
+// b + 1 what it writes in slice b would see the difference, but on a GPU
+// that program already races (the two elements sit in different lanes,
+// with no barrier between the load and the store). Writing every slice's
+// store last instead cost IGC 1440 sends for the 4-slice test kernel
+// (slice by slice: 94).
+static void unroll_segment(unroll_t* u, MlirOperation* ops, size_t n) {
+  for (int i = 0; i < u->batch && !u->oom; ++i)
+    for (size_t j = 0; j < n && !u->oom; ++j) unroll_op(u, ops[j], i);
+}
+
+// Ops the rewrite may leave unread (the batch index's range and column,
+// splats no slice took): erased when nothing reads them.
+static bool dead_pure(MlirOperation op) {
+  if (mlirOperationGetNumRegions(op) != 0 || mlirOperationGetNumResults(op) != 1) return false;
+  if (!mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, 0)))) return false;
+  return zt_op_named(op, "tile.make_range") || zt_op_named(op, "tile.expand_dims") ||
+         zt_op_named(op, "tile.splat") || zt_op_named(op, "tile.broadcast") ||
+         zt_op_named(op, "tile.reshape") || zt_op_named(op, "tile.addptr") ||
+         (zt_op_name_has_prefix(op, "arith.") || zt_op_name_has_prefix(op, "math."));
+}
+
+zt_status_t zt_unroll_batch_dims(MlirOperation kernel, bool dots_only, int* out_batch) {
+  if (out_batch) *out_batch = 0;
+  MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
+  check_t c = {.entry = entry};
+  mlirOperationWalk(kernel, check_cb, &c, MlirWalkPreOrder);
+  // Nothing to do, or a form left to the refusal.
+  if (!c.any || c.bad || (dots_only && !c.dot)) return NULL;
+  unroll_t u = {.batch = c.batch ? c.batch : 1};
+  MlirOperation* old = NULL;
+  size_t nold = 0, capold = 0;
+  // Slice by slice within a segment: 3-D ops up to a write (store, atomic)
+  // or up to an op of the rest with effects, the new ops in front of the
+  // segment's last op (or of that op), so memory order between segments
+  // stays the program's. (Op by op instead, each op's slices together,
+  // IGC issued 680 sends for the 4-slice test kernel, against 94.)
+  size_t seg = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(entry); !mlirOperationIsNull(op) && !u.oom;
+       op = mlirOperationGetNextInBlock(op)) {
+    bool three = has_3d(op);
+    if (three && !zt_op_list_push(&old, &nold, &capold, op)) {
+      u.oom = true;
+      break;
+    }
+    bool end = three ? writes(op) || mlirOperationIsNull(mlirOperationGetNextInBlock(op))
+                     : nold > seg && !reads_only(op);
+    if (!end || nold == seg) continue;
+    u.at = op;
+    unroll_segment(&u, old + seg, nold - seg);
+    seg = nold;
+  }
+  if (nold > seg && !u.oom) {  // the last segment ends at its last 3-D op
+    u.at = old[nold - 1];
+    unroll_segment(&u, old + seg, nold - seg);
+  }
+  if (u.oom) {
+    free(old);
+    free(u.m);
+    return zt_make_status(ZT_STATUS_INTERNAL,
+                          "batch unroll: out of memory or an unexpected 3-D form");
+  }
+  // The 3-D ops are read by 3-D ops only: erased readers first.
+  MlirOperation* feed = NULL;
+  size_t nfeed = 0, capfeed = 0;
+  for (size_t i = nold; i-- > 0;) {
+    for (intptr_t k = 0; k < mlirOperationGetNumOperands(old[i]); ++k) {
+      MlirValue o = mlirOperationGetOperand(old[i], k);
+      if (mlirValueIsAOpResult(o) && rank_of(mlirValueGetType(o)) != 3)
+        zt_op_list_push(&feed, &nfeed, &capfeed, mlirOpResultGetOwner(o));
+    }
+    mlirOperationDestroy(old[i]);
+  }
+  // What fed only them (the batch index's column and range, splats' constants).
+  for (size_t i = 0; i < nfeed; ++i) {
+    MlirOperation d = feed[i];
+    if (mlirOperationIsNull(d) || !dead_pure(d)) continue;
+    for (intptr_t k = 0; k < mlirOperationGetNumOperands(d); ++k) {
+      MlirValue o = mlirOperationGetOperand(d, k);
+      if (mlirValueIsAOpResult(o))
+        zt_op_list_push(&feed, &nfeed, &capfeed, mlirOpResultGetOwner(o));
+    }
+    // Later entries may name d again.
+    for (size_t j = i + 1; j < nfeed; ++j)
+      if (mlirOperationEqual(feed[j], d)) feed[j] = (MlirOperation){NULL};
+    mlirOperationDestroy(d);
+  }
+  free(feed);
+  free(old);
+  free(u.m);
+  if (out_batch) *out_batch = (int)u.batch;
+  return NULL;
+}
