@@ -370,9 +370,9 @@ static bool has_3d(MlirOperation op) {
 
 // One segment's ops, slice by slice, its closing write included: slice
 // b + 1's loads then follow slice b's store. A program that read in slice
-// b + 1 what it writes in slice b would see the difference, but on a GPU
-// that program already races (the two elements sit in different lanes,
-// with no barrier between the load and the store). Writing every slice's
+// b + 1 what it writes in slice b would see the difference; on a GPU that
+// program already depends on which lanes hold which elements (no barrier
+// orders one element's store before another's load). Writing every slice's
 // store last instead cost IGC 1440 sends for the 4-slice test kernel
 // (slice by slice: 94).
 static void unroll_segment(unroll_t* u, MlirOperation* ops, size_t n) {
