@@ -21,8 +21,13 @@ DIFFERENCES = {
            "int8 → int32 on the CPU target and dg2, and on pvc/bmg when the operands come through "
            "tensor descriptors, block pointers or pointer tensors proven contiguous; uint8 operands "
            "are read as unsigned (one signedness per kernel on pvc/bmg); bf16x3/bf16x6 are "
-           "computed as ieee; 3-D (batched) operands on the CPU target only (Xe refuses 3-D "
-           "tensors)",
+           "computed as ieee; an fp16 result (`out_dtype=tl.float16`, an fp16 accumulator) is "
+           "accumulated in fp32 and rounded to fp16 once per dot on pvc/bmg/dg2 (DPAS accumulates "
+           "in fp32; lowering/common/dot_widen.c), in fp16 on the CPU target as Triton's "
+           "interpreter; 3-D (batched) operands on the CPU target, and on pvc/bmg/dg2 with a "
+           "constexpr batch of up to 16 in straight-line code (one 2-D dot per batch slice, "
+           "lowering/common/batch_unroll.c; 3-D values in loops, reduced or reshaped, stay "
+           "refused there)",
     "load": "cache_modifier / eviction_policy / volatile accepted and ignored",
     **{f"float8{v}": "emulated: held as bytes, computed in fp32 (conversions RTNE or rtz, "
                      "bit-equal to torch's in range, saturating out of range as Triton); fp8 dots are fp16 products with fp32 accumulation; "
