@@ -286,9 +286,7 @@ void xe_alias_vector_types(zt_strbuf_t* out, size_t from);
 /// first reader, past ops that neither write memory nor open or close a
 /// region (xe_sink_loads.c); ZETILE_XE_SINK_LOADS=0 keeps the text. A body
 /// with a region of more than XE_SINK_MAX_DOTS dots is left as written.
-/// regs: the register file's bytes per subgroup (0: unknown), which decides
-/// whether a load held before a loop is read in it (see enter_region).
-void xe_sink_loads(zt_strbuf_t* body, int64_t regs);
+void xe_sink_loads(zt_strbuf_t* body);
 enum { XE_SINK_MAX_DOTS = 2 };
 /// Emits `text` at the entry (once per distinct text) and writes its name:
 /// `text` is the right-hand side, e.g. "arith.constant dense<0> : vector<16xindex>".

@@ -409,10 +409,7 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
         p += l;
       }
     }
-    const xe_target_t* stg = e.target;
-    xe_sink_loads(&e.body, stg ? (int64_t)(stg->grf_large ? stg->grf_large : stg->grf_default) *
-                                     stg->grf_bytes
-                               : 0);
+    xe_sink_loads(&e.body);
     if (e.body.data) zt_strbuf_puts(out, e.body.data);
     zt_strbuf_puts(out, "    }\n  }\n}\n");
     // ZETILE_XE_TYPE_ALIAS=0 leaves the vector types written out (to measure against).

@@ -115,7 +115,6 @@ typedef struct held_s {
   const char* cast;
   size_t ncast;
   char cast_name[XE_NAME_MAX];
-  bool into_loop;  // enter_region's scratch: may move into the loop opening
 } held_t;
 
 static bool held_used(const held_t* h, const char* s, size_t n) {
@@ -193,58 +192,17 @@ static bool read_in(const held_t* h, const char* s, const char* to) {
   return false;
 }
 
-// Bytes of the vector values typed after the line's last " -> " (a load's
-// result, a for line's results: the loop-carried values), per subgroup as
-// this text is written (vector<8x16xf32>: 512). Unknown element types count
-// 4 bytes; scalars and descriptors count nothing.
-static int64_t result_bytes(const char* s, size_t n) {
-  const char* from = NULL;
-  for (const char* p = s; (p = find_in_line(p, (size_t)(s + n - p), " -> ")) != NULL; p += 4)
-    from = p;
-  if (!from) return 0;
-  int64_t total = 0;
-  const char* end = s + n;
-  for (const char* p = from; (p = find_in_line(p, (size_t)(end - p), "vector<")) != NULL;) {
-    p += 7;
-    int64_t elems = 1;
-    while (p < end && *p >= '0' && *p <= '9') {
-      int64_t d = 0;
-      while (p < end && *p >= '0' && *p <= '9') d = d * 10 + (*p++ - '0');
-      elems *= d;
-      if (p < end && *p == 'x') ++p;
-    }
-    int64_t bytes = 4;
-    if (end - p >= 4 && (!memcmp(p, "f16>", 4) || !memcmp(p, "i16>", 4))) bytes = 2;
-    else if (end - p >= 5 && !memcmp(p, "bf16>", 5)) bytes = 2;
-    else if (end - p >= 3 && (!memcmp(p, "i8>", 3) || !memcmp(p, "i1>", 3))) bytes = 1;
-    else if (end - p >= 4 && (!memcmp(p, "f64>", 4) || !memcmp(p, "i64>", 4))) bytes = 8;
-    else if (end - p >= 6 && !memcmp(p, "index>", 6)) bytes = 8;
-    total += elems * bytes;
-  }
-  return total;
-}
-
 // At a line opening a region: loads held before an scf.for that only the
-// loop body reads (not the for line's operands, nothing after the loop) may
-// stay held and be placed at their first reader inside the body, so they
-// are read again on every step; every other held load is placed here. Only
-// when the body writes no memory (a store there could change what they
-// read), and only when the loop-carried values and those loads together
-// take more than half the register file (regs; 0: unknown, always):
-// attention with head dim 128 on 8 subgroups holds 128 accumulator
-// registers across its KV loop and 64 of each step's QK^T, and Q's 16x128
-// (64 registers) held beside them spilled 274 registers on pvc's compat
-// path, read per step 145 (16 more block reads per step, which the cache
-// serves). Below that, reading per step only adds to the body: at head dim
-// 64 (64 accumulator registers, Q 32) the compat path's per-row Q reads and
-// their run-time checks in the loop cost the fp16 causal variant 27 spilled
-// registers once V's reads were IGC's 2D sends (session 20), and all four
-// head dim 64 variants spill nothing with Q held (issue 12, session 21).
-// Half: the step's own tiles (QK^T, P, the V blocks) need the other half.
-// ZETILE_XE_SINK_INTO_LOOPS=0: always placed before the loop; =1: always
-// moved in (the rule off).
-static void enter_region(zt_strbuf_t* out, held_t* h, int* nh, const char* s, size_t n,
-                         int64_t regs) {
+// loop body reads (not the for line's operands, nothing after the loop) stay
+// held and are placed at their first reader inside the body, so they are
+// read again on every step; every other held load is placed here. Only when
+// the body writes no memory (a store there could change what they read).
+// Attention with head dim 128 on 8 subgroups holds 128 accumulator registers
+// across its KV loop and 64 of each step's QK^T: Q's 16x128 (64 registers)
+// held beside them spilled 274 registers on pvc's compat path, read per step
+// 145 (16 more block reads per step, which the cache serves; issue 12).
+// ZETILE_XE_SINK_INTO_LOOPS=0: placed before the loop as before.
+static void enter_region(zt_strbuf_t* out, held_t* h, int* nh, const char* s, size_t n) {
   if (*nh == 0) return;
   const char* env = getenv("ZETILE_XE_SINK_INTO_LOOPS");
   if ((env && strcmp(env, "0") == 0) || !find_in_line(s, n, "scf.for ")) {
@@ -253,17 +211,10 @@ static void enter_region(zt_strbuf_t* out, held_t* h, int* nh, const char* s, si
   }
   const char* end = region_end(s);
   bool writes = may_write(s + n, end);
-  int64_t live = result_bytes(s, n);
-  for (int i = 0; i < *nh; ++i) {
-    h[i].into_loop =
-        !(writes || held_used(&h[i], s, n) || read_in(&h[i], end, end + strlen(end)));
-    if (h[i].into_loop) live += result_bytes(h[i].s, h[i].n);
-  }
-  bool always = env && strcmp(env, "1") == 0;
-  bool fits = regs > 0 && 2 * live <= regs && !always;
   int k = 0;
   for (int i = 0; i < *nh; ++i) {
-    if (fits || !h[i].into_loop) put(out, &h[i]);
+    if (writes || held_used(&h[i], s, n) || read_in(&h[i], end, end + strlen(end)))
+      put(out, &h[i]);
     else h[k++] = h[i];
   }
   *nh = k;
@@ -312,7 +263,7 @@ static int dots_per_region(const char* s) {
   return most;
 }
 
-void xe_sink_loads(zt_strbuf_t* body, int64_t regs) {
+void xe_sink_loads(zt_strbuf_t* body) {
   const char* env = getenv("ZETILE_XE_SINK_LOADS");
   if ((env && strcmp(env, "0") == 0) || !body->data) return;
   // No block load, nothing to move (softmax, layer norm, elementwise code):
@@ -366,7 +317,7 @@ void xe_sink_loads(zt_strbuf_t* body, int64_t regs) {
       s += n;
       continue;
     }
-    if (opens_region(s, n) && !closes_region(s, n)) enter_region(&out, h, &nh, s, n, regs);
+    if (opens_region(s, n) && !closes_region(s, n)) enter_region(&out, h, &nh, s, n);
     else place(&out, h, &nh, s, n, !movable_past(s, n));
     zt_strbuf_append(&out, s, n);
     s += n;

@@ -81,10 +81,9 @@ def test_pvc_isa_has_dpas_in_the_loop_and_no_spill(pvc_kernel):
     # the native path); the compat path links their OpenCL C versions, after
     # which nothing is unresolved: the kernel Debian's driver would run. Its
     # row reads have loops and branches of their own, so the DPAS are
-    # counted in the loop that holds the most. No spill since each dot goes
-    # K step by K step and Q (at this head dim) is read once before the KV
-    # loop (7 registers before, 248 with the loads where the tile ops stand;
-    # Q read per step: 0 non-causal, 27 causal; issue 12).
+    # counted in the loop that holds the most. No spill since Q is read per
+    # KV step and each dot goes K step by K step (7 registers before, 248
+    # with the loads where the tile ops stand; issue 12).
     ck = zetile.compile(attn_fwd_kernel, signature=SIG, constexprs=CONFIG, target="pvc",
                         num_warps=NUM_WARPS, compat=True, cached=False)
     isas, log = isa.ocloc_isa(ck.asm["spirv"], "pvc", "-ze-opt-large-register-file")

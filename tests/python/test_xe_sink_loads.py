@@ -151,23 +151,15 @@ def _loads_before_first_loop(mlir):
 
 
 @pytest.mark.parametrize("d", [64, 128])
-def test_q_blocks_read_inside_the_kv_loop_only_when_large(monkeypatch, d):
+def test_q_blocks_read_inside_the_kv_loop(monkeypatch, d):
     # Q's blocks are read before the KV loop and used only in it; the loop
-    # writes no memory, so they may be read again on every step, each at
-    # its first DPAS. They are, when the loop-carried values and Q together
-    # take more than half the register file (xe_sink_loads.c enter_region):
-    # at head dim 128 (128 accumulator registers, Q 64 of pvc's 256) Q held
-    # across the loop did not fit beside them and 64 of QK^T (issue 12); at
-    # head dim 64 (64 + 32) Q stays before the loop, read once (the compat
-    # path's fp16 causal variant spilled 27 registers reading it per step,
-    # 0 holding it: test_e2_compat_attention_d64_causal_holds_q_without_spill).
+    # writes no memory, so they are read again on every step, each at its
+    # first DPAS: at head dim 128 the 64 registers of Q held across the loop
+    # did not fit beside 128 of accumulator and 64 of QK^T (issue 12).
     moved = _compile_d(monkeypatch, d).asm["mlir"]
     kept = _compile_d(monkeypatch, d, into_loops=False).asm["mlir"]
     # Q's tile: 16 rows x d per subgroup in 8x16 blocks.
     assert _loads_before_first_loop(kept) == 2 * d // 16, _loads_before_first_loop(kept)
-    if d == 64:
-        assert moved == kept
-        return
     assert _loads_before_first_loop(moved) == 0
     # With the K-step DPAS order (xe_matrix.c dot_blocks) and K^T's
     # transposed reads moving with their register cast, a step of QK^T
@@ -176,22 +168,14 @@ def test_q_blocks_read_inside_the_kv_loop_only_when_large(monkeypatch, d):
     assert _most_live_loads(moved) <= 4, _most_live_loads(moved)
 
 
-def test_q_read_per_step_on_request(monkeypatch):
-    # ZETILE_XE_SINK_INTO_LOOPS=1 moves Q into the loop whatever its size
-    # (the rule off, to measure against).
-    monkeypatch.setenv("ZETILE_XE_SINK_INTO_LOOPS", "1")
-    ck = zetile.compile(attn_fwd_kernel, signature=SIG, constexprs=CONFIG, target="pvc",
-                        num_warps=8, cached=False)
-    assert _loads_before_first_loop(ck.asm["mlir"]) == 0
-
-
 @pytest.mark.skipif(not (have_tool("ocloc") and have_tool("iga64")), reason="ocloc/iga64 missing")
-def test_e2_compat_attention_d64_causal_holds_q_without_spill(monkeypatch):
-    # pvc, 256 GRF, the compat path, fp16, head dim 64, causal: with Q read
-    # per KV step (and V's reads IGC's 2D transform sends, session 20) IGC
-    # spilled 27 registers (40 scratch sends: the hoisted predicates of the
-    # compat library's per-row Q reads); with Q held across the loop, 0
-    # (issue 12, session 21; the other seven variants:
+def test_e2_compat_attention_d64_causal_without_spill(monkeypatch):
+    # pvc, 256 GRF, the compat path, fp16, head dim 64, causal, Q read per
+    # KV step: with the compat library's per-row Q reads (and V's reads
+    # IGC's 2D sends, session 20) IGC spilled 27 registers (40 scratch
+    # sends: the hoisted predicates of the library's run-time checks); with
+    # Q's blocks IGC's plain 2D read (xe_igc_vnni.c, session 21), 0
+    # (ZETILE_XE_IGC_PLAIN=0: the 27; the other seven variants:
     # bench/xe_attention_isa.py --compat).
     from zetile.tools import isa
     monkeypatch.delenv("ZETILE_XE_SINK_LOADS", raising=False)
