@@ -17,7 +17,8 @@
 // session 18 saw ocloc abort when the compat library issued it for every
 // plain read; issued only where the rules are proven it builds, and pvc
 // compat attention at head dim 128 went 121 -> 103 spilled registers (fp16;
-// bf16 101 -> 76), head dim 64 291 -> 171 sends, 0 spilled either way.
+// bf16 101 -> 76), head dim 64 291 -> 171 sends and its fp16 causal
+// variant 27 -> 0 spilled (the library's checks' predicates, hoisted).
 // ZETILE_XE_IGC_PLAIN=0 keeps the library's plain reads. Marked loads
 // (`zt.igc_vnni`, both kinds) become a call of the builtin in
 // zetile's lane distribution (xe_distribute.c); all others keep the compat
