@@ -2242,6 +2242,12 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "old values of a 2-D atomic on a tile held in %s blocks on Xe",
                    v->role == XE_ROLE_C ? "other" : "replicated");
+  // Each atomic row gets an id below 1024 within its atomic (atomic_id * 1024
+  // + row); refused before any text is emitted for the tile, so a failed
+  // emission leaves no compare store or row extract behind.
+  if (atomic && (int64_t)v->nbr * v->nbc * v->br > 1024)
+    return xe_fail(e, ZT_STATUS_UNSUPPORTED,
+                   "a 2-D atomic of more than 1024 rows of 16 per subgroup on Xe");
   int row_id = 0;
   const char* mt = mem_elem(v->type.kind);
   xe_name_t old_zero = "";
@@ -2348,9 +2354,6 @@ zt_status_t xe_scatter_2d(xe_emitter_t* e, MlirValue p, MlirValue val, MlirValue
         }
         xe_line(e);
         if (atomic) {
-          if (row_id >= 1024)
-            return xe_fail(e, ZT_STATUS_UNSUPPORTED,
-                           "a 2-D atomic of more than 1024 rows of 16 per subgroup on Xe");
           zt_strbuf_printf(&e->body,
                            "xegpu.store %s, %s[%s], %s <{layout = " XE_LAYOUT_ATTR
                            "}> {zt.atomic = \"%s\", zt.atomic_id = %d : i64} : vector<16x%s>, "
