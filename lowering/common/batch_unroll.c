@@ -17,11 +17,16 @@
 // scalars and splat (so `X + b * M * K` becomes one scalar pointer, as in a
 // 2-D kernel). Slices computing the same thing share one value.
 //
+// An scf.for carrying 3-D values (a batched GEMM's K loop and its (B, M, N)
+// accumulator) becomes an scf.for carrying their slices, B iteration values
+// for each (one for a (1, M, N) value); its body is unrolled as the
+// kernel's code is, its yield yields the slices.
+//
 // What it does not handle leaves the kernel unchanged (the lowering then
-// refuses the 3-D tensor by name, as before): 3-D values inside loops or
-// branches (their block arguments would need new iteration values),
-// reductions, scans, reshapes, transposes, joins and the like on 3-D
-// values, a batch of more than ZT_BATCH_UNROLL_MAX slices, 4-D tensors.
+// refuses the 3-D tensor by name, as before): 3-D values inside branches
+// or loops other than scf.for, reductions, scans, reshapes, transposes,
+// joins and the like on 3-D values, a batch of more than
+// ZT_BATCH_UNROLL_MAX slices, 4-D tensors.
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +95,10 @@ typedef struct {
   int64_t batch;
   bool oom;
   MlirOperation at;  // new ops go in front of it
+  MlirOperation* old;  // the 3-D ops replaced, in program order (erased last)
+  size_t nold, capold;
+  MlirOperation* loops;  // the scf.for ops made, whose 3-D arguments go last
+  size_t nloops, caploops;
 } unroll_t;
 
 static slices_t* find(unroll_t* u, MlirValue v) {
@@ -142,6 +151,18 @@ typedef struct {
   bool any, bad, dot;
 } check_t;
 
+// Whether 3-D code in block bl can be unrolled: the kernel's entry block or
+// the body of an scf.for in such a block.
+static bool in_loops(const check_t* c, MlirBlock bl) {
+  while (!mlirBlockEqual(bl, c->entry)) {
+    MlirOperation p = mlirBlockGetParentOperation(bl);
+    if (mlirOperationIsNull(p) || !zt_op_named(p, "scf.for")) return false;
+    bl = mlirOperationGetBlock(p);
+    if (mlirBlockIsNull(bl)) return false;
+  }
+  return true;
+}
+
 static bool check_leading(check_t* c, MlirType t) {
   int r = rank_of(t);
   if (r < 3) return true;
@@ -167,18 +188,24 @@ static MlirWalkResult check_cb(MlirOperation op, void* ud) {
     three |= rank_of(t) >= 3;
     c->bad |= !check_leading(c, t);
   }
+  bool loop = zt_op_named(op, "scf.for");  // its 3-D block arguments are its iteration values
   for (intptr_t r = 0; r < mlirOperationGetNumRegions(op) && !c->bad; ++r)
     for (MlirBlock bl = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
          !mlirBlockIsNull(bl); bl = mlirBlockGetNextInRegion(bl))
-      for (intptr_t a = 0; a < mlirBlockGetNumArguments(bl); ++a)
-        c->bad |= rank_of(mlirValueGetType(mlirBlockGetArgument(bl, a))) >= 3;
+      for (intptr_t a = 0; a < mlirBlockGetNumArguments(bl); ++a) {
+        MlirType t = mlirValueGetType(mlirBlockGetArgument(bl, a));
+        c->bad |= loop ? !check_leading(c, t) : rank_of(t) >= 3;
+      }
   if (c->bad) return MlirWalkResultInterrupt;
   if (!three) return MlirWalkResultAdvance;
   c->dot |= zt_op_named(op, "tile.dot");
-  if (!mlirBlockEqual(mlirOperationGetBlock(op), c->entry) || !sliceable(op)) {
+  bool yield = zt_op_named(op, "scf.yield") &&
+               zt_op_named(mlirOperationGetParentOperation(op), "scf.for");
+  if (!in_loops(c, mlirOperationGetBlock(op)) || !(sliceable(op) || loop || yield)) {
     c->bad = true;
     return MlirWalkResultInterrupt;
   }
+  if (loop || yield) return MlirWalkResultAdvance;  // 3-D and other values mixed
   if (zt_op_named(op, "tile.expand_dims")) {
     MlirValue in = mlirOperationGetOperand(op, 0);
     MlirType it = mlirValueGetType(in), rt = mlirValueGetType(mlirOperationGetResult(op, 0));
@@ -380,6 +407,147 @@ static void unroll_segment(unroll_t* u, MlirOperation* ops, size_t n) {
     for (size_t j = 0; j < n && !u->oom; ++j) unroll_op(u, ops[j], i);
 }
 
+static void unroll_block(unroll_t* u, MlirBlock bl);
+
+// Slice count of a 3-D type: 1 for (1, M, N), else the batch.
+static int slices_for(const unroll_t* u, MlirType t) {
+  return mlirShapedTypeGetDimSize(t, 0) == 1 ? 1 : (int)u->batch;
+}
+
+// An scf.for carrying 3-D values: a new scf.for in front of it with the
+// other iteration values first, in order, then every 3-D value's slices;
+// the body moves over (its 3-D arguments are erased once nothing reads
+// them) and is unrolled in place.
+static void unroll_loop(unroll_t* u, MlirOperation op) {
+  intptr_t nops = mlirOperationGetNumOperands(op), nres = mlirOperationGetNumResults(op);
+  size_t cap = (size_t)(nops + nres * u->batch) + 4;
+  MlirValue* ops = malloc(cap * sizeof *ops);
+  MlirType* res = malloc(cap * sizeof *res);
+  if (!ops || !res || !zt_op_list_push(&u->loops, &u->nloops, &u->caploops, op)) {
+    free(ops);
+    free(res);
+    u->oom = true;
+    return;
+  }
+  intptr_t n = 0, r = 0;
+  for (intptr_t k = 0; k < 3; ++k) ops[n++] = mlirOperationGetOperand(op, k);
+  for (int pass = 0; pass < 2; ++pass)  // the other values, then the slices
+    for (intptr_t k = 0; k < nres; ++k) {
+      MlirValue init = mlirOperationGetOperand(op, 3 + k);
+      MlirType t = mlirValueGetType(mlirOperationGetResult(op, k));
+      if ((rank_of(t) == 3) != (pass == 1)) continue;
+      if (pass == 0) {
+        ops[n++] = init;
+        res[r++] = t;
+        continue;
+      }
+      for (int i = 0; i < slices_for(u, t); ++i) {
+        ops[n++] = slice_of(u, init, i);
+        res[r++] = slice_type(t);
+      }
+    }
+  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString("scf.for"),
+                                                mlirOperationGetLocation(op));
+  mlirOperationStateAddOperands(&st, n, ops);
+  if (r) mlirOperationStateAddResults(&st, r, res);
+  intptr_t na = mlirOperationGetNumAttributes(op);
+  for (intptr_t i = 0; i < na; ++i) {
+    MlirNamedAttribute a = mlirOperationGetAttribute(op, i);
+    mlirOperationStateAddAttributes(&st, 1, &a);
+  }
+  MlirRegion region = mlirRegionCreate();
+  mlirOperationStateAddOwnedRegions(&st, 1, &region);
+  MlirOperation nf = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, nf);
+  mlirRegionTakeBody(mlirOperationGetRegion(nf, 0), mlirOperationGetRegion(op, 0));
+  u->loops[u->nloops - 1] = nf;
+  free(ops);
+  free(res);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(nf, 0));
+  MlirLocation loc = mlirOperationGetLocation(op);
+  // Results and arguments: the others in place, the 3-D ones' slices after.
+  intptr_t j = 0;
+  for (intptr_t k = 0; k < nres; ++k) {
+    MlirValue old = mlirOperationGetResult(op, k);
+    if (rank_of(mlirValueGetType(old)) != 3)
+      mlirValueReplaceAllUsesOfWith(old, mlirOperationGetResult(nf, j++));
+  }
+  for (intptr_t k = 0; k < nres && !u->oom; ++k) {
+    MlirValue old = mlirOperationGetResult(op, k), arg = mlirBlockGetArgument(body, 1 + k);
+    MlirType t = mlirValueGetType(old);
+    if (rank_of(t) != 3) continue;
+    int c = slices_for(u, t);
+    slices_t* sr = add(u, old, c);
+    slices_t* sa = sr ? add(u, arg, c) : NULL;
+    if (!sa) return;
+    for (int i = 0; i < c; ++i) {
+      sr->s[i] = mlirOperationGetResult(nf, j++);
+      sa->s[i] = mlirBlockAddArgument(body, slice_type(t), loc);
+    }
+  }
+  if (!zt_op_list_push(&u->old, &u->nold, &u->capold, op)) u->oom = true;
+  if (!u->oom) unroll_block(u, body);
+}
+
+// A loop body's yield of 3-D values: the others, then the slices, in the
+// order unroll_loop gave the iteration values.
+static void unroll_yield(unroll_t* u, MlirOperation op) {
+  intptr_t nops = mlirOperationGetNumOperands(op);
+  MlirValue* ops = malloc(((size_t)nops * (size_t)u->batch + 1) * sizeof *ops);
+  if (!ops || !zt_op_list_push(&u->old, &u->nold, &u->capold, op)) {
+    free(ops);
+    u->oom = true;
+    return;
+  }
+  intptr_t n = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (intptr_t k = 0; k < nops; ++k) {
+      MlirValue v = mlirOperationGetOperand(op, k);
+      MlirType t = mlirValueGetType(v);
+      if ((rank_of(t) == 3) != (pass == 1)) continue;
+      if (pass == 0) ops[n++] = v;
+      for (int i = 0; pass == 1 && i < slices_for(u, t); ++i) ops[n++] = slice_of(u, v, i);
+    }
+  rebuild(op, op, n, ops, 0, NULL);
+  free(ops);
+}
+
+// The 3-D code of block bl (the entry block or a loop body), segment by
+// segment: 3-D ops up to a write (store, atomic) or up to an op of the rest
+// with effects, the new ops in front of the segment's last op (or of that
+// op), so memory order between segments stays the program's. (Op by op
+// instead, each op's slices together, IGC issued 680 sends for the
+// 4-slice test kernel, against 94.)
+static void unroll_block(unroll_t* u, MlirBlock bl) {
+  size_t seg = u->nold;
+  for (MlirOperation op = mlirBlockGetFirstOperation(bl); !mlirOperationIsNull(op) && !u->oom;
+       op = mlirOperationGetNextInBlock(op)) {
+    bool three = has_3d(op), loop = zt_op_named(op, "scf.for");
+    bool yield = three && zt_op_named(op, "scf.yield");
+    if (!loop && !yield && three &&
+        !zt_op_list_push(&u->old, &u->nold, &u->capold, op)) {
+      u->oom = true;
+      break;
+    }
+    bool end = loop || yield ||
+               (three ? writes(op) || mlirOperationIsNull(mlirOperationGetNextInBlock(op))
+                      : u->nold > seg && !reads_only(op));
+    if (end && u->nold > seg) {
+      u->at = op;
+      unroll_segment(u, u->old + seg, u->nold - seg);
+      seg = u->nold;
+    }
+    if (loop && three) unroll_loop(u, op);
+    else if (loop) unroll_block(u, mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0)));
+    else if (yield) unroll_yield(u, op);
+    if (loop || yield) seg = u->nold;
+  }
+  if (u->nold > seg && !u->oom) {  // the last segment ends at its last 3-D op
+    u->at = u->old[u->nold - 1];
+    unroll_segment(u, u->old + seg, u->nold - seg);
+  }
+}
+
 // Ops the rewrite may leave unread (the batch index's range and column,
 // splats no slice took): erased when nothing reads them.
 static bool dead_pure(MlirOperation op) {
@@ -399,34 +567,12 @@ zt_status_t zt_unroll_batch_dims(MlirOperation kernel, bool dots_only, int* out_
   // Nothing to do, or a form left to the refusal.
   if (!c.any || c.bad || (dots_only && !c.dot)) return NULL;
   unroll_t u = {.batch = c.batch ? c.batch : 1};
-  MlirOperation* old = NULL;
-  size_t nold = 0, capold = 0;
-  // Slice by slice within a segment: 3-D ops up to a write (store, atomic)
-  // or up to an op of the rest with effects, the new ops in front of the
-  // segment's last op (or of that op), so memory order between segments
-  // stays the program's. (Op by op instead, each op's slices together,
-  // IGC issued 680 sends for the 4-slice test kernel, against 94.)
-  size_t seg = 0;
-  for (MlirOperation op = mlirBlockGetFirstOperation(entry); !mlirOperationIsNull(op) && !u.oom;
-       op = mlirOperationGetNextInBlock(op)) {
-    bool three = has_3d(op);
-    if (three && !zt_op_list_push(&old, &nold, &capold, op)) {
-      u.oom = true;
-      break;
-    }
-    bool end = three ? writes(op) || mlirOperationIsNull(mlirOperationGetNextInBlock(op))
-                     : nold > seg && !reads_only(op);
-    if (!end || nold == seg) continue;
-    u.at = op;
-    unroll_segment(&u, old + seg, nold - seg);
-    seg = nold;
-  }
-  if (nold > seg && !u.oom) {  // the last segment ends at its last 3-D op
-    u.at = old[nold - 1];
-    unroll_segment(&u, old + seg, nold - seg);
-  }
+  unroll_block(&u, entry);
+  MlirOperation* old = u.old;
+  size_t nold = u.nold;
   if (u.oom) {
     free(old);
+    free(u.loops);
     free(u.m);
     return zt_make_status(ZT_STATUS_INTERNAL,
                           "batch unroll: out of memory or an unexpected 3-D form");
@@ -457,6 +603,14 @@ zt_status_t zt_unroll_batch_dims(MlirOperation kernel, bool dots_only, int* out_
     mlirOperationDestroy(d);
   }
   free(feed);
+  // The loops' old 3-D iteration values, read by nothing now.
+  for (size_t i = 0; i < u.nloops; ++i) {
+    MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(u.loops[i], 0));
+    for (intptr_t a = mlirBlockGetNumArguments(body); a-- > 0;)
+      if (rank_of(mlirValueGetType(mlirBlockGetArgument(body, a))) == 3)
+        mlirBlockEraseArgument(body, (unsigned)a);
+  }
+  free(u.loops);
   free(old);
   free(u.m);
   if (out_batch) *out_batch = (int)u.batch;

@@ -6,7 +6,9 @@ constexpr batch is unrolled before the lowering: one 2-D value per batch
 slice, the batch index a constant in each (lowering/common/batch_unroll.c).
 Shown: E1 for pvc, bmg and dg2, E2 for pvc (one DPAS group per slice,
 nothing spilled), the pvc and dg2 SPIR-V on Intel's OpenCL CPU runtime (E5)
-against numpy, and that forms it does not handle keep the refusal."""
+against numpy, and that forms it does not handle keep the refusal. The same
+for a batched GEMM whose K loop (scf.for) carries the 3-D accumulator: the
+loop carries the slices."""
 import os
 
 import numpy as np
@@ -33,6 +35,22 @@ def batched_dot(X, Y, C, BIAS, O, B: tl.constexpr, M: tl.constexpr, N: tl.conste
     bias = tl.load(BIAS + on)  # (1, 1, N): one row shared by every slice
     r = tl.maximum(r * 0.5 + bias, 0.0)
     tl.store(O + ob * M * N + om * N + on, r.to(tl.float16))
+
+
+@zetile.jit
+def batched_gemm(X, Y, O, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                 BK: tl.constexpr):
+    # A batched GEMM's form: the K loop carries the (B, M, N) accumulator.
+    ob = tl.arange(0, B)[:, None, None]
+    om = tl.arange(0, M)[None, :, None]
+    on = tl.arange(0, N)[None, None, :]
+    ok = tl.arange(0, BK)
+    acc = tl.zeros((B, M, N), tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(X + ob * M * K + om * K + (k0 + ok)[None, None, :])
+        y = tl.load(Y + ob * K * N + (k0 + ok)[None, :, None] * N + on)
+        acc = tl.dot(x, y, acc)
+    tl.store(O + ob * M * N + om * N + on, acc)
 
 
 @zetile.jit
@@ -71,6 +89,45 @@ def test_e2_pvc_dpas_per_slice():
     assert four["sends"] <= 4 * one["sends"], (one, four)
 
 
+GSIG = {"X": "*fp16", "Y": "*fp16", "O": "*fp32"}
+GSHAPE = {"B": 2, "M": 16, "N": 32, "K": 64, "BK": 16}
+
+
+def _compile_gemm(target, num_warps=0, **shape):
+    return zetile.compile(batched_gemm, signature=GSIG, constexprs={**GSHAPE, **shape},
+                          target=target, cached=False, num_warps=num_warps)
+
+
+@pytest.mark.skipif(not have_tool("spirv-val"), reason="spirv-val is not installed")
+@pytest.mark.parametrize("target", ["pvc", "bmg", "dg2"])
+def test_k_loop_e1(target):
+    # Refused by name before ("3-D tensors are not supported on Xe yet" on
+    # pvc/bmg; dg2 could not carry the 3-D accumulator through the loop).
+    spirv_val(_compile_gemm(target).asm["spirv"])
+
+
+def test_k_loop_e2_pvc_dpas_per_slice():
+    if not (have_tool("ocloc") and have_tool("iga64")):
+        pytest.skip("ocloc/iga64 are not installed")
+    import re
+    from zetile.tools import isa
+
+    def e2(b):
+        isas, _ = isa.ocloc_isa(_compile_gemm("pvc", num_warps=4, B=b).asm["spirv"], "pvc", "")
+        text = "".join(isas.values())
+        r = isa.analyze_isa(text)
+        r["ss"] = len(re.findall(r"send[^\n]*\.ss\[", text))  # scratch-surface sends
+        print(f"batched GEMM, B={b}:", {k: r[k] for k in ("instructions", "dpas", "sends", "ss")})
+        return r
+    one, four = e2(1), e2(4)
+    # Four slices: four times the 2-D kernel's DPAS, no more sends or scratch
+    # sends than four 2-D kernels (measured at 4 warps: dpas 4 -> 16, sends
+    # 28 -> 103, .ss sends 16 -> 64). At 1 warp the four 16x32 fp32
+    # accumulators fill the register file: 32 -> 2219 .ss sends.
+    assert one["dpas"] > 0 and four["dpas"] == 4 * one["dpas"], (one, four)
+    assert four["sends"] <= 4 * one["sends"] and four["ss"] <= 4 * one["ss"], (one, four)
+
+
 def test_refused_forms_keep_their_refusal():
     # A reduction of a 3-D value and a batch past the bound (16) stay refused
     # by name on pvc and bmg (dg2's lowering runs such 3-D code itself).
@@ -98,6 +155,32 @@ want = np.maximum((np.matmul(x.astype(np.float64), y.astype(np.float64)) + c) * 
 print("RESULT " + json.dumps({"err": float(np.abs(o.astype(np.float64) - want).max()),
                              "scale": float(np.abs(want).max())}))
 """
+
+
+_RUN_GEMM = """
+import json, numpy as np, zetile
+import test_xe_batched_dot as T
+rng = np.random.default_rng(6)
+s = T.GSHAPE
+x = (rng.standard_normal((s["B"], s["M"], s["K"])) * 0.5).astype(np.float16)
+y = (rng.standard_normal((s["B"], s["K"], s["N"])) * 0.5).astype(np.float16)
+o = np.zeros((s["B"], s["M"], s["N"]), np.float32)
+T.batched_gemm[(1,)](x, y, o, **s)
+zetile.get_device().synchronize()
+want = np.matmul(x.astype(np.float64), y.astype(np.float64))
+print("RESULT " + json.dumps({"err": float(np.abs(o - want).max()),
+                             "scale": float(np.abs(want).max())}))
+"""
+
+
+@pytest.mark.parametrize("where", ["pvc", "dg2"])
+def test_k_loop_numbers(where):
+    opencl_cpu_or_skip()
+    r = run_result(_RUN_GEMM, path=HERE, timeout=600,
+                   env={"ZETILE_DEVICE": "opencl:cpu", "ZETILE_OPENCL_TARGET": where})
+    print(where, r)
+    # fp16 products are exact in fp32; fp32 sums over K = 64
+    assert r["err"] < 1e-4 * r["scale"], r
 
 
 @pytest.mark.parametrize("where", ["pvc", "dg2", "cpu"])
