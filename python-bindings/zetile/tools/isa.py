@@ -125,6 +125,14 @@ def analyze_isa(text):
                     for k in ("load", "store", "prefetch")},
         "dpas_loop": dpas_loop,
         "calla": sum(1 for s in instrs if opcode(s).startswith("calla")),
+        # LSC sends through the scratch surface (`.ss[a0.2]`): private memory
+        # and stack-call frames, which neither ocloc's "spilled" line nor
+        # scratch_sends above counts. With Debian's IGC the native path's 2D
+        # block builtins are unresolved calls (calla) whose arguments go this
+        # way, so E2 of the native path is not representative; on the compat
+        # path such sends are private arrays the kernel kept in memory
+        # (docs/ARCHITECTURE.md, "One spill verdict").
+        "surface_scratch_sends": sum(1 for s in sends if ".ss[" in s),
     }
 
 
