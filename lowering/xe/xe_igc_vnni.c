@@ -105,8 +105,9 @@ static bool sunk_kernel(MlirOperation load) {
   return most_dots_in(f) <= XE_SINK_MAX_DOTS;
 }
 
-bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
-                         const xe_axis_t* ax, const xe_mask_bounds_t* mb, int64_t cols) {
+// The rules both forms share: the read's kind (a 16x16 B block's VNNI read,
+// an 8x16 A block's plain read), the route (compat, 16 lanes) and the block.
+static bool read_kind_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t) {
   const char* env = getenv("ZETILE_XE_IGC_VNNI");
   if (env && strcmp(env, "0") == 0) return false;
   if (dots_in_block(load) > XE_SINK_MAX_DOTS) return false;
@@ -123,7 +124,12 @@ bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v,
   bool plain = v->role == XE_ROLE_A && v->br == 8 && v->bc == 16 &&
                !(penv && strcmp(penv, "0") == 0);
   if (!vnni && !plain) return false;
-  if (plain && !sunk_kernel(load)) return false;
+  return !plain || sunk_kernel(load);
+}
+
+bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
+                         const xe_axis_t* ax, const xe_mask_bounds_t* mb, int64_t cols) {
+  if (!read_kind_ok(e, load, v, t)) return false;
   for (int i = 0; i < mb->n; ++i)
     if (mb->b[i].axis == 1) return false;
   if (cols * 2 < 64) return false;
@@ -132,6 +138,71 @@ bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v,
   int64_t pitch_min = sr->coef * (mlirValueIsNull(sr->sym) ? 1 : xe_scalar_div(e, sr->sym)) * 2;
   if (pitch_min < 32) return false;
   return xe_ptr_dword_aligned(e, mlirOperationGetOperand(load, 0));
+}
+
+// A constant integer through casts and loop-invariant iteration arguments.
+static bool const_int(MlirValue v, int depth, int64_t* out) {
+  if (depth > 8) return false;
+  if (mlirValueIsAOpResult(v)) {
+    MlirOperation op = mlirOpResultGetOwner(v);
+    if (zt_op_named(op, "arith.constant")) {
+      MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("value"));
+      if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a)) return false;
+      *out = mlirIntegerAttrGetValueInt(a);
+      return true;
+    }
+    if (zt_op_named(op, "arith.extsi") || zt_op_named(op, "arith.index_cast"))
+      return const_int(mlirOperationGetOperand(op, 0), depth + 1, out);
+    return false;
+  }
+  MlirBlock b = mlirBlockArgumentGetOwner(v);
+  MlirOperation loop = mlirBlockGetParentOperation(b);
+  intptr_t i = mlirBlockArgumentGetArgNumber(v);
+  if (!zt_op_named(loop, "scf.for") || i < 1) return false;
+  if (!mlirValueEqual(mlirOperationGetOperand(mlirBlockGetTerminator(b), i - 1), v)) return false;
+  return const_int(mlirOperationGetOperand(loop, 3 + i - 1), depth + 1, out);
+}
+
+// Whether scalar v is even: a constant, the division facts, a loop's
+// induction variable with an even start and step, a sum or difference of
+// even values (a K loop's k0, program_id * BLOCK_N).
+static bool even(xe_emitter_t* e, MlirValue v, int depth) {
+  int64_t c;
+  if (const_int(v, 0, &c)) return c % 2 == 0;
+  if (xe_scalar_div(e, v) % 2 == 0) return true;
+  if (depth > 6) return false;
+  if (mlirValueIsABlockArgument(v)) {
+    MlirOperation loop = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+    return zt_op_named(loop, "scf.for") && mlirBlockArgumentGetArgNumber(v) == 0 &&
+           even(e, mlirOperationGetOperand(loop, 0), depth + 1) &&
+           even(e, mlirOperationGetOperand(loop, 2), depth + 1);
+  }
+  MlirOperation op = mlirOpResultGetOwner(v);
+  if (zt_op_named(op, "arith.addi") || zt_op_named(op, "arith.subi"))
+    return even(e, mlirOperationGetOperand(op, 0), depth + 1) &&
+           even(e, mlirOperationGetOperand(op, 1), depth + 1);
+  if (zt_op_named(op, "arith.muli"))
+    return even(e, mlirOperationGetOperand(op, 0), depth + 1) ||
+           even(e, mlirOperationGetOperand(op, 1), depth + 1);
+  if (zt_op_named(op, "arith.extsi") || zt_op_named(op, "arith.index_cast"))
+    return even(e, mlirOperationGetOperand(op, 0), depth + 1);
+  return false;
+}
+
+bool xe_igc_vnni_desc_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
+                         MlirValue base, MlirValue width, MlirValue pitch, MlirValue col) {
+  if (!read_kind_ok(e, load, v, t)) return false;
+  // The descriptor's own extents are the message's: its width (plus the
+  // alignment delta, xe_align_base) a constant of 64 bytes or more, its
+  // pitch a constant multiple of 16 bytes and at least 64 (Intel's
+  // FlashAttention and tutorial 06: [y, HEAD_DIM] with strides [HEAD_DIM, 1]),
+  // x whole dwords: an even column offset (the subgroup's column origin is a
+  // multiple of 16) on a 4-byte aligned base, so delta is even.
+  int64_t w, p;
+  if (!const_int(width, 0, &w) || w * 2 < 64) return false;
+  if (!const_int(pitch, 0, &p) || (p * 2) % 16 || p * 2 < XE_BLOCK_MIN_PITCH) return false;
+  if (!even(e, col, 0)) return false;
+  return xe_ptr_dword_aligned(e, base);
 }
 
 // ------------------------------------------------ the call, at lane level

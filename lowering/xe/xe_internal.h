@@ -592,6 +592,10 @@ bool xe_mask_bounds(xe_emitter_t* e, MlirValue m, xe_mask_bounds_t* out);
 /// builtin for them.
 bool xe_igc_vnni_read_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
                          const xe_axis_t* ax, const xe_mask_bounds_t* mb, int64_t cols);
+/// The same for a tensor descriptor's (block pointer's) 2-D block load, whose
+/// base, width (columns), row pitch and column offset are these scalars.
+bool xe_igc_vnni_desc_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
+                         MlirValue base, MlirValue width, MlirValue pitch, MlirValue col);
 /// Whether 16-bit pointer tensor p is 4-byte aligned at every group's first
 /// element: the argument's specialized alignment, even element offsets and
 /// even loop advances (xe_trans_load.c).

@@ -1500,9 +1500,10 @@ static zt_status_t emit_block_io(xe_emitter_t* e, MlirOperation op, bool store) 
     return NULL;
   }
   // (int8 tiles: no prefetch yet; the prefetch shapes are 16-bit ones.)
+  bool igc_vnni = !store && xe_igc_vnni_desc_ok(e, op, v, t, vals[0], vals[2], vals[3], vals[6]);
   emit_nd_blocks(e, v, t, store, r[0]->names[0], NULL, NULL, s0, s1, st0, o0, o1, 0, v->nbr, 0,
                  v->nbc,
-                 !store && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8, false);
+                 !store && in_loop(op) && v->role != XE_ROLE_C && t.kind != ZT_I8, igc_vnni);
   if (!store) xe_bind(e, mlirOperationGetResult(op, 0), v);
   return NULL;
 }
