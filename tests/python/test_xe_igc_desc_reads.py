@@ -162,7 +162,7 @@ def test_e2_descriptor_attention_spills():
         r = isa.analyze_isa("".join(isas.values()))
         out[name] = (r["block2d"]["load"], isa.spill_from_log(log), r["sends"])
     print(out)
-    # 16:00 UTC: library 16 block2d loads / 12 spilled / 403 sends; builtins
+    # 15:56 UTC: library 16 block2d loads / 12 spilled / 403 sends; builtins
     # 40 / 0 / 171.
     assert out["igc"][0] == out["library"][0] + 16 + 8, out
     assert out["igc"][1] == 0 and out["library"][1] > 0, out
