@@ -123,6 +123,13 @@ zt_status_t zt_fold_hints(MlirOperation kernel);
 /// `rows`, for (1, N) rows; *out_count: ops changed.
 zt_status_t zt_squeeze_unit_dims(MlirOperation kernel, bool rows, int* out_count);
 
+/// Refuses a kernel holding float64 values (an op result, a block or kernel
+/// argument) on an Intel GPU row without fp64 hardware (xe_target_t's
+/// no_fp64), naming the first such op's source line; NULL otherwise
+/// (lowering/xe/xe_fp64.c).
+struct xe_target_s;
+zt_status_t xe_check_fp64(const struct xe_target_s* tg, MlirOperation kernel);
+
 /// Rewrites each tile.dot with an fp16/bf16 result into an fp32 dot between
 /// arith.extf of its accumulator and arith.truncf of its result, for the Xe
 /// lowerings, whose DPAS accumulate in fp32 (lowering/common/dot_widen.c);

@@ -381,6 +381,7 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   if (!tg || tg->lowering != XE_LOWERING_SIMD8 || tg->subgroup_size != DG2_SIMD)
     return zt_make_status(ZT_STATUS_UNSUPPORTED, "dg2 lowering: target '%s' is not a SIMD8 row",
                           lc->options->target ? lc->options->target : "");
+  ZT_RETURN_IF_ERROR(xe_check_fp64(tg, lc->kernel));
   zt_kernel_meta_t meta;
   zt_kernel_meta_init(&meta);
   ZT_RETURN_IF_ERROR(zt_kernel_meta_from_func(lc->kernel, &meta));

@@ -674,6 +674,7 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
                           target, tg && tg->not_yet ? ": " : "",
                           tg && tg->not_yet ? tg->not_yet : "");
   if (shared_row) ZT_RETURN_IF_ERROR(xe_shared_row_check(lc, tg));
+  ZT_RETURN_IF_ERROR(xe_check_fp64(tg, lc->kernel));
   zt_strbuf_t text;
   zt_strbuf_init(&text);
   xe_module_info_t info = {.nsg = 1, .lanes = XE_SUBGROUP};

@@ -43,6 +43,7 @@ static const xe_target_t g_targets[] = {
         .dpas_channel_bits = 32, .dpas_tf32 = false, .block_io_2d = false,
         .grf_default = 128, .grf_large = 0, .grf_bytes = 32, .grf_large_option = "",
         .slm_per_core = KB(64), .slm_per_workgroup = KB(64),
+        .no_fp64 = true,
     },
     // Lunar Lake's Xe2-LPG has Xe2-HPG's SIMD16 XMX, 2D block IO and register
     // file, and Panther Lake's Xe3-LPG keeps the same DPAS shapes and block
@@ -92,6 +93,7 @@ static const xe_target_t g_targets[] = {
         .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = false,
         .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
         .slm_per_workgroup = KB(64),
+        .no_fp64 = true,
     },
     {
         .name = "tgllp", .arch = "Gen12LP / Xe-LP (Tiger Lake: Iris Xe, UHD Graphics)",
@@ -99,6 +101,7 @@ static const xe_target_t g_targets[] = {
         .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
         .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
         .slm_per_workgroup = KB(64),
+        .no_fp64 = true,
     },
     {
         .name = "rkl", .arch = "Gen12LP / Xe-LP (Rocket Lake: UHD Graphics 730/750)",
@@ -106,6 +109,7 @@ static const xe_target_t g_targets[] = {
         .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
         .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
         .slm_per_workgroup = KB(64),
+        .no_fp64 = true,
     },
     {
         .name = "adl-s", .arch = "Gen12LP / Xe-LP (Alder/Raptor Lake-S: UHD Graphics 7xx)",
@@ -113,6 +117,7 @@ static const xe_target_t g_targets[] = {
         .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
         .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
         .slm_per_workgroup = KB(64),
+        .no_fp64 = true,
     },
     {
         .name = "adl-p", .arch = "Gen12LP / Xe-LP (Alder/Raptor Lake-P/H/U: Iris Xe)",
@@ -120,6 +125,7 @@ static const xe_target_t g_targets[] = {
         .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
         .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
         .slm_per_workgroup = KB(64),
+        .no_fp64 = true,
     },
     {
         .name = "dg1", .arch = "Gen12LP / Xe-LP discrete (DG1: Iris Xe MAX)",
@@ -127,6 +133,7 @@ static const xe_target_t g_targets[] = {
         .subgroup_size = 8, .subgroup_sizes = {8, 16, 32}, .dp4a = true,
         .block_io_2d = false, .grf_default = 128, .grf_bytes = 32, .grf_large_option = "",
         .slm_per_workgroup = KB(64),
+        .no_fp64 = true,
     },
     // Xe-LPG derives from Xe-HPG without its XMX. Debian's ocloc (22.43)
     // knows neither mtl nor arl-h: their SPIR-V is the tgllp / dg2 rows'

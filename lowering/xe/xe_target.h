@@ -68,6 +68,12 @@ typedef struct xe_target_s {
   /// Shared local memory: per Xe core, and the most one workgroup may use
   /// (0: not recorded here; the driver reports it).
   int64_t slm_per_core, slm_per_workgroup;
+  /// No fp64 hardware: Debian's ocloc refuses any double on the device
+  /// ("Double type is not supported on this platform"), so kernels with
+  /// float64 values are refused by name before emission (xe_fp64.c). False
+  /// where ocloc builds doubles (pvc, skl) and where it knows no such device
+  /// (bmg, lnl, ptl, mtl, arl-h: left to the driver).
+  bool no_fp64;
   /// Why a row without a lowering has none (shown in the error message).
   const char* not_yet;
 } xe_target_t;
