@@ -108,6 +108,9 @@ bool zt_op_name_has_prefix(MlirOperation op, const char* prefix);
 /// one or two lookups a lowering makes.
 MlirOperation zt_symbol_in_block(MlirBlock block, MlirStringRef name);
 
+/// Whether v is a tile.splat of an arith.constant 0 (integer or float): a
+/// zero accumulator, a zero `other` (lowering/common/tile_type.c).
+bool zt_is_zero_splat(MlirValue v);
 /// Whether a tile.dot reads its integer operands as unsigned
 /// (input_precision = "unsigned"; see zt_builder_dot).
 bool zt_dot_is_unsigned(MlirOperation dot);

@@ -55,20 +55,6 @@ static MlirWalkResult collect(MlirOperation op, void* ud) {
   return MlirWalkResultAdvance;
 }
 
-// Whether c is a splat of the float constant 0.
-static bool zero_splat(MlirValue c) {
-  if (!mlirValueIsAOpResult(c)) return false;
-  MlirOperation sp = mlirOpResultGetOwner(c);
-  if (!zt_op_named(sp, "tile.splat")) return false;
-  MlirValue s = mlirOperationGetOperand(sp, 0);
-  if (!mlirValueIsAOpResult(s)) return false;
-  MlirOperation k = mlirOpResultGetOwner(s);
-  if (!zt_op_named(k, "arith.constant")) return false;
-  MlirAttribute a = mlirOperationGetAttributeByName(k, mlirStringRefCreateFromCString("value"));
-  return !mlirAttributeIsNull(a) && mlirAttributeIsAFloat(a) &&
-         mlirFloatAttrGetValueDouble(a) == 0.0;
-}
-
 static void widen(MlirOperation dot) {
   zt_tb_t b = zt_tb_at(dot);
   MlirValue res = mlirOperationGetResult(dot, 0);
@@ -79,7 +65,7 @@ static void widen(MlirOperation dot) {
   MlirType f32 = mlirF32TypeGet(b.ctx);
   MlirType wide = zt_tb_tensor(rank, shape, f32);
   MlirValue c = mlirOperationGetOperand(dot, 2);
-  MlirValue c32 = zero_splat(c) ? zt_tb_const_splat(&b, f32, 0.0, rank, shape)
+  MlirValue c32 = zt_is_zero_splat(c) ? zt_tb_const_splat(&b, f32, 0.0, rank, shape)
                                 : zt_tb_op(&b, "arith.extf", 1, &c, wide, 0, NULL);
   MlirValue ops[3] = {mlirOperationGetOperand(dot, 0), mlirOperationGetOperand(dot, 1), c32};
   intptr_t na = mlirOperationGetNumAttributes(dot);
@@ -91,7 +77,7 @@ static void widen(MlirOperation dot) {
   mlirValueReplaceAllUsesOfWith(res, d);
   mlirOperationDestroy(dot);
   // A zero splat read by nothing else goes (the emitters would hold it).
-  if (mlirValueIsAOpResult(c) && mlirOpOperandIsNull(mlirValueGetFirstUse(c)) && zero_splat(c))
+  if (mlirValueIsAOpResult(c) && mlirOpOperandIsNull(mlirValueGetFirstUse(c)) && zt_is_zero_splat(c))
     mlirOperationDestroy(mlirOpResultGetOwner(c));
 }
 

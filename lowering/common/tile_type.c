@@ -126,3 +126,17 @@ bool zt_op_name_has_prefix(MlirOperation op, const char* prefix) {
   size_t l = strlen(prefix);
   return n.length >= l && memcmp(n.data, prefix, l) == 0;
 }
+
+bool zt_is_zero_splat(MlirValue v) {
+  if (!mlirValueIsAOpResult(v)) return false;
+  MlirOperation op = mlirOpResultGetOwner(v);
+  if (!zt_op_named(op, "tile.splat")) return false;
+  MlirValue s = mlirOperationGetOperand(op, 0);
+  if (!mlirValueIsAOpResult(s)) return false;
+  MlirOperation c = mlirOpResultGetOwner(s);
+  if (!zt_op_named(c, "arith.constant")) return false;
+  MlirAttribute a = mlirOperationGetAttributeByName(c, mlirStringRefCreateFromCString("value"));
+  if (!mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a)) return mlirIntegerAttrGetValueInt(a) == 0;
+  return !mlirAttributeIsNull(a) && mlirAttributeIsAFloat(a) &&
+         mlirFloatAttrGetValueDouble(a) == 0.0;
+}

@@ -59,6 +59,29 @@ static zt_status_t read_view(cpu_t* c, MlirOperation op, int32_t rank, view_t* v
   return NULL;
 }
 
+// acc (an i1 name, "" when none yet) &&= 0 <= x && (a <pred> b): one checked
+// dim's bound, for the element nest (x = a the position, slt its extent)
+// and for the whole-block test (x the offset, a its end, sle the extent).
+static void and_in_range(cpu_t* c, const char* x, const char* pred, const char* a,
+                         const char* b, char acc[ZT_CPU_NAME]) {
+  char z[ZT_CPU_NAME], ge[ZT_CPU_NAME], hi[ZT_CPU_NAME], ok[ZT_CPU_NAME];
+  cpu_zero(c, ZT_I64, z);
+  cpu_fresh(c, ge);
+  cpu_line(c, "%s = arith.cmpi sge, %s, %s : i64", ge, x, z);
+  cpu_fresh(c, hi);
+  cpu_line(c, "%s = arith.cmpi %s, %s, %s : i64", hi, pred, a, b);
+  cpu_fresh(c, ok);
+  cpu_line(c, "%s = arith.andi %s, %s : i1", ok, ge, hi);
+  if (acc[0]) {
+    char both[ZT_CPU_NAME];
+    cpu_fresh(c, both);
+    cpu_line(c, "%s = arith.andi %s, %s : i1", both, acc, ok);
+    snprintf(acc, ZT_CPU_NAME, "%s", both);
+  } else {
+    snprintf(acc, ZT_CPU_NAME, "%s", ok);
+  }
+}
+
 // Opens the nest over `block`; per dim computes the position, the element
 // offset so far and the in-bounds condition so far (hoisted to the loop of
 // its dim). Writes the element's address, the condition ("" when no dim is
@@ -85,24 +108,7 @@ static void nest_begin(cpu_t* c, const view_t* v, const int64_t* block,
     } else {
       snprintf(acc, sizeof acc, "%s", term);
     }
-    if (v->check & (1u << d)) {
-      char z[ZT_CPU_NAME], ge[ZT_CPU_NAME], lt[ZT_CPU_NAME], ok[ZT_CPU_NAME];
-      cpu_zero(c, ZT_I64, z);
-      cpu_fresh(c, ge);
-      cpu_line(c, "%s = arith.cmpi sge, %s, %s : i64", ge, pos, z);
-      cpu_fresh(c, lt);
-      cpu_line(c, "%s = arith.cmpi slt, %s, %s : i64", lt, pos, v->shape[d]);
-      cpu_fresh(c, ok);
-      cpu_line(c, "%s = arith.andi %s, %s : i1", ok, ge, lt);
-      if (inb[0]) {
-        char both[ZT_CPU_NAME];
-        cpu_fresh(c, both);
-        cpu_line(c, "%s = arith.andi %s, %s : i1", both, inb, ok);
-        snprintf(inb, ZT_CPU_NAME, "%s", both);
-      } else {
-        snprintf(inb, ZT_CPU_NAME, "%s", ok);
-      }
-    }
+    if (v->check & (1u << d)) and_in_range(c, pos, "slt", pos, v->shape[d], inb);
   }
   cpu_fresh(c, addr);
   cpu_line(c, "%s = llvm.getelementptr %s[%s] : (!llvm.ptr, i64) -> !llvm.ptr, %s", addr,
@@ -198,27 +204,12 @@ static void whole_block(cpu_t* c, const view_t* v, const int64_t* block, char ou
   out[0] = 0;
   for (int32_t d = 0; d < v->rank; ++d) {
     if (!(v->check & (1u << d))) continue;
-    char z[ZT_CPU_NAME], n[ZT_CPU_NAME], end[ZT_CPU_NAME], ge[ZT_CPU_NAME], le[ZT_CPU_NAME],
-        ok[ZT_CPU_NAME];
-    cpu_zero(c, ZT_I64, z);
+    char n[ZT_CPU_NAME], end[ZT_CPU_NAME];
     cpu_fresh(c, n);
     cpu_line(c, "%s = arith.constant %lld : i64", n, (long long)block[d]);
     cpu_fresh(c, end);
     cpu_line(c, "%s = arith.addi %s, %s : i64", end, v->offset[d], n);
-    cpu_fresh(c, ge);
-    cpu_line(c, "%s = arith.cmpi sge, %s, %s : i64", ge, v->offset[d], z);
-    cpu_fresh(c, le);
-    cpu_line(c, "%s = arith.cmpi sle, %s, %s : i64", le, end, v->shape[d]);
-    cpu_fresh(c, ok);
-    cpu_line(c, "%s = arith.andi %s, %s : i1", ok, ge, le);
-    if (out[0]) {
-      char both[ZT_CPU_NAME];
-      cpu_fresh(c, both);
-      cpu_line(c, "%s = arith.andi %s, %s : i1", both, out, ok);
-      snprintf(out, ZT_CPU_NAME, "%s", both);
-    } else {
-      snprintf(out, ZT_CPU_NAME, "%s", ok);
-    }
+    and_in_range(c, v->offset[d], "sle", end, v->shape[d], out);
   }
 }
 

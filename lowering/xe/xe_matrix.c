@@ -1539,7 +1539,6 @@ struct ptr_block_s {
   bool trans;           // a transposed view into dots' B: transposed reads
 };
 
-static bool is_zero_splat(MlirValue v);
 
 // Static part of the test (shared by the planner): types, pointer facts,
 // mask form, `other`, the row pitch's alignment (16 bytes, Triton's rule
@@ -1563,7 +1562,7 @@ static bool ptr_block_ok(xe_emitter_t* e, MlirOperation op, bool store, ptr_bloc
   else if (mlirTypeIsAF32(et)) pb->kind = ZT_F32, esz = 4;
   else if (mlirTypeIsAInteger(et) && mlirIntegerTypeGetWidth(et) == 8) pb->kind = ZT_I8, esz = 1;
   else return false;
-  if (o.ptr && !is_zero_splat(o)) return false;
+  if (o.ptr && !zt_is_zero_splat(o)) return false;
   xe_axis_info(e, p, &pb->ax);
   const xe_step_t *sr = &pb->ax.step[0], *sc = &pb->ax.step[1];
   pb->trans = !store && xe_ptr_trans_read_ok(e, op, &pb->ax);
@@ -2399,19 +2398,6 @@ static zt_status_t emit_scatter(xe_emitter_t* e, MlirOperation op) {
                        (MlirValue){NULL}, NULL, 0, NULL);
 }
 
-static bool is_zero_splat(MlirValue v) {
-  if (!mlirValueIsAOpResult(v)) return false;
-  MlirOperation op = mlirOpResultGetOwner(v);
-  if (!op_is(op, "tile.splat")) return false;
-  MlirValue s = mlirOperationGetOperand(op, 0);
-  if (!mlirValueIsAOpResult(s)) return false;
-  MlirOperation c = mlirOpResultGetOwner(s);
-  if (!op_is(c, "arith.constant")) return false;
-  MlirAttribute a = mlirOperationGetAttributeByName(c, mlirStringRefCreateFromCString("value"));
-  if (!mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a)) return mlirIntegerAttrGetValueInt(a) == 0;
-  return !mlirAttributeIsNull(a) && mlirAttributeIsAFloat(a) &&
-         mlirFloatAttrGetValueDouble(a) == 0.0;
-}
 
 static zt_status_t dot_blocks(xe_emitter_t* e, MlirOperation op, xe_val_t* a, xe_val_t* b,
                               xe_val_t* c, bool int8, bool f32, zt_scalar_kind_t ak);
@@ -2546,7 +2532,7 @@ static zt_status_t dot_blocks(xe_emitter_t* e, MlirOperation op, xe_val_t* a, xe
   // from zeros and its only use is that addition.
   MlirValue res = mlirOperationGetResult(op, 0);
   MlirOperation fused = {NULL};
-  if (is_zero_splat(mlirOperationGetOperand(op, 2))) {
+  if (zt_is_zero_splat(mlirOperationGetOperand(op, 2))) {
     MlirOpOperand u = mlirValueGetFirstUse(res);
     if (!mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u)) &&
         op_is(mlirOpOperandGetOwner(u), int8 ? "arith.addi" : "arith.addf")) {
