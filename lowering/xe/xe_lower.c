@@ -541,6 +541,14 @@ static zt_status_t emit_spirv_once(zt_lower_ctx_t* lc, MlirModule m, const char*
   return s;
 }
 
+// Whether the SPIR-V comes from gpu-module-to-binary (upstream's route:
+// ZETILE_XE_LLVM_PASSES=upstream or a ZETILE_XE_EMIT_PIPELINE of one's own).
+static bool upstream_emission(void) {
+  const char* passes = getenv("ZETILE_XE_LLVM_PASSES");
+  const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
+  return (passes && strcmp(passes, "upstream") == 0) || (alt && *alt);
+}
+
 static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
   // ZETILE_XE_EMIT=o0: straight to the -O0 selection (tests of that path);
   // =process: emit in a fresh process, as if this one were stale (tests).
@@ -553,9 +561,7 @@ static zt_status_t emit_validated_spirv(zt_lower_ctx_t* lc, MlirModule m) {
     return zt_make_status(ZT_STATUS_UNAVAILABLE, "%s (%s)", ZT_STALE_SPIRV_BACKEND,
                           stale ? "an earlier module came out invalid" : "ZETILE_XE_EMIT=process");
   const char* passes = getenv("ZETILE_XE_LLVM_PASSES");
-  // ZETILE_XE_EMIT_PIPELINE names a gpu-module-to-binary pipeline: upstream's route.
-  const char* alt = getenv("ZETILE_XE_EMIT_PIPELINE");
-  if ((passes && strcmp(passes, "upstream") == 0) || (alt && *alt))
+  if (upstream_emission())
     passes = NULL;
   else if (!passes || !*passes || strcmp(passes, "short") == 0)
     passes = kLlvmPasses;
@@ -839,8 +845,10 @@ zt_status_t zt_lower_xe(zt_lower_ctx_t* lc) {
       // Masked element loads/stores as calls of one helper per form
       // (xe_mask_calls.c); ZETILE_XE_MASK_CALLS=0 skips it. Not with
       // atomics (their text route re-prints the module; not checked with
-      // helpers in it) nor at 8 lanes (not checked there).
-      if (!s && done && !info.atomics && info.lanes == XE_SUBGROUP)
+      // helpers in it) nor at 8 lanes (not checked there), nor on upstream's
+      // emission route, which would keep the helpers `noinline` (the flip to
+      // inline is zetile's route's, xe_spirv_o0.c).
+      if (!s && done && !info.atomics && info.lanes == XE_SUBGROUP && !upstream_emission())
         s = xe_mask_calls(lc->ctx, m, NULL);
       ours_done = done;
       if (!s && done) {

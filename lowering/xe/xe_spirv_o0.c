@@ -124,7 +124,11 @@ static zt_status_t select_module(LLVMContextRef ctx, LLVMModuleRef mod, zt_statu
   if (!s) xe_expand_bitreverse(mod);
   if (!s && xe_split_wide_narrow(mod) < 0)
     s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe SPIR-V: splitting wide narrow vectors");
-  if (!s) xe_unshuffle_single(mod);
+  // ZETILE_XE_UNSHUFFLE=0 leaves one-element shufflevectors as they are:
+  // what upstream's route (ZETILE_XE_LLVM_PASSES=upstream) selects, for
+  // comparing the two routes' bytes (test_xe_emit_llvm_passes.py).
+  const char* unshuffle = getenv("ZETILE_XE_UNSHUFFLE");
+  if (!s && !(unshuffle && strcmp(unshuffle, "0") == 0)) xe_unshuffle_single(mod);
   double t1 = zt_timing_now_ms();
   if (!s && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, spv))
     s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: %s", err ? err : "emission failed");
