@@ -107,6 +107,8 @@ bool zt_op_name_has_prefix(MlirOperation op, const char* prefix);
 /// declaration), or a null op: a scan, cheaper than a symbol table for the
 /// one or two lookups a lowering makes.
 MlirOperation zt_symbol_in_block(MlirBlock block, MlirStringRef name);
+/// The first op of `block` named `name` ("gpu.module"), or a null op.
+MlirOperation zt_op_in_block(MlirBlock block, const char* name);
 
 /// Whether v is a tile.splat of an arith.constant 0 (integer or float): a
 /// zero accumulator, a zero `other` (lowering/common/tile_type.c).

@@ -121,6 +121,13 @@ MlirOperation zt_symbol_in_block(MlirBlock block, MlirStringRef name) {
   return (MlirOperation){NULL};
 }
 
+MlirOperation zt_op_in_block(MlirBlock block, const char* name) {
+  for (MlirOperation o = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o))
+    if (zt_op_named(o, name)) return o;
+  return (MlirOperation){NULL};
+}
+
 bool zt_op_name_has_prefix(MlirOperation op, const char* prefix) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   size_t l = strlen(prefix);

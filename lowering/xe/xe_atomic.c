@@ -660,13 +660,7 @@ zt_status_t xe_atomics_in_place(MlirContext ctx, MlirModule m, bool* out_done) {
   }
   // The gpu.module: the helpers go at the start of its body, in the order
   // their atomics come (as the text route puts them).
-  MlirOperation gm = {NULL};
-  for (MlirOperation o = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
-       !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o))
-    if (zt_op_named(o, "gpu.module")) {
-      gm = o;
-      break;
-    }
+  MlirOperation gm = zt_op_in_block(mlirModuleGetBody(m), "gpu.module");
   if (mlirOperationIsNull(gm)) {
     free(w.ops);
     return zt_make_status(ZT_STATUS_INTERNAL, "Xe atomics: no gpu.module in the module");

@@ -304,13 +304,7 @@ zt_status_t xe_mask_calls(MlirContext ctx, MlirModule m, int* out_calls) {
   if (out_calls) *out_calls = 0;
   const char* env = getenv("ZETILE_XE_MASK_CALLS");
   if (env && strcmp(env, "0") == 0) return NULL;
-  MlirOperation gm = {NULL};
-  for (MlirOperation o = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
-       !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o))
-    if (zt_op_named(o, "gpu.module")) {
-      gm = o;
-      break;
-    }
+  MlirOperation gm = zt_op_in_block(mlirModuleGetBody(m), "gpu.module");
   if (mlirOperationIsNull(gm)) return NULL;
   int dropped = 0;
   mlirOperationWalk(gm, drop_select, &dropped, MlirWalkPreOrder);
