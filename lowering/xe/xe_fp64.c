@@ -4,13 +4,10 @@
 // that Intel's compiler then refuses at build time ("Double type is not
 // supported on this platform"), an error naming neither the kernel's line
 // nor what to change; on a real device that is a failed build at launch.
-#include <stdio.h>
-#include <string.h>
 
 #include <mlir-c/BuiltinTypes.h>
 
-#include "lowering.h"
-#include "xe/xe_target.h"
+#include "xe/xe_internal.h"
 
 static bool is_f64(MlirType t) {
   if (mlirTypeIsAShaped(t)) t = mlirShapedTypeGetElementType(t);
@@ -50,23 +47,16 @@ zt_status_t xe_check_fp64(const struct xe_target_s* tg, MlirOperation kernel) {
   find_t f = {{NULL}};
   mlirOperationWalk(kernel, find_f64, &f, MlirWalkPreOrder);
   if (mlirOperationIsNull(f.found)) return NULL;
-  // loc("file":line:col) -> file:line:col
-  zt_strbuf_t loc;
-  zt_strbuf_init(&loc);
-  mlirLocationPrint(mlirOperationGetLocation(f.found), zt_strbuf_mlir_cb, &loc);
-  char where[512] = "";
-  if (loc.data && loc.size > 5 && !strncmp(loc.data, "loc(\"", 5)) {
-    size_t j = 0;
-    for (const char* p = loc.data + 5; *p && j + 1 < sizeof where; ++p)
-      if (*p != '"') where[j++] = *p;
-    where[j] = 0;
-    char* close = strrchr(where, ')');
-    if (close) *close = 0;
-  }
-  zt_strbuf_deinit(&loc);
+  zt_strbuf_t where;
+  zt_strbuf_init(&where);
+  xe_format_loc(mlirOperationGetLocation(f.found), &where);
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(f.found));
-  return zt_make_status(ZT_STATUS_UNSUPPORTED,
-                        "%s%s%.*s: float64 values on %s (%s), which has no fp64 hardware "
-                        "(Intel's compiler refuses doubles there): compute in float32",
-                        where, where[0] ? ": " : "", (int)n.length, n.data, tg->name, tg->arch);
+  zt_status_t st = zt_make_status(ZT_STATUS_UNSUPPORTED,
+                                  "%s: %.*s: float64 values on %s (%s), which has no fp64 "
+                                  "hardware (Intel's compiler refuses doubles there): compute in "
+                                  "float32",
+                                  where.data ? where.data : "?", (int)n.length, n.data, tg->name,
+                                  tg->arch);
+  zt_strbuf_deinit(&where);
+  return st;
 }
