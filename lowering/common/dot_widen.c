@@ -27,8 +27,10 @@
 static bool half_float(MlirType t) { return mlirTypeIsAF16(t) || mlirTypeIsABF16(t); }
 
 static bool candidate(MlirOperation op) {
+  // (at most 8 attributes: widen() copies them into a fixed array, and
+  // tile.dot has one; a dot with more keeps its refusal by name)
   if (!zt_op_named(op, "tile.dot") || mlirOperationGetNumOperands(op) != 3 ||
-      mlirOperationGetNumResults(op) != 1)
+      mlirOperationGetNumResults(op) != 1 || mlirOperationGetNumAttributes(op) > 8)
     return false;
   MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
   if (!mlirTypeIsARankedTensor(rt) || !half_float(mlirShapedTypeGetElementType(rt))) return false;
@@ -69,8 +71,7 @@ static void widen(MlirOperation dot) {
                                 : zt_tb_op(&b, "arith.extf", 1, &c, wide, 0, NULL);
   MlirValue ops[3] = {mlirOperationGetOperand(dot, 0), mlirOperationGetOperand(dot, 1), c32};
   intptr_t na = mlirOperationGetNumAttributes(dot);
-  MlirNamedAttribute attrs[8];
-  if (na > 8) na = 8;  // tile.dot has one (input_precision); hints are few
+  MlirNamedAttribute attrs[8];  // na <= 8 (candidate)
   for (intptr_t i = 0; i < na; ++i) attrs[i] = mlirOperationGetAttribute(dot, i);
   MlirValue d32 = zt_tb_op(&b, "tile.dot", 3, ops, wide, na, attrs);
   MlirValue d = zt_tb_op(&b, "arith.truncf", 1, &d32, rt, 0, NULL);
