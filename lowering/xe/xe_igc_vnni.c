@@ -189,6 +189,24 @@ static bool even(xe_emitter_t* e, MlirValue v, int depth) {
   return false;
 }
 
+// A descriptor extent known at run time only: a kernel argument (through
+// casts) that Triton's launcher specialized as a multiple of 16 (`i32:16`),
+// optionally times a constant. Its smallest positive value in bytes, or 0.
+// No run-time check can stand in for this proof: IGC drops the builtin
+// when a fallback path may replace its result (see the top of this file).
+static int64_t hinted_min_bytes(xe_emitter_t* e, MlirValue v) {
+  int64_t c = 1;
+  if (mlirValueIsAOpResult(v) && zt_op_named(mlirOpResultGetOwner(v), "arith.muli")) {
+    MlirOperation op = mlirOpResultGetOwner(v);
+    for (int i = 0; i < 2; ++i)
+      if (const_int(mlirOperationGetOperand(op, i), 0, &c) && c > 0 &&
+          xe_hinted_arg(e, mlirOperationGetOperand(op, 1 - i)))
+        return c * xe_scalar_div(e, mlirOperationGetOperand(op, 1 - i)) * 2;
+    return 0;
+  }
+  return xe_hinted_arg(e, v) ? xe_scalar_div(e, v) * 2 : 0;
+}
+
 bool xe_igc_vnni_desc_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v, zt_type_t t,
                          MlirValue base, MlirValue width, MlirValue pitch, MlirValue col) {
   if (!read_kind_ok(e, load, v, t)) return false;
@@ -198,9 +216,20 @@ bool xe_igc_vnni_desc_ok(xe_emitter_t* e, MlirOperation load, const xe_val_t* v,
   // FlashAttention and tutorial 06: [y, HEAD_DIM] with strides [HEAD_DIM, 1]),
   // x whole dwords: an even column offset (the subgroup's column origin is a
   // multiple of 16) on a 4-byte aligned base, so delta is even.
+  // A run-time width or pitch (tutorial 09's and 03a's [M, K] descriptors
+  // with strides [K, 1]) passes as a hinted argument (hinted_min_bytes): a
+  // multiple of 16 bytes, at least 32 (fp16 K = 16), the pointer loads' rule
+  // (xe_igc_vnni_read_ok, xe_block_pitch_ok); the Khronos text's 64-byte
+  // minimums are then not shown for the smallest value, as for hinted
+  // pointer pitches and on the native path (docs/ARCHITECTURE.md).
   int64_t w, p;
-  if (!const_int(width, 0, &w) || w * 2 < 64) return false;
-  if (!const_int(pitch, 0, &p) || (p * 2) % 16 || p * 2 < XE_BLOCK_MIN_PITCH) return false;
+  if (const_int(width, 0, &w) ? w * 2 < 64 : hinted_min_bytes(e, width) < 32) return false;
+  if (const_int(pitch, 0, &p)) {
+    if ((p * 2) % 16 || p * 2 < XE_BLOCK_MIN_PITCH) return false;
+  } else {
+    int64_t pm = hinted_min_bytes(e, pitch);
+    if (pm < 32 || pm % 16) return false;
+  }
   if (!even(e, col, 0)) return false;
   return xe_ptr_dword_aligned(e, base);
 }

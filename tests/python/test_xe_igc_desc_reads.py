@@ -14,8 +14,11 @@ aligned (Intel's [y, HEAD_DIM] descriptors with strides [HEAD_DIM, 1]), V's
 Evidence: E1 (spirv-val), E2 (ocloc + iga64, pvc, 256 GRF: the Intel-form
 forward at head dim 64 spills nothing, 12 registers with the library's
 reads; ZETILE_XE_IGC_VNNI=0 is the before), E5 (a descriptor GEMM with a K
-tail on Intel's OpenCL CPU runtime against numpy); a runtime width keeps
-the library's read."""
+tail on Intel's OpenCL CPU runtime against numpy); a run-time width keeps
+the library's read unless it (and a run-time pitch) is an argument Triton's
+launcher specialized as a multiple of 16 (`i32:16`, session 22: tutorial
+09's and 03a's [M, K] descriptors with strides [K, 1]), proven at compile
+time since IGC drops the builtin behind a run-time check."""
 import os
 import sys
 
@@ -114,16 +117,18 @@ def gemm_desc_rt_kernel(A, B, C, M, K, N, BM: tl.constexpr, BN: tl.constexpr,
         acc += tl.dot(da.load([pid_m * BM, k0]), db.load([k0, pid_n * BN]))
     rm = pid_m * BM + tl.arange(0, BM)
     rn = pid_n * BN + tl.arange(0, BN)
-    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=rm[:, None] < M)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 GEMM_CONST = {"BM": 32, "BN": 64, "BK": 32}
 
 
-def _gemm(rt=False, env=None):
+def _gemm(rt=False, env=None, hinted=False):
     sig = {"A": "*fp16", "B": "*fp16", "C": "*fp32", "M": "i32", "K": "i32"}
     if rt:
         sig["N"] = "i32"
+    if hinted:  # as Triton's launcher specializes K and N when they are multiples of 16
+        sig["K"] = sig["N"] = "i32:16"
     with env_set(env):
         return zetile.compile(gemm_desc_rt_kernel if rt else gemm_desc_kernel, signature=sig,
                               target="pvc", num_warps=4, compat=True, cached=False,
@@ -149,6 +154,28 @@ def test_runtime_width_keeps_the_library_read():
     # constant pitch of 64 elements, K at run time as its width) likewise.
     g = _gemm(rt=True)
     assert "zt.igc_vnni" not in g.asm["mlir"] and FN not in g.asm["spirv"]
+
+
+def test_hinted_runtime_width_and_pitch_use_the_builtins():
+    # K and N specialized as multiples of 16 (tutorial 09's and 03a's [M, K]
+    # descriptors with strides [K, 1]): width and pitch are multiples of 32
+    # bytes, proven at compile time (IGC drops the builtin behind any
+    # run-time check), so A's 8x16 blocks are IGC's plain read and B's
+    # 16x16 blocks its transform read. Before (session 21): the library's.
+    g = _gemm(rt=True, hinted=True)
+    assert FN in g.asm["spirv"] and FN_PLAIN in g.asm["spirv"], g.asm["mlir"].count("zt.igc_vnni")
+    if have_tool("spirv-val"):
+        spirv_val(g.asm["spirv"])
+    if have_tool("ocloc") and have_tool("iga64"):
+        from zetile.tools import isa
+        loads = {}
+        for name, env in (("igc", {}), ("library", {"ZETILE_XE_IGC_VNNI": "0"})):
+            isas, log = isa.ocloc_isa(_gemm(rt=True, hinted=True, env=env).asm["spirv"], "pvc", "")
+            r = isa.analyze_isa("".join(isas.values()))
+            loads[name] = (r["block2d"]["load"], r["sends"], r["scratch_sends"])
+        print(loads)
+        # 18:15 UTC: builtins 8 load_block2d / 75 sends, library 0 / 259.
+        assert loads["igc"][0] > loads["library"][0] and loads["igc"][1] < loads["library"][1], loads
 
 
 def test_e2_descriptor_attention_spills():
@@ -183,6 +210,34 @@ zetile.get_device().synchronize()
 ref = a[:, :K].astype(np.float32) @ b.astype(np.float32)
 print("RESULT", json.dumps(float(np.abs(c - ref).max())))
 """
+
+
+RUN_GEMM_RT = """
+import json, numpy as np, zetile
+from test_xe_igc_desc_reads import gemm_desc_rt_kernel, _gemm
+rng = np.random.default_rng(4)
+M, N, K = 64, 144, 48   # N: two and a quarter BN blocks (B's width cuts the last), K: a tail
+a = np.zeros((M, 64), np.float16)
+a[:, :K] = rng.integers(-3, 4, (M, K))
+b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+c = np.zeros((M, N), np.float32)
+ck = gemm_desc_rt_kernel[(M // 32, 3)](a, b, c, M, K, N, BM=32, BN=64, BK=32, num_warps=4)
+zetile.get_device().synchronize()
+ref = a[:, :K].astype(np.float32) @ b.astype(np.float32)
+builtin = b"__builtin_IB_subgroup_block_read_flat_transform_u16_k16" in ck.asm["spirv"]
+print("RESULT", json.dumps([float(np.abs(c - ref).max()), builtin]))
+"""
+
+
+def test_e5_hinted_runtime_descriptor_gemm_on_opencl_cpu(tmp_path):
+    # The builtins with run-time width (N = 144: B's last block is cut at
+    # its width, zero-filled; A's width K = 48 cuts its second K step) and
+    # run-time pitch, exact against numpy on Intel's OpenCL CPU runtime.
+    opencl_cpu_or_skip()
+    err, builtin = run_result(RUN_GEMM_RT, path=HERE, env={"ZETILE_COMPAT": "1",
+                                                            "ZETILE_CACHE_DIR": str(tmp_path)},
+                              timeout=600)
+    assert builtin and err == 0.0, (err, builtin)
 
 
 def test_e5_descriptor_gemm_on_opencl_cpu(tmp_path):
