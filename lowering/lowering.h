@@ -149,6 +149,24 @@ zt_status_t zt_widen_half_dots(MlirOperation kernel, int* out_count);
 /// other 3-D code itself). *out_batch: the slices made, 0 when unchanged.
 zt_status_t zt_unroll_batch_dims(MlirOperation kernel, bool dots_only, int* out_batch);
 
+/// How a tile.reduce's combiner picks its (value, position) pair, when it is
+/// the one the front end writes for tl.argmax/argmin: the larger (max) or
+/// smaller value, unsigned order (uns), ties to the lower position (tie_left).
+typedef struct zt_arg_spec_s {
+  bool max, uns, tie_left;
+} zt_arg_spec_t;
+/// Whether @name in the module block `top` is such a combiner (*spec filled).
+bool zt_argreduce_combiner(MlirBlock top, MlirStringRef name, zt_arg_spec_t* spec);
+/// A tile.reduce the caller keeps as it is (true) or has rewritten (false).
+typedef bool (*zt_arg_keep_fn)(MlirOperation op, void* ud);
+/// Rewrites argmin/argmax tile.reduces (i32 positions) into a built-in max/min
+/// reduction and a min (max) of the positions holding it, for lowerings that
+/// reduce one value along an axis they cannot reduce a pair along
+/// (lowering/common/arg_split.c); `keep` (may be NULL) spares some.
+/// *out_count: how many were rewritten.
+zt_status_t zt_split_argreduces(MlirOperation kernel, zt_arg_keep_fn keep, void* ud,
+                                int* out_count);
+
 /// Rewrites rank-1 tile.block_load / block_store (1-D tensor descriptors)
 /// into pointer loads / stores under their bound, for the GPU lowerings
 /// (lowering/common/block1d.c); *out_count: how many.

@@ -25,10 +25,19 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <mlir-c/BuiltinTypes.h>
 #include <mlir-c/Target/LLVMIR.h>
 
 #include "dg2_internal.h"
 #include "xe/xe_target.h"
+
+// An argmin/argmax dg2_emit_reduce takes as a pair: 1-D, a whole number
+// of elements per work-item (ud: the work-items).
+static bool arg_pair_ok(MlirOperation op, void* ud) {
+  MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
+  return mlirShapedTypeGetRank(t) == 1 &&
+         mlirShapedTypeGetDimSize(t, 0) % *(const int32_t*)ud == 0;
+}
 
 zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc);
 
@@ -401,6 +410,10 @@ zt_status_t zt_lower_dg2(zt_lower_ctx_t* lc) {
   c.target = tg;
   c.num_warps = pick_num_warps(lc);
   c.threads = DG2_SIMD * c.num_warps;
+  // argmin/argmax pairs reduce here only as 1-D tensors over whole
+  // work-items (dg2_emit_reduce); the others become a max/min and a min of
+  // positions, one value each (lowering/common/arg_split.c).
+  ZT_RETURN_IF_ERROR(zt_split_argreduces(lc->kernel, arg_pair_ok, &c.threads, NULL));
   zt_strbuf_init(&c.entry);
   zt_strbuf_init(&c.body);
   zt_strbuf_init(&c.decls);

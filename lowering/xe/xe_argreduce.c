@@ -20,9 +20,7 @@
 
 #include "xe/xe_internal.h"
 
-typedef struct arg_spec_s {
-  bool max, uns, tie_left;
-} arg_spec_t;
+typedef zt_arg_spec_t arg_spec_t;
 
 static bool sname_is(MlirStringRef n, const char* s) {
   size_t l = strlen(s);
@@ -35,56 +33,11 @@ static bool op_named(MlirOperation op, const char* s) {
 
 static const char* loc(xe_emitter_t* e) { return e->loc.data ? e->loc.data : ""; }
 
-static bool operands_are(MlirOperation op, MlirValue a, MlirValue b) {
-  return mlirOperationGetNumOperands(op) == 2 &&
-         mlirValueEqual(mlirOperationGetOperand(op, 0), a) &&
-         mlirValueEqual(mlirOperationGetOperand(op, 1), b);
-}
-
-static bool predicate_of(MlirOperation op, int64_t* p) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("predicate"));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a)) return false;
-  *p = mlirIntegerAttrGetValueInt(a);
-  return true;
-}
-
 // The combiner function @name as argmax/argmin, or false.
 static bool match_combiner(xe_emitter_t* e, MlirStringRef name, arg_spec_t* spec) {
   MlirOperation mod = mlirModuleGetOperation(e->lc->tile);
-  MlirBlock top = mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0));
-  MlirOperation f = zt_symbol_in_block(top, name);
-  if (mlirOperationIsNull(f) || !op_named(f, "func.func")) return false;
-  MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
-  if (mlirBlockIsNull(b) || mlirBlockGetNumArguments(b) != 4) return false;
-  MlirValue v1 = mlirBlockGetArgument(b, 0), i1 = mlirBlockGetArgument(b, 1),
-            v2 = mlirBlockGetArgument(b, 2), i2 = mlirBlockGetArgument(b, 3);
-  bool better = false, tie = false, sel_v = false, sel_i = false;
-  for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    int64_t p;
-    if ((op_named(op, "arith.cmpf") || op_named(op, "arith.cmpi")) && operands_are(op, v1, v2) &&
-        predicate_of(op, &p)) {
-      bool f = op_named(op, "arith.cmpf");
-      // cmpf: ogt 2, olt 4; cmpi: slt 2, sgt 4, ult 6, ugt 8.
-      if (f && (p == 2 || p == 4)) {
-        better = true;
-        spec->max = p == 2;
-      } else if (!f && (p == 2 || p == 4 || p == 6 || p == 8)) {
-        better = true;
-        spec->max = p == 4 || p == 8;
-        spec->uns = p >= 6;
-      }
-    }
-    if (op_named(op, "arith.cmpi") && operands_are(op, i1, i2) && predicate_of(op, &p) && p == 2)
-      tie = true;
-    if (op_named(op, "arith.select") && mlirOperationGetNumOperands(op) == 3) {
-      MlirValue a = mlirOperationGetOperand(op, 1), c = mlirOperationGetOperand(op, 2);
-      if (mlirValueEqual(a, v1) && mlirValueEqual(c, v2)) sel_v = true;
-      if (mlirValueEqual(a, i1) && mlirValueEqual(c, i2)) sel_i = true;
-    }
-  }
-  spec->tie_left = tie;
-  return better && sel_v && sel_i;
+  return zt_argreduce_combiner(mlirRegionGetFirstBlock(mlirOperationGetRegion(mod, 0)), name,
+                               spec);
 }
 
 // Whether v is the position along `axis`: make_range(0, n) (1-D), or that
@@ -214,9 +167,12 @@ zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op) {
     return xe_fail(e, ZT_STATUS_UNSUPPORTED, "argmin/argmax of %s on Xe",
                    zt_scalar_kind_name(kk));
   if ((s->layout == XE_LAYOUT_ROW16 && s->dist) ||
-      (s->layout == XE_LAYOUT_BLOCK2D && !xe_axis_local(e, s, axis)))
+      (s->layout == XE_LAYOUT_BLOCK2D && !xe_axis_local(e, s, axis))) {
+    // Emitted again as two built-in reductions (xe_emit_module).
+    e->arg_split = true;
     return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                    "argmin/argmax over a tensor split across subgroups along the axis on Xe");
+  }
   bool f = zt_scalar_kind_is_float(kk);
   argk_t k = {.et = xe_elem(kk)};
   if (f) {

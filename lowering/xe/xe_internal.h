@@ -193,6 +193,10 @@ typedef struct xe_emitter_s {
   /// Atomics (marked scatters, xe_memory.c) and the next atomic's id.
   bool used_atomics;
   int next_atomic;
+  /// An argmin/argmax was refused because its tile is split across subgroups
+  /// along the axis: xe_emit_module rewrites it as two built-in reductions
+  /// (lowering/common/arg_split.c) and emits the kernel again.
+  bool arg_split;
   /// The target's row (xe_target.c) and the layouts the assignment stage
   /// gave the kernel's values (xe_layout.c; NULL until xe_matrix_plan).
   const xe_target_t* target;

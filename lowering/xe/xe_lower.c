@@ -288,7 +288,8 @@ int xe_emit_lanes(const xe_target_t* tg, MlirOperation kernel) {
   return has_dot ? tg->subgroup_size : XE_SUBGROUP;
 }
 
-zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info) {
+static zt_status_t emit_module_once(zt_lower_ctx_t* lc, zt_strbuf_t* out,
+                                    xe_module_info_t* info, bool* out_arg_split) {
   xe_emitter_t e;
   xe_emitter_init(&e, lc);
   // Elementwise tile ops written whole (xe_wide.c): 16 lanes and zetile's
@@ -431,7 +432,28 @@ zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_
     info->slm = e.slm_kinds || e.nslm_bufs;
     info->wide = e.used_wide;
   }
+  *out_arg_split = s && e.arg_split;
   xe_emitter_deinit(&e);
+  return s;
+}
+
+zt_status_t xe_emit_module(zt_lower_ctx_t* lc, zt_strbuf_t* out, xe_module_info_t* info) {
+  bool arg_split = false;
+  zt_status_t s = emit_module_once(lc, out, info, &arg_split);
+  // An argmin/argmax whose tile the plan split across subgroups along the
+  // axis: the kernel's argmin/argmax become a max/min and a min of positions
+  // (lowering/common/arg_split.c), built-in reductions that meet in SLM,
+  // and the kernel is emitted again. Only then: where the pair reduces in
+  // each subgroup, one pass over the tile is cheaper.
+  if (s && arg_split) {
+    int n = 0;
+    zt_status_t r = zt_split_argreduces(lc->kernel, NULL, NULL, &n);
+    if (!r && n > 0) {
+      zt_status_free(s);
+      s = emit_module_once(lc, out, info, &arg_split);
+    }
+    zt_status_free(r);
+  }
   return s;
 }
 
