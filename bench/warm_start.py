@@ -13,8 +13,10 @@ dlopened to link the object with ORC, as before). The child's own split
 
 Part 2, N cached kernels: N specializations launched once each in a new
 process, the time from the first launch to the last (in the child); own
-loader and ORC, and with --llvm-text the LLVM text re-optimized at load
-(ZETILE_CPU_OBJECT=0: artifacts without machine code, 4+ s).
+loader, ORC, the front end run for every kernel (ZETILE_SOURCE_CACHE=0: the
+Tile IR not read by source, as before source_cache.py), and with --llvm-text
+the LLVM text re-optimized at load (ZETILE_CPU_OBJECT=0: artifacts without
+machine code, 4+ s).
 
 Bytecode: this environment may set PYTHONDONTWRITEBYTECODE=1; one run first
 writes the .pyc files (without that variable) so that every measured process
@@ -228,7 +230,8 @@ def main():
         first_launch(cache, a.rounds)
     results = {}
     configs = [("own object loader", {}, None),
-               ("ORC in libzetile_compiler", {"ZETILE_CPU_LOADER": "orc"}, "same")]
+               ("ORC in libzetile_compiler", {"ZETILE_CPU_LOADER": "orc"}, "same"),
+               ("front end each time", {"ZETILE_SOURCE_CACHE": "0"}, "same")]
     if a.llvm_text:
         configs.append(("LLVM text re-optimized", {"ZETILE_CPU_OBJECT": "0"}, None))
     print(f"\n{a.kernels} cached kernels, each launched once in a new process "

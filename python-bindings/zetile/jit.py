@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from . import _C, runtime
+from . import _C, runtime, source_cache
 from .compiler import codegen
 from .compiler.errors import CompilationError, UnsupportedError
 from .language import core, dtypes as T
@@ -550,13 +550,25 @@ class JITFunction(_C.KernelBase):
                 tuple(int(x) % 16 == 0 for x in v.shape))
 
     # ------------------------------------------------------------ compiling
-    def build_tile_ir(self, arg_types, constexprs, divisibility, descriptors=None):
+    def build_tile_ir(self, arg_types, constexprs, divisibility, descriptors=None, cached=True):
+        """The specialization's Tile IR: kept by source (source_cache.py) when
+        cached, so a warm process skips the front end."""
+        k = None
+        if cached and source_cache.enabled():
+            k = source_cache.key(self, arg_types, constexprs, divisibility, descriptors,
+                                 self.debug_enabled, self.bounds_enabled)
+            text = source_cache.load(k) if k else None
+            if text is not None:
+                return text
         b = _C.Builder()
         if self.bounds_enabled:
             b.set_bounds_check(True)
         codegen.generate(b, self, self.__name__, arg_types, constexprs, divisibility,
                          descriptors or {}, debug=self.debug_enabled)
-        return b.module_text()
+        text = b.module_text()
+        if k:
+            source_cache.store(k, text)
+        return text
 
     def _compile_for(self, device, key, arg_types, divisibility, constexprs, num_warps,
                      descriptors, xe=(None, None)):
@@ -919,7 +931,7 @@ def compile(fn, signature, constexprs=None, constants=None, target="cpu", num_wa
     if unknown:
         raise KernelArgumentError(f"signature names unknown arguments: {', '.join(sorted(unknown))}")
     t0 = time.perf_counter()
-    text = fn.build_tile_ir(arg_types, constexprs, div, descs)
+    text = fn.build_tile_ir(arg_types, constexprs, div, descs, cached=cached)
     front_end_ms = (time.perf_counter() - t0) * 1e3
     try:
         artifact = _C.compile(text, target=target, num_warps=num_warps, compat=compat,
