@@ -680,6 +680,7 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
   bool matrix = false;
   zt_status_t s = xe_matrix_op(e, op, &matrix);
   if (matrix) {
+    if (!s && !e->error) s = xe_gather_index_rows(e, op);
     if (!s && e->error) {
       s = e->error;
       e->error = NULL;
@@ -725,6 +726,7 @@ zt_status_t xe_emit_op(xe_emitter_t* e, MlirOperation op) {
   } else {
     s = xe_fail(e, ZT_STATUS_UNSUPPORTED, "operation not supported on Xe yet");
   }
+  if (!s && !e->error) s = xe_gather_index_rows(e, op);
   if (!s && e->error) {
     s = e->error;
     e->error = NULL;

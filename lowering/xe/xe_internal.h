@@ -197,6 +197,13 @@ typedef struct xe_emitter_s {
   /// along the axis: xe_emit_module rewrites it as two built-in reductions
   /// (lowering/common/arg_split.c) and emits the kernel again.
   bool arg_split;
+  /// 1-D data split across subgroups that 2-D index arithmetic reads by row
+  /// (a gathered MoE GEMM's token ids, `offs[:, None]`): a whole copy in
+  /// every subgroup, gathered where the value is made (xe_gather_index_rows),
+  /// keyed by the value.
+  const void* whole_keys[8];
+  struct xe_val_s* whole_vals[8];
+  int nwholes;
   /// The target's row (xe_target.c) and the layouts the assignment stage
   /// gave the kernel's values (xe_layout.c; NULL until xe_matrix_plan).
   const xe_target_t* target;
@@ -633,6 +640,10 @@ zt_status_t xe_emit_reduce_2d(xe_emitter_t* e, MlirOperation op);
 /// tile.reduce of (values, positions) with argmax/argmin's combiner (1-D, or
 /// 2-D along either axis; one subgroup): xe_argreduce.c.
 zt_status_t xe_emit_argreduce(xe_emitter_t* e, MlirOperation op);
+/// After op: its 1-D results split across subgroups that index arithmetic
+/// reads row by row (an expand_dims to (M, 1) of integers) gathered whole
+/// through SLM, for lazy_eval (xe_matrix.c).
+zt_status_t xe_gather_index_rows(xe_emitter_t* e, MlirOperation op);
 /// Whether xe_emit_argreduce handles op (its combiner is argmax/argmin's).
 bool xe_argreduce_matches(xe_emitter_t* e, MlirOperation op);
 /// Whether op's combiner is a built-in kind xe_emit_reduce(_2d) handles.

@@ -1030,6 +1030,8 @@ static bool recomputable(MlirValue v) {
           mlirOperationGetNumRegions(op) == 0);
 }
 
+static void lane_value_at(xe_emitter_t* e, const xe_val_t* s, const char* idx, xe_name_t out);
+
 static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lval_t* out) {
   int rank = value_rank(v);
   xe_val_t* rec = find_rec(e, v);
@@ -1064,13 +1066,27 @@ static zt_status_t lazy_eval(xe_emitter_t* e, MlirValue v, const idx_t* idx, lva
     // compile time, its chunk, or one element as a uniform scalar.
     const idx_t* i = &idx[0];
     int64_t chunk = i->known ? i->c / 16 : -1;
-    if (rec->dist || !i->known || (i->lane && i->c % 16) || i->pair || chunk >= rec->nchunks)
+    // A row position known only at run time (the rows of a tile split over
+    // several subgroups): one element as a uniform scalar, its chunk picked
+    // by selects (lane_value_at) -- the token ids of a gathered MoE GEMM's
+    // rows, a row's argmax compared with the columns. A 1-D value split
+    // across subgroups is read from its whole copy (xe_gather_index_rows);
+    // lane-varying run-time positions stay refused.
+    bool at_run_time = !i->known && !i->lane && i->s;
+    if (rec->dist) {
+      for (int w = 0; w < e->nwholes; ++w)
+        if (e->whole_keys[w] == v.ptr) rec = e->whole_vals[w];
+    }
+    if (rec->dist || (!i->known && !at_run_time) || (i->lane && i->c % 16) || i->pair ||
+        chunk >= rec->nchunks)
       return xe_fail(e, ZT_STATUS_UNSUPPORTED,
                      "2-D index arithmetic reading a 1-D value at a position known only at "
                      "run time on Xe");
     memset(out, 0, sizeof *out);
     out->kind = rec->type.kind;
-    if (i->lane) {
+    if (at_run_time) {
+      lane_value_at(e, rec, i->s, out->v);
+    } else if (i->lane) {
       memcpy(out->v, rec->names[chunk], sizeof out->v);
       out->vec = true;
     } else if (rec->type.kind != ZT_I1) {
@@ -3595,6 +3611,52 @@ static zt_status_t allgather_row16(xe_emitter_t* e, const xe_val_t* col, xe_val_
   zt_strbuf_printf(&e->body, "gpu.barrier%s\n", loc(e));
   whole->nchunks = (int32_t)total;
   whole->dist = false;
+  return NULL;
+}
+
+// Whether some user of v is an expand_dims to an (M, 1) column of integers
+// or i1 (index or mask arithmetic, evaluated row by row: lazy_eval).
+static bool read_by_index_rows(MlirValue v) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation o = mlirOpOperandGetOwner(u);
+    if (!op_is(o, "tile.expand_dims") || int_attr(o, "axis", 0) != 1) continue;
+    MlirType et = mlirShapedTypeGetElementType(mlirValueGetType(mlirOperationGetResult(o, 0)));
+    if (mlirTypeIsAInteger(et)) return true;
+  }
+  return false;
+}
+
+zt_status_t xe_gather_index_rows(xe_emitter_t* e, MlirOperation op) {
+  if (e->nsg == 1) return NULL;
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
+    MlirValue v = mlirOperationGetResult(op, i);
+    if (value_rank(v) != 1 || recomputable(v) || !read_by_index_rows(v)) continue;
+    xe_val_t* s = xe_lookup(e, v);
+    if (!s) return NULL;
+    if (s->layout != XE_LAYOUT_ROW16 || !s->dist || s->type.kind == ZT_PTR ||
+        s->type.kind == ZT_BF16 || s->nchunks * e->nsg > 32 ||
+        e->nwholes == (int)(sizeof e->whole_keys / sizeof e->whole_keys[0]))
+      continue;  // lazy_eval refuses it by name
+    xe_val_t* w = calloc(1, sizeof *w);
+    if (w) w->names = calloc((size_t)s->nchunks * e->nsg, sizeof(xe_name_t));
+    if (!w || !w->names) {
+      if (w) free(w);
+      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
+    }
+    xe_name_t* names = w->names;
+    *w = *s;
+    w->names = names;
+    w->wide[0] = 0;
+    w->wide_scope = w->chunk_scope = 0;
+    zt_status_t st = allgather_row16(e, s, w);
+    if (st || e->error) {
+      xe_free_val(w);
+      return st;
+    }
+    e->whole_keys[e->nwholes] = v.ptr;
+    e->whole_vals[e->nwholes++] = w;
+  }
   return NULL;
 }
 

@@ -45,6 +45,8 @@ void xe_emitter_deinit(xe_emitter_t* e) {
   zt_status_free(e->error);
   e->error = NULL;
   xe_matrix_cache_clear(e);
+  for (int i = 0; i < e->nwholes; ++i) xe_free_val(e->whole_vals[i]);
+  e->nwholes = 0;
 }
 
 static void append_cb(MlirStringRef s, void* user) {
