@@ -94,6 +94,74 @@ def test_scratch_sends_are_counted():
     assert isa.analyze_isa(text)["scratch_sends"] >= 1
 
 
+# Sends through the scratch surface (`.ss[a0.2]`) in a kernel without calls
+# are private memory: on the compat path, the library's out-of-bounds row
+# loop writes its block into a private array by a run-time index (the
+# batched GEMM's K loop at 4 warps: 32 such sends, ocloc "no spill"). They
+# count as scratch sends, so the no-spill verdict sees them. Beside
+# unresolved calls (the native path under Debian's IGC) they are the calls'
+# own traffic, reported apart. (Excerpts of that kernel's ISA.)
+SS_PRIVATE = """
+        send.ugm (16|M0)         null     r43     r28:4   a0.2        0x420E3504           {ExBSO,A@1,$9} // wr:1+4, rd:0; store.ugm.d32x4.a32.wb.wb.ss[a0.2]
+        send.ugm (16|M0)         r2       r43     null:0  a0.2        0x42884500           {ExBSO,$11} // wr:1+0, rd:8; load.ugm.d32x8.a32.ca.ca.ss[a0.2]
+        dpas.8x8 (16|M0)         r46:f         null:f            r2:hf             r38.0:hf         {$11}
+(W)     send.gtwy (8|M0)         null     r127    null:0  0x0  0x02000010  {EOT} // wr:1+0, rd:0; end of thread
+"""
+SS_CALL = """
+(W)     send.ugm (1|M0)          null     r126    r1:1    a0.2        0x4200D504           {ExBSO,A@2,$2} // wr:1+1, rd:0; store.ugm.d32x16t.a32.ss[a0.2]
+        calla (16|M0)            r125.0        r125.0                           {$2.src}
+(W)     send.ugm (1|M0)          r1       r126    null:0  a0.2        0x4210D500           {ExBSO,A@1,$4} // wr:1+0, rd:1; load.ugm.d32x16t.a32.ss[a0.2]
+"""
+
+
+def test_scratch_surface_sends_count_as_spills_without_calls():
+    k = isa.analyze_isa(SS_PRIVATE)
+    assert k["surface_scratch_sends"] == 2 and k["scratch_sends"] == 2, k
+    assert k["call_scratch_sends"] == 0
+    assert not isa.no_spill_cheap({"spilled_registers": 0, "kernels": {"k": k}})
+    assert isa.spill_summary(0, k["scratch_sends"])["disagree"] == ["ocloc"]
+    c = isa.analyze_isa(SS_CALL)
+    assert c["calla"] == 1 and c["scratch_sends"] == 0 and c["call_scratch_sends"] == 2, c
+    assert isa.no_spill_cheap({"spilled_registers": 0, "kernels": {"k": c}})
+    text = isa.format_report({"target": "pvc", "grf_mode": "128", "local_size": [16, 1, 1],
+                              "igc_options": "", "spilled_registers": 0, "kernels": {"k": c}})
+    assert "2 sends through the scratch surface around the unresolved calls" in text
+
+
+def _target_rows():
+    """(name, ocloc device) of every row of the Xe target table."""
+    import os
+    import re
+    src = open(os.path.join(os.path.dirname(EXAMPLES), "lowering", "xe", "xe_target.c")).read()
+    return re.findall(r'\.name = "([^"]+)".*?\.ocloc_device = "([^"]+)"', src, re.S)
+
+
+def test_every_target_row_has_an_ocloc_device_or_is_refused_by_name(tmp_path):
+    import zetile._zetile as z
+    rows = _target_rows()
+    assert len(rows) >= 14 and all(z.target_info(name) for name, _ in rows), rows
+    for name, device in rows:
+        if name in isa.OCLOC_DEVICE:
+            assert isa.OCLOC_DEVICE[name] == device and name in isa.IGA_PLATFORM, name
+        else:
+            assert isa.OCLOC_UNKNOWN.get(name) == device, name
+            with pytest.raises(ValueError, match=f"no ocloc device for target '{name}'"):
+                isa.ocloc_compile(b"", str(tmp_path), target=name)
+    if not have_tool("ocloc"):
+        return
+    # What this ocloc knows (its help's device list): every mapped device
+    # and none of the refused ones (a newer ocloc that knows them fails
+    # this, and the row then gets its E2).
+    import re
+    import subprocess
+    h = subprocess.run(["ocloc", "compile", "--help"], capture_output=True, text=True)
+    m = re.search(r"<device_type> can be: ([^\n]*)", h.stdout + h.stderr)
+    assert m, h.stdout[-2000:]
+    known = {d.strip() for d in m.group(1).split(",")}
+    assert set(isa.OCLOC_DEVICE.values()) <= known, known
+    assert not set(isa.OCLOC_UNKNOWN.values()) & known, known
+
+
 def _fake_ocloc(tmp_path, monkeypatch, crashes):
     """An `ocloc` first on PATH that aborts `crashes` times, then builds nothing
     but a fake binary and says what a successful build says."""
