@@ -228,6 +228,10 @@ def _e2(spv, target):
         isas, _ = isa.ocloc_isa(spv, target)
     except isa.ToolMissing as e:
         return "n/a", str(e)
+    except ValueError as e:  # a target row this ocloc does not know (isa.OCLOC_UNKNOWN)
+        if "no ocloc device" not in str(e):
+            raise
+        return "n/a", str(e)
     except Exception as e:  # noqa: BLE001 - ocloc's own failure
         return "fail", str(e).strip().splitlines()[0][:300]
     calla = sum(isa.analyze_isa(t).get("calla", 0) for t in isas.values())
