@@ -22,10 +22,15 @@
 // for each (one for a (1, M, N) value); its body is unrolled as the
 // kernel's code is, its yield yields the slices.
 //
+// Reductions and scans along axis 1 or 2 map slice by slice along axis 0
+// or 1 (session 22); a reduction's (B, X) result must only come back to
+// 3-D at the reduced axis (`tl.max(s, 2)[:, :, None]`, a batched softmax).
+//
 // What it does not handle leaves the kernel unchanged (the lowering then
 // refuses the 3-D tensor by name, as before): 3-D values inside branches
-// or loops other than scf.for, reductions, scans, reshapes, transposes,
-// joins and the like on 3-D values, a batch of more than
+// or loops other than scf.for, reductions along the batch axis or whose
+// (B, X) result is read otherwise (stored, combined as 2-D), reshapes,
+// transposes, joins and the like on 3-D values, a batch of more than
 // ZT_BATCH_UNROLL_MAX slices, 4-D tensors.
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +148,44 @@ static MlirValue splat_scalar(MlirValue v) {
   return zt_op_named(d, "tile.splat") ? mlirOperationGetOperand(d, 0) : (MlirValue){NULL};
 }
 
+static int64_t axis_of(MlirOperation op) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("axis"));
+  return mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a) ? -1
+                                                               : mlirIntegerAttrGetValueInt(a);
+}
+
+// Whether v is a result of a reduction of 3-D values (a (B, M) or (B, N)
+// value whose slices are 1-D).
+static bool reduced_3d(MlirValue v) {
+  if (!mlirValueIsAOpResult(v)) return false;
+  MlirOperation d = mlirOpResultGetOwner(v);
+  return zt_op_named(d, "tile.reduce") &&
+         rank_of(mlirValueGetType(mlirOperationGetOperand(d, 0))) == 3;
+}
+
+// A reduction or scan of 3-D values along axis 1 or 2: one along axis 0 or
+// 1 of each slice. A reduction's (B, X) results must only come back to 3-D
+// (`m[:, :, None]`, expand_dims at the reduced axis: a batched softmax's row
+// max and sum), so no (B, X) value needs slices of its own elsewhere.
+static bool slice_reduce_ok(MlirOperation op) {
+  int64_t axis = axis_of(op);
+  if (axis != 1 && axis != 2) return false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    if (rank_of(mlirValueGetType(mlirOperationGetOperand(op, i))) != 3) return false;
+  bool scan = zt_op_named(op, "tile.scan");
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
+    MlirValue r = mlirOperationGetResult(op, i);
+    if (rank_of(mlirValueGetType(r)) != (scan ? 3 : 2)) return false;
+    if (scan) continue;
+    for (MlirOpOperand u = mlirValueGetFirstUse(r); !mlirOpOperandIsNull(u);
+         u = mlirOpOperandGetNextUse(u)) {
+      MlirOperation o = mlirOpOperandGetOwner(u);
+      if (!zt_op_named(o, "tile.expand_dims") || axis_of(o) != axis) return false;
+    }
+  }
+  return true;
+}
+
 // Whether the kernel's 3-D code is all of a form this rewrite handles
 // (bad: not), its batch (0: only leading dimensions of 1), any: 3-D at all.
 typedef struct {
@@ -201,18 +244,23 @@ static MlirWalkResult check_cb(MlirOperation op, void* ud) {
   c->dot |= zt_op_named(op, "tile.dot");
   bool yield = zt_op_named(op, "scf.yield") &&
                zt_op_named(mlirOperationGetParentOperation(op), "scf.for");
-  if (!in_loops(c, mlirOperationGetBlock(op)) || !(sliceable(op) || loop || yield)) {
+  bool red = zt_op_named(op, "tile.reduce") || zt_op_named(op, "tile.scan");
+  if (!in_loops(c, mlirOperationGetBlock(op)) || !(sliceable(op) || loop || yield || red)) {
     c->bad = true;
     return MlirWalkResultInterrupt;
   }
   if (loop || yield) return MlirWalkResultAdvance;  // 3-D and other values mixed
+  if (zt_op_named(op, "tile.reduce") || zt_op_named(op, "tile.scan")) {
+    c->bad = !slice_reduce_ok(op);
+    return c->bad ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
+  }
   if (zt_op_named(op, "tile.expand_dims")) {
     MlirValue in = mlirOperationGetOperand(op, 0);
     MlirType it = mlirValueGetType(in), rt = mlirValueGetType(mlirOperationGetResult(op, 0));
     int64_t start;
     // (1, ...) results are 2-D values; a (B, 1, 1) one must be the batch index.
     c->bad = rank_of(it) != 2 ||
-             (mlirShapedTypeGetDimSize(rt, 0) != 1 &&
+             (mlirShapedTypeGetDimSize(rt, 0) != 1 && !reduced_3d(in) &&
               !(mlirShapedTypeGetDimSize(rt, 1) == 1 && mlirShapedTypeGetDimSize(rt, 2) == 1 &&
                 batch_range(in, &start)));
   } else {
@@ -311,10 +359,93 @@ static MlirValue fold_splats(unroll_t* u, MlirOperation op, int i) {
   return zt_tb_splat(&b, r, 2, shape);
 }
 
+// Slice i of a reduction or scan along axis a of 3-D values: the same op
+// along axis a - 1 of the slices (a reduction's results are 1-D).
+static void unroll_reduce(unroll_t* u, MlirOperation op, int i) {
+  intptr_t nops = mlirOperationGetNumOperands(op), nres = mlirOperationGetNumResults(op);
+  if (nops > 4 || nres > 4) {
+    u->oom = true;
+    return;
+  }
+  int n = 1;
+  MlirValue ops[4];
+  for (intptr_t k = 0; k < nops; ++k) {
+    slices_t* s = find(u, mlirOperationGetOperand(op, k));
+    if (!s) {
+      u->oom = true;
+      return;
+    }
+    if (s->n > 1) n = (int)u->batch;
+  }
+  if (i >= n) return;
+  for (intptr_t k = 0; k < nops; ++k) ops[k] = slice_of(u, mlirOperationGetOperand(op, k), i);
+  MlirType res[4];
+  slices_t* rs[4];
+  for (intptr_t k = 0; k < nres; ++k) {
+    MlirValue r = mlirOperationGetResult(op, k);
+    MlirType t = mlirValueGetType(r);
+    if (rank_of(t) == 3) {
+      res[k] = slice_type(t);
+    } else {
+      int64_t x = mlirShapedTypeGetDimSize(t, 1);
+      res[k] = zt_tb_tensor(1, &x, mlirShapedTypeGetElementType(t));
+    }
+    rs[k] = i == 0 ? add(u, r, n) : find(u, r);
+    if (!rs[k]) return;
+  }
+  MlirOperationState st = mlirOperationStateGet(mlirIdentifierStr(mlirOperationGetName(op)),
+                                                mlirOperationGetLocation(op));
+  mlirOperationStateAddOperands(&st, nops, ops);
+  mlirOperationStateAddResults(&st, nres, res);
+  intptr_t na = mlirOperationGetNumAttributes(op);
+  MlirNamedAttribute attrs[16];
+  if (na > 16) na = 16;
+  MlirContext ctx = mlirOperationGetContext(op);
+  for (intptr_t k = 0; k < na; ++k) {
+    attrs[k] = mlirOperationGetAttribute(op, k);
+    MlirStringRef nm = mlirIdentifierStr(attrs[k].name);
+    if (nm.length == 4 && memcmp(nm.data, "axis", 4) == 0)
+      attrs[k].attribute = mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), axis_of(op) - 1);
+  }
+  mlirOperationStateAddAttributes(&st, na, attrs);
+  MlirOperation c = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(u->at), u->at, c);
+  for (intptr_t k = 0; k < nres; ++k) rs[k]->s[i] = mlirOperationGetResult(c, k);
+}
+
+// Slice i of `m[:, :, None]` (or `m[:, None, :]`) of a reduction's (B, X)
+// result: the 1-D slice expanded to (X, 1) (or (1, X)).
+static void unroll_reduced_expand(unroll_t* u, MlirOperation op, int i) {
+  MlirValue in = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  slices_t* si = find(u, in);
+  if (!si) {
+    u->oom = true;
+    return;
+  }
+  if (i >= si->n) return;
+  slices_t* s = i == 0 ? add(u, res, si->n) : find(u, res);
+  if (!s) return;
+  zt_tb_t b = zt_tb_at(u->at);
+  b.loc = mlirOperationGetLocation(op);
+  MlirNamedAttribute ax =
+      zt_tb_attr(&b, "axis", mlirIntegerAttrGet(mlirIntegerTypeGet(b.ctx, 32), axis_of(op) - 1));
+  MlirValue x = si->s[i];
+  s->s[i] = zt_tb_op(&b, "tile.expand_dims", 1, &x, slice_type(mlirValueGetType(res)), 1, &ax);
+}
+
 // Slice i of op's results (the batch loop is outside the op loop: a
 // slice's code stays together, as a kernel written slice by slice would
 // have it, and its values die before the next slice's are made).
 static void unroll_op(unroll_t* u, MlirOperation op, int i) {
+  if (zt_op_named(op, "tile.expand_dims") &&
+      reduced_3d(mlirOperationGetOperand(op, 0))) {
+    unroll_reduced_expand(u, op, i);
+    return;
+  }
+  if (zt_op_named(op, "tile.reduce") || zt_op_named(op, "tile.scan")) {
+    unroll_reduce(u, op, i);
+    return;
+  }
   if (zt_op_named(op, "tile.expand_dims")) {
     if (i == 0) unroll_expand(u, op);
     return;
@@ -583,7 +714,8 @@ zt_status_t zt_unroll_batch_dims(MlirOperation kernel, bool dots_only, int* out_
   for (size_t i = nold; i-- > 0;) {
     for (intptr_t k = 0; k < mlirOperationGetNumOperands(old[i]); ++k) {
       MlirValue o = mlirOperationGetOperand(old[i], k);
-      if (mlirValueIsAOpResult(o) && rank_of(mlirValueGetType(o)) != 3)
+      // (A reduction's (B, X) result: its reduction is one of the 3-D ops.)
+      if (mlirValueIsAOpResult(o) && rank_of(mlirValueGetType(o)) != 3 && !reduced_3d(o))
         zt_op_list_push(&feed, &nfeed, &capfeed, mlirOpResultGetOwner(o));
     }
     mlirOperationDestroy(old[i]);

@@ -64,6 +64,24 @@ def batched_rowsum(X, O, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr):
     tl.store(O + tl.arange(0, B)[:, None] * M + tl.arange(0, M)[None, :], s)
 
 
+@zetile.jit
+def batched_softmax(X, Y, O, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                    K: tl.constexpr):
+    # Reductions and a scan of 3-D values along a slice axis (session 22): a
+    # batched attention score's softmax, then its running sum along N.
+    ob = tl.arange(0, B)[:, None, None]
+    om = tl.arange(0, M)[None, :, None]
+    on = tl.arange(0, N)[None, None, :]
+    ok = tl.arange(0, K)
+    x = tl.load(X + ob * M * K + om * K + ok[None, None, :])
+    y = tl.load(Y + ob * K * N + ok[None, :, None] * N + on)
+    s = tl.dot(x, y)
+    p = tl.exp(s - tl.max(s, axis=2)[:, :, None])
+    p = p / tl.sum(p, axis=2)[:, :, None]
+    p = p - tl.min(p, axis=1)[:, None, :]
+    tl.store(O + ob * M * N + om * N + on, tl.cumsum(p, axis=2))
+
+
 SIG = {"X": "*fp16", "Y": "*fp16", "C": "*fp32", "BIAS": "*fp32", "O": "*fp16"}
 SHAPE = {"B": 2, "M": 16, "N": 32, "K": 16}
 
@@ -154,6 +172,18 @@ def test_k_loop_compat_private_array_is_a_spill():
     assert not isa.no_spill_cheap({"spilled_registers": 0, "kernels": kernels})
 
 
+SSIG = {"X": "*fp16", "Y": "*fp16", "O": "*fp32"}
+
+
+@pytest.mark.skipif(not have_tool("spirv-val"), reason="spirv-val is not installed")
+@pytest.mark.parametrize("target", ["pvc", "bmg", "dg2"])
+def test_softmax_e1(target):
+    # Refused by name before ("3-D tensors are not supported on Xe yet" on
+    # pvc/bmg, "only 2-D dots" on dg2): the reductions kept the kernel 3-D.
+    spirv_val(zetile.compile(batched_softmax, signature=SSIG, constexprs=SHAPE, target=target,
+                             num_warps=4, cached=False).asm["spirv"])
+
+
 def test_refused_forms_keep_their_refusal():
     # A reduction of a 3-D value and a batch past the bound (16) stay refused
     # by name on pvc and bmg (dg2's lowering runs such 3-D code itself).
@@ -197,6 +227,35 @@ want = np.matmul(x.astype(np.float64), y.astype(np.float64))
 print("RESULT " + json.dumps({"err": float(np.abs(o - want).max()),
                              "scale": float(np.abs(want).max())}))
 """
+
+
+_RUN_SOFTMAX = """
+import json, numpy as np, zetile
+import test_xe_batched_dot as T
+rng = np.random.default_rng(7)
+b, m, n, k = T.SHAPE["B"], T.SHAPE["M"], T.SHAPE["N"], T.SHAPE["K"]
+x = (rng.standard_normal((b, m, k)) * 0.5).astype(np.float16)
+y = (rng.standard_normal((b, k, n)) * 0.5).astype(np.float16)
+o = np.zeros((b, m, n), np.float32)
+T.batched_softmax[(1,)](x, y, o, **T.SHAPE, num_warps=4)
+zetile.get_device().synchronize()
+s = np.matmul(x.astype(np.float64), y.astype(np.float64))
+p = np.exp(s - s.max(2, keepdims=True)); p /= p.sum(2, keepdims=True)
+p -= p.min(1, keepdims=True)
+want = np.cumsum(p, 2)
+print("RESULT " + json.dumps({"err": float(np.abs(o - want).max()), "scale": float(np.abs(want).max())}))
+"""
+
+
+@pytest.mark.parametrize("where", ["pvc", "dg2", "cpu"])
+def test_softmax_numbers(where):
+    env = {"ZETILE_DEVICE": "cpu"} if where == "cpu" else \
+        {"ZETILE_DEVICE": "opencl:cpu", "ZETILE_OPENCL_TARGET": where}
+    if where != "cpu":
+        opencl_cpu_or_skip()
+    r = run_result(_RUN_SOFTMAX, path=HERE, env=env, timeout=600)
+    print(where, r)
+    assert r["err"] < 1e-5 * max(1.0, r["scale"]), r
 
 
 @pytest.mark.parametrize("where", ["pvc", "dg2"])
