@@ -7,7 +7,9 @@ the rounds of all rows interleaved so that a busy moment of the (shared)
 machine hits every row alike:
   - zetile from Python: `add[(1,)](x, y, out, n, BLOCK=16)` with numpy
     arrays and with torch tensors (one program: the launch is nearly all of
-    it), and with 2 and 64 programs (the thread pool's hand-off); 64 programs
+    it): one array passed as all three (an in-place kernel's launch; the
+    launcher reads an object passed twice once) and, the rows named
+    "3 arrays"/"3 tensors", three distinct ones; and with 2 and 64 programs (the thread pool's hand-off); 64 programs
     of 1024 and of 16384 elements on all threads and on one
     (ZETILE_NUM_THREADS=1), whose difference is what the pool gains or
     costs on a kernel that does work;
@@ -90,8 +92,10 @@ def make_cases(np, torch):
     big = np.ones(64 * 16, np.float32)
     work = np.ones(64 * 1024, np.float32)
     heavy = np.ones(64 * 16384, np.float32)
+    x2, x3 = np.ones(16, np.float32), np.zeros(16, np.float32)
     cases = {
         "zetile python, 1 program, numpy": (lambda: add[(1,)](x, x, x, 16, BLOCK=16), 1),
+        "zetile python, 1 program, numpy, 3 arrays": (lambda: add[(1,)](x, x2, x3, 16, BLOCK=16), 1),
         "zetile python, 2 programs, numpy": (lambda: add[(2,)](x, x, x, 16, BLOCK=8), 1),
         "zetile python, 64 programs, numpy": (lambda: add[(64,)](big, big, big, 1024, BLOCK=16), 1),
         "64 programs x 1024, all threads": (lambda: add[(64,)](work, work, work, 65536, BLOCK=1024), 10),
@@ -106,7 +110,10 @@ def make_cases(np, torch):
     if torch is not None:
         t = torch.ones(16)
         one = torch.ones(1)
+        t2, t3 = torch.ones(16), torch.zeros(16)
         cases["zetile python, 1 program, torch"] = (lambda: add[(1,)](t, t, t, 16, BLOCK=16), 1)
+        cases["zetile python, 1 program, torch, 3 tensors"] = (
+            lambda: add[(1,)](t, t2, t3, 16, BLOCK=16), 1)
         cases["torch.add, 1 element"] = (lambda: torch.add(one, one), 1)
     return cases
 
@@ -173,33 +180,33 @@ def report(args, torch, times, rows):
     peer = min(times["torch.add, 1 element"]) if torch is not None else None
     print(f"CPU target, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; min (median) of {args.rounds} rounds of "
           f"{args.reps} calls, microseconds per call")
-    print(f"{'launch':<38}{'us':>16}{'x torch.add':>14}")
+    print(f"{'launch':<44}{'us':>16}{'x torch.add':>14}")
     heavy = [k for k in times if k.startswith("64 programs x 16384")]
     for name, ts in times.items():
         if name in heavy:
             continue
         ratio = f"{min(ts) / peer:>13.2f}x" if peer else f"{'-':>14}"
-        print(f"{name:<38}{min(ts):>7.2f} ({statistics.median(ts):>5.2f}){ratio}")
+        print(f"{name:<44}{min(ts):>7.2f} ({statistics.median(ts):>5.2f}){ratio}")
     # Baselines: each in a child process with the switch that restores the
     # path before a change, its peer timed again in the same child.
     slow = child_rows(argparse.Namespace(reps=max(args.reps // 10, 100), rounds=args.rounds),
                       ["zetile python, 1 program, numpy"], {"ZETILE_LAUNCH_C": "0"})
     if slow is not None:
         lo, med = slow["zetile python, 1 program, numpy"]
-        print(f"{'same, ZETILE_LAUNCH_C=0 (Python path)':<38}{lo:>7.2f} ({med:>5.2f})"
+        print(f"{'same, ZETILE_LAUNCH_C=0 (Python path)':<44}{lo:>7.2f} ({med:>5.2f})"
               f"{lo / peer if peer else float('nan'):>13.2f}x")
     if torch is not None:
         r = child_rows(args, ["zetile python, 1 program, torch", "torch.add, 1 element"],
                        {"ZETILE_LAUNCH_DLPACK_C": "0"})
         if r is not None:
             (lo, med), (plo, pmed) = r.values()
-            print(f"{'torch via to_dlpack (before), own run':<38}{lo:>7.2f} ({med:>5.2f}){lo / plo:>13.2f}x")
-            print(f"{'  torch.add in that run':<38}{plo:>7.2f} ({pmed:>5.2f}){1:>13.2f}x")
+            print(f"{'torch via to_dlpack (before), own run':<44}{lo:>7.2f} ({med:>5.2f}){lo / plo:>13.2f}x")
+            print(f"{'  torch.add in that run':<44}{plo:>7.2f} ({pmed:>5.2f}){1:>13.2f}x")
     one = times["64 programs x 16384, 1 thread"]
-    print(f"{'64 x 16384 elements (pool vs 1 thread)':<38}{'us':>16}{'x 1 thread':>14}")
+    print(f"{'64 x 16384 elements (pool vs 1 thread)':<44}{'us':>16}{'x 1 thread':>14}")
     for name in heavy:
         ts = times[name]
-        print(f"{name:<38}{min(ts):>7.1f} ({statistics.median(ts):>6.1f}){min(ts) / min(one):>12.2f}x "
+        print(f"{name:<44}{min(ts):>7.1f} ({statistics.median(ts):>6.1f}){min(ts) / min(one):>12.2f}x "
               f"(median {statistics.median(ts) / statistics.median(one):.2f}x)")
     c = c_launch_rows(args.reps)
     if c is None:
@@ -208,11 +215,11 @@ def report(args, torch, times, rows):
     direct = c["direct"]
     rows.update({f"zt_launch from C, {g[4:]} program(s)": [c[g] / 1e3, c[g] / 1e3]
                  for g in ("grid1", "grid2", "grid64")})
-    print(f"{'launch from C (zt_launch, empty kernel)':<38}{'us':>16}{'above direct':>14}")
-    print(f"{'direct call of the kernel function':<38}{direct / 1e3:>7.3f}{'':>9}{'-':>14}")
+    print(f"{'launch from C (zt_launch, empty kernel)':<44}{'us':>16}{'above direct':>14}")
+    print(f"{'direct call of the kernel function':<44}{direct / 1e3:>7.3f}{'':>9}{'-':>14}")
     for g in ("grid1", "grid2", "grid64"):
         n = g[4:]
-        print(f"{'zt_launch, ' + n + (' program' if n == '1' else ' programs'):<38}"
+        print(f"{'zt_launch, ' + n + (' program' if n == '1' else ' programs'):<44}"
               f"{c[g] / 1e3:>7.3f}{'':>9}{(c[g] - direct) / 1e3:>13.3f}")
 
 

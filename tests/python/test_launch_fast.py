@@ -326,3 +326,57 @@ def test_torch_views_and_refusals_after_registration():
             for _ in range(2):
                 with pytest.raises(zetile.KernelArgumentError, match=msg):
                     axpb[(1,)](t, y, 16, 2.0, 0.0, NEG=False, BLOCK=16)
+
+
+
+SAME_KERNEL = """
+import zetile, zetile.language as tl
+
+
+@zetile.jit
+def axpy(x, y, out, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    m = o < n
+    tl.store(out + o, 2 * tl.load(x + o, mask=m) + tl.load(y + o, mask=m), mask=m)
+"""
+
+SAME_TENSOR = """
+import sys
+import torch
+calls = []
+real = torch.Tensor.is_neg
+def counted(t):
+    calls.append(1)
+    return real(t)
+torch.Tensor.is_neg = counted  # before the launcher registers the type
+sys.path.insert(0, {here!r})
+import zetile
+from same_tensor_kernel import axpy
+zetile.set_device("cpu")
+t = torch.arange(16, dtype=torch.float32)
+u = torch.ones(16)
+for _ in range(3):  # compiles and registers both signatures
+    axpy[(1,)](t, u, u, 16, BLOCK=16)
+    axpy[(1,)](t, t, t, 16, BLOCK=16)
+t = torch.arange(16, dtype=torch.float32)
+u = torch.ones(16)
+del calls[:]
+axpy[(1,)](t, u, u, 16, BLOCK=16)   # in place: out is y
+distinct_then_same = len(calls)
+del calls[:]
+axpy[(1,)](t, t, t, 16, BLOCK=16)
+print("RESULT", distinct_then_same, len(calls), u.tolist() == [1.0 + 2 * i for i in range(16)],
+      t.tolist() == [3.0 * i for i in range(16)])
+"""
+
+
+def test_an_array_passed_twice_is_read_once(tmp_path):
+    # A tensor passed as several arguments (kernels writing in place) is read
+    # once a launch: each read costs torch's exchange and is_neg calls.
+    from zt_testutil import run_python
+    (tmp_path / "same_tensor_kernel.py").write_text(SAME_KERNEL)
+    r = run_python(SAME_TENSOR.format(here=str(tmp_path)), env={"ZETILE_DEVICE": "cpu"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    distinct, same, ok_inplace, ok_same = r.stdout.split("RESULT ")[-1].split()
+    assert ok_inplace == "True" and ok_same == "True", r.stdout
+    assert (distinct, same) == ("2", "1"), (distinct, same)
