@@ -11,8 +11,8 @@ end's own code (size and mtime of the package's files) and, for every name
 the kernel or a kernel it calls mentions, the value that name has now in the
 function's closure or module. Values are fingerprinted only when their
 fingerprint says all the front end can read of them: numbers, strings,
-tuples of those, constexprs, zetile's own modules, functions and dtypes, and
-@jit functions (their source and names, recursively). A kernel that mentions
+tuples of those, constexprs, zetile.language's modules, zetile's functions
+and dtypes, and @jit functions (their source and names, recursively). A kernel that mentions
 anything else (a Python helper, an array, another library's module) is not
 kept: the front end runs as before. So is every kernel when
 ZETILE_SOURCE_CACHE=0.
@@ -96,7 +96,9 @@ def fingerprint(v, seen=None):
     if isinstance(v, JITFunction):
         return _function(v, seen)
     if isinstance(v, types.ModuleType):
-        if _is_zetile(v.__name__):
+        # The language's modules hold code only (in the front end's files);
+        # other modules (zetile.knobs, ...) may hold settings read at trace time.
+        if v.__name__ == "zetile.language" or v.__name__.startswith("zetile.language."):
             return f"module:{v.__name__}"
         raise _NotKept(v.__name__)
     if id(v) in _BUILTIN_IDS and getattr(builtins, _BUILTIN_IDS[id(v)], None) is v:

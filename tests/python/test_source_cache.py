@@ -147,3 +147,11 @@ def test_damaged_entry_is_built_again(tmp_path, traces):
     x, y = _run(mod.scaled)
     np.testing.assert_array_equal(y, (x + 1) * 2)
     assert traces == ["scaled", "scaled"]
+
+
+def test_only_the_language_modules_are_fingerprinted():
+    # zetile.knobs and the like hold settings a kernel could read while traced.
+    assert source_cache.fingerprint(zetile.language) == "module:zetile.language"
+    for mod in (zetile.knobs, zetile, np):
+        with pytest.raises(source_cache._NotKept):
+            source_cache.fingerprint(mod)
