@@ -76,12 +76,23 @@ def _is_zetile(name):
     return name == "zetile" or (name or "").startswith("zetile.")
 
 
+_classes = None
+
+
+def _import_classes():
+    # Imported once, when first needed (jit.py imports this module).
+    global _classes
+    from .compiler.codegen import TupleArg
+    from .jit import JITFunction
+    from .language.core import constexpr
+    _classes = (TupleArg, JITFunction, constexpr)
+    return _classes
+
+
 def fingerprint(v, seen=None):
     """A string that is equal for two values exactly when the front end
     would read them alike; raises _NotKept when no such string is known."""
-    from .compiler.codegen import TupleArg
-    from .jit import JITFunction
-    from .language import core
+    TupleArg, JITFunction, constexpr = _classes or _import_classes()
     seen = set() if seen is None else seen
     t = type(v)
     if v is None or t in (bool, int, float, str, bytes, complex):
@@ -91,7 +102,7 @@ def fingerprint(v, seen=None):
     if t is dict:
         return "dict(" + ",".join(sorted(f"{fingerprint(k, seen)}={fingerprint(x, seen)}"
                                          for k, x in v.items())) + ")"
-    if isinstance(v, core.constexpr) and t is core.constexpr:
+    if t is constexpr:
         return f"constexpr({fingerprint(v.value, seen)})"
     if isinstance(v, JITFunction):
         return _function(v, seen)
