@@ -199,7 +199,8 @@ typedef struct {
 static bool in_loops(const check_t* c, MlirBlock bl) {
   while (!mlirBlockEqual(bl, c->entry)) {
     MlirOperation p = mlirBlockGetParentOperation(bl);
-    if (mlirOperationIsNull(p) || !zt_op_named(p, "scf.for")) return false;
+    if (mlirOperationIsNull(p) || !(zt_op_named(p, "scf.for") || zt_op_named(p, "scf.if")))
+      return false;
     bl = mlirOperationGetBlock(p);
     if (mlirBlockIsNull(bl)) return false;
   }
@@ -242,9 +243,12 @@ static MlirWalkResult check_cb(MlirOperation op, void* ud) {
   if (c->bad) return MlirWalkResultInterrupt;
   if (!three) return MlirWalkResultAdvance;
   c->dot |= zt_op_named(op, "tile.dot");
+  MlirOperation parent = mlirOperationGetParentOperation(op);
   bool yield = zt_op_named(op, "scf.yield") &&
-               zt_op_named(mlirOperationGetParentOperation(op), "scf.for");
+               (zt_op_named(parent, "scf.for") || zt_op_named(parent, "scf.if"));
   bool red = zt_op_named(op, "tile.reduce") || zt_op_named(op, "tile.scan");
+  bool iff = zt_op_named(op, "scf.if");
+  if (iff) loop = true;  // its 3-D results are slices like a loop's
   if (!in_loops(c, mlirOperationGetBlock(op)) || !(sliceable(op) || loop || yield || red)) {
     c->bad = true;
     return MlirWalkResultInterrupt;
@@ -643,6 +647,56 @@ static void unroll_yield(unroll_t* u, MlirOperation op) {
   free(ops);
 }
 
+// An scf.if with 3-D results: a new scf.if in front of it with the other
+// results first, then every 3-D result's slices; both branches move over
+// and are unrolled in place (their yields yield the slices, unroll_yield).
+static void unroll_if(unroll_t* u, MlirOperation op) {
+  intptr_t nres = mlirOperationGetNumResults(op);
+  MlirType* res = malloc(((size_t)nres * (size_t)u->batch + 1) * sizeof *res);
+  if (!res) {
+    u->oom = true;
+    return;
+  }
+  intptr_t r = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (intptr_t k = 0; k < nres; ++k) {
+      MlirType t = mlirValueGetType(mlirOperationGetResult(op, k));
+      if ((rank_of(t) == 3) != (pass == 1)) continue;
+      for (int i = 0; i < (pass ? slices_for(u, t) : 1); ++i) res[r++] = pass ? slice_type(t) : t;
+    }
+  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString("scf.if"),
+                                                mlirOperationGetLocation(op));
+  MlirValue cond = mlirOperationGetOperand(op, 0);
+  mlirOperationStateAddOperands(&st, 1, &cond);
+  if (r) mlirOperationStateAddResults(&st, r, res);
+  free(res);
+  MlirRegion regions[2] = {mlirRegionCreate(), mlirRegionCreate()};
+  mlirOperationStateAddOwnedRegions(&st, 2, regions);
+  MlirOperation ni = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, ni);
+  for (int g = 0; g < 2; ++g)
+    mlirRegionTakeBody(mlirOperationGetRegion(ni, g), mlirOperationGetRegion(op, g));
+  intptr_t j = 0;
+  for (intptr_t k = 0; k < nres; ++k) {
+    MlirValue old = mlirOperationGetResult(op, k);
+    if (rank_of(mlirValueGetType(old)) != 3)
+      mlirValueReplaceAllUsesOfWith(old, mlirOperationGetResult(ni, j++));
+  }
+  for (intptr_t k = 0; k < nres && !u->oom; ++k) {
+    MlirValue old = mlirOperationGetResult(op, k);
+    MlirType t = mlirValueGetType(old);
+    if (rank_of(t) != 3) continue;
+    slices_t* sr = add(u, old, slices_for(u, t));
+    if (!sr) return;
+    for (int i = 0; i < sr->n; ++i) sr->s[i] = mlirOperationGetResult(ni, j++);
+  }
+  if (!zt_op_list_push(&u->old, &u->nold, &u->capold, op)) u->oom = true;
+  for (int g = 0; g < 2 && !u->oom; ++g) {
+    MlirBlock bl = mlirRegionGetFirstBlock(mlirOperationGetRegion(ni, g));
+    if (!mlirBlockIsNull(bl)) unroll_block(u, bl);
+  }
+}
+
 // The 3-D code of block bl (the entry block or a loop body), segment by
 // segment: 3-D ops up to a write (store, atomic) or up to an op of the rest
 // with effects, the new ops in front of the segment's last op (or of that
@@ -653,8 +707,9 @@ static void unroll_block(unroll_t* u, MlirBlock bl) {
   size_t seg = u->nold;
   for (MlirOperation op = mlirBlockGetFirstOperation(bl); !mlirOperationIsNull(op) && !u->oom;
        op = mlirOperationGetNextInBlock(op)) {
-    bool three = has_3d(op), loop = zt_op_named(op, "scf.for");
+    bool three = has_3d(op), loop = zt_op_named(op, "scf.for"), iff = zt_op_named(op, "scf.if");
     bool yield = three && zt_op_named(op, "scf.yield");
+    loop |= iff;  // a region op: ends the segment, unrolled on its own
     if (!loop && !yield && three &&
         !zt_op_list_push(&u->old, &u->nold, &u->capold, op)) {
       u->oom = true;
@@ -668,8 +723,18 @@ static void unroll_block(unroll_t* u, MlirBlock bl) {
       unroll_segment(u, u->old + seg, u->nold - seg);
       seg = u->nold;
     }
-    if (loop && three) unroll_loop(u, op);
-    else if (loop) unroll_block(u, mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0)));
+    if (iff && three) {
+      unroll_if(u, op);
+    } else if (iff) {
+      for (int g = 0; g < 2 && !u->oom; ++g) {
+        MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, g));
+        if (!mlirBlockIsNull(b)) unroll_block(u, b);
+      }
+    } else if (loop && three) {
+      unroll_loop(u, op);
+    } else if (loop) {
+      unroll_block(u, mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0)));
+    }
     else if (yield) unroll_yield(u, op);
     if (loop || yield) seg = u->nold;
   }

@@ -82,6 +82,25 @@ def batched_softmax(X, Y, O, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
     tl.store(O + ob * M * N + om * N + on, tl.cumsum(p, axis=2))
 
 
+@zetile.jit
+def batched_branch(X, Y, O, flag, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                   K: tl.constexpr):
+    # 3-D values carried by an scf.if (session 22): the batched dot's result
+    # scaled or shifted by a run-time flag.
+    ob = tl.arange(0, B)[:, None, None]
+    om = tl.arange(0, M)[None, :, None]
+    on = tl.arange(0, N)[None, None, :]
+    ok = tl.arange(0, K)
+    x = tl.load(X + ob * M * K + om * K + ok[None, None, :])
+    y = tl.load(Y + ob * K * N + ok[None, :, None] * N + on)
+    s = tl.dot(x, y)
+    if flag > 0:
+        s = s * 2.0 + ob
+    else:
+        s = s - 1.0
+    tl.store(O + ob * M * N + om * N + on, s)
+
+
 SIG = {"X": "*fp16", "Y": "*fp16", "C": "*fp32", "BIAS": "*fp32", "O": "*fp16"}
 SHAPE = {"B": 2, "M": 16, "N": 32, "K": 16}
 
@@ -184,6 +203,14 @@ def test_softmax_e1(target):
                              num_warps=4, cached=False).asm["spirv"])
 
 
+@pytest.mark.skipif(not have_tool("spirv-val"), reason="spirv-val is not installed")
+@pytest.mark.parametrize("target", ["pvc", "bmg", "dg2"])
+def test_branch_e1(target):
+    # Refused by name before (3-D results of an scf.if were left 3-D).
+    spirv_val(zetile.compile(batched_branch, signature={**SSIG, "flag": "i32"}, constexprs=SHAPE,
+                             target=target, num_warps=4, cached=False).asm["spirv"])
+
+
 def test_refused_forms_keep_their_refusal():
     # A reduction of a 3-D value and a batch past the bound (16) stay refused
     # by name on pvc and bmg (dg2's lowering runs such 3-D code itself).
@@ -239,11 +266,17 @@ y = (rng.standard_normal((b, k, n)) * 0.5).astype(np.float16)
 o = np.zeros((b, m, n), np.float32)
 T.batched_softmax[(1,)](x, y, o, **T.SHAPE, num_warps=4)
 zetile.get_device().synchronize()
+ob = np.zeros((b, m, n), np.float32); oc = np.zeros((b, m, n), np.float32)
+T.batched_branch[(1,)](x, y, ob, 1, **T.SHAPE, num_warps=4)
+T.batched_branch[(1,)](x, y, oc, 0, **T.SHAPE, num_warps=4)
+zetile.get_device().synchronize()
 s = np.matmul(x.astype(np.float64), y.astype(np.float64))
 p = np.exp(s - s.max(2, keepdims=True)); p /= p.sum(2, keepdims=True)
 p -= p.min(1, keepdims=True)
 want = np.cumsum(p, 2)
-print("RESULT " + json.dumps({"err": float(np.abs(o - want).max()), "scale": float(np.abs(want).max())}))
+branch = max(np.abs(ob - (s * 2 + np.arange(b)[:, None, None])).max(), np.abs(oc - (s - 1)).max())
+print("RESULT " + json.dumps({"err": float(np.abs(o - want).max()), "scale": float(np.abs(want).max()),
+                             "branch_err": float(branch)}))
 """
 
 
@@ -256,6 +289,8 @@ def test_softmax_numbers(where):
     r = run_result(_RUN_SOFTMAX, path=HERE, env=env, timeout=600)
     print(where, r)
     assert r["err"] < 1e-5 * max(1.0, r["scale"]), r
+    # fp16 products are exact in fp32, sums over K = 16
+    assert r["branch_err"] < 1e-4, r
 
 
 @pytest.mark.parametrize("where", ["pvc", "dg2"])
