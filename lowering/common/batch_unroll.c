@@ -25,10 +25,12 @@
 // Reductions and scans along axis 1 or 2 map slice by slice along axis 0
 // or 1 (session 22); a reduction's (B, X) result must only come back to
 // 3-D at the reduced axis (`tl.max(s, 2)[:, :, None]`, a batched softmax).
+// An scf.if with 3-D results becomes an scf.if yielding their slices, its
+// branches unrolled as a loop body is (session 22).
 //
 // What it does not handle leaves the kernel unchanged (the lowering then
-// refuses the 3-D tensor by name, as before): 3-D values inside branches
-// or loops other than scf.for, reductions along the batch axis or whose
+// refuses the 3-D tensor by name, as before): 3-D values inside
+// scf.while, reductions along the batch axis or whose
 // (B, X) result is read otherwise (stored, combined as 2-D), reshapes,
 // transposes, joins and the like on 3-D values, a batch of more than
 // ZT_BATCH_UNROLL_MAX slices, 4-D tensors.

@@ -25,9 +25,10 @@ DIFFERENCES = {
            "accumulated in fp32 and rounded to fp16 once per dot on pvc/bmg/dg2 (DPAS accumulates "
            "in fp32; lowering/common/dot_widen.c), in fp16 on the CPU target as Triton's "
            "interpreter; 3-D (batched) operands on the CPU target, and on pvc/bmg/dg2 with a "
-           "constexpr batch of up to 16 in straight-line code and `for` loops (one 2-D dot per "
-           "batch slice, lowering/common/batch_unroll.c; 3-D values in branches or while loops, "
-           "reduced or reshaped, stay refused there)",
+           "constexpr batch of up to 16 in straight-line code, `for` loops and `if` branches (one "
+           "2-D dot per batch slice, lowering/common/batch_unroll.c; reductions and scans along "
+           "a slice's axes too, a reduction's result used as `m[:, :, None]`; 3-D values in while "
+           "loops, reduced along the batch, stored as (B, X) or reshaped stay refused there)",
     "load": "cache_modifier / eviction_policy / volatile accepted and ignored",
     **{f"float8{v}": "emulated: held as bytes, computed in fp32 (conversions RTNE or rtz, "
                      "bit-equal to torch's in range, saturating out of range as Triton); fp8 dots are fp16 products with fp32 accumulation; "
