@@ -13,6 +13,16 @@
 // them with FunctionControl Inline, which IGC honours: dg2's helpers, left to
 // IGC the same way, gave the same ISA as inlined ones. ZETILE_XE_MASK_CALLS=0
 // leaves the ops in place.
+//
+// Whole accesses: the N chunks of one tile load (or store) are N such sites
+// whose offsets and masks are elements 0..N-1 of one vector (the packer's
+// slices), the loads joined by one from_elements. They become one call of a
+// helper per form and N that makes the N element calls (written out, not as
+// a loop: IGC keeps a loop over the lanes' elements with dynamic indexing,
+// 3 loops and 99 spilled registers on softmax). The per-element code is then
+// written once per form instead of once per access, and the kernel loses
+// the slices and joins around each access (layer norm: 5 loads of one
+// form). ZETILE_XE_MASK_VECTORS=0 keeps one call per element.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +310,368 @@ static MlirWalkResult drop_select(MlirOperation op, void* user) {
   return MlirWalkResultAdvance;
 }
 
+// --- whole accesses ------------------------------------------------------
+
+enum { MAX_GROUP = 16, MAX_JOINS = 8 };
+
+// Element k of a vector through the packer's slice (is_element_of: a
+// shuffle, or a strided slice under ZETILE_XE_VECTOR_LLVM=1; for offsets
+// behind an index_cast); V, or null.
+static MlirValue slice_source(MlirValue v, intptr_t k, bool through_cast) {
+  MlirValue none = {NULL};
+  MlirOperation d = owner(v);
+  if (through_cast) {
+    if (mlirOperationIsNull(d) || !zt_op_named(d, "arith.index_cast")) return none;
+    d = owner(mlirOperationGetOperand(d, 0));
+  }
+  if (mlirOperationIsNull(d)) return none;
+  MlirValue src = mlirOperationGetOperand(d, 0);
+  return is_element_of(d, src, k) ? src : none;
+}
+
+static bool group_width_ok(MlirValue offs, MlirValue mask, intptr_t n) {
+  MlirType ot = mlirValueGetType(offs), mt = mlirValueGetType(mask);
+  if (!mlirTypeIsAVector(ot) || mlirShapedTypeGetRank(ot) != 1 || mlirShapedTypeGetDimSize(ot, 0) != n)
+    return false;
+  MlirType oe = mlirShapedTypeGetElementType(ot);
+  if (!mlirTypeIsAInteger(oe) || mlirIntegerTypeGetWidth(oe) != 64) return false;
+  if (!is_i1_vector(mt) || mlirShapedTypeGetRank(mt) != 1 || mlirShapedTypeGetDimSize(mt, 0) != n)
+    return false;
+  return n == 2 || n == 4 || n == 8 || n == 16;
+}
+
+// May sit between the accesses of a group (they move to one point): pure
+// arith and vector ops only.
+static bool movable_across(MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return (n.length > 6 && strncmp(n.data, "arith.", 6) == 0) ||
+         (n.length > 7 && strncmp(n.data, "vector.", 7) == 0);
+}
+
+static bool same_form(MlirOperation a, MlirOperation b, zt_strbuf_t* x, zt_strbuf_t* y) {
+  x->size = y->size = 0;
+  form_of(a, x);
+  form_of(b, y);
+  return !x->failed && !y->failed && x->size == y->size && memcmp(x->data, y->data, x->size) == 0;
+}
+
+typedef struct {
+  bool load;
+  intptr_t n;
+  MlirOperation at[MAX_GROUP];  // site of element k
+  MlirValue base, offs, mask, whole;  // whole: the stored vector, or null
+  MlirOperation joins[MAX_JOINS];     // loads: their from_elements
+  int njoins;
+  MlirOperation first, last;          // in block order
+} group_t;
+
+// The join of a load's result: `vector.extract [0]` of one use, into a
+// from_elements; the from_elements, or null.
+static MlirOperation join_of_use(MlirOpOperand u) {
+  MlirOperation none = {NULL};
+  MlirOperation ex = mlirOpOperandGetOwner(u);
+  if (!zt_op_named(ex, "vector.extract") || mlirOperationGetNumOperands(ex) != 1) return none;
+  MlirAttribute pos = mlirOperationGetAttributeByName(ex, mlirStringRefCreateFromCString("static_position"));
+  if (mlirAttributeIsNull(pos) || mlirDenseArrayGetNumElements(pos) != 1 ||
+      mlirDenseI64ArrayGetElement(pos, 0) != 0)
+    return none;
+  MlirOpOperand u2 = mlirValueGetFirstUse(mlirOperationGetResult(ex, 0));
+  if (mlirOpOperandIsNull(u2) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u2))) return none;
+  MlirOperation fe = mlirOpOperandGetOwner(u2);
+  return zt_op_named(fe, "vector.from_elements") ? fe : none;
+}
+
+// Element k of from_elements `fe` is `vector.extract [0]` of `ld`'s result.
+static bool joins_load(MlirOperation fe, intptr_t k, MlirOperation ld) {
+  MlirOperation e = owner(mlirOperationGetOperand(fe, k));
+  if (mlirOperationIsNull(e) || !zt_op_named(e, "vector.extract") ||
+      mlirOperationGetNumOperands(e) != 1)
+    return false;
+  MlirOperation l = owner(mlirOperationGetOperand(e, 0));
+  if (mlirOperationIsNull(l) || !mlirOperationEqual(l, ld)) return false;
+  MlirAttribute pos = mlirOperationGetAttributeByName(e, mlirStringRefCreateFromCString("static_position"));
+  if (mlirAttributeIsNull(pos) || mlirDenseArrayGetNumElements(pos) != 1 ||
+      mlirDenseI64ArrayGetElement(pos, 0) != 0)
+    return false;
+  MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(e, 0));
+  return !mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u));
+}
+
+static intptr_t count_uses(MlirValue v) {
+  intptr_t n = 0;
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
+    ++n;
+  return n;
+}
+
+// A load site whose result is element k of from_elements joins (one per
+// reader, as the wide emitter writes them) of N loads of one form at
+// offsets/mask elements 0..N-1 of one vector each.
+static bool load_group(MlirOperation op, group_t* g, zt_strbuf_t* x, zt_strbuf_t* y) {
+  MlirValue r = mlirOperationGetResult(op, 0);
+  g->njoins = 0;
+  for (MlirOpOperand u = mlirValueGetFirstUse(r); !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation fe = join_of_use(u);
+    if (mlirOperationIsNull(fe) || g->njoins == MAX_JOINS) return false;
+    g->joins[g->njoins++] = fe;
+  }
+  if (!g->njoins) return false;
+  MlirOperation fe = g->joins[0];
+  intptr_t n = mlirOperationGetNumOperands(fe);
+  if (n < 2 || n > MAX_GROUP) return false;
+  MlirBlock blk = mlirOperationGetBlock(op);
+  g->load = true;
+  g->n = n;
+  g->whole.ptr = NULL;
+  for (intptr_t k = 0; k < n; ++k) {
+    MlirOperation e = owner(mlirOperationGetOperand(fe, k));
+    if (mlirOperationIsNull(e) || !zt_op_named(e, "vector.extract") ||
+        mlirOperationGetNumOperands(e) != 1)
+      return false;
+    MlirOperation ld = owner(mlirOperationGetOperand(e, 0));
+    if (mlirOperationIsNull(ld) || !is_site(ld) || !zt_op_named(ld, "xegpu.load") ||
+        !mlirBlockEqual(mlirOperationGetBlock(ld), blk))
+      return false;
+    // Every use of the load is its element of one of the joins.
+    if (count_uses(mlirOperationGetResult(ld, 0)) != g->njoins) return false;
+    for (int j = 0; j < g->njoins; ++j)
+      if (mlirOperationGetNumOperands(g->joins[j]) != n || !joins_load(g->joins[j], k, ld))
+        return false;
+    MlirValue o = slice_source(mlirOperationGetOperand(ld, 1), k, true);
+    MlirValue mk = slice_source(mlirOperationGetOperand(ld, 2), k, false);
+    if (!o.ptr || !mk.ptr) return false;
+    if (k == 0) {
+      g->base = mlirOperationGetOperand(ld, 0);
+      g->offs = o;
+      g->mask = mk;
+      if (!group_width_ok(o, mk, n)) return false;
+    } else if (!mlirValueEqual(g->base, mlirOperationGetOperand(ld, 0)) ||
+               !mlirValueEqual(g->offs, o) || !mlirValueEqual(g->mask, mk) ||
+               !same_form(g->at[0], ld, x, y)) {
+      return false;
+    }
+    g->at[k] = ld;
+  }
+  // From this load (the first in block order, as the walk reached it
+  // first) to the first join: the group's loads, other loads and pure ops
+  // only (the group's loads move to this one, ahead of reads only).
+  intptr_t seen = 0;
+  g->first = op;
+  for (MlirOperation p = op; !mlirOperationIsNull(p); p = mlirOperationGetNextInBlock(p)) {
+    for (int j = 0; j < g->njoins; ++j)
+      if (mlirOperationEqual(p, g->joins[j])) return seen == n;
+    bool member = false;
+    for (intptr_t k = 0; k < n && !member; ++k) member = mlirOperationEqual(p, g->at[k]);
+    if (member) ++seen;
+    else if (!movable_across(p) && !zt_op_named(p, "xegpu.load")) return false;  // (reads)
+  }
+  return false;
+}
+
+// From a store site, the next stores of the block that complete elements
+// 0..N-1 of its offsets' and mask's vectors, one form, only pure ops
+// between (the stores move to the last one).
+static bool store_group(MlirOperation op, group_t* g, zt_strbuf_t* x, zt_strbuf_t* y) {
+  MlirValue off0 = mlirOperationGetOperand(op, 2);
+  MlirOperation c = owner(off0);
+  if (mlirOperationIsNull(c) || !zt_op_named(c, "arith.index_cast")) return false;
+  MlirOperation sh = owner(mlirOperationGetOperand(c, 0));
+  if (mlirOperationIsNull(sh) || mlirOperationGetNumOperands(sh) < 1) return false;
+  MlirValue offs = mlirOperationGetOperand(sh, 0);
+  MlirType ot = mlirValueGetType(offs);
+  if (!mlirTypeIsAVector(ot) || mlirShapedTypeGetRank(ot) != 1) return false;
+  intptr_t n = mlirShapedTypeGetDimSize(ot, 0);
+  if (n < 2 || n > MAX_GROUP) return false;
+  g->load = false;
+  g->n = n;
+  g->njoins = 0;
+  g->offs = offs;
+  g->mask.ptr = NULL;
+  g->base = mlirOperationGetOperand(op, 1);
+  for (intptr_t k = 0; k < n; ++k) g->at[k].ptr = NULL;
+  intptr_t got = 0;
+  g->first = op;
+  for (MlirOperation p = op; !mlirOperationIsNull(p); p = mlirOperationGetNextInBlock(p)) {
+    if (!zt_op_named(p, "xegpu.store") || !is_site(p)) {
+      if (!movable_across(p)) return false;
+      continue;
+    }
+    if (!mlirValueEqual(mlirOperationGetOperand(p, 1), g->base)) return false;
+    intptr_t k = 0;
+    while (k < n && !slice_source(mlirOperationGetOperand(p, 2), k, true).ptr) ++k;
+    if (k == n || g->at[k].ptr || !mlirValueEqual(slice_source(mlirOperationGetOperand(p, 2), k, true), offs))
+      return false;
+    MlirValue mk = slice_source(mlirOperationGetOperand(p, 3), k, false);
+    if (!mk.ptr) return false;
+    if (!g->mask.ptr) {
+      g->mask = mk;
+      if (!group_width_ok(offs, mk, n)) return false;
+    } else if (!mlirValueEqual(g->mask, mk)) {
+      return false;
+    }
+    if (got && !same_form(g->first, p, x, y)) return false;
+    g->at[k] = p;
+    g->last = p;
+    if (++got == n) break;
+  }
+  if (got != n) return false;
+  // The stored values: elements of one whole vector, or joined here.
+  MlirValue w = {NULL};
+  for (intptr_t k = 0; k < n; ++k) {
+    MlirValue sv = slice_source(mlirOperationGetOperand(g->at[k], 0), k, false);
+    if (!sv.ptr || (k && !mlirValueEqual(sv, w))) {
+      w.ptr = NULL;
+      break;
+    }
+    w = sv;
+  }
+  g->whole = w;
+  return true;
+}
+
+// func.func private @name(base, N element byte offsets, N mask bits
+// [, N values]) making the N element calls of `scalar` (the form's helper).
+static MlirOperation make_vector_helper(MlirContext ctx, const group_t* g, const char* name,
+                                        const char* scalar) {
+  MlirOperation op = g->at[0];
+  MlirLocation loc = mlirOperationGetLocation(op);
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  MlirType et = scalar_of(mlirValueGetType(g->load ? mlirOperationGetResult(op, 0)
+                                                   : mlirOperationGetOperand(op, 0)));
+  MlirType vt = mlirVectorTypeGet(1, &g->n, et);
+  MlirType ins[4], outs[1];
+  MlirLocation locs[4] = {loc, loc, loc, loc};
+  intptr_t na = 0;
+  if (!g->load) ins[na++] = vt;
+  ins[na++] = i64;
+  ins[na++] = mlirValueGetType(g->offs);
+  ins[na++] = mlirValueGetType(g->mask);
+  outs[0] = vt;
+  MlirType fty = mlirFunctionTypeGet(ctx, na, ins, g->load ? 1 : 0, outs);
+  MlirBlock body = mlirBlockCreate(na, ins, locs);
+  MlirOperation none = {NULL};
+  intptr_t a0 = g->load ? 0 : 1;
+  MlirValue base = mlirBlockGetArgument(body, a0);
+  MlirValue offs = mlirBlockGetArgument(body, a0 + 1);
+  MlirValue mask = mlirBlockGetArgument(body, a0 + 2);
+  MlirNamedAttribute callee =
+      nattr(ctx, "callee", mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(scalar)));
+  MlirValue got[MAX_GROUP];
+  MlirType i1 = mlirIntegerTypeGet(ctx, 1);
+  for (intptr_t k = 0; k < g->n; ++k) {
+    MlirNamedAttribute pos = nattr(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){k}));
+    MlirValue o = build(body, none, loc, "vector.extract", 1, &offs, &i64, 1, &pos);
+    MlirValue add[2] = {base, o};
+    MlirValue addr = build(body, none, loc, "arith.addi", 2, add, &i64, 0, NULL);
+    MlirValue mk = build(body, none, loc, "vector.extract", 1, &mask, &i1, 1, &pos);
+    if (g->load) {
+      MlirValue args[2] = {addr, mk};
+      got[k] = build(body, none, loc, "func.call", 2, args, &et, 1, &callee);
+    } else {
+      MlirValue w = mlirBlockGetArgument(body, 0);
+      MlirValue args[3] = {build(body, none, loc, "vector.extract", 1, &w, &et, 1, &pos), addr, mk};
+      build(body, none, loc, "func.call", 3, args, NULL, 1, &callee);
+    }
+  }
+  MlirValue res[1];
+  if (g->load) res[0] = build(body, none, loc, "vector.from_elements", g->n, got, &vt, 0, NULL);
+  build(body, none, loc, "func.return", g->load ? 1 : 0, res, NULL, 0, NULL);
+  MlirRegion region = mlirRegionCreate();
+  mlirRegionAppendOwnedBlock(region, body);
+  MlirOperationState fs = mlirOperationStateGet(mlirStringRefCreateFromCString("func.func"), loc);
+  MlirNamedAttribute attrs[3] = {
+      nattr(ctx, "sym_name", mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name))),
+      nattr(ctx, "function_type", mlirTypeAttrGet(fty)),
+      nattr(ctx, "sym_visibility", mlirStringAttrGet(ctx, mlirStringRefCreateFromCString("private")))};
+  mlirOperationStateAddAttributes(&fs, 3, attrs);
+  mlirOperationStateAddOwnedRegions(&fs, 1, &region);
+  return mlirOperationCreate(&fs);
+}
+
+static void erase_if_dead(MlirOperation op) {
+  if (mlirOperationIsNull(op)) return;
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
+    if (!mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, i)))) return;
+  mlirOperationDestroy(op);
+}
+
+// A group's width and form, NUL-terminated in sb (false: out of memory).
+static bool group_key(const group_t* g, zt_strbuf_t* sb) {
+  sb->size = 0;
+  zt_strbuf_printf(sb, "%d|", (int)g->n);
+  form_of(g->at[0], sb);
+  zt_strbuf_append(sb, "", 1);
+  return !sb->failed;
+}
+
+static bool shared_key(char* const* keys, const int* counts, int n, const char* key) {
+  for (int k = 0; k < n; ++k)
+    if (strcmp(keys[k], key) == 0) return counts[k] >= 2;
+  return false;
+}
+
+// The group as one call of `name` (kernel side): byte offsets as one
+// vector multiply, then the call at the first load or the last store.
+static void call_group(MlirContext ctx, const group_t* g, const char* name) {
+  MlirOperation at = g->load ? g->first : g->last;
+  MlirLocation loc = mlirOperationGetLocation(at);
+  MlirBlock none = {NULL};
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  MlirType ot = mlirValueGetType(g->offs);
+  MlirType et = scalar_of(mlirValueGetType(g->load ? mlirOperationGetResult(g->at[0], 0)
+                                                   : mlirOperationGetOperand(g->at[0], 0)));
+  int64_t bytes = mlirTypeIsAInteger(et) ? (mlirIntegerTypeGetWidth(et) + 7) / 8
+                  : mlirTypeIsAF16(et) || mlirTypeIsABF16(et) ? 2
+                  : mlirTypeIsAF64(et) ? 8 : 4;
+  MlirNamedAttribute v = nattr(ctx, "value", mlirDenseElementsAttrSplatGet(ot, mlirIntegerAttrGet(i64, bytes)));
+  MlirValue sz = build(none, at, loc, "arith.constant", 0, NULL, &ot, 1, &v);
+  MlirValue mul[2] = {g->offs, sz};
+  MlirValue ob = build(none, at, loc, "arith.muli", 2, mul, &ot, 0, NULL);
+  MlirNamedAttribute callee =
+      nattr(ctx, "callee", mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(name)));
+  MlirType vt = mlirVectorTypeGet(1, &g->n, et);
+  if (g->load) {
+    MlirValue args[3] = {g->base, ob, g->mask};
+    MlirValue r = build(none, at, loc, "func.call", 3, args, &vt, 1, &callee);
+    for (int j = 0; j < g->njoins; ++j) {
+      mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(g->joins[j], 0), r);
+      mlirOperationDestroy(g->joins[j]);
+    }
+  } else {
+    MlirValue w = g->whole;
+    if (!w.ptr) {
+      MlirValue parts[MAX_GROUP];
+      for (intptr_t k = 0; k < g->n; ++k)
+        parts[k] = to_scalar(ctx, none, at, loc, mlirOperationGetOperand(g->at[k], 0));
+      w = build(none, at, loc, "vector.from_elements", g->n, parts, &vt, 0, NULL);
+    }
+    MlirValue args[4] = {w, g->base, ob, g->mask};
+    build(none, at, loc, "func.call", 4, args, NULL, 1, &callee);
+  }
+  for (intptr_t k = 0; k < g->n; ++k) {
+    MlirOperation s = g->at[k];
+    MlirOperation ex = {NULL}, val = {NULL};
+    if (g->load) {
+      MlirValue lr = mlirOperationGetResult(s, 0);
+      for (MlirOpOperand u = mlirValueGetFirstUse(lr); !mlirOpOperandIsNull(u);
+           u = mlirValueGetFirstUse(lr)) {
+        ex = mlirOpOperandGetOwner(u);
+        mlirOperationDestroy(ex);
+      }
+    } else {
+      val = owner(mlirOperationGetOperand(s, 0));
+    }
+    MlirOperation cast = owner(mlirOperationGetOperand(s, g->load ? 1 : 2));
+    MlirOperation msh = owner(mlirOperationGetOperand(s, g->load ? 2 : 3));
+    mlirOperationDestroy(s);
+    MlirOperation osh = mlirOperationIsNull(cast) ? cast : owner(mlirOperationGetOperand(cast, 0));
+    erase_if_dead(cast);
+    erase_if_dead(osh);
+    erase_if_dead(msh);
+    if (!mlirOperationIsNull(val) && zt_op_named(val, "vector.shuffle")) erase_if_dead(val);
+  }
+}
+
 zt_status_t xe_mask_calls(MlirContext ctx, MlirModule m, int* out_calls) {
   if (out_calls) *out_calls = 0;
   const char* env = getenv("ZETILE_XE_MASK_CALLS");
@@ -326,8 +698,99 @@ zt_status_t xe_mask_calls(MlirContext ctx, MlirModule m, int* out_calls) {
   zt_status_t s = NULL;
   zt_strbuf_t sb;
   zt_strbuf_init(&sb);
+  // Whole accesses first; ZETILE_XE_MASK_VECTORS=0 makes element calls only.
+  const char* vec_env = getenv("ZETILE_XE_MASK_VECTORS");
+  bool vectors = !(vec_env && strcmp(vec_env, "0") == 0);
+  bool* taken = vectors ? calloc(w.n, sizeof *taken) : NULL;
+  char* vforms[MAX_FORMS];
+  int nvforms = 0;
+  zt_strbuf_t x, y;
+  zt_strbuf_init(&x);
+  zt_strbuf_init(&y);
+  if (vectors && !taken) s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
+  // Only forms of two or more whole accesses: with one, the element code
+  // moves into the helper and costs the same (softmax: 94.7 vs 94.6 M
+  // instructions) while IGC's ISA grew (916 -> 954: the vector's moves).
+  char* keys[MAX_FORMS];
+  int counts[MAX_FORMS], nkeys = 0;
+  for (size_t i = 0; taken && i < w.n && !s; ++i) {
+    group_t g;
+    bool load = zt_op_named(w.ops[i], "xegpu.load");
+    if (taken[i] || !(load ? load_group(w.ops[i], &g, &x, &y) : store_group(w.ops[i], &g, &x, &y)))
+      continue;
+    for (intptr_t k = 0; k < g.n; ++k)
+      for (size_t j = i; j < w.n; ++j)
+        if (mlirOperationEqual(w.ops[j], g.at[k])) taken[j] = true;
+    if (!group_key(&g, &sb)) {
+      s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
+      break;
+    }
+    int kx = 0;
+    while (kx < nkeys && strcmp(keys[kx], sb.data) != 0) ++kx;
+    if (kx < nkeys) {
+      ++counts[kx];
+    } else if (nkeys < MAX_FORMS && (keys[nkeys] = strdup(sb.data))) {
+      counts[nkeys++] = 1;
+    }
+  }
+  if (taken) memset(taken, 0, w.n * sizeof *taken);
   for (size_t i = 0; i < w.n && !s; ++i) {
     MlirOperation op = w.ops[i];
+    if (taken && taken[i]) continue;
+    group_t g;
+    bool load = zt_op_named(op, "xegpu.load");
+    if (taken && (load ? load_group(op, &g, &x, &y) : store_group(op, &g, &x, &y)) &&
+        group_key(&g, &sb) && shared_key(keys, counts, nkeys, sb.data)) {
+      sb.size = 0;
+      form_of(op, &sb);
+      zt_strbuf_append(&sb, "", 1);
+      if (sb.failed) {
+        s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
+        break;
+      }
+      int f = 0;
+      while (f < nforms && strcmp(forms[f], sb.data) != 0) ++f;
+      if (f == nforms && nforms == MAX_FORMS) goto element_calls;
+      char name[48], vname[48];
+      snprintf(name, sizeof name, "zt_mcall_%s%d", load ? "load" : "store", f);
+      if (f == nforms) {
+        forms[nforms] = strdup(sb.data);
+        if (!forms[nforms]) {
+          s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
+          break;
+        }
+        ++nforms;
+        mlirBlockInsertOwnedOperationBefore(gbody, first, make_helper(ctx, op, name));
+      }
+      // One vector helper per form and width.
+      x.size = 0;
+      zt_strbuf_printf(&x, "%d:%d", f, (int)g.n);
+      zt_strbuf_append(&x, "", 1);
+      if (x.failed) {
+        s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
+        break;
+      }
+      int v = 0;
+      while (v < nvforms && strcmp(vforms[v], x.data) != 0) ++v;
+      if (v == nvforms && nvforms == MAX_FORMS) goto element_calls;
+      snprintf(vname, sizeof vname, "zt_mcall_%sv%d", load ? "load" : "store", v);
+      if (v == nvforms) {
+        vforms[nvforms] = strdup(x.data);
+        if (!vforms[nvforms]) {
+          s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
+          break;
+        }
+        ++nvforms;
+        mlirBlockInsertOwnedOperationBefore(gbody, first, make_vector_helper(ctx, &g, vname, name));
+      }
+      for (intptr_t k = 0; k < g.n; ++k)
+        for (size_t j = i; j < w.n; ++j)
+          if (mlirOperationEqual(w.ops[j], g.at[k])) taken[j] = true;
+      call_group(ctx, &g, vname);
+      calls += (int)g.n;
+      continue;
+    }
+  element_calls:
     sb.size = 0;
     form_of(op, &sb);
     zt_strbuf_append(&sb, "", 1);
@@ -337,7 +800,6 @@ zt_status_t xe_mask_calls(MlirContext ctx, MlirModule m, int* out_calls) {
     }
     int f = 0;
     while (f < nforms && strcmp(forms[f], sb.data) != 0) ++f;
-    bool load = zt_op_named(op, "xegpu.load");
     char name[48];
     if (f == nforms) {
       if (nforms == MAX_FORMS) continue;
@@ -376,7 +838,12 @@ zt_status_t xe_mask_calls(MlirContext ctx, MlirModule m, int* out_calls) {
     ++calls;
   }
   zt_strbuf_deinit(&sb);
+  zt_strbuf_deinit(&x);
+  zt_strbuf_deinit(&y);
   for (int f = 0; f < nforms; ++f) free(forms[f]);
+  for (int v = 0; v < nvforms; ++v) free(vforms[v]);
+  for (int k = 0; k < nkeys; ++k) free(keys[k]);
+  free(taken);
   free(w.ops);
   if (out_calls) *out_calls = calls;
   return s;
