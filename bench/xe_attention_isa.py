@@ -8,13 +8,13 @@ loop holding the most DPAS: the compat path's row reads have loops of their
 own), sends and spilled registers (ocloc's line) and scratch sends (the
 ISA's; ocloc's line misses SIMD8 spills) at the default 256-GRF configuration.
 
-    .venv/bin/python bench/xe_attention_isa.py [--target pvc] [--quick] [--compat] [--num-warps 8]
+    .venv/bin/python bench/xe_attention_isa.py [--target pvc] [--quick] [--compat] [--num-warps 8] [--block-n 64]
 
 --quick: only fp16, head dim 64, not causal. --compat: the compat path (no
 2D block IO: Debian's driver); without it the native path, whose 2D block
 builtins Debian's IGC leaves as unresolved calls (`calla`). --num-warps:
 subgroups per workgroup (default 8; Intel's FlashAttention configs also
-use 16 and 32)."""
+use 16 and 32). --block-n: key rows a KV step (default 64)."""
 import argparse
 import os
 import sys
@@ -28,14 +28,14 @@ from zetile.tools import isa  # noqa: E402
 from attention_kernels import attn_fwd_kernel  # noqa: E402
 
 
-def build(target, dt, d, causal, num_warps=8, compat=False):
+def build(target, dt, d, causal, num_warps=8, compat=False, block_n=64):
     sig = {"Q": f"*{dt}", "K": f"*{dt}", "V": f"*{dt}", "Out": f"*{dt}", "sm_scale": "fp32",
            "N_CTX": "i32:16", "stride_qm": "i32:16", "stride_kn": "i32:16",
            "stride_vn": "i32:16", "stride_om": "i32:16"}
     t = time.perf_counter()
     ck = zetile.compile(attn_fwd_kernel, signature=sig, target=target, num_warps=num_warps,
                         compat=compat,
-                        constexprs={"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64,
+                        constexprs={"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": block_n,
                                     "CAUSAL": causal}, cached=False)
     secs = time.perf_counter() - t
     opts = "-ze-opt-large-register-file" if target != "dg2" else ""
@@ -50,11 +50,13 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--compat", action="store_true", help="the compat path (no 2D block IO)")
     ap.add_argument("--num-warps", type=int, default=8, help="subgroups per workgroup (default 8)")
+    ap.add_argument("--block-n", type=int, default=64, help="key rows a KV step (default 64)")
     args = ap.parse_args()
     variants = [("fp16", 64, False)] if args.quick else [
         (dt, d, c) for dt in ("fp16", "bf16") for d in (64, 128) for c in (False, True)]
     route = "compat" if args.compat else "native"
     w = f", w{args.num_warps}" if args.num_warps != 8 else ""
+    w += f", BLOCK_N {args.block_n}" if args.block_n != 64 else ""
     print(f"| variant ({args.target}, {route}{w}) | compile s | DPAS | in the KV loop | sends | spilled "
           f"| scratch sends |")
     print("|---|---|---|---|---|---|---|")
@@ -62,7 +64,7 @@ def main():
         name = f"{dt} d={d}{' causal' if causal else ''}"
         try:
             secs, r, spill = build(args.target, dt, d, causal, num_warps=args.num_warps,
-                                     compat=args.compat)
+                                     compat=args.compat, block_n=args.block_n)
         except zetile.CompilationError as e:
             print(f"| {name} | refused: {str(e).splitlines()[-1][:120]} |||||")
             continue

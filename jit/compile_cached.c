@@ -68,6 +68,7 @@ void zt_compile_cache_key(const char* tile_ir, size_t size,
                                          "ZETILE_XE_SINK_LOADS", "ZETILE_XE_WIDE",
                                          "ZETILE_XE_MASK_CALLS", "ZETILE_XE_MASK_VECTORS",
                                          "ZETILE_XE_UNSHUFFLE",
+                                         "ZETILE_XE_LAZY_RESCALE",
                                          "ZETILE_DG2_LOWERING", "ZETILE_DG2_KSPLIT",
                                          "ZETILE_DG2_LLVMIR", "ZETILE_DG2_INLINE"};
   for (size_t i = 0; i < sizeof kXeKnobs / sizeof kXeKnobs[0]; ++i) {

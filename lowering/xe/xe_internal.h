@@ -508,6 +508,11 @@ zt_status_t xe_llvm_translate(MlirModule m, struct LLVMOpaqueContext* ctx,
 /// become shifts, ands and ors. Returns how many calls were rewritten.
 struct LLVMOpaqueModule;  // LLVMModuleRef, without llvm-c/Core.h here
 int xe_expand_bitreverse(struct LLVMOpaqueModule* mod);
+/// The accumulator rescale of an online softmax (`acc * alpha` read by a
+/// DPAS as C) in a branch taken when some alpha is not 1, through an
+/// identity DPAS (xe_lazy_rescale.c). Returns how many loops were
+/// rewritten; their modules are optimized without loop rotation.
+int xe_lazy_rescale(struct LLVMOpaqueModule* mod);
 /// Elementwise instructions on vectors of more than 16 elements narrower
 /// than 32 bits (8 lanes: 32 a lane), which the SPIR-V backend cannot
 /// legalize, become instructions on 16 (xe_llvm_legalize.c). Returns how

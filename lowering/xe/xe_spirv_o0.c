@@ -90,6 +90,12 @@ static void mark_mask_helpers(LLVMModuleRef mod, bool for_passes) {
   }
 }
 
+// The loop rotation of xe_lower.c's short pass list, left out for modules
+// whose softmax rescale xe_lazy_rescale.c rewrote: rotated, the loop's
+// exit phis of the accumulator are scalarized by IGC and spill (90
+// registers at head dim 128, bench/xe_attention_acc_probe.py).
+static const char kRotate[] = "loop-rotate<header-duplication;no-prepare-for-lto>,";
+
 // Bitcode to SPIR-V (under the emission lock: the backend's state is
 // process-wide): `passes`, when given, run first through LLVM's new pass
 // manager with the tuning gpu-module-to-binary uses (MLIR's
@@ -103,6 +109,21 @@ static zt_status_t select_module(LLVMContextRef ctx, LLVMModuleRef mod, zt_statu
   LLVMTargetMachineRef tm = NULL;
   if (!s) s = xe_spirv_target_machine(level, &tm);
   if (!s) mark_mask_helpers(mod, true);
+  // The online-softmax rescale in a branch (xe_lazy_rescale.c), on the
+  // short pass list only; LLVM then does not rotate the module's loops.
+  char* unrotated = NULL;
+  if (!s && passes && strstr(passes, kRotate) && xe_lazy_rescale(mod) > 0) {
+    const char* at = strstr(passes, kRotate);
+    size_t n = strlen(passes), cut = strlen(kRotate);
+    unrotated = malloc(n + 1);
+    if (!unrotated) {
+      s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe SPIR-V: pass list");
+    } else {
+      memcpy(unrotated, passes, (size_t)(at - passes));
+      memcpy(unrotated + (at - passes), at + cut, n - (size_t)(at - passes) - cut + 1);
+      passes = unrotated;
+    }
+  }
   if (!s && passes) {
     double t0 = zt_timing_now_ms();
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
@@ -133,6 +154,7 @@ static zt_status_t select_module(LLVMContextRef ctx, LLVMModuleRef mod, zt_statu
   if (!s && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, spv))
     s = zt_make_status(ZT_STATUS_INTERNAL, "Xe SPIR-V: %s", err ? err : "emission failed");
   if (passes) zt_timing_record("Xe SPIR-V emission: selection", zt_timing_now_ms() - t1);
+  free(unrotated);
   LLVMDisposeMessage(err);
   if (tm) LLVMDisposeTargetMachine(tm);
   // The backend's stale module state (xe_lower.c, llvm/llvm-project#160613)
