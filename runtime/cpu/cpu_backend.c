@@ -518,6 +518,11 @@ static void run_programs(void* ctx, int32_t worker) {
     uint64_t begin = atomic_fetch_add(&l->next, l->chunk);
     if (begin >= l->total) break;
     uint64_t end = begin + l->chunk < l->total ? begin + l->chunk : l->total;
+    // Program ids counted up from the chunk's first: two divisions a chunk
+    // instead of three a program (~35 ns of a 43 ns program hand-off on the
+    // AVX2 EPYC: 64-bit divisions take 14-46 cycles).
+    uint64_t px = begin % gx, pyz = begin / gx;
+    uint64_t py = pyz % gy, pz = pyz / gy;
     for (uint64_t p = begin; p < end; ++p) {
       // After a failed assertion, a fault or an interrupt the launch fails:
       // start no more programs.
@@ -532,15 +537,22 @@ static void run_programs(void* ctx, int32_t worker) {
         }
         next_poll = now_ms() + 20;
       }
-      ids[0] = (int32_t)(p % gx);
-      ids[1] = (int32_t)((p / gx) % gy);
-      ids[2] = (int32_t)(p / (gx * gy));
+      ids[0] = (int32_t)px;
+      ids[1] = (int32_t)py;
+      ids[2] = (int32_t)pz;
       if (wx) {
-        *wx = (uint64_t)ids[0];  // ids are never negative
-        *wy = (uint64_t)ids[1];
-        *wz = (uint64_t)ids[2];
+        *wx = px;  // ids are never negative
+        *wy = py;
+        *wz = pz;
       }
       if (call_program(e, avalues, &frame, &pctx)) record_fault(l, ids);
+      if (++px == gx) {
+        px = 0;
+        if (++py == gy) {
+          py = 0;
+          ++pz;
+        }
+      }
     }
   }
 }

@@ -181,3 +181,25 @@ def test_grid_callable_and_num_programs_3d():
     out = np.zeros(2 * 3 * 4, np.int32)
     k[lambda meta: (2, 3, 4)](out)
     np.testing.assert_array_equal(out, np.arange(24) * 10 + 4)
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_program_ids_of_a_3d_grid_in_chunks(monkeypatch, threads):
+    # Every program of a 5x7x3 grid once, with its own ids: the backend counts
+    # ids up from each chunk's first program (chunks of 6 or 13 start mid-row
+    # and mid-plane when two threads share the grid).
+    @zetile.jit
+    def ids(out_ptr):
+        x, y, z = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+        pid = x + y * 5 + z * 35
+        tl.atomic_add(out_ptr + pid * 4, 1)
+        tl.store(out_ptr + pid * 4 + 1, x)
+        tl.store(out_ptr + pid * 4 + 2, y)
+        tl.store(out_ptr + pid * 4 + 3, z)
+
+    monkeypatch.setenv("ZETILE_NUM_THREADS", threads)
+    out = np.zeros((105, 4), np.int32)
+    ids[(5, 7, 3)](out)
+    z, y, x = np.meshgrid(np.arange(3), np.arange(7), np.arange(5), indexing="ij")
+    want = np.stack([np.ones(105, np.int32), x.ravel(), y.ravel(), z.ravel()], axis=1)
+    np.testing.assert_array_equal(out, want)
