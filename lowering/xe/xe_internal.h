@@ -523,6 +523,11 @@ int xe_split_wide_narrow(struct LLVMOpaqueModule* mod);
 /// SPIR-V backend gave OpCompositeExtract a garbage index). Returns how
 /// many were rewritten.
 int xe_unshuffle_single(struct LLVMOpaqueModule* mod);
+/// XeVM's private arrays (the 2D block builtins' destinations and sources)
+/// moved from their loop blocks to the entry block when the compat library
+/// defines the builtin, so that SROA keeps the rows in registers
+/// (xe_hoist_allocas.c). Returns how many were moved.
+int xe_hoist_allocas(struct LLVMOpaqueModule* mod);
 
 /// zetile's own lane distribution (xe_distribute.c): the emitted
 /// subgroup-level module rewritten in place into one lane's code, in place

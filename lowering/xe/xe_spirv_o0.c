@@ -109,6 +109,8 @@ static zt_status_t select_module(LLVMContextRef ctx, LLVMModuleRef mod, zt_statu
   LLVMTargetMachineRef tm = NULL;
   if (!s) s = xe_spirv_target_machine(level, &tm);
   if (!s) mark_mask_helpers(mod, true);
+  // Before the passes, so that SROA sees them (xe_hoist_allocas.c).
+  if (!s && passes) xe_hoist_allocas(mod);
   // The online-softmax rescale in a branch (xe_lazy_rescale.c), on the
   // short pass list only; LLVM then does not rotate the module's loops.
   char* unrotated = NULL;

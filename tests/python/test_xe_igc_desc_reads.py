@@ -190,9 +190,11 @@ def test_e2_descriptor_attention_spills():
         out[name] = (r["block2d"]["load"], isa.spill_from_log(log), r["sends"])
     print(out)
     # 15:56 UTC: library 16 block2d loads / 12 spilled / 403 sends; builtins
-    # 40 / 0 / 171.
+    # 40 / 0 / 171. Since the compat library keeps its rows in registers
+    # (xe_hoist_allocas.c, session 22's second round) the library route does
+    # not spill either (16 / 0 / 451, 19:24 UTC): the builtins' gain is sends.
     assert out["igc"][0] == out["library"][0] + 16 + 8, out
-    assert out["igc"][1] == 0 and out["library"][1] > 0, out
+    assert out["igc"][1] == 0 and out["library"][1] >= out["igc"][1], out
     assert out["igc"][2] < out["library"][2], out
 
 

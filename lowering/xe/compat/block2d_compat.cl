@@ -143,13 +143,19 @@ static inline global const uchar* zt_row(global const uchar* base, int pitch, in
 }
 
 // Slow path, one 16-column row of 16-bit (B = 2) or 32-bit (B = 4) elements
-// at (x, y): work-item i gets element (x + i, y), zero out of bounds.
+// at (x, y): work-item i gets element (x + i, y), zero out of bounds. The
+// address adds the lane's offset to the row's instead of converting
+// x + lane to 64 bits: that sign extension of an add, promoted by LLVM's
+// CodeGenPrepare in the address, made LLVM 22's SPIR-V backend emit an
+// OpBitwiseAnd of a 64-bit operand into a 32-bit result (invalid SPIR-V,
+// the K-loop batched GEMM, compat, 4 warps: the kernel fell back to -O0).
 #define ZT_ROW_GATHER(B, T)                                                                    \
   static inline T zt_row_gather##B(global const uchar* base, int width, int height, int pitch,  \
                                    int x, int y) {                                             \
     const int c = x + zt_lane();                                                               \
-    return zt_in_bounds(c, y, width, height, B) ? *(global const T*)zt_row(base, pitch, c, y, B) \
-                                                : (T)0;                                        \
+    return zt_in_bounds(c, y, width, height, B)                                                \
+               ? *(global const T*)(zt_row(base, pitch, x, y, B) + (long)zt_lane() * B)        \
+               : (T)0;                                                                         \
   }
 ZT_ROW_GATHER(2, ushort)
 ZT_ROW_GATHER(4, uint)
@@ -160,6 +166,16 @@ ZT_ROW_GATHER(4, uint)
   (zt_rows_ok(base, width, pitch, coord.x, B, COLS, ALIGN) && coord.y >= 0 &&                  \
    (long)coord.y + ROWS <= (long)height)
 
+// Every write to the destination (and read of a write's source) is at a
+// constant index: XeVM passes a private array, which SROA keeps in registers
+// only then (xe_hoist_allocas.c moves it where SROA sees it). Fast paths are
+// unrolled; slow paths, taken by edge blocks only, gather 8 rows in a loop
+// (kept rolled: small code) into a vector that moves down one element per
+// row, the new row entering last, stored at constant indices after it. A
+// row loop writing dst[r] made IGC keep the array in scratch (.ss sends,
+// issue 12; unrolled instead, the gathers and their branches cost +20-40%
+// instructions).
+
 // Plain reads, 16 columns, `count` blocks side by side: dst[b * rows + r] of
 // work-item i = M[y + r][x + 16 b + i].
 #define ZT_FAST_READ(BITS, B, T, BR, ROWS, COUNT)                                              \
@@ -167,40 +183,63 @@ ZT_ROW_GATHER(4, uint)
       global void* base_, int width, int height, int pitch, int2 coord, private T* dst) {      \
     global const uchar* base = (global const uchar*)base_;                                     \
     if (ZT_FAST_BLOCK(B, ROWS, 16 * COUNT, 4)) {                                               \
-      for (int b = 0; b < COUNT; ++b)                                                          \
-        for (int r = 0; r < ROWS; ++r)                                                         \
+      _Pragma("unroll") for (int b = 0; b < COUNT; ++b)                                        \
+        _Pragma("unroll") for (int r = 0; r < ROWS; ++r)                                       \
           dst[b * ROWS + r] =                                                                  \
               BR((global const T*)zt_row(base, pitch, coord.x + 16 * b, coord.y + r, B));      \
     } else {                                                                                   \
-      for (int b = 0; b < COUNT; ++b)                                                          \
-        for (int r = 0; r < ROWS; ++r)                                                         \
-          dst[b * ROWS + r] =                                                                  \
-              zt_row_gather##B(base, width, height, pitch, coord.x + 16 * b, coord.y + r);     \
+      _Pragma("unroll") for (int b = 0; b < COUNT; ++b) {                                      \
+        const int x = coord.x + 16 * b;                                                        \
+        _Pragma("unroll") for (int c = 0; c < (ROWS + 7) / 8; ++c) {                           \
+          const int y = coord.y + 8 * c;                                                       \
+          private T* o = dst + b * ROWS + 8 * c;                                               \
+          if (ROWS < 8) {                                                                      \
+            _Pragma("unroll") for (int k = 0; k < ROWS % 8; ++k) o[k] =                        \
+                zt_row_gather##B(base, width, height, pitch, x, y + k);                        \
+          } else {                                                                             \
+            T##8 v = (T##8)(0);                                                                \
+            _Pragma("nounroll") for (int k = 0; k < 8; ++k) v =                                \
+                (T##8)(v.s1234, v.s567, zt_row_gather##B(base, width, height, pitch, x, y + k));    \
+            o[0] = v.s0; o[1] = v.s1; o[2] = v.s2; o[3] = v.s3;                                \
+            o[4] = v.s4; o[5] = v.s5; o[6] = v.s6; o[7] = v.s7;                                \
+          }                                                                                    \
+        }                                                                                      \
+      }                                                                                        \
     }                                                                                          \
   }
 
 // Transform (VNNI) reads of 16-bit data: dst[b * rows/2 + r] of work-item i =
 // M[y + 2r][x + 16 b + i] | M[y + 2r + 1][x + 16 b + i] << 16.
+static inline uint zt_pair_gather(global const uchar* base, int width, int height, int pitch,
+                                  int x, int y) {
+  return (uint)zt_row_gather2(base, width, height, pitch, x, y) |
+         (uint)zt_row_gather2(base, width, height, pitch, x, y + 1) << 16;
+}
 #define ZT_FAST_TRANSFORM(ROWS, COUNT)                                                         \
   void OVL intel_sub_group_2d_block_read_transform_16b_##ROWS##r16x##COUNT##c(                 \
       global void* base_, int width, int height, int pitch, int2 coord, private uint* dst) {   \
     global const uchar* base = (global const uchar*)base_;                                     \
     if (ZT_FAST_BLOCK(2, ROWS, 16 * COUNT, 4)) {                                               \
-      for (int b = 0; b < COUNT; ++b)                                                          \
-        for (int r = 0; r < ROWS / 2; ++r) {                                                   \
+      _Pragma("unroll") for (int b = 0; b < COUNT; ++b)                                        \
+        _Pragma("unroll") for (int r = 0; r < ROWS / 2; ++r) {                                 \
           const int x = coord.x + 16 * b, y = coord.y + 2 * r;                                 \
           const uint lo = ZT_BR16((global const ushort*)zt_row(base, pitch, x, y, 2));         \
           const uint hi = ZT_BR16((global const ushort*)zt_row(base, pitch, x, y + 1, 2));     \
           dst[b * (ROWS / 2) + r] = lo | hi << 16;                                             \
         }                                                                                      \
     } else {                                                                                   \
-      for (int b = 0; b < COUNT; ++b)                                                          \
-        for (int r = 0; r < ROWS / 2; ++r) {                                                   \
-          const int x = coord.x + 16 * b, y = coord.y + 2 * r;                                 \
-          const uint lo = zt_row_gather2(base, width, height, pitch, x, y);                    \
-          const uint hi = zt_row_gather2(base, width, height, pitch, x, y + 1);                \
-          dst[b * (ROWS / 2) + r] = lo | hi << 16;                                             \
+      _Pragma("unroll") for (int b = 0; b < COUNT; ++b) {                                      \
+        const int x = coord.x + 16 * b;                                                        \
+        _Pragma("unroll") for (int c = 0; c < ROWS / 16; ++c) {                                \
+          const int y = coord.y + 16 * c;                                                      \
+          private uint* o = dst + b * (ROWS / 2) + 8 * c;                                      \
+          uint8 v = (uint8)(0);                                                                \
+          _Pragma("nounroll") for (int k = 0; k < 8; ++k) v =                                  \
+              (uint8)(v.s1234, v.s567, zt_pair_gather(base, width, height, pitch, x, y + 2 * k));   \
+          o[0] = v.s0; o[1] = v.s1; o[2] = v.s2; o[3] = v.s3;                                  \
+          o[4] = v.s4; o[5] = v.s5; o[6] = v.s6; o[7] = v.s7;                                  \
         }                                                                                      \
+      }                                                                                        \
     }                                                                                          \
   }
 
@@ -211,13 +250,22 @@ ZT_ROW_GATHER(4, uint)
       global void* base_, int width, int height, int pitch, int2 coord, private T* src) {      \
     global uchar* base = (global uchar*)base_;                                                 \
     if (ZT_FAST_BLOCK(B, ROWS, 16, 16)) {                                                      \
-      for (int r = 0; r < ROWS; ++r)                                                           \
+      _Pragma("unroll") for (int r = 0; r < ROWS; ++r)                                         \
         BW((global T*)zt_row(base, pitch, coord.x, coord.y + r, B), src[r]);                   \
     } else {                                                                                   \
       const int c = coord.x + zt_lane();                                                       \
-      for (int r = 0; r < ROWS; ++r)                                                           \
-        if (zt_in_bounds(c, coord.y + r, width, height, B))                                    \
-          *(global T*)zt_row(base, pitch, c, coord.y + r, B) = src[r];                         \
+      if (ROWS < 8) {                                                                          \
+        _Pragma("unroll") for (int r = 0; r < ROWS % 8; ++r)                                   \
+          if (zt_in_bounds(c, coord.y + r, width, height, B))                                  \
+            *(global T*)zt_row(base, pitch, c, coord.y + r, B) = src[r];                       \
+      } else {                                                                                 \
+        T##8 v = (T##8)(src[0], src[1], src[2], src[3], src[4], src[5], src[6], src[7]);       \
+        _Pragma("nounroll") for (int r = 0; r < 8; ++r) {                                      \
+          if (zt_in_bounds(c, coord.y + r, width, height, B))                                  \
+            *(global T*)zt_row(base, pitch, c, coord.y + r, B) = v.s0;                         \
+          v = (T##8)(v.s1234, v.s567, v.s0);                                                   \
+        }                                                                                      \
+      }                                                                                        \
     }                                                                                          \
   }
 
