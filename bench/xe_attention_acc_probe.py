@@ -7,7 +7,8 @@ edits are probes, not fixes: two of them change the kernel's arithmetic.
 
     .venv/bin/python bench/xe_attention_acc_probe.py [--dtype fp16] [--head-dim 128] [--causal]
 
-Variants (the KV loop carries the 16x128 fp32 accumulator of a subgroup as
+Variants, from the kernel built with ZETILE_XE_LAZY_RESCALE=0 (the form
+before session 22; the last row is the library's own since then), (the KV loop carries the 16x128 fp32 accumulator of a subgroup as
 16 `<8 x float>` phis; each step multiplies them by the rows' alpha, then
 the P @ V DPAS chains read the products):
 - as emitted;
@@ -17,14 +18,9 @@ the P @ V DPAS chains read the products):
   taken out, so the loop-exit phis of the accumulator go (wrong when the
   loop would run 0 times);
 - both;
-- lazy rescale, from the kernel emitted with loop rotation left out of
-  LLVM's passes (ZETILE_XE_LLVM_PASSES without `loop-rotate`, so the loop
-  exits from its header and has no exit phis): the multiplies move into a
-  branch taken when some alpha of the lane is not 1 (else acc * alpha ==
-  acc exactly), which first passes each accumulator through an identity
-  DPAS (A = B = 0, C = the accumulator) and multiplies its result; the P @ V
-  DPAS read a phi of the two. Same results, up to the identity DPAS's
-  handling of -0 and denormals (not checked here).
+- the library's own form since session 22 (lowering/xe/xe_lazy_rescale.c:
+  the multiplies in a branch taken when some alpha is not 1, behind an
+  identity DPAS, the loop not rotated).
 IGC 1.0.12504 keeps a vector phi whose user is a DPAS (its scalarizer's
 rule) and splits every other one into single-register phis; the multiply
 between phi and DPAS makes it split them, and with the guard the exit phis
@@ -99,79 +95,13 @@ def drop_guard(text):
     return "\n".join(out) + "\n", n
 
 
-SHORT_NO_ROTATE = (
-    "ipsccp,cgscc(inline),function(simplifycfg,sroa,early-cse,{ic},simplifycfg,"
-    "sroa,early-cse<memssa>,simplifycfg,{ic},simplifycfg,reassociate,"
-    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>),"
-    "simplifycfg,{ic},loop(indvars),div-rem-pairs)").format(
-        ic="instcombine<max-iterations=1;no-verify-fixpoint>")  # xe_lower.c's list minus loop-rotate
-
-
-def emitted_unrotated(dt, d, causal):
-    # The pass list is read where the SPIR-V is emitted (in a compile worker):
-    # a fresh interpreter with it in the environment.
-    env = dict(os.environ, ZETILE_XE_LLVM_PASSES=SHORT_NO_ROTATE)
+def emitted_with(env, dt, d, causal):
+    # The knobs are read where the SPIR-V is emitted (in a compile worker):
+    # a fresh interpreter with them in its environment.
     code = ("import sys; sys.path.insert(0, %r); import xe_attention_acc_probe as p; "
             "sys.stdout.write(p.emitted_text(%r, %d, %r))" % (HERE, dt, d, causal))
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, check=True).stdout
-
-
-def lazy_rescale(text):
-    lines = text.splitlines()
-    # header: the block whose <8 x float> phis come from the loop body B
-    ph = [re.match(r"\s*(%\w+) = OpPhi %v8float (%\w+) (%\w+) (%\w+) (%\w+)$", l) for l in lines]
-    acc = {m.group(1): m for m in ph if m}
-    body = next(iter(acc.values())).group(3)
-    fm = [i for i, l in enumerate(lines)
-          if re.match(r"\s*%\w+ = OpFMul %v8float (%\w+) %\w+$", l) and l.split()[4] in acc]
-    assert fm == list(range(fm[0], fm[-1] + 1)), "multiplies not together"
-    call = next(l for l in lines if "OpFunctionCall %v8float" in l and "matrix_mad" in l)
-    mad = call.split()[4]
-    decl = next(i for i, l in enumerate(lines) if l.strip().startswith(mad + " = OpFunction "))
-    ta, tb = (lines[decl + k].split()[3] for k in (1, 2))
-    mults = sorted({lines[i].split()[5] for i in fm})
-    out, subs = [], {}
-    for i, l in enumerate(lines):
-        if i == fm[0]:
-            conds = []
-            for j, m in enumerate(mults):
-                out += [f"%lr_ne{j} = OpFUnordNotEqual %lr_v8bool {m} %lr_ones",
-                        f"%lr_any{j} = OpAny %bool %lr_ne{j}"]
-                conds.append(f"%lr_any{j}")
-            c = conds[0]
-            for j, x in enumerate(conds[1:]):
-                out.append(f"%lr_or{j} = OpLogicalOr %bool {c} {x}")
-                c = f"%lr_or{j}"
-            out += [f"OpBranchConditional {c} %lr_scale %lr_join", "%lr_scale = OpLabel"]
-        if i in fm:
-            r, _, _, _, h, m = l.split()
-            out += [f"{r}_id = OpFunctionCall %v8float {mad} %lr_za %lr_zb {h}",
-                    f"{r} = OpFMul %v8float {r}_id {m}"]
-            if i == fm[-1]:
-                out += ["OpBranch %lr_join", "%lr_join = OpLabel"]
-                for k in fm:
-                    rr, hh = lines[k].split()[0], lines[k].split()[4]
-                    out.append(f"{rr}_j = OpPhi %v8float {hh} {body} {rr} %lr_scale")
-                    subs[rr] = rr + "_j"
-            continue
-        if i > fm[-1]:
-            for a, b in subs.items():
-                l = re.sub(re.escape(a) + r"\b", b, l)
-        out.append(l)
-        if l.strip() == "%bool = OpTypeBool":
-            out.append("%lr_v8bool = OpTypeVector %bool 8")
-    # the loop's back edge now leaves from the join block
-    text = "\n".join(out) + "\n"
-    hdr_phis = re.compile(r"(OpPhi [^\n]*?) " + re.escape(body) + r"\b")
-    text = "\n".join(hdr_phis.sub(r"\1 %lr_join", l) if " OpPhi " in l and
-                     not l.strip().startswith(tuple(s + "_j" for s in subs)) else l
-                     for l in text.splitlines()) + "\n"
-    at = text.index(" OpFunction ")
-    at = text.rfind("\n", 0, at)
-    ones = " ".join(["%float_1"] * 8)
-    return (text[:at] + f"\n%lr_ones = OpConstantComposite %v8float {ones}\n"
-            f"%lr_za = OpConstantNull {ta}\n%lr_zb = OpConstantNull {tb}" + text[at:])
+    return subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env),
+                          capture_output=True, text=True, check=True).stdout
 
 
 def spilled(text):
@@ -194,7 +124,9 @@ def main():
     ap.add_argument("--head-dim", type=int, default=128)
     ap.add_argument("--causal", action="store_true")
     a = ap.parse_args()
-    base = emitted_text(a.dtype, a.head_dim, a.causal)
+    # The multiply as written (ZETILE_XE_LAZY_RESCALE=0: before session 22).
+    off = {"ZETILE_XE_LAZY_RESCALE": "0"}
+    base = emitted_with(off, a.dtype, a.head_dim, a.causal)
     no_mul, n_mul = drop_multiply(base)
     no_guard, n_exit = drop_guard(base)
     both, _ = drop_guard(no_mul)
@@ -203,10 +135,11 @@ def main():
           f"{n_exit} exit-phi incomings from the guard")
     print("| variant | spirv-val | spilled | scratch sends | sends |")
     print("|---|---|---|---|---|")
-    lazy = lazy_rescale(emitted_unrotated(a.dtype, a.head_dim, a.causal))
-    for name, text in (("as emitted", base), ("no alpha multiply (wrong results)", no_mul),
+    now = emitted_text(a.dtype, a.head_dim, a.causal)
+    for name, text in (("as emitted before (ZETILE_XE_LAZY_RESCALE=0)", base),
+                       ("no alpha multiply (wrong results)", no_mul),
                        ("no loop guard", no_guard), ("both", both),
-                       ("lazy rescale through an identity DPAS, loop not rotated", lazy)):
+                       ("as emitted (lowering/xe/xe_lazy_rescale.c)", now)):
         ok, sp, sc, se = spilled(text)
         print(f"| {name} | {'ok' if ok else 'FAILS'} | {sp} | {sc} | {se} |", flush=True)
 
