@@ -137,6 +137,30 @@ static void retarget_phis(LLVMBuilderRef b, LLVMBasicBlockRef succ, LLVMBasicBlo
   }
 }
 
+// The branch's test taken over the whole subgroup (OpenCL's sub_group_any):
+// the rescale branch holds DPAS, which every lane of a subgroup must reach
+// together, and a multiplier may differ between lanes (a per-column scale
+// `acc * s[None, :]` matches the pattern as well as attention's per-row
+// alpha, which every lane holds alike). Uniform, the branch is exact for
+// both: lanes whose multipliers are all 1 multiply by 1.
+static LLVMValueRef subgroup_any(LLVMBuilderRef b, LLVMModuleRef mod, LLVMValueRef cond,
+                                 unsigned cc) {
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx);
+  LLVMTypeRef fty = LLVMFunctionType(i32, &i32, 1, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(mod, "_Z13sub_group_anyi");
+  if (!f) {
+    f = LLVMAddFunction(mod, "_Z13sub_group_anyi", fty);
+    LLVMSetFunctionCallConv(f, cc);
+    unsigned k = LLVMGetEnumAttributeKindForName("convergent", 10);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, k, 0));
+  }
+  LLVMValueRef arg = LLVMBuildZExt(b, cond, i32, "");
+  LLVMValueRef any = LLVMBuildCall2(b, fty, f, &arg, 1, "zt.alpha.any");
+  LLVMSetInstructionCallConv(any, cc);
+  return LLVMBuildICmp(b, LLVMIntNE, any, LLVMConstInt(i32, 0, 0), "zt.rescale.any");
+}
+
 // One loop header's accumulators, all multiplied in block `body`.
 static bool rewrite(LLVMValueRef fn, acc_t* acc, int n) {
   LLVMBasicBlockRef body = LLVMGetInstructionParent(acc[0].mul);
@@ -181,6 +205,7 @@ static bool rewrite(LLVMValueRef fn, acc_t* acc, int n) {
       cond = cond ? LLVMBuildOr(b, cond, e, "") : e;
     }
   }
+  cond = subgroup_any(b, LLVMGetGlobalParent(fn), cond, LLVMGetInstructionCallConv(acc[0].dpas));
   LLVMBasicBlockRef join = LLVMInsertBasicBlockInContext(ctx, LLVMGetNextBasicBlock(body),
                                                          "zt.rescale.join");
   LLVMBasicBlockRef scale = LLVMInsertBasicBlockInContext(ctx, join, "zt.rescale");

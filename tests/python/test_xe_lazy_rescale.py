@@ -58,6 +58,26 @@ def test_identity_dpas_only_where_the_accumulator_fills_half_the_registers():
     assert _dpas_calls(_attn(64).asm["spirv"]) == 64
 
 
+def test_rescale_branch_is_taken_by_the_whole_subgroup():
+    # The branch holds DPAS, which a subgroup's lanes must reach together:
+    # its test is OpenCL's sub_group_any of each lane's "some alpha is not 1"
+    # (OpGroupAny), not a lane's own compare.
+    if not have_tool("spirv-dis"):
+        pytest.skip("spirv-dis is not installed")
+    ck = _attn(128)
+    with tempfile.TemporaryDirectory() as t:
+        p = os.path.join(t, "k.spv")
+        with open(p, "wb") as f:
+            f.write(ck.asm["spirv"])
+        text = subprocess.run(["spirv-dis", p], capture_output=True, text=True, check=True).stdout
+    lines = text.splitlines()
+    anys = [l for l in lines if "OpGroupAny" in l]
+    assert len(anys) == 1 and " %uint_3 " in anys[0], anys  # scope 3: Subgroup
+    rid = anys[0].split("=")[0].strip()
+    # Its result decides the branch (through LLVM's i1 <-> i32 selects).
+    assert any(rid in l for l in lines if l is not anys[0]), anys
+
+
 @pytest.mark.skipif(not (have_tool("ocloc") and have_tool("iga64")), reason="ocloc/iga64 missing")
 def test_e2_d128_compat_spills_nothing():
     # pvc, 256 GRF, fp16 head dim 128 causal, the compat path (Debian's
