@@ -38,6 +38,22 @@
 // names must be the spec's (Pt/Pj/Ph), whatever OpenCL C version this file
 // is compiled with (in OpenCL C 2.0+ an unqualified pointer parameter is
 // generic and mangles as PU3AS4t, which no kernel imports).
+//
+// Operand rules (ZT_EMU_CHECK_RULES, defined by zt_emu.cl for E5 only: the
+// Xe compat library includes this file for GPUs and must not carry it). The
+// spec's section 6.13.X.6 "Restrictions": "Behavior is undefined unless: ...
+// the first component of coord is a multiple of four for 8-bit data, or a
+// multiple of two for 16-bit data; the per-subgroup base_address is
+// cache-line aligned (64 Bytes); the width is greater than or equal 64 Bytes
+// and less than or equal to 2^24 bytes; the width is a multiple of four for
+// 8-bit or 16-bit data, or a multiple of the data size otherwise; the height
+// is greater than zero and less than or equal to 2^24; the pitch is greater
+// than or equal to the width and a multiple of 16 bytes." (so the pitch is at
+// least 64 bytes too). A GPU may give a silently wrong result for such a
+// call, the per-lane emulation a right one: so every call checks them and the
+// first violating call's builtin and operands are kept in
+// zt_emu_block2d_fault, which the OpenCL backend reads after each launch
+// (through the kernel zt_emu_block2d_faults) and turns into an error.
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 
 #define OVL __attribute__((overloadable))
@@ -163,33 +179,87 @@ static inline void zt_block_read_transpose(global const uchar* base, int width, 
     }
 }
 
+#ifdef ZT_EMU_CHECK_RULES
+// [0]: the violated rules (bits below; 0 = none), [1]: kind (0 read, 1 write,
+// 2 transform read, 3 transpose read, 4 prefetch), [2..5]: element bits,
+// rows, columns, blocks, [6..7]: base address low and high 32 bits,
+// [8..12]: width, height, pitch, coord.x, coord.y.
+global uint zt_emu_block2d_fault[13];
+
+enum {
+  ZT_RULE_BASE = 1,      // base 64-byte aligned
+  ZT_RULE_WIDTH = 2,     // 64 <= width <= 2^24 bytes
+  ZT_RULE_WIDTH_MUL = 4, // width a multiple of max(4, element bytes)
+  ZT_RULE_HEIGHT = 8,    // 0 < height <= 2^24
+  ZT_RULE_PITCH = 16,    // pitch >= width, a multiple of 16 bytes
+  ZT_RULE_X = 32,        // coord.x a multiple of 4 (8-bit) or 2 (16-bit)
+};
+
+static void zt_check_rules(int kind, int bits, int rows, int cols, int count, global void* base,
+                           int width, int height, int pitch, int2 coord) {
+  const int bytes = bits / 8;
+  uint why = 0;
+  if ((ulong)base % 64) why |= ZT_RULE_BASE;
+  if (width < 64 || width > (1 << 24)) why |= ZT_RULE_WIDTH;
+  if (width % (bytes < 4 ? 4 : bytes)) why |= ZT_RULE_WIDTH_MUL;
+  if (height <= 0 || height > (1 << 24)) why |= ZT_RULE_HEIGHT;
+  if (pitch < width || pitch % 16) why |= ZT_RULE_PITCH;
+  if ((bytes == 1 && coord.x % 4) || (bytes == 2 && coord.x % 2)) why |= ZT_RULE_X;
+  if (!why || atomic_cmpxchg((volatile global uint*)&zt_emu_block2d_fault[0], 0, why) != 0)
+    return;
+  const uint v[12] = {(uint)kind, (uint)bits, (uint)rows, (uint)cols, (uint)count,
+                      (uint)(ulong)base, (uint)((ulong)base >> 32), (uint)width, (uint)height,
+                      (uint)pitch, (uint)coord.x, (uint)coord.y};
+  for (int i = 0; i < 12; ++i) zt_emu_block2d_fault[i + 1] = v[i];
+}
+
+// Copies the first violation to the 13 uints at `out_address` and clears it.
+// An integer address, as zetile's kernels take theirs: the host sets it with
+// clSetKernelArg, which cannot pass a USM pointer as a pointer argument.
+kernel void zt_emu_block2d_faults(ulong out_address) {
+  global uint* out = (global uint*)out_address;
+  for (int i = 0; i < 13; ++i) out[i] = zt_emu_block2d_fault[i];
+  for (int i = 0; i < 13; ++i) zt_emu_block2d_fault[i] = 0;
+}
+#define ZT_CHECK(KIND, BITS, ROWS, COLS, COUNT) \
+  zt_check_rules(KIND, BITS, ROWS, COLS, COUNT, base, width, height, pitch, coord);
+#else
+#define ZT_CHECK(KIND, BITS, ROWS, COLS, COUNT)
+#endif
+
 #define ZT_READ(BITS, ROWS, COLS, COUNT, T)                                                   \
   void OVL intel_sub_group_2d_block_read_##BITS##b_##ROWS##r##COLS##x##COUNT##c(              \
       global void* base, int width, int height, int pitch, int2 coord, private T* dst) {      \
+    ZT_CHECK(0, BITS, ROWS, COLS, COUNT)                                                      \
     zt_block_rw((global uchar*)base, width, height, pitch, coord, BITS / 8, ROWS, COLS, COUNT, \
                 (private uchar*)dst, false);                                                  \
   }
 #define ZT_WRITE(BITS, ROWS, COLS, COUNT, T)                                                  \
   void OVL intel_sub_group_2d_block_write_##BITS##b_##ROWS##r##COLS##x##COUNT##c(             \
       global void* base, int width, int height, int pitch, int2 coord, private T* src) {      \
+    ZT_CHECK(1, BITS, ROWS, COLS, COUNT)                                                      \
     zt_block_rw((global uchar*)base, width, height, pitch, coord, BITS / 8, ROWS, COLS, COUNT, \
                 (private uchar*)src, true);                                                   \
   }
 #define ZT_TRANSFORM(BITS, ROWS, COLS, COUNT)                                                 \
   void OVL intel_sub_group_2d_block_read_transform_##BITS##b_##ROWS##r##COLS##x##COUNT##c(    \
       global void* base, int width, int height, int pitch, int2 coord, private uint* dst) {   \
+    ZT_CHECK(2, BITS, ROWS, COLS, COUNT)                                                      \
     zt_block_read_transform((global const uchar*)base, width, height, pitch, coord, BITS / 8, \
                             ROWS, COLS, COUNT, dst);                                          \
   }
 #define ZT_TRANSPOSE(ROWS, COLS)                                                              \
   void OVL intel_sub_group_2d_block_read_transpose_32b_##ROWS##r##COLS##x1c(                  \
       global void* base, int width, int height, int pitch, int2 coord, private uint* dst) {   \
+    ZT_CHECK(3, 32, ROWS, COLS, 1)                                                            \
     zt_block_read_transpose((global const uchar*)base, width, height, pitch, coord, ROWS,     \
                             COLS, dst);                                                       \
   }
 #define ZT_PREFETCH(BITS, ROWS, COLS, COUNT)                                                  \
   void OVL intel_sub_group_2d_block_prefetch_##BITS##b_##ROWS##r##COLS##x##COUNT##c(          \
-      global void* base, int width, int height, int pitch, int2 coord) {}
+      global void* base, int width, int height, int pitch, int2 coord) {                      \
+    ZT_CHECK(4, BITS, ROWS, COLS, COUNT)                                                      \
+  }
 
 #define ZT_ROWS_1_32(X, ...) \
   X(__VA_ARGS__, 1) X(__VA_ARGS__, 2) X(__VA_ARGS__, 4) X(__VA_ARGS__, 8) X(__VA_ARGS__, 16) X(__VA_ARGS__, 32)
