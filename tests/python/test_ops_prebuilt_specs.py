@@ -95,7 +95,10 @@ def test_weight_only_exports_build_for_pvc(spec):
                     reason="spirv-val, ocloc and iga64 are needed")
 @pytest.mark.parametrize("spec, dpas", [
     ("attn-f16-d64-32x32-causal-nomask-none-none-dense-rm16", 32),
-    ("attn-bf16-d128-32x32-causal-nomask-none-none-dense-rm16", 64),
+    # 64 of the two dots + 16 identity DPAS in the online-softmax rescale
+    # branch (xe_lazy_rescale.c, session 22: 14795 -> 13457 instructions,
+    # 1773 -> 1261 sends, 0 spilled either way).
+    ("attn-bf16-d128-32x32-causal-nomask-none-none-dense-rm16", 64 + 16),
     ("attnbwd-dq-f16-d64-32x32-full-nomask-softcap-causal-sparse128-rm16", 48),
 ])
 def test_attention_row_major_exports_do_not_spill_on_pvc(spec, dpas):
