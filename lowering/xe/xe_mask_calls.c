@@ -111,6 +111,21 @@ static MlirNamedAttribute nattr(MlirContext ctx, const char* name, MlirAttribute
   return mlirNamedAttributeGet(mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name)), a);
 }
 
+// A private func.func `name` of type fty whose body is `body` (taken).
+static MlirOperation private_func(MlirContext ctx, MlirLocation loc, const char* name, MlirType fty,
+                                  MlirBlock body) {
+  MlirRegion region = mlirRegionCreate();
+  mlirRegionAppendOwnedBlock(region, body);
+  MlirOperationState fs = mlirOperationStateGet(mlirStringRefCreateFromCString("func.func"), loc);
+  MlirNamedAttribute attrs[3] = {
+      nattr(ctx, "sym_name", mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name))),
+      nattr(ctx, "function_type", mlirTypeAttrGet(fty)),
+      nattr(ctx, "sym_visibility", mlirStringAttrGet(ctx, mlirStringRefCreateFromCString("private")))};
+  mlirOperationStateAddAttributes(&fs, 3, attrs);
+  mlirOperationStateAddOwnedRegions(&fs, 1, &region);
+  return mlirOperationCreate(&fs);
+}
+
 // An op `name` of one result type (or none), appended to `block` or put
 // before `before`.
 static MlirValue build(MlirBlock block, MlirOperation before, MlirLocation loc, const char* name,
@@ -194,16 +209,7 @@ static MlirOperation make_helper(MlirContext ctx, MlirOperation op, const char* 
   for (intptr_t i = 0; i < nr; ++i)
     res[i] = to_scalar(ctx, body, none, loc, mlirOperationGetResult(clone, i));
   build(body, none, loc, "func.return", nr, res, NULL, 0, NULL);
-  MlirRegion region = mlirRegionCreate();
-  mlirRegionAppendOwnedBlock(region, body);
-  MlirOperationState fs = mlirOperationStateGet(mlirStringRefCreateFromCString("func.func"), loc);
-  MlirNamedAttribute attrs[3] = {
-      nattr(ctx, "sym_name", mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name))),
-      nattr(ctx, "function_type", mlirTypeAttrGet(fty)),
-      nattr(ctx, "sym_visibility", mlirStringAttrGet(ctx, mlirStringRefCreateFromCString("private")))};
-  mlirOperationStateAddAttributes(&fs, 3, attrs);
-  mlirOperationStateAddOwnedRegions(&fs, 1, &region);
-  return mlirOperationCreate(&fs);
+  return private_func(ctx, loc, name, fty, body);
 }
 
 // base + offset x element bytes, in the kernel before `op` (i64).
@@ -576,16 +582,7 @@ static MlirOperation make_vector_helper(MlirContext ctx, const group_t* g, const
   MlirValue res[1];
   if (g->load) res[0] = build(body, none, loc, "vector.from_elements", g->n, got, &vt, 0, NULL);
   build(body, none, loc, "func.return", g->load ? 1 : 0, res, NULL, 0, NULL);
-  MlirRegion region = mlirRegionCreate();
-  mlirRegionAppendOwnedBlock(region, body);
-  MlirOperationState fs = mlirOperationStateGet(mlirStringRefCreateFromCString("func.func"), loc);
-  MlirNamedAttribute attrs[3] = {
-      nattr(ctx, "sym_name", mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name))),
-      nattr(ctx, "function_type", mlirTypeAttrGet(fty)),
-      nattr(ctx, "sym_visibility", mlirStringAttrGet(ctx, mlirStringRefCreateFromCString("private")))};
-  mlirOperationStateAddAttributes(&fs, 3, attrs);
-  mlirOperationStateAddOwnedRegions(&fs, 1, &region);
-  return mlirOperationCreate(&fs);
+  return private_func(ctx, loc, name, fty, body);
 }
 
 static void erase_if_dead(MlirOperation op) {
