@@ -3355,6 +3355,20 @@ static bool single_use(MlirValue v) {
   return !mlirOpOperandIsNull(u) && mlirOpOperandIsNull(mlirOpOperandGetNextUse(u));
 }
 
+// A copy of record s with room for every subgroup's chunks (a 1-D value
+// split across subgroups, about to be gathered whole), or NULL.
+static xe_val_t* whole_record(const xe_emitter_t* e, const xe_val_t* s) {
+  xe_val_t* w = calloc(1, sizeof *w);
+  xe_name_t* names = w ? calloc((size_t)s->nchunks * e->nsg, sizeof(xe_name_t)) : NULL;
+  if (!names) {
+    free(w);
+    return NULL;
+  }
+  *w = *s;
+  w->names = names;
+  return w;
+}
+
 static zt_status_t emit_expand_dims_data(xe_emitter_t* e, MlirOperation op) {
   MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
   int axis = (int)int_attr(op, "axis", 0);
@@ -3369,15 +3383,8 @@ static zt_status_t emit_expand_dims_data(xe_emitter_t* e, MlirOperation op) {
     // by kv_idx, unit_dims.c): every subgroup's blocks hold all N columns,
     // so the tensor is gathered whole first (this expand_dims is its only
     // reader, so its record is replaced by the whole one).
-    xe_val_t* w = calloc(1, sizeof *w);
-    if (w) w->names = calloc((size_t)s->nchunks * e->nsg, sizeof(xe_name_t));
-    if (!w || !w->names) {
-      if (w) free(w);
-      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
-    }
-    xe_name_t* names = w->names;
-    *w = *s;
-    w->names = names;
+    xe_val_t* w = whole_record(e, s);
+    if (!w) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
     zt_status_t st = allgather_row16(e, s, w);
     if (st || e->error) {
       xe_free_val(w);
@@ -3638,15 +3645,8 @@ zt_status_t xe_gather_index_rows(xe_emitter_t* e, MlirOperation op) {
         s->type.kind == ZT_BF16 || s->nchunks * e->nsg > 32 ||
         e->nwholes == (int)(sizeof e->whole_keys / sizeof e->whole_keys[0]))
       continue;  // lazy_eval refuses it by name
-    xe_val_t* w = calloc(1, sizeof *w);
-    if (w) w->names = calloc((size_t)s->nchunks * e->nsg, sizeof(xe_name_t));
-    if (!w || !w->names) {
-      if (w) free(w);
-      return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
-    }
-    xe_name_t* names = w->names;
-    *w = *s;
-    w->names = names;
+    xe_val_t* w = whole_record(e, s);
+    if (!w) return zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "xe lowering");
     w->wide[0] = 0;
     w->wide_scope = w->chunk_scope = 0;
     zt_status_t st = allgather_row16(e, s, w);
