@@ -585,6 +585,18 @@ static MlirOperation make_vector_helper(MlirContext ctx, const group_t* g, const
   return private_func(ctx, loc, name, fty, body);
 }
 
+// The index of `key` in table[0, *n), appended (a copy; *added) when it is
+// not there: -1 when the table is full, -2 out of memory.
+static int intern_form(char** table, int* n, const char* key, bool* added) {
+  *added = false;
+  for (int i = 0; i < *n; ++i)
+    if (strcmp(table[i], key) == 0) return i;
+  if (*n == MAX_FORMS) return -1;
+  if (!(table[*n] = strdup(key))) return -2;
+  *added = true;
+  return (*n)++;
+}
+
 static void erase_if_dead(MlirOperation op) {
   if (mlirOperationIsNull(op)) return;
   for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
@@ -745,20 +757,16 @@ zt_status_t xe_mask_calls(MlirContext ctx, MlirModule m, int* out_calls) {
         s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
         break;
       }
-      int f = 0;
-      while (f < nforms && strcmp(forms[f], sb.data) != 0) ++f;
-      if (f == nforms && nforms == MAX_FORMS) goto element_calls;
+      bool added;
+      int f = intern_form(forms, &nforms, sb.data, &added);
+      if (f == -2) {
+        s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
+        break;
+      }
+      if (f == -1) goto element_calls;
       char name[48], vname[48];
       snprintf(name, sizeof name, "zt_mcall_%s%d", load ? "load" : "store", f);
-      if (f == nforms) {
-        forms[nforms] = strdup(sb.data);
-        if (!forms[nforms]) {
-          s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
-          break;
-        }
-        ++nforms;
-        mlirBlockInsertOwnedOperationBefore(gbody, first, make_helper(ctx, op, name));
-      }
+      if (added) mlirBlockInsertOwnedOperationBefore(gbody, first, make_helper(ctx, op, name));
       // One vector helper per form and width.
       x.size = 0;
       zt_strbuf_printf(&x, "%d:%d", f, (int)g.n);
@@ -767,19 +775,15 @@ zt_status_t xe_mask_calls(MlirContext ctx, MlirModule m, int* out_calls) {
         s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
         break;
       }
-      int v = 0;
-      while (v < nvforms && strcmp(vforms[v], x.data) != 0) ++v;
-      if (v == nvforms && nvforms == MAX_FORMS) goto element_calls;
-      snprintf(vname, sizeof vname, "zt_mcall_%sv%d", load ? "load" : "store", v);
-      if (v == nvforms) {
-        vforms[nvforms] = strdup(x.data);
-        if (!vforms[nvforms]) {
-          s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
-          break;
-        }
-        ++nvforms;
-        mlirBlockInsertOwnedOperationBefore(gbody, first, make_vector_helper(ctx, &g, vname, name));
+      int v = intern_form(vforms, &nvforms, x.data, &added);
+      if (v == -2) {
+        s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
+        break;
       }
+      if (v == -1) goto element_calls;
+      snprintf(vname, sizeof vname, "zt_mcall_%sv%d", load ? "load" : "store", v);
+      if (added)
+        mlirBlockInsertOwnedOperationBefore(gbody, first, make_vector_helper(ctx, &g, vname, name));
       for (intptr_t k = 0; k < g.n; ++k)
         for (size_t j = i; j < w.n; ++j)
           if (mlirOperationEqual(w.ops[j], g.at[k])) taken[j] = true;
@@ -795,22 +799,16 @@ zt_status_t xe_mask_calls(MlirContext ctx, MlirModule m, int* out_calls) {
       s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
       break;
     }
-    int f = 0;
-    while (f < nforms && strcmp(forms[f], sb.data) != 0) ++f;
-    char name[48];
-    if (f == nforms) {
-      if (nforms == MAX_FORMS) continue;
-      forms[nforms] = strdup(sb.data);
-      if (!forms[nforms]) {
-        s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
-        break;
-      }
-      ++nforms;
-      snprintf(name, sizeof name, "zt_mcall_%s%d", load ? "load" : "store", f);
-      MlirOperation h = make_helper(ctx, op, name);
-      mlirBlockInsertOwnedOperationBefore(gbody, first, h);
+    bool added;
+    int f = intern_form(forms, &nforms, sb.data, &added);
+    if (f == -2) {
+      s = zt_make_status(ZT_STATUS_OUT_OF_MEMORY, "Xe masked access calls");
+      break;
     }
+    if (f == -1) continue;  // no room for another helper: this access stays as it is
+    char name[48];
     snprintf(name, sizeof name, "zt_mcall_%s%d", load ? "load" : "store", f);
+    if (added) mlirBlockInsertOwnedOperationBefore(gbody, first, make_helper(ctx, op, name));
     intptr_t n = mlirOperationGetNumOperands(op);
     MlirLocation loc = mlirOperationGetLocation(op);
     MlirBlock none = {NULL};
